@@ -1,0 +1,13 @@
+"""ptojax: JAX-style function transformations for tile-based AI accelerators (Ascend / PTO).
+
+    import ptojax as pto
+    import ptojax.numpy as pnp
+"""
+from ptojax import errors, lax, numpy, tree_util
+from ptojax.ir import ClosedIR, IR, TensorType, TileType
+from ptojax.jit import ShapeDtypeStruct, jit, make_ir
+from ptojax.runtime.array import Array
+from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
+                           int8, int16, int32, int64, uint8, uint16, uint32)
+
+__version__ = "0.1.0"

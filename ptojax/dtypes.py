@@ -1,0 +1,192 @@
+"""Dtypes: the supported set, short names for printing, and JAX's type promotion with weak types.
+
+Promotion follows JAX's lattice: the result of combining dtypes is their least upper bound.
+Python scalars are *weak*: they adopt the other operand's dtype (f16 array * 2.0 stays f16).
+Values made only from Python floats/ints default to float32/int32. An explicit 64-bit input
+stays 64-bit.
+"""
+from __future__ import annotations
+
+import functools
+
+import ml_dtypes
+import numpy as np
+
+from ptojax.errors import DtypeError
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float0 = np.dtype([("float0", np.void, 0)])  # tangent type of integer/bool values, as in JAX
+
+SHORT_NAMES = {
+    bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+    uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
+    float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
+    float8_e4m3fn: "f8e4m3fn", float8_e5m2: "f8e5m2", float0: "float0",
+}
+SUPPORTED = frozenset(SHORT_NAMES) - {float0}
+FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2})
+FLOATS = frozenset({float16, bfloat16, float32, float64}) | FLOAT8
+SIGNED = frozenset({int8, int16, int32, int64})
+UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
+INTEGERS = SIGNED | UNSIGNED
+
+DEFAULT_FLOAT = float32
+DEFAULT_INT = int32
+
+
+def short_name(dtype) -> str:
+    return SHORT_NAMES.get(dtype, str(dtype))
+
+
+def is_float(dtype) -> bool:
+    return dtype in FLOATS
+
+
+def is_integer(dtype) -> bool:
+    return dtype in INTEGERS
+
+
+def is_unsigned(dtype) -> bool:
+    return dtype in UNSIGNED
+
+
+def is_bool(dtype) -> bool:
+    return dtype == bool_
+
+
+def is_inexact(dtype) -> bool:
+    return dtype in FLOATS
+
+
+_ALIASES = {"bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
+            "bf16": bfloat16, "f16": float16, "f32": float32, "f64": float64}
+
+
+@functools.lru_cache(maxsize=None)
+def _canonicalize(dtype) -> np.dtype:
+    if isinstance(dtype, str) and dtype in _ALIASES:
+        return _ALIASES[dtype]
+    if dtype is float:
+        return DEFAULT_FLOAT
+    if dtype is int:
+        return DEFAULT_INT
+    if dtype is bool:
+        return bool_
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in SUPPORTED:
+        names = ", ".join(sorted(SHORT_NAMES[d] for d in SUPPORTED))
+        raise DtypeError(f"dtype {dtype!r} is not supported by ptojax; supported dtypes: {names}")
+    return dt
+
+
+def canonicalize(dtype) -> np.dtype:
+    """``dtype`` as a supported numpy dtype (Python float/int map to float32/int32)."""
+    if type(dtype) is np.dtype and dtype in SUPPORTED:
+        return dtype
+    try:
+        return _canonicalize(dtype)
+    except TypeError:  # unhashable
+        raise DtypeError(f"{dtype!r} is not a dtype") from None
+
+
+def finfo(dtype):
+    dtype = canonicalize(dtype)
+    if dtype in (bfloat16,) or dtype in FLOAT8:
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
+
+
+def iinfo(dtype):
+    dtype = canonicalize(dtype)
+    if dtype == bool_:
+        raise DtypeError("iinfo of bool is undefined")
+    return np.iinfo(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Promotion lattice (JAX's, non-strict). Nodes are dtypes plus the weak kinds "i*" and "f*".
+WEAK_INT, WEAK_FLOAT = "i*", "f*"
+_LATTICE = {
+    bool_: [WEAK_INT],
+    WEAK_INT: [uint8, int8],
+    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [WEAK_FLOAT],
+    int8: [int16], int16: [int32], int32: [int64], int64: [WEAK_FLOAT],
+    WEAK_FLOAT: [float8_e4m3fn, float8_e5m2, bfloat16, float16],
+    float8_e4m3fn: [], float8_e5m2: [],
+    bfloat16: [float32], float16: [float32], float32: [float64], float64: [],
+}
+
+
+def _upper_bounds():
+    bounds = {}
+
+    def visit(node):
+        if node not in bounds:
+            ups = {node}
+            for parent in _LATTICE[node]:
+                ups |= visit(parent)
+            bounds[node] = frozenset(ups)
+        return bounds[node]
+
+    for node in _LATTICE:
+        visit(node)
+    return bounds
+
+
+_UPPER = _upper_bounds()
+
+
+def _node(dtype, weak: bool):
+    if not weak:
+        return dtype
+    if dtype == bool_:
+        return bool_
+    return WEAK_FLOAT if dtype in FLOATS else WEAK_INT
+
+
+@functools.lru_cache(maxsize=4096)
+def promote(types: tuple) -> tuple:
+    """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)``."""
+    nodes = tuple(_node(d, w) for d, w in types)
+    common = functools.reduce(frozenset.intersection, (_UPPER[n] for n in nodes))
+    least = [n for n in common if all(m in _UPPER[n] for m in common)]
+    if not least:
+        names = " and ".join(short_name(d) + (" (weak)" if w else "") for d, w in types)
+        raise DtypeError(f"no common dtype for {names}; convert explicitly with .astype(...)")
+    node = least[0]
+    if node == WEAK_INT:
+        return _weak_default(types, is_integer, DEFAULT_INT), True
+    if node == WEAK_FLOAT:
+        return _weak_default(types, is_float, DEFAULT_FLOAT), True
+    return node, False
+
+
+def _weak_default(types, kind, default):
+    # All operands weak: keep the widest weak dtype of that kind (a weak f64 stays f64).
+    same_kind = [d for d, w in types if kind(d)]
+    return max(same_kind, key=lambda d: d.itemsize) if same_kind else default
+
+
+def result_type(*dtypes_and_weak) -> tuple:
+    return promote(tuple(dtypes_and_weak))
+
+
+def python_scalar_dtype(x) -> np.dtype:
+    if isinstance(x, bool):
+        return bool_
+    if isinstance(x, int):
+        return DEFAULT_INT
+    if isinstance(x, float):
+        return DEFAULT_FLOAT
+    if isinstance(x, complex):
+        raise DtypeError("complex numbers are not supported by ptojax")
+    raise DtypeError(f"{type(x).__name__} is not a Python scalar")

@@ -1,0 +1,94 @@
+"""Value types of PTO IR: ``TensorType`` (a whole array in HBM/host memory) and ``TileType``
+(a tile resident in one of the accelerator's on-chip buffers)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ptojax import dtypes
+
+SPACES = ("GM", "UB", "L1", "L0A", "L0B", "L0C")
+
+
+class TensorType:
+    """Shape, dtype and weakness (a value born of a Python scalar) of an array."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self._hash = hash((self.shape, dtype, weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def __eq__(self, other):
+        return (type(other) is TensorType and self._hash == other._hash
+                and self.shape == other.shape and self.dtype == other.dtype
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def strip_weak(self) -> "TensorType":
+        return TensorType(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "TensorType":
+        return TensorType(self.shape if shape is None else shape,
+                          self.dtype if dtype is None else dtype,
+                          self.weak_type if weak_type is None else weak_type)
+
+    def same_shape_dtype(self, other) -> bool:
+        return self.shape == other.shape and self.dtype == other.dtype
+
+    def __str__(self):
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = __str__
+
+
+class TileType:
+    """A tile: ``shape`` (rows, cols) of ``dtype`` in on-chip buffer ``space``. ``valid`` is the
+    part holding data at a ragged edge (PTO's valid rows/cols); None means all of it."""
+    __slots__ = ("shape", "dtype", "space", "valid", "_hash")
+
+    def __init__(self, shape, dtype, space: str, valid=None):
+        if space not in SPACES:
+            raise ValueError(f"unknown memory space {space!r}; expected one of {SPACES}")
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.space = space
+        self.valid = None if valid is None else tuple(valid)
+        self._hash = hash((self.shape, dtype, space, self.valid))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    weak_type = False
+
+    def __eq__(self, other):
+        return (type(other) is TileType and self._hash == other._hash
+                and (self.shape, self.dtype, self.space, self.valid)
+                == (other.shape, other.dtype, other.space, other.valid))
+
+    def __hash__(self):
+        return self._hash
+
+    def __str__(self):
+        valid = "" if self.valid is None else f" valid={'x'.join(map(str, self.valid))}"
+        return (f"{dtypes.short_name(self.dtype)}<{self.space}>"
+                f"[{','.join(map(str, self.shape))}{valid}]")
+
+    __repr__ = __str__
+
+
+def type_of(x) -> TensorType:
+    """The TensorType of a concrete value (numpy array/scalar or anything with .aval)."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    x = np.asarray(x)
+    return TensorType(x.shape, dtypes.canonicalize(x.dtype))

@@ -1,0 +1,335 @@
+"""``jit``: trace once per input signature, optimize, compile to a straight-line function,
+cache. ``make_ir`` shows the traced IR."""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import NonArrayLeafError, StaticArgumentError
+from ptojax.ir.core import ClosedIR
+from ptojax.ir.types import TensorType
+from ptojax.runtime.array import Array
+from ptojax.source_info import user_frame
+from ptojax.trace import Tracer, trace_flat, tracing
+from ptojax.transforms.optimize import optimize
+from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
+
+log = logging.getLogger("ptojax.jit")
+
+
+class ShapeDtypeStruct(NamedTuple):
+    """An abstract argument: ``make_ir``/``lower`` trace with it without any data."""
+    shape: tuple
+    dtype: Any
+    weak_type: bool = False
+
+    @property
+    def aval(self):
+        return TensorType(tuple(self.shape), dtypes.canonicalize(self.dtype), self.weak_type)
+
+
+# ---------------------------------------------------------------------------------------------
+def leaf_type(x, path=()) -> TensorType:
+    """The TensorType a concrete (or abstract) leaf is traced as."""
+    t = type(x)
+    if t is Array or t is Tracer or t is ShapeDtypeStruct:
+        return x.aval
+    if t is np.ndarray or isinstance(x, np.generic):
+        return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+    if t in (float, int, bool):
+        return TensorType((), dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, (Array, Tracer)):
+        return x.aval
+    raise NonArrayLeafError(
+        f"argument {keystr(path) or ''} is a {type(x).__name__} ({x!r:.60}), not an array; "
+        f"pass arrays/scalars, or mark it static with static_argnums/static_argnames",
+        user_frame(3))
+
+
+def leaf_value(x):
+    t = type(x)
+    if t is Array:
+        return x._value
+    if t is np.ndarray:
+        return x
+    return np.asarray(x, leaf_type(x).dtype)
+
+
+class _Signature(NamedTuple):
+    in_tree: Any
+    in_types: tuple
+    statics: tuple
+
+
+def _split_static(fn_sig, args, kwargs, static_argnums, static_argnames):
+    """(dynamic args, dynamic kwargs, static values) with static values checked hashable."""
+    statics = []
+    dyn_args = []
+    for i, a in enumerate(args):
+        if i in static_argnums:
+            statics.append(("arg", i, _check_hashable(a, f"positional argument {i}")))
+        else:
+            dyn_args.append(a)
+    dyn_kwargs = {}
+    for k, v in kwargs.items():
+        if k in static_argnames:
+            statics.append(("kw", k, _check_hashable(v, f"argument {k!r}")))
+        else:
+            dyn_kwargs[k] = v
+    return dyn_args, dyn_kwargs, tuple(statics)
+
+
+def _check_hashable(value, what):
+    try:
+        hash(value)
+    except TypeError:
+        raise StaticArgumentError(
+            f"static {what} must be hashable, got an unhashable {type(value).__name__} "
+            f"({value!r:.60}); pass a tuple instead of a list, or make it a traced argument",
+            user_frame(4)) from None
+    return value
+
+
+def _normalize_static(fn, static_argnums, static_argnames):
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    static_argnums, static_argnames = set(static_argnums or ()), set(static_argnames or ())
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    for name in list(static_argnames):  # a static name also covers its positional slot
+        if name in positional:
+            static_argnums.add(positional.index(name))
+    for i in list(static_argnums):
+        if i < 0:
+            static_argnums.discard(i)
+            static_argnums.add(len(positional) + i)
+        if 0 <= i < len(positional):
+            static_argnames.add(positional[i])
+    return frozenset(static_argnums), frozenset(static_argnames)
+
+
+def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=frozenset(),
+                name=None):
+    """Trace ``fn(*args, **kwargs)``: returns (ClosedIR, in_tree, out_tree)."""
+    dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs, static_argnums,
+                                                  static_argnames)
+    pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
+    in_types = [leaf_type(x, p) for p, x in pairs]
+    out_tree_box = []
+
+    def flat_fn(*leaves):
+        a, kw = in_tree.unflatten(leaves)
+        a, kw = _merge_static(a, kw, args, kwargs, static_argnums, static_argnames)
+        out = fn(*a, **kw)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        for x in out_leaves:
+            _check_output_leaf(x)
+        return out_leaves
+
+    closed = trace_flat(flat_fn, in_types, name or getattr(fn, "__name__", "fn"))
+    return closed, in_tree, out_tree_box[0]
+
+
+def _check_output_leaf(x):
+    if not isinstance(x, (Array, Tracer, np.ndarray, np.generic, int, float, bool)):
+        raise NonArrayLeafError(f"the function returned a {type(x).__name__} ({x!r:.60}) "
+                                f"where arrays are expected", user_frame(4))
+
+
+def _merge_static(dyn_args, dyn_kwargs, args, kwargs, static_argnums, static_argnames):
+    it = iter(dyn_args)
+    full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
+    kw = {k: (kwargs[k] if k in static_argnames else dyn_kwargs[k]) for k in kwargs}
+    return full, kw
+
+
+# ---------------------------------------------------------------------------------------------
+class _Entry(NamedTuple):
+    executable: Any  # runtime.executable.Executable
+    out_tree: Any
+    out_weak: tuple
+    closed: ClosedIR
+
+
+class Jitted:
+    """A function compiled once per input signature."""
+
+    def __init__(self, fn, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 backend=None):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._static_argnums, self._static_argnames = _normalize_static(
+            fn, static_argnums, static_argnames)
+        self._donate_argnums = tuple(donate_argnums or ())
+        self._backend = backend
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+        self._last_signature = None
+
+    def __get__(self, obj, objtype=None):  # jit on a method binds like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if tracing():  # under an outer trace: inline the function into it
+            return self._fn(*args, **kwargs)
+        if not kwargs and not self._static_argnums:
+            fast = _fast_key(args)
+            if fast is not None:
+                entry = self._cache.get(fast)
+                if entry is not None:
+                    return _run(entry, [leaf_value(a) for a in args])
+        signature, leaves = self._signature(args, kwargs)
+        entry = self._cache.get(signature)
+        if entry is None:
+            entry = self._compile(signature, args, kwargs)
+        if not kwargs and not self._static_argnums:
+            fast = _fast_key(args)
+            if fast is not None:
+                self._cache.setdefault(fast, entry)
+        return _run(entry, [leaf_value(x) for x in leaves])
+
+    def _signature(self, args, kwargs):
+        dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs,
+                                                      self._static_argnums,
+                                                      self._static_argnames)
+        pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
+        in_types = tuple(leaf_type(x, p) for p, x in pairs)
+        return _Signature(in_tree, in_types, statics), [x for _, x in pairs]
+
+    def _compile(self, signature, args, kwargs) -> _Entry:
+        with self._lock:
+            entry = self._cache.get(signature)
+            if entry is not None:
+                return entry
+            if self._last_signature is not None:
+                log.info("retracing %s: %s", self._fn.__name__,
+                         explain_retrace(self._last_signature, signature))
+            closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
+                                              self._static_argnames)
+            entry = _make_entry(closed, out_tree, self._backend)
+            self._cache[signature] = entry
+            self._last_signature = signature
+            return entry
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
+                                          self._static_argnames)
+        return Lowered(closed, out_tree, self._backend)
+
+    def cache_size(self) -> int:
+        return len({id(e) for e in self._cache.values()})
+
+    def clear_cache(self):
+        self._cache.clear()
+
+
+def _fast_key(args):
+    key = []
+    for a in args:
+        if type(a) is not Array:
+            return None
+        key.append(a.aval)
+    return ("fast", *key)
+
+
+def _make_entry(closed: ClosedIR, out_tree, backend) -> _Entry:
+    from ptojax.runtime.executable import Executable
+    optimized = optimize(closed)
+    return _Entry(Executable(optimized), out_tree, tuple(t.weak_type for t in closed.out_types), optimized)
+
+
+def _run(entry: _Entry, leaves):
+    outs = entry.executable.run(*leaves)
+    return entry.out_tree.unflatten([Array(o, w) for o, w in zip(outs, entry.out_weak)])
+
+
+def explain_retrace(old: _Signature, new: _Signature) -> str:
+    if old.statics != new.statics:
+        return f"static arguments changed from {old.statics} to {new.statics}"
+    if old.in_tree != new.in_tree:
+        return f"the argument structure changed from {old.in_tree} to {new.in_tree}"
+    paths = [p for p, _ in tree_flatten_with_path(new.in_tree.unflatten(new.in_types))[0]]
+    for path, a, b in zip(paths, old.in_types, new.in_types):
+        if a != b:
+            where = _describe_path(path)
+            return f"{where} changed from {a}{' (weak)' if a.weak_type else ''} to " \
+                   f"{b}{' (weak)' if b.weak_type else ''}"
+    return "the signature changed"
+
+
+def _describe_path(path):
+    if len(path) >= 2 and path[0].idx == 0:
+        return f"positional argument {path[1].idx}{keystr(path[2:])}"
+    if len(path) >= 2:
+        return f"keyword argument {path[1].key!r}{keystr(path[2:])}"
+    return "an argument"
+
+
+class Lowered:
+    """A traced function before compilation: ``.ir``, ``.as_text()``, ``.compile()``."""
+
+    def __init__(self, closed: ClosedIR, out_tree, backend=None):
+        self.ir = closed
+        self.out_tree = out_tree
+        self._backend = backend
+
+    @functools.cached_property
+    def optimized_ir(self) -> ClosedIR:
+        return optimize(self.ir)
+
+    def as_text(self, dialect: str = "ir") -> str:
+        if dialect == "ir":
+            return str(self.ir)
+        if dialect == "optimized":
+            return str(self.optimized_ir)
+        raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized'")
+
+    def compile(self) -> "Compiled":
+        return Compiled(_make_entry(self.ir, self.out_tree, self._backend))
+
+
+class Compiled:
+    def __init__(self, entry: _Entry):
+        self._entry = entry
+        self.ir = entry.closed
+
+    def __call__(self, *args):
+        leaves, _ = tree_flatten(args)
+        return _run(self._entry, [leaf_value(x) for x in leaves])
+
+    def as_text(self) -> str:
+        return self._entry.executable.source
+
+
+def jit(fn: Callable = None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        backend=None):
+    """Compile ``fn``; traced once per (structure, shapes, dtypes, weak types, statics)."""
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, backend=backend)
+    return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend)
+
+
+def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
+    """``make_ir(fn)(*args)`` → the ClosedIR ``fn`` traces to on those arguments."""
+    nums, names = _normalize_static(fn, static_argnums, static_argnames)
+
+    @functools.wraps(fn)
+    def make(*args, **kwargs):
+        closed, _, _ = trace_to_ir(fn, args, kwargs, nums, names)
+        return closed
+    return make

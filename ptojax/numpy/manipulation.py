@@ -1,0 +1,355 @@
+"""Shape manipulation: reshape, ravel, transpose, swapaxes, moveaxis, concatenate, stack,
+split, squeeze, expand_dims, broadcast_to, tile, repeat, flip, roll, tril/triu, pad."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from ptojax import dtypes, lax
+from ptojax.errors import AxisError, ShapeError
+from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
+                                   promote_args, result_type)
+from ptojax.source_info import user_frame
+
+
+def _axis(axis, ndim, name="axis") -> int:
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise AxisError(f"{name} {axis} is out of bounds for an array of rank {ndim}",
+                        user_frame(4))
+    return int(axis) % ndim
+
+
+def reshape(a, shape=None, order="C", *, newshape=None):
+    a = asarray(a)
+    shape = newshape if shape is None else shape
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = [operator.index(d) for d in shape]
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: only one dimension can be -1, got {tuple(shape)}",
+                         user_frame(3))
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or a.size % known:
+            raise ShapeError(f"reshape: cannot reshape {a.aval} to {tuple(shape)}",
+                             user_frame(3))
+        shape[shape.index(-1)] = a.size // known
+    if math.prod(shape) != a.size:
+        raise ShapeError(f"reshape: cannot reshape {a.aval} ({a.size} elements) to "
+                         f"{tuple(shape)}", user_frame(3))
+    if order == "F":
+        a = lax.transpose(a, tuple(reversed(range(a.ndim))))
+        out = lax.reshape(a, tuple(reversed(shape)))
+        return lax.transpose(out, tuple(reversed(range(len(shape)))))
+    return lax.reshape(a, tuple(shape))
+
+
+def ravel(a, order="C"):
+    a = asarray(a)
+    return reshape(a, (a.size,), order)
+
+
+def transpose(a, axes=None):
+    a = asarray(a)
+    if axes is None:
+        axes = tuple(reversed(range(a.ndim)))
+    axes = tuple(_axis(ax, a.ndim) for ax in axes)
+    if sorted(axes) != list(range(a.ndim)):
+        raise AxisError(f"transpose: {axes} is not a permutation of {a.ndim} axes",
+                        user_frame(3))
+    return lax.transpose(a, axes)
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    perm = list(range(a.ndim))
+    i, j = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise AxisError("moveaxis: source and destination need the same number of axes",
+                        user_frame(3))
+    src = [_axis(s, a.ndim, "source") for s in src]
+    dst = [_axis(d, a.ndim, "destination") for d in dst]
+    order = [d for d in range(a.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(a, order)
+
+
+def matrix_transpose(x):
+    x = asarray(x)
+    return swapaxes(x, -1, -2)
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = list(arrays)
+    if not arrays:
+        raise ShapeError("concatenate needs at least one array", user_frame(3))
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    dt, _ = result_type(*arrays)
+    dt = dtypes.canonicalize(dtype) if dtype else dt
+    arrays = [convert(a, dt) for a in arrays]
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated", user_frame(3))
+    axis = _axis(axis, ndim)
+    for a in arrays:
+        if a.ndim != ndim or any(x != y for d, (x, y) in enumerate(zip(a.shape,
+                                                                        arrays[0].shape))
+                                 if d != axis):
+            raise ShapeError(f"concatenate along axis {axis}: shapes "
+                             f"{', '.join(str(tuple(x.shape)) for x in arrays)} differ off "
+                             f"that axis", user_frame(3))
+    arrays = [a for a in arrays if a.shape[axis] > 0] or arrays[:1]
+    return lax.concatenate(arrays, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, dtype=None):
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ShapeError("stack needs at least one array", user_frame(3))
+    shape = tuple(arrays[0].shape)
+    if any(tuple(a.shape) != shape for a in arrays):
+        raise ShapeError(f"stack: all arrays must have one shape, got "
+                         f"{', '.join(str(tuple(a.shape)) for a in arrays)}", user_frame(3))
+    axis = _axis(axis, len(shape) + 1)
+    return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
+
+
+def hstack(arrays):
+    arrays = [atleast_1d(a) for a in arrays]
+    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays):
+    return concatenate([atleast_2d(a) for a in arrays], 0)
+
+
+def dstack(arrays):
+    return concatenate([atleast_3d(a) for a in arrays], 2)
+
+
+def column_stack(arrays):
+    arrays = [asarray(a) for a in arrays]
+    return concatenate([reshape(a, (a.size, 1)) if a.ndim < 2 else a for a in arrays], 1)
+
+
+def atleast_1d(a):
+    a = asarray(a)
+    return reshape(a, (1,)) if a.ndim == 0 else a
+
+
+def atleast_2d(a):
+    a = asarray(a)
+    return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
+
+
+def atleast_3d(a):
+    a = asarray(a)
+    if a.ndim == 0:
+        return reshape(a, (1, 1, 1))
+    if a.ndim == 1:
+        return reshape(a, (1, a.shape[0], 1))
+    if a.ndim == 2:
+        return reshape(a, (*a.shape, 1))
+    return a
+
+
+def split(ary, indices_or_sections, axis=0):
+    ary = asarray(ary)
+    axis = _axis(axis, ary.ndim)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or n % sections:
+            raise ShapeError(f"split: axis {axis} of size {n} cannot be split into "
+                             f"{sections} equal sections; use array_split", user_frame(3))
+        bounds = [i * (n // sections) for i in range(sections + 1)]
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i), 0), n)
+                        for i in indices_or_sections] + [n]
+    return [lax.slice_in_dim(ary, lo, builtins.max(lo, hi), 1, axis)
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    ary = asarray(ary)
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = ary.shape[_axis(axis, ary.ndim)]
+        k = int(indices_or_sections)
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        indices_or_sections = list(np.cumsum(sizes)[:-1])
+    return split(ary, indices_or_sections, axis)
+
+
+def squeeze(a, axis=None):
+    a = asarray(a)
+    if axis is None:
+        axis = tuple(d for d, n in enumerate(a.shape) if n == 1)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(_axis(d, a.ndim) for d in axes)
+    for d in axes:
+        if a.shape[d] != 1:
+            raise ShapeError(f"squeeze: axis {d} of {a.aval} has size {a.shape[d]}, not 1",
+                             user_frame(3))
+    return lax.squeeze(a, axes)
+
+
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = a.ndim + len(axes)
+    axes = tuple(_axis(d, n) for d in axes)
+    if len(set(axes)) != len(axes):
+        raise AxisError(f"expand_dims: repeated axis in {axis}", user_frame(3))
+    return lax.expand_dims(a, axes)
+
+
+def broadcast_to(array, shape):
+    array = asarray(array)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    broadcast_shapes("broadcast_to", tuple(array.shape), shape)
+    return broadcast_to_shape(array, shape)
+
+
+def broadcast_arrays(*args):
+    args = [asarray(a) for a in args]
+    shape = broadcast_shapes("broadcast_arrays", *[tuple(a.shape) for a in args])
+    return [broadcast_to_shape(a, shape) for a in args]
+
+
+def flip(m, axis=None):
+    m = asarray(m)
+    axes = range(m.ndim) if axis is None else ((axis,) if isinstance(axis, int) else axis)
+    return lax.rev(m, [_axis(a, m.ndim) for a in axes])
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    for s, ax in zip(shifts, axes):
+        ax = _axis(ax, a.ndim)
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = int(s) % n
+        if s:
+            a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
+                                 lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+    return a
+
+
+def tile(A, reps):
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    nd = builtins.max(A.ndim, len(reps))
+    A = reshape(A, (1,) * (nd - A.ndim) + tuple(A.shape))
+    reps = (1,) * (nd - len(reps)) + reps
+    # broadcast to (r0, n0, r1, n1, ...) and merge pairs
+    big = tuple(x for r, n in zip(reps, A.shape) for x in (r, n))
+    out = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * nd, 2)))
+    return lax.reshape(out, tuple(r * n for r, n in zip(reps, A.shape)))
+
+
+def repeat(a, repeats, axis=None, total_repeat_length=None):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    if isinstance(repeats, (int, np.integer)):
+        r = int(repeats)
+        shape = list(a.shape)
+        big = shape[:axis + 1] + [r] + shape[axis + 1:]
+        dims = tuple(d for d in range(len(big)) if d != axis + 1)
+        out = lax.broadcast_in_dim(a, tuple(big), dims)
+        shape[axis] *= r
+        return lax.reshape(out, tuple(shape))
+    reps = np.asarray(repeats)  # per-element counts must be concrete: they set the shape
+    index = np.repeat(np.arange(a.shape[axis]), reps)
+    from ptojax.numpy.indexing import take
+    return take(a, index, axis=axis, mode="clip")
+
+
+def tril(m, k=0):
+    m = asarray(m)
+    from ptojax.numpy.creation import tri
+    from ptojax.numpy.math import where
+    mask = tri(m.shape[-2], m.shape[-1], k, dtypes.bool_)
+    return where(mask, m, convert(0, m.dtype))
+
+
+def triu(m, k=0):
+    m = asarray(m)
+    from ptojax.numpy.creation import tri
+    from ptojax.numpy.math import where
+    mask = tri(m.shape[-2], m.shape[-1], k - 1, dtypes.bool_)
+    return where(mask, convert(0, m.dtype), m)
+
+
+def pad(array, pad_width, mode="constant", constant_values=0):
+    array = asarray(array)
+    if mode != "constant":
+        raise ValueError(f"pnp.pad: only mode='constant' is supported, got {mode!r}")
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2))
+    return lax.pad(array, convert(constant_values, array.dtype),
+                   [(int(lo), int(hi), 0) for lo, hi in pw])
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = asarray(a)
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    n, m = a.shape[-2], a.shape[-1]
+    rows = np.arange(builtins.max(0, -offset), builtins.min(n, m - offset))
+    from ptojax.numpy.indexing import getitem
+    return getitem(a, (Ellipsis, rows, rows + offset))
+
+
+def diag(v, k=0):
+    v = asarray(v)
+    if v.ndim == 1:
+        n = v.shape[0] + builtins.abs(k)
+        from ptojax.numpy.creation import zeros
+        rows = np.arange(v.shape[0]) + builtins.max(0, -k)
+        out = zeros((n, n), v.dtype)
+        return out.at[rows, rows + k].set(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    raise ShapeError("diag: input must be 1-D or 2-D", user_frame(3))
+
+
+def trace(a, offset=0, axis1=0, axis2=1):
+    from ptojax.numpy.reductions import sum
+    return sum(diagonal(a, offset, axis1, axis2), -1)
+
+

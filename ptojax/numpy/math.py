@@ -1,0 +1,382 @@
+"""Elementwise functions of ``ptojax.numpy``: NumPy broadcasting and JAX type promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes, lax
+from ptojax.numpy._promote import asarray, promote_args, check_dtype_kind, to_inexact
+from ptojax.ops import elementwise as ew
+
+
+def _unary(prim, name, kind=None):
+    def fn(x, /):
+        (x,) = promote_args(name, x, kind=kind)
+        return prim.bind(x)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (NumPy semantics)."
+    return fn
+
+
+def _binary(prim, name, kind=None):
+    def fn(x1, x2, /):
+        return prim.bind(*promote_args(name, x1, x2, kind=kind))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting (NumPy semantics)."
+    return fn
+
+
+add = _binary(ew.add_p, "add")
+subtract = _binary(ew.sub_p, "subtract")
+multiply = _binary(ew.mul_p, "multiply")
+true_divide = divide = _binary(ew.div_p, "divide", kind="float")
+maximum = _binary(ew.max_p, "maximum")
+minimum = _binary(ew.min_p, "minimum")
+arctan2 = _binary(ew.atan2_p, "arctan2", kind="float")
+nextafter = _binary(ew.nextafter_p, "nextafter", kind="float")
+equal = _binary(ew.eq_p, "equal")
+not_equal = _binary(ew.ne_p, "not_equal")
+less = _binary(ew.lt_p, "less")
+less_equal = _binary(ew.le_p, "less_equal")
+greater = _binary(ew.gt_p, "greater")
+greater_equal = _binary(ew.ge_p, "greater_equal")
+
+negative = _unary(ew.neg_p, "negative")
+absolute = abs = _unary(ew.abs_p, "absolute")
+floor = _unary(ew.floor_p, "floor", kind="float")
+ceil = _unary(ew.ceil_p, "ceil", kind="float")
+exp = _unary(ew.exp_p, "exp", kind="float")
+exp2 = _unary(ew.exp2_p, "exp2", kind="float")
+log = _unary(ew.log_p, "log", kind="float")
+log1p = _unary(ew.log1p_p, "log1p", kind="float")
+expm1 = _unary(ew.expm1_p, "expm1", kind="float")
+sqrt = _unary(ew.sqrt_p, "sqrt", kind="float")
+cbrt = _unary(ew.cbrt_p, "cbrt", kind="float")
+tanh = _unary(ew.tanh_p, "tanh", kind="float")
+sin = _unary(ew.sin_p, "sin", kind="float")
+cos = _unary(ew.cos_p, "cos", kind="float")
+tan = _unary(ew.tan_p, "tan", kind="float")
+arcsin = _unary(ew.asin_p, "arcsin", kind="float")
+arccos = _unary(ew.acos_p, "arccos", kind="float")
+arctan = _unary(ew.atan_p, "arctan", kind="float")
+sinh = _unary(ew.sinh_p, "sinh", kind="float")
+cosh = _unary(ew.cosh_p, "cosh", kind="float")
+arcsinh = _unary(ew.asinh_p, "arcsinh", kind="float")
+arccosh = _unary(ew.acosh_p, "arccosh", kind="float")
+arctanh = _unary(ew.atanh_p, "arctanh", kind="float")
+isfinite = _unary(ew.is_finite_p, "isfinite", kind="float")
+
+
+def positive(x, /):
+    return asarray(x)
+
+
+def sign(x, /):
+    (x,) = promote_args("sign", x)
+    if x.dtype == dtypes.bool_:
+        return x
+    return ew.sign_p.bind(x)
+
+
+def log2(x, /):
+    (x,) = promote_args("log2", x, kind="float")
+    return lax.div(lax.log(x), float(np.log(2)))
+
+
+def log10(x, /):
+    (x,) = promote_args("log10", x, kind="float")
+    return lax.div(lax.log(x), float(np.log(10)))
+
+
+def square(x, /):
+    (x,) = promote_args("square", x)
+    return lax.integer_pow(x, 2)
+
+
+def reciprocal(x, /):
+    (x,) = promote_args("reciprocal", x, kind="float")
+    return lax.div(1, x)
+
+
+def round(a, decimals: int = 0):
+    (a,) = promote_args("round", a)
+    if not dtypes.is_float(a.dtype):
+        return a
+    if decimals == 0:
+        return lax.round(a, "half_even")
+    factor = 10.0 ** decimals
+    return lax.div(lax.round(lax.mul(a, factor), "half_even"), factor)
+
+
+around = round
+
+
+def rint(x, /):
+    (x,) = promote_args("rint", x, kind="float")
+    return lax.round(x, "half_even")
+
+
+def trunc(x, /):
+    (x,) = promote_args("trunc", x)
+    if not dtypes.is_float(x.dtype):
+        return x
+    return lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x))
+
+
+fix = trunc
+
+
+def isnan(x, /):
+    (x,) = promote_args("isnan", x)
+    if not dtypes.is_float(x.dtype):
+        return _full_bool(x, False)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    (x,) = promote_args("isinf", x)
+    if not dtypes.is_float(x.dtype):
+        return _full_bool(x, False)
+    return lax.eq(lax.abs(x), float("inf"))
+
+
+def _full_bool(x, value):
+    from ptojax.numpy.creation import full
+    return full(x.shape, value, dtypes.bool_)
+
+
+def signbit(x, /):
+    (x,) = promote_args("signbit", x)
+    if dtypes.is_unsigned(x.dtype) or x.dtype == dtypes.bool_:
+        return _full_bool(x, False)
+    if not dtypes.is_float(x.dtype):
+        return lax.lt(x, 0)
+    # -0.0 and -nan have the sign bit set: test 1/x < 0 for zeros, x < 0 otherwise
+    one = lax.div(1, x)
+    return lax.select(lax.eq(x, 0), lax.lt(one, 0), lax.lt(x, 0))
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_args("copysign", x1, x2, kind="float")
+    return lax.select(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+
+
+def power(x1, x2, /):
+    if isinstance(x2, int) and not isinstance(x2, bool):
+        (x1,) = promote_args("power", x1)
+        return lax.integer_pow(x1, x2)
+    x1, x2 = promote_args("power", x1, x2)
+    if dtypes.is_float(x1.dtype):
+        return lax.pow(x1, x2)
+    return _integer_power(x1, x2)
+
+
+pow = power
+
+
+def float_power(x1, x2, /):
+    x1, x2 = promote_args("float_power", x1, x2, kind="float")
+    return lax.pow(x1, x2)
+
+
+def _integer_power(base, exponent):
+    """Integer ** integer by repeated squaring (negative exponents give 0, as in JAX)."""
+    bits = exponent.dtype.itemsize * 8
+    acc = lax.convert_element_type(lax.eq(exponent, exponent), base.dtype)
+    e = exponent
+    for _ in range(bits):
+        acc = lax.select(lax.ne(lax.bitwise_and(e, 1), 0), lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        e = lax.shift_right_logical(e, 1)
+    if not dtypes.is_unsigned(exponent.dtype):
+        acc = lax.select(lax.lt(exponent, 0), lax.mul(acc, 0), acc)
+    return acc
+
+
+def floor_divide(x1, x2, /):
+    x1, x2 = promote_args("floor_divide", x1, x2)
+    if dtypes.is_unsigned(x1.dtype) or x1.dtype == dtypes.bool_:
+        return lax.div(x1, x2)
+    if dtypes.is_integer(x1.dtype):
+        q = lax.div(x1, x2)
+        needs_fix = lax.bitwise_and(lax.ne(lax.rem(x1, x2), 0),
+                                    lax.ne(lax.lt(x1, 0), lax.lt(x2, 0)))
+        return lax.select(needs_fix, lax.sub(q, 1), q)
+    mod = lax.rem(x1, x2)
+    div = lax.div(lax.sub(x1, mod), x2)
+    wrong_sign = lax.bitwise_and(lax.ne(mod, 0), lax.ne(lax.lt(x2, 0), lax.lt(mod, 0)))
+    div = lax.select(wrong_sign, lax.sub(div, 1), div)
+    fl = lax.floor(div)
+    return lax.select(lax.gt(lax.sub(div, fl), 0.5), lax.add(fl, 1), fl)
+
+
+def remainder(x1, x2, /):
+    x1, x2 = promote_args("remainder", x1, x2)
+    r = lax.rem(x1, x2)
+    if dtypes.is_unsigned(r.dtype):
+        return r
+    wrong_sign = lax.bitwise_and(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(x2, 0)))
+    return lax.select(wrong_sign, lax.add(r, x2), r)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    return lax.rem(*promote_args("fmod", x1, x2))
+
+
+def divmod(x1, x2, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_args("hypot", x1, x2, kind="float")
+    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote_args("logaddexp", x1, x2, kind="float")
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2),
+                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = promote_args("logaddexp2", x1, x2, kind="float")
+    ln2 = float(np.log(2))
+    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+
+
+def deg2rad(x, /):
+    (x,) = promote_args("deg2rad", x, kind="float")
+    return lax.mul(x, float(np.pi / 180))
+
+
+def rad2deg(x, /):
+    (x,) = promote_args("rad2deg", x, kind="float")
+    return lax.mul(x, float(180 / np.pi))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def sinc(x, /):
+    (x,) = promote_args("sinc", x, kind="float")
+    px = lax.mul(x, float(np.pi))
+    safe = lax.select(lax.eq(x, 0), lax.add(px, 1), px)
+    return lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), lax.div(lax.sin(safe), safe))
+
+
+# logic ---------------------------------------------------------------------------------------
+def _logical(prim, name):
+    def fn(*xs):
+        xs = [asarray(x) for x in xs]
+        xs = [x if x.dtype == dtypes.bool_ else lax.ne(x, 0) for x in xs]
+        return prim.bind(*promote_args(name, *xs))
+    fn.__name__ = name
+    return fn
+
+
+logical_and = _logical(ew.and_p, "logical_and")
+logical_or = _logical(ew.or_p, "logical_or")
+logical_xor = _logical(ew.xor_p, "logical_xor")
+logical_not = _logical(ew.not_p, "logical_not")
+
+
+def _bitwise(prim, name):
+    def fn(*xs):
+        xs = promote_args(name, *xs)
+        check_dtype_kind(name, xs[0], "int_or_bool")
+        return prim.bind(*xs)
+    fn.__name__ = name
+    return fn
+
+
+bitwise_and = _bitwise(ew.and_p, "bitwise_and")
+bitwise_or = _bitwise(ew.or_p, "bitwise_or")
+bitwise_xor = _bitwise(ew.xor_p, "bitwise_xor")
+bitwise_not = invert = _bitwise(ew.not_p, "bitwise_not")
+left_shift = _bitwise(ew.shift_left_p, "left_shift")
+
+
+def right_shift(x1, x2, /):
+    x1, x2 = promote_args("right_shift", x1, x2)
+    check_dtype_kind("right_shift", x1, "int_or_bool")
+    if dtypes.is_unsigned(x1.dtype):
+        return lax.shift_right_logical(x1, x2)
+    # arithmetic shift: floor division by 2**k
+    return floor_divide(x1, lax.shift_left(lax.add(lax.mul(x1, 0), 1), x2))
+
+
+# selection -----------------------------------------------------------------------------------
+def where(condition, x=None, y=None, /):
+    """Elements of ``x`` where ``condition`` holds, else of ``y`` (three-argument form only:
+    the one-argument form has a data-dependent shape)."""
+    if x is None or y is None:
+        from ptojax.errors import ShapeError
+        raise ShapeError("pnp.where(condition) has a data-dependent shape and cannot be traced;"
+                         " use the three-argument form pnp.where(condition, x, y) or "
+                         "pnp.nonzero(..., size=n)")
+    condition = asarray(condition)
+    if condition.dtype != dtypes.bool_:
+        condition = lax.ne(condition, 0)
+    x, y = promote_args("where", x, y)
+    from ptojax.numpy._promote import broadcast_shapes, broadcast_to_shape
+    shape = broadcast_shapes("where", tuple(condition.shape), tuple(x.shape), tuple(y.shape))
+    operands = [condition, x, y]
+    return lax.select(*[o if o.ndim == 0 else broadcast_to_shape(o, shape) for o in operands])
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    out = asarray(a)
+    if lo is not None:
+        out = maximum(out, lo)
+    if hi is not None:
+        out = minimum(out, hi)
+    return out
+
+
+def fmax(x1, x2, /):
+    x1, x2 = promote_args("fmax", x1, x2)
+    return where(isnan(x2), x1, where(isnan(x1), x2, lax.max(x1, x2)))
+
+
+def fmin(x1, x2, /):
+    x1, x2 = promote_args("fmin", x1, x2)
+    return where(isnan(x2), x1, where(isnan(x1), x2, lax.min(x1, x2)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    (x,) = promote_args("nan_to_num", x)
+    if not dtypes.is_float(x.dtype):
+        return x
+    info = dtypes.finfo(x.dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    x = where(isnan(x), nan, x)
+    x = where(lax.eq(x, float("inf")), posinf, x)
+    return where(lax.eq(x, float("-inf")), neginf, x)
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_args("heaviside", x1, x2, kind="float")
+    return where(lax.lt(x1, 0), 0.0, where(lax.gt(x1, 0), 1.0, x2))
+
+
+def conjugate(x, /):
+    return asarray(x)
+
+
+conj = real = conjugate
+
+
+def astype(x, dtype):
+    return lax.convert_element_type(asarray(x), dtypes.canonicalize(dtype))
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in
+           ("annotations", "np", "dtypes", "lax", "ew", "asarray", "promote_args",
+            "check_dtype_kind", "to_inexact")]

@@ -1,0 +1,65 @@
+"""Shared checks for primitive abstract evals: clear errors naming the op and the operands."""
+from __future__ import annotations
+
+import warnings
+
+from ptojax import dtypes
+from ptojax.errors import AxisError, DtypeError, ShapeError
+
+# numpy reports IEEE special cases (log(0), x/0, overflow) as RuntimeWarnings; ptojax, like
+# JAX, returns the IEEE result silently. Filtering by module costs nothing on the fast path.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ptojax(\.|$)")
+
+
+def fmt_types(types) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def check_axis(name: str, axis: int, ndim: int) -> int:
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -ndim <= axis < ndim:
+        raise AxisError(f"{name}: axis {axis} is out of range for an array of rank {ndim}"
+                        + (f" (valid: {-ndim}..{ndim - 1})" if ndim else ""))
+    return axis % ndim
+
+
+def check_axes(name: str, axes, ndim: int) -> tuple:
+    out = tuple(check_axis(name, a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise AxisError(f"{name}: repeated axis in {tuple(axes)}")
+    return out
+
+
+def require_same_dtype(name: str, types) -> None:
+    first = types[0].dtype
+    if any(t.dtype != first for t in types[1:]):
+        raise DtypeError(f"{name}: operands have different dtypes ({fmt_types(types)}); "
+                         f"convert them to one dtype first (pnp functions promote for you)")
+
+
+def require_kind(name: str, t, kind: str) -> None:
+    ok = {"float": dtypes.is_float(t.dtype),
+          "int": dtypes.is_integer(t.dtype),
+          "int_or_bool": dtypes.is_integer(t.dtype) or dtypes.is_bool(t.dtype),
+          "num": not dtypes.is_bool(t.dtype),
+          "any": True,
+          "bool": dtypes.is_bool(t.dtype)}[kind]
+    if not ok:
+        what = {"float": "a floating-point", "int": "an integer", "int_or_bool": "an integer or "
+                "bool", "num": "a numeric (non-bool)", "bool": "a bool"}[kind]
+        hint = " (convert with .astype(pnp.float32))" if kind == "float" else ""
+        raise DtypeError(f"{name} requires {what} operand, got {t}{hint}")
+
+
+def broadcast_scalars(name: str, types) -> tuple:
+    """The common shape of elementwise operands: equal shapes, or shape () broadcasting."""
+    shape = None
+    for t in types:
+        if t.shape == ():
+            continue
+        if shape is None:
+            shape = t.shape
+        elif t.shape != shape:
+            raise ShapeError(f"{name}: operand shapes differ ({fmt_types(types)}); "
+                             f"elementwise primitives need equal shapes or scalars — "
+                             f"broadcast first (pnp functions broadcast for you)")
+    return () if shape is None else shape

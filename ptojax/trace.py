@@ -1,0 +1,237 @@
+"""Python function → PTO IR.
+
+There is one kind of tracer. ``trace_flat`` pushes a ``Trace`` (which owns an ``IRBuilder``),
+calls the function on ``Tracer`` arguments and collects the equations every ``bind`` adds.
+While any trace is active, every primitive application is staged into the innermost one; a
+tracer of an enclosing trace is captured as a constvar of the inner IR (a closure), so
+transforms nest. With no trace active, ``bind`` runs the primitive's numpy impl eagerly.
+
+Transforms are IR → IR functions; evaluating their result while an outer trace is active
+emits its equations there, so ``jit(vmap(grad(f)))`` is trace, rewrite, rewrite, compile.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import (ConcretizationError, LeakedTracerError, NonArrayLeafError,
+                           PtoError)
+from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
+from ptojax.ir.types import TensorType
+from ptojax.runtime.array import Array
+from ptojax.source_info import user_frame
+
+
+class Primitive:
+    """A named operation with two required rules: abstract eval (types → types) and impl
+    (numpy). Transform rules live in each transform's own table, keyed by primitive."""
+
+    def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False):
+        self.name = name
+        self.abstract_eval = abstract_eval
+        self.impl = impl
+        self.multiple_results = multiple_results
+        self.elementwise = False  # same-shaped operands (or scalars) map to an output elementwise
+        self.ufunc = None         # the numpy ufunc computing it, when there is one
+
+    def out_types(self, in_types, params) -> list:
+        out = self.abstract_eval(*in_types, **params)
+        return list(out) if self.multiple_results else [out]
+
+    def bind(self, *args, **params):
+        return bind(self, args, params)
+
+    def __repr__(self):
+        return self.name
+
+
+# ---------------------------------------------------------------------------------------------
+class _State(threading.local):
+    def __init__(self):
+        self.stack: list[Trace] = []
+
+
+_state = _State()
+
+
+def tracing() -> bool:
+    """True while some function is being traced on this thread."""
+    return bool(_state.stack)
+
+
+def current_trace():
+    return _state.stack[-1] if _state.stack else None
+
+
+class Trace:
+    """One active tracing context: the equations, arguments and captured constants of the
+    function being traced."""
+
+    def __init__(self, level: int, name: str = "fn"):
+        self.level = level
+        self.name = name
+        self.active = True
+        self.eqns: list[Eqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.consts: list = []
+        self._captured: dict[int, Var] = {}
+
+    def new_arg(self, type) -> "Tracer":
+        var = Var(type)
+        self.invars.append(var)
+        return Tracer(self, var)
+
+    def to_atom(self, x):
+        """The Var or Literal standing for ``x`` in this trace's IR."""
+        if type(x) is Tracer:
+            if x._trace is self:
+                return x.ir_var
+            if not x._trace.active:
+                raise _leaked(x)
+            return self._capture(x, x.ir_var.type)
+        if type(x) is Literal:
+            return x
+        if isinstance(x, Array):
+            if x.ndim == 0:
+                return Literal(x._value, x.aval)
+            return self._capture(x, x.aval)
+        if isinstance(x, (np.ndarray, np.generic)):
+            dt = dtypes.canonicalize(x.dtype)
+            if x.ndim == 0:
+                return Literal(x, TensorType((), dt))
+            return self._capture(x, TensorType(x.shape, dt))
+        if isinstance(x, (bool, int, float)) and not isinstance(x, np.bool_):
+            return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
+        raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an "
+                                f"array ({x!r:.60}); pass arrays or Python scalars")
+
+    def _capture(self, x, type) -> Var:
+        var = self._captured.get(id(x))
+        if var is None:
+            var = self._captured[id(x)] = Var(type)
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process(self, prim: Primitive, args, params, source=None):
+        atoms = [self.to_atom(a) for a in args]
+        if type(params) is not Params:
+            params = Params(params)
+        source = source or user_frame(3)
+        try:
+            out_types = prim.out_types([a.type for a in atoms], params)
+        except PtoError as e:
+            raise e.with_source(source) from None
+        outs = [Var(t) for t in out_types]
+        self.eqns.append(Eqn(prim, atoms, outs, params, source))
+        if prim.multiple_results:
+            return [Tracer(self, v) for v in outs]
+        return Tracer(self, outs[0])
+
+    def to_ir(self, outputs) -> ClosedIR:
+        outvars = [self.to_atom(o) for o in outputs]
+        return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
+
+
+def _leaked(tracer) -> LeakedTracerError:
+    return LeakedTracerError(
+        f"a traced value {tracer.ir_var.type} from the trace of `{tracer._trace.name}` is used "
+        f"after that trace ended (it leaked out, e.g. through a global, a closure or a "
+        f"side effect). Return it from the function instead, or pass it in as an argument.",
+        user_frame(3))
+
+
+def push_trace(name: str = "fn") -> Trace:
+    stack = _state.stack
+    trace = Trace(len(stack), name)
+    stack.append(trace)
+    return trace
+
+
+def pop_trace(trace: Trace) -> None:
+    stack = _state.stack
+    assert stack and stack[-1] is trace, "trace stack corrupted"
+    stack.pop()
+    trace.active = False
+
+
+def trace_flat(fn, in_types, name: str = "fn") -> ClosedIR:
+    """Trace ``fn(*args) -> list of outputs`` on arguments of ``in_types`` into a ClosedIR."""
+    trace = push_trace(name)
+    try:
+        args = [trace.new_arg(t) for t in in_types]
+        outs = fn(*args)
+        return trace.to_ir(outs)
+    finally:
+        pop_trace(trace)
+
+
+# ---------------------------------------------------------------------------------------------
+def bind(prim: Primitive, args, params, source=None):
+    """Apply ``prim``: staged into the innermost active trace, or run eagerly."""
+    stack = _state.stack
+    if stack:
+        return stack[-1].process(prim, args, params, source)
+    from ptojax.runtime.eager import apply_eager
+    return apply_eager(prim, args, params)
+
+
+class Tracer:
+    """A value being traced: it stands for ``var`` in the IR its trace is building."""
+    __slots__ = ("_trace", "ir_var")
+    __array_priority__ = 1000
+
+    def __init__(self, trace: Trace, var: Var):
+        self._trace = trace
+        self.ir_var = var
+
+    aval = property(lambda self: self.ir_var.type)
+    shape = property(lambda self: self.ir_var.type.shape)
+    dtype = property(lambda self: self.ir_var.type.dtype)
+    ndim = property(lambda self: len(self.ir_var.type.shape))
+    size = property(lambda self: self.ir_var.type.size)
+    weak_type = property(lambda self: self.ir_var.type.weak_type)
+
+    def _concretization_error(self, what: str):
+        return ConcretizationError(
+            f"a traced value {self.ir_var.type} was used as {what}, but while tracing "
+            f"`{self._trace.name}` its value is unknown. Use pto.lax.cond/pto.lax.switch for "
+            f"data-dependent branches, pto.lax.while_loop/fori_loop for data-dependent loops, "
+            f"pnp.where for elementwise choice, or mark the argument static "
+            f"(static_argnums/static_argnames) if it is a compile-time constant.",
+            user_frame(2))
+
+    def __bool__(self):
+        raise self._concretization_error("a Python bool (if/while/and/or)")
+
+    def __int__(self):
+        raise self._concretization_error("a Python int")
+
+    def __float__(self):
+        raise self._concretization_error("a Python float")
+
+    def __index__(self):
+        raise self._concretization_error("a Python index")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concretization_error("a concrete numpy array (np.asarray/np.array)")
+
+    def tolist(self):
+        raise self._concretization_error("a Python list (tolist)")
+
+    def item(self):
+        raise self._concretization_error("a Python scalar (item)")
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced value {self.ir_var.type}")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"Traced<{self.ir_var.type}>(trace={self._trace.name})"
