@@ -1,0 +1,61 @@
+"""``threefry2x32``: the Threefry-2x32 block cipher (20 rounds), the counter-based hash behind
+``ptojax.random``.
+
+``threefry2x32(k1, k2, x1, x2) -> (y1, y2)`` encrypts the 64-bit block ``(x1, x2)`` under the
+64-bit key ``(k1, k2)``, elementwise: the four operands are uint32 of one shape (rank-0
+operands broadcast, as for every elementwise primitive) and so are both results. Because each
+output element depends only on the key and its own counter, the op tiles and shards like any
+other elementwise op. The algorithm is Threefry-2x32 of Salmon et al., "Parallel random
+numbers: as easy as 1, 2, 3" (SC 2011): rotations (13, 15, 26, 6) and (17, 29, 16, 24), a
+key injection every four rounds with the parity word 0x1BD11BDA.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import DtypeError, ShapeError
+from ptojax.ir.types import TensorType
+from ptojax.ops._util import broadcast_scalars, fmt_types
+from ptojax.trace import Primitive
+
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+KEY_PARITY = 0x1BD11BDA
+NUM_INJECTIONS = 5  # 5 key injections after 4 rounds each: 20 rounds
+
+
+def _threefry2x32_abstract(*operands):
+    if len(operands) != 4:
+        raise ShapeError(f"threefry2x32 takes 4 operands, got {len(operands)}")
+    if any(t.dtype != dtypes.uint32 for t in operands):
+        raise DtypeError(f"threefry2x32: every operand must be uint32, got "
+                         f"{fmt_types(operands)}")
+    shape = broadcast_scalars("threefry2x32", operands)
+    out = TensorType(shape, dtypes.uint32)
+    return [out, out]
+
+
+def _rotate_left(x, distance: int):
+    return (x << np.uint32(distance)) | (x >> np.uint32(32 - distance))
+
+
+def _threefry2x32(k1, k2, x1, x2):
+    arrays = np.broadcast_arrays(*(np.asarray(a, np.uint32) for a in (k1, k2, x1, x2)))
+    shape = arrays[0].shape
+    # Work on 1-d copies: numpy wraps uint32 arithmetic silently for arrays (0-d would warn).
+    k1, k2, x1, x2 = (a.reshape(-1).copy() for a in arrays)
+    keys = (k1, k2, k1 ^ k2 ^ np.uint32(KEY_PARITY))
+    y1, y2 = x1 + keys[0], x2 + keys[1]
+    for i in range(NUM_INJECTIONS):
+        for distance in ROTATIONS[i % 2]:
+            y1 += y2
+            y2 = _rotate_left(y2, distance)
+            y2 ^= y1
+        y1 += keys[(i + 1) % 3]
+        y2 += keys[(i + 2) % 3] + np.uint32(i + 1)
+    return [y1.reshape(shape), y2.reshape(shape)]
+
+
+threefry2x32_p = Primitive("threefry2x32", _threefry2x32_abstract, _threefry2x32,
+                           multiple_results=True)
+threefry2x32_p.elementwise = True

@@ -1,0 +1,408 @@
+"""``pto.random``: reproducible pseudo-random numbers from explicit keys.
+
+A **key is a uint32 array of shape (2,)** — JAX's raw (legacy) ``PRNGKey`` layout, not a typed
+key. Nothing is stateful: every sampler takes a key, and the same key gives the same numbers,
+eagerly, under ``jit`` and under every transform. Use ``split``/``fold_in`` to derive new keys;
+never reuse a key for two different draws.
+
+Bits come from the counter-based Threefry-2x32 hash (``ops/random_bits.py``): output element
+``i`` of a draw of shape ``shape`` is ``threefry2x32(key, (hi(i), lo(i)))`` for the 64-bit flat
+index ``i``, so every element is independent of the others and draws tile and shard like
+elementwise ops. This is JAX's default scheme (``jax_threefry_partitionable=True``, the default
+since JAX 0.5): ``key``, ``split``, ``fold_in``, ``bits``, ``uniform``, ``bernoulli``,
+``randint`` and ``permutation`` reproduce ``jax.random`` bit for bit; ``normal`` and
+``truncated_normal`` agree to a few ulps (``erf_inv`` is computed differently).
+
+Default dtypes are float32/int32/uint32, as JAX without x64.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ptojax import dtypes, lax
+from ptojax import numpy as pnp
+from ptojax.errors import DtypeError, PtoError, ShapeError
+from ptojax.ops.random_bits import threefry2x32_p
+from ptojax.runtime.array import Array
+from ptojax.source_info import user_frame
+
+_UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
+_SQRT2 = math.sqrt(2.0)
+
+
+# keys ----------------------------------------------------------------------------------------
+def key(seed):
+    """A new key from an integer seed: ``[high 32 bits, low 32 bits]`` of the seed.
+
+    A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
+    seed contributes both words. A Python int is int32 when it fits, else 64-bit. The seed
+    may be traced."""
+    seed = _seed_array(seed)
+    low = lax.convert_element_type(seed, dtypes.uint32)
+    if seed.dtype.itemsize == 8:
+        high = lax.convert_element_type(lax.shift_right_logical(seed, 32), dtypes.uint32)
+    else:
+        high = pnp.zeros((), dtypes.uint32)
+    return pnp.stack([high, low])
+
+
+PRNGKey = key
+
+
+def _seed_array(seed):
+    if type(seed) is int:
+        seed = np.asarray(seed, _python_int_dtype(seed))
+    seed = pnp.asarray(seed)
+    if not dtypes.is_integer(seed.dtype):
+        raise DtypeError(f"key: the seed must be an integer, got {seed.aval}", user_frame())
+    if seed.ndim:
+        raise ShapeError(f"key: the seed must be a scalar, got {seed.aval}; use pto.vmap "
+                         f"to make a batch of keys", user_frame())
+    return seed
+
+
+def _python_int_dtype(seed: int):
+    for dtype in (dtypes.int32, dtypes.int64, dtypes.uint64):
+        info = np.iinfo(dtype)
+        if info.min <= seed <= info.max:
+            return dtype
+    raise PtoError(f"key: the seed {seed} does not fit in 64 bits", user_frame())
+
+
+def split(key, num=2):
+    """``num`` new keys (an int or a shape): an array of shape ``(*num, 2)``."""
+    key = _check_key("split", key)
+    shape = _shape(num)
+    bits1, bits2 = _hash(key, _counters(shape))
+    return pnp.stack([bits1, bits2], axis=-1)
+
+
+def fold_in(key, data):
+    """A new key that depends on ``key`` and the 32-bit integer ``data`` (e.g. a step)."""
+    key = _check_key("fold_in", key)
+    data = pnp.asarray(data)
+    if data.ndim or not dtypes.is_integer(data.dtype):
+        raise DtypeError(f"fold_in: data must be an integer scalar, got {data.aval}",
+                         user_frame())
+    word = lax.convert_element_type(data, dtypes.uint32)
+    return pnp.stack(_hash(key, (_zero_word(), word)))
+
+
+def _check_key(name, key):
+    key = pnp.asarray(key)
+    if key.dtype != dtypes.uint32 or tuple(key.shape) != (2,):
+        batched = key.ndim > 1 and key.shape[-1] == 2
+        hint = "; map over a batch of keys with pto.vmap" if batched else ""
+        raise DtypeError(f"{name}: a key is a uint32 array of shape (2,) from "
+                         f"pto.random.key/split/fold_in, got {key.aval}{hint}", user_frame())
+    return key
+
+
+def _hash(key, counters):
+    """Threefry-2x32 of the 64-bit counters ``(high, low)`` under ``key``: two uint32 arrays."""
+    k1 = lax.index_in_dim(key, 0, keepdims=False)
+    k2 = lax.index_in_dim(key, 1, keepdims=False)
+    return threefry2x32_p.bind(k1, k2, *counters)
+
+
+def _zero_word():
+    return Array(np.zeros((), dtypes.uint32))
+
+
+def _counters(shape):
+    """The flat index of every element of ``shape`` as 64-bit counters ``(high, low)``."""
+    size = math.prod(shape)
+    if size >= 2 ** 32:
+        raise ShapeError(f"random draws of {size} elements (2**32 or more) are not supported",
+                         user_frame())
+    return _zero_word(), lax.reshape(lax.iota(dtypes.uint32, size), shape)
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise ShapeError(f"a shape must be an int or a tuple of ints, got {shape!r}",
+                         user_frame()) from None
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"negative dimensions are not allowed: {shape}", user_frame())
+    return shape
+
+
+# bits and uniform floats ---------------------------------------------------------------------
+def bits(key, shape=(), dtype=dtypes.uint32):
+    """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64)."""
+    key = _check_key("bits", key)
+    dtype = dtypes.canonicalize(dtype)
+    if not dtypes.is_unsigned(dtype):
+        raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
+                         user_frame())
+    return _random_bits(key, dtype.itemsize * 8, _shape(shape))
+
+
+def _random_bits(key, bit_width: int, shape):
+    bits1, bits2 = _hash(key, _counters(shape))
+    if bit_width == 64:
+        high = lax.convert_element_type(bits1, dtypes.uint64)
+        low = lax.convert_element_type(bits2, dtypes.uint64)
+        return lax.bitwise_or(lax.shift_left(high, 32), low)
+    return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
+
+
+def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
+    """Floats uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``)."""
+    key = _check_key("uniform", key)
+    dtype = _float_dtype("uniform", dtype)
+    shape = _shape(shape)
+    minval = _bound("uniform", minval, dtype, shape)
+    maxval = _bound("uniform", maxval, dtype, shape)
+    unit = _unit_floats(key, shape, dtype)
+    scaled = pnp.add(pnp.multiply(unit, pnp.subtract(maxval, minval)), minval)
+    return pnp.maximum(minval, scaled)  # rounding must not push a value below minval
+
+
+def _unit_floats(key, shape, dtype):
+    """Floats in [0, 1): random mantissa bits times 2**-nmant, exact in ``dtype``."""
+    info = dtypes.finfo(dtype)
+    nbits, nmant = int(info.bits), int(info.nmant)
+    rng_bits = nbits if nmant >= 8 else 8
+    mantissa = lax.shift_right_logical(_random_bits(key, rng_bits, shape), rng_bits - nmant)
+    return lax.mul(lax.convert_element_type(mantissa, dtype), 2.0 ** -nmant)
+
+
+def _float_dtype(name, dtype):
+    dtype = dtypes.canonicalize(dtype)
+    if not dtypes.is_float(dtype):
+        raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
+                         user_frame())
+    return dtype
+
+
+def _bound(name, value, dtype, shape):
+    """A distribution parameter as a ``dtype`` array that broadcasts to ``shape``."""
+    value = pnp.asarray(value, dtype)
+    _check_broadcasts(name, value.shape, shape)
+    return value
+
+
+def _check_broadcasts(name, value_shape, shape):
+    try:
+        ok = np.broadcast_shapes(tuple(value_shape), shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"{name}: a parameter of shape {tuple(value_shape)} does not "
+                         f"broadcast to the requested shape {shape}", user_frame())
+
+
+# continuous distributions --------------------------------------------------------------------
+def normal(key, shape=(), dtype=dtypes.float32):
+    """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
+    key = _check_key("normal", key)
+    dtype = _float_dtype("normal", dtype)
+    above_minus_one = -(1.0 - 2.0 ** -(int(dtypes.finfo(dtype).nmant) + 1))
+    u = uniform(key, shape, dtype, above_minus_one, 1.0)
+    return lax.mul(lax.erf_inv(u), _SQRT2)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
+    """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
+
+    ``shape`` defaults to the broadcast shape of ``lower`` and ``upper``."""
+    key = _check_key("truncated_normal", key)
+    dtype = _float_dtype("truncated_normal", dtype)
+    lower, upper = pnp.asarray(lower, dtype), pnp.asarray(upper, dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(tuple(lower.shape), tuple(upper.shape))
+    shape = _shape(shape)
+    cdf_lower = lax.erf(pnp.divide(lower, _SQRT2))
+    cdf_upper = lax.erf(pnp.divide(upper, _SQRT2))
+    u = uniform(key, shape, dtype, cdf_lower, cdf_upper)
+    out = lax.mul(lax.erf_inv(u), _SQRT2)
+    # rounding may land on a bound; keep samples strictly inside (lower, upper)
+    inside_lower = pnp.nextafter(lax.stop_gradient(lower), np.inf)
+    inside_upper = pnp.nextafter(lax.stop_gradient(upper), -np.inf)
+    return pnp.clip(out, inside_lower, inside_upper)
+
+
+def gumbel(key, shape=(), dtype=dtypes.float32):
+    """Standard Gumbel samples: ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)."""
+    key = _check_key("gumbel", key)
+    dtype = _float_dtype("gumbel", dtype)
+    u = uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+    return pnp.negative(pnp.log(pnp.negative(pnp.log(u))))
+
+
+# discrete distributions ----------------------------------------------------------------------
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability ``p`` (a float, or floats broadcasting to
+    ``shape``; ``shape`` defaults to ``p``'s shape)."""
+    key = _check_key("bernoulli", key)
+    p = pnp.asarray(p)
+    if not dtypes.is_float(p.dtype):
+        raise DtypeError(f"bernoulli: p must be floating-point, got {p.aval}", user_frame())
+    shape = tuple(p.shape) if shape is None else _shape(shape)
+    _check_broadcasts("bernoulli", p.shape, shape)
+    return pnp.less(uniform(key, shape, p.dtype), p)
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    """Category indices drawn with probabilities ``softmax(logits)`` along ``axis``
+    (Gumbel-max). ``shape`` defaults to ``logits``' shape without ``axis``; a longer
+    ``shape`` draws several samples per batch entry."""
+    key = _check_key("categorical", key)
+    logits = pnp.asarray(logits)
+    axis = operator.index(axis) % logits.ndim
+    batch = tuple(d for i, d in enumerate(logits.shape) if i != axis)
+    shape = batch if shape is None else _shape(shape)
+    _check_broadcasts("categorical", batch, shape)
+    prefix = len(shape) - len(batch)
+    noise_shape = list(shape[prefix:])
+    noise_shape.insert(axis, logits.shape[axis])
+    noise = gumbel(key, (*shape[:prefix], *noise_shape), logits.dtype)
+    scores = pnp.add(noise, lax.expand_dims(logits, tuple(range(prefix))))
+    return pnp.argmax(scores, axis=prefix + axis)
+
+
+def randint(key, shape, minval, maxval, dtype=dtypes.int32):
+    """Integers uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``; a
+    ``maxval`` beyond the dtype's range includes its maximum). Values come from twice the
+    dtype's bits reduced modulo the span, so the bias for spans that are not powers of two
+    is negligible."""
+    key = _check_key("randint", key)
+    dtype = dtypes.canonicalize(dtype)
+    if not dtypes.is_integer(dtype):
+        raise DtypeError(f"randint: dtype must be an integer dtype, got {dtype}", user_frame())
+    shape = _shape(shape)
+    info = np.iinfo(dtype)
+    if info.bits >= 32:
+        return _randint(key, shape, minval, maxval, dtype)
+    # narrow dtypes sample at 32 bits, so the modulo bias stays negligible
+    minval = pnp.clip(_int_bound(minval).astype(dtypes.int32), int(info.min), int(info.max))
+    maxval = pnp.clip(_int_bound(maxval).astype(dtypes.int32), int(info.min),
+                      int(info.max) + 1)
+    return _randint(key, shape, minval, maxval, dtypes.int32).astype(dtype)
+
+
+def _randint(key, shape, minval, maxval, dtype):
+    minval, maxval = _int_bound(minval), _int_bound(maxval)
+    _check_broadcasts("randint", minval.shape, shape)
+    _check_broadcasts("randint", maxval.shape, shape)
+    nbits = np.iinfo(dtype).bits
+    top = _saturate(Array(np.asarray(np.iinfo(dtype).max, dtype)), maxval.dtype)
+    maxval_beyond_dtype = pnp.greater(maxval, top)
+    minval, maxval = _saturate(minval, dtype), _saturate(maxval, dtype)
+
+    unsigned = _UINT[nbits]
+    span = lax.convert_element_type(pnp.subtract(maxval, minval), unsigned)
+    span = pnp.where(pnp.less_equal(maxval, minval), 1, span)  # empty range: return minval
+    # a maxval beyond the dtype includes the dtype's maximum: one more value (a span of
+    # 2**nbits wraps to 0, and remainders by 0 leave the bits as they are)
+    span = pnp.where(pnp.logical_and(maxval_beyond_dtype, pnp.greater(maxval, minval)),
+                     pnp.add(span, 1), span)
+
+    # (high * 2**nbits + low) mod span, without overflow
+    high_key, low_key = _split2(key)
+    high = _random_bits(high_key, nbits, shape)
+    low = _random_bits(low_key, nbits, shape)
+    multiplier = _mod(Array(np.asarray(2 ** (nbits // 2), unsigned)), span)
+    multiplier = _mod(pnp.multiply(multiplier, multiplier), span)
+    offset = _mod(pnp.add(pnp.multiply(_mod(high, span), multiplier), _mod(low, span)), span)
+    return pnp.add(minval, lax.convert_element_type(offset, dtype))
+
+
+def _int_bound(value):
+    value = pnp.asarray(value)
+    return value if dtypes.is_integer(value.dtype) else value.astype(dtypes.int32)
+
+
+def _saturate(x, dtype):
+    """Integer ``x`` converted to integer ``dtype``, clipped to its range instead of wrapping."""
+    src, dst = np.iinfo(x.dtype), np.iinfo(dtype)
+    lo, hi = max(int(src.min), int(dst.min)), min(int(src.max), int(dst.max))
+    return pnp.clip(x, Array(np.asarray(lo, x.dtype)), Array(np.asarray(hi, x.dtype))) \
+        .astype(dtype)
+
+
+def _mod(x, span):
+    """``x mod span`` for unsigned integers, with ``x mod 0 = x``."""
+    zero = pnp.equal(span, 0)
+    return pnp.where(zero, x, pnp.fmod(x, pnp.where(zero, 1, span)))
+
+
+def _split2(key):
+    keys = split(key)
+    return lax.index_in_dim(keys, 0, keepdims=False), lax.index_in_dim(keys, 1, keepdims=False)
+
+
+# permutations and choice ---------------------------------------------------------------------
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of ``range(x)`` (an int ``x``) or of ``x`` along ``axis``;
+    ``independent=True`` shuffles every slice along ``axis`` separately."""
+    key = _check_key("permutation", key)
+    if pnp.ndim(x) == 0:
+        return _shuffle(key, pnp.arange(operator.index(x)), 0)
+    x = pnp.asarray(x)
+    axis = operator.index(axis) % x.ndim
+    if independent or x.ndim == 1:
+        return _shuffle(key, x, axis)
+    order = _shuffle(key, pnp.arange(x.shape[axis]), 0)
+    return pnp.take(x, order, axis)
+
+
+def _shuffle(key, x, axis):
+    """Sort by fresh random 32-bit keys, enough rounds that ties are improbable."""
+    rounds = math.ceil(3 * math.log(max(1, x.size)) / math.log(2 ** 32 - 1))
+    for _ in range(rounds):
+        key, subkey = _split2(key)
+        sort_keys = _random_bits(subkey, 32, tuple(x.shape))
+        _, x = lax.sort((sort_keys, x), dimension=axis, num_keys=1)
+    return x
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """Samples of ``range(a)`` (an int ``a``) or of ``a``'s entries along ``axis``, with or
+    without replacement, uniformly or with probabilities ``p``."""
+    key = _check_key("choice", key)
+    shape = _shape(shape)
+    arr = pnp.asarray(a)
+    n = operator.index(a) if arr.ndim == 0 else arr.shape[operator.index(axis) % arr.ndim]
+    draws = math.prod(shape)
+    if draws and n <= 0:
+        raise ShapeError("choice: cannot draw from an empty population", user_frame())
+    if not replace and draws > n:
+        raise ShapeError(f"choice: cannot take {draws} samples from a population of {n} "
+                         f"without replacement", user_frame())
+    if p is None:
+        index = _uniform_choice(key, n, shape, replace)
+    else:
+        index = _weighted_choice(key, n, shape, replace, p)
+    return index if arr.ndim == 0 else pnp.take(arr, index, axis)
+
+
+def _uniform_choice(key, n, shape, replace):
+    if replace:
+        return randint(key, shape, 0, n)
+    return lax.reshape(permutation(key, n)[:math.prod(shape)], shape)
+
+
+def _weighted_choice(key, n, shape, replace, p):
+    p = pnp.asarray(p)
+    p = p if dtypes.is_float(p.dtype) else p.astype(dtypes.float32)
+    if tuple(p.shape) != (n,):
+        raise ShapeError(f"choice: p must have shape ({n},) to match the population, got "
+                         f"{tuple(p.shape)}", user_frame())
+    if replace:  # inverse CDF: the first index whose cumulative weight exceeds r
+        cdf = pnp.cumsum(p)
+        r = pnp.multiply(cdf[-1], pnp.subtract(1, uniform(key, shape, cdf.dtype)))
+        below = pnp.less(cdf, pnp.expand_dims(r, -1))
+        return pnp.sum(below, axis=-1, dtype=dtypes.int32)
+    # Gumbel top-k: the k largest of log(p) + Gumbel noise are a sample without replacement
+    scores = pnp.add(gumbel(key, (n,), p.dtype), pnp.log(p))
+    top = pnp.argsort(scores, descending=True)[:math.prod(shape)]
+    return lax.reshape(top, shape)
