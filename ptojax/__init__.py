@@ -7,6 +7,8 @@ from ptojax import errors, lax, numpy, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import ShapeDtypeStruct, jit, make_ir
 from ptojax.runtime.array import Array
+from ptojax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from ptojax.transforms.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 

@@ -35,6 +35,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.elementwise = False  # same-shaped operands (or scalars) map to an output elementwise
         self.ufunc = None         # the numpy ufunc computing it, when there is one
+        self.call_like = False    # it evaluates a sub-IR given in its params (``body``)
 
     def out_types(self, in_types, params) -> list:
         out = self.abstract_eval(*in_types, **params)

@@ -199,3 +199,12 @@ def sub_irs(params) -> list:
 def as_ir(x) -> IR:
     return x.ir if isinstance(x, ClosedIR) else x
 
+
+
+def consts_as_args(closed: ClosedIR) -> tuple:
+    """(ClosedIR without consts whose leading invars are the former constvars, the consts):
+    the form sub-IRs take in equation params, where every input is an explicit operand."""
+    ir = closed.ir
+    if not ir.constvars:
+        return closed, ()
+    return ClosedIR(IR((), (*ir.constvars, *ir.invars), ir.eqns, ir.outvars)), closed.consts

@@ -1,0 +1,281 @@
+"""Public autodiff API: ``jvp``, ``linearize``, ``vjp``, ``grad``, ``value_and_grad``,
+``jacfwd``, ``jacrev``, ``hessian``.
+
+Each is a thin pytree wrapper around the flat IR → IR core: trace the function to IR, rewrite
+it (``jvp_ir``; for reverse mode then ``partial_eval`` and ``transpose_ir``), evaluate the
+result — eagerly, or into the enclosing trace, so ``make_ir(grad(f))`` shows one plain IR with
+forward and backward equations that can be jitted, vmapped and differentiated again.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import GradError
+from ptojax.ir.core import ClosedIR
+from ptojax.ir.types import TensorType
+from ptojax.jit import leaf_type
+from ptojax.runtime.array import Array
+from ptojax.runtime.interpreter import eval_ir
+from ptojax.source_info import user_frame
+from ptojax.trace import trace_flat
+from ptojax.transforms.ad_util import Zero, differentiable, instantiate, zeros
+from ptojax.transforms.jvp import jvp_eval, jvp_ir
+from ptojax.transforms.optimize import dce
+from ptojax.transforms.partial_eval import partial_eval
+from ptojax.transforms.transpose import transpose_ir
+from ptojax.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+
+# flat core -----------------------------------------------------------------------------------
+def trace_pytree_fn(fn, flat_args, in_tree, has_aux=False, name=None):
+    """Trace ``fn(*in_tree.unflatten(flat_args))``: (ClosedIR, out_tree, aux_tree).
+
+    With ``has_aux`` the function returns ``(out, aux)``; the IR's outputs are out's leaves
+    followed by aux's leaves."""
+    trees = {}
+
+    def flat_fn(*leaves):
+        result = fn(*in_tree.unflatten(leaves))
+        if has_aux:
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise GradError("with has_aux=True the function must return a pair "
+                                "(output, auxiliary data)", user_frame(3))
+            result, aux = result
+            aux_leaves, trees["aux"] = tree_flatten(aux)
+        else:
+            aux_leaves = []
+        out_leaves, trees["out"] = tree_flatten(result)
+        return [*out_leaves, *aux_leaves]
+
+    types = [leaf_type(x) for x in flat_args]
+    closed = trace_flat(flat_fn, types, name or getattr(fn, "__name__", "fn"))
+    return closed, trees["out"], trees.get("aux")
+
+
+def jvp_of(fn, primals, tangents):
+    """Evaluate ``fn``'s JVP on flat lists (tangents may be ``Zero``): (outs, tangent outs).
+    Used by rules that differentiate a decomposition of their primitive."""
+    closed = trace_flat(lambda *xs: [fn(*xs)], [leaf_type(x) for x in primals])
+    return jvp_eval(closed, list(primals), list(tangents))
+
+
+def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
+    """(output values, backward function) of ``closed`` at ``primals``.
+
+    The backward function maps cotangents of the first ``n_diff_outs`` outputs to the
+    cotangents of every input (zeros for inputs with nothing to differentiate)."""
+    in_types = closed.in_types
+    n_outs = len(closed.outvars)
+    n_diff_outs = n_outs if n_diff_outs is None else n_diff_outs
+    nonzeros = [differentiable(t) for t in in_types]
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    n_tangents = sum(nonzeros)
+    known, linear, n_res, out_unknown = partial_eval(
+        jvp_closed, [False] * len(in_types) + [True] * n_tangents)
+    values = eval_ir(known, primals)
+    outs, residuals = values[:n_outs], values[len(values) - n_res:]
+    # which outputs feed the linear IR: nonzero tangent outputs that depend on a tangent
+    tangent_unknown = iter(out_unknown[n_outs:])
+    feeds = [nz and next(tangent_unknown) for nz in out_nz]
+    transposed, ct_nonzeros = transpose_ir(linear.ir if isinstance(linear, ClosedIR) else
+                                           linear, [False] * n_res + [True] * n_tangents)
+    transposed = ClosedIR(dce(transposed.ir), transposed.consts)
+
+    def backward(cts):
+        cts = list(cts) + [None] * (n_outs - len(cts))
+        linear_cts = [instantiate(c, v.type.strip_weak()) if c is None or isinstance(c, Zero)
+                      else c for c, v, f in zip(cts, closed.outvars, feeds) if f]
+        results = iter(eval_ir(transposed, [*residuals, *linear_cts]))
+        tangent_cts = iter([next(results) if nz else None for nz in ct_nonzeros])
+        out = []
+        for t, nz in zip(in_types, nonzeros):
+            ct = next(tangent_cts) if nz else None
+            out.append(ct if ct is not None else _zero_cotangent(t))
+        return out
+
+    return outs[:n_diff_outs], outs[n_diff_outs:], backward
+
+
+def _zero_cotangent(aval):
+    if differentiable(aval):
+        return zeros(aval.strip_weak())
+    return np.zeros(aval.shape, dtypes.float0)
+
+
+# public API ----------------------------------------------------------------------------------
+def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
+    """``(fn(*primals), J·tangents)``; with ``has_aux``, ``(out, tangent_out, aux)``."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise GradError("jvp takes primals and tangents as tuples (or lists) of arguments",
+                        user_frame(2))
+    flat_p, in_tree = tree_flatten(tuple(primals))
+    flat_t, t_tree = tree_flatten(tuple(tangents))
+    if in_tree != t_tree:
+        raise GradError(f"jvp: tangents have structure {t_tree} but primals have {in_tree}",
+                        user_frame(2))
+    for i, (p, t) in enumerate(zip(flat_p, flat_t)):
+        _check_tangent(p, t, i)
+    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux)
+    nonzeros = [differentiable(leaf_type(p)) for p in flat_p]
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    results = eval_ir(jvp_closed, [*flat_p, *[t for t, nz in zip(flat_t, nonzeros) if nz]])
+    n = len(closed.outvars)
+    outs, touts = results[:n], iter(results[n:])
+    tangent_outs = [next(touts) if nz else _zero_cotangent(v.type)
+                    for v, nz in zip(closed.outvars, out_nz)]
+    n_main = out_tree.num_leaves
+    out = out_tree.unflatten(outs[:n_main])
+    tout = out_tree.unflatten(tangent_outs[:n_main])
+    if has_aux:
+        return out, tout, aux_tree.unflatten(outs[n_main:])
+    return out, tout
+
+
+def _check_tangent(p, t, i):
+    pt, tt = leaf_type(p), leaf_type(t)
+    if tuple(pt.shape) != tuple(tt.shape):
+        raise GradError(f"jvp: tangent {i} has shape {tuple(tt.shape)} but its primal has "
+                        f"shape {tuple(pt.shape)}", user_frame(3))
+    if differentiable(pt) and tt.dtype != pt.dtype:
+        raise GradError(f"jvp: tangent {i} has dtype {tt.dtype} but its primal has dtype "
+                        f"{pt.dtype}; tangents must match their primal's dtype",
+                        user_frame(3))
+
+
+def linearize(fn: Callable, *primals):
+    """``(fn(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function
+    without recomputing the primal (only the linear IR runs)."""
+    flat_p, in_tree = tree_flatten(tuple(primals))
+    closed, out_tree, _ = trace_pytree_fn(fn, flat_p, in_tree)
+    nonzeros = [differentiable(leaf_type(p)) for p in flat_p]
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    known, linear, n_res, out_unknown = partial_eval(
+        jvp_closed, [False] * len(flat_p) + [True] * sum(nonzeros))
+    values = eval_ir(known, flat_p)
+    n = len(closed.outvars)
+    outs, residuals = values[:n], values[len(values) - n_res:]
+
+    def f_jvp(*tangents):
+        flat_t, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise GradError(f"linearized function: tangents have structure {t_tree}, "
+                            f"expected {in_tree}", user_frame(2))
+        lin = iter(eval_ir(linear, [*residuals,
+                                    *[t for t, nz in zip(flat_t, nonzeros) if nz]]))
+        unknown = iter(out_unknown[n:])
+        touts = []
+        for v, nz in zip(closed.outvars, out_nz):
+            touts.append(next(lin) if nz and next(unknown) else _zero_cotangent(v.type))
+        return out_tree.unflatten(touts)
+
+    return out_tree.unflatten(outs), f_jvp
+
+
+def vjp(fn: Callable, *primals, has_aux: bool = False):
+    """``(fn(*primals), vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn(ct)`` returns a
+    tuple with one cotangent per primal."""
+    flat_p, in_tree = tree_flatten(primals)
+    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux)
+    n_main = out_tree.num_leaves
+    outs, aux, backward = vjp_flat(closed, flat_p, n_main)
+    out_types = closed.out_types[:n_main]
+
+    def vjp_fn(ct):
+        flat_ct, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise GradError(f"vjp function: cotangent has structure {ct_tree} but the output "
+                            f"has {out_tree}", user_frame(2))
+        for i, (c, t) in enumerate(zip(flat_ct, out_types)):
+            ctype = leaf_type(c)
+            if tuple(ctype.shape) != tuple(t.shape):
+                raise GradError(f"vjp function: cotangent {i} has shape {tuple(ctype.shape)}"
+                                f" but the output has shape {tuple(t.shape)}", user_frame(2))
+        cts = [_as_ct(c, t) for c, t in zip(flat_ct, out_types)]
+        return in_tree.unflatten(backward(cts))
+
+    out = out_tree.unflatten(outs)
+    if has_aux:
+        return out, vjp_fn, aux_tree.unflatten(aux)
+    return out, vjp_fn
+
+
+def _as_ct(c, out_type):
+    if not differentiable(out_type):
+        return None
+    from ptojax.numpy._promote import convert
+    return convert(c, out_type.dtype)
+
+
+def _argnums_tuple(argnums):
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """A function returning ``(fn(*args), gradient of fn w.r.t. args[argnums])``."""
+    single = isinstance(argnums, int)
+    nums = _argnums_tuple(argnums)
+
+    @functools.wraps(fn)
+    def value_and_grad_fn(*args, **kwargs):
+        if max(nums) >= len(args):
+            raise GradError(f"grad: argnums {argnums} refers past the {len(args)} positional "
+                            f"arguments given", user_frame(2))
+        diff = tuple(args[i] for i in nums)
+        _check_inputs(diff, nums, allow_int)
+
+        def partial_fn(*d):
+            full = list(args)
+            for i, v in zip(nums, d):
+                full[i] = v
+            return fn(*full, **kwargs)
+
+        flat_p, in_tree = tree_flatten(diff)
+        closed, out_tree, aux_tree = trace_pytree_fn(partial_fn, flat_p, in_tree, has_aux,
+                                                     getattr(fn, "__name__", "fn"))
+        out_type = closed.out_types[0] if out_tree.num_leaves == 1 else None
+        if out_type is None or out_type.shape != () or not dtypes.is_float(out_type.dtype):
+            what = (f"{out_type}" if out_type is not None
+                    else f"a pytree with {out_tree.num_leaves} leaves")
+            raise GradError(f"grad requires a scalar floating-point output, got {what}; use "
+                            f"pto.vjp for non-scalar outputs or pto.jacrev for a Jacobian",
+                            user_frame(2))
+        outs, aux, backward = vjp_flat(closed, flat_p, 1)
+        one = Array(np.ones((), out_type.dtype))
+        grads = in_tree.unflatten(backward([one]))
+        grads = grads[0] if single else grads
+        value = out_tree.unflatten(outs)
+        if has_aux:
+            return (value, aux_tree.unflatten(aux)), grads
+        return value, grads
+
+    return value_and_grad_fn
+
+
+def _check_inputs(diff, nums, allow_int):
+    for argnum, arg in zip(nums, diff):
+        for leaf in tree_flatten(arg)[0]:
+            t = leaf_type(leaf)
+            if not dtypes.is_float(t.dtype) and not allow_int:
+                raise GradError(
+                    f"grad requires floating-point inputs, but argument {argnum} has a leaf "
+                    f"of type {t}; convert it with .astype(pnp.float32), leave it out of "
+                    f"argnums, or pass allow_int=True to get float0 zero gradients",
+                    user_frame(4))
+
+
+def grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """The gradient of scalar-valued ``fn`` w.r.t. ``args[argnums]`` (same structure)."""
+    vg = value_and_grad(fn, argnums, has_aux, allow_int)
+
+    @functools.wraps(fn)
+    def grad_fn(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return grad_fn

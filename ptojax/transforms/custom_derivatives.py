@@ -1,0 +1,216 @@
+"""User-defined derivatives and rematerialization: ``custom_jvp``, ``custom_vjp``,
+``checkpoint``/``remat``.
+
+Each call traces the function to a body IR and binds one call primitive (ops/calls.py) whose
+params carry the body and the user's rules (wrapped as flat functions that validate what the
+user returns). The autodiff and vmap tables give these primitives their meaning.
+"""
+from __future__ import annotations
+
+import functools
+
+from ptojax.errors import CustomRuleError
+from ptojax.ir.core import consts_as_args
+from ptojax.jit import leaf_type
+from ptojax.ops import calls
+from ptojax.source_info import user_frame
+from ptojax.transforms.ad_util import differentiable, zeros
+from ptojax.transforms.autodiff import trace_pytree_fn
+from ptojax.tree_util import tree_flatten, tree_unflatten
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = tuple(args[i] for i in nondiff_argnums)
+    diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return nondiff, diff
+
+
+def _merge(nondiff, diff, nondiff_argnums):
+    out, nd, d = [], iter(nondiff), iter(diff)
+    for i in range(len(nondiff) + len(diff)):
+        out.append(next(nd) if i in nondiff_argnums else next(d))
+    return out
+
+
+def _check_leaves(what, leaves, tree, expected_tree, expected_types):
+    if tree != expected_tree:
+        raise CustomRuleError(f"{what} has structure {tree}, expected {expected_tree}",
+                              user_frame(4))
+    for i, (leaf, t) in enumerate(zip(leaves, expected_types)):
+        got = leaf_type(leaf)
+        if tuple(got.shape) != tuple(t.shape) or (differentiable(t) and got.dtype != t.dtype):
+            raise CustomRuleError(f"{what}: leaf {i} is {got}, expected {t}", user_frame(4))
+
+
+class custom_jvp:
+    """A function with a custom JVP rule: ``f.defjvp(lambda primals, tangents: (out, t_out))``
+    (with ``nondiff_argnums``, the rule takes those arguments first)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *tangent_fns):
+        """One function per argument: ``fn(tangent, primal_out, *primals) -> tangent_out``."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            from ptojax.tree_util import tree_map
+            total = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                term = fn(t, out, *primals)
+                total = term if total is None else tree_map(lambda a, b: a + b, total, term)
+            return out, total
+        self.jvp = jvp
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise CustomRuleError(f"custom_jvp function {self.fun.__name__} has no JVP rule; "
+                                  f"define one with .defjvp(rule)", user_frame(2))
+        nums = self.nondiff_argnums
+        nondiff, diff = _split_nondiff(args, nums)
+        flat, in_tree = tree_flatten(diff)
+        closed, out_tree, _ = trace_pytree_fn(
+            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree,
+            name=self.fun.__name__)
+        body, consts = consts_as_args(closed)
+        out_types = closed.out_types
+        rule = self.jvp
+
+        def jvp_flat(const_vals, primals, tangents):
+            p, t = in_tree.unflatten(primals), in_tree.unflatten(tangents)
+            result = rule(*nondiff, tuple(p), tuple(t))
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise CustomRuleError(f"the custom_jvp rule of {self.fun.__name__} must return"
+                                      f" a pair (primal_out, tangent_out)", user_frame(3))
+            out_leaves, o_tree = tree_flatten(result[0])
+            t_leaves, t_tree = tree_flatten(result[1])
+            _check_leaves(f"custom_jvp rule of {self.fun.__name__}: primal output",
+                          out_leaves, o_tree, out_tree, out_types)
+            _check_leaves(f"custom_jvp rule of {self.fun.__name__}: tangent output",
+                          t_leaves, t_tree, out_tree, out_types)
+            return [*out_leaves, *t_leaves]
+
+        outs = calls.custom_jvp_call_p.bind(*consts, *flat, body=body, jvp=jvp_flat,
+                                            num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+class custom_vjp:
+    """A function with a custom VJP: ``f.defvjp(fwd, bwd)`` where ``fwd(*args) -> (out, res)``
+    and ``bwd(res, ct_out) -> tuple of input cotangents`` (nondiff arguments come first in
+    bwd's arguments when ``nondiff_argnums`` is given)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        name = self.fun.__name__
+        if self.fwd is None:
+            raise CustomRuleError(f"custom_vjp function {name} has no VJP rule; define one "
+                                  f"with .defvjp(fwd, bwd)", user_frame(2))
+        nums = self.nondiff_argnums
+        nondiff, diff = _split_nondiff(args, nums)
+        flat, in_tree = tree_flatten(diff)
+        in_types = [leaf_type(x) for x in flat]
+        closed, out_tree, _ = trace_pytree_fn(
+            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
+        body, consts = consts_as_args(closed)
+        out_types = closed.out_types
+        fwd, bwd = self.fwd, self.bwd
+        res_tree = {}
+
+        def fwd_flat(const_vals, primals):
+            result = fwd(*_merge(nondiff, in_tree.unflatten(primals), nums))
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise CustomRuleError(f"the custom_vjp fwd of {name} must return a pair "
+                                      f"(output, residuals)", user_frame(3))
+            out_leaves, o_tree = tree_flatten(result[0])
+            _check_leaves(f"custom_vjp fwd of {name}: output", out_leaves, o_tree, out_tree,
+                          out_types)
+            res_leaves, res_tree["tree"] = tree_flatten(result[1])
+            return [*out_leaves, *res_leaves]
+
+        def bwd_flat(res_leaves, cts):
+            res = res_tree["tree"].unflatten(res_leaves)
+            in_cts = bwd(*nondiff, res, out_tree.unflatten(cts))
+            return _flatten_input_cts(name, in_cts, diff, in_tree, in_types)
+
+        outs = calls.custom_vjp_call_p.bind(*consts, *flat, body=body, fwd=fwd_flat,
+                                            bwd=bwd_flat, num_consts=len(consts),
+                                            out_types=tuple(out_types))
+        return tree_unflatten(out_tree, outs)
+
+
+def _flatten_input_cts(name, in_cts, diff, in_tree, in_types):
+    if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(diff):
+        raise CustomRuleError(f"the custom_vjp bwd of {name} must return a tuple with one "
+                              f"cotangent per differentiable argument ({len(diff)}), got "
+                              f"{type(in_cts).__name__}"
+                              + (f" of length {len(in_cts)}" if isinstance(in_cts,
+                                                                            (tuple, list))
+                                 else ""), user_frame(4))
+    flat = []
+    for i, (ct, arg) in enumerate(zip(in_cts, diff)):
+        arg_leaves, arg_tree = tree_flatten(arg)
+        if ct is None:
+            flat += [None] * len(arg_leaves)
+            continue
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != arg_tree:
+            raise CustomRuleError(f"the custom_vjp bwd of {name} returned a cotangent for "
+                                  f"argument {i} with structure {ct_tree}, expected "
+                                  f"{arg_tree}", user_frame(4))
+        flat += ct_leaves
+    out = []
+    for i, (ct, t) in enumerate(zip(flat, in_types)):
+        if ct is None:
+            out.append(zeros(t.strip_weak()) if differentiable(t) else None)
+            continue
+        got = leaf_type(ct)
+        if tuple(got.shape) != tuple(t.shape):
+            raise CustomRuleError(f"the custom_vjp bwd of {name} returned a cotangent of "
+                                  f"shape {tuple(got.shape)} for input leaf {i}, whose shape "
+                                  f"is {tuple(t.shape)}", user_frame(4))
+        if differentiable(t) and got.dtype != t.dtype:
+            from ptojax import lax
+            ct = lax.convert_element_type(ct, t.dtype)
+        out.append(ct if differentiable(t) else None)
+    return out
+
+
+def checkpoint(fun=None, *, prevent_cse: bool = True, static_argnums=()):
+    """``fun`` whose intermediates are recomputed in the backward pass instead of saved.
+    The recomputation is visible in the gradient's IR as a second ``checkpoint`` region."""
+    if fun is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse,
+                                 static_argnums=static_argnums)
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        static, dynamic = _split_nondiff(args, nums)
+        flat, in_tree = tree_flatten(dynamic)
+        closed, out_tree, _ = trace_pytree_fn(
+            lambda *d: fun(*_merge(static, d, nums)), flat, in_tree, name=fun.__name__)
+        body, consts = consts_as_args(closed)
+        outs = calls.checkpoint_p.bind(*consts, *flat, body=body, prevent_cse=prevent_cse)
+        return tree_unflatten(out_tree, outs)
+
+    return wrapped
+
+
+remat = checkpoint

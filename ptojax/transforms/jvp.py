@@ -1,0 +1,533 @@
+"""Forward-mode autodiff as an IR → IR rewrite.
+
+``jvp_ir(closed, nonzeros)`` returns an IR computing ``(primal outs..., tangent outs...)`` from
+``(primals..., nonzero tangents...)``. Tangents are symbolic ``Zero``s until something real
+flows in, so unused paths cost nothing. Each primitive's rule lives in ``jvp_rules``:
+
+    rule(primals, tangents, **params) -> (primal_out, tangent_out)
+
+Rules bind ordinary primitives. Nonlinear factors are computed from primals only and the
+tangent enters through linear primitives (mul by a primal-derived value, add, dot_general,
+...), which is what lets ``partial_eval`` split the result into a forward IR and a linear IR
+that ``transpose`` turns into the backward pass.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes, lax, source_info
+from ptojax.errors import UnsupportedError
+from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
+from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
+from ptojax.ops import shape as sh, sorting
+from ptojax.trace import bind, trace_flat
+from ptojax.transforms.ad_util import (Zero, add_tangents, fit_shape, instantiate, is_zero,
+                                       tangent_aval)
+
+jvp_rules: dict = {}
+
+
+# ---------------------------------------------------------------------------------------------
+def jvp_eval(closed: ClosedIR, primals, tangents):
+    """Evaluate ``closed`` on primals and tangents (values or ``Zero``): (outs, tangent outs)."""
+    ir = closed.ir
+    primal_env, tangent_env = {}, {}
+    for v, c in zip(ir.constvars, closed.consts):
+        primal_env[v] = c
+    primal_env.update(zip(ir.invars, primals))
+    tangent_env.update(zip(ir.invars, tangents))
+
+    def tangent_of(a):
+        if type(a) is Literal:
+            return Zero(a.type)
+        t = tangent_env.get(a)
+        return Zero(a.type) if t is None else t
+
+    previous = source_info.set_current(None)
+    try:
+        for eqn in ir.eqns:
+            ins = [primal_env[a] if type(a) is Var else a for a in eqn.inputs]
+            tans = [tangent_of(a) for a in eqn.inputs]
+            source_info.set_current(eqn.source or previous)
+            if all(type(t) is Zero for t in tans):
+                outs = bind(eqn.prim, ins, eqn.params)
+                outs = outs if eqn.prim.multiple_results else [outs]
+                primal_env.update(zip(eqn.outputs, outs))
+                continue
+            rule = jvp_rules.get(eqn.prim)
+            if rule is None:
+                raise UnsupportedError(f"differentiation of `{eqn.prim.name}` is not "
+                                       f"supported", eqn.source)
+            out, tout = rule(ins, tans, **eqn.params)
+            if eqn.prim.multiple_results:
+                primal_env.update(zip(eqn.outputs, out))
+                tangent_env.update((v, _checked(t, v)) for v, t in zip(eqn.outputs, tout))
+            else:
+                primal_env[eqn.outputs[0]] = out
+                tangent_env[eqn.outputs[0]] = _checked(tout, eqn.outputs[0])
+    finally:
+        source_info.set_current(previous)
+    outs = [primal_env[v] if type(v) is Var else v for v in ir.outvars]
+    touts = [tangent_of(v) for v in ir.outvars]
+    return outs, touts
+
+
+def _checked(t, var):
+    """Zero tangents for non-float outputs; rank-0 tangents broadcast to the output's shape."""
+    if type(t) is Zero or not dtypes.is_float(var.type.dtype):
+        return Zero(var.type)
+    return fit_shape(t, var.type.shape)
+
+
+def jvp_ir(closed: ClosedIR, nonzeros) -> tuple:
+    """IR of ``(primals, tangents for the True entries of nonzeros) -> (outs, tangent outs)``.
+
+    Returns (ClosedIR, out_nonzeros): tangent outputs that are symbolically zero are left out
+    of the IR and marked False."""
+    in_types = closed.in_types
+    tangent_types = [tangent_aval(t) for t, nz in zip(in_types, nonzeros) if nz]
+    out_nonzeros = []
+
+    def fn(*args):
+        primals, rest = args[:len(in_types)], list(args[len(in_types):])
+        tangents = [rest.pop(0) if nz else Zero(t) for t, nz in zip(in_types, nonzeros)]
+        outs, touts = jvp_eval(closed, primals, tangents)
+        out_nonzeros[:] = [not is_zero(t) for t in touts]
+        return [*outs, *[t for t in touts if not is_zero(t)]]
+
+    jvp_closed = trace_flat(fn, [*in_types, *tangent_types], "jvp")
+    return jvp_closed, out_nonzeros
+
+
+# rule helpers --------------------------------------------------------------------------------
+def _linear(prim):
+    """A primitive linear in all its inputs: the tangent is the primitive of the tangents."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        tans = [instantiate(t) if is_zero(t) else t for t in tangents]
+        return out, prim.bind(*tans, **params)
+    return rule
+
+
+def _linear_in_first(prim):
+    """A primitive linear in its first operand, the others being indices or shapes."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if is_zero(tangents[0]):
+            return out, Zero(out.aval)
+        return out, prim.bind(tangents[0], *primals[1:], **params)
+    return rule
+
+
+def _zero_tangent(prim):
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero(o.aval) for o in out]
+        return out, Zero(out.aval)
+    return rule
+
+
+def _scale(t, factor):
+    """``t * factor`` for a tangent ``t`` (Zero stays Zero)."""
+    return t if is_zero(t) else lax.mul(t, factor)
+
+
+def _unary(prim, derivative):
+    """Elementwise f(x) with tangent ``t * derivative(x, out)``."""
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, **params)
+        return out, _scale(t, derivative(x, out))
+    return rule
+
+
+def _binary(prim, dx, dy):
+    """Elementwise f(x, y) with tangent ``tx * dx(x, y, out) + ty * dy(x, y, out)``."""
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = prim.bind(x, y)
+        a = Zero(out.aval) if is_zero(tx) else _times(tx, dx(x, y, out))
+        b = Zero(out.aval) if is_zero(ty) else _times(ty, dy(x, y, out))
+        return out, add_tangents(fit_shape(a, out.shape), fit_shape(b, out.shape))
+    return rule
+
+
+def _times(t, factor):
+    """``t * factor``, without an equation for the constant factors 1 and -1."""
+    if isinstance(factor, int):
+        return t if factor == 1 else lax.neg(t) if factor == -1 else lax.mul(t, factor)
+    return lax.mul(t, factor)
+
+
+def _trunc(x):
+    return lax.mul(lax.sign(x), lax.floor(lax.abs(x)))
+
+
+def _balanced_eq(x, out, y):
+    """1 where x alone attains the extremum, 1/2 where x and y tie, 0 elsewhere."""
+    hit = lax.convert_element_type(lax.eq(x, out), out.dtype)
+    tie = lax.convert_element_type(lax.eq(y, out), out.dtype)
+    return lax.div(hit, lax.add(1, tie))
+
+
+_SQRT_PI = float(np.sqrt(np.pi))
+
+# elementwise ---------------------------------------------------------------------------------
+jvp_rules[ew.neg_p] = _linear(ew.neg_p)
+jvp_rules[ew.copy_p] = _linear(ew.copy_p)
+jvp_rules[ew.add_p] = _binary(ew.add_p, lambda x, y, o: 1, lambda x, y, o: 1)
+jvp_rules[ew.sub_p] = _binary(ew.sub_p, lambda x, y, o: 1, lambda x, y, o: -1)
+jvp_rules[ew.mul_p] = _binary(ew.mul_p, lambda x, y, o: y, lambda x, y, o: x)
+jvp_rules[ew.div_p] = _binary(ew.div_p, lambda x, y, o: lax.div(1, y),
+                              lambda x, y, o: lax.neg(lax.div(o, y)))
+jvp_rules[ew.rem_p] = _binary(ew.rem_p, lambda x, y, o: 1,
+                              lambda x, y, o: lax.neg(_trunc(lax.div(x, y))))
+jvp_rules[ew.max_p] = _binary(ew.max_p, lambda x, y, o: _balanced_eq(x, o, y),
+                              lambda x, y, o: _balanced_eq(y, o, x))
+jvp_rules[ew.min_p] = _binary(ew.min_p, lambda x, y, o: _balanced_eq(x, o, y),
+                              lambda x, y, o: _balanced_eq(y, o, x))
+jvp_rules[ew.atan2_p] = _binary(
+    ew.atan2_p, lambda x, y, o: lax.div(y, lax.add(lax.mul(x, x), lax.mul(y, y))),
+    lambda x, y, o: lax.div(lax.neg(x), lax.add(lax.mul(x, x), lax.mul(y, y))))
+
+
+def _pow_dx(x, y, out):
+    # y * x**(y-1), defined as 0 where y == 0 (so 0**0 has derivative 0, as in JAX)
+    safe = lax.pow(x, lax.select(lax.eq(y, 0), lax.add(lax.mul(y, 0), 1), lax.sub(y, 1)))
+    return lax.select(lax.eq(y, 0), lax.mul(y, 0), lax.mul(y, safe))
+
+
+def _pow_dy(x, y, out):
+    # log(x) * x**y, defined as 0 where x == 0
+    safe_x = lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), x)
+    return lax.select(lax.eq(x, 0), lax.mul(x, 0), lax.mul(lax.log(safe_x), out))
+
+
+jvp_rules[ew.pow_p] = _binary(ew.pow_p, _pow_dx, _pow_dy)
+jvp_rules[ew.abs_p] = _unary(ew.abs_p, lambda x, o: lax.sign(x))
+jvp_rules[ew.exp_p] = _unary(ew.exp_p, lambda x, o: o)
+jvp_rules[ew.exp2_p] = _unary(ew.exp2_p, lambda x, o: lax.mul(o, float(np.log(2))))
+jvp_rules[ew.log_p] = _unary(ew.log_p, lambda x, o: lax.div(1, x))
+jvp_rules[ew.log1p_p] = _unary(ew.log1p_p, lambda x, o: lax.div(1, lax.add(x, 1)))
+jvp_rules[ew.expm1_p] = _unary(ew.expm1_p, lambda x, o: lax.add(o, 1))
+jvp_rules[ew.sqrt_p] = _unary(ew.sqrt_p, lambda x, o: lax.div(0.5, o))
+jvp_rules[ew.rsqrt_p] = _unary(ew.rsqrt_p, lambda x, o: lax.mul(lax.div(o, x), -0.5))
+jvp_rules[ew.cbrt_p] = _unary(ew.cbrt_p, lambda x, o: lax.div(1 / 3, lax.mul(o, o)))
+jvp_rules[ew.tanh_p] = _unary(ew.tanh_p, lambda x, o: lax.sub(1, lax.mul(o, o)))
+jvp_rules[ew.logistic_p] = _unary(ew.logistic_p, lambda x, o: lax.mul(o, lax.sub(1, o)))
+jvp_rules[ew.sin_p] = _unary(ew.sin_p, lambda x, o: lax.cos(x))
+jvp_rules[ew.cos_p] = _unary(ew.cos_p, lambda x, o: lax.neg(lax.sin(x)))
+jvp_rules[ew.tan_p] = _unary(ew.tan_p, lambda x, o: lax.add(1, lax.mul(o, o)))
+jvp_rules[ew.asin_p] = _unary(ew.asin_p, lambda x, o: lax.rsqrt(lax.sub(1, lax.mul(x, x))))
+jvp_rules[ew.acos_p] = _unary(ew.acos_p,
+                              lambda x, o: lax.neg(lax.rsqrt(lax.sub(1, lax.mul(x, x)))))
+jvp_rules[ew.atan_p] = _unary(ew.atan_p, lambda x, o: lax.div(1, lax.add(1, lax.mul(x, x))))
+jvp_rules[ew.sinh_p] = _unary(ew.sinh_p, lambda x, o: lax.cosh(x))
+jvp_rules[ew.cosh_p] = _unary(ew.cosh_p, lambda x, o: lax.sinh(x))
+jvp_rules[ew.asinh_p] = _unary(ew.asinh_p, lambda x, o: lax.rsqrt(lax.add(lax.mul(x, x), 1)))
+jvp_rules[ew.acosh_p] = _unary(
+    ew.acosh_p, lambda x, o: lax.rsqrt(lax.mul(lax.sub(x, 1), lax.add(x, 1))))
+jvp_rules[ew.atanh_p] = _unary(ew.atanh_p, lambda x, o: lax.div(1, lax.sub(1, lax.mul(x, x))))
+jvp_rules[ew.erf_p] = _unary(
+    ew.erf_p, lambda x, o: lax.mul(lax.exp(lax.neg(lax.mul(x, x))), 2 / _SQRT_PI))
+jvp_rules[ew.erf_inv_p] = _unary(
+    ew.erf_inv_p, lambda x, o: lax.mul(lax.exp(lax.mul(o, o)), _SQRT_PI / 2))
+
+
+def _integer_pow_rule(primals, tangents, y):
+    (x,), (t,) = primals, tangents
+    out = ew.integer_pow_p.bind(x, y=y)
+    if y == 0 or is_zero(t):
+        return out, Zero(out.aval)
+    if y == 1:
+        return out, t
+    return out, lax.mul(t, lax.mul(lax.integer_pow(x, y - 1), float(y)))
+
+
+jvp_rules[ew.integer_pow_p] = _integer_pow_rule
+
+for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.nextafter_p,
+           ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.and_p, ew.or_p,
+           ew.xor_p, ew.not_p, ew.shift_left_p, ew.shift_right_logical_p, ew.stop_gradient_p,
+           red.argmax_p, red.argmin_p, red.reduce_and_p, red.reduce_or_p, sh.iota_p):
+    jvp_rules[_p] = _zero_tangent(_p)
+
+
+def _select_rule(primals, tangents):
+    (pred, a, b), (_, ta, tb) = primals, tangents
+    out = ew.select_p.bind(pred, a, b)
+    if is_zero(ta) and is_zero(tb):
+        return out, Zero(out.aval)
+    ta = fit_shape(instantiate(ta), out.shape)
+    tb = fit_shape(instantiate(tb), out.shape)
+    return out, ew.select_p.bind(pred, ta, tb)
+
+
+jvp_rules[ew.select_p] = _select_rule
+
+
+def _clamp_rule(primals, tangents):
+    (lo, x, hi), (tlo, tx, thi) = primals, tangents
+    out = ew.clamp_p.bind(lo, x, hi)
+    zero = lax.mul(out, 0)
+    parts = []
+    if not is_zero(tx):
+        inside = lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))
+        parts.append(lax.select(inside, fit_shape(tx, out.shape), zero))
+    if not is_zero(tlo):
+        parts.append(lax.select(lax.gt(lo, x), fit_shape(tlo, out.shape), zero))
+    if not is_zero(thi):
+        parts.append(lax.select(lax.lt(hi, x), fit_shape(thi, out.shape), zero))
+    tout = Zero(out.aval)
+    for p in parts:
+        tout = add_tangents(tout, p)
+    return out, tout
+
+
+jvp_rules[ew.clamp_p] = _clamp_rule
+
+
+def _convert_rule(primals, tangents, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if is_zero(t) or not dtypes.is_float(new_dtype):
+        return out, Zero(out.aval)
+    return out, ew.convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)
+
+
+jvp_rules[ew.convert_element_type_p] = _convert_rule
+
+# reductions ----------------------------------------------------------------------------------
+jvp_rules[red.reduce_sum_p] = _linear(red.reduce_sum_p)
+
+
+def _kept_dims(ndim, axes):
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _extremum_rule(prim):
+    def rule(primals, tangents, axes):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        if is_zero(t):
+            return out, Zero(out.aval)
+        kept = _kept_dims(x.ndim, axes)
+        hit = lax.convert_element_type(
+            lax.eq(x, lax.broadcast_in_dim(out, x.shape, kept)), x.dtype)
+        count = lax.reduce_sum(hit, axes)
+        return out, lax.div(lax.reduce_sum(lax.mul(t, hit), axes), count)
+    return rule
+
+
+jvp_rules[red.reduce_max_p] = _extremum_rule(red.reduce_max_p)
+jvp_rules[red.reduce_min_p] = _extremum_rule(red.reduce_min_p)
+
+
+def _reduce_prod_rule(primals, tangents, axes):
+    """d prod = sum_j t_j * prod_{k != j} x_k, with the exclusive products computed by
+    forward and reverse cumulative products (exact even where some x_k == 0)."""
+    (x,), (t,) = primals, tangents
+    out = red.reduce_prod_p.bind(x, axes=axes)
+    if is_zero(t):
+        return out, Zero(out.aval)
+    kept = _kept_dims(x.ndim, axes)
+    perm = kept + tuple(axes)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    flat = lax.reshape(lax.transpose(x, perm), tuple(x.shape[d] for d in kept) + (n,))
+    tflat = lax.reshape(lax.transpose(t, perm), tuple(x.shape[d] for d in kept) + (n,))
+    last = flat.ndim - 1
+    ones = lax.add(lax.mul(lax.slice_in_dim(flat, 0, 1, 1, last), 0), 1)
+    before = lax.concatenate([ones, lax.slice_in_dim(lax.cumprod(flat, last), 0, n - 1, 1,
+                                                     last)], last)
+    after = lax.concatenate([lax.slice_in_dim(lax.cumprod(flat, last, reverse=True), 1, n,
+                                              1, last), ones], last)
+    others = lax.mul(before, after)
+    return out, lax.reduce_sum(lax.mul(tflat, others), (last,))
+
+
+jvp_rules[red.reduce_prod_p] = _reduce_prod_rule
+
+
+def _cumulative_rule(prim, combine):
+    """Cumulative ops: differentiate their log-depth associative-scan decomposition."""
+    def rule(primals, tangents, axis, reverse=False):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axis=axis, reverse=reverse)
+        if is_zero(t):
+            return out, Zero(out.aval)
+        from ptojax.transforms.autodiff import jvp_of
+        _, tout = jvp_of(lambda v: associative_scan(combine, v, axis, reverse), [x], [t])
+        return out, tout[0]
+    return rule
+
+
+def associative_scan(fn, x, axis: int, reverse: bool = False):
+    """Inclusive scan of associative ``fn`` along ``axis`` in O(log n) steps of slices,
+    elementwise ``fn`` and pads (Hillis–Steele doubling)."""
+    if reverse:
+        x = lax.rev(x, (axis,))
+    n = x.shape[axis]
+    shift = 1
+    while shift < n:
+        head = lax.slice_in_dim(x, 0, shift, 1, axis)
+        combined = fn(lax.slice_in_dim(x, 0, n - shift, 1, axis),
+                      lax.slice_in_dim(x, shift, n, 1, axis))
+        x = lax.concatenate([head, combined], axis)
+        shift *= 2
+    return lax.rev(x, (axis,)) if reverse else x
+
+
+jvp_rules[red.cumsum_p] = _linear(red.cumsum_p)
+jvp_rules[red.cumprod_p] = _cumulative_rule(red.cumprod_p, lax.mul)
+jvp_rules[red.cummax_p] = _cumulative_rule(red.cummax_p, lax.max)
+jvp_rules[red.cummin_p] = _cumulative_rule(red.cummin_p, lax.min)
+
+
+def _logaddexp(a, b):
+    m = lax.max(a, b)
+    return lax.add(m, lax.log1p(lax.exp(lax.neg(lax.abs(lax.sub(a, b))))))
+
+
+jvp_rules[red.cumlogsumexp_p] = _cumulative_rule(red.cumlogsumexp_p, _logaddexp)
+
+# shapes --------------------------------------------------------------------------------------
+for _p in (sh.broadcast_in_dim_p, sh.reshape_p, sh.transpose_p, sh.squeeze_p,
+           sh.expand_dims_p, sh.rev_p, sh.slice_p, sh.concatenate_p, sh.pad_p):
+    jvp_rules[_p] = _linear(_p)
+for _p in (ix.dynamic_slice_p, ix.gather_p):
+    jvp_rules[_p] = _linear_in_first(_p)
+
+
+def _dynamic_update_slice_rule(primals, tangents):
+    (x, upd, *starts), (tx, tu, *_) = primals, tangents
+    out = ix.dynamic_update_slice_p.bind(x, upd, *starts)
+    if is_zero(tx) and is_zero(tu):
+        return out, Zero(out.aval)
+    return out, ix.dynamic_update_slice_p.bind(instantiate(tx), instantiate(tu), *starts)
+
+
+jvp_rules[ix.dynamic_update_slice_p] = _dynamic_update_slice_rule
+
+
+def _scatter_rule(primals, tangents, axes, nbatch=0, mode="add"):
+    (x, idx, upd), (tx, _, tu) = primals, tangents
+    out = ix.scatter_p.bind(x, idx, upd, axes=axes, nbatch=nbatch, mode=mode)
+    if is_zero(tx) and is_zero(tu):
+        return out, Zero(out.aval)
+    params = dict(axes=axes, nbatch=nbatch)
+    if mode in ("add", "set"):
+        return out, ix.scatter_p.bind(instantiate(tx), idx, instantiate(tu), mode=mode,
+                                      **params)
+    if mode == "mul":
+        return out, _scatter_mul_tangent(x, idx, upd, out, tx, tu, params)
+    return out, _scatter_extremum_tangent(x, idx, upd, out, tx, tu, params)
+
+
+def _scatter_mul_tangent(x, idx, upd, out, tx, tu, params):
+    """out = x * prod(updates at each target); exact where updates are zero."""
+    one = lax.add(lax.mul(x, 0), 1)
+    gather = dict(axes=params["axes"], nbatch=params["nbatch"], mode="clip")
+    tout = Zero(out.aval)
+    if not is_zero(tx):
+        tout = ix.scatter_p.bind(tx, idx, upd, mode="mul", **params)
+    if not is_zero(tu):
+        is_z = lax.eq(upd, 0)
+        nonzero_upd = lax.select(is_z, lax.add(lax.mul(upd, 0), 1), upd)
+        prod_nz = ix.scatter_p.bind(one, idx, nonzero_upd, mode="mul", **params)
+        zeros_at = ix.scatter_p.bind(lax.mul(x, 0), idx,
+                                     lax.convert_element_type(is_z, x.dtype), mode="add",
+                                     **params)
+        p_nz = ix.gather_p.bind(prod_nz, idx, **gather)
+        z_at = ix.gather_p.bind(zeros_at, idx, **gather)
+        others = lax.select(is_z, lax.select(lax.eq(z_at, 1), p_nz, lax.mul(p_nz, 0)),
+                            lax.select(lax.eq(z_at, 0), lax.div(p_nz, nonzero_upd),
+                                       lax.mul(p_nz, 0)))
+        x_at = ix.gather_p.bind(x, idx, **gather)
+        contrib = lax.mul(lax.mul(tu, others), x_at)
+        tout = add_tangents(tout, ix.scatter_p.bind(lax.mul(x, 0), idx, contrib, mode="add",
+                                                    **params))
+    return tout
+
+
+def _scatter_extremum_tangent(x, idx, upd, out, tx, tu, params):
+    """Tangent of the winning value; ties share it equally (as reduce_max)."""
+    gather = dict(axes=params["axes"], nbatch=params["nbatch"], mode="clip")
+    from_x = lax.convert_element_type(lax.eq(x, out), x.dtype)
+    won = lax.convert_element_type(lax.eq(ix.gather_p.bind(out, idx, **gather), upd),
+                                   x.dtype)
+    count = ix.scatter_p.bind(from_x, idx, won, mode="add", **params)
+    total = lax.mul(instantiate(tx), from_x)
+    total = ix.scatter_p.bind(total, idx, lax.mul(instantiate(tu), won), mode="add", **params)
+    return lax.div(total, count)
+
+
+jvp_rules[ix.scatter_p] = _scatter_rule
+
+
+def _dot_general_rule(primals, tangents, dimension_numbers, preferred_element_type=None):
+    (lhs, rhs), (tl, tr) = primals, tangents
+    kw = dict(dimension_numbers=dimension_numbers,
+              preferred_element_type=preferred_element_type)
+    out = linalg.dot_general_p.bind(lhs, rhs, **kw)
+    tout = Zero(out.aval)
+    if not is_zero(tl):
+        tout = linalg.dot_general_p.bind(tl, rhs, **kw)
+    if not is_zero(tr):
+        tout = add_tangents(tout, linalg.dot_general_p.bind(lhs, tr, **kw))
+    return out, tout
+
+
+jvp_rules[linalg.dot_general_p] = _dot_general_rule
+
+
+def _sort_rule(primals, tangents, dimension, num_keys=1):
+    """Sort with an extra iota operand; the tangents follow the resulting permutation."""
+    x0 = primals[0]
+    iota = lax.broadcasted_iota(dtypes.int32, x0.shape, dimension)
+    *outs, perm = sorting.sort_p.bind(*primals, iota, dimension=dimension, num_keys=num_keys)
+    from ptojax.numpy.indexing import take_along_axis
+    touts = [Zero(o.aval) if is_zero(t) else take_along_axis(t, perm, dimension, mode="clip")
+             for o, t in zip(outs, tangents)]
+    return outs, touts
+
+
+jvp_rules[sorting.sort_p] = _sort_rule
+
+# calls ---------------------------------------------------------------------------------------
+from ptojax.ops import calls  # noqa: E402  (the call primitives are defined after the tables)
+
+
+def _checkpoint_rule(primals, tangents, body, prevent_cse=True):
+    nonzeros = [not is_zero(t) for t in tangents]
+    jbody, out_nz = jvp_ir(body, nonzeros)
+    jbody, consts = consts_as_args(jbody)
+    outs = calls.checkpoint_p.bind(*consts, *primals, *[t for t in tangents if not is_zero(t)],
+                                   body=jbody, prevent_cse=prevent_cse)
+    n = len(body.ir.outvars)
+    touts = iter(outs[n:])
+    return outs[:n], [next(touts) if nz else Zero(v.type)
+                      for v, nz in zip(body.ir.outvars, out_nz)]
+
+
+def _custom_jvp_rule(primals, tangents, body, jvp, num_consts):
+    args = primals[num_consts:]
+    tans = [instantiate(t) for t in tangents[num_consts:]]
+    result = jvp(primals[:num_consts], args, tans)
+    n = len(body.ir.outvars)
+    return result[:n], result[n:]
+
+
+def _custom_vjp_rule(primals, tangents, body, fwd, bwd, num_consts, out_types):
+    result = fwd(primals[:num_consts], primals[num_consts:])
+    n = len(out_types)
+    outs, residuals = result[:n], result[n:]
+    tans = [instantiate(t) for t in tangents[num_consts:]]
+    touts = calls.custom_lin_p.bind(*residuals, *tans, num_res=len(residuals), bwd=bwd,
+                                    out_types=tuple(t.strip_weak() for t in out_types))
+    return outs, touts
+
+
+jvp_rules[calls.checkpoint_p] = _checkpoint_rule
+jvp_rules[calls.custom_jvp_call_p] = _custom_jvp_rule
+jvp_rules[calls.custom_vjp_call_p] = _custom_vjp_rule
