@@ -19,7 +19,7 @@ from ptojax import dtypes, lax, source_info
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
-from ptojax.ops import shape as sh, sorting
+from ptojax.ops import random_bits, shape as sh, sorting
 from ptojax.trace import bind, trace_flat
 from ptojax.transforms.ad_util import (Zero, add_tangents, fit_shape, instantiate, is_zero,
                                        tangent_aval)
@@ -250,7 +250,8 @@ jvp_rules[ew.integer_pow_p] = _integer_pow_rule
 for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.nextafter_p,
            ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.and_p, ew.or_p,
            ew.xor_p, ew.not_p, ew.shift_left_p, ew.shift_right_logical_p, ew.stop_gradient_p,
-           red.argmax_p, red.argmin_p, red.reduce_and_p, red.reduce_or_p, sh.iota_p):
+           red.argmax_p, red.argmin_p, red.reduce_and_p, red.reduce_or_p, sh.iota_p,
+           random_bits.threefry2x32_p):
     jvp_rules[_p] = _zero_tangent(_p)
 
 
