@@ -1,20 +1,19 @@
 """Pytrees: nested tuples, lists, dicts, namedtuples, None and registered classes.
 
 A pytree flattens to a list of leaves and a ``PyTreeDef`` that can rebuild it. Treedefs are
-hashable and cheap to compare, because jit keys its cache on them.
+hashable and cheap to compare, because jit keys its cache on them. ``None`` is a node with no
+children (not a leaf); dict children are ordered by sorted key, OrderedDict children by
+insertion order. Every child has a key (``SequenceKey``, ``DictKey``, ``GetAttrKey`` or
+``FlattenedIndexKey``), so every leaf has a path.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple
 
 from ptojax.errors import PtoError
-
-
-class _NodeKind(NamedTuple):
-    flatten: Callable      # node -> (children, aux_data)
-    unflatten: Callable    # (aux_data, children) -> node
-    keys: Callable         # (node, aux_data) -> [key, ...] naming each child
 
 
 class SequenceKey(NamedTuple):
@@ -45,42 +44,105 @@ class FlattenedIndexKey(NamedTuple):
         return f"[<flat index {self.key}>]"
 
 
-def keystr(path) -> str:
-    return "".join(str(k) for k in path)
+def _simple_key(key) -> str:
+    return str(key[0])
+
+
+def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``['a'][0].b``, or with ``simple=True`` the bare keys joined by
+    ``separator`` (``a/0/b``)."""
+    if simple:
+        return separator.join(_simple_key(k) for k in keys)
+    return separator.join(str(k) for k in keys)
+
+
+# ---------------------------------------------------------------------------------------------
+class _NodeKind(NamedTuple):
+    flatten: Callable            # node -> (children, aux_data)
+    unflatten: Callable          # (aux_data, children) -> node
+    flatten_with_keys: Callable  # node -> ([(key, child), ...], aux_data)
 
 
 _registry: dict[type, _NodeKind] = {}
 
 
-def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
-                         flatten_with_keys_func: Callable | None = None) -> None:
-    """Register ``nodetype``: ``flatten_func(x) -> (children, aux)``,
-    ``unflatten_func(aux, children) -> x``."""
+def _flat_index_keys(flatten_func):
+    def flatten_with_keys(node):
+        children, aux = flatten_func(node)
+        return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], aux
+    return flatten_with_keys
+
+
+def _drop_keys(flatten_with_keys_func):
+    def flatten(node):
+        pairs, aux = flatten_with_keys_func(node)
+        return [c for _, c in pairs], aux
+    return flatten
+
+
+def _register(nodetype: type, kind: _NodeKind) -> None:
     if nodetype in _registry:
         raise ValueError(f"{nodetype.__name__} is already registered as a pytree node")
+    _registry[nodetype] = kind
 
-    def keys(node, aux):
-        if flatten_with_keys_func is not None:
-            return [k for k, _ in flatten_with_keys_func(node)[0]]
-        return [FlattenedIndexKey(i) for i in range(len(flatten_func(node)[0]))]
 
-    _registry[nodetype] = _NodeKind(flatten_func, unflatten_func, keys)
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
+                         flatten_with_keys_func: Callable | None = None) -> None:
+    """Register ``nodetype``: ``flatten_func(x) -> (children, aux)`` and
+    ``unflatten_func(aux, children) -> x``; ``aux`` must be hashable and comparable.
+    Without ``flatten_with_keys_func`` children are keyed by ``FlattenedIndexKey``."""
+    _register(nodetype, _NodeKind(flatten_func, unflatten_func,
+                                  flatten_with_keys_func or _flat_index_keys(flatten_func)))
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
+                              unflatten_func: Callable,
+                              flatten_func: Callable | None = None) -> None:
+    """Register ``nodetype`` with keyed children:
+    ``flatten_with_keys(x) -> ([(key, child), ...], aux)``."""
+    _register(nodetype, _NodeKind(flatten_func or _drop_keys(flatten_with_keys),
+                                  unflatten_func, flatten_with_keys))
 
 
 def register_pytree_node_class(cls):
-    """Class decorator: ``cls.tree_flatten()`` and ``cls.tree_unflatten(aux, children)``."""
+    """Class decorator: ``x.tree_flatten() -> (children, aux)`` and the classmethod
+    ``cls.tree_unflatten(aux, children)``."""
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
 
+def register_pytree_with_keys_class(cls):
+    """Class decorator: ``x.tree_flatten_with_keys()`` and ``cls.tree_unflatten(aux,
+    children)`` (and ``x.tree_flatten()`` if the class defines it)."""
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              flatten)
+    return cls
+
+
 def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
-    """Register a dataclass; fields with ``metadata={"static": True}`` are metadata (part of the
-    treedef), the others are children. Usable as a decorator."""
+    """Register a class whose fields are children (``data_fields``) or static metadata
+    (``meta_fields``, part of the treedef: hashable). For a dataclass both may be omitted:
+    init fields declared with ``field(metadata={"static": True})`` are metadata, the other
+    init fields data. Instances are rebuilt as ``nodetype(**fields)``, so fields with
+    ``init=False`` are recomputed. Usable as a decorator."""
+    if (data_fields is None) != (meta_fields is None):
+        raise TypeError("register_dataclass: give both data_fields and meta_fields, or "
+                        "neither (to read them from the dataclass fields)")
     if data_fields is None:
-        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(f"register_dataclass: {nodetype.__name__} is not a dataclass; "
+                            f"pass data_fields and meta_fields")
+        fields = [f for f in dataclasses.fields(nodetype)
+                  if f.init and f.name not in drop_fields]
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
-    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields or ())
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    _check_dataclass_fields(nodetype, data_fields, meta_fields, drop_fields)
+
+    def flatten_with_keys(x):
+        return ([(GetAttrKey(n), getattr(x, n)) for n in data_fields],
+                tuple(getattr(x, n) for n in meta_fields))
 
     def flatten(x):
         return [getattr(x, n) for n in data_fields], tuple(getattr(x, n) for n in meta_fields)
@@ -88,89 +150,141 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     def unflatten(meta, children):
         return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, meta)))
 
-    def with_keys(x):
-        return [(GetAttrKey(n), getattr(x, n)) for n in data_fields], flatten(x)[1]
-
-    register_pytree_node(nodetype, flatten, unflatten, with_keys)
+    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten, flatten)
     return nodetype
 
 
-register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c),
-                     lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None))
-register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c),
-                     lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None))
+def _check_dataclass_fields(nodetype, data_fields, meta_fields, drop_fields):
+    overlap = set(data_fields) & set(meta_fields)
+    if overlap:
+        raise ValueError(f"register_dataclass: fields {sorted(overlap)} are both data and "
+                         f"metadata")
+    if not dataclasses.is_dataclass(nodetype):
+        return
+    init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+    given = set(data_fields) | set(meta_fields)
+    if given != init_fields:
+        raise ValueError(f"register_dataclass: data_fields and meta_fields must name every "
+                         f"init field of {nodetype.__name__} exactly once; missing "
+                         f"{sorted(init_fields - given)}, unexpected "
+                         f"{sorted(given - init_fields)} (drop_fields excludes fields)")
 
 
-def _dict_flatten(d):
-    keys = tuple(sorted(d)) if len(d) > 1 else tuple(d)
-    return [d[k] for k in keys], keys
+def register_static(cls):
+    """Class decorator: instances are pytrees without leaves; the (hashable) instance itself
+    is part of the treedef, so jit treats it as static."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
 
 
-register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)),
-                     lambda d: ([(DictKey(k), v) for k, v in zip(*reversed(_dict_flatten(d)))],
-                                None))
-register_pytree_node(type(None), lambda _: ((), None), lambda _, __: None,
-                     lambda _: ((), None))
+# built-in node types -------------------------------------------------------------------------
+def _sorted_keys(d) -> tuple:
+    try:
+        return tuple(sorted(d))
+    except TypeError:
+        raise ValueError(f"pytree dict keys must be sortable (mutually comparable), got "
+                         f"{list(d)!r:.100}") from None
 
 
-def _kind(node):
-    kind = _registry.get(type(node))
-    if kind is None and isinstance(node, tuple) and hasattr(type(node), "_fields"):
-        kind = _namedtuple_kind(type(node))
-    return kind
+def _sequence_with_keys(seq):
+    return [(SequenceKey(i), v) for i, v in enumerate(seq)], None
+
+
+def _dict_with_keys(keys, d):
+    return [(DictKey(k), d[k]) for k in keys]
+
+
+register_pytree_with_keys(tuple, _sequence_with_keys, lambda _, c: tuple(c),
+                          lambda t: (t, None))
+register_pytree_with_keys(list, _sequence_with_keys, lambda _, c: list(c),
+                          lambda t: (t, None))
+register_pytree_with_keys(
+    dict, lambda d: (_dict_with_keys(_sorted_keys(d), d), _sorted_keys(d)),
+    lambda keys, c: dict(zip(keys, c)),
+    lambda d: ([d[k] for k in _sorted_keys(d)], _sorted_keys(d)))
+register_pytree_with_keys(
+    collections.OrderedDict, lambda d: (_dict_with_keys(tuple(d), d), tuple(d)),
+    lambda keys, c: collections.OrderedDict(zip(keys, c)))
+register_pytree_with_keys(
+    collections.defaultdict,
+    lambda d: (_dict_with_keys(_sorted_keys(d), d), (d.default_factory, _sorted_keys(d))),
+    lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)))
+register_pytree_with_keys(type(None), lambda _: ((), None), lambda _, __: None)
 
 
 _namedtuple_kinds: dict[type, _NodeKind] = {}
 
 
-def _namedtuple_kind(cls):
+def _namedtuple_kind(cls) -> _NodeKind:
     kind = _namedtuple_kinds.get(cls)
     if kind is None:
-        kind = _NodeKind(lambda t: (tuple(t), None), lambda _, c: cls(*c),
-                         lambda t, _: [GetAttrKey(f) for f in cls._fields])
-        _namedtuple_kinds[cls] = kind
+        kind = _namedtuple_kinds[cls] = _NodeKind(
+            lambda t: (tuple(t), None), lambda _, c: cls(*c),
+            lambda t: ([(GetAttrKey(f), v) for f, v in zip(cls._fields, t)], None))
     return kind
 
 
+def _is_namedtuple_type(cls) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _kind_of_type(node_type):
+    """The node kind of ``node_type``, or None if its instances are leaves."""
+    kind = _registry.get(node_type)
+    if kind is None and _is_namedtuple_type(node_type):
+        kind = _namedtuple_kind(node_type)
+    return kind
+
+
+# ---------------------------------------------------------------------------------------------
 class PyTreeDef:
     """The structure of a pytree: node type, its auxiliary data and the children's treedefs."""
-    __slots__ = ("node_type", "node_data", "children", "num_leaves", "num_nodes", "_hash")
+    __slots__ = ("node_type", "node_data", "child_defs", "num_leaves", "num_nodes", "_hash")
 
-    def __init__(self, node_type, node_data, children):
+    def __init__(self, node_type, node_data, child_defs):
         self.node_type = node_type          # None for a leaf
         self.node_data = node_data
-        self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-        self.num_nodes = 1 + sum(c.num_nodes for c in children)
+        self.child_defs = child_defs
+        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in child_defs)
+        self.num_nodes = 1 + sum(c.num_nodes for c in child_defs)
         self._hash = None
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.node_type, _hashable(self.node_data), self.children))
+            self._hash = hash((self.node_type, _hashable(self.node_data), self.child_defs))
         return self._hash
 
     def __eq__(self, other):
         return (self is other) or (isinstance(other, PyTreeDef) and hash(self) == hash(other)
                                    and self.node_type is other.node_type
                                    and self.node_data == other.node_data
-                                   and self.children == other.children)
+                                   and self.child_defs == other.child_defs)
+
+    def children(self) -> list:
+        """The treedefs of this node's children."""
+        return list(self.child_defs)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.node_type is None
 
     def unflatten(self, leaves):
+        """The pytree of this structure with ``leaves`` in order."""
         leaves = list(leaves)
         if len(leaves) != self.num_leaves:
             raise PtoError(f"tree_unflatten: the structure {self} has {self.num_leaves} "
                            f"leaves but {len(leaves)} values were given")
-        it = iter(leaves)
-        return self._build(it)
+        return self._build(iter(leaves))
 
     def _build(self, it):
         if self.node_type is None:
             return next(it)
-        children = [c._build(it) for c in self.children]
+        children = [c._build(it) for c in self.child_defs]
         return _kind_of_type(self.node_type).unflatten(self.node_data, children)
 
-    def flatten_up_to(self, tree):
-        """The subtrees of ``tree`` at this treedef's leaves (``self`` must be a prefix)."""
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of ``tree`` at this treedef's leaves (``self`` must be a prefix of
+        ``tree``'s structure)."""
         out = []
         self._up_to(tree, out, ())
         return out
@@ -179,21 +293,16 @@ class PyTreeDef:
         if self.node_type is None:
             out.append(tree)
             return
-        kind = _kind(tree)
+        where = keystr(path) or "the root"
         if type(tree) is not self.node_type:
-            raise ValueError(f"at {keystr(path) or 'the root'}: expected "
+            raise ValueError(f"pytree structure mismatch at {where}: expected "
                              f"{self.node_type.__name__}, got {type(tree).__name__}")
-        children, data = kind.flatten(tree)
-        if data != self.node_data or len(children) != len(self.children):
-            raise ValueError(f"at {keystr(path) or 'the root'}: structures differ "
-                             f"({self} vs {tree_structure(tree)})")
-        keys = kind.keys(tree, data)
-        for c, sub, k in zip(self.children, children, keys):
-            c._up_to(sub, out, path + (k,))
-
-    @property
-    def is_leaf(self):
-        return self.node_type is None
+        pairs, data = _kind_of_type(self.node_type).flatten_with_keys(tree)
+        if len(pairs) != len(self.child_defs) or data != self.node_data:
+            raise ValueError(f"pytree structure mismatch at {where}: expected "
+                             f"{self}, got {tree_structure(tree)}")
+        for c, (key, sub) in zip(self.child_defs, pairs):
+            c._up_to(sub, out, path + (key,))
 
     def __repr__(self):
         return f"PyTreeDef({self._str()})"
@@ -201,14 +310,14 @@ class PyTreeDef:
     def _str(self):
         if self.node_type is None:
             return "*"
-        inner = ", ".join(c._str() for c in self.children)
+        inner = ", ".join(c._str() for c in self.child_defs)
         if self.node_type is tuple:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
+            return f"({inner}{',' if len(self.child_defs) == 1 else ''})"
         if self.node_type is list:
             return f"[{inner}]"
         if self.node_type is dict:
             return "{" + ", ".join(f"{k!r}: {c._str()}"
-                                   for k, c in zip(self.node_data, self.children)) + "}"
+                                   for k, c in zip(self.node_data, self.child_defs)) + "}"
         if self.node_type is type(None):
             return "None"
         return f"{self.node_type.__name__}({inner})"
@@ -222,25 +331,18 @@ def _hashable(x):
         return repr(x)
 
 
-def _kind_of_type(node_type):
-    kind = _registry.get(node_type)
-    return kind if kind is not None else _namedtuple_kind(node_type)
-
-
 _LEAF = PyTreeDef(None, None, ())
 
 
+# ---------------------------------------------------------------------------------------------
 def tree_flatten(tree, is_leaf: Callable | None = None):
-    """``(leaves, treedef)``."""
+    """``(leaves, treedef)``; ``is_leaf(x)`` may stop the descent at chosen subtrees."""
     leaves = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
 
 def _flatten(node, leaves, is_leaf):
-    if is_leaf is not None and is_leaf(node):
-        leaves.append(node)
-        return _LEAF
-    kind = _kind(node)
+    kind = None if is_leaf is not None and is_leaf(node) else _kind_of_type(type(node))
     if kind is None:
         leaves.append(node)
         return _LEAF
@@ -250,67 +352,90 @@ def _flatten(node, leaves, is_leaf):
 
 def tree_flatten_with_path(tree, is_leaf: Callable | None = None):
     """``([(path, leaf), ...], treedef)`` where a path is a tuple of keys."""
-    out = []
+    pairs = []
+    return pairs, _flatten_with_path(tree, (), pairs, is_leaf)
 
-    def visit(node, path):
-        if is_leaf is not None and is_leaf(node):
-            out.append((path, node))
-            return
-        kind = _kind(node)
-        if kind is None:
-            out.append((path, node))
-            return
-        children, data = kind.flatten(node)
-        for k, c in zip(kind.keys(node, data), children):
-            visit(c, path + (k,))
 
-    visit(tree, ())
-    return out, tree_structure(tree, is_leaf)
+def _flatten_with_path(node, path, pairs, is_leaf):
+    kind = None if is_leaf is not None and is_leaf(node) else _kind_of_type(type(node))
+    if kind is None:
+        pairs.append((path, node))
+        return _LEAF
+    keyed, data = kind.flatten_with_keys(node)
+    return PyTreeDef(type(node), data, tuple(_flatten_with_path(c, path + (k,), pairs, is_leaf)
+                                             for k, c in keyed))
+
+
+def tree_leaves_with_path(tree, is_leaf: Callable | None = None) -> list:
+    return tree_flatten_with_path(tree, is_leaf)[0]
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves):
     return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree, is_leaf=None):
+def tree_leaves(tree, is_leaf: Callable | None = None) -> list:
     return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree, is_leaf=None) -> PyTreeDef:
+def tree_structure(tree, is_leaf: Callable | None = None) -> PyTreeDef:
     return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable, tree, *rest, is_leaf=None):
-    """``f`` applied leafwise; every tree in ``rest`` must have ``tree``'s structure (or deeper)."""
+def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
+    """``f`` applied leafwise to ``tree`` and the corresponding subtrees of ``rest`` (each of
+    which must have ``tree``'s structure, or a structure ``tree`` is a prefix of)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
-def tree_map_with_path(f: Callable, tree, *rest, is_leaf=None):
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable | None = None):
+    """Like ``tree_map``, with each leaf's key path as ``f``'s first argument."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(pairs, *others))
+    return treedef.unflatten(f(path, x, *xs) for (path, x), *xs in zip(pairs, *others))
 
 
-def tree_reduce(f: Callable, tree, initializer=None, is_leaf=None):
-    import functools
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(f: Callable, tree, initializer=_NO_INITIALIZER,
+                is_leaf: Callable | None = None):
+    """``functools.reduce(f, leaves[, initializer])``."""
     leaves = tree_leaves(tree, is_leaf)
-    return functools.reduce(f, leaves) if initializer is None else \
-        functools.reduce(f, leaves, initializer)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(f, leaves)
+    return functools.reduce(f, leaves, initializer)
 
 
-def tree_all(tree) -> bool:
-    return all(tree_leaves(tree))
+def tree_all(tree, is_leaf: Callable | None = None) -> bool:
+    return all(tree_leaves(tree, is_leaf))
 
 
-def treedef_children(treedef: PyTreeDef):
-    return list(treedef.children)
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef, pytree_to_transpose):
+    """Turn a tree of structure ``outer`` of trees of structure ``inner`` into a tree of
+    structure ``inner`` of trees of structure ``outer``."""
+    outer_leaves = outer_treedef.flatten_up_to(pytree_to_transpose)
+    per_outer = [inner_treedef.flatten_up_to(sub) for sub in outer_leaves]
+    per_inner = [outer_treedef.unflatten(column) for column in zip(*per_outer)] \
+        if per_outer else [outer_treedef.unflatten([])] * inner_treedef.num_leaves
+    return inner_treedef.unflatten(per_inner)
+
+
+def treedef_children(treedef: PyTreeDef) -> list:
+    return treedef.children()
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.is_leaf
 
 
 def treedef_tuple(treedefs) -> PyTreeDef:
+    """The treedef of a tuple whose children have ``treedefs``."""
     return PyTreeDef(tuple, None, tuple(treedefs))
 
 
-def all_leaves(iterable) -> bool:
-    return all(_kind(x) is None for x in iterable)
+def all_leaves(iterable, is_leaf: Callable | None = None) -> bool:
+    """True if every element of ``iterable`` is a leaf."""
+    return all(tree_structure(x, is_leaf).is_leaf for x in iterable)
