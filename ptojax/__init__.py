@@ -9,6 +9,7 @@ from ptojax.jit import ShapeDtypeStruct, jit, make_ir
 from ptojax.runtime.array import Array
 from ptojax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
 from ptojax.transforms.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
+from ptojax.transforms.vmap_api import vmap
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 

@@ -34,6 +34,13 @@ class Literal:
         self._hash = hash((self.value.item() if self.value.dtype.kind != "V" else 0,
                            type.dtype))
 
+    aval = property(lambda self: self.type)
+    shape = property(lambda self: ())
+    ndim = property(lambda self: 0)
+    size = property(lambda self: 1)
+    dtype = property(lambda self: self.type.dtype)
+    weak_type = property(lambda self: self.type.weak_type)
+
     def __eq__(self, other):
         if type(other) is not Literal or self.type != other.type:
             return False

@@ -242,7 +242,8 @@ def _integer_pow_rule(primals, tangents, y):
         return out, Zero(out.aval)
     if y == 1:
         return out, t
-    return out, lax.mul(t, lax.mul(lax.integer_pow(x, y - 1), float(y)))
+    power = x if y == 2 else lax.integer_pow(x, y - 1)
+    return out, lax.mul(t, lax.mul(power, float(y)))
 
 
 jvp_rules[ew.integer_pow_p] = _integer_pow_rule
