@@ -94,6 +94,8 @@ def canonicalize(dtype) -> np.dtype:
         return dtype
     try:
         return _canonicalize(dtype)
+    except DtypeError:
+        raise
     except TypeError:  # unhashable
         raise DtypeError(f"{dtype!r} is not a dtype") from None
 
@@ -164,15 +166,18 @@ def promote(types: tuple) -> tuple:
         raise DtypeError(f"no common dtype for {names}; convert explicitly with .astype(...)")
     node = least[0]
     if node == WEAK_INT:
-        return _weak_default(types, is_integer, DEFAULT_INT), True
+        return _weak_default(types, is_integer, DEFAULT_INT, int64), True
     if node == WEAK_FLOAT:
-        return _weak_default(types, is_float, DEFAULT_FLOAT), True
+        return _weak_default(types, is_float, DEFAULT_FLOAT, float64), True
     return node, False
 
 
-def _weak_default(types, kind, default):
-    # All operands weak: keep the widest weak dtype of that kind (a weak f64 stays f64).
-    same_kind = [d for d, w in types if kind(d)]
+def _weak_default(types, kind, default, wide):
+    # A weak result is 32-bit, unless an operand is explicitly 64-bit (then 64-bit, as JAX
+    # with x64) or a weak operand of that kind is wider (a weak f64 stays f64).
+    if any(not w and d.itemsize == 8 for d, w in types):
+        return wide
+    same_kind = [d for d, w in types if w and kind(d)]
     return max(same_kind, key=lambda d: d.itemsize) if same_kind else default
 
 

@@ -38,6 +38,11 @@ class AxisError(PtoError, ValueError):
     """An axis out of range for the array's rank, or repeated."""
 
 
+class IndexingError(PtoError, IndexError):
+    """An index that does not fit the array: out of bounds, too many indices, a mask of the
+    wrong shape."""
+
+
 class ConcretizationError(PtoError, TypeError):
     """A traced value was used where Python needs a concrete value (bool, int, index)."""
 
