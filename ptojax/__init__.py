@@ -7,7 +7,8 @@ from ptojax import errors, lax, nn, numpy, random, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import ShapeDtypeStruct, jit, make_ir
 from ptojax.runtime.array import Array
-from ptojax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from ptojax.transforms.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize,
+                                        value_and_grad, vjp)
 from ptojax.transforms.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
 from ptojax.transforms.vmap_api import vmap
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,

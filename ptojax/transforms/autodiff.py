@@ -279,3 +279,128 @@ def grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False
         return g
 
     return grad_fn
+
+
+# Jacobians, on top of vmap -------------------------------------------------------------------
+def _std_basis(types):
+    """One batch of tangents per leaf: the rows of the identity over all leaves' elements."""
+    import math
+    sizes = [math.prod(t.shape) for t in types]
+    total = sum(sizes)
+    basis, start = [], 0
+    for t, n in zip(types, sizes):
+        rows = np.zeros((total, n), t.dtype)
+        rows[start:start + n] = np.eye(n, dtype=t.dtype)
+        basis.append(Array(rows.reshape((total, *t.shape))))
+        start += n
+    return basis, sizes
+
+
+def _split_jacobian(stacked, sizes, row_types, col_shape):
+    """Split a (sum(sizes), *col_shape) batch into one (*row_shape, *col_shape) per row leaf,
+    with the row dimensions last (JAX's layout: output dims then input dims)."""
+    from ptojax import lax
+    out, start = [], 0
+    for n, t in zip(sizes, row_types):
+        block = lax.slice_in_dim(stacked, start, start + n, 1, 0)
+        block = lax.reshape(block, (*t.shape, *col_shape))
+        out.append(block)
+        start += n
+    return out
+
+
+def _diff_args(fn, args, argnums, who):
+    nums = _argnums_tuple(argnums)
+    diff = tuple(args[i] for i in nums)
+    for argnum, arg in zip(nums, diff):
+        for leaf in tree_flatten(arg)[0]:
+            if not dtypes.is_float(leaf_type(leaf).dtype):
+                raise GradError(f"{who} requires floating-point inputs, but argument {argnum} "
+                                f"has a leaf of type {leaf_type(leaf)}", user_frame(3))
+
+    def partial_fn(*d):
+        full = list(args)
+        for i, v in zip(nums, d):
+            full[i] = v
+        return fn(*full)
+    return partial_fn, diff
+
+
+def _transpose_leading(block, n_lead, n_rest):
+    """Move the first ``n_lead`` dims after the following ``n_rest`` dims."""
+    from ptojax import lax
+    return lax.transpose(block, (*range(n_lead, n_lead + n_rest), *range(n_lead)))
+
+
+def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian of ``fn`` by forward mode: one batched JVP (vmap over the input basis)."""
+    from ptojax.transforms.vmap_api import vmap
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fn)
+    def jac_fn(*args):
+        partial_fn, diff = _diff_args(fn, args, argnums, "jacfwd")
+        flat_in, in_tree = tree_flatten(diff)
+        in_types = [leaf_type(x) for x in flat_in]
+        basis, sizes = _std_basis(in_types)
+
+        def push(*tangents):
+            return jvp(lambda *d: partial_fn(*in_tree.unflatten(d)), flat_in, tangents,
+                       has_aux=has_aux)
+
+        result = vmap(push, out_axes=(None, 0, None) if has_aux else (None, 0))(*basis)
+        out, tout = result[0], result[1]
+        flat_out, out_tree = tree_flatten(out)
+        flat_t = tree_flatten(tout)[0]
+        jac = []
+        for o, t in zip(flat_out, flat_t):
+            blocks = _split_jacobian(t, sizes, in_types, tuple(o.shape))
+            per_in = [_transpose_leading(b, len(it.shape), len(o.shape))
+                      for b, it in zip(blocks, in_types)]
+            tree = in_tree.unflatten(per_in)
+            jac.append(tree[0] if single else tree)
+        jac = out_tree.unflatten(jac)
+        return (jac, result[2]) if has_aux else jac
+
+    return jac_fn
+
+
+def jacrev(fn: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian of ``fn`` by reverse mode: one batched VJP (vmap over the output basis)."""
+    from ptojax.transforms.vmap_api import vmap
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fn)
+    def jac_fn(*args):
+        partial_fn, diff = _diff_args(fn, args, argnums, "jacrev")
+        flat_in, in_tree = tree_flatten(diff)
+        closed, out_tree, aux_tree = trace_pytree_fn(
+            lambda *d: partial_fn(*in_tree.unflatten(d)), flat_in, _flat_tree(flat_in),
+            has_aux)
+        n_main = out_tree.num_leaves
+        outs, aux, backward = vjp_flat(closed, flat_in, n_main)
+        out_types = [t for t in closed.out_types[:n_main]]
+        basis, sizes = _std_basis([t.strip_weak() for t in out_types])
+        cts = vmap(lambda *c: backward(list(c)))(*basis)
+        in_types = [leaf_type(x) for x in flat_in]
+        per_out = [[] for _ in out_types]
+        for ct, it in zip(cts, in_types):
+            for k, block in enumerate(_split_jacobian(ct, sizes, out_types, tuple(it.shape))):
+                per_out[k].append(block)
+        jac = []
+        for blocks in per_out:
+            tree = in_tree.unflatten(blocks)
+            jac.append(tree[0] if single else tree)
+        jac = out_tree.unflatten(jac)
+        return (jac, aux_tree.unflatten(aux)) if has_aux else jac
+
+    return jac_fn
+
+
+def _flat_tree(leaves):
+    return tree_structure(tuple(leaves))
+
+
+def hessian(fn: Callable, argnums=0, has_aux: bool = False):
+    """``jacfwd(jacrev(fn))``: forward-over-reverse second derivatives."""
+    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
