@@ -21,7 +21,7 @@ from ptojax import dtypes, lax, source_info
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
-from ptojax.ops import shape as sh, sorting
+from ptojax.ops import random_bits, shape as sh, sorting
 from ptojax.runtime.array import Array
 from ptojax.trace import bind, trace_flat
 
@@ -146,6 +146,16 @@ def _example_shape(a, d):
 
 for _p in ew.ELEMENTWISE.values():
     batch_rules[_p] = _elementwise_rule(_p)
+
+_threefry2x32_elementwise = _elementwise_rule(random_bits.threefry2x32_p)
+
+
+def _threefry2x32_rule(args, dims):
+    outs, dim = _threefry2x32_elementwise(args, dims)
+    return outs, [dim, dim]
+
+
+batch_rules[random_bits.threefry2x32_p] = _threefry2x32_rule
 
 
 # reductions ----------------------------------------------------------------------------------
