@@ -23,15 +23,21 @@ from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 log = logging.getLogger("ptojax.jit")
 
 
-class ShapeDtypeStruct(NamedTuple):
+class ShapeDtypeStruct:
     """An abstract argument: ``make_ir``/``lower`` trace with it without any data."""
-    shape: tuple
-    dtype: Any
-    weak_type: bool = False
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.canonicalize(dtype)
+        self.weak_type = weak_type
 
     @property
     def aval(self):
-        return TensorType(tuple(self.shape), dtypes.canonicalize(self.dtype), self.weak_type)
+        return TensorType(self.shape, self.dtype, self.weak_type)
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
 
 
 # ---------------------------------------------------------------------------------------------

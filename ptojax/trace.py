@@ -16,11 +16,11 @@ import threading
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import (ConcretizationError, LeakedTracerError, NonArrayLeafError,
-                           PtoError)
+from ptojax.errors import ConcretizationError, NonArrayLeafError, PtoError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.runtime.array import Array
+from ptojax.runtime.eager import apply_eager, leaked_tracer_error
 from ptojax.source_info import user_frame
 
 
@@ -91,7 +91,7 @@ class Trace:
             if x._trace is self:
                 return x.ir_var
             if not x._trace.active:
-                raise _leaked(x)
+                raise leaked_tracer_error(x)
             return self._capture(x, x.ir_var.type)
         if type(x) is Literal:
             return x
@@ -137,14 +137,6 @@ class Trace:
         return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
 
 
-def _leaked(tracer) -> LeakedTracerError:
-    return LeakedTracerError(
-        f"a traced value {tracer.ir_var.type} from the trace of `{tracer._trace.name}` is used "
-        f"after that trace ended (it leaked out, e.g. through a global, a closure or a "
-        f"side effect). Return it from the function instead, or pass it in as an argument.",
-        user_frame(3))
-
-
 def push_trace(name: str = "fn") -> Trace:
     stack = _state.stack
     trace = Trace(len(stack), name)
@@ -176,7 +168,6 @@ def bind(prim: Primitive, args, params, source=None):
     stack = _state.stack
     if stack:
         return stack[-1].process(prim, args, params, source)
-    from ptojax.runtime.eager import apply_eager
     return apply_eager(prim, args, params)
 
 

@@ -61,8 +61,8 @@ class Params:
     """Immutable, hashable mapping of an equation's parameters (read like a dict)."""
     __slots__ = ("_items", "_dict", "_hash")
 
-    def __init__(self, mapping=None):
-        d = dict(mapping or {})
+    def __init__(self, mapping=None, **items):
+        d = dict(mapping or {}, **items)
         self._dict = d
         self._items = tuple(sorted(d.items()))
         self._hash = None

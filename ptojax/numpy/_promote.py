@@ -48,7 +48,7 @@ def asarray(x, dtype=None):
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
         dtypes.canonicalize(arr.dtype)
-        return Array(arr if dtype is None else arr.astype(dtype))
+        return Array(arr.copy() if dtype is None else arr.astype(dtype))  # own the buffer
     if isinstance(x, (Array, Tracer)):
         return x if dtype is None else lax.convert_element_type(x, dtype)
     if isinstance(x, (list, tuple)):
@@ -124,6 +124,10 @@ def to_inexact(dtype):
 def promote_args(name, *args, kind=None):
     """Promote to a common dtype and broadcast to a common shape (rank-0 operands stay
     scalars, which elementwise primitives broadcast for free)."""
+    if len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:
+        ta, tb = args[0].aval, args[1].aval
+        if (ta is tb or ta == tb) and (kind != "float" or ta.dtype in dtypes.FLOATS):
+            return args  # already one dtype and one shape: nothing to do
     dtype, weak = result_type(*args)
     if kind == "float":
         dtype = to_inexact(dtype)

@@ -16,11 +16,9 @@ class Array:
     __array_priority__ = 100
 
     def __init__(self, value, weak_type: bool = False, sharding=None):
-        if type(value) is not np.ndarray:
-            value = np.asarray(value)
-        if value.flags.writeable:
-            value.flags.writeable = False
-        self._value = value
+        # ``value`` is owned by this Array: nothing else writes to it. numpy sees it only
+        # through read-only views (``__array__``).
+        self._value = value if type(value) is np.ndarray else np.asarray(value)
         self.weak_type = weak_type
         self._aval = None
         self._sharding = sharding
@@ -49,7 +47,11 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._value.dtype:
             return self._value.astype(dtype)
-        return self._value.copy() if copy else self._value
+        if copy:
+            return self._value.copy()
+        view = self._value.view()
+        view.flags.writeable = False
+        return view
 
     def block_until_ready(self):
         return self

@@ -27,51 +27,62 @@ def _value_and_type(x):
         return np.asarray(x, dt), TensorType((), dt, True)
     if isinstance(x, Array):
         return x._value, x.aval
-    if type(x).__name__ == "Tracer":
-        raise LeakedTracerError(
-            f"a traced value {x.aval} is used outside of any trace: it leaked out of the "
-            f"function that was traced (through a global, closure or side effect). Return it "
-            f"from the function instead.", user_frame(3))
+    if hasattr(x, "_trace"):  # a Tracer whose trace has ended
+        raise leaked_tracer_error(x)
     raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an array "
                             f"({x!r:.60}); pass arrays or Python scalars", user_frame(3))
+
+
+def leaked_tracer_error(tracer) -> LeakedTracerError:
+    return LeakedTracerError(
+        f"a traced value {tracer.aval} from the trace of `{tracer._trace.name}` is used after "
+        f"that trace ended (it leaked out, e.g. through a global, a closure or a side "
+        f"effect). Return it from the function instead, or pass it in as an argument.",
+        user_frame(4))
 
 
 def apply_eager(prim, args, params):
     values, types = [], []
     for a in args:
-        v, t = _value_and_type(a)
-        values.append(v)
-        types.append(t)
-    out_types = _out_types(prim, types, params)
+        if type(a) is Array:
+            values.append(a._value)
+            types.append(a._aval or a.aval)
+        else:
+            v, t = _value_and_type(a)
+            values.append(v)
+            types.append(t)
+    try:
+        key = (prim, *types, *params.items()) if params else (prim, *types)
+        out_types = _out_types_cache.get(key)
+    except TypeError:  # an unhashable param: no caching
+        key = out_types = None
+    if out_types is None:
+        out_types = _infer(prim, types, params, key)
     try:
         out = prim.impl(*values, **params)
     except PtoError as e:
         raise e.with_source(user_frame(3)) from None
     if prim.multiple_results:
         return [_wrap(o, t) for o, t in zip(out, out_types)]
-    return _wrap(out, out_types[0])
+    t = out_types[0]
+    if type(out) is not np.ndarray or out.dtype != t.dtype:
+        out = np.asarray(out, t.dtype)
+    return Array(out, t.weak_type)
 
 
-def _out_types(prim, types, params):
+def _infer(prim, types, params, key):
     try:
-        key = (prim, *types, *params.items())
-        cached = _out_types_cache.get(key)
-    except TypeError:  # an unhashable param: no caching
-        key, cached = None, None
-    if cached is None:
-        try:
-            cached = prim.out_types(types, params)
-        except PtoError as e:
-            raise e.with_source(user_frame(4)) from None
-        if key is not None:
-            if len(_out_types_cache) > 20000:
-                _out_types_cache.clear()
-            _out_types_cache[key] = cached
-    return cached
+        out_types = prim.out_types(types, params)
+    except PtoError as e:
+        raise e.with_source(user_frame(4)) from None
+    if key is not None:
+        if len(_out_types_cache) > 20000:
+            _out_types_cache.clear()
+        _out_types_cache[key] = out_types
+    return out_types
 
 
 def _wrap(value, out_type):
-    value = np.asarray(value)
-    if value.dtype != out_type.dtype:
-        value = value.astype(out_type.dtype)
+    if type(value) is not np.ndarray or value.dtype != out_type.dtype:
+        value = np.asarray(value, out_type.dtype)
     return Array(value, out_type.weak_type)

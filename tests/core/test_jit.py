@@ -1,0 +1,154 @@
+"""jit: one trace per signature, retrace explanations, static arguments, thread safety, the
+optimizer and the generated executor."""
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from ptojax.errors import StaticArgumentError
+from ptojax.ir import verify
+
+F32 = np.float32
+
+
+def counting(fn):
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+    wrapped.calls = calls
+    return wrapped
+
+
+def test_traced_once_per_signature():
+    f = counting(lambda x, y: x * y + 1.0)
+    jf = pto.jit(f)
+    a, b = pnp.ones(3), pnp.ones(3)
+    for _ in range(3):
+        jf(a, b)
+    assert len(f.calls) == 1
+    jf(np.ones(3, F32), np.ones(3, F32))   # numpy inputs of the same type: same entry
+    assert len(f.calls) == 1
+    jf(pnp.ones(4), pnp.ones(4))           # new shape: retrace
+    jf(pnp.ones(3, pnp.float16), pnp.ones(3, pnp.float16))  # new dtype: retrace
+    assert len(f.calls) == 3
+    assert jf.cache_size() == 3
+
+
+def test_weak_types_are_part_of_the_signature():
+    f = counting(lambda x: x * 2)
+    jf = pto.jit(f)
+    assert jf(1.0).dtype == np.float32 and jf(1.0).weak_type
+    jf(np.float32(1.0))
+    assert len(f.calls) == 2
+
+
+def test_static_arguments():
+    f = counting(lambda x, n, scale=1.0: x * n * scale)
+    jf = pto.jit(f, static_argnums=1, static_argnames="scale")
+    assert float(jf(np.float32(2), 3)) == 6.0
+    assert float(jf(np.float32(2), 3, scale=2.0)) == 12.0
+    assert float(jf(np.float32(2), 4)) == 8.0
+    jf(np.float32(5), 4)
+    assert len(f.calls) == 3
+
+
+def test_unhashable_static_argument():
+    jf = pto.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+    with pytest.raises(StaticArgumentError, match="tuple instead of a list") as info:
+        jf(pnp.ones(6), [2, 3])
+    assert "test_jit.py" in str(info.value)
+
+
+def test_retrace_is_explained(caplog):
+    jf = pto.jit(lambda x, y: x.sum() + y.sum())
+    jf(pnp.ones(3), pnp.ones(3))
+    with caplog.at_level(logging.INFO, logger="ptojax.jit"):
+        jf(pnp.ones(3), pnp.ones(5))
+    assert "positional argument 1 changed from f32[3] to f32[5]" in caplog.text
+
+
+def test_pytree_arguments_and_outputs():
+    @pto.jit
+    def f(params, x):
+        return {"out": x @ params["w"] + params["b"], "n": params["w"].shape[0]}
+
+    params = {"w": pnp.ones((3, 2)), "b": pnp.zeros(2)}
+    out = f(params, pnp.ones((4, 3)))
+    np.testing.assert_allclose(out["out"], np.full((4, 2), 3.0))
+    assert int(out["n"]) == 3
+
+
+def test_threads_share_a_cache_safely():
+    jf = pto.jit(lambda x, k: pnp.sin(x) * k)
+    errors = []
+
+    def worker(k):
+        x = pnp.asarray(np.linspace(0, 1, 64, dtype=F32))
+        for _ in range(200):
+            out = np.asarray(jf(x, np.float32(k)))
+            if not np.allclose(out, np.sin(np.linspace(0, 1, 64, dtype=F32)) * k):
+                errors.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert jf.cache_size() == 1
+
+
+def test_optimizer_folds_merges_and_drops():
+    def f(x):
+        unused = pnp.exp(x)  # noqa: F841 - dead code
+        a = pnp.sin(x)
+        b = pnp.sin(x)       # same as a
+        return a + b * (2.0 * 3.0)
+
+    lowered = pto.jit(f).lower(np.ones(3, F32))
+    names = [e.prim.name for e in lowered.optimized_ir.eqns]
+    assert names.count("sin") == 1 and "exp" not in names
+    verify(lowered.optimized_ir)
+    np.testing.assert_allclose(lowered.compile()(np.ones(3, F32)), 7 * np.sin(np.ones(3)),
+                               rtol=1e-6)
+
+
+def test_buffer_reuse_never_clobbers_live_values():
+    def f(x):
+        y = x * 2.0
+        z = y + 1.0     # y is still returned below: its buffer must survive
+        w = pnp.exp(z)  # z dies here: its buffer may be reused
+        return w, y, x
+
+    x = np.arange(4, dtype=F32)
+    w, y, x_out = pto.jit(f)(x)
+    np.testing.assert_allclose(y, x * 2)
+    np.testing.assert_allclose(w, np.exp(x * 2 + 1), rtol=1e-6)
+    np.testing.assert_array_equal(x_out, np.arange(4, dtype=F32))
+    np.testing.assert_array_equal(x, np.arange(4, dtype=F32))  # the input is untouched
+
+
+def test_lower_exposes_ir_and_text():
+    lowered = pto.jit(lambda x: pnp.tanh(x) * 2.0).lower(pto.ShapeDtypeStruct((2, 2), F32))
+    assert "tanh" in lowered.as_text()
+    compiled = lowered.compile()
+    assert "def run" in compiled.as_text()
+    np.testing.assert_allclose(compiled(np.zeros((2, 2), F32)), np.zeros((2, 2)))
+
+
+def test_jit_of_method():
+    class Model:
+        scale = 3.0
+
+        @pto.jit
+        def __call__(self, x):
+            return x * self.scale
+
+    with pytest.raises(Exception):
+        Model()(np.ones(2, F32))  # self is not an array: the user must make it static
+    assert float(pto.jit(lambda x: x * Model.scale)(np.float32(1))) == 3.0
