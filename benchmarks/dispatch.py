@@ -35,7 +35,7 @@ def cached_small_call():
 
 def mlp_params(seed, sizes, module):
     rng = np.random.default_rng(seed)
-    return [(module.asarray(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m)),
+    return [(module.asarray((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32)),
              module.asarray(np.zeros(n, np.float32))) for m, n in zip(sizes[:-1], sizes[1:])]
 
 

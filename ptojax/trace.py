@@ -24,11 +24,17 @@ from ptojax.runtime.eager import apply_eager, leaked_tracer_error
 from ptojax.source_info import user_frame
 
 
+PRIMITIVES: dict = {}  # name -> Primitive, every primitive ever defined
+
+
 class Primitive:
     """A named operation with two required rules: abstract eval (types → types) and impl
     (numpy). Transform rules live in each transform's own table, keyed by primitive."""
 
     def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False):
+        if name in PRIMITIVES:
+            raise ValueError(f"a primitive named {name!r} already exists")
+        PRIMITIVES[name] = self
         self.name = name
         self.abstract_eval = abstract_eval
         self.impl = impl
