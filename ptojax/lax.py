@@ -10,14 +10,29 @@ import builtins
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.errors import IndexingError, PtoError
 from ptojax.ops import elementwise as ew
 from ptojax.ops import indexing as ix
 from ptojax.ops import linalg, reductions as red, shape as sh, sorting
+from ptojax.ops._util import check_axes, check_axis
 from ptojax.runtime.array import Array
+from ptojax.source_info import user_frame
 
 
-def _dtype_of(x):
-    return x.dtype if hasattr(x, "dtype") else None
+def _axis(name, axis, ndim) -> int:
+    """``axis`` normalized into ``0..ndim-1``; out of range is an AxisError at the caller."""
+    try:
+        return check_axis(name, axis, ndim)
+    except PtoError as e:
+        raise e.with_source(user_frame()) from None
+
+
+def _axes(name, axes, ndim) -> tuple:
+    """Distinct ``axes`` normalized into ``0..ndim-1``, in the order given."""
+    try:
+        return check_axes(name, tuple(axes), ndim)
+    except PtoError as e:
+        raise e.with_source(user_frame()) from None
 
 
 def _scalar(value, dtype):
@@ -126,25 +141,25 @@ def reshape(x, new_sizes, dimensions=None):
 
 
 def transpose(x, permutation):
-    permutation = tuple(int(p) % builtins.max(x.ndim, 1) for p in permutation)
+    permutation = tuple(_axis("transpose", p, x.ndim) for p in permutation)
     if permutation == tuple(range(x.ndim)):
         return x
     return sh.transpose_p.bind(x, permutation=permutation)
 
 
 def squeeze(x, dimensions):
-    dimensions = tuple(sorted(int(d) % builtins.max(x.ndim, 1) for d in dimensions))
+    dimensions = tuple(sorted(_axes("squeeze", dimensions, x.ndim)))
     return sh.squeeze_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
 def expand_dims(x, dimensions):
     n = x.ndim + len(dimensions)
-    dimensions = tuple(sorted(int(d) % n for d in dimensions))
+    dimensions = tuple(sorted(_axes("expand_dims", dimensions, n)))
     return sh.expand_dims_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
 def rev(x, dimensions):
-    dimensions = tuple(sorted(int(d) % builtins.max(x.ndim, 1) for d in dimensions))
+    dimensions = tuple(sorted(_axes("rev", dimensions, x.ndim)))
     return sh.rev_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
@@ -158,14 +173,17 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(x, start, limit, stride=1, axis=0):
-    axis = axis % x.ndim
+    axis = _axis("slice_in_dim", axis, x.ndim)
     starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
     return slice(x, starts, limits, strides)
 
 
 def index_in_dim(x, index, axis=0, keepdims=True):
-    axis = axis % x.ndim
+    axis = _axis("index_in_dim", axis, x.ndim)
+    if not -x.shape[axis] <= index < x.shape[axis]:
+        raise IndexingError(f"index_in_dim: index {index} is out of bounds for axis {axis} "
+                            f"of size {x.shape[axis]}", user_frame())
     index = index % x.shape[axis]
     out = slice_in_dim(x, index, index + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
@@ -175,7 +193,8 @@ def concatenate(operands, dimension):
     operands = list(operands)
     if len(operands) == 1:
         return operands[0]
-    return sh.concatenate_p.bind(*operands, dimension=int(dimension) % operands[0].ndim)
+    return sh.concatenate_p.bind(*operands,
+                                 dimension=_axis("concatenate", dimension, operands[0].ndim))
 
 
 def pad(x, padding_value, padding_config):
@@ -191,7 +210,7 @@ def iota(dtype, size: int):
 def broadcasted_iota(dtype, shape, dimension: int):
     shape = tuple(int(d) for d in shape)
     return sh.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape,
-                          dimension=int(dimension) % len(shape))
+                          dimension=_axis("broadcasted_iota", dimension, len(shape)))
 
 
 # indexing ------------------------------------------------------------------------------------
@@ -209,7 +228,7 @@ def dynamic_update_slice(x, update, start_indices):
 
 
 def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):
-    axis = axis % x.ndim
+    axis = _axis("dynamic_slice_in_dim", axis, x.ndim)
     starts = [0] * x.ndim
     starts[axis] = start_index
     sizes = list(x.shape)
@@ -223,7 +242,7 @@ def dynamic_index_in_dim(x, index, axis=0, keepdims=True):
 
 
 def dynamic_update_slice_in_dim(x, update, start_index, axis=0):
-    axis = axis % x.ndim
+    axis = _axis("dynamic_update_slice_in_dim", axis, x.ndim)
     starts = [0] * x.ndim
     starts[axis] = start_index
     return dynamic_update_slice(x, update, starts)
@@ -240,47 +259,32 @@ def scatter(operand, indices, updates, axes, nbatch=0, mode="add"):
 
 
 # reductions ----------------------------------------------------------------------------------
-def _axes(x, axes):
-    return tuple(sorted(int(a) % builtins.max(x.ndim, 1) for a in axes))
+def _reduction(prim):
+    def fn(x, axes):
+        return prim.bind(x, axes=tuple(sorted(_axes(prim.name, axes, x.ndim))))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"``{prim.name}`` over ``axes`` (negative axes count from the end)."
+    return fn
 
 
-def reduce_sum(x, axes):
-    return red.reduce_sum_p.bind(x, axes=_axes(x, axes))
-
-
-def reduce_max(x, axes):
-    return red.reduce_max_p.bind(x, axes=_axes(x, axes))
-
-
-def reduce_min(x, axes):
-    return red.reduce_min_p.bind(x, axes=_axes(x, axes))
-
-
-def reduce_prod(x, axes):
-    return red.reduce_prod_p.bind(x, axes=_axes(x, axes))
-
-
-def reduce_and(x, axes):
-    return red.reduce_and_p.bind(x, axes=_axes(x, axes))
-
-
-def reduce_or(x, axes):
-    return red.reduce_or_p.bind(x, axes=_axes(x, axes))
+reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or = map(_reduction, (
+    red.reduce_sum_p, red.reduce_max_p, red.reduce_min_p, red.reduce_prod_p, red.reduce_and_p,
+    red.reduce_or_p))
 
 
 def argmax(x, axis, index_dtype=dtypes.int32):
-    return red.argmax_p.bind(x, axis=int(axis) % x.ndim,
+    return red.argmax_p.bind(x, axis=_axis("argmax", axis, x.ndim),
                              index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def argmin(x, axis, index_dtype=dtypes.int32):
-    return red.argmin_p.bind(x, axis=int(axis) % x.ndim,
+    return red.argmin_p.bind(x, axis=_axis("argmin", axis, x.ndim),
                              index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def _cumulative(prim):
     def fn(x, axis=0, reverse=False):
-        return prim.bind(x, axis=int(axis) % x.ndim, reverse=bool(reverse))
+        return prim.bind(x, axis=_axis(prim.name, axis, x.ndim), reverse=bool(reverse))
     fn.__name__ = prim.name
     return fn
 
@@ -292,8 +296,8 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = map(_cumulative, (
 # linear algebra and sorting ------------------------------------------------------------------
 def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(int(d) % lhs.ndim for d in lc), tuple(int(d) % rhs.ndim for d in rc)),
-          (tuple(int(d) % lhs.ndim for d in lb), tuple(int(d) % rhs.ndim for d in rb)))
+    dn = ((_axes("dot_general", lc, lhs.ndim), _axes("dot_general", rc, rhs.ndim)),
+          (_axes("dot_general", lb, lhs.ndim), _axes("dot_general", rb, rhs.ndim)))
     pet = None if preferred_element_type is None else dtypes.canonicalize(
         preferred_element_type)
     return linalg.dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
@@ -309,6 +313,6 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort one array, or a tuple of arrays by the first ``num_keys`` of them."""
     single = not isinstance(operand, (tuple, list))
     operands = [operand] if single else list(operand)
-    out = sorting.sort_p.bind(*operands, dimension=int(dimension) % operands[0].ndim,
+    out = sorting.sort_p.bind(*operands, dimension=_axis("sort", dimension, operands[0].ndim),
                               num_keys=int(num_keys))
     return out[0] if single else tuple(out)

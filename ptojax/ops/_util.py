@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ptojax import dtypes
 from ptojax.errors import AxisError, DtypeError, ShapeError
 
@@ -15,11 +17,14 @@ def fmt_types(types) -> str:
     return ", ".join(str(t) for t in types)
 
 
-def check_axis(name: str, axis: int, ndim: int) -> int:
-    if not isinstance(axis, int) or isinstance(axis, bool) or not -ndim <= axis < ndim:
+def check_axis(name: str, axis, ndim: int) -> int:
+    """``axis`` in ``0..ndim-1`` (negative axes count from the end), or an AxisError."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise AxisError(f"{name}: axis {axis!r} must be an integer")
+    if not -ndim <= axis < ndim:
         raise AxisError(f"{name}: axis {axis} is out of range for an array of rank {ndim}"
                         + (f" (valid: {-ndim}..{ndim - 1})" if ndim else ""))
-    return axis % ndim
+    return int(axis) % ndim
 
 
 def check_axes(name: str, axes, ndim: int) -> tuple:

@@ -52,7 +52,9 @@ def _logistic(x):
 
 
 def _round_half_away(x):
-    return (np.sign(x) * np.floor(np.abs(x) + x.dtype.type(0.5))).astype(x.dtype)
+    whole = np.trunc(x)
+    fraction = x - whole  # exact in floating point
+    return np.where(np.abs(fraction) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
 
 
 def _round(x, method="half_even"):
@@ -60,8 +62,6 @@ def _round(x, method="half_even"):
 
 
 def _integer_pow(x, y):
-    if y < 0 and not dtypes.is_float(np.asarray(x).dtype):
-        raise DtypeError(f"integer_pow: negative exponent {y} for an integer base")
     return np.power(x, x.dtype.type(y)) if y >= 0 else np.reciprocal(np.power(x, -y))
 
 
@@ -152,6 +152,9 @@ def _integer_pow_abstract(x, y):
     require_kind("integer_pow", x, "num")
     if not isinstance(y, int):
         raise DtypeError(f"integer_pow: exponent must be a Python int, got {y!r}")
+    if y < 0 and not dtypes.is_float(x.dtype):
+        raise DtypeError(f"integer_pow: negative exponent {y} for an integer base {x}; "
+                         f"convert the base to a float dtype first")
     return x
 
 
@@ -198,9 +201,19 @@ def _convert_abstract(x, new_dtype, weak_type=False):
 def _convert(x, new_dtype, weak_type=False):
     x = np.asarray(x)
     if dtypes.is_float(x.dtype) and dtypes.is_integer(new_dtype):
-        info = np.iinfo(new_dtype)  # saturate and send NaN to 0, as XLA does
-        x = np.nan_to_num(np.clip(np.trunc(x.astype(np.float64)), info.min, info.max), nan=0)
+        return _float_to_int(x, new_dtype)
     return x.astype(new_dtype)
+
+
+def _float_to_int(x, new_dtype):
+    """Truncate toward zero, saturate at the integer range and send NaN to 0, as XLA does."""
+    info = np.iinfo(new_dtype)
+    wide = x.astype(np.float64)
+    # float64 cannot hold the bounds of 64-bit integers exactly: saturate by comparison
+    too_big, too_small = wide >= float(info.max), wide <= float(info.min)
+    safe = np.where(too_big | too_small | np.isnan(wide), 0, np.trunc(wide))
+    out = safe.astype(new_dtype)
+    return np.where(too_big, info.max, np.where(too_small, info.min, out)).astype(new_dtype)
 
 
 convert_element_type_p = Primitive("convert_element_type", _convert_abstract, _convert)

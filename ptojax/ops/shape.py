@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import AxisError, ShapeError
+from ptojax.errors import AxisError, DtypeError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.ops._util import check_axes, check_axis, fmt_types, require_same_dtype
 from ptojax.trace import Primitive
@@ -176,6 +176,8 @@ pad_p = Primitive("pad", _pad_abstract, _pad)
 
 def _iota_abstract(dtype, shape, dimension):
     dtype = dtypes.canonicalize(dtype)
+    if dtype == dtypes.bool_:
+        raise DtypeError("iota: the dtype must be numeric, got bool")
     check_axis("iota", dimension, len(shape))
     return TensorType(shape, dtype)
 

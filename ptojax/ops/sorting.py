@@ -22,11 +22,8 @@ def _sort(*operands, dimension, num_keys=1):
     keys = operands[:num_keys]
     if num_keys == 1:
         order = np.argsort(keys[0], axis=dimension, kind="stable")
-    else:
-        moved = [np.moveaxis(k, dimension, -1) for k in keys]
-        flat = [m.reshape(-1, m.shape[-1]) for m in moved]
-        rows = [np.lexsort(tuple(f[r] for f in reversed(flat))) for r in range(len(flat[0]))]
-        order = np.moveaxis(np.array(rows).reshape(moved[0].shape), -1, dimension)
+    else:  # lexsort is stable and takes its primary key last
+        order = np.lexsort(tuple(reversed(keys)), axis=dimension)
     return [np.take_along_axis(o, order, axis=dimension) for o in operands]
 
 
