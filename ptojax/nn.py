@@ -99,17 +99,24 @@ def _axes(x, axis) -> tuple:
     return tuple(out)
 
 
-def _stable_max(x, axes):
-    """The maximum over ``axes`` (kept), 0 where it is not finite, without gradient."""
-    top = pnp.max(x, axis=axes, keepdims=True)
-    return lax.stop_gradient(pnp.where(pnp.isfinite(top), top, pnp.zeros_like(top)))
+def _max(x, axes):
+    """The maximum over ``axes`` (kept), without gradient."""
+    return lax.stop_gradient(pnp.max(x, axis=axes, keepdims=True))
+
+
+def _finite_max(x, axes):
+    """``_max``, with 0 where the maximum is infinite (so an all ``-inf`` slice stays
+    ``-inf`` and a ``+inf`` stays ``+inf`` instead of becoming NaN)."""
+    top = _max(x, axes)
+    return pnp.where(pnp.isfinite(top), top, pnp.zeros_like(top))
 
 
 def softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x))`` over ``axis`` (an int, a tuple or None for all axes)."""
+    """``exp(x) / sum(exp(x))`` over ``axis`` (an int, a tuple or None for all axes). As in
+    JAX, a slice that is all ``-inf`` or holds a ``+inf`` gives NaN."""
     x = _float("softmax", x)
     axes = _axes(x, axis)
-    unnormalized = pnp.exp(pnp.subtract(x, _stable_max(x, axes)))
+    unnormalized = pnp.exp(pnp.subtract(x, _max(x, axes)))
     return pnp.divide(unnormalized, pnp.sum(unnormalized, axis=axes, keepdims=True))
 
 
@@ -117,7 +124,7 @@ def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` over ``axis``, computed without overflow."""
     x = _float("log_softmax", x)
     axes = _axes(x, axis)
-    shifted = pnp.subtract(x, _stable_max(x, axes))
+    shifted = pnp.subtract(x, _max(x, axes))
     return pnp.subtract(shifted, pnp.log(pnp.sum(pnp.exp(shifted), axis=axes, keepdims=True)))
 
 
@@ -131,7 +138,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if b is not None:
         a, b = promote_args("logsumexp", a, b, kind="float")
     axes = _axes(a, axis)
-    top = _stable_max(a, axes)
+    top = _finite_max(a, axes)
     terms = pnp.exp(pnp.subtract(a, top))
     if b is not None:
         terms = pnp.multiply(b, terms)
