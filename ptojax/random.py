@@ -5,13 +5,16 @@ key. Nothing is stateful: every sampler takes a key, and the same key gives the 
 eagerly, under ``jit`` and under every transform. Use ``split``/``fold_in`` to derive new keys;
 never reuse a key for two different draws.
 
-Bits come from the counter-based Threefry-2x32 hash (``ops/random_bits.py``): output element
-``i`` of a draw of shape ``shape`` is ``threefry2x32(key, (hi(i), lo(i)))`` for the 64-bit flat
-index ``i``, so every element is independent of the others and draws tile and shard like
-elementwise ops. This is JAX's default scheme (``jax_threefry_partitionable=True``, the default
-since JAX 0.5): ``key``, ``split``, ``fold_in``, ``bits``, ``uniform``, ``bernoulli``,
-``randint`` and ``permutation`` reproduce ``jax.random`` bit for bit; ``normal`` and
-``truncated_normal`` agree to a few ulps (``erf_inv`` is computed differently).
+Bits come from the counter-based Threefry-2x32 hash (``ops/random_bits.py``): element ``i``
+of a draw is made from ``threefry2x32(key, (high word of i, low word of i))`` for its flat index
+``i``, so every element is independent of the others and draws tile and shard like elementwise
+ops. This is JAX's default scheme (``jax_threefry_partitionable=True``, the default since
+JAX 0.5), and ptojax reproduces ``jax.random`` on the CPU bit for bit for ``key``, ``split``,
+``fold_in``, ``bits``, ``randint``, ``permutation``, ``choice`` and ``bernoulli``, and for
+``uniform`` on [0, 1) or any range whose width is a power of two. For other widths XLA fuses
+``unit * width + minval`` into one rounding where ptojax rounds twice, so the last bit may
+differ. ``normal``, ``truncated_normal`` and ``gumbel`` agree to a few ulps (their
+``erf_inv``/``log`` are computed differently).
 
 Default dtypes are float32/int32/uint32, as JAX without x64.
 """
@@ -45,7 +48,7 @@ def key(seed):
     if seed.dtype.itemsize == 8:
         high = lax.convert_element_type(lax.shift_right_logical(seed, 32), dtypes.uint32)
     else:
-        high = pnp.zeros((), dtypes.uint32)
+        high = _zero_word()
     return pnp.stack([high, low])
 
 
@@ -257,7 +260,11 @@ def categorical(key, logits, axis=-1, shape=None):
     ``shape`` draws several samples per batch entry."""
     key = _check_key("categorical", key)
     logits = pnp.asarray(logits)
-    axis = operator.index(axis) % logits.ndim
+    axis = operator.index(axis)
+    if not -logits.ndim <= axis < logits.ndim:
+        raise ShapeError(f"categorical: axis {axis} is out of range for logits of shape "
+                         f"{tuple(logits.shape)}", user_frame())
+    axis %= logits.ndim
     batch = tuple(d for i, d in enumerate(logits.shape) if i != axis)
     shape = batch if shape is None else _shape(shape)
     _check_broadcasts("categorical", batch, shape)

@@ -261,6 +261,8 @@ def test_categorical_along_axis_0(key):
     logits = np.log(np.array([[0.9, 0.05], [0.1, 0.95]], np.float32))
     draws = np.asarray(pr.categorical(key, logits, axis=0, shape=(4000, 2)))
     np.testing.assert_allclose(draws.mean(0), [0.1, 0.95], atol=0.03)
+    with pytest.raises(ShapeError, match="axis 2"):
+        pr.categorical(key, logits, axis=2)
 
 
 def test_uniform_statistics(key):
@@ -346,6 +348,18 @@ def test_samplers_trace_under_jit(key):
 def test_traced_64_bit_seed(jr):
     seed = np.int64(2 ** 40 + 11)
     assert_bits_equal(pto.jit(pr.key)(seed), jr.PRNGKey(seed))
+
+
+def test_vmap_over_keys_seeds_and_data_matches_a_loop(key):
+    keys = pr.split(key, 4)
+    for sample in (lambda k: pr.normal(k, (3,)), lambda k: pr.permutation(k, 6),
+                   lambda k: pr.randint(k, (5,), 0, 10)):
+        assert_bits_equal(pto.vmap(sample)(keys), np.stack([sample(k) for k in keys]))
+    seeds = np.arange(5, dtype=np.int32)
+    assert_bits_equal(pto.vmap(lambda s: pr.uniform(pr.key(s), (2,)))(seeds),
+                      np.stack([pr.uniform(pr.key(s), (2,)) for s in seeds]))
+    folded = pto.vmap(pr.fold_in, in_axes=(None, 0))(key, seeds)
+    assert_bits_equal(folded, np.stack([pr.fold_in(key, s) for s in seeds]))
 
 
 def test_sampling_inside_grad(key):
