@@ -6,6 +6,7 @@
 from ptojax import errors, lax, nn, numpy, random, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import ShapeDtypeStruct, jit, make_ir
+from ptojax.tools.profiler import profile
 from ptojax.runtime.array import Array
 from ptojax.transforms.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                         value_and_grad, vjp)

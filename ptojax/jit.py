@@ -6,6 +6,7 @@ import functools
 import inspect
 import logging
 import threading
+import time
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -16,6 +17,7 @@ from ptojax.ir.core import ClosedIR
 from ptojax.ir.types import TensorType
 from ptojax.runtime.array import Array
 from ptojax.source_info import user_frame
+from ptojax.tools import profiler
 from ptojax.trace import Tracer, trace_flat, tracing
 from ptojax.transforms.optimize import optimize
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
@@ -168,6 +170,7 @@ class _Entry(NamedTuple):
     out_tree: Any
     out_weak: tuple
     closed: ClosedIR
+    name: str
 
 
 class Jitted:
@@ -225,7 +228,8 @@ class Jitted:
                          explain_retrace(self._last_signature, signature))
             closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                               self._static_argnames)
-            entry = _make_entry(closed, out_tree, self._backend)
+            entry = _make_entry(closed, out_tree, self._backend,
+                                getattr(self._fn, "__name__", "fn"))
             self._cache[signature] = entry
             self._last_signature = signature
             return entry
@@ -251,14 +255,21 @@ def _fast_key(args):
     return ("fast", *key)
 
 
-def _make_entry(closed: ClosedIR, out_tree, backend) -> _Entry:
+def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
     from ptojax.runtime.executable import Executable
     optimized = optimize(closed)
-    return _Entry(Executable(optimized), out_tree, tuple(t.weak_type for t in closed.out_types), optimized)
+    return _Entry(Executable(optimized), out_tree, tuple(t.weak_type for t in closed.out_types),
+                  optimized, name)
 
 
 def _run(entry: _Entry, leaves):
-    outs = entry.executable.run(*leaves)
+    if profiler.active is None:
+        outs = entry.executable.run(*leaves)
+    else:
+        start = time.perf_counter()
+        outs = entry.executable.run(*leaves)
+        nbytes = sum(getattr(x, "nbytes", 0) for x in (*leaves, *outs))
+        profiler.record(entry.name, "jit", start, time.perf_counter() - start, nbytes)
     return entry.out_tree.unflatten([Array(o, w) for o, w in zip(outs, entry.out_weak)])
 
 
