@@ -169,7 +169,7 @@ def one_hot(x, num_classes: int, dtype=dtypes.float32, axis=-1):
     return pnp.equal(pnp.expand_dims(x, out_axis), classes).astype(dtype)
 
 
-# normalization ---------------------------------------------------------------------------------
+# normalization -------------------------------------------------------------------------------
 def _compute_dtype(dtype):
     """float16/bfloat16 statistics are computed in float32."""
     return dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype

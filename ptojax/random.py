@@ -43,7 +43,7 @@ def key(seed):
     A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
     seed contributes both words. A Python int is int32 when it fits, else 64-bit. The seed
     may be traced."""
-    seed = _seed_array(seed)
+    seed = _integer_scalar("key", seed, "the seed")
     low = lax.convert_element_type(seed, dtypes.uint32)
     if seed.dtype.itemsize == 8:
         high = lax.convert_element_type(lax.shift_right_logical(seed, 32), dtypes.uint32)
@@ -55,24 +55,25 @@ def key(seed):
 PRNGKey = key
 
 
-def _seed_array(seed):
-    if type(seed) is int:
-        seed = np.asarray(seed, _python_int_dtype(seed))
-    seed = pnp.asarray(seed)
-    if not dtypes.is_integer(seed.dtype):
-        raise DtypeError(f"key: the seed must be an integer, got {seed.aval}", user_frame())
-    if seed.ndim:
-        raise ShapeError(f"key: the seed must be a scalar, got {seed.aval}; use pto.vmap "
-                         f"to make a batch of keys", user_frame())
-    return seed
+def _integer_scalar(name, value, what):
+    """``value`` as an integer scalar array; a Python int is int32 when it fits, else 64-bit."""
+    if type(value) is int:
+        value = np.asarray(value, _python_int_dtype(name, value))
+    value = pnp.asarray(value)
+    if not dtypes.is_integer(value.dtype):
+        raise DtypeError(f"{name}: {what} must be an integer, got {value.aval}", user_frame())
+    if value.ndim:
+        raise ShapeError(f"{name}: {what} must be a scalar, got {value.aval}; use pto.vmap "
+                         f"for a batch", user_frame())
+    return value
 
 
-def _python_int_dtype(seed: int):
+def _python_int_dtype(name, value: int):
     for dtype in (dtypes.int32, dtypes.int64, dtypes.uint64):
         info = np.iinfo(dtype)
-        if info.min <= seed <= info.max:
+        if info.min <= value <= info.max:
             return dtype
-    raise PtoError(f"key: the seed {seed} does not fit in 64 bits", user_frame())
+    raise PtoError(f"{name}: {value} does not fit in 64 bits", user_frame())
 
 
 def split(key, num=2):
@@ -84,12 +85,10 @@ def split(key, num=2):
 
 
 def fold_in(key, data):
-    """A new key that depends on ``key`` and the 32-bit integer ``data`` (e.g. a step)."""
+    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; its
+    low 32 bits count)."""
     key = _check_key("fold_in", key)
-    data = pnp.asarray(data)
-    if data.ndim or not dtypes.is_integer(data.dtype):
-        raise DtypeError(f"fold_in: data must be an integer scalar, got {data.aval}",
-                         user_frame())
+    data = _integer_scalar("fold_in", data, "data")
     word = lax.convert_element_type(data, dtypes.uint32)
     return pnp.stack(_hash(key, (_zero_word(), word)))
 

@@ -346,7 +346,7 @@ def test_register_static_and_dataclass_metadata_are_static_under_jit():
     assert traces == ["a", "a", "b"]
 
 
-# property: any nested container tree -----------------------------------------------------------
+# property: any nested container tree ---------------------------------------------------------
 _leaves = st.integers(-5, 5) | st.none()
 _trees = st.recursive(_leaves, lambda inner: (
     st.lists(inner, max_size=3) | st.tuples(inner, inner)
