@@ -17,7 +17,9 @@ def is_array(x) -> bool:
     return isinstance(x, (Array, Tracer, np.ndarray, np.generic))
 
 
-def dtype_and_weak(x) -> tuple:
+def dtype_and_weak(x, op: str = "asarray") -> tuple:
+    """The (dtype, weak) ``x`` takes part in type promotion with; ``op`` names the caller in
+    errors."""
     t = type(x)
     if t is Array or t is Tracer:
         aval = x.aval
@@ -25,20 +27,43 @@ def dtype_and_weak(x) -> tuple:
     if t in _PY_SCALARS:
         return dtypes.python_scalar_dtype(x), True
     if isinstance(x, (np.ndarray, np.generic)):
-        return dtypes.canonicalize(x.dtype), False
-    if isinstance(x, (Array, Tracer)):
-        return x.aval.dtype, x.aval.weak_type
+        return supported_dtype(x.dtype, op, x), False
     if isinstance(x, (list, tuple)):
-        arr = asarray(x)
-        return arr.dtype, False
-    raise NonArrayLeafError(f"expected an array or a scalar, got {type(x).__name__} "
-                            f"({x!r:.60})", user_frame(3))
+        return asarray(x).dtype, False
+    raise _not_an_array(x, op)
 
 
-def asarray(x, dtype=None):
+def supported_dtype(dtype, op: str, value=None) -> np.dtype:
+    """``dtype`` canonicalized, or a DtypeError naming ``op`` and listing what is supported."""
+    try:
+        return dtypes.canonicalize(dtype)
+    except DtypeError:
+        what = f" ({_describe(value)})" if value is not None else ""
+        names = ", ".join(sorted(dtypes.short_name(d) for d in dtypes.SUPPORTED))
+        raise DtypeError(f"{op}: dtype {getattr(dtype, 'name', dtype)!s}{what} is not "
+                         f"supported by ptojax (supported: {names}); convert the value "
+                         f"first, e.g. with .astype(numpy.float32)", user_frame()) from None
+
+
+def _describe(x) -> str:
+    if isinstance(x, np.ndarray):
+        return f"a numpy array of shape {x.shape}"
+    return f"{type(x).__name__} {x!r:.40}"
+
+
+def _not_an_array(x, op: str):
+    if isinstance(x, complex):
+        return DtypeError(f"{op}: complex numbers are not supported by ptojax (got {x!r})",
+                          user_frame())
+    return NonArrayLeafError(f"{op}: expected an array or a Python scalar, got "
+                             f"{_describe(x)}; pass a ptojax/numpy array, a number, or a "
+                             f"(nested) list of them", user_frame())
+
+
+def asarray(x, dtype=None, op: str = "asarray"):
     """``x`` as an Array or Tracer (lists/tuples of scalars and arrays are stacked)."""
     if dtype is not None:
-        dtype = dtypes.canonicalize(dtype)
+        dtype = supported_dtype(dtype, op)
     t = type(x)
     if t is Array or t is Tracer:
         return x if dtype is None else lax.convert_element_type(x, dtype)
@@ -47,42 +72,37 @@ def asarray(x, dtype=None):
         return Array(np.asarray(x, d), weak_type=dtype is None)
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
-        dtypes.canonicalize(arr.dtype)
+        supported_dtype(arr.dtype, op, x)
         return Array(arr.copy() if dtype is None else arr.astype(dtype))  # own the buffer
-    if isinstance(x, (Array, Tracer)):
-        return x if dtype is None else lax.convert_element_type(x, dtype)
     if isinstance(x, (list, tuple)):
-        return _from_sequence(x, dtype)
-    if hasattr(x, "__array__"):
-        return asarray(np.asarray(x), dtype)
-    raise NonArrayLeafError(f"cannot convert {type(x).__name__} ({x!r:.60}) to an array",
-                            user_frame(3))
+        return _from_sequence(x, dtype, op)
+    if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
+        return asarray(np.asarray(x), dtype, op)
+    raise _not_an_array(x, op)
 
 
-def _from_sequence(seq, dtype):
+def _from_sequence(seq, dtype, op):
     from ptojax.tree_util import tree_leaves
     leaves = tree_leaves(list(seq))
-    if any(type(v) is Tracer for v in leaves) or any(type(v) is Array for v in leaves):
+    if any(type(v) is Tracer or type(v) is Array for v in leaves):
         from ptojax.numpy.manipulation import stack
-        if not seq:
-            return Array(np.zeros((0,), dtype or dtypes.float32))
-        return stack([asarray(v, dtype) for v in seq])
-    arr = np.asarray(seq)
+        return stack([asarray(v, dtype, op) for v in seq])
+    try:
+        arr = np.asarray(seq)
+    except ValueError:
+        arr = np.asarray(None, dtype=object)
     if arr.dtype == object:
-        raise NonArrayLeafError("cannot make an array from a ragged or mixed sequence",
-                                user_frame(4))
-    if dtype is None:
-        if arr.dtype == np.float64 and all(isinstance(v, (int, float, bool)) for v in leaves):
-            dtype = dtypes.float32  # Python floats default to float32
-        elif arr.dtype == np.int64 and all(isinstance(v, (int, bool)) for v in leaves):
-            dtype = dtypes.int32
-        else:
-            dtype = dtypes.canonicalize(arr.dtype)
+        raise NonArrayLeafError(f"{op}: cannot make an array from a ragged or mixed "
+                                f"sequence {seq!r:.60}; every element at one depth must have "
+                                f"one shape", user_frame())
+    supported_dtype(arr.dtype, op, seq)
+    if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
+        dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.float32
     return Array(arr.astype(dtype))
 
 
-def result_type(*args) -> tuple:
-    return dtypes.promote(tuple(dtype_and_weak(a) for a in args))
+def result_type(*args, op: str = "result_type") -> tuple:
+    return dtypes.promote(tuple(dtype_and_weak(a, op) for a in args))
 
 
 def broadcast_shapes(name, *shapes) -> tuple:
@@ -90,7 +110,7 @@ def broadcast_shapes(name, *shapes) -> tuple:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ShapeError(f"{name}: shapes {', '.join(map(str, shapes))} cannot be broadcast "
-                         f"together", user_frame(4)) from None
+                         f"together", user_frame()) from None
 
 
 def convert(x, dtype, weak=False):
@@ -103,14 +123,15 @@ def convert(x, dtype, weak=False):
     return x
 
 
-def broadcast_to_shape(x, shape):
+def broadcast_to_shape(x, shape, op: str = "broadcast_to"):
     """``x`` broadcast NumPy-style to ``shape`` (one broadcast_in_dim)."""
     shape = tuple(shape)
     if tuple(x.shape) == shape:
         return x
     lead = len(shape) - x.ndim
     if lead < 0 or any(d not in (1, shape[lead + i]) for i, d in enumerate(x.shape)):
-        raise ShapeError(f"cannot broadcast {x.aval} to shape {shape}", user_frame(3))
+        raise ShapeError(f"{op}: cannot broadcast {x.aval} to shape {shape}; each dimension "
+                         f"must be 1 or match (NumPy broadcasting)", user_frame())
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
@@ -128,7 +149,7 @@ def promote_args(name, *args, kind=None):
         ta, tb = args[0].aval, args[1].aval
         if (ta is tb or ta == tb) and (kind != "float" or ta.dtype in dtypes.FLOATS):
             return args  # already one dtype and one shape: nothing to do
-    dtype, weak = result_type(*args)
+    dtype, weak = result_type(*args, op=name)
     if kind == "float":
         dtype = to_inexact(dtype)
     out = [convert(a, dtype, weak) for a in args]
@@ -143,7 +164,7 @@ def check_dtype_kind(name, x, kind):
     dt = x.dtype
     if kind == "int_or_bool" and not (dtypes.is_integer(dt) or dtypes.is_bool(dt)):
         raise DtypeError(f"{name} requires integer or bool operands, got {x.aval}",
-                         user_frame(3))
+                         user_frame())
 
 
 def aval_of(x) -> TensorType:

@@ -4,8 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.numpy._promote import asarray, promote_args, check_dtype_kind, to_inexact
+from ptojax.errors import DtypeError, ShapeError
+from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
+                                   check_dtype_kind, promote_args)
 from ptojax.ops import elementwise as ew
+from ptojax.source_info import user_frame
 
 
 def _unary(prim, name, kind=None):
@@ -41,9 +44,6 @@ greater = _binary(ew.gt_p, "greater")
 greater_equal = _binary(ew.ge_p, "greater_equal")
 
 negative = _unary(ew.neg_p, "negative")
-absolute = abs = _unary(ew.abs_p, "absolute")
-floor = _unary(ew.floor_p, "floor", kind="float")
-ceil = _unary(ew.ceil_p, "ceil", kind="float")
 exp = _unary(ew.exp_p, "exp", kind="float")
 exp2 = _unary(ew.exp2_p, "exp2", kind="float")
 log = _unary(ew.log_p, "log", kind="float")
@@ -67,7 +67,39 @@ isfinite = _unary(ew.is_finite_p, "isfinite", kind="float")
 
 
 def positive(x, /):
-    return asarray(x)
+    return asarray(x, op="positive")
+
+
+def _float_only(prim, name):
+    """A rounding function: the identity on integers and bools (as in JAX)."""
+    def fn(x, /):
+        (x,) = promote_args(name, x)
+        return prim.bind(x) if dtypes.is_float(x.dtype) else x
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}; integers and bools are returned unchanged."
+    return fn
+
+
+floor = _float_only(ew.floor_p, "floor")
+ceil = _float_only(ew.ceil_p, "ceil")
+
+
+def _numeric_args(name, *xs):
+    """Promoted operands, with bools turned into int32 (arithmetic has no bool form)."""
+    xs = promote_args(name, *xs)
+    if xs[0].dtype == dtypes.bool_:
+        xs = [lax.convert_element_type(x, dtypes.int32, weak_type=x.weak_type) for x in xs]
+    return xs
+
+
+def absolute(x, /):
+    (x,) = promote_args("absolute", x)
+    if x.dtype == dtypes.bool_ or dtypes.is_unsigned(x.dtype):
+        return x
+    return ew.abs_p.bind(x)
+
+
+abs = absolute
 
 
 def sign(x, /):
@@ -88,7 +120,7 @@ def log10(x, /):
 
 
 def square(x, /):
-    (x,) = promote_args("square", x)
+    (x,) = _numeric_args("square", x)
     return lax.integer_pow(x, 2)
 
 
@@ -162,9 +194,13 @@ def copysign(x1, x2, /):
 
 def power(x1, x2, /):
     if isinstance(x2, int) and not isinstance(x2, bool):
-        (x1,) = promote_args("power", x1)
+        (x1,) = _numeric_args("power", x1)
+        if x2 < 0 and not dtypes.is_float(x1.dtype):
+            raise DtypeError(f"power: an integer base {x1.aval} cannot be raised to the "
+                             f"negative power {x2}; convert the base to a float dtype first",
+                             user_frame())
         return lax.integer_pow(x1, x2)
-    x1, x2 = promote_args("power", x1, x2)
+    x1, x2 = _numeric_args("power", x1, x2)
     if dtypes.is_float(x1.dtype):
         return lax.pow(x1, x2)
     return _integer_power(x1, x2)
@@ -179,8 +215,10 @@ def float_power(x1, x2, /):
 
 
 def _integer_power(base, exponent):
-    """Integer ** integer by repeated squaring (negative exponents give 0, as in JAX)."""
+    """Integer ** integer by repeated squaring; a negative exponent gives the integer part of
+    the exact result (±1 for a base of ±1, else 0)."""
     bits = exponent.dtype.itemsize * 8
+    base_in = base
     acc = lax.convert_element_type(lax.eq(exponent, exponent), base.dtype)
     e = exponent
     for _ in range(bits):
@@ -188,13 +226,17 @@ def _integer_power(base, exponent):
         base = lax.mul(base, base)
         e = lax.shift_right_logical(e, 1)
     if not dtypes.is_unsigned(exponent.dtype):
-        acc = lax.select(lax.lt(exponent, 0), lax.mul(acc, 0), acc)
+        # the loop saw the two's complement bits of a negative exponent: right parity, so
+        # right for a base of ±1
+        unit = lax.eq(lax.mul(base_in, base_in), 1)
+        acc = lax.select(lax.bitwise_and(lax.lt(exponent, 0), lax.bitwise_not(unit)),
+                         lax.mul(acc, 0), acc)
     return acc
 
 
 def floor_divide(x1, x2, /):
-    x1, x2 = promote_args("floor_divide", x1, x2)
-    if dtypes.is_unsigned(x1.dtype) or x1.dtype == dtypes.bool_:
+    x1, x2 = _numeric_args("floor_divide", x1, x2)
+    if dtypes.is_unsigned(x1.dtype):
         return lax.div(x1, x2)
     if dtypes.is_integer(x1.dtype):
         q = lax.div(x1, x2)
@@ -206,11 +248,13 @@ def floor_divide(x1, x2, /):
     wrong_sign = lax.bitwise_and(lax.ne(mod, 0), lax.ne(lax.lt(x2, 0), lax.lt(mod, 0)))
     div = lax.select(wrong_sign, lax.sub(div, 1), div)
     fl = lax.floor(div)
-    return lax.select(lax.gt(lax.sub(div, fl), 0.5), lax.add(fl, 1), fl)
+    quotient = lax.select(lax.gt(lax.sub(div, fl), 0.5), lax.add(fl, 1), fl)
+    # a zero divisor gives the IEEE quotient (±inf or nan), as in NumPy
+    return lax.select(lax.eq(x2, 0), lax.div(x1, x2), quotient)
 
 
 def remainder(x1, x2, /):
-    x1, x2 = promote_args("remainder", x1, x2)
+    x1, x2 = _numeric_args("remainder", x1, x2)
     r = lax.rem(x1, x2)
     if dtypes.is_unsigned(r.dtype):
         return r
@@ -222,7 +266,7 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    return lax.rem(*promote_args("fmod", x1, x2))
+    return lax.rem(*_numeric_args("fmod", x1, x2))
 
 
 def divmod(x1, x2, /):
@@ -297,16 +341,27 @@ bitwise_and = _bitwise(ew.and_p, "bitwise_and")
 bitwise_or = _bitwise(ew.or_p, "bitwise_or")
 bitwise_xor = _bitwise(ew.xor_p, "bitwise_xor")
 bitwise_not = invert = _bitwise(ew.not_p, "bitwise_not")
-left_shift = _bitwise(ew.shift_left_p, "left_shift")
+
+
+def _shift_args(name, x1, x2):
+    x1, x2 = promote_args(name, x1, x2)
+    check_dtype_kind(name, x1, "int_or_bool")
+    return _numeric_args(name, x1, x2)
+
+
+def left_shift(x1, x2, /):
+    return lax.shift_left(*_shift_args("left_shift", x1, x2))
 
 
 def right_shift(x1, x2, /):
-    x1, x2 = promote_args("right_shift", x1, x2)
-    check_dtype_kind("right_shift", x1, "int_or_bool")
+    x1, x2 = _shift_args("right_shift", x1, x2)
     if dtypes.is_unsigned(x1.dtype):
         return lax.shift_right_logical(x1, x2)
-    # arithmetic shift: floor division by 2**k
-    return floor_divide(x1, lax.shift_left(lax.add(lax.mul(x1, 0), 1), x2))
+    # arithmetic shift: a negative value is the complement of a non-negative one, which a
+    # logical shift handles
+    flipped = lax.select(lax.lt(x1, 0), lax.bitwise_not(x1), x1)
+    shifted = lax.shift_right_logical(flipped, x2)
+    return lax.select(lax.lt(x1, 0), lax.bitwise_not(shifted), shifted)
 
 
 # selection -----------------------------------------------------------------------------------
@@ -314,18 +369,17 @@ def where(condition, x=None, y=None, /):
     """Elements of ``x`` where ``condition`` holds, else of ``y`` (three-argument form only:
     the one-argument form has a data-dependent shape)."""
     if x is None or y is None:
-        from ptojax.errors import ShapeError
-        raise ShapeError("pnp.where(condition) has a data-dependent shape and cannot be traced;"
-                         " use the three-argument form pnp.where(condition, x, y) or "
-                         "pnp.nonzero(..., size=n)")
-    condition = asarray(condition)
+        raise ShapeError("where: pnp.where(condition) has a data-dependent shape and cannot be "
+                         "traced; use the three-argument form pnp.where(condition, x, y)",
+                         user_frame())
+    condition = asarray(condition, op="where")
     if condition.dtype != dtypes.bool_:
         condition = lax.ne(condition, 0)
     x, y = promote_args("where", x, y)
-    from ptojax.numpy._promote import broadcast_shapes, broadcast_to_shape
     shape = broadcast_shapes("where", tuple(condition.shape), tuple(x.shape), tuple(y.shape))
     operands = [condition, x, y]
-    return lax.select(*[o if o.ndim == 0 else broadcast_to_shape(o, shape) for o in operands])
+    return lax.select(*[o if o.ndim == 0 else broadcast_to_shape(o, shape, "where")
+                        for o in operands])
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None):
@@ -379,4 +433,5 @@ def astype(x, dtype):
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
            ("annotations", "np", "dtypes", "lax", "ew", "asarray", "promote_args",
-            "check_dtype_kind", "to_inexact")]
+            "check_dtype_kind", "broadcast_shapes", "broadcast_to_shape", "user_frame",
+            "DtypeError", "ShapeError")]

@@ -1,29 +1,50 @@
 """Reductions of ``ptojax.numpy``: sum/mean/var/std/max/min/prod/argmax/argmin/any/all and
-cumulative sums/products, with ``axis`` and ``keepdims``."""
+cumulative sums/products, with ``axis``, ``keepdims``, ``where`` and ``initial``.
+
+f16/bf16/f8 means and variances are computed in f32 and rounded once at the end, as in JAX.
+"""
 from __future__ import annotations
 
-import builtins
+import math
+
+import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import AxisError
-from ptojax.numpy._promote import asarray, convert, to_inexact
+from ptojax.errors import AxisError, ShapeError, UnsupportedError
+from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, supported_dtype,
+                                   to_inexact)
 from ptojax.source_info import user_frame
 
 
-def _axes(x, axis) -> tuple:
+def _axes(name, x, axis) -> tuple:
+    """``axis`` (None, an int or a sequence of ints) as sorted, distinct axes of ``x``."""
     if axis is None:
         return tuple(range(x.ndim))
-    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        if not isinstance(a, int) or not -x.ndim <= a < builtins.max(x.ndim, 1) or \
-                (x.ndim == 0 and a not in (0, -1)):
-            raise AxisError(f"axis {a} is out of bounds for an array of rank {x.ndim}",
-                            user_frame(4))
-        out.append(a % builtins.max(x.ndim, 1))
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise AxisError(f"{name}: axis must be an int or a tuple of ints, got {a!r}",
+                            user_frame())
+        if not -x.ndim <= a < x.ndim:
+            raise AxisError(f"{name}: axis {a} is out of bounds for an array of rank {x.ndim} "
+                            f"(shape {tuple(x.shape)})", user_frame())
+        out.append(int(a) % x.ndim)
     if len(set(out)) != len(out):
-        raise AxisError(f"repeated axis in {axis}", user_frame(4))
-    return tuple(sorted(out)) if x.ndim else ()
+        raise AxisError(f"{name}: repeated axis in {axis}", user_frame())
+    return tuple(sorted(out))
+
+
+def _single_axis(name, x, axis) -> int:
+    if isinstance(axis, (tuple, list)):
+        raise AxisError(f"{name}: axis must be a single int, got {axis!r}", user_frame())
+    return _axes(name, x, axis)[0]
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise UnsupportedError(f"{name}: the out= argument is not supported (ptojax arrays are "
+                               f"immutable); use the returned array", user_frame())
 
 
 def _keep(out, x, axes, keepdims):
@@ -33,124 +54,153 @@ def _keep(out, x, axes, keepdims):
 
 
 def _sum_dtype(dtype):
+    """Sums of bools and narrow integers accumulate in the default integer width."""
     if dtype == dtypes.bool_ or (dtypes.is_integer(dtype) and dtype.itemsize < 4):
         return dtypes.uint32 if dtypes.is_unsigned(dtype) else dtypes.int32
     return dtype
 
 
-def _where_fill(x, where, fill):
+def _computation_dtype(dtype):
+    """Means and variances of narrow floats are computed in f32."""
+    return dtypes.float32 if dtypes.is_float(dtype) and dtype.itemsize < 4 else dtype
+
+
+def _where_fill(name, x, where, fill):
     if where is None:
         return x
-    from ptojax.numpy.math import where as where_fn
-    return where_fn(where, x, fill)
+    mask = broadcast_to_shape(asarray(where, op=name), x.shape, name)
+    return lax.select(mask if mask.dtype == dtypes.bool_ else lax.ne(mask, 0), x,
+                      convert(fill, x.dtype))
+
+
+def _result_dtype(name, a, dtype, default):
+    return supported_dtype(dtype, name) if dtype is not None else default(a.dtype)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    a = convert(a, dtypes.canonicalize(dtype) if dtype else _sum_dtype(a.dtype))
-    a = _where_fill(a, where, 0)
-    result = lax.reduce_sum(a, axes)
+    _no_out("sum", out)
+    a = asarray(a, op="sum")
+    axes = _axes("sum", a, axis)
+    x = _where_fill("sum", convert(a, _result_dtype("sum", a, dtype, _sum_dtype)), where, 0)
+    result = lax.reduce_sum(x, axes)
     if initial is not None:
-        result = lax.add(result, initial)
+        result = lax.add(result, convert(initial, result.dtype))
     return _keep(result, a, axes, keepdims)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    a = convert(a, dtypes.canonicalize(dtype) if dtype else _sum_dtype(a.dtype))
-    a = _where_fill(a, where, 1)
-    result = lax.reduce_prod(a, axes)
+    _no_out("prod", out)
+    a = asarray(a, op="prod")
+    axes = _axes("prod", a, axis)
+    x = _where_fill("prod", convert(a, _result_dtype("prod", a, dtype, _sum_dtype)), where, 1)
+    result = lax.reduce_prod(x, axes)
     if initial is not None:
-        result = lax.mul(result, initial)
+        result = lax.mul(result, convert(initial, result.dtype))
     return _keep(result, a, axes, keepdims)
 
 
-def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    result = lax.reduce_max(a, axes)
-    if initial is not None:
-        result = lax.max(result, convert(initial, a.dtype))
-    return _keep(result, a, axes, keepdims)
+def _extremum(name, lax_reduce, lax_combine):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(name, out)
+        a = asarray(a, op=name)
+        axes = _axes(name, a, axis)
+        if initial is None:
+            if where is not None:
+                raise ShapeError(f"{name}: a where= mask needs an initial= value (the maximum "
+                                 f"or minimum of nothing is undefined)", user_frame())
+            if math.prod(a.shape[d] for d in axes) == 0:
+                raise ShapeError(f"{name}: reducing axes {axes} of the empty {a.aval} has no "
+                                 f"result; pass initial= or reduce a non-empty array",
+                                 user_frame())
+            return _keep(lax_reduce(a, axes), a, axes, keepdims)
+        fill = convert(initial, a.dtype)
+        result = lax_combine(lax_reduce(_where_fill(name, a, where, fill), axes), fill)
+        return _keep(result, a, axes, keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The {name}imum over ``axis`` (NaN propagates)."
+    return fn
 
 
-def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    result = lax.reduce_min(a, axes)
-    if initial is not None:
-        result = lax.min(result, convert(initial, a.dtype))
-    return _keep(result, a, axes, keepdims)
+max = amax = _extremum("max", lax.reduce_max, lax.max)
+min = amin = _extremum("min", lax.reduce_min, lax.min)
 
 
-amax, amin = max, min
+def _logical_reduction(name, lax_reduce, identity):
+    def fn(a, axis=None, out=None, keepdims=False, *, where=None):
+        _no_out(name, out)
+        a = asarray(a, op=name)
+        axes = _axes(name, a, axis)
+        b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
+        return _keep(lax_reduce(_where_fill(name, b, where, identity), axes), a, axes,
+                     keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Whether {name} elements over ``axis`` are nonzero."
+    return fn
 
 
-def all(a, axis=None, out=None, keepdims=False, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
-    b = _where_fill(b, where, True)
-    return _keep(lax.reduce_and(b, axes), a, axes, keepdims)
+all = _logical_reduction("all", lax.reduce_and, True)
+any = _logical_reduction("any", lax.reduce_or, False)
 
 
-def any(a, axis=None, out=None, keepdims=False, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
-    b = _where_fill(b, where, False)
-    return _keep(lax.reduce_or(b, axes), a, axes, keepdims)
-
-
-def _count(a, axes):
-    import math
-    return math.prod(a.shape[d] for d in axes)
-
-
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    dt = dtypes.canonicalize(dtype) if dtype else to_inexact(a.dtype)
-    total = sum(convert(a, dt), axes, where=where)
+def _count(name, a, axes, where, dtype):
+    """How many elements each reduction sees: a Python number, or an array under ``where``."""
     if where is None:
-        result = lax.div(total, float(_count(a, axes)))
-    else:
-        from ptojax.numpy._promote import broadcast_to_shape
-        mask = broadcast_to_shape(asarray(where), a.shape)
-        result = lax.div(total, sum(lax.convert_element_type(mask, dt), axes))
-    return _keep(result, a, axes, keepdims)
+        return float(math.prod(a.shape[d] for d in axes))
+    mask = broadcast_to_shape(asarray(where, op=name), a.shape, name)
+    return lax.reduce_sum(lax.convert_element_type(lax.ne(mask, 0) if mask.dtype !=
+                                                   dtypes.bool_ else mask, dtype), axes)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    a = asarray(a)
-    axes = _axes(a, axis)
-    dt = dtypes.canonicalize(dtype) if dtype else to_inexact(a.dtype)
-    a = convert(a, dt)
-    from ptojax.numpy._promote import broadcast_to_shape
-    centered = lax.sub(a, broadcast_to_shape(mean(a, axes, keepdims=True), a.shape))
-    sq = lax.mul(centered, centered)
-    n = _count(a, axes) - ddof
-    result = lax.div(sum(sq, axes), float(n) if n > 0 else float("nan"))
-    return _keep(result, a, axes, keepdims)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out("mean", out)
+    a = asarray(a, op="mean")
+    axes = _axes("mean", a, axis)
+    result_dtype = _result_dtype("mean", a, dtype, to_inexact)
+    compute = _computation_dtype(result_dtype)
+    x = _where_fill("mean", convert(a, compute), where, 0)
+    result = lax.div(lax.reduce_sum(x, axes), _count("mean", a, axes, where, compute))
+    return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where))
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out("var", out)
+    a = asarray(a, op="var")
+    axes = _axes("var", a, axis)
+    result_dtype = _result_dtype("var", a, dtype, to_inexact)
+    x = convert(a, _computation_dtype(result_dtype))
+    centre = mean(x, axes, keepdims=True, where=where)
+    centered = lax.sub(x, broadcast_to_shape(centre, x.shape))
+    squares = _where_fill("var", lax.mul(centered, centered), where, 0)
+    count = _count("var", a, axes, where, x.dtype)
+    normalizer = count - ddof if where is None else lax.sub(count, float(ddof))
+    if where is None and normalizer <= 0:
+        normalizer = float("nan")
+    result = lax.div(lax.reduce_sum(squares, axes), normalizer)
+    return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
-def _arg(prim_fn, name):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
+
+
+def _arg(lax_fn, name):
     def fn(a, axis=None, out=None, keepdims=False):
-        a = asarray(a)
-        if axis is None:
-            flat = lax.reshape(a, (a.size,))
-            result = prim_fn(flat, 0)
+        _no_out(name, out)
+        a = asarray(a, op=name)
+        flat = axis is None
+        ax = 0 if flat else _single_axis(name, a, axis)
+        if (a.size if flat else a.shape[ax]) == 0:
+            where = f"the empty {a.aval}" if flat else f"axis {ax} of {a.aval}"
+            raise ShapeError(f"{name}: {where} has no elements, so no {name[3:]}imum",
+                             user_frame())
+        if flat:
+            result = lax_fn(lax.reshape(a, (a.size,)), 0)
             return lax.reshape(result, (1,) * a.ndim) if keepdims else result
-        (ax,) = _axes(a, axis)
-        result = prim_fn(a, ax)
+        result = lax_fn(a, ax)
         return lax.expand_dims(result, (ax,)) if keepdims else result
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index (int32) of the first {name[3:]}imum along ``axis`` (NaN counts as " \
+                 f"the extremum)."
     return fn
 
 
@@ -158,28 +208,36 @@ argmax = _arg(lax.argmax, "argmax")
 argmin = _arg(lax.argmin, "argmin")
 
 
-def _cumulative(lax_fn, name, promote):
+def _cumulative_dtype(dtype):
+    """Cumulative ops keep the input dtype (as JAX), except that bools count in int32."""
+    return dtypes.int32 if dtype == dtypes.bool_ else dtype
+
+
+def _cumulative(lax_fn, name):
     def fn(a, axis=None, dtype=None):
-        a = asarray(a)
+        a = asarray(a, op=name)
         if axis is None:
             a, axis = lax.reshape(a, (a.size,)), 0
-        (ax,) = _axes(a, axis)
-        dt = dtypes.canonicalize(dtype) if dtype else (_sum_dtype(a.dtype) if promote
-                                                       else a.dtype)
-        return lax_fn(convert(a, dt), ax)
-    fn.__name__ = name
+        ax = _single_axis(name, a, axis)
+        return lax_fn(convert(a, _result_dtype(name, a, dtype, _cumulative_dtype)), ax)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when axis is None)."
     return fn
 
 
-cumsum = _cumulative(lax.cumsum, "cumsum", True)
-cumprod = _cumulative(lax.cumprod, "cumprod", True)
-cumulative_sum, cumulative_prod = cumsum, cumprod
+cumsum = cumulative_sum = _cumulative(lax.cumsum, "cumsum")
+cumprod = cumulative_prod = _cumulative(lax.cumprod, "cumprod")
 
 
-def ptp(a, axis=None, keepdims=False):
-    return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+def ptp(a, axis=None, out=None, keepdims=False):
+    return lax.sub(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
 
 
 def count_nonzero(a, axis=None, keepdims=False):
-    a = asarray(a)
+    a = asarray(a, op="count_nonzero")
     return sum(lax.ne(a, 0), axis, keepdims=keepdims)
+
+
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
+           "cumsum", "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "ptp",
+           "std", "sum", "var"]
