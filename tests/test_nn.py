@@ -2,11 +2,15 @@
 
 JAX references are computed once per dtype/axis with one ``jax.jit`` call, to keep compile
 time down."""
+import math
+
 import numpy as np
 import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
+import ptojax.random
+import ptojax.tree_util
 from ptojax import nn
 from ptojax.errors import AxisError
 from helpers import assert_close, tol
@@ -65,6 +69,17 @@ def test_activation_under_jit_matches_eager(index):
     fn = getattr(nn, name)
     x = _activation_inputs("float32")
     assert_close(pto.jit(lambda v: fn(v, **kwargs))(x), fn(x, **kwargs))
+
+
+def test_exact_gelu_tail_is_accurate_in_absolute_terms():
+    x = np.linspace(-12.0, 0.0, 2001).astype(np.float32)
+    exact = [0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)]
+    assert_close(nn.gelu(x, approximate=False), np.asarray(exact, np.float32), rtol=0,
+                 atol=1e-7)
+
+
+def test_modules_are_exported():
+    assert (pto.nn, pto.random, pto.tree_util) == (nn, ptojax.random, ptojax.tree_util)
 
 
 def test_activation_dtypes():
