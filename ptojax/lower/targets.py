@@ -1,0 +1,177 @@
+"""Hardware targets as plain data: ``pto.targets.ascend910b`` and ``pto.targets.host_cpu``.
+
+A target is one frozen ``Target`` record. The tile planner reads its buffer capacities and
+alignment rules, the lowering reads its instruction-set facts, the cost model reads its
+bandwidths and throughputs. A new chip is a new ``Target(...)`` table here, not new code.
+
+Every number carries its public source in a comment; "estimate" marks numbers for which no
+public source exists (they are our own assumptions and only feed the cost model). Nothing in
+ptojax has been run on Ascend hardware: these figures are used for planning and estimation,
+never measured here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    """One accelerator (or host) as the tile transform, lowering and cost model see it.
+
+    ``buffers`` maps each on-chip memory space of the PTO model (UB, L1, L0A, L0B, L0C) to its
+    capacity in bytes per core; ``alignment`` maps each space to the byte alignment of tile
+    addresses; ``row_alignment`` is the rule every row-major tile row (and column-major tile
+    column) must satisfy in bytes. ``dma_bandwidth`` is bytes/second per core for each data
+    path; ``vector_bytes_per_cycle`` is the vector unit's datapath width. Targets compare and
+    hash by identity (each is a singleton table).
+    """
+    name: str
+    description: str
+    cube_cores: int
+    vector_cores: int
+    vector_cores_per_cube: int
+    buffers: MappingProxyType
+    alignment: MappingProxyType
+    row_alignment: int
+    cube_fractal: tuple
+    clock_hz: float
+    hbm_bandwidth: float
+    dma_bandwidth: MappingProxyType
+    vector_bytes_per_cycle: int
+    vector_issue_cycles: int
+    vector_dtypes: frozenset
+    tile_dtypes: frozenset
+    cube_macs_per_cycle: MappingProxyType
+    launch_overhead_s: float
+    dma_latency_cycles: int
+    min_dma_bytes: int
+    notes: tuple = field(default=())
+
+    def __str__(self):
+        return self.name
+
+    def capacity(self, space: str) -> int:
+        return self.buffers[space]
+
+
+def _frozen(d: dict) -> MappingProxyType:
+    return MappingProxyType(dict(d))
+
+
+# Sources used below:
+#  [cann-hw]  CANN op tiling unit tests' "hardware_info" for Ascend910B (public CANN ops
+#             repositories): UB_SIZE 196608, L1_SIZE 524288, L0A_SIZE 65536, L0B_SIZE 65536,
+#             L0C_SIZE 131072, CORE_NUM 24.
+#  [pto-fa]   pto-isa kernels/manual/fa/a2a3/fa_performance_kernel.cpp: MAX_TILE_L1_BYTES =
+#             512 KiB, MAX_VEC_UB_BYTES = 192 KiB, VEC_CORES = 2 (vector cores per cube core).
+#  [pto-gemm] pto-isa kernels/manual/a2a3/gemm_performance: blockDim = 24 on A2/A3 (910B);
+#             L0A/L0B ping-pong of 32 KiB per buffer (64 KiB each).
+#  [pto-tile] pto-isa include/pto/common/pto_tile.hpp: TileConfig::alignedSize = 32 (row-major
+#             tile rows / column-major tile columns must be 32-byte multiples); fractal 16x16.
+#  [huawei]   Huawei support docs, "AI Core compute units": vector source/target data must be
+#             32-byte aligned in the Unified Buffer.
+#  [hotchips] Huawei Da Vinci core, Hot Chips 31 (2019): cube = 16x16x16 = 4096 FP16 MACs per
+#             cycle; vector unit 2048 bits wide.
+#  [pto-isa]  pto-isa docs/isa/TADD.md, TEXP.md: A2/A3 vector instructions accept half/float
+#             (and int16/int32 for arithmetic) but not bfloat16.
+ascend910b = Target(
+    name="ascend910b",
+    description="Huawei Ascend 910B (A2), PTO 'a2a3' instruction profile",
+    cube_cores=24,                         # [cann-hw] CORE_NUM 24; [pto-gemm] blockDim 24
+    vector_cores=48,                       # [pto-fa] 2 vector cores per cube core x 24
+    vector_cores_per_cube=2,               # [pto-fa] VEC_CORES 2
+    buffers=_frozen({
+        "UB": 192 * KiB,                   # [cann-hw] UB_SIZE 196608; [pto-fa] 192 KiB
+        "L1": 512 * KiB,                   # [cann-hw] L1_SIZE 524288; [pto-fa] 512 KiB
+        "L0A": 64 * KiB,                   # [cann-hw] L0A_SIZE 65536; [pto-gemm]
+        "L0B": 64 * KiB,                   # [cann-hw] L0B_SIZE 65536; [pto-gemm]
+        "L0C": 128 * KiB,                  # [cann-hw] L0C_SIZE 131072
+    }),
+    alignment=_frozen({
+        "UB": 32,                          # [huawei] 32-byte aligned UB data
+        "L1": 512,                         # [pto-tile] fractal (16 rows x 32 B) granularity
+        "L0A": 512,                        # [pto-tile] fractalABSize = 512
+        "L0B": 512,                        # [pto-tile] fractalABSize = 512
+        "L0C": 1024,                       # [pto-tile] fractalCSize = 1024
+    }),
+    row_alignment=32,                      # [pto-tile] alignedSize = 32
+    cube_fractal=(16, 16, 16),             # [hotchips] 16x16x16 cube
+    clock_hz=1.8e9,                        # estimate: commonly quoted ~1.8 GHz, not published
+    hbm_bandwidth=1.5e12,                  # estimate: ~1.5-1.6 TB/s HBM2e quoted by vendors
+    dma_bandwidth=_frozen({                # bytes/s per core; all estimates (no public table)
+        "GM->UB": 64e9,                    # estimate
+        "UB->GM": 64e9,                    # estimate
+        "GM->L1": 96e9,                    # estimate
+        "L1->L0": 512e9,                   # estimate
+        "L0C->GM": 64e9,                   # estimate
+    }),
+    vector_bytes_per_cycle=256,            # [hotchips] 2048-bit vector unit
+    vector_issue_cycles=8,                 # estimate: per-instruction issue/drain overhead
+    vector_dtypes=frozenset({"float32", "float16", "int32", "int16"}),   # [pto-isa] TADD A2A3
+    tile_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16", "int8",
+                           "uint8", "bool"}),   # [pto-isa] TLOAD/TSTORE dtypes (A2A3)
+    cube_macs_per_cycle=_frozen({
+        "float16": 4096,                   # [hotchips] 16^3 FP16 MACs per cycle
+        "bfloat16": 4096,                  # estimate: same rate as FP16
+        "float32": 1024,                   # estimate: quarter rate for FP32 inputs
+        "int8": 8192,                      # [hotchips] 8192 INT8 MACs
+    }),
+    launch_overhead_s=3e-6,                # estimate: kernel launch cost
+    dma_latency_cycles=500,                # estimate: first-byte latency of a GM transfer
+    min_dma_bytes=8 * KiB,                 # estimate: transfers below this are latency-bound
+    notes=("No number here was measured by ptojax: there is no Ascend hardware in this "
+           "project. Sources are cited per field; 'estimate' fields only feed the cost model.",),
+)
+
+
+# A host CPU seen through the same model: the private L2 stands in for UB, L3 for L1 and the
+# L1d for the L0 buffers, so the planner picks cache-sized tiles. A later issue compiles the
+# emitted kernels for the CPU with this description. Figures describe a generic recent x86-64
+# server core; all are estimates (they vary by machine).
+host_cpu = Target(
+    name="host_cpu",
+    description="generic x86-64 host CPU (caches in place of UB/L1/L0 buffers)",
+    cube_cores=8,                          # estimate: cores used for matmul kernels
+    vector_cores=8,                        # estimate: cores used for vector kernels
+    vector_cores_per_cube=1,
+    buffers=_frozen({
+        "UB": 1 * MiB,                     # estimate: private L2 per core
+        "L1": 4 * MiB,                     # estimate: share of the L3
+        "L0A": 16 * KiB,                   # estimate: a third of a 48 KiB L1d
+        "L0B": 16 * KiB,                   # estimate
+        "L0C": 16 * KiB,                   # estimate
+    }),
+    alignment=_frozen({"UB": 64, "L1": 64, "L0A": 64, "L0B": 64, "L0C": 64}),  # cache line
+    row_alignment=32,                      # keep the PTO 32-byte row rule so kernels port
+    cube_fractal=(16, 16, 16),             # same fractal so cube kernels keep their shape
+    clock_hz=3.0e9,                        # estimate
+    hbm_bandwidth=50e9,                    # estimate: DRAM bandwidth of a socket
+    dma_bandwidth=_frozen({"GM->UB": 20e9, "UB->GM": 20e9, "GM->L1": 20e9, "L1->L0": 100e9,
+                           "L0C->GM": 20e9}),   # estimates
+    vector_bytes_per_cycle=64,             # estimate: two 256-bit FMA ports
+    vector_issue_cycles=2,                 # estimate
+    vector_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16"}),
+    tile_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16", "int8",
+                           "uint8", "bool"}),
+    cube_macs_per_cycle=_frozen({"float16": 32, "bfloat16": 32, "float32": 32,
+                                 "int8": 64}),  # estimates
+    launch_overhead_s=2e-6,                # estimate: thread-pool dispatch
+    dma_latency_cycles=100,                # estimate
+    min_dma_bytes=4 * KiB,                 # estimate
+    notes=("Estimates for a generic host; used to plan cache-sized tiles.",),
+)
+
+TARGETS = {t.name: t for t in (ascend910b, host_cpu)}
+
+
+def get_target(target) -> Target:
+    """A Target from a Target or its name."""
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, str) and target in TARGETS:
+        return TARGETS[target]
+    raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")

@@ -1,0 +1,291 @@
+"""Building the body of one tile kernel (one region of its grid) from a fused group.
+
+``BodyBuilder`` walks the group's equations in program order and asks each one's tile rule to
+emit tile operations. Tensor values are represented lazily (``Value``): a tile, a scalar, a row
+or column tile standing for its broadcast, or a cube accumulator; ``tile`` materializes one as
+a tile of the needed layout when an operation needs it. Inputs from outside the kernel are
+loaded on first use, and outputs are stored at the end.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.ir.builder import IRBuilder
+from ptojax.ir.core import Literal, Var
+from ptojax.ir.types import TensorType
+from ptojax.ops import elementwise as ew
+from ptojax.ops import tile as T
+from ptojax.transforms.tile_rules import (ARITH, COL, COLSUM, FULL, ROW, SCALAR,
+                                          SCALAR_OPERAND, TILE_RULES, broadcast_kind,
+                                          matmul_operands, view2d)
+
+I32 = TensorType((), dtypes.int32)
+COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or"})
+
+
+def index(value: int) -> Literal:
+    return Literal(np.int32(value), I32)
+
+
+class Value:
+    """A tensor value inside a kernel body: kind is tile | scalar | rowb | colb | acc."""
+    __slots__ = ("kind", "atom")
+
+    def __init__(self, kind, atom):
+        self.kind = kind
+        self.atom = atom
+
+
+class BodyBuilder:
+    """Emits one kernel body: tiles of ``tile`` shape, valid region ``valid``."""
+
+    def __init__(self, group, tile, valid, target, cube=None):
+        self.group = group
+        self.space = group.space
+        self.tile_shape = tuple(tile)
+        self.valid = tuple(valid)
+        self.target = target
+        self.cube = cube
+        self.b = IRBuilder()
+        self.ti, self.tj = Var(I32), Var(I32)
+        self.gm_in: dict = {}          # outer var -> body GM var
+        self.workspaces: list = []
+        self.env: dict = {}            # outer var -> Value
+        self.loaded: dict = {}         # (outer var, layout) -> Value
+        self.made: dict = {}           # (id(value), layout) -> tile var
+        self.offsets: dict = {}
+
+    # --- emission helpers --------------------------------------------------------------------
+    def emit(self, prim, inputs, **params):
+        return self.b.emit(prim, list(inputs), params)
+
+    def row0(self):
+        return self._offset("r", self.ti, self.tile_shape[0])
+
+    def col0(self):
+        return self._offset("c", self.tj, self.tile_shape[1])
+
+    def _offset(self, key, idx, size):
+        if key not in self.offsets:
+            self.offsets[key] = self.emit(ew.mul_p, [idx, index(size)])
+        return self.offsets[key]
+
+    def shape_of(self, layout):
+        r, c = self.tile_shape
+        return {FULL: (r, c), ROW: (r, 1), COL: (1, c), COLSUM: (1, c)}[layout]
+
+    def valid_of(self, layout):
+        vr, vc = self.valid
+        return {FULL: (vr, vc), ROW: (vr, 1), COL: (1, vc), COLSUM: (1, vc)}[layout]
+
+    def convert(self, atom, dtype):
+        if atom.type.dtype == dtype:
+            return atom
+        if isinstance(atom, Literal):
+            return Literal(np.asarray(atom.value).astype(dtype), TensorType((), dtype))
+        prim = T.ELEMENTWISE_TILE_PRIMS["convert_element_type"] \
+            if isinstance(atom.type, T.TileType) else ew.convert_element_type_p
+        return self.emit(prim, [atom], new_dtype=dtype, weak_type=False)
+
+    # --- values ------------------------------------------------------------------------------
+    def gm(self, var):
+        if var not in self.gm_in:
+            self.gm_in[var] = Var(var.type)
+        return self.gm_in[var]
+
+    def get(self, atom, layout) -> Value:
+        """The Value of an operand, loading it (or building its pulled producer) if needed."""
+        if isinstance(atom, Literal):
+            return Value("scalar", atom)
+        if atom in self.env:
+            return self.env[atom]
+        pulled = self.group.pulled.get(atom)
+        if pulled is not None and pulled[1] == layout:
+            self.build_eqn(pulled[0], pulled[2])
+            return self.env[atom]
+        key = (atom, layout)
+        if key not in self.loaded:
+            self.loaded[key] = self._load(atom, layout)
+        return self.loaded[key]
+
+    def _load(self, var, layout) -> Value:
+        gm = self.gm(var)
+        m, n = self.space
+        if layout == SCALAR:
+            return Value("scalar", self.emit(T.tile_scalar_load_p, [gm]))
+        view = {FULL: (m, n), ROW: (m, 1), COL: (1, n)}[layout]
+        r0 = self.row0() if layout in (FULL, ROW) else index(0)
+        c0 = self.col0() if layout in (FULL, COL) else index(0)
+        tile = self.emit(T.tile_load_p, [gm, r0, c0], space="UB", shape=self.shape_of(layout),
+                         valid=self.valid_of(layout), view=view, transpose=False)
+        return Value("tile", tile)
+
+    def tile(self, value: Value, layout):
+        """``value`` as a UB tile of ``layout`` (materializing broadcasts and accumulators)."""
+        if value.kind == "tile":
+            return value.atom
+        key = (id(value), layout)
+        if key in self.made:
+            return self.made[key]
+        shape, valid = self.shape_of(layout), self.valid_of(layout)
+        if value.kind == "scalar":
+            t = self.emit(T.tile_fill_p, [value.atom], shape=shape, valid=valid)
+        elif value.kind == "rowb":
+            t = self.emit(T.tile_row_expand_p, [value.atom], shape=shape, valid=valid)
+        elif value.kind == "colb":
+            t = self.emit(T.tile_col_expand_p, [value.atom], shape=shape, valid=valid)
+        else:
+            t = self._acc_to_ub(value.atom)
+        self.made[key] = t
+        return t
+
+    def _acc_to_ub(self, acc):
+        """Move a cube accumulator to UB through a GM workspace (no L0C->UB path on A2/A3)."""
+        dot_out = self.group.dot.outputs[0].type
+        ws = Var(TensorType(dot_out.shape, dot_out.dtype))
+        self.workspaces.append(ws)
+        view = self.space
+        stored = self.emit(T.tile_store_p, [ws, acc, self.row0(), self.col0()], view=view)
+        return self.emit(T.tile_load_p, [stored, self.row0(), self.col0()], space="UB",
+                         shape=self.shape_of(FULL), valid=self.valid_of(FULL), view=view,
+                         transpose=False)
+
+    # --- equations ---------------------------------------------------------------------------
+    def build_eqn(self, eqn, in_layouts):
+        TILE_RULES[eqn.prim.name].build(self, eqn, in_layouts)
+
+    def set(self, var, value):
+        self.env[var] = value
+
+    def elementwise(self, eqn, in_layouts):
+        name = eqn.prim.name
+        out = eqn.outputs[0]
+        layout = self.group.layout[out]
+        vals = [self.get(a, l) for a, l in zip(eqn.inputs, in_layouts)]
+        if all(v.kind == "scalar" for v in vals):
+            self.set(out, Value("scalar", self.emit(eqn.prim, [v.atom for v in vals],
+                                                     **eqn.params)))
+            return
+        order = list(range(len(vals)))
+        if name in COMMUTATIVE and len(vals) == 2 and vals[0].kind != "tile" and \
+                vals[1].kind == "tile":
+            order = [1, 0]
+        dtype = eqn.inputs[0].type.dtype
+        wide = name in ARITH and dtype.name not in self.target.vector_dtypes
+        operands = []
+        for pos, i in enumerate(order):
+            v = vals[i]
+            if v.kind == "scalar" and name in SCALAR_OPERAND:
+                atom = v.atom
+            elif v.kind in ("rowb", "colb") and name in T.BROADCASTING and pos == 1:
+                atom = v.atom
+            else:
+                atom = self.tile(v, layout)
+            operands.append(self.convert(atom, dtypes.float32) if wide else atom)
+        prim = T.ELEMENTWISE_TILE_PRIMS[name]
+        result = self.emit(prim, operands, **eqn.params)
+        if wide and result.type.dtype != out.type.dtype:
+            result = self.convert(result, out.type.dtype)
+        self.set(out, Value("tile", result))
+
+    def reduce(self, eqn):
+        x = self.tile(self.get(eqn.inputs[0], FULL), FULL)
+        out = eqn.outputs[0]
+        if self.group.layout[out] == COLSUM:
+            self.set(out, Value("tile", self.emit(T.tile_col_sum_p, [x])))
+            return
+        dtype = x.type.dtype
+        exact = eqn.prim.name != "reduce_sum" and dtype.name in self.target.vector_dtypes
+        if dtype != dtypes.float32 and not exact:      # accumulate in f32, as the hardware
+            x = self.convert(x, dtypes.float32)
+        r = self.emit(T.ROW_REDUCTIONS[eqn.prim.name], [x])
+        self.set(out, Value("tile", self.convert(r, dtype)))
+
+    def broadcast(self, eqn, in_layouts):
+        kind = broadcast_kind(eqn)
+        v = self.get(eqn.inputs[0], in_layouts[0])
+        out = eqn.outputs[0]
+        if kind == "identity" or v.kind == "scalar":
+            self.set(out, v)
+        elif kind == "row" or (kind == "scalar" and in_layouts[0] == ROW):
+            self.set(out, Value("rowb", self.tile(v, ROW)))
+        elif kind == "col":
+            self.set(out, Value("colb", v.atom))
+        else:
+            self.set(out, v)
+
+    def alias(self, eqn, in_layouts):
+        self.set(eqn.outputs[0], self.get(eqn.inputs[0], in_layouts[0]))
+
+    # --- the cube ------------------------------------------------------------------------------
+    def matmul(self, eqn):
+        lhs, rhs = eqn.inputs
+        lt, rt = matmul_operands(eqn)
+        m, k, n = self.cube
+        (vm, vn) = self.valid
+        a_view = tuple(lhs.type.shape) if lt else view2d(lhs.type.shape)
+        b_view = tuple(rhs.type.shape)
+        size_k = a_view[0] if lt else a_view[1]
+        full, tail = divmod(size_k, k)
+        A, B = self.gm(lhs), self.gm(rhs)
+        geometry = dict(m=m, k=k, n=n, vm=vm, vn=vn, a_view=a_view, b_view=b_view, lt=lt,
+                        rt=rt)
+        r0, c0 = self.row0(), self.col0()
+        first_k = k if full else tail
+        acc = _k_step(self.b, index(0), first_k, None, A, B, r0, c0, geometry)
+        if full > 1:
+            acc = self._k_loop(acc, full, A, B, r0, c0, geometry)
+        if tail and full:
+            acc = _k_step(self.b, index(full * k), tail, acc, A, B, r0, c0, geometry)
+        self.set(eqn.outputs[0], Value("acc", acc))
+
+    def _k_loop(self, acc, steps, A, B, r0, c0, geometry):
+        inner = IRBuilder()
+        kv, acc_in = Var(I32), Var(acc.type)
+        a_in, b_in, r_in, c_in = Var(A.type), Var(B.type), Var(r0.type), Var(c0.type)
+        k0 = inner.emit(ew.mul_p, [kv, index(geometry["k"])], {})
+        acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, r_in, c_in, geometry)
+        body = inner.build([kv, acc_in, a_in, b_in, r_in, c_in], [acc_out])
+        return self.emit(T.tile_loop_p, [acc, A, B, r0, c0], start=1, stop=steps, body=body,
+                         num_carry=1)[0]
+
+    # --- the kernel --------------------------------------------------------------------------
+    def finish(self):
+        """Build every equation, store the outputs; returns (body IR, outer input vars)."""
+        for eqn in self.group.eqns:
+            if eqn.outputs[0] not in self.env:
+                self.build_eqn(eqn, self.group.in_layouts[eqn])
+        m, n = self.space
+        outs = []
+        for var in self.group.outputs:
+            layout = self.group.layout[var]
+            gm_out = Var(var.type)
+            value = self.env[var]
+            view = {FULL: (m, n), ROW: (m, 1), COLSUM: (1, n)}[layout]
+            r0 = index(0) if layout == COLSUM else self.row0()
+            c0 = index(0) if layout == ROW else self.col0()
+            tile = value.atom if value.kind == "acc" else self.tile(value, layout)
+            if tile.type.space == "UB" and tile.type.dtype != var.type.dtype:
+                tile = self.convert(tile, var.type.dtype)
+            store = self.emit(T.tile_store_p, [gm_out, tile, r0, c0], view=view,
+                              atomic=layout == COLSUM)
+            outs.append((gm_out, store))
+        outer_inputs = list(self.gm_in)
+        invars = [self.ti, self.tj, *self.gm_in.values(), *(o for o, _ in outs),
+                  *self.workspaces]
+        return self.b.build(invars, [s for _, s in outs]), outer_inputs
+
+
+def _k_step(b, k0, vk, acc, A, B, r0, c0, g):
+    a1 = b.emit(T.tile_load_p, [A, r0, k0], dict(space="L1", shape=(g["m"], g["k"]),
+                                                   valid=(g["vm"], vk), view=g["a_view"],
+                                                   transpose=g["lt"]))
+    b1 = b.emit(T.tile_load_p, [B, k0, c0], dict(space="L1", shape=(g["k"], g["n"]),
+                                                   valid=(vk, g["vn"]), view=g["b_view"],
+                                                   transpose=g["rt"]))
+    a0 = b.emit(T.tile_move_p, [a1], dict(space="L0A"))
+    b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B"))
+    if acc is None:
+        return b.emit(T.tile_matmul_p, [a0, b0])
+    return b.emit(T.tile_matmul_acc_p, [acc, a0, b0])
