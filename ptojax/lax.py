@@ -316,3 +316,8 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     out = sorting.sort_p.bind(*operands, dimension=_axis("sort", dimension, operands[0].ndim),
                               num_keys=int(num_keys))
     return out[0] if single else tuple(out)
+
+
+# collectives over named mesh axes (ptojax/ops/collectives.py) ----------------------------------
+from ptojax.ops.collectives import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
+                                    pmax, pmean, pmin, ppermute, psum, psum_scatter)

@@ -1,0 +1,94 @@
+"""Virtual host devices.
+
+One process owns ``PTOJAX_NUM_DEVICES`` devices (default 8), numbered from 0. Under
+``ptojax.distributed.initialize()`` every process of an MPI job owns that many devices and
+``devices()`` lists all of them, process-major: device ``p * local_count + i`` is local device
+``i`` of process ``p``.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from typing import NamedTuple
+
+
+class Device(NamedTuple):
+    id: int
+    process_index: int
+    local_index: int
+
+    platform = "cpu"
+    device_kind = "virtual host device"
+
+    def __repr__(self):
+        return f"VirtualDevice(id={self.id}, process={self.process_index})"
+
+
+class Topology(NamedTuple):
+    process_index: int
+    process_count: int
+    local_count: int
+
+
+def _default_local_count() -> int:
+    value = os.environ.get("PTOJAX_NUM_DEVICES", "8")
+    try:
+        count = int(value)
+    except ValueError:
+        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {value!r}") \
+            from None
+    if count < 1:
+        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {count}")
+    return count
+
+
+_topology: list = []  # [Topology] once known
+
+
+def topology() -> Topology:
+    if not _topology:
+        _topology.append(Topology(0, 1, _default_local_count()))
+    return _topology[0]
+
+
+def set_topology(process_index: int, process_count: int, local_count: int) -> None:
+    """Called once by ``ptojax.distributed.initialize``, before any device is used."""
+    _topology[:] = [Topology(process_index, process_count, local_count)]
+    devices.cache_clear()
+    single_device_sharding.cache_clear()
+
+
+@functools.lru_cache(maxsize=None)
+def devices() -> tuple:
+    """Every device of the job (all processes), process-major."""
+    t = topology()
+    return tuple(Device(p * t.local_count + i, p, i)
+                 for p in range(t.process_count) for i in range(t.local_count))
+
+
+def local_devices() -> tuple:
+    me = topology().process_index
+    return tuple(d for d in devices() if d.process_index == me)
+
+
+def device_count() -> int:
+    return len(devices())
+
+
+def local_device_count() -> int:
+    return topology().local_count
+
+
+def process_index() -> int:
+    return topology().process_index
+
+
+def process_count() -> int:
+    return topology().process_count
+
+
+@functools.lru_cache(maxsize=None)
+def single_device_sharding():
+    """The sharding of an ordinary (unsharded) Array: whole on this process's first device."""
+    from ptojax.sharding import SingleDeviceSharding
+    return SingleDeviceSharding(local_devices()[0])
