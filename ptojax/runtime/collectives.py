@@ -31,6 +31,18 @@ def default_timeout() -> float:
     return float(os.environ.get("PTOJAX_COLLECTIVE_TIMEOUT", "60"))
 
 
+_transport: list = []  # [the process transport] once ptojax.distributed is initialized
+
+
+def set_process_transport(transport) -> None:
+    _transport[:] = [transport]
+
+
+def process_transport():
+    """The transport to other processes (MPI), or None in a single-process run."""
+    return _transport[0] if _transport else None
+
+
 # the device a thread is running as -------------------------------------------------------------
 class DeviceContext:
     """The device a thread runs the per-device program for, and its communicator."""
