@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.runtime.array import Array
 
@@ -45,6 +46,19 @@ def differentiable(aval) -> bool:
 def zeros(aval) -> "Array":
     """A concrete (or, under a trace, staged) array of zeros of ``aval``'s shape and dtype."""
     return lax.broadcast_in_dim(Array(np.zeros((), aval.dtype)), aval.shape, ())
+
+
+def zeros_like(x):
+    """Zeros shaped and typed like the value ``x`` (a broadcast scalar: no arithmetic, so
+    no NaN from ``x * 0`` when ``x`` is infinite)."""
+    return zeros(x.aval.strip_weak())
+
+
+def as_value(x):
+    """``x`` usable as an array by rules and user code: a ``Literal`` becomes an ``Array``."""
+    if type(x) is Literal:
+        return Array(x.value, x.type.weak_type)
+    return x
 
 
 def instantiate(t, aval=None):

@@ -21,8 +21,8 @@ from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import random_bits, shape as sh, sorting
 from ptojax.trace import bind, trace_flat
-from ptojax.transforms.ad_util import (Zero, add_tangents, fit_shape, instantiate, is_zero,
-                                       tangent_aval)
+from ptojax.transforms.ad_util import (Zero, add_tangents, as_value, fit_shape, instantiate,
+                                       is_zero, tangent_aval, zeros_like)
 
 jvp_rules: dict = {}
 
@@ -58,7 +58,7 @@ def jvp_eval(closed: ClosedIR, primals, tangents):
             if rule is None:
                 raise UnsupportedError(f"differentiation of `{eqn.prim.name}` is not "
                                        f"supported", eqn.source)
-            out, tout = rule(ins, tans, **eqn.params)
+            out, tout = rule([as_value(a) for a in ins], tans, **eqn.params)
             if eqn.prim.multiple_results:
                 primal_env.update(zip(eqn.outputs, out))
                 tangent_env.update((v, _checked(t, v)) for v, t in zip(eqn.outputs, tout))
@@ -142,33 +142,55 @@ def _unary(prim, derivative):
     return rule
 
 
-def _binary(prim, dx, dy):
-    """Elementwise f(x, y) with tangent ``tx * dx(x, y, out) + ty * dy(x, y, out)``."""
+def _unary_divided(prim, divisor):
+    """Elementwise f(x) with tangent ``t / divisor(x, out)``."""
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, **params)
+        return out, t if is_zero(t) else lax.div(t, divisor(x, out))
+    return rule
+
+
+def _binary(prim, tangent_x, tangent_y):
+    """Elementwise f(x, y) with tangent ``tangent_x(tx, x, y, out) + tangent_y(ty, x, y,
+    out)``; each is linear in its first argument and only called for a nonzero tangent."""
     def rule(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
         out = prim.bind(x, y)
-        a = Zero(out.aval) if is_zero(tx) else _times(tx, dx(x, y, out))
-        b = Zero(out.aval) if is_zero(ty) else _times(ty, dy(x, y, out))
+        a = Zero(out.aval) if is_zero(tx) else tangent_x(tx, x, y, out)
+        b = Zero(out.aval) if is_zero(ty) else tangent_y(ty, x, y, out)
         return out, add_tangents(fit_shape(a, out.shape), fit_shape(b, out.shape))
     return rule
 
 
-def _times(t, factor):
-    """``t * factor``, without an equation for the constant factors 1 and -1."""
-    if isinstance(factor, int):
-        return t if factor == 1 else lax.neg(t) if factor == -1 else lax.mul(t, factor)
-    return lax.mul(t, factor)
+def _same(t, x, y, out):
+    return t
+
+
+def _negated(t, x, y, out):
+    return lax.neg(t)
+
+
+def _times_factor(factor):
+    """The tangent ``t * factor(x, y, out)``."""
+    def tangent(t, x, y, out):
+        return lax.mul(t, factor(x, y, out))
+    return tangent
 
 
 def _trunc(x):
     return lax.mul(lax.sign(x), lax.floor(lax.abs(x)))
 
 
+def _ones_like(x):
+    return lax.broadcast_in_dim(lax.convert_element_type(1, x.dtype), x.shape, ())
+
+
 def _balanced_eq(x, out, y):
-    """1 where x alone attains the extremum, 1/2 where x and y tie, 0 elsewhere."""
+    """1 where x alone attains the extremum, 1/2 where x and y tie, 0 elsewhere (as JAX)."""
     hit = lax.convert_element_type(lax.eq(x, out), out.dtype)
     tie = lax.convert_element_type(lax.eq(y, out), out.dtype)
-    return lax.div(hit, lax.add(1, tie))
+    return lax.div(hit, lax.add(tie, 1))
 
 
 _SQRT_PI = float(np.sqrt(np.pi))
@@ -176,40 +198,52 @@ _SQRT_PI = float(np.sqrt(np.pi))
 # elementwise ---------------------------------------------------------------------------------
 jvp_rules[ew.neg_p] = _linear(ew.neg_p)
 jvp_rules[ew.copy_p] = _linear(ew.copy_p)
-jvp_rules[ew.add_p] = _binary(ew.add_p, lambda x, y, o: 1, lambda x, y, o: 1)
-jvp_rules[ew.sub_p] = _binary(ew.sub_p, lambda x, y, o: 1, lambda x, y, o: -1)
-jvp_rules[ew.mul_p] = _binary(ew.mul_p, lambda x, y, o: y, lambda x, y, o: x)
-jvp_rules[ew.div_p] = _binary(ew.div_p, lambda x, y, o: lax.div(1, y),
-                              lambda x, y, o: lax.neg(lax.div(o, y)))
-jvp_rules[ew.rem_p] = _binary(ew.rem_p, lambda x, y, o: 1,
-                              lambda x, y, o: lax.neg(_trunc(lax.div(x, y))))
-jvp_rules[ew.max_p] = _binary(ew.max_p, lambda x, y, o: _balanced_eq(x, o, y),
-                              lambda x, y, o: _balanced_eq(y, o, x))
-jvp_rules[ew.min_p] = _binary(ew.min_p, lambda x, y, o: _balanced_eq(x, o, y),
-                              lambda x, y, o: _balanced_eq(y, o, x))
-jvp_rules[ew.atan2_p] = _binary(
-    ew.atan2_p, lambda x, y, o: lax.div(y, lax.add(lax.mul(x, x), lax.mul(y, y))),
-    lambda x, y, o: lax.div(lax.neg(x), lax.add(lax.mul(x, x), lax.mul(y, y))))
+jvp_rules[ew.add_p] = _binary(ew.add_p, _same, _same)
+jvp_rules[ew.sub_p] = _binary(ew.sub_p, _same, _negated)
+jvp_rules[ew.mul_p] = _binary(ew.mul_p, _times_factor(lambda x, y, o: y),
+                              _times_factor(lambda x, y, o: x))
+jvp_rules[ew.div_p] = _binary(ew.div_p, lambda t, x, y, o: lax.div(t, y),
+                              _times_factor(lambda x, y, o: lax.neg(lax.div(o, y))))
+jvp_rules[ew.rem_p] = _binary(ew.rem_p, _same,
+                              _times_factor(lambda x, y, o: lax.neg(_trunc(lax.div(x, y)))))
+jvp_rules[ew.max_p] = _binary(ew.max_p, _times_factor(lambda x, y, o: _balanced_eq(x, o, y)),
+                              _times_factor(lambda x, y, o: _balanced_eq(y, o, x)))
+jvp_rules[ew.min_p] = _binary(ew.min_p, _times_factor(lambda x, y, o: _balanced_eq(x, o, y)),
+                              _times_factor(lambda x, y, o: _balanced_eq(y, o, x)))
+
+
+def _atan2_factor(numerator):
+    def factor(x, y, out):
+        return lax.div(numerator(x, y), lax.add(lax.mul(x, x), lax.mul(y, y)))
+    return factor
+
+
+jvp_rules[ew.atan2_p] = _binary(ew.atan2_p, _times_factor(_atan2_factor(lambda x, y: y)),
+                                _times_factor(_atan2_factor(lambda x, y: lax.neg(x))))
+
+
+def _replace_zero(x):
+    """``x`` with its zeros replaced by ones (a safe argument for log and pow)."""
+    return lax.select(lax.eq(x, 0), _ones_like(x), x)
 
 
 def _pow_dx(x, y, out):
     # y * x**(y-1), defined as 0 where y == 0 (so 0**0 has derivative 0, as in JAX)
-    safe = lax.pow(x, lax.select(lax.eq(y, 0), lax.add(lax.mul(y, 0), 1), lax.sub(y, 1)))
-    return lax.select(lax.eq(y, 0), lax.mul(y, 0), lax.mul(y, safe))
+    jac = lax.mul(_replace_zero(y), lax.pow(x, lax.sub(y, 1)))
+    return lax.select(lax.eq(y, 0), zeros_like(jac), jac)
 
 
 def _pow_dy(x, y, out):
-    # log(x) * x**y, defined as 0 where x == 0
-    safe_x = lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), x)
-    return lax.select(lax.eq(x, 0), lax.mul(x, 0), lax.mul(lax.log(safe_x), out))
+    # log(x) * x**y, with log(0) read as log(1) = 0 (as JAX)
+    return lax.mul(lax.log(_replace_zero(x)), out)
 
 
-jvp_rules[ew.pow_p] = _binary(ew.pow_p, _pow_dx, _pow_dy)
+jvp_rules[ew.pow_p] = _binary(ew.pow_p, _times_factor(_pow_dx), _times_factor(_pow_dy))
 jvp_rules[ew.abs_p] = _unary(ew.abs_p, lambda x, o: lax.sign(x))
 jvp_rules[ew.exp_p] = _unary(ew.exp_p, lambda x, o: o)
 jvp_rules[ew.exp2_p] = _unary(ew.exp2_p, lambda x, o: lax.mul(o, float(np.log(2))))
-jvp_rules[ew.log_p] = _unary(ew.log_p, lambda x, o: lax.div(1, x))
-jvp_rules[ew.log1p_p] = _unary(ew.log1p_p, lambda x, o: lax.div(1, lax.add(x, 1)))
+jvp_rules[ew.log_p] = _unary_divided(ew.log_p, lambda x, o: x)
+jvp_rules[ew.log1p_p] = _unary_divided(ew.log1p_p, lambda x, o: lax.add(x, 1))
 jvp_rules[ew.expm1_p] = _unary(ew.expm1_p, lambda x, o: lax.add(o, 1))
 jvp_rules[ew.sqrt_p] = _unary(ew.sqrt_p, lambda x, o: lax.div(0.5, o))
 jvp_rules[ew.rsqrt_p] = _unary(ew.rsqrt_p, lambda x, o: lax.mul(lax.div(o, x), -0.5))
@@ -270,20 +304,18 @@ jvp_rules[ew.select_p] = _select_rule
 
 
 def _clamp_rule(primals, tangents):
+    """As JAX: x's tangent where lo < x < hi, lo's where lo > x (and lo < hi), hi's where
+    hi < x."""
     (lo, x, hi), (tlo, tx, thi) = primals, tangents
     out = ew.clamp_p.bind(lo, x, hi)
-    zero = lax.mul(out, 0)
-    parts = []
-    if not is_zero(tx):
-        inside = lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))
-        parts.append(lax.select(inside, fit_shape(tx, out.shape), zero))
-    if not is_zero(tlo):
-        parts.append(lax.select(lax.gt(lo, x), fit_shape(tlo, out.shape), zero))
-    if not is_zero(thi):
-        parts.append(lax.select(lax.lt(hi, x), fit_shape(thi, out.shape), zero))
+    zero = zeros_like(out)
+    chosen = [(tx, lambda: lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))),
+              (tlo, lambda: lax.bitwise_and(lax.gt(lo, x), lax.lt(lo, hi))),
+              (thi, lambda: lax.lt(hi, x))]
     tout = Zero(out.aval)
-    for p in parts:
-        tout = add_tangents(tout, p)
+    for t, where in chosen:
+        if not is_zero(t):
+            tout = add_tangents(tout, lax.select(where(), fit_shape(t, out.shape), zero))
     return out, tout
 
 
@@ -339,7 +371,7 @@ def _reduce_prod_rule(primals, tangents, axes):
     flat = lax.reshape(lax.transpose(x, perm), tuple(x.shape[d] for d in kept) + (n,))
     tflat = lax.reshape(lax.transpose(t, perm), tuple(x.shape[d] for d in kept) + (n,))
     last = flat.ndim - 1
-    ones = lax.add(lax.mul(lax.slice_in_dim(flat, 0, 1, 1, last), 0), 1)
+    ones = _ones_like(lax.slice_in_dim(flat, 0, 1, 1, last))
     before = lax.concatenate([ones, lax.slice_in_dim(lax.cumprod(flat, last), 0, n - 1, 1,
                                                      last)], last)
     after = lax.concatenate([lax.slice_in_dim(lax.cumprod(flat, last, reverse=True), 1, n,
@@ -397,8 +429,21 @@ jvp_rules[red.cumlogsumexp_p] = _cumulative_rule(red.cumlogsumexp_p, _logaddexp)
 for _p in (sh.broadcast_in_dim_p, sh.reshape_p, sh.transpose_p, sh.squeeze_p,
            sh.expand_dims_p, sh.rev_p, sh.slice_p, sh.concatenate_p, sh.pad_p):
     jvp_rules[_p] = _linear(_p)
-for _p in (ix.dynamic_slice_p, ix.gather_p):
-    jvp_rules[_p] = _linear_in_first(_p)
+jvp_rules[ix.dynamic_slice_p] = _linear_in_first(ix.dynamic_slice_p)
+
+
+def _gather_rule(primals, tangents, axes, nbatch=0, mode="clip", fill_value=None):
+    """Gather the tangent at the same positions; out-of-bounds reads in mode "fill" have a
+    zero tangent whatever the primal's fill value."""
+    (x, idx), (t, _) = primals, tangents
+    params = dict(axes=axes, nbatch=nbatch, mode=mode)
+    out = ix.gather_p.bind(x, idx, fill_value=fill_value, **params)
+    if is_zero(t):
+        return out, Zero(out.aval)
+    return out, ix.gather_p.bind(t, idx, fill_value=0 if mode == "fill" else None, **params)
+
+
+jvp_rules[ix.gather_p] = _gather_rule
 
 
 def _dynamic_update_slice_rule(primals, tangents):
@@ -414,50 +459,65 @@ jvp_rules[ix.dynamic_update_slice_p] = _dynamic_update_slice_rule
 
 def _scatter_rule(primals, tangents, axes, nbatch=0, mode="add"):
     (x, idx, upd), (tx, _, tu) = primals, tangents
-    out = ix.scatter_p.bind(x, idx, upd, axes=axes, nbatch=nbatch, mode=mode)
+    params = dict(axes=axes, nbatch=nbatch)
+    out = ix.scatter_p.bind(x, idx, upd, mode=mode, **params)
     if is_zero(tx) and is_zero(tu):
         return out, Zero(out.aval)
-    params = dict(axes=axes, nbatch=nbatch)
-    if mode in ("add", "set"):
-        return out, ix.scatter_p.bind(instantiate(tx), idx, instantiate(tu), mode=mode,
+    if mode == "add":
+        return out, ix.scatter_p.bind(instantiate(tx), idx, instantiate(tu), mode="add",
                                       **params)
+    if mode == "set":
+        return out, _scatter_set_tangent(x, idx, upd, tx, tu, params)
     if mode == "mul":
-        return out, _scatter_mul_tangent(x, idx, upd, out, tx, tu, params)
+        return out, _scatter_mul_tangent(x, idx, upd, tx, tu, params)
     return out, _scatter_extremum_tangent(x, idx, upd, out, tx, tu, params)
 
 
-def _scatter_mul_tangent(x, idx, upd, out, tx, tu, params):
+def _gather_params(params):
+    return dict(axes=params["axes"], nbatch=params["nbatch"], mode="clip", fill_value=None)
+
+
+def _scatter_set_tangent(x, idx, upd, tx, tu, params):
+    """Where several updates write one element the last wins (as the primal); the others
+    get a zero tangent, so the transpose sends them no cotangent."""
+    tu = instantiate(tu)
+    ids = lax.reshape(lax.iota(dtypes.int32, upd.size), upd.shape)
+    written = ix.scatter_p.bind(lax.broadcast_in_dim(np.int32(-1), x.shape, ()), idx, ids,
+                                mode="set", **params)
+    won = lax.eq(ix.gather_p.bind(written, idx, **_gather_params(params)), ids)
+    return ix.scatter_p.bind(instantiate(tx), idx, lax.select(won, tu, zeros_like(tu)),
+                             mode="set", **params)
+
+
+def _scatter_mul_tangent(x, idx, upd, tx, tu, params):
     """out = x * prod(updates at each target); exact where updates are zero."""
-    one = lax.add(lax.mul(x, 0), 1)
-    gather = dict(axes=params["axes"], nbatch=params["nbatch"], mode="clip")
-    tout = Zero(out.aval)
+    tout = Zero(x.aval)
     if not is_zero(tx):
         tout = ix.scatter_p.bind(tx, idx, upd, mode="mul", **params)
     if not is_zero(tu):
+        gather = _gather_params(params)
         is_z = lax.eq(upd, 0)
-        nonzero_upd = lax.select(is_z, lax.add(lax.mul(upd, 0), 1), upd)
-        prod_nz = ix.scatter_p.bind(one, idx, nonzero_upd, mode="mul", **params)
-        zeros_at = ix.scatter_p.bind(lax.mul(x, 0), idx,
+        zero_upd = zeros_like(upd)
+        nonzero_upd = lax.select(is_z, _ones_like(upd), upd)
+        prod_nz = ix.scatter_p.bind(_ones_like(x), idx, nonzero_upd, mode="mul", **params)
+        zeros_at = ix.scatter_p.bind(zeros_like(x), idx,
                                      lax.convert_element_type(is_z, x.dtype), mode="add",
                                      **params)
         p_nz = ix.gather_p.bind(prod_nz, idx, **gather)
         z_at = ix.gather_p.bind(zeros_at, idx, **gather)
-        others = lax.select(is_z, lax.select(lax.eq(z_at, 1), p_nz, lax.mul(p_nz, 0)),
-                            lax.select(lax.eq(z_at, 0), lax.div(p_nz, nonzero_upd),
-                                       lax.mul(p_nz, 0)))
-        x_at = ix.gather_p.bind(x, idx, **gather)
-        contrib = lax.mul(lax.mul(tu, others), x_at)
-        tout = add_tangents(tout, ix.scatter_p.bind(lax.mul(x, 0), idx, contrib, mode="add",
-                                                    **params))
+        others = lax.select(is_z, lax.select(lax.eq(z_at, 1), p_nz, zero_upd),
+                            lax.select(lax.eq(z_at, 0), lax.div(p_nz, nonzero_upd), zero_upd))
+        factor = lax.mul(others, ix.gather_p.bind(x, idx, **gather))
+        tout = add_tangents(tout, ix.scatter_p.bind(zeros_like(x), idx, lax.mul(tu, factor),
+                                                    mode="add", **params))
     return tout
 
 
 def _scatter_extremum_tangent(x, idx, upd, out, tx, tu, params):
-    """Tangent of the winning value; ties share it equally (as reduce_max)."""
-    gather = dict(axes=params["axes"], nbatch=params["nbatch"], mode="clip")
+    """Tangent of the winning value; ties share it equally (as reduce_max and JAX)."""
     from_x = lax.convert_element_type(lax.eq(x, out), x.dtype)
-    won = lax.convert_element_type(lax.eq(ix.gather_p.bind(out, idx, **gather), upd),
-                                   x.dtype)
+    won = lax.convert_element_type(
+        lax.eq(ix.gather_p.bind(out, idx, **_gather_params(params)), upd), x.dtype)
     count = ix.scatter_p.bind(from_x, idx, won, mode="add", **params)
     total = lax.mul(instantiate(tx), from_x)
     total = ix.scatter_p.bind(total, idx, lax.mul(instantiate(tu), won), mode="add", **params)

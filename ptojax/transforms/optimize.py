@@ -1,5 +1,6 @@
-"""IR → IR clean-ups run before execution: dead-code elimination, common-subexpression
-elimination and constant folding. Each recurses into sub-IRs (loop bodies, branches)."""
+"""IR → IR clean-ups run before execution: constant folding, algebraic simplification,
+common-subexpression elimination and dead-code elimination. Each recurses into sub-IRs (loop
+bodies, branches)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +17,7 @@ FOLD_LIMIT = 1
 def optimize(closed: ClosedIR) -> ClosedIR:
     ir = closed.ir
     ir = fold_constants(ir)
+    ir = simplify(ir)
     ir = cse(ir)
     ir = dce(ir)
     return prune_consts(ClosedIR(ir, closed.consts))
@@ -104,3 +106,110 @@ def prune_consts(closed: ClosedIR) -> ClosedIR:
     pairs = [(v, c) for v, c in zip(ir.constvars, closed.consts) if v in used]
     return ClosedIR(IR([v for v, _ in pairs], ir.invars, ir.eqns, ir.outvars),
                     [c for _, c in pairs])
+
+
+# algebraic simplification -------------------------------------------------------------------
+def simplify(ir: IR) -> IR:
+    """Value-preserving rewrites of patterns transforms leave behind: ``x * 1`` and ``1 * x``
+    (also with a broadcast 1), a broadcast scalar feeding an elementwise op next to a
+    full-shaped operand (the scalar is used directly), ``integer_pow`` with ``y=1`` (``x``) and
+    ``y=2`` (``x * x``, which CSE can share), ``neg(neg(x))``, chains of reshapes or of
+    transposes, identity transposes/reshapes and same-type conversions."""
+    rename: dict = {}
+    defs: dict = {}  # var -> the equation defining it
+    eqns = []
+    for eqn in ir.eqns:
+        inputs = tuple(rename.get(a, a) if type(a) is Var else a for a in eqn.inputs)
+        eqn = Eqn(eqn.prim, inputs, eqn.outputs, _map_sub_irs(eqn.params, simplify),
+                  eqn.source)
+        if eqn.prim.elementwise and len(inputs) > 1:
+            eqn = _use_scalars_directly(eqn, defs)
+        eqn = _rewritten(eqn, defs)
+        same_as = _identity_of(eqn, defs)
+        if same_as is not None:
+            rename[eqn.outputs[0]] = same_as
+            continue
+        for v in eqn.outputs:
+            defs[v] = eqn
+        eqns.append(eqn)
+    outvars = [rename.get(v, v) if type(v) is Var else v for v in ir.outvars]
+    return IR(ir.constvars, ir.invars, eqns, outvars)
+
+
+def _scalar_broadcast(atom, defs):
+    """The Literal ``atom`` is a broadcast of (or ``atom`` itself), else None."""
+    if type(atom) is Literal:
+        return atom
+    eqn = defs.get(atom)
+    if eqn is not None and eqn.prim.name == "broadcast_in_dim" and \
+            type(eqn.inputs[0]) is Literal:
+        return eqn.inputs[0]
+    return None
+
+
+def _is_one(atom, defs) -> bool:
+    lit = _scalar_broadcast(atom, defs)
+    return lit is not None and lit.value.dtype.kind in "fiu" and lit.value == 1
+
+
+def _use_scalars_directly(eqn, defs):
+    """Elementwise ops broadcast rank-0 operands: a broadcast literal can be the literal."""
+    inputs = [_scalar_broadcast(a, defs) or a for a in eqn.inputs]
+    if all(a is b for a, b in zip(inputs, eqn.inputs)):
+        return eqn
+    try:
+        types = eqn.prim.out_types([a.type for a in inputs], eqn.params)
+    except Exception:
+        return eqn
+    if any(not t.same_shape_dtype(v.type) for t, v in zip(types, eqn.outputs)):
+        return eqn
+    return eqn.replace(inputs=tuple(inputs))
+
+
+def _identity_of(eqn, defs):
+    """The atom ``eqn``'s single output equals, if the equation does nothing, else None."""
+    name, ins, out = eqn.prim.name, eqn.inputs, eqn.outputs[0]
+
+    def keeps_type(a):
+        return type(a) is Var and a.type.same_shape_dtype(out.type)
+
+    if name == "mul":
+        for a, b in (ins, ins[::-1]):
+            if _is_one(b, defs) and keeps_type(a):
+                return a
+    elif name == "integer_pow" and eqn.params["y"] == 1 or name == "copy":
+        return ins[0] if keeps_type(ins[0]) else None
+    elif name == "neg":
+        inner = defs.get(ins[0])
+        if inner is not None and inner.prim.name == "neg" and keeps_type(inner.inputs[0]):
+            return inner.inputs[0]
+    elif name == "transpose":
+        perm = eqn.params["permutation"]
+        if tuple(perm) == tuple(range(len(perm))) and keeps_type(ins[0]):
+            return ins[0]
+    elif name in ("reshape", "convert_element_type"):
+        if type(ins[0]) is Var and ins[0].type == out.type:
+            return ins[0]
+    return None
+
+
+def _rewritten(eqn, defs):
+    """``integer_pow[y=2] x`` as ``mul x x``; a reshape of a reshape (or squeeze/expand_dims)
+    as one reshape; a transpose of a transpose as one transpose."""
+    name = eqn.prim.name
+    if name == "integer_pow" and eqn.params["y"] == 2:
+        from ptojax.ops.elementwise import mul_p
+        x = eqn.inputs[0]
+        return Eqn(mul_p, (x, x), eqn.outputs, Params(), eqn.source)
+    if name == "reshape":
+        inner = defs.get(eqn.inputs[0])
+        if inner is not None and inner.prim.name in ("reshape", "squeeze", "expand_dims"):
+            return eqn.replace(inputs=inner.inputs)
+    if name == "transpose":
+        inner = defs.get(eqn.inputs[0])
+        if inner is not None and inner.prim.name == "transpose":
+            first, second = inner.params["permutation"], eqn.params["permutation"]
+            composed = tuple(first[p] for p in second)
+            return eqn.replace(inputs=inner.inputs,
+                               params=eqn.params.replace(permutation=composed))
+    return eqn

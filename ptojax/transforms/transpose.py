@@ -21,8 +21,9 @@ from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import shape as sh
 from ptojax.trace import bind, trace_flat
-from ptojax.transforms.ad_util import (UndefinedPrimal, Zero, add_tangents, is_undefined,
-                                       is_zero, unbroadcast, zeros)
+from ptojax.transforms.ad_util import (UndefinedPrimal, Zero, add_tangents, as_value,
+                                       instantiate, is_undefined, is_zero, unbroadcast, zeros,
+                                       zeros_like)
 
 transpose_rules: dict = {}
 
@@ -58,7 +59,7 @@ def backward_pass(ir: IR, consts, args, linear_mask, cts_out):
                 raise UnsupportedError(f"reverse-mode differentiation of `{eqn.prim.name}` is "
                                        f"not supported (it has no transpose rule)", eqn.source)
             invals = [UndefinedPrimal(a.type) if type(a) is Var and a in linear
-                      else (env[a] if type(a) is Var else a) for a in eqn.inputs]
+                      else (env[a] if type(a) is Var else as_value(a)) for a in eqn.inputs]
             in_cts = rule(outs_ct if eqn.prim.multiple_results else outs_ct[0], *invals,
                           **eqn.params)
             for a, ct in zip(eqn.inputs, in_cts):
@@ -131,7 +132,7 @@ transpose_rules[ew.convert_element_type_p] = _convert_rule
 
 
 def _select_rule(ct, pred, a, b):
-    zero = lax.mul(ct, 0)
+    zero = zeros_like(ct)
     return [None,
             unbroadcast(ew.select_p.bind(pred, ct, zero), a.aval) if is_undefined(a) else None,
             unbroadcast(ew.select_p.bind(pred, zero, ct), b.aval) if is_undefined(b) else None]
@@ -244,7 +245,7 @@ def _gather_rule(ct, x, indices, axes, nbatch=0, mode="clip", fill_value=None):
         bounds = [o_shape[a] - 1 for a in axes]
         hi = lax.broadcast_in_dim(_int_array(bounds, indices.dtype), indices.shape,
                                   (indices.ndim - 1,))
-        indices = lax.clamp(lax.mul(indices, 0), indices, hi)
+        indices = lax.clamp(0, indices, hi)
     out = ix.scatter_p.bind(zeros(x.aval), indices, ct, axes=axes, nbatch=nbatch, mode="add")
     return [out, None]
 
@@ -255,15 +256,22 @@ def _int_array(values, dtype):
 
 
 def _scatter_rule(ct, x, indices, updates, axes, nbatch=0, mode="add"):
-    if mode not in ("add", "set"):
-        raise UnsupportedError(f"scatter with mode {mode!r} is not linear")
-    gather = dict(axes=axes, nbatch=nbatch, mode="fill", fill_value=0)
+    """add/set are linear in (operand, updates); mul is linear in the operand alone (the JVP
+    only emits it that way)."""
+    params = dict(axes=axes, nbatch=nbatch)
+    if mode not in ("add", "set", "mul") or (mode == "mul" and is_undefined(updates)):
+        raise UnsupportedError(f"transpose of scatter with mode {mode!r} in its updates: "
+                               f"not linear")
     ct_x = ct_u = None
     if is_undefined(x):
-        ct_x = ct if mode == "add" else ix.scatter_p.bind(
-            ct, indices, zeros(updates.aval), axes=axes, nbatch=nbatch, mode="set")
+        if mode == "add":
+            ct_x = ct
+        elif mode == "set":
+            ct_x = ix.scatter_p.bind(ct, indices, zeros(updates.aval), mode="set", **params)
+        else:
+            ct_x = ix.scatter_p.bind(ct, indices, updates, mode="mul", **params)
     if is_undefined(updates):
-        ct_u = ix.gather_p.bind(ct, indices, **gather)
+        ct_u = ix.gather_p.bind(ct, indices, mode="fill", fill_value=0, **params)
     return [ct_x, None, ct_u]
 
 
@@ -278,8 +286,11 @@ def _ranges_like(*groups):
         start += len(g)
 
 
-def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type,
-                       swap_ans=False):
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
+    """The cotangent of ``x`` in ``dot_general(x, y)`` (or of ``dot_general(y, x)`` with
+    ``swap_ans``): a dot_general of ``ct`` with ``y`` contracting y's free dimensions. The
+    operands are ordered so the result comes out in x's layout when either order allows it,
+    so no transpose follows the matmul."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_kept = [d for d in range(len(x_aval.shape)) if d not in x_contract and d not in x_batch]
     y_kept = [d for d in range(y.ndim) if d not in y_contract and d not in y_batch]
@@ -287,14 +298,20 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type,
         ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
-    dims = ((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch)))
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
-    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
+    ct_first = list(x_batch) + x_kept + x_contract_by_y
+    y_first = list(x_batch) + x_contract_by_y + x_kept
     if y.dtype != ct.dtype:  # mixed precision: multiply at the cotangent's precision
         y = lax.convert_element_type(y, ct.dtype)
-    out = linalg.dot_general_p.bind(ct, y, dimension_numbers=dims,
-                                    preferred_element_type=preferred_element_type)
-    out = lax.transpose(out, tuple(int(a) for a in out_axes))
+    if y_first == sorted(y_first) and ct_first != sorted(ct_first):
+        out = linalg.dot_general_p.bind(
+            y, ct, dimension_numbers=((tuple(y_kept), ans_y), (tuple(y_batch), ans_batch)),
+            preferred_element_type=None)
+    else:
+        out = linalg.dot_general_p.bind(
+            ct, y, dimension_numbers=((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch))),
+            preferred_element_type=None)
+        out = lax.transpose(out, tuple(int(a) for a in np.argsort(ct_first)))
     if out.dtype != x_aval.dtype:
         out = lax.convert_element_type(out, x_aval.dtype)
     return out
@@ -304,9 +321,9 @@ def _dot_general_rule(ct, lhs, rhs, dimension_numbers, preferred_element_type=No
     (lc, rc), (lb, rb) = dimension_numbers
     ct_l = ct_r = None
     if is_undefined(lhs):
-        ct_l = _dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, None)
+        ct_l = _dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers)
     if is_undefined(rhs):
-        ct_r = _dot_transpose_lhs(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), None, swap_ans=True)
+        ct_r = _dot_transpose_lhs(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), swap_ans=True)
     return [ct_l, ct_r]
 
 
@@ -321,7 +338,6 @@ def transpose_closed(closed: ClosedIR, linear_mask):
 # calls ---------------------------------------------------------------------------------------
 from ptojax.ops import calls  # noqa: E402
 from ptojax.ir.core import consts_as_args  # noqa: E402
-from ptojax.transforms.ad_util import instantiate  # noqa: E402
 
 
 def _custom_lin_rule(cts, *args, num_res, bwd, out_types):
