@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax import dtypes, lax
-from ptojax.numpy import indexing, linalg, manipulation as manip, math as m
+from ptojax import lax
+from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
 from ptojax.numpy import reductions as red, sorting
+from ptojax.numpy._promote import supported_dtype
 from ptojax.runtime.array import Array
 from ptojax.trace import Tracer
 
@@ -15,17 +16,26 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-def _defer(fn):
-    """Binary operator that returns NotImplemented for operands it does not understand."""
+_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, list, tuple)
+
+
+def _defer(fn, reflected=None):
+    """Binary operator. An operand of another type that implements the ``reflected``
+    operator gets its turn (NotImplemented); anything else reaches ``fn``, which names the op
+    and the bad operand in its error."""
     def op(self, other):
-        if not isinstance(other, (Array, Tracer, np.ndarray, np.generic, int, float, bool)):
+        if not isinstance(other, _OPERANDS) and reflected is not None and \
+                hasattr(type(other), reflected) and not isinstance(other, complex):
             return NotImplemented
         return fn(self, other)
     return op
 
 
-def _pow(x, y):
-    return m.power(x, y)
+def _compare(fn):
+    """``==``/``!=``: elementwise for arrays and numbers, Python's identity test otherwise."""
+    def op(self, other):
+        return fn(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+    return op
 
 
 def _getitem(self, idx):
@@ -51,38 +61,38 @@ def _transpose(self, *axes):
 
 
 def _astype(self, dtype, copy=False):
-    return lax.convert_element_type(self, dtypes.canonicalize(dtype))
+    return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
+
+
+def _copy(self):
+    return self  # arrays are immutable: a copy is the same value
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """numpy ufuncs on traced values dispatch to ptojax.numpy (``np.exp(x)`` under jit)."""
-    fn = getattr(m, ufunc.__name__, None)
+    fn = getattr(m, ufunc.__name__, None) or getattr(linalg, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs:
         return NotImplemented
     return fn(*inputs)
 
 
+_ARITHMETIC = {
+    "add": m.add, "sub": m.subtract, "mul": m.multiply, "truediv": m.true_divide,
+    "floordiv": m.floor_divide, "mod": m.remainder, "divmod": m.divmod, "pow": m.power,
+    "matmul": linalg.matmul, "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
+    "lshift": m.left_shift, "rshift": m.right_shift,
+}
+
 _OPERATORS = {
-    "__add__": _defer(m.add), "__radd__": _defer(_swap(m.add)),
-    "__sub__": _defer(m.subtract), "__rsub__": _defer(_swap(m.subtract)),
-    "__mul__": _defer(m.multiply), "__rmul__": _defer(_swap(m.multiply)),
-    "__truediv__": _defer(m.true_divide), "__rtruediv__": _defer(_swap(m.true_divide)),
-    "__floordiv__": _defer(m.floor_divide), "__rfloordiv__": _defer(_swap(m.floor_divide)),
-    "__mod__": _defer(m.remainder), "__rmod__": _defer(_swap(m.remainder)),
-    "__divmod__": _defer(m.divmod), "__rdivmod__": _defer(_swap(m.divmod)),
-    "__pow__": _defer(_pow), "__rpow__": _defer(_swap(_pow)),
-    "__matmul__": _defer(linalg.matmul), "__rmatmul__": _defer(_swap(linalg.matmul)),
-    "__and__": _defer(m.bitwise_and), "__rand__": _defer(_swap(m.bitwise_and)),
-    "__or__": _defer(m.bitwise_or), "__ror__": _defer(_swap(m.bitwise_or)),
-    "__xor__": _defer(m.bitwise_xor), "__rxor__": _defer(_swap(m.bitwise_xor)),
-    "__lshift__": _defer(m.left_shift), "__rlshift__": _defer(_swap(m.left_shift)),
-    "__rshift__": _defer(m.right_shift), "__rrshift__": _defer(_swap(m.right_shift)),
-    "__eq__": _defer(m.equal), "__ne__": _defer(m.not_equal),
-    "__lt__": _defer(m.less), "__le__": _defer(m.less_equal),
-    "__gt__": _defer(m.greater), "__ge__": _defer(m.greater_equal),
+    "__eq__": _compare(m.equal), "__ne__": _compare(m.not_equal),
+    "__lt__": _defer(m.less, "__gt__"), "__le__": _defer(m.less_equal, "__ge__"),
+    "__gt__": _defer(m.greater, "__lt__"), "__ge__": _defer(m.greater_equal, "__le__"),
     "__neg__": m.negative, "__pos__": m.positive, "__abs__": m.absolute,
     "__invert__": m.invert, "__getitem__": _getitem, "__round__": m.round,
 }
+for _name, _fn in _ARITHMETIC.items():
+    _OPERATORS[f"__{_name}__"] = _defer(_fn, f"__r{_name}__")
+    _OPERATORS[f"__r{_name}__"] = _defer(_swap(_fn))
 
 _METHODS = {
     "sum": red.sum, "mean": red.mean, "var": red.var, "std": red.std, "prod": red.prod,
@@ -93,7 +103,7 @@ _METHODS = {
     "swapaxes": manip.swapaxes, "repeat": manip.repeat, "clip": m.clip, "round": m.round,
     "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
     "take": indexing.take, "conj": m.conjugate, "conjugate": m.conjugate,
-    "diagonal": manip.diagonal, "trace": manip.trace,
+    "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
 }
 
 _PROPERTIES = {
@@ -101,7 +111,7 @@ _PROPERTIES = {
     "mT": lambda self: manip.matrix_transpose(self),
     "at": lambda self: indexing._IndexUpdateHelper(self),
     "real": lambda self: self,
-    "imag": lambda self: m.multiply(self, 0),
+    "imag": lambda self: creation.zeros_like(self),
 }
 
 

@@ -1,4 +1,8 @@
-"""Array creation: array/asarray/zeros/ones/full/arange/linspace/eye/... and *_like."""
+"""Array creation: array/asarray/zeros/ones/full/arange/linspace/eye/... and *_like.
+
+Without a dtype, values made of Python numbers get the default dtypes (float32, int32);
+numpy inputs keep theirs, as JAX does.
+"""
 from __future__ import annotations
 
 import operator
@@ -6,141 +10,165 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ShapeError
-from ptojax.numpy._promote import asarray as _asarray, dtype_and_weak
+from ptojax.errors import ConcretizationError, ShapeError
+from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
+                                   supported_dtype, to_inexact)
 from ptojax.runtime.array import Array
+from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 
 
 def asarray(a, dtype=None, copy=None):
-    return _asarray(a, dtype)
+    return _asarray(a, dtype, op="asarray")
 
 
 def array(object, dtype=None, copy=True, ndmin: int = 0):
-    out = _asarray(object, dtype)
+    out = _asarray(object, dtype, op="array")
     if out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
 
 
-def _shape(shape) -> tuple:
+def _shape(op, shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise ShapeError(f"shape must be a tuple of ints, got {shape!r}") from None
+        raise ShapeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r:.60}",
+                         user_frame()) from None
     if any(d < 0 for d in shape):
-        raise ShapeError(f"negative dimensions are not allowed: {shape}")
+        raise ShapeError(f"{op}: negative dimensions are not allowed, got {shape}",
+                         user_frame())
     return shape
 
 
+def _dtype(op, dtype, default):
+    return supported_dtype(dtype, op) if dtype is not None else default
+
+
 def full(shape, fill_value, dtype=None):
-    shape = _shape(shape)
-    if dtype is None:
-        dt, _ = dtype_and_weak(fill_value)
-    else:
-        dt = dtypes.canonicalize(dtype)
-    fill = _asarray(fill_value, dt)
+    shape = _shape("full", shape)
+    fill = _asarray(fill_value, op="full")
+    dtype = _dtype("full", dtype, fill.dtype)
     if fill.ndim == 0 and type(fill) is Array:
-        return Array(np.full(shape, fill._value, dt))
-    from ptojax.numpy._promote import broadcast_to_shape
-    return broadcast_to_shape(fill, shape)
+        return Array(np.full(shape, fill._value, dtype))
+    return broadcast_to_shape(lax.convert_element_type(fill, dtype), shape, "full")
 
 
 def zeros(shape, dtype=None):
-    return full(shape, 0, dtypes.canonicalize(dtype or dtypes.float32))
+    return full(_shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
 
 
 def ones(shape, dtype=None):
-    return full(shape, 1, dtypes.canonicalize(dtype or dtypes.float32))
+    return full(_shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
 
 
 def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+    return full(_shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
 
 
-def _like_dtype(a, dtype):
-    return dtypes.canonicalize(dtype) if dtype is not None else _asarray(a).dtype
-
-
-def _like_shape(a, shape):
-    return _shape(shape) if shape is not None else tuple(np.shape(a) if not hasattr(a, "shape")
-                                                         else a.shape)
+def _like(op, a, dtype, shape):
+    a = _asarray(a, op=op)
+    return (_shape(op, shape) if shape is not None else tuple(a.shape),
+            _dtype(op, dtype, a.dtype))
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    return full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype))
+    shape, dtype = _like("full_like", a, dtype, shape)
+    return full(shape, fill_value, dtype)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    return full_like(a, 0, dtype, shape)
+    shape, dtype = _like("zeros_like", a, dtype, shape)
+    return full(shape, 0, dtype)
 
 
 def ones_like(a, dtype=None, shape=None):
-    return full_like(a, 1, dtype, shape)
+    shape, dtype = _like("ones_like", a, dtype, shape)
+    return full(shape, 1, dtype)
 
 
 def empty_like(a, dtype=None, shape=None):
-    return zeros_like(a, dtype, shape)
+    shape, dtype = _like("empty_like", a, dtype, shape)
+    return full(shape, 0, dtype)
+
+
+def _static_number(op, name, v):
+    if isinstance(v, Tracer):
+        raise ConcretizationError(f"{op}: {name} must be concrete (the length of the result is "
+                                  f"part of its shape); pass it as a Python number or mark it "
+                                  f"static", user_frame())
+    return v.item() if hasattr(v, "item") else v
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
-            from ptojax.errors import ConcretizationError
-            raise ConcretizationError("pnp.arange needs concrete start/stop/step (its length "
-                                      "is part of the shape); pass them as static values")
-    if stop is None:
-        start, stop = 0, start
-    step = 1 if step is None else step
+    args = [v for v in (start, stop, step) if v is not None]
+    values = [_static_number("arange", n, v) for n, v in zip(("start", "stop", "step"), args)]
     if dtype is None:
-        is_float = any(isinstance(v, float) or (hasattr(v, "dtype") and
-                                                dtypes.is_float(np.dtype(v.dtype)))
-                       for v in (start, stop, step))
-        dtype = dtypes.float32 if is_float else dtypes.int32
-    dtype = dtypes.canonicalize(dtype)
-    values = np.arange(_py(start), _py(stop), _py(step))
-    if dtypes.is_integer(dtype) and len(values) and values.dtype.kind == "i":
-        return lax.iota(dtype, len(values)) if (_py(start), _py(step)) == (0, 1) else \
-            Array(values.astype(dtype))
-    return Array(values.astype(dtype))
-
-
-def _py(v):
-    return v.item() if hasattr(v, "item") else v
+        dtype = result_type(*args, op="arange")[0]
+    dtype = _dtype("arange", dtype, None)
+    begin, end, stride = (0, values[0], 1) if stop is None else \
+        (values[0], values[1], values[2] if step is not None else 1)
+    if stride == 0:
+        raise ShapeError("arange: step must not be zero", user_frame())
+    ramp = np.arange(begin, end, stride)
+    if dtypes.is_integer(dtype) and (begin, stride) == (0, 1) and len(ramp):
+        return lax.iota(dtype, len(ramp))
+    return Array(ramp.astype(dtype))
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0):
+    """``num`` evenly spaced values from start to stop; integer dtypes take the floor."""
     from ptojax.numpy import math as m
     from ptojax.numpy.manipulation import expand_dims, moveaxis
-    num = int(num)
+    num = operator.index(_static_number("linspace", "num", num))
     if num < 0:
-        raise ShapeError(f"linspace: number of samples {num} must be non-negative")
-    dtype = dtypes.canonicalize(dtype) if dtype is not None else dtypes.float32
-    compute = dtypes.float64 if dtype == dtypes.float64 else dtypes.float32
-    start, stop = _asarray(start, compute), _asarray(stop, compute)
-    div = (num - 1) if endpoint else num
-    step = m.divide(m.subtract(stop, start), float(max(div, 1)))
+        raise ShapeError(f"linspace: the number of samples must be non-negative, got {num}",
+                         user_frame())
+    inputs = to_inexact(result_type(start, stop, op="linspace")[0])
+    dtype = _dtype("linspace", dtype, inputs)
+    compute = max(dtype, dtypes.float32, key=lambda d: d.itemsize) \
+        if dtypes.is_float(dtype) else inputs
+    start, stop = _asarray(start, compute, "linspace"), _asarray(stop, compute, "linspace")
+    delta = m.subtract(stop, start)
+    divisions = (num - 1) if endpoint else num
     ramp = lax.iota(compute, num)
     for _ in range(max(start.ndim, stop.ndim)):
         ramp = expand_dims(ramp, -1)
-    out = m.add(start, m.multiply(ramp, step))
+    if divisions > 0:
+        step = m.divide(delta, float(divisions))
+        out = m.add(start, m.divide(m.multiply(ramp, delta), float(divisions)))
+    else:  # one sample or none: the step is undefined
+        step = m.multiply(delta, float("nan"))
+        out = m.add(start, m.multiply(ramp, 0.0))
     if endpoint and num > 1:
         out = m.where(m.equal(ramp, num - 1), stop, out)
     if axis != 0:
         out = moveaxis(out, 0, axis)
+    if dtypes.is_integer(dtype):
+        out = m.floor(out)
     out = lax.convert_element_type(out, dtype)
-    return (out, lax.convert_element_type(step, dtype)) if retstep else out
+    if not retstep:
+        return out
+    return out, lax.convert_element_type(step, dtype if dtypes.is_float(dtype) else compute)
+
+
+def _grid(op, N, M, dtype):
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    if N < 0 or M < 0:
+        raise ShapeError(f"{op}: the number of rows and columns must be non-negative, got "
+                         f"{N} and {M}", user_frame())
+    dtype = _dtype(op, dtype, dtypes.float32)
+    return (lax.broadcasted_iota(dtypes.int32, (N, M), 0),
+            lax.broadcasted_iota(dtypes.int32, (N, M), 1), dtype)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
-    M = N if M is None else M
-    dtype = dtypes.canonicalize(dtype or dtypes.float32)
-    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    return lax.convert_element_type(lax.eq(lax.add(rows, k), cols), dtype)
+    rows, cols, dtype = _grid("eye", N, M, dtype)
+    return lax.convert_element_type(lax.eq(lax.add(rows, operator.index(k)), cols), dtype)
 
 
 def identity(n: int, dtype=None):
@@ -148,23 +176,21 @@ def identity(n: int, dtype=None):
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
-    M = N if M is None else M
-    dtype = dtypes.canonicalize(dtype or dtypes.float32)
-    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    return lax.convert_element_type(lax.ge(lax.add(rows, k), cols), dtype)
+    rows, cols, dtype = _grid("tri", N, M, dtype)
+    return lax.convert_element_type(lax.ge(lax.add(rows, operator.index(k)), cols), dtype)
 
 
 def meshgrid(*xs, indexing="xy"):
-    xs = [_asarray(x) for x in xs]
+    if indexing not in ("xy", "ij"):
+        raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}",
+                         user_frame())
+    xs = [_asarray(x, op="meshgrid") for x in xs]
     shape = [x.size for x in xs]
-    if indexing == "xy" and len(xs) >= 2:
+    swap = indexing == "xy" and len(xs) >= 2
+    if swap:
         shape[0], shape[1] = shape[1], shape[0]
     out = []
     for i, x in enumerate(xs):
-        d = i
-        if indexing == "xy" and len(xs) >= 2 and i < 2:
-            d = 1 - i
+        d = 1 - i if swap and i < 2 else i
         out.append(lax.broadcast_in_dim(lax.reshape(x, (x.size,)), tuple(shape), (d,)))
     return out
-

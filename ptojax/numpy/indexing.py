@@ -1,10 +1,11 @@
-"""NumPy indexing: ``x[idx]`` and ``x.at[idx].set/add/mul/min/max/get``; take, take_along_axis.
+"""NumPy indexing: ``x[idx]`` and ``x.at[idx].set/add/multiply/divide/min/max/apply/get``.
 
 Basic indices (ints, slices, None, Ellipsis) become slice/rev/squeeze/dynamic_slice. Integer
 arrays (and concrete boolean masks) become one ``gather`` — or ``scatter`` for ``.at`` — over
 the indexed dimensions; a partial slice among them turns into an iota index of its own, so
 every form of index shares one plan and NumPy's placement of the advanced dimensions is one
-final transpose. Out-of-bounds indices are clamped on reads and dropped on writes (as JAX).
+final transpose. Out-of-bounds array indices are clamped on reads and dropped on writes (as
+JAX); a static Python int out of bounds is an error (as NumPy).
 """
 from __future__ import annotations
 
@@ -14,73 +15,119 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError
+from ptojax.errors import ConcretizationError, DtypeError, IndexingError
+from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
 from ptojax.runtime.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 
+_ARRAYS = (Array, Tracer, np.ndarray)
+
+
+def _is_static_int(i) -> bool:
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
 
 def _is_int_scalar(i) -> bool:
-    if isinstance(i, (bool, np.bool_)):
-        return False
-    if isinstance(i, (int, np.integer)):
-        return True
-    return isinstance(i, (Array, Tracer, np.ndarray)) and i.ndim == 0 and \
-        dtypes.is_integer(np.dtype(i.dtype))
+    """A static int or a traced 0-d integer (concrete 0-d arrays are made static first)."""
+    return _is_static_int(i) or (type(i) is Tracer and i.ndim == 0 and
+                                 dtypes.is_integer(i.dtype))
 
 
 def _is_array_index(i) -> bool:
-    return isinstance(i, (Array, Tracer, np.ndarray, list)) and not _is_int_scalar(i)
+    return isinstance(i, _ARRAYS) and not _is_int_scalar(i)
 
 
-def _expand(x, idx):
-    """Normalize ``idx`` to one entry per dimension of ``x`` (with None turned into new size-1
-    axes of ``x``). Returns (x, entries, new_axes)."""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    idx = [np.asarray(i) if isinstance(i, list) else i for i in idx]
-    # boolean masks expand into integer arrays (they must be concrete: the shape depends on
-    # their values)
-    expanded = []
-    for i in idx:
-        if isinstance(i, (Array, Tracer, np.ndarray, bool, np.bool_)) and \
-                np.dtype(getattr(i, "dtype", np.bool_)) == np.bool_:
-            if isinstance(i, Tracer):
-                raise ConcretizationError(
-                    "boolean mask indexing with a traced mask has a data-dependent shape; "
-                    "use pnp.where(mask, x, fill) instead", user_frame(4))
-            mask = np.asarray(i)
-            if mask.ndim == 0:
-                if not mask:
-                    raise ShapeError("indexing with a scalar False selects nothing; this "
-                                     "form is not supported", user_frame(4))
-                expanded.append(None)
-                continue
-            expanded.extend(np.nonzero(mask))
-        else:
-            expanded.append(i)
-    n_ellipsis = sum(i is Ellipsis for i in expanded)
-    if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(i is not None and i is not Ellipsis for i in expanded)
-    if consumed > x.ndim:
-        raise IndexError(f"too many indices for an array of rank {x.ndim}: {consumed} given")
-    if n_ellipsis:
-        k = expanded.index(Ellipsis)
-        expanded[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+def _entry(i, op):
+    """One index entry validated: None, Ellipsis, a slice, a static int, a bool, or an integer
+    or boolean array (concrete 0-d integer arrays become static ints)."""
+    if i is None or i is Ellipsis or isinstance(i, slice) or _is_static_int(i):
+        return i
+    if isinstance(i, (bool, np.bool_)):
+        return bool(i)
+    if isinstance(i, (list, tuple)):
+        i = asarray(i, op=op)
+    if isinstance(i, _ARRAYS):
+        dt = np.dtype(i.dtype)
+        if dt != dtypes.bool_ and not dtypes.is_integer(dt):
+            raise DtypeError(f"{op}: index arrays must be integer or boolean, got dtype "
+                             f"{dt}; convert with .astype(pnp.int32)", user_frame())
+        if i.ndim == 0 and type(i) is not Tracer:
+            value = np.asarray(i)[()]
+            return bool(value) if dt == dtypes.bool_ else int(value)
+        return i
+    raise DtypeError(f"{op}: an index must be an int, a slice, None, Ellipsis or an integer/"
+                     f"boolean array, got {type(i).__name__} {i!r:.40}", user_frame())
+
+
+def _consumed(i) -> int:
+    """How many dimensions of the indexed array an entry uses up."""
+    if i is None or i is Ellipsis or isinstance(i, bool):
+        return 0
+    if isinstance(i, _ARRAYS) and np.dtype(i.dtype) == dtypes.bool_:
+        return i.ndim
+    return 1
+
+
+def _expand(x, idx, op):
+    """Normalize ``idx`` to one entry per dimension of ``x``: masks become integer arrays and
+    None/bool scalars become new size-1 (or, for False, empty) axes of ``x``. Returns
+    ``(x, entries, new_axes)``."""
+    entries = [_entry(i, op) for i in (idx if isinstance(idx, tuple) else (idx,))]
+    if sum(i is Ellipsis for i in entries) > 1:
+        raise IndexingError(f"{op}: an index can only have a single ellipsis ('...')",
+                            user_frame())
+    used = sum(_consumed(i) for i in entries)
+    if used > x.ndim:
+        raise IndexingError(f"{op}: too many indices for {x.aval}: {used} dimensions indexed "
+                            f"but the array has {x.ndim}", user_frame())
+    fill = [slice(None)] * (x.ndim - used)
+    ellipsis = [k for k, i in enumerate(entries) if i is Ellipsis]
+    if ellipsis:
+        entries[ellipsis[0]:ellipsis[0] + 1] = fill
     else:
-        expanded += [slice(None)] * (x.ndim - consumed)
-    new_axes = tuple(k for k, i in enumerate(expanded) if i is None)
-    if new_axes:
-        x = lax.expand_dims(x, new_axes)
-        expanded = [slice(None) if i is None else i for i in expanded]
-    return x, expanded, new_axes
+        entries += fill
+    out, new_axes, empty_axes, d = [], [], [], 0
+    for i in entries:
+        if i is None or isinstance(i, bool):
+            (new_axes if i is not False else empty_axes).append(len(out))
+            out.append(slice(None) if i is not False else slice(0, 0))
+            continue
+        if isinstance(i, _ARRAYS) and np.dtype(i.dtype) == dtypes.bool_:
+            out.extend(_mask_to_indices(i, x.shape[d:d + i.ndim], op))
+        else:
+            if _is_static_int(i):
+                _check_bounds(op, i, d, x.shape[d])
+            out.append(i)
+        d += _consumed(i)
+    added = tuple(sorted(new_axes + empty_axes))
+    if added:
+        x = lax.expand_dims(x, added)
+    return x, out, added
+
+
+def _mask_to_indices(mask, shape, op):
+    if type(mask) is Tracer:
+        raise ConcretizationError(
+            f"{op}: a traced boolean mask selects a data-dependent number of elements; use "
+            f"pnp.where(mask, x, fill) to keep the shape static", user_frame())
+    mask = np.asarray(mask)
+    if mask.shape != tuple(shape):
+        raise IndexingError(f"{op}: a boolean mask of shape {mask.shape} does not match the "
+                            f"indexed dimensions of shape {tuple(shape)}", user_frame())
+    return list(np.nonzero(mask))
+
+
+def _check_bounds(op, i, axis, n):
+    if not -n <= i < n:
+        raise IndexingError(f"{op}: index {i} is out of bounds for axis {axis} with size {n}",
+                            user_frame())
 
 
 def getitem(x, idx):
-    x = asarray(x)
-    x, entries, _ = _expand(x, idx)
+    x = asarray(x, op="x[idx]")
+    x, entries, _ = _expand(x, idx, "x[idx]")
     if any(_is_array_index(i) for i in entries):
         plan = _plan(x, entries)
         out = lax.gather(x, plan.indices, plan.axes)
@@ -89,8 +136,7 @@ def getitem(x, idx):
 
 
 def _basic(x, entries):
-    starts, limits, strides, flips, squeeze = [], [], [], [], []
-    dynamic = []
+    starts, limits, strides, flips, squeeze, dynamic = [], [], [], [], [], []
     for d, (n, i) in enumerate(zip(x.shape, entries)):
         if isinstance(i, slice):
             start, stop, step = i.indices(n)
@@ -101,20 +147,16 @@ def _basic(x, entries):
             starts.append(start)
             limits.append(start + (count - 1) * step + 1 if count else start)
             strides.append(step)
-        elif isinstance(i, (int, np.integer)):
-            k = operator.index(i)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
-            starts.append(k % n)
-            limits.append(k % n + 1)
-            strides.append(1)
-            squeeze.append(d)
-        else:  # a traced or concrete 0-d integer array
+            continue
+        if _is_static_int(i):
+            starts.append(operator.index(i) % n)
+            limits.append(operator.index(i) % n + 1)
+        else:  # a traced 0-d integer
             dynamic.append((d, i))
             starts.append(0)
             limits.append(n)
-            strides.append(1)
-            squeeze.append(d)
+        strides.append(1)
+        squeeze.append(d)
     if flips:
         x = lax.rev(x, flips)
     x = lax.slice(x, starts, limits, strides)
@@ -129,17 +171,24 @@ def _basic(x, entries):
 
 
 def _normalize_index(i, n):
-    i = asarray(i)
-    if not dtypes.is_integer(i.dtype):
-        raise IndexError(f"indices must be integers, got {i.aval}")
+    """Integer index values with negative ones counted from the end (``i + n``)."""
+    if _is_static_int(i):
+        return Array(np.asarray(operator.index(i) % n if -n <= i < 0 else i, np.int32))
+    if isinstance(i, np.ndarray):
+        i = Array(i)
     if dtypes.is_unsigned(i.dtype):
         return lax.convert_element_type(i, dtypes.int32) if i.dtype.itemsize < 4 else i
     if i.dtype.itemsize < 4:
         i = lax.convert_element_type(i, dtypes.int32)
     if type(i) is Array:
-        v = np.where(i._value < 0, i._value + n, i._value)
-        return Array(v.astype(i.dtype))
+        v = i._value
+        return Array(np.where(v < 0, v + n, v).astype(i.dtype))
     return lax.select(lax.lt(i, 0), lax.add(i, n), i)
+
+
+def _index_dtype(values):
+    wide = any(v.dtype.itemsize == 8 or v.dtype == dtypes.uint32 for v in values)
+    return dtypes.int64 if wide else dtypes.int32
 
 
 class _Plan(NamedTuple):
@@ -149,26 +198,29 @@ class _Plan(NamedTuple):
     gather_shape: tuple  # G + rest
 
 
-def _plan(x, entries) -> _Plan:
+def _plan(x, entries):
+    """The gather/scatter plan of an index, or None when every dimension is taken whole."""
     shape = x.shape
     # integers join the advanced group: with no index arrays the group has no dimensions,
     # so where it lands does not matter
     advanced = [d for d, i in enumerate(entries) if _is_array_index(i) or _is_int_scalar(i)]
     partial = [d for d, i in enumerate(entries) if isinstance(i, slice)
                and i.indices(shape[d]) != (0, shape[d], 1)]
+    if not advanced and not partial:
+        return None
     rest = [d for d, i in enumerate(entries) if isinstance(i, slice) and d not in partial]
     adv_values = [_normalize_index(entries[d], shape[d]) for d in advanced]
-    bshape = broadcast_shapes("indexing", *[tuple(v.shape) for v in adv_values]) \
+    bshape = broadcast_shapes("x[idx]", *[tuple(v.shape) for v in adv_values]) \
         if adv_values else ()
+    index_dtype = _index_dtype(adv_values)
     nb, ns = len(bshape), len(partial)
     gshape = bshape + tuple(len(range(*entries[d].indices(shape[d]))) for d in partial)
     components = {}
     for d, v in zip(advanced, adv_values):
-        v = broadcast_to_shape(convert(v, dtypes.int32), bshape)
+        v = broadcast_to_shape(convert(v, index_dtype), bshape, "x[idx]")
         components[d] = lax.broadcast_in_dim(v, gshape, tuple(range(nb)))
     for k, d in enumerate(partial):
-        start, stop, step = entries[d].indices(shape[d])
-        ramp = Array(np.arange(start, stop, step, dtype=np.int32))
+        ramp = Array(np.arange(*entries[d].indices(shape[d]), dtype=index_dtype))
         components[d] = lax.broadcast_in_dim(ramp, gshape, (nb + k,))
     axes = tuple(sorted(components))
     parts = [lax.expand_dims(components[d], (len(gshape),)) for d in axes]
@@ -183,7 +235,7 @@ def _plan(x, entries) -> _Plan:
                 order += list(range(nb))
         elif d in partial:
             order.append(nb + partial.index(d))
-        elif d in rest:
+        else:
             order.append(nb + ns + rest.index(d))
     gather_shape = gshape + tuple(shape[d] for d in rest)
     return _Plan(axes, indices, tuple(order), gather_shape)
@@ -204,7 +256,8 @@ class _IndexUpdateHelper:
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: functional updates returning a new array."""
+    """``x.at[idx]``: functional updates returning a new array. Out-of-bounds array indices
+    are dropped; repeated indices all apply (``add`` sums them; ``set`` keeps one)."""
     __slots__ = ("array", "index")
 
     def __init__(self, array, index):
@@ -212,12 +265,18 @@ class _IndexUpdateRef:
         self.index = index
 
     def get(self, mode=None, fill_value=None):
-        if mode == "fill":
-            x, entries, _ = _expand(asarray(self.array), self.index)
-            plan = _plan(x, entries)
-            out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
-            return lax.transpose(out, plan.to_numpy)
-        return getitem(self.array, self.index)
+        """``x[idx]``; ``mode="fill"`` gives ``fill_value`` (default NaN / min int) for
+        out-of-bounds indices instead of clamping them."""
+        if mode not in (None, "clip", "fill", "promise_in_bounds"):
+            raise IndexingError(f"x.at[idx].get: mode must be 'clip' or 'fill', got {mode!r}",
+                                user_frame())
+        x, entries, _ = _expand(asarray(self.array, op="x.at[idx].get"), self.index,
+                                "x.at[idx].get")
+        plan = _plan(x, entries) if mode == "fill" else None
+        if plan is None:
+            return getitem(self.array, self.index)
+        out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
+        return lax.transpose(out, plan.to_numpy)
 
     def set(self, values):
         return _update(self.array, self.index, values, "set")
@@ -241,35 +300,78 @@ class _IndexUpdateRef:
         return _update(self.array, self.index, negative(values), "add")
 
     def divide(self, values):
-        from ptojax.numpy.math import reciprocal
-        return _update(self.array, self.index, reciprocal(values), "mul")
+        """``x[idx] /= values``: x divided by the product of the values at each index."""
+        from ptojax.numpy.creation import ones_like
+        from ptojax.numpy.math import true_divide
+        divisor = _update(ones_like(self.array), self.index, values, "mul")
+        return true_divide(self.array, divisor)
+
+    def apply(self, fn):
+        """``fn`` applied to the indexed elements (each element once)."""
+        return _update(self.array, self.index, fn(getitem(self.array, self.index)), "set")
+
+
+_COMBINE = {"set": lambda x, v: v, "add": lax.add, "mul": lax.mul, "min": lax.min,
+            "max": lax.max}
 
 
 def _update(x, idx, values, mode):
-    x = asarray(x)
+    op = f"x.at[idx].{mode}"
+    x = asarray(x, op=op)
     original_shape = tuple(x.shape)
-    x, entries, new_axes = _expand(x, idx)
+    x, entries, new_axes = _expand(x, idx, op)
+    values = convert(asarray(values, op=op), x.dtype)
     plan = _plan(x, entries)
-    # the shape x[idx] has in NumPy's layout, which ``values`` broadcasts to
-    numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
-    values = broadcast_to_shape(convert(values, x.dtype), numpy_shape)
-    inverse = tuple(np.argsort(plan.to_numpy))
-    updates = lax.transpose(values, inverse)
-    out = lax.scatter(x, plan.indices, updates, plan.axes, mode=mode)
+    if plan is None:  # every dimension taken whole: an elementwise update
+        out = _COMBINE[mode](x, broadcast_to_shape(values, x.shape, op))
+    else:
+        # the shape x[idx] has in NumPy's layout, which ``values`` broadcasts to
+        numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
+        values = broadcast_to_shape(values, numpy_shape, op)
+        updates = lax.transpose(values, tuple(np.argsort(plan.to_numpy)))
+        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=mode)
     if new_axes:
         out = lax.reshape(out, original_shape)
     return out
 
 
 # take / take_along_axis ----------------------------------------------------------------------
+_TAKE_MODES = {None: "fill", "fill": "fill", "clip": "clip", "promise_in_bounds": "clip",
+               "wrap": "clip"}
+
+
+def _index_operand(op, indices):
+    indices = asarray(indices, op=op)
+    if not dtypes.is_integer(indices.dtype):
+        raise DtypeError(f"{op}: indices must be integers, got {indices.aval}; convert with "
+                         f".astype(pnp.int32)", user_frame())
+    return indices
+
+
+def _take_mode(op, mode):
+    if mode not in _TAKE_MODES:
+        raise IndexingError(f"{op}: mode must be one of 'fill', 'clip', 'wrap' or "
+                            f"'promise_in_bounds', got {mode!r}", user_frame())
+    return _TAKE_MODES[mode]
+
+
+def _wrapped(indices, n, mode):
+    """Indices for ``mode``: negative ones counted from the end, or taken modulo n (wrap)."""
+    if mode == "wrap":
+        from ptojax.numpy.math import remainder
+        return remainder(indices, max(n, 1))
+    return _normalize_index(indices, n)
+
+
 def take(a, indices, axis=None, mode=None, fill_value=None):
-    a = asarray(a)
+    a, indices = asarray(a, op="take"), _index_operand("take", indices)
+    gather_mode = _take_mode("take", mode)
     if axis is None:
         a, axis = lax.reshape(a, (a.size,)), 0
-    axis = axis % a.ndim
-    idx = _normalize_index(asarray(indices), a.shape[axis])
-    out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,),
-                     mode="clip" if mode == "clip" else "fill", fill_value=fill_value)
+    axis = normalize_axis("take", axis, a.ndim)
+    idx = _wrapped(indices, a.shape[axis], mode)
+    out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
+                     fill_value=fill_value)
     # gather puts the index dims first; move them to ``axis``
     nidx = idx.ndim
     perm = list(range(nidx, nidx + axis)) + list(range(nidx)) + \
@@ -278,24 +380,26 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    arr, indices = asarray(arr), asarray(indices)
+    arr = asarray(arr, op="take_along_axis")
+    indices = _index_operand("take_along_axis", indices)
+    gather_mode = _take_mode("take_along_axis", mode)
     if axis is None:
         arr, axis = lax.reshape(arr, (arr.size,)), 0
-    axis = axis % arr.ndim
+    axis = normalize_axis("take_along_axis", axis, arr.ndim)
     if indices.ndim != arr.ndim:
-        raise ShapeError(f"take_along_axis: indices {indices.aval} must have the rank of "
-                         f"{arr.aval}", user_frame(3))
-    shape = [broadcast_shapes("take_along_axis", (arr.shape[d],), (indices.shape[d],))[0]
-             for d in range(arr.ndim)]
-    shape[axis] = indices.shape[axis]
+        raise IndexingError(f"take_along_axis: indices {indices.aval} must have the rank of "
+                            f"{arr.aval}", user_frame())
+    shape = [indices.shape[d] if d == axis else broadcast_shapes(
+        "take_along_axis", (arr.shape[d],), (indices.shape[d],))[0] for d in range(arr.ndim)]
     arr_shape = list(shape)
     arr_shape[axis] = arr.shape[axis]
-    arr = broadcast_to_shape(arr, arr_shape)
-    indices = broadcast_to_shape(_normalize_index(indices, arr.shape[axis]), shape)
+    arr = broadcast_to_shape(arr, arr_shape, "take_along_axis")
+    indices = broadcast_to_shape(_wrapped(indices, arr.shape[axis], mode), shape,
+                                 "take_along_axis")
     # batch over every other dimension: move ``axis`` last, gather with nbatch = ndim - 1
     perm = [d for d in range(arr.ndim) if d != axis] + [axis]
     a_t = lax.transpose(arr, perm)
     i_t = lax.transpose(indices, perm)
     out = lax.gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
-                     mode="clip" if mode == "clip" else "fill", fill_value=fill_value)
+                     mode=gather_mode, fill_value=fill_value)
     return lax.transpose(out, tuple(np.argsort(perm)))

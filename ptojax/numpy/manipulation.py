@@ -9,17 +9,11 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import AxisError, ShapeError
+from ptojax.errors import AxisError, ShapeError, UnsupportedError
+from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
-                                   promote_args, result_type)
+                                   result_type, supported_dtype)
 from ptojax.source_info import user_frame
-
-
-def _axis(axis, ndim, name="axis") -> int:
-    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
-        raise AxisError(f"{name} {axis} is out of bounds for an array of rank {ndim}",
-                        user_frame(4))
-    return int(axis) % ndim
 
 
 def reshape(a, shape=None, order="C", *, newshape=None):
@@ -30,16 +24,16 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     shape = [operator.index(d) for d in shape]
     if shape.count(-1) > 1:
         raise ShapeError(f"reshape: only one dimension can be -1, got {tuple(shape)}",
-                         user_frame(3))
+                         user_frame())
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or a.size % known:
             raise ShapeError(f"reshape: cannot reshape {a.aval} to {tuple(shape)}",
-                             user_frame(3))
+                             user_frame())
         shape[shape.index(-1)] = a.size // known
     if math.prod(shape) != a.size:
         raise ShapeError(f"reshape: cannot reshape {a.aval} ({a.size} elements) to "
-                         f"{tuple(shape)}", user_frame(3))
+                         f"{tuple(shape)}", user_frame())
     if order == "F":
         a = lax.transpose(a, tuple(reversed(range(a.ndim))))
         out = lax.reshape(a, tuple(reversed(shape)))
@@ -56,10 +50,10 @@ def transpose(a, axes=None):
     a = asarray(a)
     if axes is None:
         axes = tuple(reversed(range(a.ndim)))
-    axes = tuple(_axis(ax, a.ndim) for ax in axes)
+    axes = tuple(normalize_axis("transpose", ax, a.ndim) for ax in axes)
     if sorted(axes) != list(range(a.ndim)):
         raise AxisError(f"transpose: {axes} is not a permutation of {a.ndim} axes",
-                        user_frame(3))
+                        user_frame())
     return lax.transpose(a, axes)
 
 
@@ -70,7 +64,7 @@ def permute_dims(a, axes):
 def swapaxes(a, axis1, axis2):
     a = asarray(a)
     perm = list(range(a.ndim))
-    i, j = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
+    i, j = normalize_axis("swapaxes", axis1, a.ndim), normalize_axis("swapaxes", axis2, a.ndim)
     perm[i], perm[j] = perm[j], perm[i]
     return lax.transpose(a, perm)
 
@@ -81,9 +75,9 @@ def moveaxis(a, source, destination):
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
         raise AxisError("moveaxis: source and destination need the same number of axes",
-                        user_frame(3))
-    src = [_axis(s, a.ndim, "source") for s in src]
-    dst = [_axis(d, a.ndim, "destination") for d in dst]
+                        user_frame())
+    src = [normalize_axis("moveaxis", s, a.ndim, "source") for s in src]
+    dst = [normalize_axis("moveaxis", d, a.ndim, "destination") for d in dst]
     order = [d for d in range(a.ndim) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -98,23 +92,26 @@ def matrix_transpose(x):
 def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays)
     if not arrays:
-        raise ShapeError("concatenate needs at least one array", user_frame(3))
+        raise ShapeError("concatenate needs at least one array", user_frame())
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    dt, _ = result_type(*arrays)
-    dt = dtypes.canonicalize(dtype) if dtype else dt
+    dt, _ = result_type(*arrays, op="concatenate")
+    dt = supported_dtype(dtype, "concatenate") if dtype else dt
     arrays = [convert(a, dt) for a in arrays]
+    shapes = ", ".join(str(tuple(x.shape)) for x in arrays)
     ndim = arrays[0].ndim
     if ndim == 0:
-        raise ShapeError("zero-dimensional arrays cannot be concatenated", user_frame(3))
-    axis = _axis(axis, ndim)
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated; use "
+                         "pnp.stack to make a new axis", user_frame())
+    if any(a.ndim != ndim for a in arrays):
+        raise ShapeError(f"concatenate: all arrays must have the same rank, got shapes "
+                         f"{shapes}", user_frame())
+    axis = normalize_axis("concatenate", axis, ndim)
     for a in arrays:
-        if a.ndim != ndim or any(x != y for d, (x, y) in enumerate(zip(a.shape,
-                                                                        arrays[0].shape))
-                                 if d != axis):
-            raise ShapeError(f"concatenate along axis {axis}: shapes "
-                             f"{', '.join(str(tuple(x.shape)) for x in arrays)} differ off "
-                             f"that axis", user_frame(3))
+        if any(x != y for d, (x, y) in enumerate(zip(a.shape, arrays[0].shape)) if d != axis):
+            raise ShapeError(f"concatenate along axis {axis}: shapes {shapes} differ off that "
+                             f"axis; only the sizes along axis {axis} may differ",
+                             user_frame())
     arrays = [a for a in arrays if a.shape[axis] > 0] or arrays[:1]
     return lax.concatenate(arrays, axis)
 
@@ -125,12 +122,12 @@ concat = concatenate
 def stack(arrays, axis=0, dtype=None):
     arrays = [asarray(a) for a in arrays]
     if not arrays:
-        raise ShapeError("stack needs at least one array", user_frame(3))
+        raise ShapeError("stack needs at least one array", user_frame())
     shape = tuple(arrays[0].shape)
     if any(tuple(a.shape) != shape for a in arrays):
         raise ShapeError(f"stack: all arrays must have one shape, got "
-                         f"{', '.join(str(tuple(a.shape)) for a in arrays)}", user_frame(3))
-    axis = _axis(axis, len(shape) + 1)
+                         f"{', '.join(str(tuple(a.shape)) for a in arrays)}", user_frame())
+    axis = normalize_axis("stack", axis, len(shape) + 1)
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
 
 
@@ -174,14 +171,14 @@ def atleast_3d(a):
 
 
 def split(ary, indices_or_sections, axis=0):
-    ary = asarray(ary)
-    axis = _axis(axis, ary.ndim)
+    ary = asarray(ary, op="split")
+    axis = normalize_axis("split", axis, ary.ndim)
     n = ary.shape[axis]
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0 or n % sections:
             raise ShapeError(f"split: axis {axis} of size {n} cannot be split into "
-                             f"{sections} equal sections; use array_split", user_frame(3))
+                             f"{sections} equal sections; use array_split", user_frame())
         bounds = [i * (n // sections) for i in range(sections + 1)]
     else:
         bounds = [0] + [builtins.min(builtins.max(int(i), 0), n)
@@ -193,7 +190,7 @@ def split(ary, indices_or_sections, axis=0):
 def array_split(ary, indices_or_sections, axis=0):
     ary = asarray(ary)
     if isinstance(indices_or_sections, (int, np.integer)):
-        n = ary.shape[_axis(axis, ary.ndim)]
+        n = ary.shape[normalize_axis("array_split", axis, ary.ndim)]
         k = int(indices_or_sections)
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         indices_or_sections = list(np.cumsum(sizes)[:-1])
@@ -205,11 +202,11 @@ def squeeze(a, axis=None):
     if axis is None:
         axis = tuple(d for d, n in enumerate(a.shape) if n == 1)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    axes = tuple(_axis(d, a.ndim) for d in axes)
+    axes = tuple(normalize_axis("squeeze", d, a.ndim) for d in axes)
     for d in axes:
         if a.shape[d] != 1:
             raise ShapeError(f"squeeze: axis {d} of {a.aval} has size {a.shape[d]}, not 1",
-                             user_frame(3))
+                             user_frame())
     return lax.squeeze(a, axes)
 
 
@@ -217,9 +214,9 @@ def expand_dims(a, axis):
     a = asarray(a)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     n = a.ndim + len(axes)
-    axes = tuple(_axis(d, n) for d in axes)
+    axes = tuple(normalize_axis("expand_dims", d, n) for d in axes)
     if len(set(axes)) != len(axes):
-        raise AxisError(f"expand_dims: repeated axis in {axis}", user_frame(3))
+        raise AxisError(f"expand_dims: repeated axis in {axis}", user_frame())
     return lax.expand_dims(a, axes)
 
 
@@ -239,7 +236,7 @@ def broadcast_arrays(*args):
 def flip(m, axis=None):
     m = asarray(m)
     axes = range(m.ndim) if axis is None else ((axis,) if isinstance(axis, int) else axis)
-    return lax.rev(m, [_axis(a, m.ndim) for a in axes])
+    return lax.rev(m, [normalize_axis("flip", a, m.ndim) for a in axes])
 
 
 def fliplr(m):
@@ -259,7 +256,7 @@ def roll(a, shift, axis=None):
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     for s, ax in zip(shifts, axes):
-        ax = _axis(ax, a.ndim)
+        ax = normalize_axis("roll", ax, a.ndim)
         n = a.shape[ax]
         if n == 0:
             continue
@@ -271,8 +268,10 @@ def roll(a, shift, axis=None):
 
 
 def tile(A, reps):
-    A = asarray(A)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    A = asarray(A, op="tile")
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    if any(operator.index(r) < 0 for r in reps):
+        raise ShapeError(f"tile: repetitions must be non-negative, got {reps}", user_frame())
     nd = builtins.max(A.ndim, len(reps))
     A = reshape(A, (1,) * (nd - A.ndim) + tuple(A.shape))
     reps = (1,) * (nd - len(reps)) + reps
@@ -286,23 +285,46 @@ def repeat(a, repeats, axis=None, total_repeat_length=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = _axis(axis, a.ndim)
-    if isinstance(repeats, (int, np.integer)):
+    axis = normalize_axis("repeat", axis, a.ndim)
+    if isinstance(repeats, (int, np.integer)) and total_repeat_length is None:
         r = int(repeats)
+        if r < 0:
+            raise ShapeError(f"repeat: repeats must be non-negative, got {r}", user_frame())
         shape = list(a.shape)
         big = shape[:axis + 1] + [r] + shape[axis + 1:]
         dims = tuple(d for d in range(len(big)) if d != axis + 1)
         out = lax.broadcast_in_dim(a, tuple(big), dims)
         shape[axis] *= r
         return lax.reshape(out, tuple(shape))
-    reps = np.asarray(repeats)  # per-element counts must be concrete: they set the shape
-    index = np.repeat(np.arange(a.shape[axis]), reps)
+    index = _repeat_index("repeat", a.shape[axis], repeats, total_repeat_length)
     from ptojax.numpy.indexing import take
     return take(a, index, axis=axis, mode="clip")
 
 
+def _repeat_index(op, n, repeats, total_length):
+    """Which source element each output element of a repeat reads (repeats must be concrete:
+    they set the shape). ``total_length`` truncates, or pads with the last element."""
+    reps = np.asarray(repeats)
+    if reps.ndim > 1 or reps.size not in (1, n) or (reps < 0).any():
+        raise ShapeError(f"{op}: repeats must be a non-negative int or one count per element "
+                         f"({n}), got {repeats!r:.60}", user_frame())
+    index = np.repeat(np.arange(n), np.broadcast_to(reps, (n,)))
+    if total_length is not None:
+        index = index[:total_length]
+        fill = index[-1] if index.size else 0
+        index = np.concatenate([index, np.full(total_length - index.size, fill, index.dtype)])
+    return index
+
+
+def _require_matrix(op, m):
+    if m.ndim < 2:
+        raise ShapeError(f"{op}: the input must have at least 2 dimensions, got {m.aval}",
+                         user_frame())
+
+
 def tril(m, k=0):
-    m = asarray(m)
+    m = asarray(m, op="tril")
+    _require_matrix("tril", m)
     from ptojax.numpy.creation import tri
     from ptojax.numpy.math import where
     mask = tri(m.shape[-2], m.shape[-1], k, dtypes.bool_)
@@ -310,7 +332,8 @@ def tril(m, k=0):
 
 
 def triu(m, k=0):
-    m = asarray(m)
+    m = asarray(m, op="triu")
+    _require_matrix("triu", m)
     from ptojax.numpy.creation import tri
     from ptojax.numpy.math import where
     mask = tri(m.shape[-2], m.shape[-1], k - 1, dtypes.bool_)
@@ -318,12 +341,25 @@ def triu(m, k=0):
 
 
 def pad(array, pad_width, mode="constant", constant_values=0):
-    array = asarray(array)
+    array = asarray(array, op="pad")
     if mode != "constant":
-        raise ValueError(f"pnp.pad: only mode='constant' is supported, got {mode!r}")
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2))
-    return lax.pad(array, convert(constant_values, array.dtype),
-                   [(int(lo), int(hi), 0) for lo, hi in pw])
+        raise UnsupportedError(f"pad: only mode='constant' is supported, got {mode!r}",
+                               user_frame())
+    widths = np.asarray(pad_width)
+    try:
+        widths = np.broadcast_to(widths, (array.ndim, 2))
+    except ValueError:
+        raise ShapeError(f"pad: pad_width {pad_width!r:.60} does not fit {array.aval}: give "
+                         f"one (before, after) pair per dimension, one pair, or one int",
+                         user_frame()) from None
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        raise ShapeError(f"pad: pad_width must be non-negative integers, got {pad_width!r:.60}",
+                         user_frame())
+    value = asarray(constant_values, op="pad")
+    if value.ndim:
+        raise UnsupportedError("pad: constant_values must be a scalar", user_frame())
+    return lax.pad(array, convert(value, array.dtype),
+                   [(int(lo), int(hi), 0) for lo, hi in widths])
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -345,7 +381,7 @@ def diag(v, k=0):
         return out.at[rows, rows + k].set(v)
     if v.ndim == 2:
         return diagonal(v, k)
-    raise ShapeError("diag: input must be 1-D or 2-D", user_frame(3))
+    raise ShapeError("diag: input must be 1-D or 2-D", user_frame())
 
 
 def trace(a, offset=0, axis1=0, axis2=1):

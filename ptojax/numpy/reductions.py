@@ -7,38 +7,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import AxisError, ShapeError, UnsupportedError
+from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, supported_dtype,
                                    to_inexact)
 from ptojax.source_info import user_frame
-
-
-def _axes(name, x, axis) -> tuple:
-    """``axis`` (None, an int or a sequence of ints) as sorted, distinct axes of ``x``."""
-    if axis is None:
-        return tuple(range(x.ndim))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for a in axes:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
-            raise AxisError(f"{name}: axis must be an int or a tuple of ints, got {a!r}",
-                            user_frame())
-        if not -x.ndim <= a < x.ndim:
-            raise AxisError(f"{name}: axis {a} is out of bounds for an array of rank {x.ndim} "
-                            f"(shape {tuple(x.shape)})", user_frame())
-        out.append(int(a) % x.ndim)
-    if len(set(out)) != len(out):
-        raise AxisError(f"{name}: repeated axis in {axis}", user_frame())
-    return tuple(sorted(out))
-
-
-def _single_axis(name, x, axis) -> int:
-    if isinstance(axis, (tuple, list)):
-        raise AxisError(f"{name}: axis must be a single int, got {axis!r}", user_frame())
-    return _axes(name, x, axis)[0]
 
 
 def _no_out(name, out):
@@ -80,7 +55,7 @@ def _result_dtype(name, a, dtype, default):
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _no_out("sum", out)
     a = asarray(a, op="sum")
-    axes = _axes("sum", a, axis)
+    axes = normalize_axes("sum", axis, a.ndim)
     x = _where_fill("sum", convert(a, _result_dtype("sum", a, dtype, _sum_dtype)), where, 0)
     result = lax.reduce_sum(x, axes)
     if initial is not None:
@@ -91,7 +66,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _no_out("prod", out)
     a = asarray(a, op="prod")
-    axes = _axes("prod", a, axis)
+    axes = normalize_axes("prod", axis, a.ndim)
     x = _where_fill("prod", convert(a, _result_dtype("prod", a, dtype, _sum_dtype)), where, 1)
     result = lax.reduce_prod(x, axes)
     if initial is not None:
@@ -103,7 +78,7 @@ def _extremum(name, lax_reduce, lax_combine):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         _no_out(name, out)
         a = asarray(a, op=name)
-        axes = _axes(name, a, axis)
+        axes = normalize_axes(name, axis, a.ndim)
         if initial is None:
             if where is not None:
                 raise ShapeError(f"{name}: a where= mask needs an initial= value (the maximum "
@@ -129,7 +104,7 @@ def _logical_reduction(name, lax_reduce, identity):
     def fn(a, axis=None, out=None, keepdims=False, *, where=None):
         _no_out(name, out)
         a = asarray(a, op=name)
-        axes = _axes(name, a, axis)
+        axes = normalize_axes(name, axis, a.ndim)
         b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
         return _keep(lax_reduce(_where_fill(name, b, where, identity), axes), a, axes,
                      keepdims)
@@ -154,7 +129,7 @@ def _count(name, a, axes, where, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out("mean", out)
     a = asarray(a, op="mean")
-    axes = _axes("mean", a, axis)
+    axes = normalize_axes("mean", axis, a.ndim)
     result_dtype = _result_dtype("mean", a, dtype, to_inexact)
     compute = _computation_dtype(result_dtype)
     x = _where_fill("mean", convert(a, compute), where, 0)
@@ -165,7 +140,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     _no_out("var", out)
     a = asarray(a, op="var")
-    axes = _axes("var", a, axis)
+    axes = normalize_axes("var", axis, a.ndim)
     result_dtype = _result_dtype("var", a, dtype, to_inexact)
     x = convert(a, _computation_dtype(result_dtype))
     centre = mean(x, axes, keepdims=True, where=where)
@@ -188,7 +163,7 @@ def _arg(lax_fn, name):
         _no_out(name, out)
         a = asarray(a, op=name)
         flat = axis is None
-        ax = 0 if flat else _single_axis(name, a, axis)
+        ax = 0 if flat else single_axis(name, axis, a.ndim)
         if (a.size if flat else a.shape[ax]) == 0:
             where = f"the empty {a.aval}" if flat else f"axis {ax} of {a.aval}"
             raise ShapeError(f"{name}: {where} has no elements, so no {name[3:]}imum",
@@ -218,7 +193,7 @@ def _cumulative(lax_fn, name):
         a = asarray(a, op=name)
         if axis is None:
             a, axis = lax.reshape(a, (a.size,)), 0
-        ax = _single_axis(name, a, axis)
+        ax = single_axis(name, axis, a.ndim)
         return lax_fn(convert(a, _result_dtype(name, a, dtype, _cumulative_dtype)), ax)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when axis is None)."

@@ -1,27 +1,35 @@
-"""sort, argsort (stable; NaNs last) along an axis."""
+"""sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None)."""
 from __future__ import annotations
 
 from ptojax import dtypes, lax
+from ptojax.errors import UnsupportedError
+from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray
+from ptojax.source_info import user_frame
+
+
+def _operand(op, a, axis, order):
+    if order is not None:
+        raise UnsupportedError(f"{op}: order= (sorting by record fields) is not supported",
+                               user_frame())
+    a = asarray(a, op=op)
+    if axis is None:
+        return lax.reshape(a, (a.size,)), 0
+    return a, normalize_axis(op, axis, a.ndim)
 
 
 def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
-    a = asarray(a)
-    if axis is None:
-        a, axis = lax.reshape(a, (a.size,)), 0
+    a, axis = _operand("sort", a, axis, order)
     out = lax.sort(a, dimension=axis)
-    return lax.rev(out, (axis % a.ndim,)) if descending else out
+    return lax.rev(out, (axis,)) if descending else out
 
 
 def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
-    a = asarray(a)
-    if axis is None:
-        a, axis = lax.reshape(a, (a.size,)), 0
-    axis = axis % a.ndim
+    """Indices (int32) that sort ``a``; equal elements keep their order, also descending."""
+    a, axis = _operand("argsort", a, axis, order)
     iota = lax.broadcasted_iota(dtypes.int32, a.shape, axis)
     if descending:  # stable descending order: sort the reversed array, map indices back
-        rev = lax.rev(a, (axis,))
-        _, idx = lax.sort((rev, iota), dimension=axis, num_keys=1)
+        _, idx = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, num_keys=1)
         return lax.rev(lax.sub(a.shape[axis] - 1, idx), (axis,))
     _, idx = lax.sort((a, iota), dimension=axis, num_keys=1)
     return idx
