@@ -17,6 +17,8 @@ from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDevice
 from ptojax.runtime.devices import (device_count, devices, local_device_count, local_devices,
                                     process_count, process_index)
 from ptojax.runtime.spmd_array import device_put
+from ptojax.transforms.shard_api import shard
+from ptojax.transforms.shard_constraint import with_sharding_constraint
 from ptojax.transforms.shard_map import shard_map
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)

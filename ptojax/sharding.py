@@ -74,6 +74,10 @@ def _normalize_part(part):
 
 
 def spec_of_dims(dims: Dims) -> PartitionSpec:
+    """The PartitionSpec of normalized dims (trailing whole dimensions left out)."""
+    dims = tuple(dims)
+    while dims and not dims[-1]:
+        dims = dims[:-1]
     return PartitionSpec(*(None if not axes else axes[0] if len(axes) == 1 else axes
                            for axes in dims))
 

@@ -86,6 +86,16 @@ def bind_shard_map(args, body: ClosedIR, mesh, in_specs, out_specs) -> list:
                             out_specs=tuple(out_specs))
 
 
+def apply_shard_map(args, body: ClosedIR, mesh, in_specs, out_specs) -> list:
+    """Under a trace, emit the equation; else run the program directly: sharded arguments
+    are used block by block and the outputs are ShardedArrays (nothing is assembled)."""
+    if tracing():
+        return bind_shard_map(args, body, mesh, in_specs, out_specs)
+    body, consts = consts_as_args(body)
+    specs = (PartitionSpec(),) * len(consts) + tuple(in_specs)
+    return program(body, mesh, specs, tuple(out_specs)).run_sharded([*consts, *args])
+
+
 # pytrees of specs ------------------------------------------------------------------------------
 def specs_for_leaves(specs, tree, what: str) -> list:
     """One PartitionSpec per leaf of ``tree``: ``specs`` is a pytree prefix of it whose leaves
@@ -149,13 +159,8 @@ def shard_map(fn=None, *, mesh, in_specs, out_specs, check_rep: bool = True):
         entry = _traced(fn, cache, mesh, leaves, in_tree, dims, out_specs, check_rep,
                         user_frame(2))
         body, in_specs_flat, out_specs_flat, out_tree = entry
-        if tracing():
-            outs = bind_shard_map(leaves, body, mesh, in_specs_flat, out_specs_flat)
-        else:
-            body, consts = consts_as_args(body)
-            outs = program(body, mesh, (PartitionSpec(),) * len(consts) + in_specs_flat,
-                           out_specs_flat).run_sharded([*consts, *leaves])
-        return out_tree.unflatten(outs)
+        return out_tree.unflatten(apply_shard_map(leaves, body, mesh, in_specs_flat,
+                                                  out_specs_flat))
 
     return mapped
 
