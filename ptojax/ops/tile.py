@@ -6,6 +6,7 @@ tensors — inputs, then outputs (destination-passing), then scratch workspaces 
 the updated output tensors. Inside, values are ``TileType``s living in an on-chip buffer:
 
     tile_load      GM tensor window -> tile (UB/L1)         [PTO TLOAD]
+                   (``stage`` names a pipeline buffer shared by the loads of every K step)
     tile_store     tile -> GM tensor window, returns the    [PTO TSTORE]
                    updated tensor (functional form)
     tile_scalar_load  one GM element -> scalar              [PTO load_scalar]
@@ -134,7 +135,7 @@ def _check_window(name, view, shape, valid):
         raise ShapeError(f"{name}: bad window view={view} shape={shape} valid={valid}")
 
 
-def _tile_load_abstract(gm, r0, c0, *, space, shape, valid, view, transpose=False):
+def _tile_load_abstract(gm, r0, c0, *, space, shape, valid, view, transpose=False, stage=None):
     _require_index("tile_load", r0)
     _require_index("tile_load", c0)
     if _is_tile(gm) or math.prod(view) != gm.size:
@@ -148,7 +149,7 @@ def _gm_window(gm, view, transpose):
     return g.T if transpose else g
 
 
-def _tile_load(gm, r0, c0, *, space, shape, valid, view, transpose=False):
+def _tile_load(gm, r0, c0, *, space, shape, valid, view, transpose=False, stage=None):
     r0, c0 = int(r0), int(c0)
     g = _gm_window(gm, view, transpose)
     return np.array(g[r0:r0 + valid[0], c0:c0 + valid[1]])
@@ -329,14 +330,14 @@ ELEMENTWISE_TILE_PRIMS["is_finite"].tile_scratch = "input"
 
 
 # --- cube ------------------------------------------------------------------------------------
-def _move_abstract(t, *, space):
+def _move_abstract(t, *, space, stage=None):
     _require_tile("tile_move", t, ("L1",))
     if space not in ("L0A", "L0B"):
         raise ShapeError(f"tile_move: destination must be L0A or L0B, got {space}")
     return tile_type(t.shape, t.dtype, space, t.valid)
 
 
-tile_move_p = _prim("tile_move", _move_abstract, lambda t, *, space: np.array(t))
+tile_move_p = _prim("tile_move", _move_abstract, lambda t, *, space, stage=None: np.array(t))
 
 
 def accumulator_dtype(dtype):

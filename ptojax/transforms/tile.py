@@ -6,7 +6,7 @@
 
 Pipeline (each step its own module):
 
-    optimize (fold, CSE, DCE)
+    optimize (fold, CSE, DCE); tile_prepare (transposes folded into matmuls)
     -> tile_fusion.fuse       group equations into kernels (rules: tile_rules.TILE_RULES)
     -> tile_planner           pick tile shapes (TileConfig or automatic), check capacity
     -> tile_build             emit each kernel's body (one per ragged-edge region)
@@ -29,6 +29,7 @@ from ptojax.ops import tile as T
 from ptojax.transforms.optimize import optimize
 from ptojax.transforms.tile_fusion import fuse
 from ptojax.transforms.tile_planner import TileConfig, plan_group
+from ptojax.transforms.tile_prepare import fold_transposes
 from ptojax.transforms.tile_rules import COLSUM, TILE_RULES  # noqa: F401 (the rule table)
 
 SHORT = {"reduce_max": "rmax", "reduce_sum": "rsum", "reduce_min": "rmin",
@@ -74,6 +75,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
         raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
     target = get_target(target)
     closed = optimize(closed)
+    closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
     ir = closed.ir
     fusion = fuse(ir, target)
     fusion.finalize()                      # group outputs (needed to build the bodies)

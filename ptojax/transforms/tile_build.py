@@ -22,6 +22,8 @@ from ptojax.transforms.tile_rules import (ARITH, COL, COLSUM, FULL, ROW, SCALAR,
 
 I32 = TensorType((), dtypes.int32)
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or"})
+SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "max", "min", "neg",
+                        "convert_element_type"})   # computed on the scalar unit
 
 
 def index(value: int) -> Literal:
@@ -163,7 +165,10 @@ class BodyBuilder:
         out = eqn.outputs[0]
         layout = self.group.layout[out]
         vals = [self.get(a, l) for a, l in zip(eqn.inputs, in_layouts)]
-        if all(v.kind == "scalar" for v in vals):
+        if name in ("stop_gradient", "copy"):           # identities: no instruction
+            self.set(out, vals[0])
+            return
+        if all(v.kind == "scalar" for v in vals) and name in SCALAR_OPS:
             self.set(out, Value("scalar", self.emit(eqn.prim, [v.atom for v in vals],
                                                      **eqn.params)))
             return
@@ -280,12 +285,12 @@ class BodyBuilder:
 def _k_step(b, k0, vk, acc, A, B, r0, c0, g):
     a1 = b.emit(T.tile_load_p, [A, r0, k0], dict(space="L1", shape=(g["m"], g["k"]),
                                                    valid=(g["vm"], vk), view=g["a_view"],
-                                                   transpose=g["lt"]))
+                                                   transpose=g["lt"], stage="a"))
     b1 = b.emit(T.tile_load_p, [B, k0, c0], dict(space="L1", shape=(g["k"], g["n"]),
                                                    valid=(vk, g["vn"]), view=g["b_view"],
-                                                   transpose=g["rt"]))
-    a0 = b.emit(T.tile_move_p, [a1], dict(space="L0A"))
-    b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B"))
+                                                   transpose=g["rt"], stage="b"))
+    a0 = b.emit(T.tile_move_p, [a1], dict(space="L0A", stage="a"))
+    b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B", stage="b"))
     if acc is None:
         return b.emit(T.tile_matmul_p, [a0, b0])
     return b.emit(T.tile_matmul_acc_p, [acc, a0, b0])

@@ -7,6 +7,8 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
   for the whole kernel: tiles written by ``tile_load``/``tile_move`` (the DMA pipes fill the
   next slot while the vector/cube unit works on this one) and UB tiles read by ``tile_store``
   (the store of slot k drains while slot k+1 is computed).
+- The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
+  steps; the copy used alternates with the step.
 - Every other tile lives from its definition to its last use (a use inside a ``tile_loop``
   keeps it alive to the end of the loop). Loop carries share one buffer with the loop's
   operands and results (the accumulator is updated in place).
@@ -137,6 +139,7 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
     end = w.pos
     plan = MemoryPlan()
     slot_of = plan.slots
+    stages = {}
 
     def root(v):
         while v in w.alias:
@@ -152,12 +155,17 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
             slot = slot_of.get(r) if r is not v else None       # accumulator / loop carry
             if slot is None:
                 slot = _reuse(eqn, v, p, slot_of, w)
+            stage = eqn.params.get("stage")
+            if slot is None and stage is not None:              # shared K-step buffer
+                slot = stages.get((v.type.space, stage))
             if slot is None:
                 staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
                 slot = Slot(v.type.space, tile_nbytes(v.type),
                             copies=buffers if staging else 1, start=0 if staging else p,
                             end=end if staging else last, level=level, staging=staging,
                             owner=eqn)
+            if stage is not None:
+                stages[(v.type.space, stage)] = slot
             slot.last_use = max(slot.last_use, last)
             if not slot.staging:
                 slot.end = max(slot.end, last)

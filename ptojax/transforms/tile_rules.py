@@ -312,6 +312,7 @@ UNSUPPORTED = {
     "scatter": "scatters are data-dependent; kept as a tensor op",
     "sort": "sorting has no tile rule",
     "iota": "iota is a constant; kept as a tensor op",
+    "tile_kernel": "already a tile kernel",
 }
 
 

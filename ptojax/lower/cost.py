@@ -1,0 +1,238 @@
+"""A cost model for tile kernels on a target (estimates, never measurements).
+
+Per tile (from the kernel's instruction schedule, ``ptojax.lower.schedule``):
+
+    DMA     sum over TLOAD/TSTORE windows of (bytes / per-core path bandwidth + latency)
+    vector  sum over vector instructions of (issue cycles + ceil(bytes / vector bytes per cycle))
+            where bytes = valid elements x element size of the instruction's destination (its
+            source for reductions)
+    cube    sum over TMATMUL[_ACC] of ceil(m/16) ceil(k/16) ceil(n/16) fractals x 4096 MACs /
+            (MACs per cycle of the input dtype); TEXTRACT bytes / the L1->L0 bandwidth
+
+A core's time for a tile is the largest of the three when loads, compute and stores overlap
+(``buffers >= 2``) and their sum otherwise; a core's time is the sum over the tiles it owns;
+a kernel takes the slowest core plus the launch overhead, and never less than all its GM
+traffic over the HBM bandwidth. The bound is whichever of HBM (all GM traffic, including the
+per-core DMA paths), vector or cube dominates. Tensor-level equations left between kernels are
+estimated as memory-bound (bytes in + out over HBM). Target figures are in
+``ptojax.lower.targets``; most are estimates, and nothing has been measured on hardware.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+from ptojax.ir.types import TensorType, TileType
+from ptojax.lower.pto_ops import Instr, RowView, Scratch
+from ptojax.lower.schedule import KLoop, StaticK, Window, kernel_schedule
+from ptojax.lower.targets import get_target
+from ptojax.ops import tile as T
+
+
+@dataclass
+class KernelCost:
+    name: str
+    kind: str
+    tiles: int
+    blocks: int
+    bytes: int
+    flops: int
+    cycles: float
+    seconds: float
+    bound: str
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def us(self) -> float:
+        return self.seconds * 1e6
+
+
+@dataclass
+class _TileCost:
+    dma_s: float = 0.0
+    vec_cycles: float = 0.0
+    cube_cycles: float = 0.0
+    bytes: int = 0
+    flops: int = 0
+
+
+def _elems(op):
+    if isinstance(op, RowView):
+        op = op.var
+    if isinstance(op, Scratch):
+        t = op.eqn.inputs[0].type
+    elif isinstance(op, Window):
+        return op.rows * op.cols
+    else:
+        t = op.type
+    return math.prod(T.valid_shape(t)) if isinstance(t, TileType) else 1
+
+
+def _itemsize(op):
+    if isinstance(op, RowView):
+        op = op.var
+    if isinstance(op, Scratch):
+        return op.eqn.inputs[0].type.dtype.itemsize
+    if isinstance(op, Window):
+        return op.param.type.dtype.itemsize
+    return op.type.dtype.itemsize
+
+
+def _walk(stmts, trip=1):
+    for s in stmts:
+        if isinstance(s, StaticK):
+            yield from _walk(s.stmts, trip)
+        elif isinstance(s, KLoop):
+            yield from _walk(s.stmts, trip * max(0, s.stop - s.start))
+        elif isinstance(s, Instr):
+            yield s, trip
+
+
+def _tile_cost(stmts, target) -> _TileCost:
+    c = _TileCost()
+    hz = target.clock_hz
+    for ins, n in _walk(stmts):
+        if ins.op in ("TLOAD", "TSTORE"):
+            g = ins.srcs[0]
+            nbytes = g.rows * g.cols * g.param.type.dtype.itemsize
+            dst_space = ins.dst.type.space if ins.dst is not None else None
+            path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
+                ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")
+            c.dma_s += n * (nbytes / target.dma_bandwidth[path]
+                            + target.dma_latency_cycles / hz)
+            c.bytes += n * nbytes
+        elif ins.op == "TEXTRACT":
+            nbytes = _elems(ins.srcs[0]) * _itemsize(ins.srcs[0])
+            c.cube_cycles += n * nbytes / target.dma_bandwidth["L1->L0"] * hz
+        elif ins.op in ("TMATMUL", "TMATMUL_ACC"):
+            a, b = ins.srcs[-2], ins.srcs[-1]
+            (vm, vk), (_, vn) = T.valid_shape(a.type), T.valid_shape(b.type)
+            f = target.cube_fractal[0]
+            fractals = math.ceil(vm / f) * math.ceil(vk / f) * math.ceil(vn / f)
+            macs = target.cube_macs_per_cycle.get(a.type.dtype.name, 1024)
+            c.cube_cycles += n * fractals * f ** 3 / macs
+            c.flops += n * 2 * vm * vk * vn
+        else:
+            src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in \
+                ins.op else ins.dst
+            elems = _elems(src)
+            nbytes = elems * _itemsize(src)
+            c.vec_cycles += n * (target.vector_issue_cycles
+                                 + math.ceil(nbytes / target.vector_bytes_per_cycle))
+            c.flops += n * elems
+    return c
+
+
+def kernel_cost(eqn) -> KernelCost:
+    sched = kernel_schedule(eqn)
+    target = sched.target
+    grid = sched.grid
+    overlap = sched.buffers >= 2
+    hz = target.clock_hz
+    per_region = {}
+    for sec in sched.sections:
+        for reg in sec.regions:
+            per_region.setdefault(reg.valid, []).append((sec, _tile_cost(reg.stmts, target)))
+    worst, total_bytes, total_flops = 0.0, 0, 0
+    parts = {"HBM": 0.0, "vector": 0.0, "cube": 0.0}
+    for block in range(grid.blocks):
+        section_time = {}
+        for t in grid.block_range(block):
+            valid = grid.valid(*grid.coords(t))
+            for sec, c in per_region[valid]:
+                share = 0.5 if sec.split_subblocks else 1.0
+                times = (c.dma_s, c.vec_cycles / hz, c.cube_cycles / hz)
+                step = (max(times) if overlap else sum(times)) * share
+                section_time[sec.core] = section_time.get(sec.core, 0.0) + step
+                if block == 0:
+                    parts["HBM"] += c.dma_s * share
+                    parts["vector"] += c.vec_cycles / hz * share
+                    parts["cube"] += c.cube_cycles / hz * share
+        worst = max(worst, max(section_time.values(), default=0.0))
+    for t in range(grid.num_tiles):
+        for _, c in per_region[grid.valid(*grid.coords(t))]:
+            total_bytes += c.bytes
+            total_flops += c.flops
+    hbm = total_bytes / target.hbm_bandwidth
+    seconds = max(worst, hbm) + target.launch_overhead_s
+    parts["HBM"] = max(parts["HBM"], hbm)
+    bound = max(parts, key=parts.get)
+    return KernelCost(sched.name, sched.kind, grid.num_tiles, grid.blocks, total_bytes,
+                      total_flops, seconds * hz, seconds, bound,
+                      {k: v * 1e6 for k, v in parts.items()})
+
+
+def _tensor_op_cost(eqn, target) -> KernelCost:
+    from ptojax.ir.printer import print_eqn
+    nbytes = sum(a.type.nbytes for a in (*eqn.inputs, *eqn.outputs)
+                 if isinstance(a.type, TensorType))
+    seconds = nbytes / target.hbm_bandwidth + target.launch_overhead_s
+    return KernelCost(f"({eqn.prim.name})", "tensor op", 0, 0, nbytes, 0,
+                      seconds * target.clock_hz, seconds, "HBM (estimate)",
+                      {"eqn": print_eqn(eqn)})
+
+
+class CostReport:
+    """Per-kernel estimates and the program total; prints as a table."""
+
+    def __init__(self, rows, target):
+        self.rows = rows
+        self.target = target
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(r.seconds for r in self.rows)
+
+    @property
+    def total_us(self) -> float:
+        return self.total_seconds * 1e6
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+    HEAD = ("kernel", "kind", "tiles", "blocks", "bytes", "flops", "cycles", "us", "bound")
+
+    def _cells(self, r):
+        return (r.name, r.kind, str(r.tiles), str(r.blocks), f"{r.bytes:,}", f"{r.flops:,}",
+                f"{r.cycles:,.0f}", f"{r.us:.2f}", r.bound)
+
+    def __str__(self):
+        rows = [self.HEAD] + [self._cells(r) for r in self.rows]
+        rows.append(("total", "", "", "", f"{sum(r.bytes for r in self.rows):,}",
+                     f"{sum(r.flops for r in self.rows):,}",
+                     f"{self.total_seconds * self.target.clock_hz:,.0f}",
+                     f"{self.total_us:.2f}", ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEAD))]
+        lines = [f"cost estimate on {self.target.name} (a model, not a measurement)"]
+        for i, r in enumerate(rows):
+            lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w)
+                                   for j, (c, w) in enumerate(zip(r, widths))))
+            if i == 0 or i == len(rows) - 2:
+                lines.append("  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        head = "".join(f"<th>{h}</th>" for h in self.HEAD)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r))
+                       + "</tr>" for r in self.rows)
+        total = (f"<tr><th>total</th><td colspan='6'></td><th>{self.total_us:.2f}</th>"
+                 f"<td></td></tr>")
+        return (f"<p>cost estimate on <b>{self.target.name}</b> (a model, not a "
+                f"measurement)</p><table><tr>{head}</tr>{body}{total}</table>")
+
+
+def program_cost(closed, target) -> CostReport:
+    target = get_target(target)
+    ir = closed.ir if hasattr(closed, "ir") else closed
+    rows = [kernel_cost(e) if e.prim is T.tile_kernel_p else _tensor_op_cost(e, target)
+            for e in ir.eqns]
+    return CostReport(rows, target)

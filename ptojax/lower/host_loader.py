@@ -1,0 +1,51 @@
+"""Loading a built kernel library with ctypes and launching its kernels on numpy arrays.
+
+``KernelLibrary(path, entries)`` opens the library, checks its ABI version and binds one
+launcher per entry point. ``launch(i, arrays, blocks)`` passes the arrays' data pointers (they
+must be C-contiguous and of the kernel's parameter types; outputs are written in place) and
+runs the kernel's blocks. ctypes releases the GIL for the call. A runtime check that fails
+inside the kernel (a set/wait pairing error in a PTO_HOST_CHECK_SYNC build, a tile outside
+its buffer, a GM window that does not match its tile) raises ``KernelCheckError``.
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+from ptojax.errors import KernelCheckError
+from ptojax.lower.host_build import ABI_VERSION
+
+
+class StaleLibraryError(OSError):
+    """A library file that cannot be loaded or was built for another ABI."""
+
+
+class KernelLibrary:
+    def __init__(self, path: Path, entries):
+        try:
+            self._dll = ctypes.CDLL(str(path))
+            abi = self._dll.ptojax_host_abi
+        except (OSError, AttributeError) as e:
+            raise StaleLibraryError(f"cannot load kernel library {path}: {e}") from None
+        abi.restype = ctypes.c_int
+        if abi() != ABI_VERSION:
+            raise StaleLibraryError(f"kernel library {path} has ABI {abi()}, "
+                                    f"expected {ABI_VERSION}")
+        self.path = Path(path)
+        self._error = self._dll.ptojax_host_error
+        self._error.restype = ctypes.c_char_p
+        self._launchers = []
+        self._names = []
+        for e in entries:
+            fn = getattr(self._dll, e.symbol)
+            fn.argtypes = (ctypes.c_void_p, ctypes.c_longlong)
+            fn.restype = ctypes.c_int
+            self._launchers.append(fn)
+            self._names.append(e.kernel)
+
+    def launch(self, index: int, arrays, blocks: int) -> None:
+        """Run kernel ``index`` with ``arrays`` as its GM parameters, ``blocks`` blocks."""
+        argv = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+        if self._launchers[index](argv, blocks) != 0:
+            raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
+                                   f"check: {self._error().decode(errors='replace')}")

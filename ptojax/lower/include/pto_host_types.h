@@ -1,0 +1,127 @@
+// pto_host_types.h — element types of the host build of PTO kernels.
+//
+// `half` (IEEE binary16) and `bfloat16_t` are 16-bit storage types. Arithmetic on them happens
+// in float: every tile instruction widens its operands to float, computes, and rounds the
+// result back to nearest-even, once per instruction (as numpy and ml_dtypes do per operation).
+// The conversions are branch-free integer code so that loops over tiles vectorize.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace pto {
+namespace host {
+
+inline float bits_as_float(uint32_t u) {
+#if defined(__has_builtin) && __has_builtin(__builtin_bit_cast)
+  return __builtin_bit_cast(float, u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+inline uint32_t float_as_bits(float f) {
+#if defined(__has_builtin) && __has_builtin(__builtin_bit_cast)
+  return __builtin_bit_cast(uint32_t, f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+// binary16 -> binary32 (exact). The exponent/mantissa field shifted into float position is
+// the value scaled by 2^-112 for normal and subnormal halfs alike; inf/NaN get the float
+// all-ones exponent with their mantissa (payload) kept.
+inline float half_bits_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t body = h & 0x7fffu;
+  uint32_t mag = float_as_bits(bits_as_float(body << 13) * 0x1p112f);
+  mag = body >= 0x7c00u ? (mag | 0x7f800000u) : mag;
+  return bits_as_float(mag | sign);
+}
+
+// binary32 -> binary16, round to nearest even; overflow gives inf, NaN stays a (quiet) NaN.
+inline uint16_t float_to_half_bits(float f) {
+  const uint32_t x = float_as_bits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+  // normal halfs: rebias the exponent and round the 13 dropped mantissa bits to even
+  uint32_t normal = (ax - (112u << 23) + 0xfffu + ((ax >> 13) & 1u)) >> 13;
+  normal = normal > 0x7c00u ? 0x7c00u : normal;
+  // subnormal halfs: adding 0.5 leaves the value rounded to multiples of 2^-24 in the low bits
+  const uint32_t subnormal = float_as_bits(bits_as_float(ax) + 0.5f) - 0x3f000000u;
+  const uint32_t nan = 0x7e00u | ((ax >> 13) & 0x3ffu);
+  uint32_t h = ax < 0x38800000u ? subnormal : normal;
+  h = ax > 0x7f800000u ? nan : h;
+  return static_cast<uint16_t>(h | sign);
+}
+
+inline float bf16_bits_to_float(uint16_t b) { return bits_as_float(static_cast<uint32_t>(b) << 16); }
+
+// binary32 -> bfloat16, round to nearest even; NaN stays a quiet NaN.
+inline uint16_t float_to_bf16_bits(float f) {
+  const uint32_t x = float_as_bits(f);
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t nan = (x >> 16) | 0x40u;
+  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+}  // namespace host
+
+// IEEE binary16 storage; converts to and from float.
+struct half {
+  uint16_t bits;
+  half() = default;
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic<T>::value>>
+  half(T v) : bits(host::float_to_half_bits(static_cast<float>(v))) {}
+  operator float() const { return host::half_bits_to_float(bits); }
+};
+
+// bfloat16 storage; converts to and from float.
+struct bfloat16_t {
+  uint16_t bits;
+  bfloat16_t() = default;
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic<T>::value>>
+  bfloat16_t(T v) : bits(host::float_to_bf16_bits(static_cast<float>(v))) {}
+  operator float() const { return host::bf16_bits_to_float(bits); }
+};
+
+using float16_t = half;
+using float32_t = float;
+
+namespace host {
+
+template <typename T> struct is_low_float : std::false_type {};
+template <> struct is_low_float<half> : std::true_type {};
+template <> struct is_low_float<bfloat16_t> : std::true_type {};
+
+// The type a tile instruction computes in for elements of type T.
+template <typename T>
+using compute_t = std::conditional_t<is_low_float<T>::value, float, T>;
+
+template <typename T> inline compute_t<T> widen(T v) { return v; }
+template <> inline float widen<half>(half v) { return half_bits_to_float(v.bits); }
+template <> inline float widen<bfloat16_t>(bfloat16_t v) { return bf16_bits_to_float(v.bits); }
+
+// Narrow a computed value to the element type (low floats round to nearest even).
+template <typename T, typename C> inline T narrow(C v) { return static_cast<T>(v); }
+template <> inline half narrow<half, float>(float v) {
+  half h;
+  h.bits = float_to_half_bits(v);
+  return h;
+}
+template <> inline bfloat16_t narrow<bfloat16_t, float>(float v) {
+  bfloat16_t b;
+  b.bits = float_to_bf16_bits(v);
+  return b;
+}
+
+template <typename T>
+constexpr bool is_float_v = std::is_floating_point<T>::value || is_low_float<T>::value;
+
+}  // namespace host
+}  // namespace pto

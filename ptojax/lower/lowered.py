@@ -1,0 +1,75 @@
+"""What ``pto.jit(f).lower(*args, target=...)`` exposes about tiling and PTO lowering.
+
+``jit.Lowered`` delegates here: ``tile_ir`` (the tiled IR: ``f``'s own kernels if it is a
+``pto.tile``-d function, else the automatic tiling of its IR), ``as_text("pto" | "pto-cpp")``,
+``cost()`` and ``unfused()``. The Ascend output is untested on hardware (none is available);
+see ``ptojax.lower``.
+"""
+from __future__ import annotations
+
+from ptojax.errors import TileError
+from ptojax.ir.core import ClosedIR
+from ptojax.lower.targets import ascend910b, get_target
+from ptojax.ops.tile import tile_kernel_p
+
+
+class UnfusedList(list):
+    """``lowered.unfused()``: the tensor-level equations between kernels, with reasons."""
+
+    def __str__(self):
+        if not self:
+            return "every equation is in a tile kernel"
+        return "\n".join(str(u) for u in self)
+
+    __repr__ = __str__
+
+
+class TileLowering:
+    """The tiled form of one traced function, for one target."""
+
+    def __init__(self, closed: ClosedIR, target=None):
+        kernels = [e for e in closed.ir.eqns if e.prim is tile_kernel_p]
+        if kernels:
+            planned = {e.params["target"] for e in kernels}
+            wanted = get_target(target).name if target is not None else None
+            if wanted is not None and planned != {wanted}:
+                raise TileError(f"this function was tiled for {', '.join(sorted(planned))} "
+                                f"but is lowered for {wanted}; pass the same target to "
+                                f"pto.tile and .lower")
+            self.target = get_target(planned.pop())
+            from ptojax.transforms.optimize import optimize
+            self.ir = optimize(closed)
+            self._unfused = None
+        else:
+            from ptojax.transforms.tile import tile_ir
+            self.target = get_target(target or ascend910b)
+            result = tile_ir(closed, None, self.target)
+            self.ir = result.ir
+            self._unfused = result.unfused
+
+    def as_text(self, dialect: str):
+        from ptojax.lower.pto_as import program_pto_as
+        from ptojax.lower.pto_cpp import program_cpp
+        from ptojax.lower.text import ProgramText
+        if dialect == "pto":
+            return ProgramText(program_pto_as(self.ir, self.target.name), "pto")
+        if dialect == "pto-cpp":
+            return ProgramText(program_cpp(self.ir, self.target.name), "pto-cpp")
+        raise ValueError(f"unknown dialect {dialect!r}")
+
+    def cost(self):
+        from ptojax.lower.cost import program_cost
+        return program_cost(self.ir, self.target)
+
+    def unfused(self) -> UnfusedList:
+        from ptojax.transforms.tile import UnfusedOp
+        from ptojax.transforms.tile_rules import unsupported_reason
+        if self._unfused is not None:
+            return UnfusedList(self._unfused)
+        out = UnfusedList()
+        for eqn in self.ir.ir.eqns:
+            if eqn.prim is not tile_kernel_p:
+                reason = unsupported_reason(eqn, self.target) or \
+                    "left as a tensor op by pto.tile (it could not join a kernel)"
+                out.append(UnfusedOp(eqn, reason))
+        return out
