@@ -12,6 +12,9 @@ from ptojax.transforms.autodiff import (grad, hessian, jacfwd, jacrev, jvp, line
                                         value_and_grad, vjp)
 from ptojax.transforms.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
 from ptojax.transforms.vmap_api import vmap
+from ptojax.lower import targets
+from ptojax.transforms.tile import tile
+from ptojax.transforms.tile_planner import TileConfig
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
 from ptojax.runtime.devices import (device_count, devices, local_device_count, local_devices,

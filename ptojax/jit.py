@@ -234,10 +234,12 @@ class Jitted:
             self._last_signature = signature
             return entry
 
-    def lower(self, *args, **kwargs) -> "Lowered":
+    def lower(self, *args, target=None, **kwargs) -> "Lowered":
+        """Trace without compiling; ``target`` (e.g. ``pto.targets.ascend910b``) is used for
+        the tiled/PTO views (``.tile_ir``, ``.as_text("pto")``, ``.cost()``)."""
         closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                           self._static_argnames)
-        return Lowered(closed, out_tree, self._backend)
+        return Lowered(closed, out_tree, self._backend, target)
 
     def cache_size(self) -> int:
         return len({id(e) for e in self._cache.values()})
@@ -296,23 +298,47 @@ def _describe_path(path):
 
 
 class Lowered:
-    """A traced function before compilation: ``.ir``, ``.as_text()``, ``.compile()``."""
+    """A traced function before compilation: ``.ir``, ``.tile_ir``, ``.as_text()``,
+    ``.cost()``, ``.unfused()``, ``.compile()``. Tiling and PTO lowering are delegated to
+    ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
 
-    def __init__(self, closed: ClosedIR, out_tree, backend=None):
+    def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None):
         self.ir = closed
         self.out_tree = out_tree
         self._backend = backend
+        self.target = target
 
     @functools.cached_property
     def optimized_ir(self) -> ClosedIR:
         return optimize(self.ir)
+
+    @functools.cached_property
+    def _tiling(self):
+        from ptojax.lower.lowered import TileLowering
+        return TileLowering(self.ir, self.target)
+
+    @property
+    def tile_ir(self) -> ClosedIR:
+        """The tiled IR (the function's own kernels if it is pto.tile-d, else auto-tiled)."""
+        return self._tiling.ir
 
     def as_text(self, dialect: str = "ir") -> str:
         if dialect == "ir":
             return str(self.ir)
         if dialect == "optimized":
             return str(self.optimized_ir)
-        raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized'")
+        if dialect in ("pto", "pto-cpp"):
+            return self._tiling.as_text(dialect)
+        raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized', "
+                         f"'pto', 'pto-cpp'")
+
+    def cost(self):
+        """Per-kernel cycle/time estimates on the target (a model, not a measurement)."""
+        return self._tiling.cost()
+
+    def unfused(self):
+        """The tensor-level equations left between tile kernels, with reasons."""
+        return self._tiling.unfused()
 
     def compile(self) -> "Compiled":
         return Compiled(_make_entry(self.ir, self.out_tree, self._backend))
