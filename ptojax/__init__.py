@@ -3,7 +3,7 @@
     import ptojax as pto
     import ptojax.numpy as pnp
 """
-from ptojax import errors, lax, nn, numpy, random, tree_util
+from ptojax import distributed, errors, lax, nn, numpy, random, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import ShapeDtypeStruct, jit, make_ir
 from ptojax.tools.profiler import profile

@@ -27,8 +27,18 @@ from ptojax.runtime.collectives_cost import bytes_sent
 from ptojax.sharding import linear_index
 
 
+_timeout: list = []  # [seconds] set by ptojax.distributed.initialize(timeout=...)
+
+
 def default_timeout() -> float:
+    """Seconds a collective waits for its peers before raising CollectiveError."""
+    if _timeout:
+        return _timeout[0]
     return float(os.environ.get("PTOJAX_COLLECTIVE_TIMEOUT", "60"))
+
+
+def set_default_timeout(seconds: float) -> None:
+    _timeout[:] = [float(seconds)]
 
 
 _transport: list = []  # [the process transport] once ptojax.distributed is initialized
@@ -290,5 +300,5 @@ class Communicator:
             raise CollectiveError(f"{next(iter(signatures.values()))} spans processes but no "
                                   f"process transport is set up; call "
                                   f"pto.distributed.initialize() first")
-        return self.transport.combine(kind, group, operands, params,
+        return self.transport.combine(self.mesh, kind, group, operands, params,
                                       next(iter(signatures.values())), self.timeout)

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ptojax.errors import CollectiveError, ShardingError
-from ptojax.ir.core import ClosedIR
+from ptojax.ir.core import ClosedIR, sub_irs
 from ptojax.runtime.collectives import (Communicator, DeviceContext, device_context,
                                         process_transport)
 from ptojax.runtime.spmd_array import ShardedArray, assemble, global_aval, split
@@ -58,6 +58,9 @@ class SpmdProgram:
                                                                    self.out_dims)]
         self.devices = mesh.local_devices
         self.timeout = timeout
+        transport = process_transport()
+        if transport is not None:
+            transport.prepare(mesh, collective_axes(self.body))
 
     # per-device blocks in, per-device blocks out --------------------------------------------
     def run_shards(self, inputs) -> list:
@@ -124,6 +127,17 @@ class SpmdProgram:
                 for index, block in process_pieces:
                     out[index] = block
             return out
+
+
+def collective_axes(closed) -> set:
+    """The axes tuples the collectives of a per-device IR (and its sub-IRs) run over."""
+    out = set()
+    for eqn in closed.ir.eqns if isinstance(closed, ClosedIR) else closed.eqns:
+        if getattr(eqn.prim, "collective", False) and eqn.prim.name != "axis_index":
+            out.add(tuple(eqn.params["axes"]))
+        for sub in sub_irs(eqn.params):
+            out |= collective_axes(sub)
+    return out
 
 
 def _root_cause(errors):

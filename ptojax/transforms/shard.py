@@ -10,9 +10,9 @@ size and a kind:
     sum/max/min   appears only in operands (contracting dims of dot_general, reduced dims):
                   each device reduces its block and the per-device results are combined by
                   psum (deferred: the result is *partial*) or pmax/pmin
-    gather        an indexed operand axis of gather (clip mode): each device looks up the
-                  indices that fall in its block and the results are summed (vocab-parallel
-                  embedding lookup)
+    gather        an indexed operand axis of gather: each device looks up the indices that
+                  fall in its block and the results are summed (vocab-parallel embedding
+                  lookup)
     scatter       an indexed operand axis of scatter: each device applies the updates whose
                   indices fall in its block (indices shifted; the others fall out of bounds)
 
@@ -276,7 +276,7 @@ def _gather_like_dims(eqn, f: _Factors, indexed_kind: str):
 
 def _gather_rule(eqn) -> OpRule:
     f = _Factors()
-    splittable = eqn.params["mode"] == "clip" and eqn.inputs[0].type.dtype != dtypes.bool_
+    splittable = eqn.inputs[0].type.dtype != dtypes.bool_
     operand, indices, result, _ = _gather_like_dims(eqn, f, "gather" if splittable else "")
     return f.rule([operand, indices], [result])
 

@@ -70,25 +70,44 @@ def _gather_local(ctx, eqn, operands, targets):
     if not split:
         return ctx.emit_planned(eqn, plan)
     operand, indices = plan.operands
-    nbatch = eqn.params["nbatch"]
-    o_shape = eqn.inputs[0].type.shape[nbatch:]
+    p = eqn.params
+    o_shape = eqn.inputs[0].type.shape[p["nbatch"]:]
     cols = _index_columns(indices.value)
-    mask = None
-    for j, axis in enumerate(eqn.params["axes"]):  # clip to the global bounds first
-        cols[j] = lax.clamp(0, cols[j], o_shape[axis] - 1)
+    if p["mode"] == "clip":  # clip to the global bounds before looking in the blocks
+        cols = [lax.clamp(0, c, o_shape[a] - 1) for c, a in zip(cols, p["axes"])]
+    outside = _outside(cols, [o_shape[a] for a in p["axes"]]) if p["mode"] == "fill" else None
+    owned = None
     for j, axis, axes in split:
         block = o_shape[axis] // ctx.mesh.axis_size(axes)
         cols[j] = lax.sub(cols[j], _offset(ctx, axes, block, cols[j].dtype))
-        owned = lax.bitwise_and(lax.ge(cols[j], 0), lax.lt(cols[j], block))
-        mask = owned if mask is None else lax.bitwise_and(mask, owned)
+        mine = lax.bitwise_and(lax.ge(cols[j], 0), lax.lt(cols[j], block))
+        owned = mine if owned is None else lax.bitwise_and(owned, mine)
     local = ix.gather_p.bind(operand.value, lax.concatenate(cols, indices.value.ndim - 1),
-                             **eqn.params.as_dict())
-    lead = mask.ndim - 1
-    mask = lax.broadcast_in_dim(lax.squeeze(mask, (lead,)), local.shape, tuple(range(lead)))
-    value = lax.select(mask, local, 0)
-    split_axes = {a for _, _, axes in split for a in axes} | set(operand.partial)
-    partial = tuple(a for a in ctx.mesh.axis_names if a in split_axes)
+                             **p.as_dict())
+    split_axes = tuple(a for a in ctx.mesh.axis_names
+                       if any(a in axes for _, _, axes in split))
+    value = lax.select(_rows(owned, local), local, 0)
+    if outside is not None:  # one member supplies the fill value, the others add zeros
+        first = lax.eq(device_index(split_axes), 0)
+        fill = lax.bitwise_and(outside, lax.broadcast_in_dim(first, outside.shape, ()))
+        value = lax.select(_rows(fill, local), local, value)
+    partial = tuple(a for a in ctx.mesh.axis_names if a in split_axes or a in operand.partial)
     return [Local(value, project(plan.rule.results[0], plan.axes), partial)]
+
+
+def _outside(cols, sizes):
+    """Where an index falls outside the global operand (a bool column per lookup)."""
+    out = None
+    for c, n in zip(cols, sizes):
+        bad = lax.bitwise_or(lax.lt(c, 0), lax.ge(c, n))
+        out = bad if out is None else lax.bitwise_or(out, bad)
+    return out
+
+
+def _rows(mask, value):
+    """A per-lookup bool column (indices' shape, last dim 1) broadcast over the result."""
+    lead = mask.ndim - 1
+    return lax.broadcast_in_dim(lax.squeeze(mask, (lead,)), value.shape, tuple(range(lead)))
 
 
 def _is_zeros(ctx, atom) -> bool:

@@ -1,0 +1,75 @@
+"""Many processes: ``pto.distributed.initialize()`` under ``mpiexec -n P python script.py``.
+
+Every process runs the same script (SPMD). ``initialize`` joins the MPI job (mpi4py), gives
+each process ``local_device_count`` virtual devices (default: ``PTOJAX_NUM_DEVICES`` if set,
+else 1 — one device per rank, as one rank per NPU) and makes ``pto.devices()`` list all of
+them, process-major, so ``make_mesh`` builds meshes spanning the processes. Collectives whose
+group spans processes then go through MPI (``runtime/collectives_mpi.py``).
+
+A collective that cannot complete (another process called a different one, or died) raises
+``CollectiveError`` after ``timeout`` seconds; an error nobody catches aborts the whole MPI job
+(``MPI_Abort``) instead of leaving the other processes waiting.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ptojax.errors import CollectiveError
+from ptojax.runtime import collectives, devices
+
+_state: dict = {}
+
+
+def initialize(local_device_count: int | None = None, timeout: float | None = None) -> None:
+    """Join the MPI job this process was started in (``mpiexec -n P ...``)."""
+    if _state:
+        return
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise CollectiveError("pto.distributed needs mpi4py and an MPI library: "
+                              "pip install 'ptojax[mpi]' (mpi4py and mpich)") from None
+    from ptojax.runtime.collectives_mpi import MPITransport
+    comm = MPI.COMM_WORLD.Dup()
+    if local_device_count is None:
+        local_device_count = int(os.environ.get("PTOJAX_NUM_DEVICES", "1"))
+    counts = comm.allgather(local_device_count)
+    if len(set(counts)) != 1:
+        raise CollectiveError(f"every process must own the same number of devices, got "
+                              f"{counts} (by rank)")
+    if timeout is not None:
+        collectives.set_default_timeout(timeout)
+    devices.set_topology(comm.Get_rank(), comm.Get_size(), local_device_count)
+    collectives.set_process_transport(MPITransport(comm))
+    _state.update(comm=comm, MPI=MPI)
+    _abort_job_on_uncaught_errors(MPI)
+
+
+def is_initialized() -> bool:
+    return bool(_state)
+
+
+def _abort_job_on_uncaught_errors(MPI) -> None:
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        previous(exc_type, exc, tb)
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    sys.excepthook = hook
+
+
+def barrier() -> None:
+    """Wait until every process gets here."""
+    if _state:
+        _state["comm"].Barrier()
+
+
+def process_index() -> int:
+    return devices.process_index()
+
+
+def process_count() -> int:
+    return devices.process_count()
