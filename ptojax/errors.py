@@ -97,3 +97,8 @@ class CollectiveError(PtoError, RuntimeError):
 
 class CompileError(PtoError, RuntimeError):
     """The host C++ compiler rejected generated kernel source."""
+
+
+class KernelCheckError(PtoError, RuntimeError):
+    """A host-built kernel failed a runtime check the hardware would not forgive: pipes not
+    ordered by set_flag/wait_flag, a tile outside its buffer, a window that does not fit."""

@@ -9,10 +9,12 @@ A compiler error raises ``CompileError`` quoting the kernel line it points at.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import re
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,18 +131,46 @@ def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Pat
     out = entry.temporary_library()
     cmd = [*compiler.command, *compiler.flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)]
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        out.unlink(missing_ok=True)
-        raise CompileError(f"the host C++ compiler did not finish building `{name}` within "
-                           f"{COMPILE_TIMEOUT_S} s") from None
+        returncode, stderr = _run_compiler(cmd)
     finally:
         src.unlink(missing_ok=True)
-    if result.returncode != 0:
+    if returncode is None:
         out.unlink(missing_ok=True)
-        raise CompileError(_compile_error_message(name, unit, result.stderr, compiler,
+        raise CompileError(f"the host C++ compiler did not finish building `{name}` within "
+                           f"{COMPILE_TIMEOUT_S} s")
+    if returncode != 0:
+        out.unlink(missing_ok=True)
+        raise CompileError(_compile_error_message(name, unit, stderr, compiler,
                                                   _keep_failed(entry.key, unit)))
     return out
+
+
+_running: set = set()          # compiler processes in flight, killed if Python exits first
+_running_lock = threading.Lock()
+
+
+def _run_compiler(cmd) -> tuple:
+    """(return code, stderr) of the compiler; return code None if it timed out."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with _running_lock:
+        _running.add(proc)
+    try:
+        _, stderr = proc.communicate(timeout=COMPILE_TIMEOUT_S)
+        return proc.returncode, stderr
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, ""
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+
+
+@atexit.register
+def _kill_running_compilers():
+    with _running_lock:
+        for proc in _running:
+            proc.kill()
 
 
 def _keep_failed(key: str, unit: str) -> Path:

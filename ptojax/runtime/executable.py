@@ -15,11 +15,13 @@ from ptojax.ir.core import ClosedIR, Literal, Var
 
 
 class Executable:
-    """``run(*flat_inputs) -> list of numpy arrays`` for one IR, plus its generated source."""
+    """``run(*flat_inputs) -> list of numpy arrays`` for one IR, plus its generated source.
+    ``impls`` maps equations to callables run in place of their primitive's impl (the host
+    backend runs compiled kernels this way)."""
 
-    def __init__(self, closed: ClosedIR):
+    def __init__(self, closed: ClosedIR, impls=None):
         self.closed = closed
-        self.source, self.run = _generate(closed)
+        self.source, self.run = _generate(closed, impls or {})
 
     def __call__(self, *args):
         return self.run(*args)
@@ -43,7 +45,7 @@ def _last_uses(ir):
     return last
 
 
-def _generate(closed: ClosedIR):
+def _generate(closed: ClosedIR, impls):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -72,7 +74,10 @@ def _generate(closed: ClosedIR):
         outs = [fresh(v) for v in eqn.outputs]
         out_type = eqn.outputs[0].type
         ufunc = eqn.prim.ufunc
-        if ufunc is not None and not eqn.params and out_type.ndim > 0:
+        if eqn in impls:  # an override allocates its outputs: later ops may reuse them
+            env[fn] = impls[eqn]
+            owned.update(eqn.outputs)
+        elif ufunc is not None and not eqn.params and out_type.ndim > 0:
             env[fn] = ufunc
             reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
                         and a.type.shape == out_type.shape and a.type.dtype == out_type.dtype]
@@ -81,7 +86,8 @@ def _generate(closed: ClosedIR):
             lines.append(f"    {outs[0]} = {call}")
             owned.add(eqn.outputs[0])
             continue
-        env[fn] = _specialize(eqn.prim, eqn.params)
+        else:
+            env[fn] = _specialize(eqn.prim, eqn.params)
         lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 and eqn.prim.multiple_results else ''}"
                      f" = {fn}({', '.join(ins)})")
     results = [name_of(v) for v in ir.outvars]
