@@ -307,6 +307,12 @@ def _register_autodiff():
     jvp_rules[pmax_p] = extremum(pmax_p)
     jvp_rules[pmin_p] = extremum(pmin_p)
 
+    def index_rule(primals, tangents, axes):
+        out = axis_index_p.bind(axes=axes)
+        return out, Zero(out.aval)
+
+    jvp_rules[axis_index_p] = index_rule
+
     transpose_rules[psum_p] = lambda ct, x, axes: [psum_p.bind(ct, axes=axes)]
     transpose_rules[all_gather_p] = lambda ct, x, axes, axis_size, dim, tiled: [
         psum_scatter_p.bind(ct, axes=axes, axis_size=axis_size, dim=dim, tiled=tiled)]

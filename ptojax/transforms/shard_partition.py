@@ -31,7 +31,7 @@ from ptojax.transforms.optimize import dce
 from ptojax.transforms.shard import shard_rules
 from ptojax.transforms.shard_propagate import (Propagation, assign_factors, project,
                                                replicated)
-from ptojax.transforms.shard_reshard import Local, reshard
+from ptojax.transforms.shard_reshard import Local, reshard, reshard_cost
 
 
 class Plan(NamedTuple):
@@ -57,14 +57,33 @@ class ShardContext:
         return reshard(self.mesh, x, dims, keep_partial)
 
     def plan(self, eqn, operands, targets) -> Plan:
+        """Split the equation's factors and reshard its operands accordingly. Two candidate
+        splits — the results' targets first, or the operands' splits first — are costed in
+        bytes sent (operand reshards plus reshards of the results to their targets); the
+        cheaper wins, the results-first one on a tie."""
         rule = shard_rules[eqn.prim].factors(eqn)
-        sources = [(fd, t) for fd, t in zip(rule.results, targets)]
-        sources += [(fd, x.dims) for fd, x in zip(rule.operands, operands)]
-        axes = assign_factors(rule, sources, self.mesh)
+        by_results = [(fd, t) for fd, t in zip(rule.results, targets)]
+        by_operands = [(fd, x.dims) for fd, x in zip(rule.operands, operands)]
+        first = assign_factors(rule, by_results + by_operands, self.mesh)
+        second = assign_factors(rule, by_operands + by_results, self.mesh)
+        axes = first if first == second or \
+            self._cost(eqn, rule, first, operands, targets) <= \
+            self._cost(eqn, rule, second, operands, targets) else second
         keep = self._keep_partial(eqn, operands, axes)
         resharded = [self.reshard(x, project(fd, axes), k)
                      for x, fd, k in zip(operands, rule.operands, keep)]
         return Plan(rule, axes, resharded)
+
+    def _cost(self, eqn, rule, axes, operands, targets) -> int:
+        keep = self._keep_partial(eqn, operands, axes)
+        total = sum(reshard_cost(self.mesh, a.type, x.dims, x.partial, project(fd, axes), k)
+                    for a, x, fd, k in zip(eqn.inputs, operands, rule.operands, keep))
+        partial = {a for x, k in zip(operands, keep) if k for a in x.partial}
+        partial |= {a for f, kind in enumerate(rule.kinds) if kind in ("sum", "gather")
+                    for a in axes[f]}
+        total += sum(reshard_cost(self.mesh, v.type, project(fd, axes), tuple(partial), t)
+                     for v, fd, t in zip(eqn.outputs, rule.results, targets))
+        return total
 
     def _keep_partial(self, eqn, operands, axes) -> list:
         """Which operands may stay partial sums: the op is linear in them (its rule says how)

@@ -2,7 +2,8 @@
 
 A per-device value is a ``Local``: the traced local block, the mesh axes splitting each of its
 dimensions (``dims``) and the mesh axes over which it is a *partial sum* (``partial``: the
-global value is the sum of the group members' blocks). ``reshard`` emits, in this order:
+global value is the sum of the group members' blocks). ``reshard_steps`` plans, on shapes
+alone, the steps from one split to another, in this order:
 
 1. partial sums: ``psum_scatter`` along a dimension the target splits over exactly those axes
    (reduce and split in one collective), ``psum`` for the rest — unless the caller may keep
@@ -11,6 +12,9 @@ global value is the sum of the group members' blocks). ``reshard`` emits, in thi
 3. splits the target drops (the minor axes not shared with the target): ``all_gather``;
 4. splits the target adds: a local ``dynamic_slice`` at this device's block — no
    communication, the offset comes from ``axis_index``.
+
+``reshard`` emits the steps; ``reshard_cost`` counts the bytes they send (the partitioner
+uses it to choose between ways of splitting an equation).
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from typing import NamedTuple
 from ptojax import lax
 from ptojax.ops.collectives import (all_gather_p, all_to_all_p, axis_index_p, psum_p,
                                     psum_scatter_p)
+from ptojax.runtime.collectives_cost import bytes_sent
 
 
 class Local(NamedTuple):
@@ -27,59 +32,20 @@ class Local(NamedTuple):
     partial: tuple = ()    # mesh axes it is a pending sum over
 
 
+class Step(NamedTuple):
+    kind: str     # psum | psum_scatter | all_to_all | all_gather | slice
+    axes: tuple   # mesh axes of the collective (slice: per dimension, the axes to add)
+    dim: int = 0  # dimension it acts on (all_to_all: the one that loses the split)
+    other: int = 0  # all_to_all: the dimension that gains the split
+
+
 def device_index(axes):
     """This device's position along ``axes`` (int32, traced)."""
     return axis_index_p.bind(axes=tuple(axes))
 
 
-def reshard(mesh, x: Local, dst: tuple, keep_partial: bool = False) -> Local:
-    value, dims, partial = x.value, list(x.dims), tuple(x.partial)
-    if partial:
-        value, dims, partial = _resolve_partial(mesh, value, dims, partial, dst, keep_partial)
-    if tuple(dims) != tuple(dst):
-        value, dims = _move_splits(mesh, value, dims, dst)
-        value, dims = _gather_splits(mesh, value, dims, dst)
-        value = _slice_splits(mesh, value, dims, dst)
-    return Local(value, tuple(dst), partial)
-
-
 def _in_mesh_order(mesh, axes) -> tuple:
     return tuple(a for a in mesh.axis_names if a in axes)
-
-
-def _resolve_partial(mesh, value, dims, partial, dst, keep_partial):
-    wanted = {a for ax in dst for a in ax}
-    if keep_partial and not wanted.intersection(partial):
-        return value, dims, partial
-    for d, ax in enumerate(dst):
-        if ax and not dims[d] and set(ax) <= set(partial) and \
-                value.shape[d] % mesh.axis_size(ax) == 0:
-            value = psum_scatter_p.bind(value, axes=ax, axis_size=mesh.axis_size(ax), dim=d,
-                                        tiled=True)
-            dims[d] = ax
-            partial = tuple(a for a in partial if a not in ax)
-    if keep_partial:
-        rest = tuple(a for a in partial if a in wanted)
-        partial = tuple(a for a in partial if a not in wanted)
-    else:
-        rest, partial = partial, ()
-    if rest:
-        value = psum_p.bind(value, axes=_in_mesh_order(mesh, rest))
-    return value, dims, partial
-
-
-def _move_splits(mesh, value, dims, dst):
-    for i, ax in enumerate(dims):
-        if not ax or dst[i]:
-            continue
-        for j in range(len(dims)):
-            if j != i and not dims[j] and dst[j] == ax and \
-                    value.shape[j] % mesh.axis_size(ax) == 0:
-                value = all_to_all_p.bind(value, axes=ax, axis_size=mesh.axis_size(ax),
-                                          split_dim=j, concat_dim=i, tiled=True)
-                dims[i], dims[j] = (), ax
-                break
-    return value, dims
 
 
 def _common_prefix(a, b) -> tuple:
@@ -89,28 +55,97 @@ def _common_prefix(a, b) -> tuple:
     return tuple(a[:n])
 
 
-def _gather_splits(mesh, value, dims, dst):
-    for d, ax in enumerate(dims):
-        if ax == dst[d]:
+def reshard_steps(mesh, shape, dims, partial, dst, keep_partial=False) -> tuple:
+    """(steps, partial kept) to take a block of local ``shape`` split as ``dims`` (pending
+    sum over ``partial``) to the split ``dst``."""
+    shape, dims, partial = list(shape), list(dims), tuple(partial)
+    steps = []
+    wanted = {a for ax in dst for a in ax}
+    if partial and not (keep_partial and not wanted.intersection(partial)):
+        for d, ax in enumerate(dst):
+            if ax and not dims[d] and set(ax) <= set(partial) and \
+                    shape[d] % mesh.axis_size(ax) == 0:
+                steps.append(Step("psum_scatter", ax, d))
+                shape[d] //= mesh.axis_size(ax)
+                dims[d] = ax
+                partial = tuple(a for a in partial if a not in ax)
+        rest = tuple(a for a in partial if a in wanted or not keep_partial)
+        partial = tuple(a for a in partial if a not in rest)
+        if rest:
+            steps.append(Step("psum", _in_mesh_order(mesh, rest)))
+    for i, ax in enumerate(dims):  # a split moving between dimensions
+        if not ax or dst[i]:
             continue
-        keep = _common_prefix(ax, dst[d])
-        extra = tuple(ax[len(keep):])
+        for j in range(len(dims)):
+            if j != i and not dims[j] and dst[j] == ax and shape[j] % mesh.axis_size(ax) == 0:
+                steps.append(Step("all_to_all", ax, i, j))
+                shape[i] *= mesh.axis_size(ax)
+                shape[j] //= mesh.axis_size(ax)
+                dims[i], dims[j] = (), ax
+                break
+    for d, ax in enumerate(dims):  # splits the target drops
+        extra = tuple(ax[len(_common_prefix(ax, dst[d])):])
         if extra:
-            value = all_gather_p.bind(value, axes=extra, axis_size=mesh.axis_size(extra),
-                                      dim=d, tiled=True)
-            dims[d] = keep
-    return value, dims
+            steps.append(Step("all_gather", extra, d))
+            shape[d] *= mesh.axis_size(extra)
+            dims[d] = tuple(ax[:len(ax) - len(extra)])
+    added = tuple(tuple(dst[d][len(ax):]) for d, ax in enumerate(dims))
+    if any(added):
+        steps.append(Step("slice", added))
+    return steps, partial
 
 
-def _slice_splits(mesh, value, dims, dst):
-    starts, sizes = [0] * len(dims), list(value.shape)
-    for d, ax in enumerate(dims):
-        if ax == dst[d]:
+def reshard_cost(mesh, aval, x_dims, partial, dst, keep_partial=False) -> int:
+    """Bytes one device sends to reshard a value of global type ``aval``."""
+    shape = [n // mesh.axis_size(ax) for n, ax in zip(aval.shape, x_dims)]
+    steps, _ = reshard_steps(mesh, shape, x_dims, partial, dst, keep_partial)
+    total = 0
+    itemsize = aval.dtype.itemsize
+    for step in steps:
+        nbytes = itemsize * _prod(shape)
+        if step.kind == "slice":
             continue
-        extra = tuple(dst[d][len(ax):])
-        piece = value.shape[d] // mesh.axis_size(extra)
-        starts[d] = lax.mul(device_index(extra), piece)
-        sizes[d] = piece
-    if sizes == list(value.shape):
-        return value
+        total += bytes_sent(step.kind, nbytes, mesh.axis_size(step.axes), {}, 0)
+        if step.kind == "psum_scatter":
+            shape[step.dim] //= mesh.axis_size(step.axes)
+        elif step.kind == "all_to_all":
+            shape[step.dim] *= mesh.axis_size(step.axes)
+            shape[step.other] //= mesh.axis_size(step.axes)
+        elif step.kind == "all_gather":
+            shape[step.dim] *= mesh.axis_size(step.axes)
+    return total
+
+
+def _prod(shape) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+def reshard(mesh, x: Local, dst: tuple, keep_partial: bool = False) -> Local:
+    steps, partial = reshard_steps(mesh, x.value.shape, x.dims, x.partial, dst, keep_partial)
+    value = x.value
+    for step in steps:
+        value = _emit(mesh, value, step)
+    return Local(value, tuple(dst), partial)
+
+
+def _emit(mesh, value, step: Step):
+    n = mesh.axis_size(step.axes) if step.kind != "slice" else 0
+    if step.kind == "psum":
+        return psum_p.bind(value, axes=step.axes)
+    if step.kind == "psum_scatter":
+        return psum_scatter_p.bind(value, axes=step.axes, axis_size=n, dim=step.dim,
+                                   tiled=True)
+    if step.kind == "all_to_all":
+        return all_to_all_p.bind(value, axes=step.axes, axis_size=n, split_dim=step.other,
+                                 concat_dim=step.dim, tiled=True)
+    if step.kind == "all_gather":
+        return all_gather_p.bind(value, axes=step.axes, axis_size=n, dim=step.dim, tiled=True)
+    starts, sizes = [0] * value.ndim, list(value.shape)
+    for d, extra in enumerate(step.axes):
+        if extra:
+            sizes[d] = value.shape[d] // mesh.axis_size(extra)
+            starts[d] = lax.mul(device_index(extra), sizes[d])
     return lax.dynamic_slice(value, starts, sizes)
