@@ -30,6 +30,8 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         return supported_dtype(x.dtype, op, x), False
     if isinstance(x, (list, tuple)):
         return asarray(x).dtype, False
+    if isinstance(x, Array):  # a ShardedArray (runtime/spmd_array.py)
+        return x.aval.dtype, x.aval.weak_type
     raise _not_an_array(x, op)
 
 
