@@ -44,6 +44,11 @@ class Array:
             return single_device_sharding()
         return self._sharding
 
+    @property
+    def addressable_shards(self) -> list:
+        from ptojax.runtime.spmd_array import single_shard
+        return [single_shard(self)]
+
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._value.dtype:
             return self._value.astype(dtype)

@@ -12,13 +12,22 @@ import os
 from typing import NamedTuple
 
 
-class Device(NamedTuple):
-    id: int
-    process_index: int
-    local_index: int
-
+class Device:
+    """A virtual host device: ``id`` in the job, the process owning it, its index there."""
+    __slots__ = ("id", "process_index", "local_index")
     platform = "cpu"
     device_kind = "virtual host device"
+
+    def __init__(self, id: int, process_index: int, local_index: int):
+        self.id = id
+        self.process_index = process_index
+        self.local_index = local_index
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and self.id == other.id
+
+    def __hash__(self):
+        return hash(("device", self.id))
 
     def __repr__(self):
         return f"VirtualDevice(id={self.id}, process={self.process_index})"
