@@ -70,8 +70,9 @@ def asarray(x, dtype=None, op: str = "asarray"):
     if t is Array or t is Tracer:
         return x if dtype is None else lax.convert_element_type(x, dtype)
     if t in _PY_SCALARS:
-        d = dtype or dtypes.python_scalar_dtype(x)
-        return Array(np.asarray(x, d), weak_type=dtype is None)
+        if dtype is None:
+            return _default_scalar(x, op)
+        return scalar_array(x, dtype, False, op)
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
         supported_dtype(arr.dtype, op, x)
@@ -81,6 +82,24 @@ def asarray(x, dtype=None, op: str = "asarray"):
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
         return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)
+
+
+def scalar_array(x, dtype, weak, op="asarray"):
+    """A Python scalar as a 0-d Array of ``dtype``; integers wrap around as in JAX."""
+    try:
+        value = np.asarray(x)
+    except OverflowError:
+        raise DtypeError(f"{op}: the Python int {x} does not fit in 64 bits", user_frame()) \
+            from None
+    return Array(value.astype(dtype), weak_type=weak)
+
+
+def _default_scalar(x, op):
+    dtype = dtypes.python_scalar_dtype(x)
+    if dtype == dtypes.int32 and not -2**31 <= x < 2**31:
+        raise DtypeError(f"{op}: the Python int {x} does not fit the default integer dtype "
+                         f"int32; pass dtype=pnp.int64", user_frame())
+    return Array(np.asarray(x, dtype), weak_type=True)
 
 
 def _from_sequence(seq, dtype, op):
@@ -116,12 +135,13 @@ def broadcast_shapes(name, *shapes) -> tuple:
 
 
 def convert(x, dtype, weak=False):
-    """``x`` as an array of ``dtype`` (Python scalars become weak 0-d Arrays)."""
+    """``x`` as an array of ``dtype``; a converted value is weak iff ``weak`` (the promoted
+    type of mixed operands is weak when JAX's lattice joins them at a weak node)."""
     if type(x) in _PY_SCALARS:
-        return Array(np.asarray(x, dtype), weak_type=weak)
+        return scalar_array(x, dtype, weak)
     x = asarray(x)
     if x.dtype != dtype:
-        return lax.convert_element_type(x, dtype, weak_type=weak and x.weak_type)
+        return lax.convert_element_type(x, dtype, weak_type=weak)
     return x
 
 

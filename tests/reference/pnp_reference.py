@@ -1,0 +1,116 @@
+"""Comparing ``ptojax.numpy`` with ``jax.numpy`` (x64 mode) on the same inputs.
+
+Dtype oracle: ptojax's defaults are 32-bit unless an input is explicitly 64-bit (DESIGN.md,
+"Numerics decisions"). So a JAX-x64 result of f64/i64/u64 is expected as f32/i32/u32 unless an
+input, or the promotion of the inputs (u32 + i32 is i64), is 64-bit. Index results (argmax,
+argsort) are always int32.
+
+JAX compiles once per operation, shape and dtype (~50 ms each), so the tests batch many
+operations into one ``jax.jit`` per drawn case and keep the universe of shapes small.
+"""
+import numpy as np
+
+import ptojax as pto
+from ptojax import dtypes
+from ptojax.ir.verify import verify
+from helpers import assert_close, tol
+
+ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
+FLOAT_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
+INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
+NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32,
+          dtypes.uint64: dtypes.uint32}
+
+
+def explicit_dtypes(*inputs) -> list:
+    """The dtypes of the inputs that are not Python scalars (those are weak)."""
+    return [np.dtype(x.dtype) for x in inputs if isinstance(x, (np.ndarray, np.generic))]
+
+
+def expected_dtype(jax_dtype, explicit) -> np.dtype:
+    """The dtype ptojax should give where JAX with x64 gives ``jax_dtype``."""
+    import jax.numpy as jnp
+    jax_dtype = np.dtype(jax_dtype)
+    promoted = [np.dtype(jnp.result_type(*explicit))] if explicit else []
+    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit + promoted):
+        return jax_dtype
+    return NARROW[jax_dtype]
+
+
+def check_type(actual, expected, inputs=(), *, what=""):
+    """``actual`` (ptojax) has the shape and (by the oracle) the dtype of ``expected`` (a JAX
+    abstract value or array)."""
+    want = expected_dtype(expected.dtype, explicit_dtypes(*inputs))
+    got = (tuple(np.shape(actual)), np.asarray(actual).dtype)
+    assert got == (tuple(expected.shape), want), \
+        f"{what}: {got[1]}{list(got[0])}, expected {want}{list(expected.shape)} " \
+        f"(JAX: {expected.dtype})"
+
+
+def check(actual, expected, inputs=(), *, index=False, scale=1.0, what=""):
+    """``actual`` (ptojax) equals ``expected`` (JAX): shape, dtype (by the oracle) and values
+    within the tolerance of the result dtype (times ``scale``)."""
+    expected = np.asarray(expected)
+    want = dtypes.int32 if index else expected_dtype(expected.dtype, explicit_dtypes(*inputs))
+    actual = np.asarray(actual)
+    assert actual.dtype == want, f"{what}: dtype {actual.dtype}, expected {want} " \
+                                 f"(JAX: {expected.dtype})"
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, JAX {expected.shape}"
+    expected = expected.astype(want)
+    if actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+    else:
+        r = tol(want, scale)
+        try:
+            assert_close(actual, expected, rtol=r, atol=r)
+        except AssertionError as e:
+            raise AssertionError(f"{what}: {e}") from None
+
+
+# The tests compile many small JAX programs and run each once: skip XLA's backend optimizations.
+_FAST_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+def jax_reference(jax_fn, *args):
+    """``jax_fn(*args)`` computed by JAX (jit-compiled quickly)."""
+    import jax
+    return jax.jit(jax_fn).lower(*args).compile(_FAST_COMPILE)(*args)
+
+
+def run_modes(fn, *args):
+    """``fn(*args)`` eagerly, under ``pto.jit`` and as ``pto.make_ir``'s verified IR run by
+    the interpreter: the three results, as numpy values (one per output leaf)."""
+    from ptojax.tree_util import tree_leaves
+    eager = tree_leaves(fn(*args))
+    jitted = tree_leaves(pto.jit(fn)(*args))
+    closed = pto.make_ir(fn)(*args)
+    verify(closed)
+    interpreted = closed(*tree_leaves(list(args)))
+    return {"eager": eager, "jit": jitted, "ir": interpreted}
+
+
+def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=None):
+    """``pto_fn`` in every mode against ``jax_fn`` (jitted once) on ``args``. ``index`` lists
+    the outputs that are indices (expected int32); ``inputs`` overrides which values decide
+    the dtype oracle (default: ``args``); ``labels`` names the outputs in failures."""
+    from ptojax.tree_util import tree_leaves
+    expected = tree_leaves(jax_reference(jax_fn, *args))
+    inputs = args if inputs is None else inputs
+    for mode, outs in run_modes(pto_fn, *args).items():
+        assert len(outs) == len(expected), f"{mode}: {len(outs)} outputs, JAX {len(expected)}"
+        for k, (a, e) in enumerate(zip(outs, expected)):
+            label = labels[k] if labels else f"output {k}"
+            check(a, e, inputs, index=k in index, scale=scale, what=f"{mode} {label}")
+
+
+def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
+    """Values of ``dtype``: floats spread over [low, high), integers in [low, high] (nonzero,
+    so they divide), bools at random."""
+    dtype = np.dtype(dtype)
+    if dtype == dtypes.bool_:
+        return rng.random(shape) < 0.5
+    if dtypes.is_integer(dtype):
+        low = max(low, 0) if dtypes.is_unsigned(dtype) else low
+        values = rng.integers(low, high + 1, size=shape)
+        return np.where(values == 0, 1, values).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)

@@ -1,0 +1,170 @@
+"""Elementwise functions of ptojax.numpy against jax.numpy: every function on every dtype JAX
+accepts, NumPy broadcasting of any two or three shapes, weak Python scalars — eagerly, under
+jit and through make_ir's IR."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import ptojax.numpy as pnp
+from ptojax import dtypes
+from pnp_reference import ALL_DTYPES, check_modes, check_type, random_array, run_modes
+
+UNARY = ["negative", "positive", "abs", "sign", "floor", "ceil", "round", "rint", "trunc",
+         "square", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt",
+         "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+         "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc", "isnan",
+         "isinf", "isfinite", "signbit", "logical_not", "bitwise_not", "invert"]
+BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+          "mod", "fmod", "power", "float_power", "maximum", "minimum", "fmax", "fmin",
+          "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "nextafter", "heaviside",
+          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+          "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+          "bitwise_xor", "left_shift", "right_shift"]
+SHIFTS = ("left_shift", "right_shift")
+
+
+def _accepted(jax, jnp, names, *args):
+    """The functions JAX accepts for these operand types (ptojax may accept more)."""
+    ok = []
+    for name in names:
+        try:
+            jax.eval_shape(getattr(jnp, name), *args)
+            ok.append(name)
+        except (TypeError, ValueError, NotImplementedError, jax.dtypes.TypePromotionError):
+            pass
+    return ok
+
+
+def _scale(dtype):
+    """Rounding of narrow floats may differ by an ulp between numpy and XLA."""
+    return 2.0 if dtype in dtypes.FLOAT8 else 1.0
+
+
+def _batched(module, names, arity):
+    return lambda *xs: [getattr(module, n)(*xs[:arity]) for n in names]
+
+
+# Values are compared on one dtype per kind of arithmetic (JAX compiles every function for
+# every dtype, ~20 ms each); the result dtypes of every function on every dtype are compared
+# abstractly, which costs no compilation.
+VALUE_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
+                dtypes.float8_e4m3fn, dtypes.int8, dtypes.int32, dtypes.uint8, dtypes.uint32,
+                dtypes.bool_]
+INTEGER_UNARY = ["negative", "positive", "abs", "sign", "floor", "ceil", "round", "trunc",
+                 "square", "isnan", "isinf", "isfinite", "signbit", "logical_not",
+                 "bitwise_not", "exp", "sqrt", "reciprocal", "sinc"]
+INTEGER_BINARY = [n for n in BINARY if n not in ("hypot", "logaddexp2", "copysign",
+                                                 "nextafter", "heaviside", "fmax", "fmin")]
+
+
+def _second_operand(rng, dtype, shape, shift):
+    if shift:  # shift amounts within the bit width (larger ones are undefined)
+        return rng.integers(0, 8 * np.dtype(dtype).itemsize, size=shape).astype(dtype)
+    if dtypes.is_integer(dtype):  # small positive integers: exact powers, defined divisions
+        return rng.integers(1, 4, size=shape).astype(dtype)
+    return random_array(rng, shape, dtype)
+
+
+def _operands(dtype, seed=1):
+    rng = np.random.default_rng(seed)
+    x = random_array(rng, (2, 3), dtype)
+    return x, _second_operand(rng, dtype, (3,), False), _second_operand(rng, dtype, (3,), True)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_every_function_gives_jax_result_dtypes_on_every_dtype(jax, jnp, dtype):
+    x, y, shift = _operands(dtype)
+    for names, args in ((UNARY, (x,)), ([n for n in BINARY if n not in SHIFTS], (x, y)),
+                        (SHIFTS, (x, shift))):
+        names = _accepted(jax, jnp, names, *args)
+        expected = [jax.eval_shape(getattr(jnp, n), *args) for n in names]
+        for mode, outs in run_modes(_batched(pnp, names, len(args)), *args).items():
+            for name, out, want in zip(names, outs, expected):
+                check_type(out, want, args, what=f"{mode} {name}")
+
+
+def _value_names(dtype, names, integer_names):
+    return names if dtypes.is_float(dtype) else [n for n in names if n in integer_names]
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES, ids=str)
+def test_unary_function_values_match_jax(jax, jnp, dtype):
+    x, _, _ = _operands(dtype)
+    names = _accepted(jax, jnp, _value_names(dtype, UNARY, INTEGER_UNARY), x)
+    check_modes(_batched(pnp, names, 1), _batched(jnp, names, 1), x, labels=names,
+                scale=_scale(dtype))
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES, ids=str)
+def test_binary_function_values_match_jax(jax, jnp, dtype):
+    x, y, shift = _operands(dtype, seed=2)
+    for names, second in (([n for n in BINARY if n not in SHIFTS], y), (SHIFTS, shift)):
+        names = _accepted(jax, jnp, _value_names(dtype, names, INTEGER_BINARY), x, second)
+        if names:
+            check_modes(_batched(pnp, names, 2), _batched(jnp, names, 2), x, second,
+                        labels=names, scale=_scale(dtype))
+
+
+MIXED = [(dtypes.int8, dtypes.uint8), (dtypes.uint32, dtypes.int32),
+         (dtypes.bool_, dtypes.bfloat16), (dtypes.int64, dtypes.float16)]
+MIXED_NAMES = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power",
+               "maximum", "arctan2", "less", "bitwise_or"]
+
+
+@pytest.mark.parametrize("pair", MIXED, ids=str)
+def test_binary_function_values_with_mixed_dtypes_match_jax(jax, jnp, pair):
+    rng = np.random.default_rng(3)
+    x, y = random_array(rng, (3, 1), pair[0]), _second_operand(rng, pair[1], (4,), False)
+    names = _accepted(jax, jnp, MIXED_NAMES, x, y)
+    check_modes(_batched(pnp, names, 2), _batched(jnp, names, 2), x, y, labels=names)
+
+
+BROADCAST_SAMPLE = ["add", "multiply", "divide", "maximum", "less", "power", "arctan2",
+                    "logical_and", "floor_divide"]
+
+
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       name=st.sampled_from(BROADCAST_SAMPLE), dtype=st.sampled_from([dtypes.float32,
+                                                                     dtypes.int32]),
+       seed=st.integers(0, 2**16))
+def test_binary_functions_broadcast_like_jax(jnp, shapes, name, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x = random_array(rng, shapes.input_shapes[0], dtype)
+    y = _second_operand(rng, dtype, shapes.input_shapes[1], False)
+    check_modes(getattr(pnp, name), getattr(jnp, name), x, y)
+
+
+@given(shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3),
+       seed=st.integers(0, 2**16))
+def test_where_broadcasts_all_three_operands_like_jax(jnp, shapes, seed):
+    rng = np.random.default_rng(seed)
+    cond, x, y = (random_array(rng, s, d) for s, d in zip(
+        shapes.input_shapes, (dtypes.bool_, dtypes.float16, dtypes.int8)))
+    check_modes(pnp.where, jnp.where, cond, x, y)
+
+
+@given(dtype=st.sampled_from(ALL_DTYPES), scalar=st.sampled_from([True, 2, -3, 0.5, 1e3]),
+       name=st.sampled_from(["add", "multiply", "subtract", "maximum", "where", "less"]),
+       left=st.booleans(), seed=st.integers(0, 2**16))
+def test_weak_python_scalars_keep_the_array_dtype_like_jax(jax, jnp, dtype, scalar, name, left,
+                                                          seed):
+    x = random_array(np.random.default_rng(seed), (3,), dtype)
+    args = (scalar, x) if left else (x, scalar)
+    if name == "where":
+        pto_fn, jax_fn = (lambda a, b: pnp.where(True, a, b)), (lambda a, b: jnp.where(True, a, b))
+    else:
+        pto_fn, jax_fn = getattr(pnp, name), getattr(jnp, name)
+    if not _accepted(jax, jnp, [name], *args) or name == "where" and not \
+            _accepted(jax, jnp, ["add"], *args):
+        return
+    check_modes(pto_fn, jax_fn, *args, scale=_scale(dtype))
+
+
+def test_clip_matches_jax(jnp):
+    x = random_array(np.random.default_rng(4), (3, 4), dtypes.float32)
+    lo, hi = np.full((4,), -1.0, np.float32), 1.5
+    check_modes(lambda a, b: pnp.clip(a, b, hi), lambda a, b: jnp.clip(a, b, hi), x, lo)
+    check_modes(lambda a: pnp.clip(a, max=0.5), lambda a: jnp.clip(a, max=0.5), x)
+    xi = random_array(np.random.default_rng(5), (5,), dtypes.int8)
+    check_modes(lambda a: pnp.clip(a, -1, 2), lambda a: jnp.clip(a, -1, 2), xi)

@@ -1,0 +1,103 @@
+"""Type promotion of ptojax.numpy against JAX's: every dtype pair, weak Python scalars on either
+side, results weak or not — eagerly and under jit. JAX's side is ``jax.eval_shape`` (no
+compilation), mapped to ptojax's 32-bit defaults by the oracle in pnp_reference."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from ptojax.errors import DtypeError
+from pnp_reference import ALL_DTYPES, expected_dtype, explicit_dtypes
+
+SCALARS = [True, 3, 2.5]
+BINARY = ["add", "multiply", "maximum", "where_xy"]
+
+
+def _jax_result(jax, jnp, name, a, b):
+    """(dtype, weak) of the JAX result, or None if JAX refuses to promote."""
+    fn = (lambda x, y: jnp.where(True, x, y)) if name == "where_xy" else getattr(jnp, name)
+    try:
+        out = jax.eval_shape(fn, a, b)
+    except (TypeError, jax.dtypes.TypePromotionError):
+        return None
+    return np.dtype(out.dtype), out.weak_type
+
+
+def _pto_fn(name):
+    if name == "where_xy":
+        return lambda x, y: pnp.where(True, x, y)
+    return getattr(pnp, name)
+
+
+def _abstract(jax, x):
+    if isinstance(x, np.ndarray):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+    return x
+
+
+def _assert_promotes_like_jax(jax, jnp, name, a, b):
+    expected = _jax_result(jax, jnp, name, _abstract(jax, a), _abstract(jax, b))
+    explicit = explicit_dtypes(a, b)
+    fn = _pto_fn(name)
+    if expected is None:
+        with pytest.raises(DtypeError, match="no common dtype"):
+            fn(a, b)
+        return
+    dtype, weak = expected_dtype(expected[0], explicit), expected[1]
+    for mode, out in (("eager", fn(a, b)), ("jit", pto.jit(fn)(a, b))):
+        if dtype == pnp.bool_:  # JAX never marks bools weak; ptojax keeps Python bools weak,
+            weak = out.weak_type  # which cannot change any promotion (bool has no weak node)
+        assert (out.dtype, out.weak_type) == (dtype, weak), \
+            f"{mode} {name}({a!r:.30}, {b!r:.30}): ({out.dtype}, weak={out.weak_type}), " \
+            f"expected ({dtype}, weak={weak})"
+
+
+@pytest.mark.parametrize("left", ALL_DTYPES, ids=str)
+def test_array_pairs_promote_like_jax(jax, jnp, left):
+    for right in ALL_DTYPES:
+        a, b = np.ones(2, left), np.zeros(2, right)
+        _assert_promotes_like_jax(jax, jnp, "add", a, b)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_weak_python_scalars_promote_like_jax(jax, jnp, name, dtype):
+    x = np.ones(3, dtype)
+    for s in SCALARS:
+        _assert_promotes_like_jax(jax, jnp, name, x, s)
+        _assert_promotes_like_jax(jax, jnp, name, s, x)
+
+
+@pytest.mark.parametrize("a", SCALARS + [np.float16(1), np.int64(2)], ids=repr)
+@pytest.mark.parametrize("b", SCALARS, ids=repr)
+def test_scalar_only_operations_give_weak_32_bit_defaults(jax, jnp, a, b):
+    _assert_promotes_like_jax(jax, jnp, "add", a, b)
+
+
+@pytest.mark.parametrize("a", ALL_DTYPES, ids=str)
+def test_result_type_and_promote_types_match_jax(jnp, a):
+    for b in ALL_DTYPES:
+        try:
+            want = np.dtype(jnp.promote_types(a, b))
+        except (TypeError, ValueError):
+            with pytest.raises(DtypeError):
+                pnp.promote_types(a, b)
+            continue
+        assert pnp.promote_types(a, b) == want
+        assert pnp.result_type(np.ones(1, a), np.ones(1, b)) == want
+
+
+def test_weak_scalar_keeps_a_narrow_array_narrow():
+    x = pnp.ones(4, pnp.float16)
+    for out in (x * 2.0, 2.0 * x, x + 1, pnp.maximum(x, 0.5), pnp.where(x > 0, x, 0.0)):
+        assert out.dtype == pnp.float16 and not out.weak_type
+    assert (pnp.ones(4, pnp.int8) + 300).dtype == pnp.int8
+
+
+def test_explicit_float64_stays_float64_and_defaults_widen_next_to_it():
+    x64 = np.arange(3.0)
+    assert pnp.multiply(x64, 2).dtype == pnp.float64
+    assert pnp.add(np.arange(3, dtype=np.int64), 1.5).dtype == pnp.float64
+    assert pnp.add(np.arange(3, dtype=np.int32), 1.5).dtype == pnp.float32
+    assert pnp.mean(np.arange(3, dtype=np.int64)).dtype == pnp.float64
+    assert pnp.mean(np.arange(3, dtype=np.int32)).dtype == pnp.float32
