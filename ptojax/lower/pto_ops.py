@@ -157,7 +157,7 @@ def _binary(op, ins, d, out):
     if cmp:
         return [Instr("TCMP", d, (_vec(a), _vec(b)), {"cmp": cmp})]
     bt, ot = b.type, out.type
-    if bt.shape != ot.shape and bt.shape == (ot.shape[0], 1):
+    if bt.shape != ot.shape and bt.shape == (T.row_vector_rows(ot.shape[0]), 1):
         return [Instr(f"TROWEXPAND{BINARY[op]}", out, (a, b))]
     if bt.shape != ot.shape and bt.shape == (1, ot.shape[1]):
         return [Instr(f"TCOLEXPAND{BINARY[op]}", out, (a, b))]

@@ -18,7 +18,7 @@ KiB = 1024
 MiB = 1024 * KiB
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Target:
     """One accelerator (or host) as the tile transform, lowering and cost model see it.
 
@@ -53,6 +53,9 @@ class Target:
 
     def __str__(self):
         return self.name
+
+    def __repr__(self):
+        return f"pto.targets.{self.name}"
 
     def capacity(self, space: str) -> int:
         return self.buffers[space]

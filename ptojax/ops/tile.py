@@ -14,7 +14,8 @@ the updated output tensors. Inside, values are ``TileType``s living in an on-chi
                    ([R,1]) / column ([1,C]) tile broadcast  [TADD, TADDS, TROWEXPANDADD, ...]
     tile_fill      scalar -> tile                           [TEXPANDS]
     tile_row_expand / tile_col_expand   [R,1] / [1,C] -> [R,C]   [TROWEXPAND / TCOLEXPAND]
-    tile_row_sum / tile_row_max / tile_row_min   [R,C] -> [R,1]  [TROWSUM / TROWMAX / TROWMIN]
+    tile_row_sum / tile_row_max / tile_row_min   [R,C] -> [R',1]  [TROWSUM / TROWMAX / TROWMIN]
+                   (row vectors have R' = R rounded up to 32 physical rows: ROW_VECTOR_ALIGN)
     tile_col_sum   [R,C] -> [1,C] partial column sums, added into a zeroed output by atomic
                    stores                                   [TCOLSUM, TSTORE AtomicAdd]
     tile_move      L1 -> L0A / L0B                          [TEXTRACT]
@@ -43,6 +44,14 @@ from ptojax.trace import Primitive
 
 TILE_PRIMS: dict[str, Primitive] = {}
 INDEX = dtypes.int32
+# PTO needs the rows of a [R,1] column-major row-vector tile to span a multiple of 32 bytes;
+# padding them to a multiple of 32 rows satisfies that for every dtype, so a row vector's
+# physical rows may exceed the rows of the tiles it belongs to (its valid rows match them).
+ROW_VECTOR_ALIGN = 32
+
+
+def row_vector_rows(rows: int) -> int:
+    return -(-rows // ROW_VECTOR_ALIGN) * ROW_VECTOR_ALIGN
 
 
 # --- the grid of a kernel --------------------------------------------------------------------
@@ -218,17 +227,17 @@ def _elementwise_abstract(name, tensor_prim):
             raise ShapeError(f"tile_{name}: needs at least one tile operand")
         for t in tiles:
             _require_tile(f"tile_{name}", t)
-        full = max(tiles, key=lambda t: t.size)
-        for t in tiles:
+        full = tiles[0]          # a broadcast [R',1] / [1,C] operand always comes second
+        for t in tiles[1:]:
             if t.shape == full.shape:
                 if valid_shape(t) != valid_shape(full):
                     raise ShapeError(f"tile_{name}: valid regions differ: {t} vs {full}")
                 continue
-            row = t.shape == (full.shape[0], 1) and \
+            row = t.shape == (row_vector_rows(full.shape[0]), 1) and \
                 valid_shape(t)[0] == valid_shape(full)[0]
             col = t.shape == (1, full.shape[1]) and \
                 valid_shape(t)[1] == valid_shape(full)[1]
-            if name not in BROADCASTING or not (row or col) or t is operands[0]:
+            if name not in BROADCASTING or not (row or col):
                 raise ShapeError(f"tile_{name}: operand {t} does not match {full}")
         for t in operands:
             if not _is_tile(t) and t.shape != ():
@@ -276,7 +285,7 @@ tile_fill_p = _prim("tile_fill", _fill_abstract,
 def _expand_abstract(name, axis):
     def abstract_eval(t, *, shape, valid):
         _require_tile(name, t)
-        want = (shape[0], 1) if axis == "row" else (1, shape[1])
+        want = (row_vector_rows(shape[0]), 1) if axis == "row" else (1, shape[1])
         if t.shape != want:
             raise ShapeError(f"{name}: expected a {want[0]}x{want[1]} tile, got {t}")
         return tile_type(shape, t.dtype, "UB", valid)
@@ -294,7 +303,7 @@ def _row_reduce_abstract(name):
     def abstract_eval(t):
         _require_tile(name, t)
         vr, _ = valid_shape(t)
-        return tile_type((t.shape[0], 1), t.dtype, "UB", (vr, 1))
+        return tile_type((row_vector_rows(t.shape[0]), 1), t.dtype, "UB", (vr, 1))
     return abstract_eval
 
 

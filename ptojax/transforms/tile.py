@@ -22,7 +22,7 @@ import functools
 import heapq
 from dataclasses import dataclass, field
 
-from ptojax.errors import TileError
+from ptojax.errors import TileError, UnsupportedError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.lower.targets import ascend910b, get_target
 from ptojax.ops import tile as T
@@ -159,6 +159,28 @@ def _order_units(ir, fusion, standalone, unfused):
     if len(order) != len(units):
         raise TileError("tile: kernels would depend on each other cyclically (internal error)")
     return order
+
+
+# --- tile primitives in the other transforms' tables -------------------------------------------
+def _after_tiling(what, hint):
+    def rule(*args, **params):
+        raise UnsupportedError(f"{what} of tile IR is not supported: tiling is the last "
+                               f"transform before lowering; apply it last ({hint})")
+    return rule
+
+
+def _register_unsupported_rules():
+    """Tile primitives get explicit 'not supported' rows in the jvp and vmap tables, so
+    ``pto.grad(pto.tile(f))`` says to write ``pto.tile(pto.grad(f))`` instead."""
+    from ptojax.transforms.jvp import jvp_rules
+    from ptojax.transforms.vmap import batch_rules
+    for prim in T.TILE_PRIMS.values():
+        jvp_rules.setdefault(prim, _after_tiling("differentiation",
+                                                 "pto.tile(pto.grad(f))"))
+        batch_rules.setdefault(prim, _after_tiling("vmap", "pto.tile(pto.vmap(f))"))
+
+
+_register_unsupported_rules()
 
 
 # --- the public transform --------------------------------------------------------------------

@@ -75,7 +75,8 @@ class BodyBuilder:
 
     def shape_of(self, layout):
         r, c = self.tile_shape
-        return {FULL: (r, c), ROW: (r, 1), COL: (1, c), COLSUM: (1, c)}[layout]
+        return {FULL: (r, c), ROW: (T.row_vector_rows(r), 1), COL: (1, c),
+                COLSUM: (1, c)}[layout]
 
     def valid_of(self, layout):
         vr, vc = self.valid

@@ -2,7 +2,8 @@
 
 One pass in program order. An equation with a tile rule joins the group of one of its operands
 when its rule accepts the operand layouts in that group's space (merging two groups of the same
-space when it consumes both); otherwise it starts a new group. Broadcasts and reshapes of
+space when it consumes both), or else a vector group that already loads one of its operands
+(siblings reading the same tensor share one kernel); otherwise it starts a new group. Broadcasts and reshapes of
 values from outside any group are *pending*: each group that consumes one recomputes it inside
 the kernel (so a bias broadcast costs no HBM traffic), and it is materialized as a tensor op
 only if something outside the kernels needs it.
@@ -87,6 +88,7 @@ class _Fuser:
         self.owner: dict = {}             # var -> group id (computed in a group)
         self.pending: dict = {}           # var -> eqn index
         self.anc: dict = {}               # var -> frozenset of group ids it depends on
+        self.readers: dict = {}           # var -> ids of groups that load it from GM
         self.unfused: dict = {}
         self.index_of = {e: i for i, e in enumerate(ir.eqns)}
 
@@ -127,12 +129,12 @@ class _Fuser:
                 self.pending[eqn.outputs[0]] = i
                 self._define(eqn, None)
                 return
-            for group in producers:
+            for group in producers + self._siblings(eqn, producers):
                 group = self.groups[self.find(group.id)]
                 result = self._join(group, eqn, rule)
                 if not isinstance(result, str):
                     return
-                reason = result
+                reason = reason or result
             result = self._seed(i, eqn, rule)
             if not isinstance(result, str):
                 return
@@ -147,6 +149,20 @@ class _Fuser:
             if g is not None and g.id not in seen:
                 seen.add(g.id)
                 out.append(g)
+        return out
+
+    def _siblings(self, eqn, producers):
+        """Vector groups that already read one of ``eqn``'s operands from GM: joining one
+        reads that tensor once instead of twice (horizontal fusion)."""
+        seen = {self.find(g.id) for g in producers}
+        out = []
+        for a in eqn.inputs:
+            for gid in self.readers.get(a, ()):
+                gid = self.find(gid)
+                if gid not in seen and gid in self.groups and \
+                        self.groups[gid].kind == "vector":
+                    seen.add(gid)
+                    out.append(self.groups[gid])
         return out
 
     def _define(self, eqn, group):
@@ -199,6 +215,8 @@ class _Fuser:
         for a in self._external_operands(group, eqn, pulls):
             if self.depends_on(a, group):
                 return "joining would create a cycle between kernels"
+        for a in self._external_operands(group, eqn, pulls):
+            self.readers.setdefault(a, []).append(group.id)
         group.pulled.update(pulls)
         for var, (peqn, layout, _) in pulls.items():
             group.layout[var] = layout

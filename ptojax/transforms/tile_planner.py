@@ -3,10 +3,10 @@
 Rules the planner follows (and an explicit ``TileConfig`` is checked against, before any code
 is generated):
 
-1. Alignment. A row-major tile row and a column-major tile column ([R,1] row vectors) must be
-   a multiple of the target's row alignment (32 bytes): tile columns are multiples of
-   ``32 / itemsize`` of every full/column tile's dtype, tile rows of every row tile's dtype.
-   Cube tiles (m, k, n) are multiples of the cube fractal (16).
+1. Alignment. A row-major tile row must span a multiple of the target's row alignment (32
+   bytes): tile columns are multiples of ``32 / itemsize`` for every full/column tile dtype.
+   Row-vector tiles ([R,1], column-major) pad their rows to a multiple of 32, which meets the
+   rule for every dtype. Cube tiles (m, k, n) are multiples of the cube fractal (16).
 2. Capacity. Every buffer of the kernel's memory plan — including the extra copies for
    double buffering (``buffers``) and op temporaries — fits its space (UB, L1, L0A/B/C).
 3. Whole rows. A kernel with row reductions (or row outputs) keeps whole rows in a tile.
@@ -29,6 +29,7 @@ from typing import Optional
 from ptojax.errors import TileError
 from ptojax.ops import tile as T
 from ptojax.transforms.tile_build import BodyBuilder
+from ptojax.transforms.optimize import cse, dce
 from ptojax.transforms.tile_memory import align_up, plan_memory
 from ptojax.transforms.tile_rules import ROW
 
@@ -79,6 +80,7 @@ def build_kernel(group, tile, cube, target, buffers, name) -> KernelPlan:
             for v in inputs:
                 builder.gm(v)
         body, order = builder.finish()
+        body = dce(cse(body))
         if inputs is not None and order != inputs:
             raise TileError(f"kernel {name}: regions disagree on inputs (internal error)")
         inputs = order
@@ -86,32 +88,11 @@ def build_kernel(group, tile, cube, target, buffers, name) -> KernelPlan:
     return KernelPlan(name, tuple(tile), cube, grid, regions, tuple(bodies), inputs, buffers)
 
 
-def _where(group):
-    src = group.eqns[0].source
-    return src
-
-
 def _kernel_error(name, group, message):
-    return TileError(f"kernel {name}: {message}", _where(group))
+    return TileError(f"kernel {name}: {message}", group.eqns[0].source)
 
 
 # --- vector kernels --------------------------------------------------------------------------
-def _alignments(group, target):
-    """(row alignment, column alignment) in elements, from the dtypes of a probe body."""
-    m, n = group.space
-    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
-    row_align, col_align = 1, 1
-    for tile in _tiles(body):
-        if tile.space != "UB":
-            continue
-        per = max(1, target.row_alignment // tile.dtype.itemsize)
-        if tile.shape[1] == 1 and tile.shape[0] > 1:
-            row_align = max(row_align, per)
-        else:
-            col_align = max(col_align, per)
-    return row_align, col_align
-
-
 def _tiles(ir):
     for eqn in ir.eqns:
         for v in eqn.outputs:
@@ -120,6 +101,25 @@ def _tiles(ir):
         for sub in eqn.params.values():
             if hasattr(sub, "eqns"):
                 yield from _tiles(sub)
+
+
+def _probe(group, target):
+    """(column alignment in elements, largest UB element size) from a probe body's tiles.
+
+    A row-major UB tile's row spans a multiple of ``target.row_alignment`` bytes, so tile
+    columns are a multiple of ``row_alignment / itemsize`` for each dtype of a full or column
+    tile. Row-vector tiles pad their own rows (``ROW_VECTOR_ALIGN``), so tile rows are free.
+    """
+    m, n = group.space
+    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
+    col_align, itemsize = 1, 1
+    for tile in _tiles(body):
+        if tile.space != "UB":
+            continue
+        itemsize = max(itemsize, tile.dtype.itemsize)
+        if not (tile.shape[1] == 1 and tile.shape[0] > 1):
+            col_align = max(col_align, target.row_alignment // tile.dtype.itemsize)
+    return col_align, itemsize
 
 
 def _needs_whole_rows(group) -> bool:
@@ -139,41 +139,36 @@ def _full_valid(space, tile):
     return tuple(min(s, t) for s, t in zip(space, tile))
 
 
-def _max_rows(group, cols, row_align, target, buffers, limit):
-    """The largest multiple of ``row_align`` rows (<= limit) whose tiles fit, or 0."""
-    lo, hi = 0, max(1, limit // row_align)
+def _max_rows(group, cols, target, buffers, limit):
+    """The most rows (<= limit) whose tiles of ``cols`` columns fit, or 0."""
+    lo, hi = 0, max(1, limit)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _overflow(group, (mid * row_align, cols), None, target, buffers) is None:
+        if _overflow(group, (mid, cols), None, target, buffers) is None:
             lo = mid
         else:
             hi = mid - 1
-    return lo * row_align
+    return lo
 
 
 def plan_vector(group, config, target, name):
     m, n = group.space
     buffers = config.buffers
-    row_align, col_align = _alignments(group, target)
+    col_align, itemsize = _probe(group, target)
     whole = _needs_whole_rows(group)
-    full_cols = align_up(n, col_align)
-    rows_limit = align_up(m, row_align)
     if config.vec is not None:
-        return _explicit_vector(group, config, target, name, row_align, col_align, whole)
-    itemsize = max(t.dtype.itemsize for t in _probe_tiles(group, target))
-    cols = full_cols
-    r_max = _max_rows(group, cols, row_align, target, buffers, rows_limit)
-    if r_max == 0 and not whole:
-        while cols > col_align and r_max == 0:
-            cols = align_up(cols // 2, col_align)
-            r_max = _max_rows(group, cols, row_align, target, buffers, rows_limit)
+        return _explicit_vector(group, config, target, name, col_align, whole)
+    cols = align_up(n, col_align)
+    r_max = _max_rows(group, cols, target, buffers, m)
+    while r_max == 0 and not whole and cols > col_align:
+        cols = align_up(cols // 2, col_align)
+        r_max = _max_rows(group, cols, target, buffers, m)
     if r_max == 0:
-        return (f"a tile of {row_align} row(s) x {cols} columns does not fit "
-                f"{target.name}'s UB ({target.capacity('UB'):,} bytes)")
+        return (f"a tile of 1 row x {cols} columns does not fit {target.name}'s UB "
+                f"({target.capacity('UB'):,} bytes)")
     want_tiles = target.vector_cores * buffers
-    min_rows = align_up(-(-target.min_dma_bytes // (cols * itemsize)), row_align)
-    rows = align_up(-(-m // want_tiles), row_align)
-    rows = min(r_max, rows_limit, max(rows, min_rows, row_align))
+    min_rows = -(-target.min_dma_bytes // (cols * itemsize))
+    rows = min(r_max, m, max(-(-m // want_tiles), min_rows, 1))
     nr = -(-m // rows)
     if not whole and nr * -(-n // cols) < target.vector_cores and n > col_align:
         split = -(-target.vector_cores // nr)
@@ -183,18 +178,7 @@ def plan_vector(group, config, target, name):
     return build_kernel(group, (rows, cols), None, target, buffers, name)
 
 
-def _probe_tiles(group, target):
-    m, n = group.space
-    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
-    return [t for t in _tiles(body) if t.space == "UB"] or [T.TileType((1, 1), _f32(), "UB")]
-
-
-def _f32():
-    from ptojax import dtypes
-    return dtypes.float32
-
-
-def _explicit_vector(group, config, target, name, row_align, col_align, whole):
+def _explicit_vector(group, config, target, name, col_align, whole):
     m, n = group.space
     rows, cols = config.vec
     op = group.eqns[0].prim.name
@@ -202,23 +186,18 @@ def _explicit_vector(group, config, target, name, row_align, col_align, whole):
         raise _kernel_error(name, group, (
             f"op `{op}`: TileConfig(vec=({rows}, {cols})) breaks alignment: UB tile rows "
             f"must be {target.row_alignment}-byte multiples, i.e. cols a multiple of "
-            f"{col_align} elements here. Fix: cols={align_up(cols, col_align)}."))
-    if rows % row_align and rows < m:
-        raise _kernel_error(name, group, (
-            f"op `{op}`: TileConfig(vec=({rows}, {cols})) breaks alignment: row-vector tiles "
-            f"([rows,1], column-major) need rows*itemsize to be a multiple of "
-            f"{target.row_alignment} bytes, i.e. rows a multiple of {row_align}. "
-            f"Fix: rows={align_up(rows, row_align)}."))
+            f"{col_align} elements for this kernel's dtypes. "
+            f"Fix: cols={align_up(cols, col_align)}."))
     if whole and cols < n:
         red = next((e.prim.name for e in group.eqns if e.prim.name.startswith("reduce_")), op)
         raise _kernel_error(name, group, (
             f"op `{red}` reduces whole rows of {n} elements, but TileConfig(vec=({rows}, "
             f"{cols})) cuts rows into {cols}-column tiles. Fix: cols >= "
             f"{align_up(n, col_align)}."))
-    tile = (min(rows, align_up(m, row_align)), min(cols, align_up(n, col_align)))
+    tile = (min(rows, m), min(cols, align_up(n, col_align)))
     over = _overflow(group, tile, None, target, config.buffers)
     if over is not None:
-        fit = _max_rows(group, tile[1], row_align, target, config.buffers, tile[0])
+        fit = _max_rows(group, tile[1], target, config.buffers, tile[0])
         fix = (f"TileConfig(vec=({fit}, {tile[1]}))" if fit else
                "fewer columns per tile" if not whole else
                "buffers=1 or leave config=None so the kernel stays unfused")
