@@ -50,6 +50,11 @@ def is_initialized() -> bool:
     return bool(_state)
 
 
+def launched_by_mpiexec() -> bool:
+    """Whether this process was started by an MPI launcher (MPICH/Hydra, Open MPI, PMIx)."""
+    return any(k in os.environ for k in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"))
+
+
 def _abort_job_on_uncaught_errors(MPI) -> None:
     previous = sys.excepthook
 

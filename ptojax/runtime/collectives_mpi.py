@@ -124,14 +124,14 @@ class MPITransport:
         op = {"psum": self.MPI.SUM, "pmax": self.MPI.MAX, "pmin": self.MPI.MIN}[kind]
         dtype = xs[0].dtype
         local = combine_all(kind, xs, {})[0]
-        work = np.ascontiguousarray(_reducible(local))
+        work = _contiguous(_reducible(local))
         out = np.empty_like(work)
         self._wait([comm.Iallreduce(work, out, op)], sig, timeout, comm)
         return out.astype(dtype, copy=False)
 
     def _allgather(self, comm, xs, members, sig, timeout):
         """Every member's operand, in member order."""
-        mine = np.ascontiguousarray(np.stack(xs))
+        mine = _contiguous(np.stack(xs))
         everyone = np.empty((comm.Get_size(), *mine.shape), mine.dtype)
         self._wait([comm.Iallgather(_raw(mine), _raw(everyone))], sig, timeout, comm)
         ordered = [None] * sum(len(m) for m in members)
@@ -145,7 +145,7 @@ class MPITransport:
         dtype = operands[local[0]].dtype
         total = combine_all("psum", [operands[m] for m in local], {})[0]
         blocks = _blocks(total, n, params["dim"], params["tiled"])
-        send = np.ascontiguousarray(_reducible(np.stack([blocks[m] for pm in members
+        send = _contiguous(_reducible(np.stack([blocks[m] for pm in members
                                                          for m in pm])))
         recv = np.empty((len(local), *send.shape[1:]), send.dtype)
         self._wait([comm.Ireduce_scatter_block(send, recv, self.MPI.SUM)], sig, timeout,
@@ -156,7 +156,7 @@ class MPITransport:
         n = sum(len(m) for m in members)
         split, tiled = params["split_dim"], params["tiled"]
         pieces = {a: _blocks(operands[a], n, split, tiled) for a in local}
-        send = np.ascontiguousarray(np.stack([np.stack([pieces[a][b] for a in local])
+        send = _contiguous(np.stack([np.stack([pieces[a][b] for a in local])
                                               for pm in members for b in pm]))
         recv = np.empty_like(send)
         self._wait([comm.Ialltoall(_raw(send), _raw(recv))], sig, timeout, comm)
@@ -178,7 +178,7 @@ class MPITransport:
             if src in operands and dst in operands:
                 results[dst] = operands[src]
             elif src in operands:
-                requests.append(comm.Isend(_raw(np.ascontiguousarray(operands[src])),
+                requests.append(comm.Isend(_raw(_contiguous(operands[src])),
                                            dest=process_rank[dst], tag=dst))
             elif dst in operands:
                 requests.append(comm.Irecv(_raw(results[dst]), source=process_rank[src],
@@ -224,6 +224,12 @@ def _reducible(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.bool_:
         return x.astype(np.uint8)
     return x
+
+
+def _contiguous(x) -> np.ndarray:
+    """``x`` in C order, keeping its shape (``np.ascontiguousarray`` makes 0-d arrays 1-d)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.array(x, order="C")
 
 
 def _raw(x: np.ndarray):

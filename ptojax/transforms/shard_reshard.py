@@ -13,6 +13,8 @@ alone, the steps from one split to another, in this order:
 4. splits the target adds: a local ``dynamic_slice`` at this device's block — no
    communication, the offset comes from ``axis_index``.
 
+Steps over mesh axes of size 1 are no-ops and are left out.
+
 ``reshard`` emits the steps; ``reshard_cost`` counts the bytes they send (the partitioner
 uses it to choose between ways of splitting an equation).
 """
@@ -90,9 +92,9 @@ def reshard_steps(mesh, shape, dims, partial, dst, keep_partial=False) -> tuple:
             shape[d] *= mesh.axis_size(extra)
             dims[d] = tuple(ax[:len(ax) - len(extra)])
     added = tuple(tuple(dst[d][len(ax):]) for d, ax in enumerate(dims))
-    if any(added):
+    if any(mesh.axis_size(ax) > 1 for ax in added):
         steps.append(Step("slice", added))
-    return steps, partial
+    return [s for s in steps if s.kind == "slice" or mesh.axis_size(s.axes) > 1], partial
 
 
 def reshard_cost(mesh, aval, x_dims, partial, dst, keep_partial=False) -> int:
