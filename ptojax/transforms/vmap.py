@@ -1,25 +1,30 @@
 """Batching as an IR → IR rewrite.
 
-``vmap_ir(closed, in_dims, axis_size)`` returns an IR over batched inputs (input ``i`` carries
-the batch at dimension ``in_dims[i]``, or is unbatched for None) plus the batch dimension of
-each output. Each primitive's rule lives in ``batch_rules``:
+``vmap_ir(closed, in_dims, axis_size, axis_name)`` returns an IR over batched inputs (input
+``i`` carries the batch at dimension ``in_dims[i]``, or is unbatched for None) plus the batch
+dimension of each output. Each primitive's rule lives in ``batch_rules``:
 
     rule(args, dims, **params) -> (out, out_dim)     (lists for multi-result primitives)
 
 ``dims[i]`` is the batch dimension of ``args[i]`` or None. Equations whose inputs are all
-unbatched are copied as they are, so unbatched sub-computations (weights) stay unbatched.
-Rules move batch dimensions only when the primitive needs it: dot_general folds the batch into
-its batch/free dimensions, reductions shift their axes, gather/scatter use batch dimensions.
+unbatched are copied as they are, so unbatched sub-computations (weights) stay unbatched —
+except collectives over the vmapped axis name (and calls whose bodies contain one), which the
+rules of ``vmap_collectives.py`` turn into local reductions over the batch dimension.
+
+Rules move a batch dimension only when the primitive needs it somewhere else: dot_general
+makes it a batch or free dimension, reductions and elementwise ops shift their axes around it,
+gather/scatter pair it with the indices' batch, and a batched index becomes a gather.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
 
 from ptojax import dtypes, lax, source_info
 from ptojax.errors import UnsupportedError
-from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
+from ptojax.ir.core import ClosedIR, Literal, Var, as_ir, consts_as_args, sub_irs
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import random_bits, shape as sh, sorting
 from ptojax.runtime.array import Array
@@ -28,14 +33,34 @@ from ptojax.trace import bind, trace_flat
 batch_rules: dict = {}
 
 
+# the axis environment ------------------------------------------------------------------------
 class _AxisEnv(threading.local):
     def __init__(self):
-        self.frames = []  # (axis_name, axis_size) of the vmaps being evaluated, innermost last
+        self.frames = []  # (axis_name, axis_size) of the vmaps in progress, innermost last
 
 
 axis_env = _AxisEnv()
 
 
+@contextlib.contextmanager
+def bound_axis(axis_name, axis_size: int):
+    """Bind a vmap's axis (name may be None) while its function is traced or batched."""
+    axis_env.frames.append((axis_name, axis_size))
+    try:
+        yield
+    finally:
+        axis_env.frames.pop()
+
+
+def current_axis_size() -> int:
+    return axis_env.frames[-1][1]
+
+
+def current_axis_name():
+    return axis_env.frames[-1][0]
+
+
+# the batching interpreter --------------------------------------------------------------------
 def batched_type(t, dim, size):
     if dim is None:
         return t
@@ -50,35 +75,47 @@ def batch_eval(closed: ClosedIR, args, dims, axis_size: int, axis_name=None):
     env = {v: (c, None) for v, c in zip(ir.constvars, closed.consts)}
     env.update((v, (a, d)) for v, a, d in zip(ir.invars, args, dims))
     previous = source_info.set_current(None)
-    axis_env.frames.append((axis_name, axis_size))
     try:
-        for eqn in ir.eqns:
-            vals, in_dims = [], []
-            for a in eqn.inputs:
-                v, d = env[a] if type(a) is Var else (a, None)
-                vals.append(v)
-                in_dims.append(d)
-            source_info.set_current(eqn.source or previous)
-            if all(d is None for d in in_dims):
-                out = bind(eqn.prim, vals, eqn.params)
-                outs = out if eqn.prim.multiple_results else [out]
-                env.update((v, (o, None)) for v, o in zip(eqn.outputs, outs))
-                continue
-            rule = batch_rules.get(eqn.prim)
-            if rule is None:
-                raise UnsupportedError(f"vmap of `{eqn.prim.name}` is not supported",
-                                       eqn.source)
-            out, out_dim = rule(vals, in_dims, **eqn.params)
-            if eqn.prim.multiple_results:
-                env.update((v, (o, d)) for v, o, d in zip(eqn.outputs, out, out_dim))
-            else:
-                env[eqn.outputs[0]] = (out, out_dim)
+        with bound_axis(axis_name, axis_size):
+            for eqn in ir.eqns:
+                source_info.set_current(eqn.source or previous)
+                _batch_eqn(eqn, env, axis_name)
     finally:
-        axis_env.frames.pop()
         source_info.set_current(previous)
     results = [env[v] if type(v) is Var else (Array(v.value, v.type.weak_type), None)
                for v in ir.outvars]
     return [r[0] for r in results], [r[1] for r in results]
+
+
+def _batch_eqn(eqn, env, axis_name) -> None:
+    vals, in_dims = [], []
+    for a in eqn.inputs:
+        v, d = env[a] if type(a) is Var else (Array(a.value, a.type.weak_type), None)
+        vals.append(v)
+        in_dims.append(d)
+    if all(d is None for d in in_dims) and not uses_axis(eqn, axis_name):
+        out = bind(eqn.prim, vals, eqn.params)
+        outs = out if eqn.prim.multiple_results else [out]
+        out_dims = [None] * len(outs)
+    else:
+        rule = batch_rules.get(eqn.prim)
+        if rule is None:
+            raise UnsupportedError(f"vmap of `{eqn.prim.name}` is not supported", eqn.source)
+        out, out_dim = rule(vals, in_dims, **eqn.params)
+        outs, out_dims = (out, out_dim) if eqn.prim.multiple_results else ([out], [out_dim])
+    env.update((v, (o, d)) for v, o, d in zip(eqn.outputs, outs, out_dims))
+
+
+def uses_axis(eqn, axis_name) -> bool:
+    """Whether ``eqn`` is a collective over ``axis_name`` or calls a body that has one (so it
+    must be batched even when none of its inputs is)."""
+    if axis_name is None:
+        return False
+    if getattr(eqn.prim, "collective", False):
+        return axis_name in eqn.params["axes"]
+    if eqn.prim.name == "shard_map":  # binds its own axis names: ours is shadowed inside
+        return False
+    return any(uses_axis(e, axis_name) for sub in sub_irs(eqn.params) for e in as_ir(sub).eqns)
 
 
 def vmap_ir(closed: ClosedIR, in_dims, axis_size: int, axis_name=None) -> tuple:
@@ -95,10 +132,6 @@ def vmap_ir(closed: ClosedIR, in_dims, axis_size: int, axis_name=None) -> tuple:
 
 
 # helpers -------------------------------------------------------------------------------------
-def current_axis_size() -> int:
-    return axis_env.frames[-1][1]
-
-
 def move_axis(x, src, dst):
     if src == dst:
         return x
@@ -107,51 +140,72 @@ def move_axis(x, src, dst):
     return lax.transpose(x, perm)
 
 
+def broadcast_at(x, dim, size=None):
+    """``x`` with a new dimension of the batch size (or ``size``) inserted at ``dim``."""
+    shape = list(x.shape)
+    shape.insert(dim, current_axis_size() if size is None else size)
+    return lax.broadcast_in_dim(x, tuple(shape),
+                                tuple(d for d in range(len(shape)) if d != dim))
+
+
 def to_front(x, d):
     """``x`` with its batch dimension first (unbatched values are broadcast)."""
-    if d is None:
-        return lax.broadcast(x, (current_axis_size(),))
-    return move_axis(x, d, 0)
+    return broadcast_at(x, 0) if d is None else move_axis(x, d, 0)
 
 
+def shift_axes(axes, bd):
+    """Axes of the per-example value, renumbered for a value with a batch at ``bd``."""
+    return tuple(a + (a >= bd) for a in axes)
+
+
+def example_ndim(x, d) -> int:
+    return x.ndim - (d is not None)
+
+
+def _scalar(value, dtype):
+    return Array(np.asarray(value, dtype))
+
+
+# elementwise ---------------------------------------------------------------------------------
 def _elementwise_rule(prim):
     def rule(args, dims, **params):
-        batched = [(a, d) for a, d in zip(args, dims) if d is not None]
-        shape0, dim0 = batched[0][0].shape, batched[0][1]
-        if all(a.shape == shape0 and d == dim0 for a, d in batched) and \
-                all(a.ndim == 0 for a, d in zip(args, dims) if d is None):
-            return prim.bind(*args, **params), dim0
-        # general case: the batch goes first and every operand is full rank, except unbatched
-        # scalars, which elementwise primitives broadcast themselves
-        rank = max(a.ndim - (d is not None) for a, d in zip(args, dims))
-        example = next(_example_shape(a, d) for a, d in zip(args, dims)
-                       if len(_example_shape(a, d)) == rank)
-        out_shape = (current_axis_size(), *example)
-        fixed = []
-        for a, d in zip(args, dims):
-            if d is None:
-                fixed.append(a if a.ndim == 0 else
-                             lax.broadcast_in_dim(a, out_shape, tuple(range(1, rank + 1))))
-            else:
-                a = move_axis(a, d, 0)
-                fixed.append(a if a.ndim == rank + 1 else
-                             lax.broadcast_in_dim(a, out_shape, (0,)))
-        return prim.bind(*fixed, **params), 0
+        return prim.bind(*align_elementwise(args, dims), **params), _elementwise_dim(args, dims)
     return rule
 
 
-def _example_shape(a, d):
-    return tuple(a.shape) if d is None else tuple(a.shape[:d] + a.shape[d + 1:])
+def _elementwise_dim(args, dims):
+    """The output batch dimension: that of the first full-rank batched operand."""
+    rank = max(example_ndim(a, d) for a, d in zip(args, dims))
+    return next((d for a, d in zip(args, dims) if d is not None and a.ndim == rank + 1), 0)
+
+
+def align_elementwise(args, dims) -> list:
+    """Operands of an elementwise primitive with the batch in one place: unbatched rank-0
+    operands stay scalars (the primitive broadcasts them), the others get the full shape."""
+    rank = max(example_ndim(a, d) for a, d in zip(args, dims))
+    out_dim = _elementwise_dim(args, dims)
+    example = next(tuple(a.shape[:d] + a.shape[d + 1:]) if d is not None else tuple(a.shape)
+                   for a, d in zip(args, dims) if example_ndim(a, d) == rank)
+    out_shape = (*example[:out_dim], current_axis_size(), *example[out_dim:])
+    fixed = []
+    for a, d in zip(args, dims):
+        if d is None:
+            fixed.append(a if a.ndim == 0 else lax.broadcast_in_dim(
+                a, out_shape, tuple(k for k in range(rank + 1) if k != out_dim)))
+        elif a.ndim == rank + 1:
+            fixed.append(move_axis(a, d, out_dim))
+        else:  # a batched per-example scalar
+            fixed.append(lax.broadcast_in_dim(a, out_shape, (out_dim,)))
+    return fixed
 
 
 for _p in ew.ELEMENTWISE.values():
     batch_rules[_p] = _elementwise_rule(_p)
 
-_threefry2x32_elementwise = _elementwise_rule(random_bits.threefry2x32_p)
-
 
 def _threefry2x32_rule(args, dims):
-    outs, dim = _threefry2x32_elementwise(args, dims)
+    outs = random_bits.threefry2x32_p.bind(*align_elementwise(args, dims))
+    dim = _elementwise_dim(args, dims)
     return outs, [dim, dim]
 
 
@@ -159,15 +213,10 @@ batch_rules[random_bits.threefry2x32_p] = _threefry2x32_rule
 
 
 # reductions ----------------------------------------------------------------------------------
-def _shift_axes(axes, bd):
-    """Axes of the per-example value, renumbered for a value with a batch at ``bd``."""
-    return tuple(a + (a >= bd) for a in axes)
-
-
 def _reduce_rule(prim):
     def rule(args, dims, axes):
         (x,), (bd,) = args, dims
-        axes = _shift_axes(axes, bd)
+        axes = shift_axes(axes, bd)
         return prim.bind(x, axes=axes), bd - sum(a < bd for a in axes)
     return rule
 
@@ -202,10 +251,14 @@ for _p in red.CUMULATIVE.values():
 
 # shapes --------------------------------------------------------------------------------------
 def _broadcast_in_dim_rule(args, dims, shape, broadcast_dimensions):
+    """The batch goes into the output where it keeps ``broadcast_dimensions`` increasing."""
     (x,), (bd,) = args, dims
-    x = move_axis(x, bd, 0)
-    return lax.broadcast_in_dim(x, (x.shape[0], *shape),
-                                (0, *(d + 1 for d in broadcast_dimensions))), 0
+    bdims = tuple(broadcast_dimensions)
+    out_dim = bdims[bd] if bd < len(bdims) else (bdims[-1] + 1 if bdims else 0)
+    new_bdims = (*bdims[:bd], out_dim, *(d + 1 for d in bdims[bd:]))
+    out_shape = (*shape[:out_dim], x.shape[bd], *shape[out_dim:])
+    return sh.broadcast_in_dim_p.bind(x, shape=out_shape,
+                                      broadcast_dimensions=new_bdims), out_dim
 
 
 def _reshape_rule(args, dims, new_sizes):
@@ -216,13 +269,14 @@ def _reshape_rule(args, dims, new_sizes):
 
 def _transpose_rule(args, dims, permutation):
     (x,), (bd,) = args, dims
-    x = move_axis(x, bd, 0)
-    return lax.transpose(x, (0, *(p + 1 for p in permutation))), 0
+    perm = list(shift_axes(permutation, bd))
+    perm.insert(bd, bd)
+    return lax.transpose(x, perm), bd
 
 
 def _squeeze_rule(args, dims, dimensions):
     (x,), (bd,) = args, dims
-    dimensions = _shift_axes(dimensions, bd)
+    dimensions = shift_axes(dimensions, bd)
     return lax.squeeze(x, dimensions), bd - sum(d < bd for d in dimensions)
 
 
@@ -234,7 +288,7 @@ def _expand_dims_rule(args, dims, dimensions):
 
 def _rev_rule(args, dims, dimensions):
     (x,), (bd,) = args, dims
-    return lax.rev(x, _shift_axes(dimensions, bd)), bd
+    return lax.rev(x, shift_axes(dimensions, bd)), bd
 
 
 def _slice_rule(args, dims, start_indices, limit_indices, strides=None):
@@ -248,20 +302,25 @@ def _slice_rule(args, dims, start_indices, limit_indices, strides=None):
 
 
 def _concatenate_rule(args, dims, dimension):
+    if len(set(dims)) == 1:  # every operand batched at one dimension: leave it there
+        bd = dims[0]
+        return lax.concatenate(args, dimension + (dimension >= bd)), bd
     args = [to_front(a, d) for a, d in zip(args, dims)]
     return lax.concatenate(args, dimension + 1), 0
 
 
 def _pad_rule(args, dims, padding_config):
     (x, value), (bd, vd) = args, dims
+    if vd is None:
+        config = list(padding_config)
+        config.insert(bd, (0, 0, 0))
+        return lax.pad(x, value, config), bd
+    # a batched padding value: pad with zeros, then select the value where padding landed
     x = to_front(x, bd)
     config = ((0, 0, 0), *padding_config)
-    if vd is None:
-        return lax.pad(x, value, config), 0
-    # a batched padding value: pad with zeros, then select the value where padding landed
-    padded = lax.pad(x, Array(np.zeros((), x.dtype)), config)
-    inside = lax.pad(lax.broadcast_in_dim(Array(np.array(True)), x.shape, ()),
-                     Array(np.array(False)), config)
+    padded = lax.pad(x, _scalar(0, x.dtype), config)
+    inside = lax.pad(lax.broadcast_in_dim(_scalar(True, dtypes.bool_), x.shape, ()),
+                     _scalar(False, dtypes.bool_), config)
     fill = lax.broadcast_in_dim(move_axis(value, vd, 0), padded.shape, (0,))
     return lax.select(inside, padded, fill), 0
 
@@ -283,8 +342,7 @@ def _starts_matrix(starts, dims, shape, sizes):
     size = current_axis_size()
     cols = []
     for s, d, n, k in zip(starts, dims, shape, sizes):
-        s = lax.convert_element_type(s, dtypes.int32)
-        s = lax.clamp(0, s, n - k)
+        s = lax.clamp(0, lax.convert_element_type(s, dtypes.int32), n - k)
         cols.append(lax.broadcast_in_dim(s, (size, 1), ()) if d is None else
                     lax.reshape(move_axis(s, d, 0), (size, 1)))
     return lax.concatenate(cols, 1)
@@ -296,19 +354,19 @@ def _window_indices(starts, sizes):
     grid_shape = (size, *sizes, ndim)
     base = lax.broadcast_in_dim(starts, grid_shape, (0, ndim + 1))
     parts = [lax.broadcasted_iota(dtypes.int32, (size, *sizes, 1), j + 1) for j in range(ndim)]
-    offsets = lax.concatenate(parts, ndim + 1) if parts else base
-    return lax.add(base, offsets)
+    return lax.add(base, lax.concatenate(parts, ndim + 1))
 
 
 def _dynamic_slice_rule(args, dims, slice_sizes):
     x, *starts = args
     xd, *sds = dims
     if all(d is None for d in sds):  # only the operand is batched: slice around the batch
-        x = move_axis(x, xd, 0)
-        zero = Array(np.zeros((), dtypes.int32))
-        return ix.dynamic_slice_p.bind(x, zero, *starts,
-                                       slice_sizes=(x.shape[0], *slice_sizes)), 0
-    example = x.shape if xd is None else _example_shape(x, xd)
+        zero = _scalar(0, starts[0].dtype if starts else dtypes.int32)
+        starts.insert(xd, zero)
+        sizes = list(slice_sizes)
+        sizes.insert(xd, x.shape[xd])
+        return ix.dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), xd
+    example = x.shape if xd is None else x.shape[:xd] + x.shape[xd + 1:]
     idx = _window_indices(_starts_matrix(starts, sds, example, slice_sizes), slice_sizes)
     axes = tuple(range(len(example)))
     if xd is None:
@@ -319,13 +377,12 @@ def _dynamic_slice_rule(args, dims, slice_sizes):
 def _dynamic_update_slice_rule(args, dims):
     x, upd, *starts = args
     xd, ud, *sds = dims
-    if all(d is None for d in sds):
+    if all(d is None for d in sds):  # only the operand and/or update: a batch-wide window
         x, upd = to_front(x, xd), to_front(upd, ud)
-        zero = Array(np.zeros((), dtypes.int32))
+        zero = _scalar(0, starts[0].dtype if starts else dtypes.int32)
         return ix.dynamic_update_slice_p.bind(x, upd, zero, *starts), 0
     x, upd = to_front(x, xd), to_front(upd, ud)
-    example = tuple(x.shape[1:])
-    sizes = tuple(upd.shape[1:])
+    example, sizes = tuple(x.shape[1:]), tuple(upd.shape[1:])
     idx = _window_indices(_starts_matrix(starts, sds, example, sizes), sizes)
     return lax.scatter(x, idx, upd, tuple(range(len(example))), nbatch=1, mode="set"), 0
 
@@ -333,36 +390,28 @@ def _dynamic_update_slice_rule(args, dims):
 def _gather_rule(args, dims, axes, nbatch=0, mode="clip", fill_value=None):
     (x, idx), (xd, id_) = args, dims
     kw = dict(mode=mode, fill_value=fill_value)
-    if xd is not None and id_ is not None:
+    if xd is not None and id_ is not None:  # a new paired batch dimension
         x, idx = move_axis(x, xd, 0), move_axis(idx, id_, 0)
         return lax.gather(x, idx, axes, nbatch + 1, **kw), 0
     if xd is not None:  # the batch becomes the first non-indexed operand dimension
         x = move_axis(x, xd, nbatch)
-        axes = tuple(a + 1 for a in axes)
         n_i = idx.ndim - 1 - nbatch
-        return lax.gather(x, idx, axes, nbatch, **kw), nbatch + n_i
+        return lax.gather(x, idx, tuple(a + 1 for a in axes), nbatch, **kw), nbatch + n_i
     idx = move_axis(idx, id_, nbatch)  # the batch becomes the first index dimension
     return lax.gather(x, idx, axes, nbatch, **kw), nbatch
 
 
 def _scatter_rule(args, dims, axes, nbatch=0, mode="add"):
     (x, idx, upd), (xd, id_, ud) = args, dims
-    if id_ is not None:
+    if id_ is not None:  # a new paired batch dimension
         x, idx, upd = to_front(x, xd), move_axis(idx, id_, 0), to_front(upd, ud)
         return lax.scatter(x, idx, upd, axes, nbatch + 1, mode), 0
     # unbatched indices: the batch is a non-indexed dimension of operand and updates
     n_i = idx.ndim - 1 - nbatch
-    x = move_axis(x, xd, nbatch) if xd is not None else _broadcast_at(x, nbatch)
-    upd = move_axis(upd, ud, nbatch + n_i) if ud is not None else _broadcast_at(upd,
-                                                                                nbatch + n_i)
+    x = move_axis(x, xd, nbatch) if xd is not None else broadcast_at(x, nbatch)
+    upd = move_axis(upd, ud, nbatch + n_i) if ud is not None else broadcast_at(upd,
+                                                                               nbatch + n_i)
     return lax.scatter(x, idx, upd, tuple(a + 1 for a in axes), nbatch, mode), nbatch
-
-
-def _broadcast_at(x, dim):
-    shape = list(x.shape)
-    shape.insert(dim, current_axis_size())
-    return lax.broadcast_in_dim(x, tuple(shape),
-                                tuple(d for d in range(len(shape)) if d != dim))
 
 
 batch_rules[ix.dynamic_slice_p] = _dynamic_slice_rule
@@ -372,28 +421,40 @@ batch_rules[ix.scatter_p] = _scatter_rule
 
 
 # dot_general and sort ------------------------------------------------------------------------
+def _free_dims(ndim, *groups):
+    used = {d for g in groups for d in g}
+    return [d for d in range(ndim) if d not in used]
+
+
 def _dot_general_rule(args, dims, dimension_numbers, preferred_element_type=None):
+    """No transposes: the batch becomes a paired batch dimension (both operands batched) or
+    stays a free dimension of the one batched operand."""
     (lhs, rhs), (ld, rd) = args, dims
     (lc, rc), (lb, rb) = dimension_numbers
-
-    def shift(group, d):
-        return tuple(a + (a >= d) for a in group)
-
-    if ld is not None and rd is not None:  # a new batch dimension, first in the output
-        lhs, rhs = move_axis(lhs, ld, 0), move_axis(rhs, rd, 0)
-        dn = ((shift(lc, 0), shift(rc, 0)), ((0, *shift(lb, 0)), (0, *shift(rb, 0))))
-        return lax.dot_general(lhs, rhs, dn, preferred_element_type), 0
-    if ld is not None:  # the batch is lhs's first free dimension
-        lhs = move_axis(lhs, ld, 0)
-        dn = ((shift(lc, 0), rc), (shift(lb, 0), rb))
-        return lax.dot_general(lhs, rhs, dn, preferred_element_type), len(lb)
-    rhs = move_axis(rhs, rd, 0)  # the batch is rhs's first free dimension
-    dn = ((lc, shift(rc, 0)), (lb, shift(rb, 0)))
-    n_lhs_free = lhs.ndim - len(lc) - len(lb)
-    return lax.dot_general(lhs, rhs, dn, preferred_element_type), len(lb) + n_lhs_free
+    if ld is not None and rd is not None:
+        dn = ((shift_axes(lc, ld), shift_axes(rc, rd)),
+              ((ld, *shift_axes(lb, ld)), (rd, *shift_axes(rb, rd))))
+        out_dim = 0
+    elif ld is not None:
+        lc, lb = shift_axes(lc, ld), shift_axes(lb, ld)
+        dn = ((lc, rc), (lb, rb))
+        out_dim = len(lb) + _free_dims(lhs.ndim, lc, lb).index(ld)
+    else:
+        rc, rb = shift_axes(rc, rd), shift_axes(rb, rd)
+        dn = ((lc, rc), (lb, rb))
+        n_lhs_free = lhs.ndim - len(lc) - len(lb)
+        out_dim = len(lb) + n_lhs_free + _free_dims(rhs.ndim, rc, rb).index(rd)
+    out = linalg.dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
+                                    preferred_element_type=preferred_element_type)
+    return out, out_dim
 
 
 def _sort_rule(args, dims, dimension, num_keys=1):
+    if len(set(dims)) == 1:  # every operand batched at one dimension: leave it there
+        bd = dims[0]
+        outs = sorting.sort_p.bind(*args, dimension=dimension + (dimension >= bd),
+                                   num_keys=num_keys)
+        return outs, [bd] * len(outs)
     args = [to_front(a, d) for a, d in zip(args, dims)]
     outs = sorting.sort_p.bind(*args, dimension=dimension + 1, num_keys=num_keys)
     return outs, [0] * len(outs)
@@ -408,61 +469,84 @@ from ptojax.ops import calls  # noqa: E402
 
 
 def _checkpoint_rule(args, dims, body, prevent_cse=True):
-    batched, out_dims = vmap_ir(body, dims, current_axis_size(), axis_env.frames[-1][0])
+    batched, out_dims = vmap_ir(body, dims, current_axis_size(), current_axis_name())
     batched, consts = consts_as_args(batched)
     outs = calls.checkpoint_p.bind(*consts, *args, body=batched, prevent_cse=prevent_cse)
     return outs, out_dims
 
 
-def _batched_body(body: ClosedIR, n_args: int) -> tuple:
-    """``body`` batched at 0 in every input and output: (const-free ClosedIR, extra consts)."""
-    size = current_axis_size()
-    batched, out_dims = vmap_ir(body, [0] * n_args, size)
+def _batched_body(body: ClosedIR, dims) -> tuple:
+    """``body`` batched at ``dims`` (0 or None) with every output batched at 0: (const-free
+    ClosedIR, the consts it now takes as leading operands)."""
+    batched, out_dims = vmap_ir(body, dims, current_axis_size(), current_axis_name())
 
     def front(*args):
         from ptojax.runtime.interpreter import eval_ir
-        outs = eval_ir(batched, args)
-        return [to_front(o, d) for o, d in zip(outs, out_dims)]
+        return [to_front(o, d) for o, d in zip(eval_ir(batched, args), out_dims)]
 
     return consts_as_args(trace_flat(front, batched.in_types, "vmap"))
 
 
-def _vmap_rule_fn(fn, batched_groups):
-    """``fn(*groups)`` (each group a flat list) mapped over the groups listed in
-    ``batched_groups`` (all their arrays batched at 0); other groups are passed as is."""
+def _batched_rule_fn(fn, group_dims):
+    """``fn(*groups)`` (each group a flat list; a custom_jvp/custom_vjp rule) vectorized over
+    this vmap's axis: ``group_dims[i]`` is None for a group passed as is, 0 for a group mapped
+    at 0, or a list of 0/None per element. Every output is batched at 0."""
     from ptojax.transforms.vmap_api import vmap
+    size, name = current_axis_size(), current_axis_name()
+    mapped = [i for i, g in enumerate(group_dims) if g is not None]
 
     def batched(*groups):
-        mapped = [g for i, g in enumerate(groups) if i in batched_groups]
-
         def per_example(*mapped_groups):
-            it = iter(mapped_groups)
-            return fn(*[list(next(it)) if i in batched_groups else g
-                        for i, g in enumerate(groups)])
-        return vmap(per_example)(*[tuple(g) for g in mapped])
+            full = list(groups)
+            for i, g in zip(mapped, mapped_groups):
+                full[i] = g
+            return fn(*full)
+        return vmap(per_example, in_axes=tuple(group_dims[i] for i in mapped),
+                    axis_name=name, axis_size=size)(*[list(groups[i]) for i in mapped])
     return batched
 
 
+def _front_args(args, dims):
+    """Batched operands moved to 0, unbatched ones left alone: (args, dims of 0/None)."""
+    return ([a if d is None else move_axis(a, d, 0) for a, d in zip(args, dims)],
+            [None if d is None else 0 for d in dims])
+
+
 def _custom_jvp_rule(args, dims, body, jvp, num_consts):
-    args = [to_front(a, d) for a, d in zip(args, dims)]
-    body, extra = _batched_body(body, len(args))
-    outs = calls.custom_jvp_call_p.bind(*extra, *args, body=body,
-                                        jvp=_vmap_rule_fn(jvp, (1, 2)),
-                                        num_consts=num_consts + len(extra))
+    args, dims = _front_args(args, dims)
+    body, extra = _batched_body(body, dims)
+    primal_dims = dims[num_consts:]
+    outs = calls.custom_jvp_call_p.bind(
+        *extra, *args, body=body, jvp=_batched_rule_fn(jvp, (None, primal_dims, primal_dims)),
+        num_consts=num_consts + len(extra))
     return outs, [0] * len(outs)
 
 
 def _custom_vjp_rule(args, dims, body, fwd, bwd, num_consts, out_types):
-    args = [to_front(a, d) for a, d in zip(args, dims)]
-    body, extra = _batched_body(body, len(args))
+    args, dims = _front_args(args, dims)
+    body, extra = _batched_body(body, dims)
+    primal_dims = dims[num_consts:]
     size = current_axis_size()
     outs = calls.custom_vjp_call_p.bind(
-        *extra, *args, body=body, fwd=_vmap_rule_fn(fwd, (1,)), bwd=_vmap_rule_fn(bwd, (0, 1)),
+        *extra, *args, body=body, fwd=_batched_rule_fn(fwd, (None, primal_dims)),
+        bwd=_summing_bwd(_batched_rule_fn(bwd, (0, 0)), primal_dims),
         num_consts=num_consts + len(extra),
         out_types=tuple(batched_type(t, 0, size) for t in out_types))
     return outs, [0] * len(outs)
 
 
+def _summing_bwd(batched_bwd, primal_dims):
+    """The batched bwd gives one cotangent per example; an unbatched input gets their sum."""
+    def bwd(residuals, cts):
+        in_cts = batched_bwd(residuals, cts)
+        return [ct if d is not None or ct is None else lax.reduce_sum(ct, (0,))
+                for ct, d in zip(in_cts, primal_dims)]
+    return bwd
+
+
 batch_rules[calls.checkpoint_p] = _checkpoint_rule
 batch_rules[calls.custom_jvp_call_p] = _custom_jvp_rule
 batch_rules[calls.custom_vjp_call_p] = _custom_vjp_rule
+
+# the rows of the collectives (psum ... axis_index) live in their own module
+from ptojax.transforms import vmap_collectives  # noqa: E402,F401
