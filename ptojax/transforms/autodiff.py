@@ -136,14 +136,26 @@ def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
 
 
 def _check_tangent(p, t, i):
-    pt, tt = leaf_type(p), leaf_type(t)
-    if tuple(pt.shape) != tuple(tt.shape):
-        raise GradError(f"jvp: tangent {i} has shape {tuple(tt.shape)} but its primal has "
-                        f"shape {tuple(pt.shape)}", user_frame(3))
-    if differentiable(pt) and tt.dtype != pt.dtype:
-        raise GradError(f"jvp: tangent {i} has dtype {tt.dtype} but its primal has dtype "
+    """A tangent matches its primal's shape and dtype; integer and bool primals take float0
+    tangents (as in JAX)."""
+    pt = leaf_type(p)
+    t_dtype = getattr(t, "dtype", None)
+    if t_dtype == dtypes.float0:
+        t_shape = tuple(np.shape(t))
+    else:
+        tt = leaf_type(t)
+        t_shape, t_dtype = tuple(tt.shape), tt.dtype
+    if tuple(pt.shape) != t_shape:
+        raise GradError(f"jvp: tangent {i} has shape {t_shape} but its primal has shape "
+                        f"{tuple(pt.shape)}", user_frame(3))
+    if differentiable(pt) and t_dtype != pt.dtype:
+        raise GradError(f"jvp: tangent {i} has dtype {t_dtype} but its primal has dtype "
                         f"{pt.dtype}; tangents must match their primal's dtype",
                         user_frame(3))
+    if not differentiable(pt) and t_dtype != dtypes.float0:
+        raise GradError(f"jvp: tangent {i} has dtype {t_dtype} but its primal is {pt}: "
+                        f"integer and bool primals take float0 tangents "
+                        f"(np.zeros(shape, pto.dtypes.float0))", user_frame(3))
 
 
 def linearize(fn: Callable, *primals):
@@ -236,13 +248,8 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bo
         flat_p, in_tree = tree_flatten(diff)
         closed, out_tree, aux_tree = trace_pytree_fn(partial_fn, flat_p, in_tree, has_aux,
                                                      getattr(fn, "__name__", "fn"))
-        out_type = closed.out_types[0] if out_tree.num_leaves == 1 else None
-        if out_type is None or out_type.shape != () or not dtypes.is_float(out_type.dtype):
-            what = (f"{out_type}" if out_type is not None
-                    else f"a pytree with {out_tree.num_leaves} leaves")
-            raise GradError(f"grad requires a scalar floating-point output, got {what}; use "
-                            f"pto.vjp for non-scalar outputs or pto.jacrev for a Jacobian",
-                            user_frame(2))
+        _check_scalar_output(closed, out_tree, getattr(fn, "__name__", "fn"))
+        out_type = closed.out_types[0]
         outs, aux, backward = vjp_flat(closed, flat_p, 1)
         one = Array(np.ones((), out_type.dtype))
         grads = in_tree.unflatten(backward([one]))
@@ -253,6 +260,24 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bo
         return value, grads
 
     return value_and_grad_fn
+
+
+def _check_scalar_output(closed, out_tree, name):
+    """grad needs one real scalar output; otherwise say what came out and what to use."""
+    if out_tree.num_leaves != 1:
+        raise GradError(f"grad requires `{name}` to return a single scalar, but it returned a "
+                        f"pytree with {out_tree.num_leaves} leaves ({out_tree}); use pto.vjp "
+                        f"for several outputs, or has_aux=True to return extra data",
+                        user_frame(3))
+    t = closed.out_types[0]
+    if t.shape != ():
+        raise GradError(f"grad requires `{name}` to return a scalar, but its output has shape "
+                        f"{tuple(t.shape)} (dtype {t.dtype}); use pto.vjp for the gradient of "
+                        f"a weighted sum of the outputs, or pto.jacrev for the Jacobian",
+                        user_frame(3))
+    if not dtypes.is_float(t.dtype):
+        raise GradError(f"grad requires `{name}` to return a floating-point scalar, but its "
+                        f"output has dtype {t.dtype}", user_frame(3))
 
 
 def _check_inputs(diff, nums, allow_int):

@@ -8,6 +8,8 @@ user returns). The autodiff and vmap tables give these primitives their meaning.
 from __future__ import annotations
 
 import functools
+import inspect
+import os
 
 from ptojax.errors import CustomRuleError
 from ptojax.ir.core import consts_as_args
@@ -16,7 +18,7 @@ from ptojax.ops import calls
 from ptojax.source_info import user_frame
 from ptojax.transforms.ad_util import differentiable, zeros
 from ptojax.transforms.autodiff import trace_pytree_fn
-from ptojax.tree_util import tree_flatten, tree_unflatten
+from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -125,7 +127,6 @@ class custom_vjp:
         nums = self.nondiff_argnums
         nondiff, diff = _split_nondiff(args, nums)
         flat, in_tree = tree_flatten(diff)
-        in_types = [leaf_type(x) for x in flat]
         closed, out_tree, _ = trace_pytree_fn(
             lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
         body, consts = consts_as_args(closed)
@@ -147,7 +148,9 @@ class custom_vjp:
         def bwd_flat(res_leaves, cts):
             res = res_tree["tree"].unflatten(res_leaves)
             in_cts = bwd(*nondiff, res, out_tree.unflatten(cts))
-            return _flatten_input_cts(name, in_cts, diff, in_tree, in_types)
+            names = _argument_names(self.fun, len(args), nums)
+            return _flatten_input_cts(_rule_name("custom_vjp bwd", name, bwd), in_cts, diff,
+                                      names)
 
         outs = calls.custom_vjp_call_p.bind(*consts, *flat, body=body, fwd=fwd_flat,
                                             bwd=bwd_flat, num_consts=len(consts),
@@ -155,41 +158,71 @@ class custom_vjp:
         return tree_unflatten(out_tree, outs)
 
 
-def _flatten_input_cts(name, in_cts, diff, in_tree, in_types):
+def _rule_name(kind, fun_name, rule) -> str:
+    """``custom_vjp bwd `bwd` of f (file.py:12)``: which user rule, and where it is."""
+    code = getattr(rule, "__code__", None)
+    where = f" ({os.path.basename(code.co_filename)}:{code.co_firstlineno})" if code else ""
+    return f"the {kind} `{getattr(rule, '__name__', rule)}`{where} of {fun_name}"
+
+
+def _argument_names(fun, nargs, nondiff_argnums) -> list:
+    """How to name each differentiable argument in messages: ``argument 1 (y)``."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(nargs):
+        if i in nondiff_argnums:
+            continue
+        names.append(f"argument {i}" + (f" (`{params[i]}`)" if i < len(params) else ""))
+    return names
+
+
+def _flatten_input_cts(rule, in_cts, diff, names):
+    """The flat input cotangents ``rule`` (a custom_vjp bwd) returned, checked against the
+    differentiable arguments ``diff``: one entry per argument, each shaped like it."""
     if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(diff):
-        raise CustomRuleError(f"the custom_vjp bwd of {name} must return a tuple with one "
-                              f"cotangent per differentiable argument ({len(diff)}), got "
-                              f"{type(in_cts).__name__}"
-                              + (f" of length {len(in_cts)}" if isinstance(in_cts,
-                                                                            (tuple, list))
-                                 else ""), user_frame(4))
-    flat = []
-    for i, (ct, arg) in enumerate(zip(in_cts, diff)):
-        arg_leaves, arg_tree = tree_flatten(arg)
+        got = (f"a {type(in_cts).__name__} of length {len(in_cts)}"
+               if isinstance(in_cts, (tuple, list)) else f"a {type(in_cts).__name__}")
+        raise CustomRuleError(f"{rule} must return a tuple with one cotangent per "
+                              f"differentiable argument ({len(diff)}), got {got}",
+                              user_frame(4))
+    out = []
+    for ct, arg, name in zip(in_cts, diff, names):
+        arg_pairs, arg_tree = tree_flatten_with_path(arg)
         if ct is None:
-            flat += [None] * len(arg_leaves)
+            out += [_zero_ct(leaf_type(leaf)) for _, leaf in arg_pairs]
             continue
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != arg_tree:
-            raise CustomRuleError(f"the custom_vjp bwd of {name} returned a cotangent for "
-                                  f"argument {i} with structure {ct_tree}, expected "
-                                  f"{arg_tree}", user_frame(4))
-        flat += ct_leaves
-    out = []
-    for i, (ct, t) in enumerate(zip(flat, in_types)):
-        if ct is None:
-            out.append(zeros(t.strip_weak()) if differentiable(t) else None)
-            continue
-        got = leaf_type(ct)
-        if tuple(got.shape) != tuple(t.shape):
-            raise CustomRuleError(f"the custom_vjp bwd of {name} returned a cotangent of "
-                                  f"shape {tuple(got.shape)} for input leaf {i}, whose shape "
-                                  f"is {tuple(t.shape)}", user_frame(4))
-        if differentiable(t) and got.dtype != t.dtype:
-            from ptojax import lax
-            ct = lax.convert_element_type(ct, t.dtype)
-        out.append(ct if differentiable(t) else None)
+            raise CustomRuleError(f"{rule} returned a cotangent for {name} with structure "
+                                  f"{ct_tree}, but the argument has structure {arg_tree}",
+                                  user_frame(4))
+        for (path, leaf), c in zip(arg_pairs, ct_leaves):
+            out.append(_checked_ct(rule, c, leaf_type(leaf), name + keystr(path)))
     return out
+
+
+def _zero_ct(t):
+    return zeros(t.strip_weak()) if differentiable(t) else None
+
+
+def _checked_ct(rule, ct, t, name):
+    """``ct`` as the cotangent of an input of type ``t`` (in its dtype), or an error naming
+    the input."""
+    if ct is None:
+        return _zero_ct(t)
+    got = leaf_type(ct)
+    if tuple(got.shape) != tuple(t.shape):
+        raise CustomRuleError(f"{rule} returned a cotangent of shape {tuple(got.shape)} for "
+                              f"{name}, whose shape is {tuple(t.shape)}", user_frame(5))
+    if not differentiable(t):
+        return None
+    if got.dtype != t.dtype:
+        from ptojax import lax
+        ct = lax.convert_element_type(ct, t.dtype)
+    return ct
 
 
 def checkpoint(fun=None, *, prevent_cse: bool = True, static_argnums=()):

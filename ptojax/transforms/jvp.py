@@ -282,7 +282,10 @@ def _integer_pow_rule(primals, tangents, y):
 
 jvp_rules[ew.integer_pow_p] = _integer_pow_rule
 
-for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.nextafter_p,
+# nextafter(x, y) moves x by one ulp: its derivative is x's (JAX defines none)
+jvp_rules[ew.nextafter_p] = _binary(ew.nextafter_p, _same, lambda t, x, y, o: Zero(o.aval))
+
+for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p,
            ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.and_p, ew.or_p,
            ew.xor_p, ew.not_p, ew.shift_left_p, ew.shift_right_logical_p, ew.stop_gradient_p,
            red.argmax_p, red.argmin_p, red.reduce_and_p, red.reduce_or_p, sh.iota_p,

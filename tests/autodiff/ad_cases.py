@@ -1,0 +1,623 @@
+"""Differentiation cases, one or more per primitive: a ptojax function that applies the
+primitive, the same function written with JAX, and float64 arguments drawn by hypothesis.
+
+``CASES[name].build(data, J)`` returns ``(pto_fn, jax_fn, args)``: every argument is a float64
+array to differentiate; integer operands, indices and params are drawn too and captured by
+the two functions. ``jax_fn`` is None where JAX defines no derivative (then only finite
+differences judge the rule). ``J`` holds ``jax``, ``lax`` and ``jnp`` (tests get JAX from a
+fixture, so this module imports nothing from it).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ptojax import dtypes, lax
+from ptojax.ops import elementwise as ew
+from ptojax.ops import indexing as ix
+from ptojax.ops import linalg, random_bits, reductions as red, shape as sh, sorting
+
+
+class Case:
+    """One way of differentiating a primitive. ``fd_eps``/``fd_rtol`` tune the finite-
+    difference check and ``rtol`` the exact ones (JAX, adjoint identity) for functions that
+    round through a lower precision; ``finite_differences=False`` where the derivative is by
+    definition not the numerical one (stop_gradient)."""
+
+    def __init__(self, prims, build, fd_eps=1e-6, fd_rtol=1e-6, rtol=1e-9,
+                 finite_differences=True):
+        self.prims = prims
+        self.build = build
+        self.fd_eps = fd_eps
+        self.fd_rtol = fd_rtol
+        self.rtol = rtol
+        self.finite_differences = finite_differences
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(name, *prims, **options):
+    def register(build):
+        CASES[name] = Case(prims, build, **options)
+        return build
+    return register
+
+
+# values --------------------------------------------------------------------------------------
+def shape_of(data, min_rank=0, max_rank=3, min_size=1):
+    rank = data.draw(st.integers(min_rank, max_rank))
+    return tuple(data.draw(st.lists(st.integers(min_size, 3), min_size=rank, max_size=rank)))
+
+
+def rng_of(data):
+    return np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+
+
+DOMAINS = {
+    "real": lambda r, s: r.standard_normal(s),
+    "positive": lambda r, s: np.abs(r.standard_normal(s)) + 0.5,
+    "nonzero": lambda r, s: np.where(r.random(s) < 0.5, -1, 1) * (np.abs(r.standard_normal(s))
+                                                                  + 0.5),
+    "unit": lambda r, s: r.uniform(-0.9, 0.9, s),
+    "above_one": lambda r, s: np.abs(r.standard_normal(s)) + 1.5,
+    "tan": lambda r, s: r.uniform(-1.2, 1.2, s),
+}
+
+
+def values(rng, shape, domain="real"):
+    return np.asarray(DOMAINS[domain](rng, shape), np.float64)
+
+
+# elementwise ---------------------------------------------------------------------------------
+UNARY = {
+    "neg": "real", "abs": "nonzero", "sign": "nonzero", "floor": "real", "ceil": "real",
+    "exp": "real", "exp2": "real", "log": "positive", "log1p": "positive", "expm1": "real",
+    "sqrt": "positive", "rsqrt": "positive", "cbrt": "nonzero", "tanh": "real",
+    "logistic": "real", "sin": "real", "cos": "real", "tan": "tan", "asin": "unit",
+    "acos": "unit", "atan": "real", "sinh": "real", "cosh": "real", "asinh": "real",
+    "acosh": "above_one", "atanh": "unit", "erf": "real", "erf_inv": "unit",
+}
+
+
+def _unary_case(name, domain):
+    prim = ew.ELEMENTWISE[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data), domain)
+        return (lambda a: prim.bind(a)), getattr(J.lax, name), [x]
+
+
+for _name, _domain in UNARY.items():
+    _unary_case(_name, _domain)
+
+
+@case("copy", ew.copy_p)
+def _copy(data, J):
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: ew.copy_p.bind(a)), (lambda a: J.jnp.array(a, copy=True)), [x]
+
+
+@case("stop_gradient", ew.stop_gradient_p, finite_differences=False)
+def _stop_gradient(data, J):
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.mul(lax.stop_gradient(lax.sin(a)), a)), \
+        (lambda a: J.lax.stop_gradient(J.lax.sin(a)) * a), [x]
+
+
+@case("round", ew.round_p)
+def _round(data, J):
+    method = data.draw(st.sampled_from(["half_even", "half_away"]))
+    jax_method = {"half_even": J.lax.RoundingMethod.TO_NEAREST_EVEN,
+                  "half_away": J.lax.RoundingMethod.AWAY_FROM_ZERO}[method]
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.mul(ew.round_p.bind(a, method=method), a)), \
+        (lambda a: J.lax.round(a, jax_method) * a), [x]
+
+
+@case("integer_pow", ew.integer_pow_p)
+def _integer_pow(data, J):
+    y = data.draw(st.integers(-3, 4))
+    x = values(rng_of(data), shape_of(data), "nonzero")
+    return (lambda a: lax.integer_pow(a, y)), (lambda a: J.lax.integer_pow(a, y)), [x]
+
+
+BINARY = {"add": ("real", "real"), "sub": ("real", "real"), "mul": ("real", "real"),
+          "div": ("real", "nonzero"), "rem": ("real", "nonzero"),
+          "pow": ("positive", "real"), "max": ("real", "real"), "min": ("real", "real"),
+          "atan2": ("real", "real")}
+
+
+def _binary_operands(data, domains):
+    """Two operands of one shape, or one of them rank 0 (elementwise ops broadcast it)."""
+    rng, shape = rng_of(data), shape_of(data)
+    scalar = data.draw(st.sampled_from([None, 0, 1]))
+    return [values(rng, () if i == scalar else shape, d) for i, d in enumerate(domains)]
+
+
+def _binary_case(name, domains):
+    prim = ew.ELEMENTWISE[name]
+
+    @case(name, prim)
+    def build(data, J):
+        jax_op = getattr(J.lax, name)
+        return (lambda a, b: prim.bind(a, b)), \
+            (lambda a, b: jax_op(*J.jnp.broadcast_arrays(a, b))), \
+            _binary_operands(data, domains)
+
+
+for _name, _domains in BINARY.items():
+    _binary_case(_name, _domains)
+
+
+@case("nextafter", ew.nextafter_p)
+def _nextafter(data, J):  # JAX defines no derivative; ours is that of x (a one-ulp step)
+    return (lambda a, b: ew.nextafter_p.bind(a, b)), None, _binary_operands(data, ("real",
+                                                                                   "real"))
+
+
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _comparison_case(name):
+    prim = ew.ELEMENTWISE[name]
+
+    @case(name, prim)
+    def build(data, J):
+        rng, shape = rng_of(data), shape_of(data)
+        x, y = values(rng, shape), values(rng, shape)
+        jax_op = getattr(J.lax, name)
+        return (lambda a, b: lax.select(prim.bind(a, b), lax.sin(a), b)), \
+            (lambda a, b: J.lax.select(jax_op(a, b), J.lax.sin(a), b)), [x, y]
+
+
+for _name in COMPARISONS:
+    _comparison_case(_name)
+
+
+@case("is_finite", ew.is_finite_p)
+def _is_finite(data, J):
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.select(lax.is_finite(lax.div(1.0, a)), a, lax.neg(a))), \
+        (lambda a: J.lax.select(J.lax.is_finite(1.0 / a), a, -a)), [x]
+
+
+def _bits(a, J=None):
+    """Integer bits derived from a float array (so integer primitives sit inside a
+    differentiated function)."""
+    if J is None:
+        return lax.convert_element_type(lax.floor(lax.mul(a, 4.0)), dtypes.int32)
+    return J.lax.convert_element_type(J.lax.floor(a * 4.0), J.jnp.int32)
+
+
+INTEGER_OPS = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+               "shift_left": "shift_left", "shift_right_logical": "shift_right_logical"}
+
+
+def _integer_op_case(name, jax_name):
+    prim = ew.ELEMENTWISE[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data))
+        jax_op = getattr(J.lax, jax_name)
+
+        def pto_fn(a):
+            k = prim.bind(_bits(a), lax.convert_element_type(3, dtypes.int32))
+            return lax.mul(lax.convert_element_type(k, dtypes.float64), a)
+
+        def jax_fn(a):
+            k = jax_op(_bits(a, J), J.jnp.int32(3))
+            return k.astype(J.jnp.float64) * a
+        return pto_fn, jax_fn, [x]
+
+
+for _name, _jax_name in INTEGER_OPS.items():
+    _integer_op_case(_name, _jax_name)
+
+
+@case("not", ew.not_p)
+def _not(data, J):
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.select(lax.bitwise_not(lax.gt(a, 0.0)), a, lax.sin(a))), \
+        (lambda a: J.lax.select(J.lax.bitwise_not(a > 0), a, J.lax.sin(a))), [x]
+
+
+@case("select", ew.select_p)
+def _select(data, J):
+    rng, shape = rng_of(data), shape_of(data)
+    pred = rng.random(shape) < 0.5
+    scalar = data.draw(st.sampled_from([None, 0, 1]))
+    x, y = (values(rng, () if i == scalar else shape) for i in range(2))
+    return (lambda a, b: ew.select_p.bind(pred, a, b)), \
+        (lambda a, b: J.lax.select(pred, *J.jnp.broadcast_arrays(a, b))), [x, y]
+
+
+@case("clamp", ew.clamp_p)
+def _clamp(data, J):
+    rng, shape = rng_of(data), shape_of(data)
+    lo_shape = data.draw(st.sampled_from([(), shape]))
+    hi_shape = data.draw(st.sampled_from([(), shape]))
+    lo, x = values(rng, lo_shape) - 1.0, values(rng, shape) * 2
+    hi = np.max(lo) + values(rng, hi_shape, "positive")  # lo < hi, where clamp is defined
+    return (lambda a, b, c: ew.clamp_p.bind(a, b, c)), \
+        (lambda a, b, c: J.lax.clamp(*J.jnp.broadcast_arrays(a, b, c))), [lo, x, hi]
+
+
+@case("convert_element_type", ew.convert_element_type_p, fd_eps=1e-2, fd_rtol=1e-4,
+      rtol=1e-6)
+def _convert(data, J):
+    x = values(rng_of(data), shape_of(data))
+
+    def pto_fn(a):
+        low = lax.convert_element_type(a, dtypes.float32)
+        return lax.convert_element_type(lax.mul(low, low), dtypes.float64)
+
+    def jax_fn(a):
+        low = a.astype(J.jnp.float32)
+        return (low * low).astype(J.jnp.float64)
+    return pto_fn, jax_fn, [x]
+
+
+# reductions ----------------------------------------------------------------------------------
+def _axes(data, ndim):
+    return tuple(sorted(data.draw(st.sets(st.integers(0, ndim - 1), max_size=ndim))
+                        if ndim else ()))
+
+
+REDUCTIONS = {"reduce_sum": "real", "reduce_max": "real", "reduce_min": "real",
+              "reduce_prod": "nonzero"}
+
+
+def _reduction_case(name, domain):
+    prim = red.REDUCTIONS[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data), domain)
+        axes = _axes(data, x.ndim)
+        jax_op = getattr(J.lax, name)
+        return (lambda a: prim.bind(a, axes=axes)), (lambda a: jax_op(a, axes)), [x]
+
+
+for _name, _domain in REDUCTIONS.items():
+    _reduction_case(_name, _domain)
+
+
+def _arg_case(name):
+    prim = red.REDUCTIONS[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data, min_rank=1))
+        axis = data.draw(st.integers(0, x.ndim - 1))
+        jax_op = getattr(J.lax, name)
+
+        def pto_fn(a):
+            i = prim.bind(a, axis=axis, index_dtype=dtypes.int32)
+            return lax.mul(lax.convert_element_type(i, dtypes.float64),
+                           lax.reduce_sum(a, (axis,)))
+
+        def jax_fn(a):
+            i = jax_op(a, axis, J.jnp.int32)
+            return i.astype(J.jnp.float64) * J.jnp.sum(a, axis)
+        return pto_fn, jax_fn, [x]
+
+
+for _name in ("argmax", "argmin"):
+    _arg_case(_name)
+
+
+def _logic_reduction_case(name, jnp_name):
+    prim = red.REDUCTIONS[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data, min_rank=1))
+        axes = _axes(data, x.ndim)
+        jax_reduce = getattr(J.jnp, jnp_name)
+
+        def pto_fn(a):
+            hit = prim.bind(lax.gt(a, 0.0), axes=axes)
+            return lax.select(hit, lax.reduce_sum(a, axes), lax.reduce_max(a, axes))
+
+        def jax_fn(a):
+            hit = jax_reduce(a > 0, axis=axes)
+            return J.lax.select(hit, J.jnp.sum(a, axes), J.jnp.max(a, axes))
+        return pto_fn, jax_fn, [x]
+
+
+_logic_reduction_case("reduce_and", "all")
+_logic_reduction_case("reduce_or", "any")
+
+
+CUMULATIVE = {"cumsum": "real", "cumprod": "nonzero", "cummax": "real", "cummin": "real",
+              "cumlogsumexp": "real"}
+
+
+def _cumulative_case(name, domain):
+    prim = red.CUMULATIVE[name]
+
+    @case(name, prim)
+    def build(data, J):
+        x = values(rng_of(data), shape_of(data, min_rank=1, max_rank=2) + (
+            data.draw(st.integers(1, 9)),), domain)
+        axis = data.draw(st.integers(0, x.ndim - 1))
+        reverse = data.draw(st.booleans())
+        jax_op = getattr(J.lax, name)
+        return (lambda a: prim.bind(a, axis=axis, reverse=reverse)), \
+            (lambda a: jax_op(a, axis, reverse)), [x]
+
+
+for _name, _domain in CUMULATIVE.items():
+    _cumulative_case(_name, _domain)
+
+
+# shapes --------------------------------------------------------------------------------------
+@case("broadcast_in_dim", sh.broadcast_in_dim_p)
+def _broadcast_in_dim(data, J):
+    x = values(rng_of(data), shape_of(data))
+    extra = data.draw(st.lists(st.integers(1, 3), max_size=2))
+    out_ndim = x.ndim + len(extra)
+    dims = tuple(sorted(data.draw(st.permutations(range(out_ndim)))[:x.ndim]))
+    shape, free = [], iter(extra)
+    for d in range(out_ndim):
+        shape.append(x.shape[dims.index(d)] if d in dims else next(free))
+    shape = [data.draw(st.integers(1, 3)) if d in dims and x.shape[dims.index(d)] == 1 else n
+             for d, n in enumerate(shape)]
+    shape = tuple(shape)
+    return (lambda a: sh.broadcast_in_dim_p.bind(a, shape=shape, broadcast_dimensions=dims)), \
+        (lambda a: J.lax.broadcast_in_dim(a, shape, dims)), [x]
+
+
+@case("reshape", sh.reshape_p)
+def _reshape(data, J):
+    x = values(rng_of(data), shape_of(data))
+    sizes = list(x.shape)
+    if sizes and data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(sizes) - 1))
+        sizes[k:k + 2] = [math.prod(sizes[k:k + 2])]
+    sizes.insert(data.draw(st.integers(0, len(sizes))), 1)
+    sizes = tuple(sizes)
+    return (lambda a: sh.reshape_p.bind(a, new_sizes=sizes)), \
+        (lambda a: J.lax.reshape(a, sizes)), [x]
+
+
+@case("transpose", sh.transpose_p)
+def _transpose(data, J):
+    x = values(rng_of(data), shape_of(data))
+    perm = tuple(data.draw(st.permutations(range(x.ndim))))
+    return (lambda a: sh.transpose_p.bind(a, permutation=perm)), \
+        (lambda a: J.lax.transpose(a, perm)), [x]
+
+
+@case("squeeze", sh.squeeze_p)
+def _squeeze(data, J):
+    rng, shape = rng_of(data), list(shape_of(data))
+    shape.insert(data.draw(st.integers(0, len(shape))), 1)
+    dims = tuple(d for d, n in enumerate(shape) if n == 1)
+    x = values(rng, tuple(shape))
+    return (lambda a: sh.squeeze_p.bind(a, dimensions=dims)), \
+        (lambda a: J.lax.squeeze(a, dims)), [x]
+
+
+@case("expand_dims", sh.expand_dims_p)
+def _expand_dims(data, J):
+    x = values(rng_of(data), shape_of(data))
+    n = data.draw(st.integers(1, 2))
+    dims = tuple(sorted(data.draw(st.permutations(range(x.ndim + n)))[:n]))
+    return (lambda a: sh.expand_dims_p.bind(a, dimensions=dims)), \
+        (lambda a: J.lax.expand_dims(a, dims)), [x]
+
+
+@case("rev", sh.rev_p)
+def _rev(data, J):
+    x = values(rng_of(data), shape_of(data, min_rank=1))
+    dims = _axes(data, x.ndim)
+    return (lambda a: sh.rev_p.bind(a, dimensions=dims)), (lambda a: J.lax.rev(a, dims)), [x]
+
+
+@case("slice", sh.slice_p)
+def _slice(data, J):
+    x = values(rng_of(data), shape_of(data, min_rank=1, max_rank=3) + (5,))
+    starts, limits, strides = [], [], []
+    for n in x.shape:
+        lo = data.draw(st.integers(0, n - 1))
+        starts.append(lo)
+        limits.append(data.draw(st.integers(lo + 1, n)))
+        strides.append(data.draw(st.integers(1, 3)))
+    starts, limits, strides = tuple(starts), tuple(limits), tuple(strides)
+    return (lambda a: lax.slice(a, starts, limits, strides)), \
+        (lambda a: J.lax.slice(a, starts, limits, strides)), [x]
+
+
+@case("concatenate", sh.concatenate_p)
+def _concatenate(data, J):
+    rng, shape = rng_of(data), shape_of(data, min_rank=1)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    xs = []
+    for _ in range(data.draw(st.integers(2, 3))):
+        s = list(shape)
+        s[axis] = data.draw(st.integers(1, 3))
+        xs.append(values(rng, tuple(s)))
+    return (lambda *a: sh.concatenate_p.bind(*a, dimension=axis)), \
+        (lambda *a: J.lax.concatenate(a, axis)), xs
+
+
+@case("pad", sh.pad_p)
+def _pad(data, J):
+    rng = rng_of(data)
+    x = values(rng, shape_of(data, min_rank=1))
+    config = []
+    for n in x.shape:
+        interior = data.draw(st.integers(0, 2))
+        full = n + (n - 1) * interior
+        lo = data.draw(st.integers(-(full - 1), 2))
+        hi = data.draw(st.integers(-(full + lo - 1), 2))
+        config.append((lo, hi, interior))
+    config = tuple(config)
+    value = values(rng, ())
+    return (lambda a, v: sh.pad_p.bind(a, v, padding_config=config)), \
+        (lambda a, v: J.lax.pad(a, v, config)), [x, value]
+
+
+@case("iota", sh.iota_p)
+def _iota(data, J):
+    x = values(rng_of(data), shape_of(data, min_rank=1))
+    dim = data.draw(st.integers(0, x.ndim - 1))
+
+    def pto_fn(a):
+        return lax.mul(a, lax.broadcasted_iota(dtypes.float64, a.shape, dim))
+    return pto_fn, (lambda a: a * J.lax.broadcasted_iota(J.jnp.float64, a.shape, dim)), [x]
+
+
+# indexing ------------------------------------------------------------------------------------
+def _starts(data, shape, sizes):
+    """Start indices, some out of range (they are clamped), and the same indices for JAX,
+    whose lax wraps negative ones (as Python indexing) before clamping."""
+    starts = [np.int32(data.draw(st.integers(-2, n - k + 2))) for n, k in zip(shape, sizes)]
+    return starts, [np.maximum(s, 0) for s in starts]
+
+
+@case("dynamic_slice", ix.dynamic_slice_p)
+def _dynamic_slice(data, J):
+    x = values(rng_of(data), shape_of(data, min_rank=1))
+    sizes = tuple(data.draw(st.integers(1, n)) for n in x.shape)
+    starts, jax_starts = _starts(data, x.shape, sizes)
+    return (lambda a: lax.dynamic_slice(a, starts, sizes)), \
+        (lambda a: J.lax.dynamic_slice(a, jax_starts, sizes)), [x]
+
+
+@case("dynamic_update_slice", ix.dynamic_update_slice_p)
+def _dynamic_update_slice(data, J):
+    rng = rng_of(data)
+    x = values(rng, shape_of(data, min_rank=1))
+    update = values(rng, tuple(data.draw(st.integers(1, n)) for n in x.shape))
+    starts, jax_starts = _starts(data, x.shape, update.shape)
+    return (lambda a, u: lax.dynamic_update_slice(a, u, starts)), \
+        (lambda a, u: J.lax.dynamic_update_slice(a, u, jax_starts)), [x, update]
+
+
+def _gather_layout(data, rng, unique=False):
+    """(operand, indices, axes, nbatch) with some indices out of bounds (negative or too big);
+    ``unique`` draws distinct in-bounds targets."""
+    x = values(rng, shape_of(data, min_rank=1))
+    nbatch = data.draw(st.integers(0, x.ndim - 1))
+    o_shape = x.shape[nbatch:]
+    axes = tuple(data.draw(st.permutations(range(len(o_shape))))[
+        :data.draw(st.integers(1, len(o_shape)))])
+    bounds = [o_shape[a] for a in axes]
+    if unique:
+        count = data.draw(st.integers(1, math.prod(bounds)))
+        flat = rng.permutation(math.prod(bounds))[:count]
+        lead = x.shape[:nbatch] + (count,)
+        picks = np.broadcast_to(np.stack(np.unravel_index(flat, bounds), -1),
+                                lead + (len(axes),))
+        return x, np.ascontiguousarray(picks).astype(np.int32), axes, nbatch
+    lead = x.shape[:nbatch] + tuple(data.draw(st.lists(st.integers(1, 3), max_size=2)))
+    idx = np.stack([rng.integers(-2, b + 2, size=lead) for b in bounds], -1)
+    return x, idx.astype(np.int32), axes, nbatch
+
+
+def _jax_indexed(J, fn, nbatch, axes):
+    """``fn(operand with axes moved to the front, index tuple, *rest)`` mapped over the
+    leading ``nbatch`` dims of every argument."""
+    def one(x, idx, *rest):
+        front = J.jnp.moveaxis(x, axes, tuple(range(len(axes))))
+        return fn(front, tuple(idx[..., j] for j in range(len(axes))), *rest)
+    for _ in range(nbatch):
+        one = J.jax.vmap(one)
+    return one
+
+
+def _jax_indices(J, idx, x_shape, axes, nbatch, mode):
+    """ptojax indices as JAX reads them: a negative index is out of bounds in ptojax (JAX
+    would wrap it), so it becomes 0 in clip mode and a too-large index otherwise."""
+    if mode == "clip":
+        return np.maximum(idx, 0)
+    too_big = max(x_shape) + 5
+    return np.where(idx < 0, too_big, idx)
+
+
+@case("gather", ix.gather_p)
+def _gather(data, J):
+    x, idx, axes, nbatch = _gather_layout(data, rng_of(data))
+    mode = data.draw(st.sampled_from(["clip", "fill"]))
+    jidx = _jax_indices(J, idx, x.shape, axes, nbatch, mode)
+    get = _jax_indexed(J, lambda f, i: f.at[i].get(mode=mode, fill_value=-7.0), nbatch, axes)
+    return (lambda a: lax.gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
+        (lambda a: get(a, jidx)), [x]
+
+
+SCATTER_JAX = {"add": "add", "set": "set", "mul": "multiply", "min": "min", "max": "max"}
+
+
+@case("scatter", ix.scatter_p)
+def _scatter(data, J):
+    mode = data.draw(st.sampled_from(sorted(SCATTER_JAX)))
+    rng = rng_of(data)
+    x, idx, axes, nbatch = _gather_layout(data, rng, unique=mode != "add")
+    out_shape = ix.gather_p.abstract_eval(_type(x), _type(idx), axes=axes, nbatch=nbatch).shape
+    updates = values(rng, out_shape, "nonzero" if mode == "mul" else "real")
+    jidx = _jax_indices(J, idx, x.shape, axes, nbatch, "drop")
+
+    def put(front, i, u):
+        moved = getattr(front.at[i], SCATTER_JAX[mode])(u, mode="drop",
+                                                        unique_indices=mode != "add")
+        return J.jnp.moveaxis(moved, tuple(range(len(axes))), axes)
+    jax_scatter = _jax_indexed(J, put, nbatch, axes)
+    return (lambda a, u: lax.scatter(a, idx, u, axes, nbatch, mode)), \
+        (lambda a, u: jax_scatter(a, jidx, u)), [x, updates]
+
+
+def _type(x):
+    from ptojax.ir.types import TensorType
+    return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+
+
+# linear algebra, sorting ---------------------------------------------------------------------
+@case("dot_general", linalg.dot_general_p)
+def _dot_general(data, J):
+    rng = rng_of(data)
+    nb, nc = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    lf, rf = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    sizes = [data.draw(st.integers(1, 3)) for _ in range(nb + nc)]
+    lhs_sizes = sizes + [data.draw(st.integers(1, 3)) for _ in range(lf)]
+    rhs_sizes = sizes + [data.draw(st.integers(1, 3)) for _ in range(rf)]
+    lhs_perm = data.draw(st.permutations(range(nb + nc + lf)))
+    rhs_perm = data.draw(st.permutations(range(nb + nc + rf)))
+    where_l = {p: i for i, p in enumerate(lhs_perm)}
+    where_r = {p: i for i, p in enumerate(rhs_perm)}
+    dn = ((tuple(where_l[nb + k] for k in range(nc)), tuple(where_r[nb + k] for k in range(nc))),
+          (tuple(where_l[k] for k in range(nb)), tuple(where_r[k] for k in range(nb))))
+    lhs = values(rng, tuple(lhs_sizes[p] for p in lhs_perm))
+    rhs = values(rng, tuple(rhs_sizes[p] for p in rhs_perm))
+    return (lambda a, b: lax.dot_general(a, b, dn)), \
+        (lambda a, b: J.lax.dot_general(a, b, dn)), [lhs, rhs]
+
+
+@case("sort", sorting.sort_p)
+def _sort(data, J):
+    rng, shape = rng_of(data), shape_of(data, min_rank=1)
+    n = data.draw(st.integers(1, 3))
+    num_keys = data.draw(st.integers(1, n))
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    xs = [values(rng, shape) for _ in range(n)]
+    return (lambda *a: tuple(lax.sort(a, dim, num_keys=num_keys))), \
+        (lambda *a: tuple(J.lax.sort(a, dim, num_keys=num_keys))), xs
+
+
+@case("threefry2x32", random_bits.threefry2x32_p)
+def _threefry(data, J):
+    x = values(rng_of(data), shape_of(data))
+
+    def random_factor():
+        key = lax.convert_element_type(7, dtypes.uint32)
+        bits, _ = random_bits.threefry2x32_p.bind(key, key, key, key)
+        return lax.convert_element_type(lax.shift_right_logical(bits, key), dtypes.float64)
+
+    factor = np.asarray(random_factor())  # integer bits: no derivative flows through them
+    return (lambda a: lax.mul(a, random_factor())), (lambda a: a * factor), [x]
