@@ -31,19 +31,19 @@ def initialize(local_device_count: int | None = None, timeout: float | None = No
         raise CollectiveError("pto.distributed needs mpi4py and an MPI library: "
                               "pip install 'ptojax[mpi]' (mpi4py and mpich)") from None
     from ptojax.runtime.collectives_mpi import MPITransport
-    comm = MPI.COMM_WORLD.Dup()
+    _abort_job_on_uncaught_errors(MPI)
+    if timeout is not None:
+        collectives.set_default_timeout(timeout)
+    transport = MPITransport(MPI.COMM_WORLD.Dup())
     if local_device_count is None:
         local_device_count = int(os.environ.get("PTOJAX_NUM_DEVICES", "1"))
-    counts = comm.allgather(local_device_count)
+    counts = transport.allgather_objects(local_device_count, collectives.default_timeout())
     if len(set(counts)) != 1:
         raise CollectiveError(f"every process must own the same number of devices, got "
                               f"{counts} (by rank)")
-    if timeout is not None:
-        collectives.set_default_timeout(timeout)
-    devices.set_topology(comm.Get_rank(), comm.Get_size(), local_device_count)
-    collectives.set_process_transport(MPITransport(comm))
-    _state.update(comm=comm, MPI=MPI)
-    _abort_job_on_uncaught_errors(MPI)
+    devices.set_topology(transport.rank, len(counts), local_device_count)
+    collectives.set_process_transport(transport)
+    _state.update(transport=transport)
 
 
 def is_initialized() -> bool:
@@ -67,9 +67,9 @@ def _abort_job_on_uncaught_errors(MPI) -> None:
 
 
 def barrier() -> None:
-    """Wait until every process gets here."""
+    """Wait until every process gets here (CollectiveError after the collective timeout)."""
     if _state:
-        _state["comm"].Barrier()
+        _state["transport"].barrier(collectives.default_timeout())
 
 
 def process_index() -> int:

@@ -44,21 +44,29 @@ class MPITransport:
         self._visited: set = set()  # every group prepared so far, member or not
 
     # communicators per group ------------------------------------------------------------------
-    def prepare(self, mesh, axes_sets) -> None:
+    def prepare(self, mesh, axes_sets, timeout: float) -> None:
         """Create the communicators of every group over ``axes_sets`` that spans processes.
-        Collective over all processes: each calls it for the same programs in the same order,
-        and groups are visited in one global order, so creation cannot deadlock."""
+        Every process calls this for the same programs in the same order. Creating a
+        communicator blocks, so a nonblocking barrier with a deadline first makes sure every
+        process got here (a stuck or dead one gives a CollectiveError, not a hang); groups are
+        then created in one global order, which cannot deadlock."""
         from ptojax.runtime.collectives import Group
+        new = []
         for axes in sorted(set(axes_sets)):
             for device in mesh.devices.flat:
                 group = Group(mesh, axes, device)
                 key = (mesh, group.key)
-                if key in self._visited:
-                    continue
-                self._visited.add(key)
-                ranks = sorted({d.process_index for d in group.members})
-                if len(ranks) > 1 and self.rank in ranks:  # the tag is the same everywhere
-                    self._comms[key] = self._create(ranks, len(self._visited))
+                if key not in self._visited:
+                    self._visited.add(key)  # its visit number is the same in every process
+                    new.append((key, sorted({d.process_index for d in group.members}),
+                                len(self._visited)))
+        if not new:
+            return
+        self._wait([self.comm.Ibarrier()], f"setting up the collectives of a program on {mesh}",
+                   timeout, self.comm)
+        for key, ranks, tag in new:
+            if len(ranks) > 1 and self.rank in ranks:
+                self._comms[key] = self._create(ranks, tag)
 
     def _create(self, ranks, tag):
         group = self.comm.Get_group().Incl(ranks)
@@ -187,8 +195,21 @@ class MPITransport:
             self._wait(requests, sig, timeout, comm)
         return results
 
-    def allgather_objects(self, obj) -> list:
-        return self.comm.allgather(obj)
+    def allgather_objects(self, obj, timeout: float) -> list:
+        """Every process's ``obj`` (pickled), in rank order."""
+        import pickle
+        mine = np.frombuffer(pickle.dumps(obj), np.uint8)
+        sizes = np.empty(self.comm.Get_size(), np.int64)
+        what = "gathering an output's blocks from every process"
+        self._wait([self.comm.Iallgather(np.array([mine.size], np.int64), sizes)], what,
+                   timeout, self.comm)
+        everyone = np.empty(int(sizes.sum()), np.uint8)
+        self._wait([self.comm.Iallgatherv(mine, (everyone, sizes))], what, timeout, self.comm)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        return [pickle.loads(everyone[a:b].tobytes()) for a, b in zip(offsets, offsets[1:])]
+
+    def barrier(self, timeout: float) -> None:
+        self._wait([self.comm.Ibarrier()], "barrier", timeout, self.comm)
 
 
 def _process_ranks(group, comm) -> dict:

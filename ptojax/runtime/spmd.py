@@ -15,8 +15,8 @@ import numpy as np
 
 from ptojax.errors import CollectiveError, ShardingError
 from ptojax.ir.core import ClosedIR, sub_irs
-from ptojax.runtime.collectives import (Communicator, DeviceContext, device_context,
-                                        process_transport)
+from ptojax.runtime.collectives import (Communicator, DeviceContext, default_timeout,
+                                        device_context, process_transport)
 from ptojax.runtime.spmd_array import ShardedArray, assemble, global_aval, split
 from ptojax.sharding import NamedSharding, block_index, spec_of_dims
 
@@ -60,7 +60,8 @@ class SpmdProgram:
         self.timeout = timeout
         transport = process_transport()
         if transport is not None:
-            transport.prepare(mesh, collective_axes(self.body))
+            transport.prepare(mesh, collective_axes(self.body),
+                              default_timeout() if timeout is None else timeout)
 
     # per-device blocks in, per-device blocks out --------------------------------------------
     def run_shards(self, inputs) -> list:
@@ -123,7 +124,8 @@ class SpmdProgram:
             pieces = [(block_index(aval.shape, dims, self.mesh, self.mesh.coords(d)), b)
                       for d, b in zip(self.devices, blocks)]
             out = np.empty(aval.shape, aval.dtype)
-            for process_pieces in transport.allgather_objects(pieces):
+            timeout = default_timeout() if self.timeout is None else self.timeout
+            for process_pieces in transport.allgather_objects(pieces, timeout):
                 for index, block in process_pieces:
                     out[index] = block
             return out
