@@ -2,7 +2,8 @@
 
 Per tile (from the kernel's instruction schedule, ``ptojax.lower.schedule``):
 
-    DMA     sum over TLOAD/TSTORE windows of (bytes / per-core path bandwidth + latency)
+    DMA     sum over TLOAD/TSTORE windows of (bytes / per-core path bandwidth + issue cost);
+            the first-byte latency is paid once per core (pipelined transfers hide it after)
     vector  sum over vector instructions of (issue cycles + ceil(bytes / vector bytes per cycle))
             where bytes = valid elements x element size of the instruction's destination (its
             source for reductions)
@@ -11,8 +12,9 @@ Per tile (from the kernel's instruction schedule, ``ptojax.lower.schedule``):
 
 A core's time for a tile is the largest of the three when loads, compute and stores overlap
 (``buffers >= 2``) and their sum otherwise; a core's time is the sum over the tiles it owns;
-a kernel takes the slowest core plus the launch overhead, and never less than all its GM
-traffic over the HBM bandwidth. The bound is whichever of HBM (all GM traffic, including the
+a kernel takes the slowest core plus the launch overhead, and never less than its HBM time:
+each tensor it touches crosses HBM once (re-reads of a tile by other cores, e.g. matmul
+panels, are assumed to hit the L2 cache) at the HBM bandwidth. The bound is whichever of HBM (all GM traffic, including the
 per-core DMA paths), vector or cube dominates. Tensor-level equations left between kernels are
 estimated as memory-bound (bytes in + out over HBM). Target figures are in
 ``ptojax.lower.targets``; most are estimates, and nothing has been measured on hardware.
@@ -100,7 +102,7 @@ def _tile_cost(stmts, target) -> _TileCost:
             path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
                 ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")
             c.dma_s += n * (nbytes / target.dma_bandwidth[path]
-                            + target.dma_latency_cycles / hz)
+                            + target.dma_issue_cycles / hz)
             c.bytes += n * nbytes
         elif ins.op == "TEXTRACT":
             nbytes = _elems(ins.srcs[0]) * _itemsize(ins.srcs[0])
@@ -149,12 +151,14 @@ def kernel_cost(eqn) -> KernelCost:
                     parts["HBM"] += c.dma_s * share
                     parts["vector"] += c.vec_cycles / hz * share
                     parts["cube"] += c.cube_cycles / hz * share
-        worst = max(worst, max(section_time.values(), default=0.0))
+        busy = max(section_time.values(), default=0.0)
+        worst = max(worst, busy + (target.dma_latency_cycles / hz if busy else 0.0))
     for t in range(grid.num_tiles):
         for _, c in per_region[grid.valid(*grid.coords(t))]:
             total_bytes += c.bytes
             total_flops += c.flops
-    hbm = total_bytes / target.hbm_bandwidth
+    unique = sum(p.type.nbytes for p in sched.params)
+    hbm = min(total_bytes, unique) / target.hbm_bandwidth
     seconds = max(worst, hbm) + target.launch_overhead_s
     parts["HBM"] = max(parts["HBM"], hbm)
     bound = max(parts, key=parts.get)

@@ -48,6 +48,7 @@ class Target:
     cube_macs_per_cycle: MappingProxyType
     launch_overhead_s: float
     dma_latency_cycles: int
+    dma_issue_cycles: int
     min_dma_bytes: int
     notes: tuple = field(default=())
 
@@ -106,11 +107,11 @@ ascend910b = Target(
     clock_hz=1.8e9,                        # estimate: commonly quoted ~1.8 GHz, not published
     hbm_bandwidth=1.5e12,                  # estimate: ~1.5-1.6 TB/s HBM2e quoted by vendors
     dma_bandwidth=_frozen({                # bytes/s per core; all estimates (no public table)
-        "GM->UB": 64e9,                    # estimate
-        "UB->GM": 64e9,                    # estimate
-        "GM->L1": 96e9,                    # estimate
+        "GM->UB": 128e9,                   # estimate
+        "UB->GM": 128e9,                   # estimate
+        "GM->L1": 200e9,                   # estimate
         "L1->L0": 512e9,                   # estimate
-        "L0C->GM": 64e9,                   # estimate
+        "L0C->GM": 128e9,                  # estimate
     }),
     vector_bytes_per_cycle=256,            # [hotchips] 2048-bit vector unit
     vector_issue_cycles=8,                 # estimate: per-instruction issue/drain overhead
@@ -125,6 +126,7 @@ ascend910b = Target(
     }),
     launch_overhead_s=3e-6,                # estimate: kernel launch cost
     dma_latency_cycles=500,                # estimate: first-byte latency of a GM transfer
+    dma_issue_cycles=64,                   # estimate: per-transfer cost once pipelined
     min_dma_bytes=8 * KiB,                 # estimate: transfers below this are latency-bound
     notes=("No number here was measured by ptojax: there is no Ascend hardware in this "
            "project. Sources are cited per field; 'estimate' fields only feed the cost model.",),
@@ -164,6 +166,7 @@ host_cpu = Target(
                                  "int8": 64}),  # estimates
     launch_overhead_s=2e-6,                # estimate: thread-pool dispatch
     dma_latency_cycles=100,                # estimate
+    dma_issue_cycles=16,                   # estimate
     min_dma_bytes=4 * KiB,                 # estimate
     notes=("Estimates for a generic host; used to plan cache-sized tiles.",),
 )

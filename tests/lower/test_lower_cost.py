@@ -1,0 +1,56 @@
+"""The cost model: per-kernel bytes, flops, cycles, microseconds and bound; the program total;
+rendering as a table."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from lower_cases import lowered
+
+S = pto.ShapeDtypeStruct
+
+
+def test_cost_rows_per_kernel_and_total():
+    cost = lowered("layer_norm").cost()
+    (row,) = list(cost)
+    assert row.kind == "vector" and row.tiles >= row.blocks >= 1
+    # reads x, gamma (per tile), beta (per tile); writes y
+    assert row.bytes >= 2 * 64 * 512 * 4
+    assert row.flops > 64 * 512 and row.cycles > 0 and row.us > 0
+    assert row.bound in ("HBM", "vector", "cube")
+    assert cost.total_us == pytest.approx(row.us)
+
+
+def test_elementwise_add_is_memory_bound_and_big_f16_matmul_is_cube_bound():
+    add = pto.jit(lambda a, b: a + b).lower(S((4096, 4096), np.float32),
+                                            S((4096, 4096), np.float32)).cost()
+    assert add[0].bound == "HBM"
+    assert add[0].bytes == 3 * 4096 * 4096 * 4
+    mm = pto.jit(lambda a, b: pnp.matmul(a, b)).lower(S((4096, 4096), np.float16),
+                                                      S((4096, 4096), np.float16)).cost()
+    assert mm[0].kind == "cube" and mm[0].flops == 2 * 4096 ** 3
+    assert mm[0].bound == "cube"
+    peak = 24 * 4096 * 2 * 1.8e9                      # cube MAC/s x 2 flops on 24 cores
+    assert mm[0].seconds >= mm[0].flops / peak        # never faster than the cube peak
+
+
+def test_more_data_costs_more():
+    small = pto.jit(pto.nn.softmax).lower(S((256, 1024), np.float32)).cost().total_us
+    big = pto.jit(pto.nn.softmax).lower(S((8192, 1024), np.float32)).cost().total_us
+    assert big > 4 * small
+
+
+def test_tensor_ops_between_kernels_are_estimated():
+    cost = pto.jit(lambda x: pnp.sort(pnp.exp(x), axis=-1)).lower(
+        S((64, 128), np.float32)).cost()
+    kinds = [r.kind for r in cost]
+    assert "tensor op" in kinds and "vector" in kinds
+    assert all(r.us > 0 for r in cost)
+
+
+def test_cost_renders_as_a_table_and_html():
+    cost = lowered("matmul_bias_gelu").cost()
+    text = str(cost)
+    assert "kernel" in text and "bound" in text and "total" in text and "model" in text
+    html = cost._repr_html_()
+    assert "<table>" in html and "k0_" in html
