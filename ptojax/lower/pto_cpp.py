@@ -66,7 +66,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.ir.core import Literal, Var
+from ptojax.ir.core import Literal
 from ptojax.lower.pto_ops import Instr, RowView, Scratch
 from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
                                    kernel_schedule)

@@ -318,7 +318,7 @@ class _Region:
         loads, compute, stores, scalars = [], [], [], []
         for e in eqns:
             if e.prim is T.tile_load_p:
-                d = self.decl(e.outputs[0])
+                self.decl(e.outputs[0])
                 g = self.window(e.inputs[0], e.inputs[1], e.inputs[2], e.params,
                                 e.outputs[0].type)
                 loads.append(Instr("TLOAD", e.outputs[0], (g,)))

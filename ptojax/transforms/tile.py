@@ -30,7 +30,9 @@ from ptojax.transforms.optimize import optimize
 from ptojax.transforms.tile_fusion import fuse
 from ptojax.transforms.tile_planner import TileConfig, plan_group
 from ptojax.transforms.tile_prepare import fold_transposes
-from ptojax.transforms.tile_rules import COLSUM, TILE_RULES  # noqa: F401 (the rule table)
+from ptojax.transforms.tile_rules import COLSUM, TILE_RULES
+
+__all__ = ["tile", "tile_ir", "TileConfig", "TileResult", "UnfusedOp", "TILE_RULES"]
 
 SHORT = {"reduce_max": "rmax", "reduce_sum": "rsum", "reduce_min": "rmin",
          "dot_general": "matmul", "integer_pow": "pow"}

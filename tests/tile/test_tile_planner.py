@@ -1,12 +1,11 @@
 """The automatic planner: every buffer of every plan fits its space (double buffering and
 temporaries included), tiles respect the 32-byte row rule and the cube fractal, and the
 work spreads over the cores."""
-import numpy as np
 from hypothesis import given, strategies as st
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.ops.tile import TILE_PRIMS, tile_kernel_p
+from ptojax.ops.tile import TILE_PRIMS
 from ptojax.runtime.tile_interpreter import cached_plan
 from ptojax.transforms.tile import tile_ir
 from tile_cases import BF16, CASES, F16, F32
