@@ -28,6 +28,8 @@ class TileLowering:
     """The tiled form of one traced function, for one target."""
 
     def __init__(self, closed: ClosedIR, target=None):
+        from ptojax.transforms.shard_map import per_device_program
+        closed = per_device_program(closed)  # a sharded program lowers its per-device IR
         kernels = [e for e in closed.ir.eqns if e.prim is tile_kernel_p]
         if kernels:
             planned = {e.params["target"] for e in kernels}

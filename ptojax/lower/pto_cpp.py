@@ -421,6 +421,9 @@ def program_cpp(closed, target_name) -> str:
         if eqn.prim is tile_kernel_p:
             parts.append(kernel_cpp(eqn))
             order.append(f"launch_{eqn.params['name']}")
+        elif getattr(eqn.prim, "collective", False):  # issued by the host through HCCL
+            from ptojax.runtime.collectives_hccl import hccl_call
+            order.append(hccl_call(eqn).replace("\n", "\n//      "))
         else:
             order.append("tensor op (not lowered): " + print_eqn(eqn).split("\n")[0][:100])
     parts.append("// program order:\n" + "\n".join(f"//   {i}. {o}"

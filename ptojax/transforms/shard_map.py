@@ -96,6 +96,18 @@ def apply_shard_map(args, body: ClosedIR, mesh, in_specs, out_specs) -> list:
     return program(body, mesh, specs, tuple(out_specs)).run_sharded([*consts, *args])
 
 
+def per_device_program(closed: ClosedIR) -> ClosedIR:
+    """The body of a program that is one shard_map equation (``jit(shard(f))``), which is
+    what each device runs; any other program unchanged."""
+    ir = closed.ir
+    if len(ir.eqns) != 1 or ir.eqns[0].prim is not shard_map_p:
+        return closed
+    eqn = ir.eqns[0]
+    if list(eqn.outputs) != list(ir.outvars):
+        return closed
+    return eqn.params["body"]
+
+
 # pytrees of specs ------------------------------------------------------------------------------
 def specs_for_leaves(specs, tree, what: str) -> list:
     """One PartitionSpec per leaf of ``tree``: ``specs`` is a pytree prefix of it whose leaves
