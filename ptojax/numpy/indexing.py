@@ -356,10 +356,13 @@ def _take_mode(op, mode):
 
 
 def _wrapped(indices, n, mode):
-    """Indices for ``mode``: negative ones counted from the end, or taken modulo n (wrap)."""
+    """Indices for ``mode``: taken modulo n (wrap), clamped as they are (clip), else with
+    negative ones counted from the end."""
     if mode == "wrap":
         from ptojax.numpy.math import remainder
         return remainder(indices, max(n, 1))
+    if mode == "clip":
+        return indices
     return _normalize_index(indices, n)
 
 
