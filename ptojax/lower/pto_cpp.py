@@ -44,7 +44,8 @@ Vector (dst, src0[, src1]); dst may equal a source
     TROWEXPAND{ADD,SUB,MUL,DIV,MAX,MIN}(dst, src, rowvec)   dst[i, j] = src[i, j] op rowvec[i]
     TCOLEXPAND{ADD,SUB,MUL,DIV,MAX,MIN}(dst, src, colvec)   dst[i, j] = src[i, j] op colvec[j]
     TROWSUM TROWMAX TROWMIN(dst_rowvec, src, tmp)          tmp: scratch shaped like src
-    TCOLSUM(dst_colvec, src, tmp)         dst[0, j] = sum over valid rows i of src[i, j]
+    TCOLSUM(dst_colvec, src, tmp, false)  dst[0, j] = sum over valid rows i of src[i, j]
+                                          (isBinary = false: sequential accumulation)
 Synchronization and runtime
     set_flag(PIPE_A, PIPE_B, event), wait_flag(PIPE_A, PIPE_B, event)
         pipes PIPE_MTE2 PIPE_MTE1 PIPE_MTE3 PIPE_V PIPE_M PIPE_FIX; events EVENT_ID0/1 or
@@ -369,6 +370,8 @@ class _Printer:
             args.append(f"CmpMode::{x.attrs['cmp']}")
         if "round" in x.attrs:
             args.append(f"RoundMode::{x.attrs['round']}")
+        if x.op == "TCOLSUM":
+            args.append("false")                 # isBinary: sequential accumulation
         self.w(f"{x.op}({', '.join(args)});")
 
     # --- host --------------------------------------------------------------------------------

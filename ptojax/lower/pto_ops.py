@@ -8,7 +8,10 @@ op's temporary buffer from the memory plan) and ``RowView`` (the [1,R] row-major
 
 Where PTO has no single instruction, a short in-place sequence on the destination is used and
 is exact up to float rounding, e.g. tanh(x) = 1 - 2/(exp(2x) + 1) and logistic(x) =
-1/(1 + exp(-x)). Nothing here has been executed on Ascend hardware.
+1/(1 + exp(-x)); integer powers are repeated TMUL (and TRECIP). Float -> integer conversion
+is TCVT with CAST_TRUNC; ptojax's semantics additionally saturate and send NaN to 0, which a
+target's TCVT is not documented to guarantee. Nothing here has been executed on Ascend
+hardware.
 """
 from __future__ import annotations
 
