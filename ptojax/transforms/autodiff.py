@@ -15,19 +15,18 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import GradError
-from ptojax.ir.core import ClosedIR
-from ptojax.ir.types import TensorType
+from ptojax.ir.core import IR, ClosedIR
 from ptojax.jit import leaf_type
 from ptojax.runtime.array import Array
 from ptojax.runtime.interpreter import eval_ir
 from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat
-from ptojax.transforms.ad_util import Zero, differentiable, instantiate, zeros
+from ptojax.transforms.ad_util import Zero, differentiable, zeros
 from ptojax.transforms.jvp import jvp_eval, jvp_ir
 from ptojax.transforms.optimize import dce
 from ptojax.transforms.partial_eval import partial_eval
 from ptojax.transforms.transpose import transpose_ir
-from ptojax.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ptojax.tree_util import tree_flatten, tree_structure
 
 
 # flat core -----------------------------------------------------------------------------------
@@ -64,15 +63,18 @@ def jvp_of(fn, primals, tangents):
 
 
 def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
-    """(output values, backward function) of ``closed`` at ``primals``.
+    """(differentiated output values, other output values, backward function) of ``closed``
+    at ``primals``.
 
-    The backward function maps cotangents of the first ``n_diff_outs`` outputs to the
-    cotangents of every input (zeros for inputs with nothing to differentiate)."""
+    Only the first ``n_diff_outs`` outputs are differentiated (the others, e.g. auxiliary
+    data, are just computed). The backward function maps their cotangents (None or ``Zero``
+    for a zero cotangent) to the cotangents of every input (zeros for inputs with nothing to
+    differentiate)."""
     in_types = closed.in_types
     n_outs = len(closed.outvars)
     n_diff_outs = n_outs if n_diff_outs is None else n_diff_outs
     nonzeros = [differentiable(t) for t in in_types]
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    jvp_closed, out_nz = _jvp_of_first_outputs(closed, nonzeros, n_diff_outs)
     n_tangents = sum(nonzeros)
     known, linear, n_res, out_unknown = partial_eval(
         jvp_closed, [False] * len(in_types) + [True] * n_tangents)
@@ -81,28 +83,47 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     # which outputs feed the linear IR: nonzero tangent outputs that depend on a tangent
     tangent_unknown = iter(out_unknown[n_outs:])
     feeds = [nz and next(tangent_unknown) for nz in out_nz]
-    transposed, ct_nonzeros = transpose_ir(linear.ir if isinstance(linear, ClosedIR) else
-                                           linear, [False] * n_res + [True] * n_tangents)
+    transposed, ct_nonzeros = transpose_ir(linear, [False] * n_res + [True] * n_tangents)
     transposed = ClosedIR(dce(transposed.ir), transposed.consts)
+    diff_types = closed.out_types[:n_diff_outs]
 
     def backward(cts):
-        cts = list(cts) + [None] * (n_outs - len(cts))
-        linear_cts = [instantiate(c, v.type.strip_weak()) if c is None or isinstance(c, Zero)
-                      else c for c, v, f in zip(cts, closed.outvars, feeds) if f]
+        linear_cts = [c if c is not None and not isinstance(c, Zero)
+                      else zeros(t.strip_weak()) for c, t, f in zip(cts, diff_types, feeds) if f]
         results = iter(eval_ir(transposed, [*residuals, *linear_cts]))
         tangent_cts = iter([next(results) if nz else None for nz in ct_nonzeros])
         out = []
         for t, nz in zip(in_types, nonzeros):
             ct = next(tangent_cts) if nz else None
-            out.append(ct if ct is not None else _zero_cotangent(t))
+            out.append(_weak_like(ct, t) if ct is not None else _zero_cotangent(t))
         return out
 
     return outs[:n_diff_outs], outs[n_diff_outs:], backward
 
 
+def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs):
+    """``jvp_ir`` keeping every primal output but only the tangents of the first
+    ``n_diff_outs`` outputs (so auxiliary outputs are never transposed)."""
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    n_outs = len(closed.outvars)
+    n_kept = sum(out_nz[:n_diff_outs])
+    ir = jvp_closed.ir
+    pruned = dce(IR(ir.constvars, ir.invars, ir.eqns, ir.outvars[:n_outs + n_kept]))
+    return ClosedIR(pruned, jvp_closed.consts), out_nz[:n_diff_outs]
+
+
+def _weak_like(ct, aval):
+    """A cotangent is weakly typed when its primal is (as in JAX: ``grad(f)(3.0)`` stays a
+    weak float)."""
+    if not aval.weak_type:
+        return ct
+    from ptojax import lax
+    return lax.convert_element_type(ct, aval.dtype, weak_type=True)
+
+
 def _zero_cotangent(aval):
     if differentiable(aval):
-        return zeros(aval.strip_weak())
+        return _weak_like(zeros(aval.strip_weak()), aval)
     return np.zeros(aval.shape, dtypes.float0)
 
 

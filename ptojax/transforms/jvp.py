@@ -223,14 +223,13 @@ jvp_rules[ew.atan2_p] = _binary(ew.atan2_p, _times_factor(_atan2_factor(lambda x
 
 
 def _replace_zero(x):
-    """``x`` with its zeros replaced by ones (a safe argument for log and pow)."""
+    """``x`` with its zeros replaced by ones (a safe argument for log)."""
     return lax.select(lax.eq(x, 0), _ones_like(x), x)
 
 
 def _pow_dx(x, y, out):
-    # y * x**(y-1), defined as 0 where y == 0 (so 0**0 has derivative 0, as in JAX)
-    jac = lax.mul(_replace_zero(y), lax.pow(x, lax.sub(y, 1)))
-    return lax.select(lax.eq(y, 0), zeros_like(jac), jac)
+    # y * x**(y-1), as JAX for floating-point y (so d/dx at x = y = 0 is NaN there too)
+    return lax.mul(y, lax.pow(x, lax.sub(y, 1)))
 
 
 def _pow_dy(x, y, out):
@@ -239,7 +238,18 @@ def _pow_dy(x, y, out):
 
 
 jvp_rules[ew.pow_p] = _binary(ew.pow_p, _times_factor(_pow_dx), _times_factor(_pow_dy))
-jvp_rules[ew.abs_p] = _unary(ew.abs_p, lambda x, o: lax.sign(x))
+
+
+def _abs_rule(primals, tangents):
+    """t where x >= 0, else -t (as JAX: the derivative at 0 is 1)."""
+    (x,), (t,) = primals, tangents
+    out = ew.abs_p.bind(x)
+    if is_zero(t):
+        return out, Zero(out.aval)
+    return out, lax.select(lax.ge(x, lax.convert_element_type(0, x.dtype)), t, lax.neg(t))
+
+
+jvp_rules[ew.abs_p] = _abs_rule
 jvp_rules[ew.exp_p] = _unary(ew.exp_p, lambda x, o: o)
 jvp_rules[ew.exp2_p] = _unary(ew.exp2_p, lambda x, o: lax.mul(o, float(np.log(2))))
 jvp_rules[ew.log_p] = _unary_divided(ew.log_p, lambda x, o: x)

@@ -12,7 +12,7 @@ checkpointed region saves only its inputs and recomputes its intermediates in th
 from __future__ import annotations
 
 from ptojax.errors import UnsupportedError
-from ptojax.ir.core import IR, ClosedIR, Literal, Var
+from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.transforms.optimize import dce
 
 # prim -> rule(eqn, unknown_inputs: list[bool]) -> (known_eqns, unknown_eqns, residual_vars)
