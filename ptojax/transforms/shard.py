@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple, Optional
 
 from ptojax import dtypes
+from ptojax.errors import UnsupportedError
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, random_bits
 from ptojax.ops import reductions as red, shape as sh, sorting
 
@@ -354,4 +355,30 @@ shard_rules[ix.gather_p] = ShardRule(_gather_rule, linear="unary")
 shard_rules[ix.scatter_p] = ShardRule(_scatter_rule)
 shard_rules[linalg.dot_general_p] = ShardRule(_dot_general_rule, linear="one")
 
+
+
+def _not_supported(reason: str):
+    def local(ctx, eqn, operands, targets):
+        raise UnsupportedError(f"pto.shard cannot partition `{eqn.prim.name}`: {reason}",
+                               eqn.source)
+    return ShardRule(None, local=local)
+
+
+def _register_unsupported():
+    from ptojax.ops import calls, collectives, tile
+    from ptojax.transforms.shard_map import shard_map_p
+    for prim in collectives.COLLECTIVES.values():
+        shard_rules[prim] = _not_supported(
+            "collectives name mesh axes, which only exist per device; call them inside "
+            "pto.shard_map, and write pto.shard functions on whole arrays")
+    shard_rules[shard_map_p] = _not_supported(
+        "the function already contains a per-device program (pto.shard_map or pto.shard); "
+        "nesting them is not supported")
+    shard_rules[calls.custom_lin_p] = _not_supported(
+        "it only exists inside a JVP being transposed")
+    shard_rules[tile.tile_kernel_p] = _not_supported(
+        "tile kernels are per-device code: shard first, then tile the per-device program")
+
+
+_register_unsupported()
 from ptojax.transforms import shard_local  # noqa: E402,F401  (registers the special forms)
