@@ -123,7 +123,11 @@ def _from_sequence(seq, dtype, op):
 
 
 def result_type(*args, op: str = "result_type") -> tuple:
-    return dtypes.promote(tuple(dtype_and_weak(a, op) for a in args))
+    """The promoted (dtype, weak) of ``args``, or a DtypeError naming ``op``."""
+    try:
+        return dtypes.promote(tuple(dtype_and_weak(a, op) for a in args))
+    except DtypeError as e:
+        raise DtypeError(f"{op}: {e.message}", user_frame()) from None
 
 
 def broadcast_shapes(name, *shapes) -> tuple:

@@ -137,25 +137,31 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
-    _no_out("var", out)
-    a = asarray(a, op="var")
-    axes = normalize_axes("var", axis, a.ndim)
-    result_dtype = _result_dtype("var", a, dtype, to_inexact)
+def _variance(name, a, axis, dtype, ddof, where):
+    a = asarray(a, op=name)
+    axes = normalize_axes(name, axis, a.ndim)
+    result_dtype = _result_dtype(name, a, dtype, to_inexact)
     x = convert(a, _computation_dtype(result_dtype))
     centre = mean(x, axes, keepdims=True, where=where)
     centered = lax.sub(x, broadcast_to_shape(centre, x.shape))
-    squares = _where_fill("var", lax.mul(centered, centered), where, 0)
-    count = _count("var", a, axes, where, x.dtype)
+    squares = _where_fill(name, lax.mul(centered, centered), where, 0)
+    count = _count(name, a, axes, where, x.dtype)
     normalizer = count - ddof if where is None else lax.sub(count, float(ddof))
     if where is None and normalizer <= 0:
         normalizer = float("nan")
-    result = lax.div(lax.reduce_sum(squares, axes), normalizer)
+    return lax.div(lax.reduce_sum(squares, axes), normalizer), result_dtype, axes, a
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out("var", out)
+    result, result_dtype, axes, a = _variance("var", a, axis, dtype, ddof, where)
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
-    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
+    _no_out("std", out)
+    result, result_dtype, axes, a = _variance("std", a, axis, dtype, ddof, where)
+    return _keep(convert(lax.sqrt(result), result_dtype), a, axes, keepdims)
 
 
 def _arg(lax_fn, name):
@@ -210,7 +216,8 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def count_nonzero(a, axis=None, keepdims=False):
     a = asarray(a, op="count_nonzero")
-    return sum(lax.ne(a, 0), axis, keepdims=keepdims)
+    axes = normalize_axes("count_nonzero", axis, a.ndim)
+    return sum(lax.ne(a, 0), axes, keepdims=keepdims)
 
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
