@@ -153,6 +153,11 @@ def to_front(x, d):
     return broadcast_at(x, 0) if d is None else move_axis(x, d, 0)
 
 
+def canonical_axes(axes, ndim) -> tuple:
+    """Axes of a primitive's params (which may count from the end) in ``0..ndim-1``."""
+    return tuple(a % ndim if a < 0 else a for a in axes)
+
+
 def shift_axes(axes, bd):
     """Axes of the per-example value, renumbered for a value with a batch at ``bd``."""
     return tuple(a + (a >= bd) for a in axes)
@@ -203,6 +208,17 @@ for _p in ew.ELEMENTWISE.values():
     batch_rules[_p] = _elementwise_rule(_p)
 
 
+def _clamp_rule(args, dims):
+    """Like an elementwise op, except that the operand (not a bound) sets the shape."""
+    (lo, x, hi), (ld, xd, hd) = args, dims
+    if xd is None:
+        x, xd = broadcast_at(x, 0), 0
+    return _elementwise_rule(ew.clamp_p)([lo, x, hi], [ld, xd, hd])
+
+
+batch_rules[ew.clamp_p] = _clamp_rule
+
+
 def _threefry2x32_rule(args, dims):
     outs = random_bits.threefry2x32_p.bind(*align_elementwise(args, dims))
     dim = _elementwise_dim(args, dims)
@@ -216,7 +232,7 @@ batch_rules[random_bits.threefry2x32_p] = _threefry2x32_rule
 def _reduce_rule(prim):
     def rule(args, dims, axes):
         (x,), (bd,) = args, dims
-        axes = shift_axes(axes, bd)
+        axes = shift_axes(canonical_axes(axes, x.ndim - 1), bd)
         return prim.bind(x, axes=axes), bd - sum(a < bd for a in axes)
     return rule
 
@@ -229,7 +245,7 @@ for _p in (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p, red.reduce_min
 def _arg_rule(prim):
     def rule(args, dims, axis, index_dtype):
         (x,), (bd,) = args, dims
-        axis = axis + (axis >= bd)
+        (axis,) = shift_axes(canonical_axes((axis,), x.ndim - 1), bd)
         return prim.bind(x, axis=axis, index_dtype=index_dtype), bd - (axis < bd)
     return rule
 
@@ -241,7 +257,8 @@ batch_rules[red.argmin_p] = _arg_rule(red.argmin_p)
 def _cumulative_rule(prim):
     def rule(args, dims, axis, reverse=False):
         (x,), (bd,) = args, dims
-        return prim.bind(x, axis=axis + (axis >= bd), reverse=reverse), bd
+        (axis,) = shift_axes(canonical_axes((axis,), x.ndim - 1), bd)
+        return prim.bind(x, axis=axis, reverse=reverse), bd
     return rule
 
 
@@ -276,19 +293,20 @@ def _transpose_rule(args, dims, permutation):
 
 def _squeeze_rule(args, dims, dimensions):
     (x,), (bd,) = args, dims
-    dimensions = shift_axes(dimensions, bd)
+    dimensions = shift_axes(canonical_axes(dimensions, x.ndim - 1), bd)
     return lax.squeeze(x, dimensions), bd - sum(d < bd for d in dimensions)
 
 
 def _expand_dims_rule(args, dims, dimensions):
     (x,), (bd,) = args, dims
     x = move_axis(x, bd, 0)
+    dimensions = canonical_axes(dimensions, x.ndim - 1 + len(dimensions))
     return lax.expand_dims(x, tuple(d + 1 for d in dimensions)), 0
 
 
 def _rev_rule(args, dims, dimensions):
     (x,), (bd,) = args, dims
-    return lax.rev(x, shift_axes(dimensions, bd)), bd
+    return lax.rev(x, shift_axes(canonical_axes(dimensions, x.ndim - 1), bd)), bd
 
 
 def _slice_rule(args, dims, start_indices, limit_indices, strides=None):
@@ -302,6 +320,7 @@ def _slice_rule(args, dims, start_indices, limit_indices, strides=None):
 
 
 def _concatenate_rule(args, dims, dimension):
+    (dimension,) = canonical_axes((dimension,), example_ndim(args[0], dims[0]))
     if len(set(dims)) == 1:  # every operand batched at one dimension: leave it there
         bd = dims[0]
         return lax.concatenate(args, dimension + (dimension >= bd)), bd
@@ -389,6 +408,7 @@ def _dynamic_update_slice_rule(args, dims):
 
 def _gather_rule(args, dims, axes, nbatch=0, mode="clip", fill_value=None):
     (x, idx), (xd, id_) = args, dims
+    axes = canonical_axes(axes, example_ndim(x, xd) - nbatch)
     kw = dict(mode=mode, fill_value=fill_value)
     if xd is not None and id_ is not None:  # a new paired batch dimension
         x, idx = move_axis(x, xd, 0), move_axis(idx, id_, 0)
@@ -403,6 +423,7 @@ def _gather_rule(args, dims, axes, nbatch=0, mode="clip", fill_value=None):
 
 def _scatter_rule(args, dims, axes, nbatch=0, mode="add"):
     (x, idx, upd), (xd, id_, ud) = args, dims
+    axes = canonical_axes(axes, example_ndim(x, xd) - nbatch)
     if id_ is not None:  # a new paired batch dimension
         x, idx, upd = to_front(x, xd), move_axis(idx, id_, 0), to_front(upd, ud)
         return lax.scatter(x, idx, upd, axes, nbatch + 1, mode), 0
@@ -430,7 +451,9 @@ def _dot_general_rule(args, dims, dimension_numbers, preferred_element_type=None
     """No transposes: the batch becomes a paired batch dimension (both operands batched) or
     stays a free dimension of the one batched operand."""
     (lhs, rhs), (ld, rd) = args, dims
-    (lc, rc), (lb, rb) = dimension_numbers
+    lnd, rnd = example_ndim(lhs, ld), example_ndim(rhs, rd)
+    (lc, rc), (lb, rb) = [(canonical_axes(l, lnd), canonical_axes(r, rnd))
+                          for l, r in dimension_numbers]
     if ld is not None and rd is not None:
         dn = ((shift_axes(lc, ld), shift_axes(rc, rd)),
               ((ld, *shift_axes(lb, ld)), (rd, *shift_axes(rb, rd))))
@@ -450,6 +473,7 @@ def _dot_general_rule(args, dims, dimension_numbers, preferred_element_type=None
 
 
 def _sort_rule(args, dims, dimension, num_keys=1):
+    (dimension,) = canonical_axes((dimension,), example_ndim(args[0], dims[0]))
     if len(set(dims)) == 1:  # every operand batched at one dimension: leave it there
         bd = dims[0]
         outs = sorting.sort_p.bind(*args, dimension=dimension + (dimension >= bd),
