@@ -14,9 +14,10 @@ from typing import Callable
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import GradError
+from ptojax.errors import GradError, UnsupportedError
 from ptojax.ir.core import IR, ClosedIR
 from ptojax.jit import leaf_type
+from ptojax.ops import calls
 from ptojax.runtime.array import Array
 from ptojax.runtime.interpreter import eval_ir
 from ptojax.source_info import user_frame
@@ -143,6 +144,7 @@ def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
     closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux)
     nonzeros = [differentiable(leaf_type(p)) for p in flat_p]
     jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    _forbid_custom_vjp(jvp_closed)
     results = eval_ir(jvp_closed, [*flat_p, *[t for t, nz in zip(flat_t, nonzeros) if nz]])
     n = len(closed.outvars)
     outs, touts = results[:n], iter(results[n:])
@@ -154,6 +156,17 @@ def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
     if has_aux:
         return out, tout, aux_tree.unflatten(outs[n_main:])
     return out, tout
+
+
+def _forbid_custom_vjp(jvp_closed):
+    """Forward mode cannot go through a custom_vjp function (it defines reverse mode only):
+    say so at the user's call of that function."""
+    for eqn in jvp_closed.eqns:
+        if eqn.prim is calls.custom_lin_p:
+            raise UnsupportedError("forward-mode differentiation (jvp, jacfwd, hessian) of a "
+                                   "custom_vjp function is not supported: it defines only "
+                                   "reverse mode. Use custom_jvp, or reverse mode (grad, vjp, "
+                                   "jacrev)", eqn.source)
 
 
 def _check_tangent(p, t, i):

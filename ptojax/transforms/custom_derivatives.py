@@ -18,7 +18,8 @@ from ptojax.ops import calls
 from ptojax.source_info import user_frame
 from ptojax.transforms.ad_util import differentiable, zeros
 from ptojax.transforms.autodiff import trace_pytree_fn
-from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_structure,
+                              tree_unflatten)
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -190,18 +191,32 @@ def _flatten_input_cts(rule, in_cts, diff, names):
                               user_frame(4))
     out = []
     for ct, arg, name in zip(in_cts, diff, names):
-        arg_pairs, arg_tree = tree_flatten_with_path(arg)
-        if ct is None:
-            out += [_zero_ct(leaf_type(leaf)) for _, leaf in arg_pairs]
-            continue
-        ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != arg_tree:
-            raise CustomRuleError(f"{rule} returned a cotangent for {name} with structure "
-                                  f"{ct_tree}, but the argument has structure {arg_tree}",
-                                  user_frame(4))
-        for (path, leaf), c in zip(arg_pairs, ct_leaves):
-            out.append(_checked_ct(rule, c, leaf_type(leaf), name + keystr(path)))
+        for path, sub_ct, leaf in _pair_with_leaves(rule, ct, arg, name):
+            out.append(_checked_ct(rule, sub_ct, leaf_type(leaf), name + keystr(path)))
     return out
+
+
+def _pair_with_leaves(rule, ct, arg, name):
+    """(path, cotangent, primal leaf) for each leaf of ``arg``; a None anywhere in ``ct``
+    stands for zeros of the whole subtree it replaces (as in JAX)."""
+    ct_tree = tree_structure(ct, is_leaf=lambda x: x is None)
+    try:
+        subtrees = ct_tree.flatten_up_to(arg)
+    except ValueError:
+        raise CustomRuleError(f"{rule} returned a cotangent for {name} with structure "
+                              f"{tree_structure(ct)}, but the argument has structure "
+                              f"{tree_structure(arg)}", user_frame(5)) from None
+    ct_leaves = tree_flatten(ct, is_leaf=lambda x: x is None)[0]
+    prefix_paths = [p for p, _ in tree_flatten_with_path(ct, is_leaf=lambda x: x is None)[0]]
+    pairs = []
+    for prefix, sub_ct, subtree in zip(prefix_paths, ct_leaves, subtrees):
+        leaves = tree_flatten_with_path(subtree)[0]
+        if sub_ct is not None and (len(leaves) != 1 or leaves[0][0]):
+            raise CustomRuleError(f"{rule} returned a leaf for {name}{keystr(prefix)}, where "
+                                  f"the argument has the subtree {tree_structure(subtree)}",
+                                  user_frame(5))
+        pairs += [(prefix + path, sub_ct, leaf) for path, leaf in leaves]
+    return pairs
 
 
 def _zero_ct(t):
