@@ -80,14 +80,14 @@ def test_a_failing_device_wakes_the_others_and_its_error_is_raised(monkeypatch):
     from ptojax.ops.collectives import psum_p
     from ptojax.runtime import collectives
 
-    def sin_failing_on_device_2(x):
+    def logistic_failing_on_device_2(x):
         if collectives._current.context.device.id == 2:
             raise ValueError("device 2 ran out of luck")
-        return np.sin(x)
+        return 1 / (1 + np.exp(-x))
 
-    monkeypatch.setattr(ew.sin_p, "impl", sin_failing_on_device_2)
+    monkeypatch.setattr(ew.logistic_p, "impl", logistic_failing_on_device_2)
     with bound_axes(MESH.shape):
-        body = trace_flat(lambda x: [psum_p.bind(ew.sin_p.bind(x), axes=("x",))],
+        body = trace_flat(lambda x: [psum_p.bind(ew.logistic_p.bind(x), axes=("x",))],
                           [TensorType((2,), np.dtype(np.float32))])
     program = SpmdProgram(body, MESH, [((),)], [((),)], timeout=30)
     start = time.monotonic()
