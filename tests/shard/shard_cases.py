@@ -16,6 +16,8 @@ B = _rng.normal(size=(16, 8)).astype(np.float32)
 V = _rng.normal(size=(16,)).astype(np.float32)
 E = _rng.normal(size=(32, 6)).astype(np.float32)
 IDS = _rng.integers(0, 32, size=(8, 4)).astype(np.int32)
+BA = _rng.normal(size=(8, 8, 6)).astype(np.float32)
+BB = _rng.normal(size=(8, 6, 8)).astype(np.float32)
 
 
 def _softmax(a):
@@ -37,6 +39,9 @@ CASES = {
     "mean_var": (lambda a: pnp.var(a, axis=0), (A,), [(P("x"),), (P("x", "y"),)]),
     "matmul": (lambda a, b: a @ b, (A, B), [(P(None, "x"), P("x")), (P("x", "y"), P("y", "x")),
                                             (P("x"), P()), (P(), P(None, "x"))]),
+    "batched_matmul": (lambda a, b: pnp.einsum("bij,bjk->bik", a, b), (BA, BB),
+                       [(P("x"), P("x")), (P("x", "y"), P()), (P(None, None, "y"), P(None, "y")),
+                        (P("y", "x"), P("y", None, "x"))]),
     "mlp": (_mlp, (A, B), [(P("x"), P()), (P(None, "y"), P("y")), (P("x"), P(None, "y"))]),
     "transpose": (lambda a: a.T * 2, (A,), [(P("x"),), (P("x", "y"),)]),
     "reshape_merge": (lambda a: a.reshape(128) + 1, (A,), [(P("x"),), (P(None, "x"),)]),
