@@ -24,8 +24,8 @@ from ptojax import dtypes, lax
 from ptojax.errors import UnsupportedError
 from ptojax.ops import collectives as coll
 from ptojax.runtime.array import Array
-from ptojax.transforms.vmap import (batch_rules, current_axis_name, current_axis_size,
-                                    move_axis, to_front)
+from ptojax.transforms.vmap import (batch_rules, canonical_axes, current_axis_name,
+                                    current_axis_size, example_ndim, move_axis, to_front)
 
 
 def _split_axes(axes):
@@ -94,6 +94,7 @@ batch_rules[coll.axis_index_p] = _axis_index_rule
 # data movement -----------------------------------------------------------------------------------
 def _all_gather_rule(args, dims, axes, axis_size, dim, tiled):
     (x,), (d,) = args, dims
+    (dim,) = canonical_axes((dim,), example_ndim(x, d) + (not tiled))
     split = _split_axes(axes)
     x = to_front(x, d)
     if split is None:
@@ -116,6 +117,7 @@ def _all_gather_rule(args, dims, axes, axis_size, dim, tiled):
 
 def _psum_scatter_rule(args, dims, axes, axis_size, dim, tiled):
     (x,), (d,) = args, dims
+    (dim,) = canonical_axes((dim,), example_ndim(x, d))
     if _split_axes(axes) is None:
         return coll.psum_scatter_p.bind(to_front(x, d), axes=axes, axis_size=axis_size,
                                         dim=dim + 1, tiled=tiled), 0
@@ -130,6 +132,7 @@ def _psum_scatter_rule(args, dims, axes, axis_size, dim, tiled):
 
 def _all_to_all_rule(args, dims, axes, axis_size, split_dim, concat_dim, tiled):
     (x,), (d,) = args, dims
+    split_dim, concat_dim = canonical_axes((split_dim, concat_dim), example_ndim(x, d))
     x = to_front(x, d)
     if _split_axes(axes) is None:
         return coll.all_to_all_p.bind(x, axes=axes, axis_size=axis_size,
