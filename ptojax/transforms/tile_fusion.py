@@ -208,6 +208,9 @@ class _Fuser:
         out_layout, in_layouts = result
         pulls = {}
         for a, layout in zip(eqn.inputs, in_layouts):
+            if type(a) is Var and a in group.pulled and layout != group.pulled[a][1]:
+                return f"it needs {a.type} as a {layout} value, but the kernel recomputes " \
+                       f"it as {group.pulled[a][1]}"
             if type(a) is not Var or group.produces(a) or a in group.pulled:
                 continue
             if a in self.pending and layout is not None:
@@ -260,6 +263,8 @@ class _Fuser:
         if a.kind == "cube" and b.kind == "cube":
             return False
         if (a.kind == "cube" and b.has_reduction) or (b.kind == "cube" and a.has_reduction):
+            return False
+        if any(v in b.pulled and b.pulled[v][1] != p[1] for v, p in a.pulled.items()):
             return False
         for x, y in ((a, b), (b, a)):
             for e in x.eqns + [p for p, _, _ in x.pulled.values()]:
