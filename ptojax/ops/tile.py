@@ -441,7 +441,3 @@ def _kernel_impl(*inputs, **params):
 
 
 tile_kernel_p = _prim("tile_kernel", _kernel_abstract, _kernel_impl, multiple_results=True)
-
-
-def is_tile_prim(prim) -> bool:
-    return TILE_PRIMS.get(prim.name) is prim

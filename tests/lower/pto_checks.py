@@ -11,8 +11,6 @@
 import re
 from collections import Counter
 
-import numpy as np
-
 SPACE = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C",
          "vec": "UB", "mat": "L1", "left": "L0A", "right": "L0B", "acc": "L0C"}
 CPP_ITEM = {"float": 4, "half": 2, "bfloat16_t": 2, "int32_t": 4, "int16_t": 2, "int8_t": 1,
@@ -174,7 +172,3 @@ def all_checks(text, dialect, target):
     check_tiles_fit(text, dialect, target)
     if dialect == "cpp":
         check_no_live_overlap(text)
-
-
-def tile_count(text):
-    return int(np.sum([1 for _ in cpp_tiles(text)]))
