@@ -30,7 +30,8 @@ def index_for(draw, shape):
     for _ in range(draw(st.integers(1, len(shape) + 2))):
         kind = draw(st.sampled_from(kinds))
         if kind == "ellipsis" and "ellipsis" not in seen:
-            entries.append(Ellipsis)
+            entries.append(Ellipsis)  # standing for the next k dimensions
+            d += draw(st.integers(0, len(shape) - d))
         elif kind == "none":
             entries.append(None)
         elif d < len(shape) and kind == "int":
@@ -54,6 +55,8 @@ def index_for(draw, shape):
         else:
             continue
         seen.add(kind)
+    if "ellipsis" in seen:  # the entries after it index the last dimensions
+        entries += [slice(None)] * (len(shape) - d)
     return tuple(entries) if draw(st.booleans()) or len(entries) != 1 else entries[0]
 
 
@@ -63,7 +66,7 @@ def _targets_unique(shape, idx) -> bool:
     return np.unique(picked).size == picked.size
 
 
-UPDATES = ["add", "multiply", "min", "max"]
+UPDATES = ["add", "max"]  # the others share the index plan (see the repeated-index test)
 
 
 def _index_calls(x, idx, values, with_set):
@@ -100,7 +103,7 @@ def test_traced_integer_array_indices_match_jax(jnp, data, shape):
 
     def calls(a, i, j):
         a = pnp.asarray(a) if not hasattr(a, "at") else a
-        return [a[index(i, j)], a.at[index(i, j)].add(1.0), a.at[index(i, j)].max(0.0)]
+        return [a[index(i, j)], a.at[index(i, j)].add(1.0)]
     check_modes(calls, calls, x, i, j)
 
 
