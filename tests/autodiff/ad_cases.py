@@ -24,16 +24,18 @@ class Case:
     """One way of differentiating a primitive. ``fd_eps``/``fd_rtol`` tune the finite-
     difference check and ``rtol`` the exact ones (JAX, adjoint identity) for functions that
     round through a lower precision; ``finite_differences=False`` where the derivative is by
-    definition not the numerical one (stop_gradient)."""
+    definition not the numerical one (stop_gradient); ``jax_reference=False`` where JAX has
+    no derivative to compare with (the case's jax_fn is then None)."""
 
     def __init__(self, prims, build, fd_eps=1e-6, fd_rtol=1e-6, rtol=1e-9,
-                 finite_differences=True):
+                 finite_differences=True, jax_reference=True):
         self.prims = prims
         self.build = build
         self.fd_eps = fd_eps
         self.fd_rtol = fd_rtol
         self.rtol = rtol
         self.finite_differences = finite_differences
+        self.jax_reference = jax_reference
 
 
 CASES: dict[str, Case] = {}
@@ -153,7 +155,7 @@ for _name, _domains in BINARY.items():
     _binary_case(_name, _domains)
 
 
-@case("nextafter", ew.nextafter_p)
+@case("nextafter", ew.nextafter_p, jax_reference=False)
 def _nextafter(data, J):  # JAX defines no derivative; ours is that of x (a one-ulp step)
     return (lambda a, b: ew.nextafter_p.bind(a, b)), None, _binary_operands(data, ("real",
                                                                                    "real"))
@@ -571,6 +573,20 @@ def _scatter(data, J):
     jax_scatter = _jax_indexed(J, put, nbatch, axes)
     return (lambda a, u: lax.scatter(a, idx, u, axes, nbatch, mode)), \
         (lambda a, u: jax_scatter(a, jidx, u)), [x, updates]
+
+
+@case("scatter_duplicate_targets", ix.scatter_p, jax_reference=False)
+def _scatter_duplicates(data, J):
+    """Several updates per target (JAX differentiates scatter-mul only for unique indices and
+    leaves the winner of a scatter-set unspecified): the last update wins a set, products
+    and extrema combine them all."""
+    mode = data.draw(st.sampled_from(sorted(SCATTER_JAX)))
+    rng = rng_of(data)
+    x = values(rng, shape_of(data, min_rank=1, max_rank=2))
+    n = x.shape[0]
+    idx = rng.integers(0, n, size=(n + 2, 1)).astype(np.int32)
+    updates = values(rng, (n + 2,) + x.shape[1:], "nonzero" if mode == "mul" else "real")
+    return (lambda a, u: lax.scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
 
 
 def _type(x):

@@ -85,13 +85,11 @@ def test_rule_matches_finite_differences(name, data, J):
     verify(pto.make_ir(lambda *a: pto.vjp(pto_fn, *a)[1](ct))(*args))
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items()))
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.jax_reference))
 @settings(max_examples=JAX_EXAMPLES)
 @given(data=st.data())
 def test_rule_matches_jax(name, data, J):
     pto_fn, jax_fn, args = CASES[name].build(data, J)
-    if jax_fn is None:
-        pytest.skip("JAX defines no derivative for this primitive")
     out, vjp_fn = pto.vjp(pto_fn, *args)
     tangents, ct = _directions(data, args, out)
     _, tout = pto.jvp(pto_fn, args, tangents)
