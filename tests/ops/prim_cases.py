@@ -1,5 +1,5 @@
 """Valid (operands, params) for every primitive of ptojax/ops/{elementwise, reductions, shape,
-indexing, linalg, sorting}, drawn with hypothesis. Used to check that each numpy impl returns
+indexing, linalg, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy impl returns
 exactly the shapes and dtypes its abstract eval promises (the jit executor trusts them)."""
 import math
 
@@ -11,7 +11,7 @@ from ptojax.errors import PtoError
 from ptojax.ir.types import TensorType
 from ptojax.ops import elementwise as ew
 from ptojax.ops import indexing as ix
-from ptojax.ops import linalg, reductions as red, shape as sh, sorting
+from ptojax.ops import linalg, random_bits, reductions as red, shape as sh, sorting
 
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
@@ -338,6 +338,11 @@ def _sort(data, rng):
                 "num_keys": data.draw(st.integers(1, n))}
 
 
+def _threefry(data, rng):
+    shape = data.draw(shapes)
+    return [_scalar_or_full(data, rng, shape, dtypes.uint32) for _ in range(4)], {}
+
+
 def all_cases() -> dict:
     """Primitive name → case drawer."""
     cases = {}
@@ -355,6 +360,7 @@ def all_cases() -> dict:
         sh.iota_p: _iota, ix.dynamic_slice_p: _dynamic_slice,
         ix.dynamic_update_slice_p: _dynamic_update_slice, ix.gather_p: _gather,
         ix.scatter_p: _scatter, linalg.dot_general_p: _dot_general, sorting.sort_p: _sort,
+        random_bits.threefry2x32_p: _threefry,
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)

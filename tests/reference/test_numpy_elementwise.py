@@ -132,7 +132,7 @@ BROADCAST_SAMPLE = ["add", "multiply", "divide", "maximum", "less", "power", "ar
                     "logical_and", "floor_divide"]
 
 
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, min_side=0, max_side=3),
        name=st.sampled_from(BROADCAST_SAMPLE), dtype=st.sampled_from([dtypes.float32,
                                                                      dtypes.int32]),
        seed=st.integers(0, 2**16))
@@ -143,7 +143,7 @@ def test_binary_functions_broadcast_like_jax(jnp, shapes, name, dtype, seed):
     check_modes(getattr(pnp, name), getattr(jnp, name), x, y)
 
 
-@given(shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3),
+@given(shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, min_side=0, max_side=3),
        seed=st.integers(0, 2**16))
 def test_where_broadcasts_all_three_operands_like_jax(jnp, shapes, seed):
     rng = np.random.default_rng(seed)
