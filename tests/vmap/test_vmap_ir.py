@@ -119,3 +119,14 @@ def test_a_custom_vjp_keeps_an_unbatched_argument_unbatched():
     verify(closed)
     call = next(e for e in closed.eqns if e.prim.name == "custom_vjp_call")
     assert [a.type.shape for a in call.inputs] == [(3,), (4, 3)]
+
+
+def test_a_batched_outer_product_becomes_a_broadcast_multiply():
+    """Per-example weight gradients are outer products: as dot_generals with one-element
+    contractions they would be batched matmuls of k=1 (slow, and not tileable)."""
+    a, b = np.ones((4, 5), np.float32), np.ones((4, 3), np.float32)
+    closed = pto.make_ir(pto.vmap(pnp.outer))(a, b)
+    verify(closed)
+    names = [e.prim.name for e in closed.eqns]
+    assert "dot_general" not in names and names[-1] == "mul"
+    assert closed.out_types[0].shape == (4, 5, 3)
