@@ -74,7 +74,8 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
         if copy.namespace:
             lines.append(f"}}  // namespace {copy.namespace}")
         lines += [f"#undef {m}" for m in copy.macros]
-    lines.append(f"PTO_HOST_EXPORT int ptojax_host_abi() {{ return {ABI_VERSION}; }}")
+    lines += ["using namespace pto;   // element types (half, ...) for the launchers",
+              f"PTO_HOST_EXPORT int ptojax_host_abi() {{ return {ABI_VERSION}; }}"]
     for e in entries:
         lines.append(f"PTO_HOST_EXPORT int {e.symbol}(void* const* args, long long blocks) {{\n"
                      f"  return pto::host::run_blocks(blocks, {e.vector_cores}, [&] {{\n"

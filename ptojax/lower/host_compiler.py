@@ -1,9 +1,9 @@
 """The host C++ compiler: which one, its identity, and the flags kernels are built with.
 
 The compiler is ``$CXX`` (which may carry arguments, e.g. ``ccache g++``) or else the first of
-``g++``/``clang++`` on PATH. Flags are fixed except for two probed features — OpenMP (blocks
-of a kernel run in parallel) and ``-march=native`` (vector width of this CPU) — each kept only
-if a test compile with it succeeds; probe results are remembered per compiler identity in the
+``g++``/``clang++`` on PATH. Flags are fixed except for probed features — OpenMP (blocks of a
+kernel run in parallel), ``-march=native`` (vector width of this CPU) and GCC's vectorizer
+cost model — each kept only if a test compile with it succeeds; probe results are remembered per compiler identity in the
 cache directory. ``Compiler.identity`` (resolved path + ``--version``) and
 ``cpu_features()`` go into every cache key, so a different compiler, flags or CPU never loads
 a library built for another.
@@ -32,7 +32,9 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 # a*b+c as two roundings, as numpy computes it (explicit fmas in the header are deliberate).
 BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-g0",
               "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-w")
-OPTIONAL_FLAGS = (("-march=native",), ("-fopenmp",))
+# -fvect-cost-model=cheap: GCC's -O2 default ("very cheap") does not vectorize loops that need
+# a remainder, i.e. ragged tiles.
+OPTIONAL_FLAGS = (("-march=native",), ("-fopenmp",), ("-fvect-cost-model=cheap",))
 PROBE_SOURCE = """
 #include <cstdio>
 #ifdef _OPENMP
@@ -102,7 +104,8 @@ def find_compiler() -> Compiler:
 
 
 def _probed_flags(command: tuple, identity: str) -> tuple:
-    record = cache_root() / "compilers" / (hashlib.sha256(identity.encode()).hexdigest()[:32]
+    probed = f"{identity}\n{BASE_FLAGS}\n{OPTIONAL_FLAGS}"
+    record = cache_root() / "compilers" / (hashlib.sha256(probed.encode()).hexdigest()[:32]
                                            + ".json")
     try:
         return tuple(json.loads(record.read_text())["flags"])

@@ -23,24 +23,28 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Optional
 
 from ptojax.errors import CompileError, TileError, UnsupportedError
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host_compiler import compiler_or_none
 from ptojax.lower.targets import Target, host_cpu
 from ptojax.runtime.executable import Executable
+from ptojax.transforms.tile_planner import TileConfig
 
 
 @dataclass(frozen=True)
 class CpuBackend:
     """Options of the cpu backend: ``tiered`` (numpy until the kernels are compiled, else
     compile before the first call), ``check_sync`` (build kernels with the set/wait flag
-    checker), ``min_elements`` (largest tensor below which a function stays on numpy) and
-    the tiling ``target``."""
+    checker), ``min_elements`` (largest tensor below which a function stays on numpy), the
+    tiling ``target`` and an explicit ``tile_config`` (``pto.TileConfig``; None plans
+    automatically)."""
     tiered: bool = True
     check_sync: bool = False
     min_elements: int = 1 << 15
     target: Target = host_cpu
+    tile_config: Optional[TileConfig] = None
 
 
 BACKENDS = ("cpu", "interpreter")
@@ -114,7 +118,7 @@ class HostExecutable:
         from ptojax.runtime.host_program import HostProgram, kernel_eqns
         from ptojax.transforms.tile import tile_ir
         try:
-            tiled = tile_ir(self.closed, target=self.options.target).ir
+            tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return

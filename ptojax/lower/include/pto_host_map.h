@@ -1,12 +1,19 @@
 // pto_host_map.h — the loops every vector instruction is built on.
 //
 // An instruction computes over the valid region of its destination, reading each operand at
-// the same (i, j) (or at (i, 0) / (0, j) for a per-row / per-column operand). Operands are
-// widened to the compute type (float for half/bfloat16), the function applied, and the result
-// narrowed to the destination type. The loops are written for the vectorizer: contiguous
-// inner rows, and `ivdep` because a destination may be one of its own operands (PTO allows
-// dst == src; tiles never partially overlap).
+// the same (i, j), or at (i) / (j) for a per-row / per-column vector operand. Operands are
+// widened to the compute type (float for half/bfloat16), the op applied, and the result
+// narrowed to the destination type.
+//
+// Instructions are thin inline wrappers; the loops live in out-of-line workers templated only
+// on element types and the op (a functor type), with extents and strides as run-time values.
+// So the many tile shapes and ragged-edge regions of a program share one compiled loop per
+// (op, types): kernels compile fast, and the loops are written for the vectorizer —
+// contiguous inner rows, and `ivdep` because a destination may be one of its own operands
+// (PTO allows dst == src; tiles never partially overlap).
 #pragma once
+
+#include <cstddef>
 
 #include "pto_host_sync.h"
 #include "pto_host_tile.h"
@@ -20,95 +27,115 @@
 #define PTO_HOST_IVDEP
 #endif
 
+#define PTO_HOST_WORKER __attribute__((noinline))
+
 namespace pto {
 namespace host {
 
 template <typename T> using elem_t = typename T::DType;
 
-template <typename D, typename... S>
-constexpr bool all_row_major() {
-  return D::isRowMajor && (S::isRowMajor && ... && true);
+// A strided 2-D view: element (i, j) is p[i * rs + j * cs].
+template <typename T>
+struct View {
+  T* p;
+  std::ptrdiff_t rs;
+  std::ptrdiff_t cs;
+  T& operator()(int i, int j) const { return p[i * rs + j * cs]; }
+};
+
+template <typename TileT>
+inline View<elem_t<TileT>> view(const TileT& t) {
+  return {t.data(), TileT::kRowStride, TileT::kColStride};
+}
+
+// A per-row or per-column vector operand: value k is p[k * step].
+template <typename T>
+struct Vec {
+  const T* p;
+  std::ptrdiff_t step;
+  compute_t<T> operator[](int k) const { return widen(p[k * step]); }
+};
+
+// The vector a [R,1] / [1,R] tile holds (its single row or column, whichever is longer).
+template <typename V>
+inline Vec<elem_t<V>> vec(const V& v) {
+  return {v.data(), V::Rows == 1 && V::Cols > 1 ? V::kColStride : V::kRowStride};
+}
+
+// d(i, j) = f(s(i, j)...) over vr x vc.
+template <typename TD, typename F, typename... TS>
+PTO_HOST_WORKER void map_worker(View<TD> d, int vr, int vc, F f, View<TS>... s) {
+  if (d.cs != 1 || ((s.cs != 1) || ... || false)) {
+    for (int i = 0; i < vr; ++i)
+      for (int j = 0; j < vc; ++j) d(i, j) = narrow<TD>(f(widen(s(i, j))...));
+    return;
+  }
+  if (d.rs == vc && ((s.rs == vc) && ... && true)) {   // rows back to back: one long row
+    vc *= vr;
+    vr = 1;
+  }
+  for (int i = 0; i < vr; ++i) {
+    TD* const di = d.p + i * d.rs;
+    PTO_HOST_IVDEP
+    for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(s.p[i * s.rs + j])...));
+  }
 }
 
 // dst(i, j) = f(src(i, j)...) over dst's valid region.
 template <typename D, typename F, typename... S>
 inline void map_tiles(D& dst, F f, const S&... src) {
-  using TD = elem_t<D>;
-  const int vr = dst.GetValidRow(), vc = dst.GetValidCol();
-  if constexpr (all_row_major<D, S...>()) {
-    if (vc == D::Cols && ((S::Cols == D::Cols) && ... && true)) {
-      TD* d = dst.data();
-      const int n = vr * D::Cols;
-      PTO_HOST_IVDEP
-      for (int k = 0; k < n; ++k) d[k] = narrow<TD>(f(widen(src.data()[k])...));
-      return;
-    }
+  map_worker<elem_t<D>, F, elem_t<S>...>(view(dst), dst.GetValidRow(), dst.GetValidCol(), f,
+                                         view(src)...);
+}
+
+// d(i, j) = f(s(i, j), v[i]) over vr x vc (per_row), or f(s(i, j), v[j]).
+template <typename TD, typename TS, typename TV, typename F>
+PTO_HOST_WORKER void map_vector_worker(View<TD> d, View<TS> s, Vec<TV> v, int vr, int vc,
+                                       bool per_row, F f) {
+  if (d.cs == 1 && s.cs == 1) {
     for (int i = 0; i < vr; ++i) {
-      TD* d = dst.data() + i * D::Cols;
-      PTO_HOST_IVDEP
-      for (int j = 0; j < vc; ++j) d[j] = narrow<TD>(f(widen(src.data()[i * S::Cols + j])...));
+      TD* const di = d.p + i * d.rs;
+      const TS* const si = s.p + i * s.rs;
+      if (per_row) {
+        const auto r = v[i];
+        PTO_HOST_IVDEP
+        for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), r));
+      } else {
+        const TV* const vp = v.p;
+        const std::ptrdiff_t step = v.step;
+        PTO_HOST_IVDEP
+        for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), widen(vp[j * step])));
+      }
     }
-  } else {
-    for (int i = 0; i < vr; ++i)
-      for (int j = 0; j < vc; ++j) dst.at(i, j) = narrow<TD>(f(widen(src.at(i, j))...));
+    return;
   }
+  for (int i = 0; i < vr; ++i)
+    for (int j = 0; j < vc; ++j) d(i, j) = narrow<TD>(f(widen(s(i, j)), v[per_row ? i : j]));
 }
 
-// The value a per-row operand ([R,1], or [1,R]) holds for row i; likewise per column.
-template <typename V>
-inline auto row_value(const V& v, int i) {
-  return widen(V::Rows == 1 && V::Cols > 1 ? v.at(0, i) : v.at(i, 0));
-}
-template <typename V>
-inline auto col_value(const V& v, int j) {
-  return widen(V::Cols == 1 && V::Rows > 1 ? v.at(j, 0) : v.at(0, j));
-}
-
-// dst(i, j) = f(src(i, j), vec(i)) — vec holds one value per row.
+// dst(i, j) = f(src(i, j), vec[i]) — vec holds one value per row.
 template <typename D, typename S, typename V, typename F>
-inline void map_rows(D& dst, const S& src, const V& vec, F f) {
-  using TD = elem_t<D>;
-  const int vr = dst.GetValidRow(), vc = dst.GetValidCol();
-  for (int i = 0; i < vr; ++i) {
-    const auto r = row_value(vec, i);
-    if constexpr (D::isRowMajor && S::isRowMajor) {
-      TD* d = dst.data() + i * D::Cols;
-      const elem_t<S>* s = src.data() + i * S::Cols;
-      PTO_HOST_IVDEP
-      for (int j = 0; j < vc; ++j) d[j] = narrow<TD>(f(widen(s[j]), r));
-    } else {
-      for (int j = 0; j < vc; ++j) dst.at(i, j) = narrow<TD>(f(widen(src.at(i, j)), r));
-    }
-  }
+inline void map_rows(D& dst, const S& src, const V& vector, F f) {
+  map_vector_worker<elem_t<D>, elem_t<S>, elem_t<V>, F>(
+      view(dst), view(src), vec(vector), dst.GetValidRow(), dst.GetValidCol(), true, f);
 }
 
-// dst(i, j) = f(src(i, j), vec(j)) — vec holds one value per column.
+// dst(i, j) = f(src(i, j), vec[j]) — vec holds one value per column.
 template <typename D, typename S, typename V, typename F>
-inline void map_cols(D& dst, const S& src, const V& vec, F f) {
-  using TD = elem_t<D>;
-  const int vr = dst.GetValidRow(), vc = dst.GetValidCol();
-  if constexpr (D::isRowMajor && S::isRowMajor && V::isRowMajor && V::Rows == 1) {
-    const elem_t<V>* v = vec.data();
-    for (int i = 0; i < vr; ++i) {
-      TD* d = dst.data() + i * D::Cols;
-      const elem_t<S>* s = src.data() + i * S::Cols;
-      PTO_HOST_IVDEP
-      for (int j = 0; j < vc; ++j) d[j] = narrow<TD>(f(widen(s[j]), widen(v[j])));
-    }
-  } else {
-    for (int i = 0; i < vr; ++i)
-      for (int j = 0; j < vc; ++j)
-        dst.at(i, j) = narrow<TD>(f(widen(src.at(i, j)), col_value(vec, j)));
-  }
+inline void map_cols(D& dst, const S& src, const V& vector, F f) {
+  map_vector_worker<elem_t<D>, elem_t<S>, elem_t<V>, F>(
+      view(dst), view(src), vec(vector), dst.GetValidRow(), dst.GetValidCol(), false, f);
+}
+
+template <typename T>
+inline Region tile_region(const T& t) {
+  return contiguous(t.data(), sizeof(elem_t<T>) * T::Numel);
 }
 
 // Report a vector-pipe instruction that writes dst and reads the given tiles.
 template <typename D, typename... S>
 inline void vector_access(int line, const char* op, const D& dst, const S&... src) {
-  if (kCheckSync) {
-    sync_checker().access(PIPE_V, line, op, {contiguous(src.data(), sizeof(elem_t<S>) * S::Numel)...},
-                          {contiguous(dst.data(), sizeof(elem_t<D>) * D::Numel)});
-  }
+  if (kCheckSync) sync_checker().access(PIPE_V, line, op, {tile_region(src)...}, {tile_region(dst)});
 }
 
 }  // namespace host

@@ -22,21 +22,27 @@ inline float fmadd(float a, float b, float c) {
 #endif
 }
 
-// 2^n for integer-valued float n in [-252, 254], as the product of two in-range powers.
-inline float exp2_int(float n) {
+// y * 2^n for integer-valued float n in [-252, 254]: two in-range powers applied one after the
+// other, so the result overflows or underflows (to a correctly rounded subnormal) only when
+// y * 2^n does.
+inline float scale_by_pow2(float y, float n) {
   const int32_t k = static_cast<int32_t>(n);
   const int32_t half = k >> 1;
   const float p = bits_as_float(static_cast<uint32_t>(half + 127) << 23);
   const float q = bits_as_float(static_cast<uint32_t>(k - half + 127) << 23);
-  return p * q;
+  return (y * p) * q;
 }
 
-// e^x: x = n ln2 + r with |r| <= ln2/2, e^r by its degree-7 Taylor polynomial.
+// e^x: x = n ln2 + r with |r| <= ln2/2, e^r by its degree-7 Taylor polynomial. Clamping x to
+// [-104, 88.73] makes the two-step scaling overflow to inf / underflow to 0 exactly where e^x
+// does, and a NaN stays NaN through the arithmetic, so no special-case selects are needed.
 inline float exp_f32(float x) {
   const float kLog2e = 1.44269504088896341f;
   const float kLn2Hi = 0.693145751953125f;    // ln 2 rounded to 16 bits: n*kLn2Hi is exact
   const float kLn2Lo = 1.42860682030941723e-6f;
-  const float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
+  // written as min/max whose NaN operand is x, so a NaN passes through the clamp
+  const float upper = 88.73f < x ? 88.73f : x;
+  const float xc = -104.0f > upper ? -104.0f : upper;
   const float n = __builtin_rintf(xc * kLog2e);
   const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));
   float p = 1.0f / 5040.0f;
@@ -47,10 +53,7 @@ inline float exp_f32(float x) {
   p = fmadd(p, r, 0.5f);
   p = fmadd(p, r, 1.0f);
   p = fmadd(p, r, 1.0f);
-  float y = p * exp2_int(n);
-  y = x > 88.72284f ? __builtin_inff() : y;
-  y = x < -103.97208f ? 0.0f : y;
-  return x != x ? x : y;
+  return scale_by_pow2(p, n);
 }
 
 // ln x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s), s = (m-1)/(m+1).

@@ -27,13 +27,13 @@ inline C* matmul_scratch(int which, std::size_t n) {
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
-// Copy a tile's (rows x cols) valid region into `out` (row pitch `pitch`, `prows` rows),
+// Copy the (rows x cols) region of a view into `out` (row pitch `pitch`, `prows` rows),
 // widened to C and zero-padded.
-template <typename C, typename TileT>
-inline void pack(C* out, const TileT& t, int rows, int cols, int prows, int pitch) {
+template <typename C, typename T>
+inline void pack(C* out, View<const T> t, int rows, int cols, int prows, int pitch) {
   for (int i = 0; i < prows; ++i)
     for (int j = 0; j < pitch; ++j)
-      out[i * pitch + j] = (i < rows && j < cols) ? static_cast<C>(widen(t.at(i, j))) : C(0);
+      out[i * pitch + j] = (i < rows && j < cols) ? static_cast<C>(widen(t(i, j))) : C(0);
 }
 
 template <typename C>
@@ -42,7 +42,7 @@ inline C multiply_add(C a, C b, C acc) {
   else return acc + a * b;
 }
 
-// One kRowBlock x kColBlock block of C: acc = init + A[i0.., :] . B[:, j0..].
+// One kRowBlock x kColBlock block of C: acc += A[i0.., :] . B[:, j0..].
 template <typename C>
 inline void matmul_block(const C* a, const C* b, C (&acc)[kRowBlock][kColBlock], int k,
                          int pitch_a, int pitch_b) {
@@ -55,15 +55,17 @@ inline void matmul_block(const C* a, const C* b, C (&acc)[kRowBlock][kColBlock],
   }
 }
 
-template <typename Out, typename In, typename L, typename R>
-inline void matmul(Out& c_out, const In* c_in, const L& a, const R& b) {
-  using C = compute_t<elem_t<Out>>;
-  const int m = a.GetValidRow(), k = a.GetValidCol(), n = b.GetValidCol();
+// c = [c_in +] a . b over (m x k) . (k x n); c_in may be null.
+template <typename TC, typename TL, typename TR>
+PTO_HOST_WORKER void matmul_worker(View<TC> c, const TC* c_in, View<const TL> a,
+                                   View<const TR> b, int m, int k, int n) {
+  using C = compute_t<TC>;
   const int pm = round_up(m, kRowBlock), pn = round_up(n, kColBlock);
   C* pa = matmul_scratch<C>(0, static_cast<std::size_t>(pm) * k);
   C* pb = matmul_scratch<C>(1, static_cast<std::size_t>(k) * pn);
   pack(pa, a, m, k, pm, k);
   pack(pb, b, k, n, k, pn);
+  const View<const TC> in{c_in, c.rs, c.cs};
   for (int i0 = 0; i0 < pm; i0 += kRowBlock) {
     const int rows = m - i0 < kRowBlock ? m - i0 : kRowBlock;
     for (int j0 = 0; j0 < pn; j0 += kColBlock) {
@@ -71,12 +73,21 @@ inline void matmul(Out& c_out, const In* c_in, const L& a, const R& b) {
       C acc[kRowBlock][kColBlock] = {};
       if (c_in != nullptr)
         for (int r = 0; r < rows; ++r)
-          for (int q = 0; q < cols; ++q) acc[r][q] = widen(c_in->at(i0 + r, j0 + q));
+          for (int q = 0; q < cols; ++q) acc[r][q] = widen(in(i0 + r, j0 + q));
       matmul_block(pa + static_cast<std::ptrdiff_t>(i0) * k, pb + j0, acc, k, k, pn);
       for (int r = 0; r < rows; ++r)
-        for (int q = 0; q < cols; ++q) c_out.at(i0 + r, j0 + q) = narrow<elem_t<Out>>(acc[r][q]);
+        for (int q = 0; q < cols; ++q) c(i0 + r, j0 + q) = narrow<TC>(acc[r][q]);
     }
   }
+}
+
+template <typename Out, typename L, typename R>
+inline void matmul(Out& c_out, const Out* c_in, const L& a, const R& b) {
+  const View<const elem_t<L>> va{a.data(), L::kRowStride, L::kColStride};
+  const View<const elem_t<R>> vb{b.data(), R::kRowStride, R::kColStride};
+  matmul_worker<elem_t<Out>, elem_t<L>, elem_t<R>>(view(c_out), c_in ? c_in->data() : nullptr,
+                                                   va, vb, a.GetValidRow(), a.GetValidCol(),
+                                                   b.GetValidCol());
 }
 
 template <typename Out, typename L, typename R>
@@ -96,8 +107,8 @@ PTO_INST void TMATMUL(Out& c, L& a, R& b, int line = __builtin_LINE()) {
   host::cube_access(line, "TMATMUL", c, a, b);
 }
 
-template <typename Out, typename In, typename L, typename R>
-PTO_INST void TMATMUL_ACC(Out& c_out, In& c_in, L& a, R& b, int line = __builtin_LINE()) {
+template <typename Out, typename L, typename R>
+PTO_INST void TMATMUL_ACC(Out& c_out, Out& c_in, L& a, R& b, int line = __builtin_LINE()) {
   host::matmul(c_out, &c_in, a, b);
   host::cube_access(line, "TMATMUL_ACC", c_out, a, b);
 }

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "pto_host_convert.h"
+#include "pto_host_map.h"
 #include "pto_host_sync.h"
 #include "pto_host_tile.h"
 
@@ -32,11 +33,6 @@ inline void atomic_add(G* p, T v) {
     std::lock_guard<std::mutex> lock(mutex);
     *p = convert<G>(widen(*p) + widen(v));
   }
-}
-
-template <typename TileT>
-inline Region tile_region(const TileT& t) {
-  return contiguous(t.data(), sizeof(typename TileT::DType) * TileT::Numel);
 }
 
 // The GM bytes a window covers: contiguous runs along whichever of its two innermost strides
@@ -66,26 +62,70 @@ inline bool window_matches(const TileT& t, const GT& g, int line, const char* op
   return false;
 }
 
-// Call f(gm_row_pointer, tile_row) for every row of the window, in tile-row order.
-template <typename GT, typename F>
-inline void for_window_rows(const GT& g, F f) {
-  int row = 0;
-  for (int a = 0; a < g.GetShape(0); ++a)
-    for (int b = 0; b < g.GetShape(1); ++b)
-      for (int c = 0; c < g.GetShape(2); ++c)
-        for (int r = 0; r < g.GetShape(3); ++r)
-          f(g.data() + a * g.GetStride(0) + b * g.GetStride(1) + c * g.GetStride(2) +
-                r * g.GetStride(3),
-            row++);
+// A GM window with run-time extents: tile row i is GM row i decomposed over extents 0..3.
+template <typename G>
+struct Window {
+  G* p;
+  int shape[4];
+  std::ptrdiff_t stride[5];
+
+  template <typename GT>
+  static Window of(const GT& g) {
+    return {g.data(), {g.GetShape(0), g.GetShape(1), g.GetShape(2), g.GetShape(3)},
+            {g.GetStride(0), g.GetStride(1), g.GetStride(2), g.GetStride(3), g.GetStride(4)}};
+  }
+
+  // f(pointer to the window row, tile row index) for every row, in tile-row order.
+  template <typename F>
+  void rows(F f) const {
+    int row = 0;
+    for (int a = 0; a < shape[0]; ++a)
+      for (int b = 0; b < shape[1]; ++b)
+        for (int c = 0; c < shape[2]; ++c)
+          for (int r = 0; r < shape[3]; ++r, ++row)
+            f(p + a * stride[0] + b * stride[1] + c * stride[2] + r * stride[3], row);
+  }
+};
+
+template <typename T, typename G>
+PTO_HOST_WORKER void load_worker(View<T> dst, Window<const G> src, int vc) {
+  const std::ptrdiff_t cs = src.stride[4];
+  src.rows([&](const G* g, int i) {
+    T* const d = dst.p + i * dst.rs;
+    if (dst.cs == 1 && cs == 1) {
+      std::memcpy(d, g, sizeof(T) * vc);
+    } else {
+      for (int j = 0; j < vc; ++j) std::memcpy(d + j * dst.cs, g + j * cs, sizeof(T));
+    }
+  });
 }
 
-// Copy the valid region src -> dst element by element through `convert`.
+template <typename G, typename T, bool Atomic>
+PTO_HOST_WORKER void store_worker(Window<G> dst, View<const T> src, int vc) {
+  const std::ptrdiff_t cs = dst.stride[4];
+  dst.rows([&](G* g, int i) {
+    const T* const s = src.p + i * src.rs;
+    if (Atomic) {
+      for (int j = 0; j < vc; ++j) atomic_add(g + j * cs, s[j * src.cs]);
+    } else if (std::is_same<G, T>::value && src.cs == 1 && cs == 1) {
+      std::memcpy(g, s, sizeof(T) * vc);
+    } else {
+      for (int j = 0; j < vc; ++j) g[j * cs] = convert<G>(s[j * src.cs]);
+    }
+  });
+}
+
+// dst(i, j) = src(r0 + i, c0 + j) over dst's valid region, converting the element type.
+template <typename TD, typename TS>
+PTO_HOST_WORKER void copy_worker(View<TD> dst, View<const TS> src, int vr, int vc) {
+  for (int i = 0; i < vr; ++i)
+    for (int j = 0; j < vc; ++j) dst(i, j) = convert<TD>(src(i, j));
+}
+
 template <typename D, typename S>
 inline void copy_valid(D& dst, const S& src, int r0, int c0) {
-  using TD = typename D::DType;
-  const int vr = dst.GetValidRow(), vc = dst.GetValidCol();
-  for (int i = 0; i < vr; ++i)
-    for (int j = 0; j < vc; ++j) dst.at(i, j) = convert<TD>(src.at(r0 + i, c0 + j));
+  const View<const elem_t<S>> from{&src.at(r0, c0), S::kRowStride, S::kColStride};
+  copy_worker<elem_t<D>, elem_t<S>>(view(dst), from, dst.GetValidRow(), dst.GetValidCol());
 }
 
 constexpr int move_pipe(TileType to, TileType from) {
@@ -100,17 +140,10 @@ template <typename TileT, typename GT,
           std::enable_if_t<is_tile<TileT>::value && is_global<GT>::value, int> = 0>
 PTO_INST void TLOAD(TileT& dst, GT& src, int line = __builtin_LINE()) {
   using T = typename TileT::DType;
-  static_assert(sizeof(T) == sizeof(typename GT::DType), "TLOAD does not convert element types");
+  using G = typename GT::DType;
+  static_assert(sizeof(T) == sizeof(G), "TLOAD does not convert element types");
   if (!host::window_matches(dst, src, line, "TLOAD")) return;
-  const int vc = dst.GetValidCol();
-  const std::ptrdiff_t col_stride = src.GetStride(4);
-  host::for_window_rows(src, [&](const typename GT::DType* gm_row, int i) {
-    if (TileT::isRowMajor && col_stride == 1) {
-      std::memcpy(&dst.at(i, 0), gm_row, sizeof(T) * vc);
-    } else {
-      for (int j = 0; j < vc; ++j) std::memcpy(&dst.at(i, j), gm_row + j * col_stride, sizeof(T));
-    }
-  });
+  host::load_worker<T, G>(host::view(dst), host::Window<const G>::of(src), dst.GetValidCol());
   host::access(PIPE_MTE2, line, "TLOAD", {host::window_region(src)}, {host::tile_region(dst)});
 }
 
@@ -124,17 +157,9 @@ PTO_INST void TSTORE(GT& dst, TileT& src, int line = __builtin_LINE()) {
   static_assert(TileT::Loc == TileType::Acc || std::is_same<G, T>::value,
                 "only accumulator tiles convert on store");
   if (!host::window_matches(src, dst, line, "TSTORE")) return;
-  const int vc = src.GetValidCol();
-  const std::ptrdiff_t col_stride = dst.GetStride(4);
-  host::for_window_rows(dst, [&](G* gm_row, int i) {
-    if (Atomic == AtomicType::AtomicAdd) {
-      for (int j = 0; j < vc; ++j) host::atomic_add(gm_row + j * col_stride, src.at(i, j));
-    } else if (std::is_same<G, T>::value && TileT::isRowMajor && col_stride == 1) {
-      std::memcpy(gm_row, &src.at(i, 0), sizeof(T) * vc);
-    } else {
-      for (int j = 0; j < vc; ++j) gm_row[j * col_stride] = host::convert<G>(src.at(i, j));
-    }
-  });
+  const host::View<const T> from{src.data(), TileT::kRowStride, TileT::kColStride};
+  host::store_worker<G, T, Atomic == AtomicType::AtomicAdd>(host::Window<G>::of(dst), from,
+                                                            src.GetValidCol());
   constexpr int pipe = TileT::Loc == TileType::Acc ? PIPE_FIX : PIPE_MTE3;
   host::access(pipe, line, "TSTORE", {host::tile_region(src)}, {host::window_region(dst)});
 }

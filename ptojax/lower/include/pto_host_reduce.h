@@ -8,6 +8,9 @@
 // accelerator needs is accepted and unused.
 #pragma once
 
+#include <limits>
+#include <vector>
+
 #include "pto_host_elementwise.h"
 #include "pto_host_map.h"
 
@@ -16,53 +19,62 @@ namespace host {
 
 constexpr int kReduceLanes = 16;
 
+// A writable per-row / per-column vector: value k is p[k * step].
+template <typename T>
+struct OutVec {
+  T* p;
+  std::ptrdiff_t step;
+};
+
+template <typename V>
+inline OutVec<elem_t<V>> out_vec(V& v) {
+  return {v.data(), V::Rows == 1 && V::Cols > 1 ? V::kColStride : V::kRowStride};
+}
+
 // combine(init, row[0], ..., row[n-1]) with kReduceLanes interleaved partial results.
-template <typename E, typename C, typename Combine>
-inline C reduce_contiguous(const E* row, int n, C init, Combine combine) {
+template <typename E, typename C, typename Op>
+inline C reduce_contiguous(const E* row, int n, C init, Op op) {
   C part[kReduceLanes];
   for (int l = 0; l < kReduceLanes; ++l) part[l] = init;
   int j = 0;
   for (; j + kReduceLanes <= n; j += kReduceLanes)
-    for (int l = 0; l < kReduceLanes; ++l) part[l] = combine(part[l], widen(row[j + l]));
+    for (int l = 0; l < kReduceLanes; ++l) part[l] = op(part[l], widen(row[j + l]));
   const int rest = n - j;
-  for (int l = 0; l < rest && l < kReduceLanes; ++l)
-    part[l] = combine(part[l], widen(row[j + l]));
+  for (int l = 0; l < rest && l < kReduceLanes; ++l) part[l] = op(part[l], widen(row[j + l]));
   for (int w = kReduceLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) part[l] = combine(part[l], part[l + w]);
+    for (int l = 0; l < w; ++l) part[l] = op(part[l], part[l + w]);
   return part[0];
 }
 
-template <typename V>
-inline elem_t<V>& vector_slot(V& v, int i) {
-  return V::Rows == 1 && V::Cols > 1 ? v.at(0, i) : v.at(i, 0);
-}
-
-template <typename D, typename S, typename Combine>
-inline void reduce_rows(D& dst, const S& src, compute_t<elem_t<S>> init, Combine combine) {
-  const int vr = src.GetValidRow(), vc = src.GetValidCol();
+template <typename TD, typename TS, typename Op>
+PTO_HOST_WORKER void reduce_rows_worker(OutVec<TD> d, View<TS> s, int vr, int vc,
+                                        compute_t<TS> init, Op op) {
   for (int i = 0; i < vr; ++i) {
-    compute_t<elem_t<S>> r;
-    if constexpr (S::isRowMajor) {
-      r = reduce_contiguous(src.data() + i * S::Cols, vc, init, combine);
+    compute_t<TS> r = init;
+    if (s.cs == 1) {
+      r = reduce_contiguous(s.p + i * s.rs, vc, init, op);
     } else {
-      r = init;
-      for (int j = 0; j < vc; ++j) r = combine(r, widen(src.at(i, j)));
+      for (int j = 0; j < vc; ++j) r = op(r, widen(s(i, j)));
     }
-    vector_slot(dst, i) = narrow<elem_t<D>>(r);
+    d.p[i * d.step] = narrow<TD>(r);
   }
 }
 
-template <typename D, typename S, typename Combine>
-inline void reduce_cols(D& dst, const S& src, compute_t<elem_t<S>> init, Combine combine) {
-  using C = compute_t<elem_t<S>>;
-  const int vr = src.GetValidRow(), vc = src.GetValidCol();
-  C acc[S::Cols];
+template <typename TD, typename TS, typename Op>
+PTO_HOST_WORKER void reduce_cols_worker(OutVec<TD> d, View<TS> s, int vr, int vc,
+                                        compute_t<TS> init, Op op) {
+  using C = compute_t<TS>;
+  static thread_local std::vector<C> scratch;
+  if (static_cast<int>(scratch.size()) < vc) scratch.resize(vc);
+  C* const acc = scratch.data();
   for (int j = 0; j < vc; ++j) acc[j] = init;
   for (int i = 0; i < vr; ++i) {
+    const TS* const si = s.p + i * s.rs;
+    const std::ptrdiff_t cs = s.cs;
     PTO_HOST_IVDEP
-    for (int j = 0; j < vc; ++j) acc[j] = combine(acc[j], widen(src.at(i, j)));
+    for (int j = 0; j < vc; ++j) acc[j] = op(acc[j], widen(si[j * cs]));
   }
-  for (int j = 0; j < vc; ++j) vector_slot(dst, j) = narrow<elem_t<D>>(acc[j]);
+  for (int j = 0; j < vc; ++j) d.p[j * d.step] = narrow<TD>(acc[j]);
 }
 
 template <typename C> constexpr C lowest() {
@@ -74,7 +86,25 @@ template <typename C> constexpr C highest() {
   else return std::numeric_limits<C>::max();
 }
 
+template <typename D, typename S, typename Op>
+inline void reduce_rows(D& dst, const S& src, compute_t<elem_t<S>> init, Op op) {
+  reduce_rows_worker<elem_t<D>, elem_t<S>, Op>(out_vec(dst), view(src), src.GetValidRow(),
+                                              src.GetValidCol(), init, op);
+}
+
+template <typename D, typename S, typename Op>
+inline void reduce_cols(D& dst, const S& src, compute_t<elem_t<S>> init, Op op) {
+  reduce_cols_worker<elem_t<D>, elem_t<S>, Op>(out_vec(dst), view(src), src.GetValidRow(),
+                                              src.GetValidCol(), init, op);
+}
+
 template <typename S> using acc_t = compute_t<elem_t<S>>;
+
+// The vector operand itself (for TROWEXPAND / TCOLEXPAND).
+struct TakeVector {
+  template <typename A, typename B>
+  B operator()(A, B b) const { return b; }
+};
 
 }  // namespace host
 
@@ -83,35 +113,31 @@ template <typename S> using acc_t = compute_t<elem_t<S>>;
   template <typename D, typename S, typename Tmp>                                         \
   PTO_INST void NAME(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {             \
     (void)tmp;                                                                            \
-    host::reduce_rows(dst, src, INIT, [](auto a, auto b) { return OP(a, b); });           \
+    host::reduce_rows(dst, src, INIT, OP());                                              \
     host::vector_access(line, #NAME, dst, src);                                           \
   }
-
-PTO_HOST_ROW_REDUCE(TROWSUM, host::acc_t<S>(0), host::op_add)
-PTO_HOST_ROW_REDUCE(TROWMAX, host::lowest<host::acc_t<S>>(), host::op_max)
-PTO_HOST_ROW_REDUCE(TROWMIN, host::highest<host::acc_t<S>>(), host::op_min)
+PTO_HOST_ROW_REDUCE(TROWSUM, host::acc_t<S>(0), host::Add)
+PTO_HOST_ROW_REDUCE(TROWMAX, host::lowest<host::acc_t<S>>(), host::Max)
+PTO_HOST_ROW_REDUCE(TROWMIN, host::highest<host::acc_t<S>>(), host::Min)
 #undef PTO_HOST_ROW_REDUCE
 
 // --- column reductions: dst[j] = reduce_i src(i, j) -----------------------------------------
 template <typename D, typename S, typename Tmp>
-PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, bool is_binary, int line = __builtin_LINE()) {
+PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {
   (void)tmp;
-  (void)is_binary;
-  host::reduce_cols(dst, src, host::acc_t<S>(0), [](auto a, auto b) { return host::op_add(a, b); });
+  host::reduce_cols(dst, src, host::acc_t<S>(0), host::Add());
   host::vector_access(line, "TCOLSUM", dst, src);
 }
 
 template <typename D, typename S>
 PTO_INST void TCOLMAX(D& dst, S& src, int line = __builtin_LINE()) {
-  host::reduce_cols(dst, src, host::lowest<host::acc_t<S>>(),
-                    [](auto a, auto b) { return host::op_max(a, b); });
+  host::reduce_cols(dst, src, host::lowest<host::acc_t<S>>(), host::Max());
   host::vector_access(line, "TCOLMAX", dst, src);
 }
 
 template <typename D, typename S>
 PTO_INST void TCOLMIN(D& dst, S& src, int line = __builtin_LINE()) {
-  host::reduce_cols(dst, src, host::highest<host::acc_t<S>>(),
-                    [](auto a, auto b) { return host::op_min(a, b); });
+  host::reduce_cols(dst, src, host::highest<host::acc_t<S>>(), host::Min());
   host::vector_access(line, "TCOLMIN", dst, src);
 }
 
@@ -119,14 +145,14 @@ PTO_INST void TCOLMIN(D& dst, S& src, int line = __builtin_LINE()) {
 // dst(i, j) = src[i]
 template <typename D, typename S>
 PTO_INST void TROWEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
-  host::map_rows(dst, dst, src, [](auto, auto r) { return r; });
+  host::map_rows(dst, dst, src, host::TakeVector());
   host::vector_access(line, "TROWEXPAND", dst, src);
 }
 
 // dst(i, j) = src[j]
 template <typename D, typename S>
 PTO_INST void TCOLEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
-  host::map_cols(dst, dst, src, [](auto, auto c) { return c; });
+  host::map_cols(dst, dst, src, host::TakeVector());
   host::vector_access(line, "TCOLEXPAND", dst, src);
 }
 
@@ -134,24 +160,23 @@ PTO_INST void TCOLEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
 #define PTO_HOST_EXPAND_OP(NAME, MAP, OP)                                                 \
   template <typename D, typename S0, typename S1>                                         \
   PTO_INST void NAME(D& dst, S0& src0, S1& src1, int line = __builtin_LINE()) {           \
-    host::MAP(dst, src0, src1, [](auto a, auto b) { return OP(a, b); });                  \
+    host::MAP(dst, src0, src1, OP());                                                     \
     host::vector_access(line, #NAME, dst, src0, src1);                                    \
   }
-
-PTO_HOST_EXPAND_OP(TROWEXPANDADD, map_rows, host::op_add)
-PTO_HOST_EXPAND_OP(TROWEXPANDSUB, map_rows, host::op_sub)
-PTO_HOST_EXPAND_OP(TROWEXPANDMUL, map_rows, host::op_mul)
-PTO_HOST_EXPAND_OP(TROWEXPANDDIV, map_rows, host::op_div)
-PTO_HOST_EXPAND_OP(TROWEXPANDMAX, map_rows, host::op_max)
-PTO_HOST_EXPAND_OP(TROWEXPANDMIN, map_rows, host::op_min)
-PTO_HOST_EXPAND_OP(TROWEXPANDEXPDIF, map_rows, [](auto a, auto b) { return host::exp_f32(a - b); })
-PTO_HOST_EXPAND_OP(TCOLEXPANDADD, map_cols, host::op_add)
-PTO_HOST_EXPAND_OP(TCOLEXPANDSUB, map_cols, host::op_sub)
-PTO_HOST_EXPAND_OP(TCOLEXPANDMUL, map_cols, host::op_mul)
-PTO_HOST_EXPAND_OP(TCOLEXPANDDIV, map_cols, host::op_div)
-PTO_HOST_EXPAND_OP(TCOLEXPANDMAX, map_cols, host::op_max)
-PTO_HOST_EXPAND_OP(TCOLEXPANDMIN, map_cols, host::op_min)
-PTO_HOST_EXPAND_OP(TCOLEXPANDEXPDIF, map_cols, [](auto a, auto b) { return host::exp_f32(a - b); })
+PTO_HOST_EXPAND_OP(TROWEXPANDADD, map_rows, host::Add)
+PTO_HOST_EXPAND_OP(TROWEXPANDSUB, map_rows, host::Sub)
+PTO_HOST_EXPAND_OP(TROWEXPANDMUL, map_rows, host::Mul)
+PTO_HOST_EXPAND_OP(TROWEXPANDDIV, map_rows, host::Div)
+PTO_HOST_EXPAND_OP(TROWEXPANDMAX, map_rows, host::Max)
+PTO_HOST_EXPAND_OP(TROWEXPANDMIN, map_rows, host::Min)
+PTO_HOST_EXPAND_OP(TROWEXPANDEXPDIF, map_rows, host::ExpDiff)
+PTO_HOST_EXPAND_OP(TCOLEXPANDADD, map_cols, host::Add)
+PTO_HOST_EXPAND_OP(TCOLEXPANDSUB, map_cols, host::Sub)
+PTO_HOST_EXPAND_OP(TCOLEXPANDMUL, map_cols, host::Mul)
+PTO_HOST_EXPAND_OP(TCOLEXPANDDIV, map_cols, host::Div)
+PTO_HOST_EXPAND_OP(TCOLEXPANDMAX, map_cols, host::Max)
+PTO_HOST_EXPAND_OP(TCOLEXPANDMIN, map_cols, host::Min)
+PTO_HOST_EXPAND_OP(TCOLEXPANDEXPDIF, map_cols, host::ExpDiff)
 #undef PTO_HOST_EXPAND_OP
 
 }  // namespace pto

@@ -227,7 +227,7 @@ struct is_global<GlobalTensor<E, S, St, L>> : std::true_type {};
 // Bind a tile to byte offset `addr` of its buffer, or a GlobalTensor to a GM pointer.
 template <typename TileT, typename Addr,
           std::enable_if_t<is_tile<TileT>::value && std::is_integral<Addr>::value, int> = 0>
-PTO_INST void TASSIGN(TileT& tile, Addr addr, int line = __builtin_LINE()) {
+inline void TASSIGN(TileT& tile, Addr addr, int line = __builtin_LINE()) {
   constexpr host::Space space = host::space_of(TileT::Loc);
   const std::size_t end = static_cast<std::size_t>(addr) + sizeof(typename TileT::DType) *
                                                                 TileT::Numel;
@@ -242,7 +242,7 @@ PTO_INST void TASSIGN(TileT& tile, Addr addr, int line = __builtin_LINE()) {
 }
 
 template <typename GT, std::enable_if_t<is_global<GT>::value, int> = 0>
-PTO_INST void TASSIGN(GT& tensor, typename GT::DType* ptr) {
+inline void TASSIGN(GT& tensor, typename GT::DType* ptr) {
   tensor.ptr_ = ptr;
 }
 

@@ -1,0 +1,69 @@
+"""Running functions on compiled host kernels and on the numpy interpreter, and comparing."""
+import ml_dtypes
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ptojax as pto
+from ptojax.runtime.host_backend import CpuBackend
+
+F32, F16, BF16, I32 = (np.dtype(np.float32), np.dtype(np.float16),
+                       np.dtype(ml_dtypes.bfloat16), np.dtype(np.int32))
+# host vs interpreter: the same per-op rounding, but exp/log are the header's own polynomials
+# (a few f32 ulp apart from numpy's), sums are reassociated, and tanh/logistic are the PTO
+# instruction sequences of ptojax.lower.pto_ops (absolute error ~1e-7 near 0)
+RTOL = {F32: 2e-5, F16: 2e-3, BF16: 1.6e-2}
+ATOL = {F32: 2e-6, F16: 2e-3, BF16: 1.6e-2}
+
+
+def host_jit(fn, check_sync=False, tile_config=None):
+    """``fn`` jitted on the cpu backend, compiled before its first call."""
+    return pto.jit(fn, backend=CpuBackend(tiered=False, min_elements=0, check_sync=check_sync,
+                                          tile_config=tile_config))
+
+
+def executable_of(jitted, *args):
+    """The HostExecutable ``jitted`` runs ``args`` with (after a call with them)."""
+    signature, _ = jitted._signature(args, {})
+    return jitted._cache[signature].executable
+
+
+def kernels_of(jitted, *args):
+    """The tile_kernel equations the compiled program for ``args`` runs."""
+    from ptojax.runtime.host_program import kernel_eqns
+    return kernel_eqns(executable_of(jitted, *args).program.executable.closed)
+
+
+def interpret(fn, *args):
+    return pto.jit(fn, backend="interpreter")(*args)
+
+
+def assert_matches(actual, expected, rtol_scale=1.0):
+    for a, e in zip(_leaves(actual), _leaves(expected)):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
+        if a.dtype.kind in "biu":
+            np.testing.assert_array_equal(a, e)
+            continue
+        np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64),
+                                   rtol=RTOL[a.dtype] * rtol_scale,
+                                   atol=ATOL[a.dtype] * rtol_scale)
+
+
+def _leaves(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def arrays(dtype, shape, lo=-4.0, hi=4.0, specials=False):
+    """Values of ``dtype`` in [lo, hi]; ``specials`` adds inf, nan and a negative zero."""
+    if dtype.kind in "iu":
+        return hnp.arrays(dtype, shape, elements=st.integers(int(lo), int(hi)))
+    elements = st.floats(lo, hi, width=16 if dtype in (F16, BF16) else 32)
+    if specials:
+        elements = st.one_of(elements, st.sampled_from([np.inf, -np.inf, np.nan, -0.0]))
+    return hnp.arrays(np.float32, shape, elements=elements).map(lambda a: a.astype(dtype))
+
+
+def has_ragged_regions(jitted, *args):
+    """Whether some kernel has tiles of more than one valid shape (edges are exercised)."""
+    return any(len(k.params["regions"]) > 1 for k in kernels_of(jitted, *args))

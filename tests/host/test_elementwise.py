@@ -1,0 +1,77 @@
+"""Host kernels vs the numpy interpreter for every elementwise primitive with a tile form, in
+f32, f16, bf16 and int32, on arrays cut into small tiles with ragged edges in both dims."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from host_cases import (BF16, F16, F32, I32, arrays, assert_matches, executable_of,
+                        has_ragged_regions, host_jit, interpret)
+
+SMALL_TILES = pto.TileConfig(vec=(8, 32))
+SHAPES = [(37, 70), (3, 5, 40), (300,)]
+
+
+def float_ops(x, y):
+    return (x + y, x - y, x * y, x / y, pnp.maximum(x, y), pnp.minimum(x, y), -x, pnp.abs(x),
+            pnp.exp(x), pnp.log(y), pnp.sqrt(x), pto.lax.rsqrt(y), pnp.tanh(x),
+            pto.nn.sigmoid(x), x ** 2, x ** 3, x ** -1, x ** -2, 2.0 - x, 3.0 / y,
+            x * 0.5 + 1.0, pnp.maximum(x, 0.0), pnp.isfinite(x / y), x == y, x != y, x < y,
+            x <= y, x > y, x >= y, pnp.where(x > y, x, y), (x * 8).astype(pnp.int32),
+            x.astype(pnp.float32 if x.dtype != pnp.float32 else pnp.float16))
+
+
+def int_ops(x, y):
+    return (x + y, x - y, x * y, pto.lax.div(x, pnp.maximum(pnp.abs(y), 1)), pnp.maximum(x, y),
+            pnp.minimum(x, y), -x, pnp.abs(x), x ** 2, x ** 3, x & y, x | y, ~x, x == y,
+            x < y, x >= y, pnp.where(x > y, x, y), x.astype(pnp.float32), x * 3 + 7)
+
+
+def _programs():
+    return {dt: host_jit(int_ops if dt == I32 else float_ops, tile_config=SMALL_TILES)
+            for dt in (F32, F16, BF16, I32)}
+
+
+PROGRAMS = _programs()
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16, I32], ids=str)
+@settings(max_examples=15)
+@given(data=st.data(), shape=st.sampled_from(SHAPES))
+def test_elementwise_family(dtype, data, shape):
+    lo, hi = (-30000, 30000) if dtype == I32 else (-6.0, 6.0)
+    x = data.draw(arrays(dtype, shape, lo, hi, specials=dtype != I32), label="x")
+    y = data.draw(arrays(dtype, shape, lo, hi, specials=dtype != I32), label="y")
+    fn = PROGRAMS[dtype]
+    with np.errstate(all="ignore"):
+        assert_matches(fn(x, y), interpret(fn._fn, x, y))
+    assert has_ragged_regions(fn, x, y)
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16, I32], ids=str)
+def test_every_op_of_the_family_runs_in_a_kernel(dtype):
+    x = np.ones((37, 70), dtype)
+    fn = PROGRAMS[dtype]
+    fn(x, x)
+    program = executable_of(fn, x, x).program.executable.closed.ir
+    assert {e.prim.name for e in program.eqns} == {"tile_kernel"}
+
+
+def test_int32_division_by_zero_and_overflow_wrap_like_numpy():
+    fn = host_jit(lambda x, y: (pto.lax.div(x, y), x * y, x + y, -x, pnp.abs(x)),
+                  tile_config=SMALL_TILES)
+    x = np.array([[7, -7, 2**31 - 1, -2**31, 0, 5, -2**31, 3] * 4] * 8, np.int32)
+    y = np.array([[0, 2, 2, -1, 0, -3, 1, 2**31 - 1] * 4] * 8, np.int32)
+    with np.errstate(all="ignore"):
+        assert_matches(fn(x, y), interpret(fn._fn, x, y))
+
+
+def test_float_to_int_conversion_truncates_saturates_and_maps_nan_to_zero():
+    fn = host_jit(lambda x: (x.astype(pnp.int32), x.astype(pnp.int16), x.astype(pnp.uint8)),
+                  tile_config=SMALL_TILES)
+    v = [0.5, -0.5, 2.9, -2.9, 1e10, -1e10, np.nan, np.inf, -np.inf, 255.9, 256.0, -1.5]
+    x = np.array([v * 8] * 8, np.float32)
+    with np.errstate(all="ignore"):
+        assert_matches(fn(x), interpret(fn._fn, x))

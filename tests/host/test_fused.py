@@ -1,0 +1,70 @@
+"""Fused patterns end to end on the default (automatic) planner for the host target, built
+with the set/wait flag checker (PTO_HOST_CHECK_SYNC): every kernel the emitter produces for
+them must be correctly synchronized, and must match the numpy interpreter."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from host_cases import F16, F32, assert_matches, executable_of, host_jit, interpret
+
+
+def mlp_loss(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = pto.nn.relu(x @ w1 + b1)
+    logits = h @ w2 + b2
+    return -pnp.mean(pnp.sum(pto.nn.log_softmax(logits) * y, axis=-1))
+
+
+def mlp_step(params, x, y):
+    loss, grads = pto.value_and_grad(mlp_loss)(params, x, y)
+    return loss, [(w - 0.1 * gw, b - 0.1 * gb) for (w, b), (gw, gb) in zip(params, grads)]
+
+
+def attention(q, k, v):
+    s = q @ pnp.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    n = q.shape[-2]
+    s = pnp.where(pnp.tril(pnp.ones((n, n), bool)), s, -1e9)
+    return pto.nn.softmax(s) @ v
+
+
+def attention_loss(q, k, v):
+    return pnp.sum(attention(q, k, v) ** 2)
+
+
+def _rng():
+    return np.random.default_rng(7)
+
+
+def _normal(shape, dtype=F32, scale=1.0):
+    return (_rng().standard_normal(shape) * scale).astype(dtype)
+
+
+CASES = {
+    "chain": (lambda x: pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x, lambda: [_normal((1000, 77))]),
+    "softmax": (pto.nn.softmax, lambda: [_normal((333, 190))]),
+    "log_softmax_f16": (pto.nn.log_softmax, lambda: [_normal((333, 190), F16)]),
+    "layer_norm": (lambda x, g, b: pto.nn.layer_norm(x, g, b),
+                   lambda: [_normal((333, 190)), _normal((190,)), _normal((190,))]),
+    "rms_norm": (lambda x, g: pto.nn.rms_norm(x, g), lambda: [_normal((333, 190)), _normal((190,))]),
+    "gelu": (lambda x: pto.nn.gelu(x, approximate=True), lambda: [_normal((1000, 77))]),
+    "mlp_step": (mlp_step, lambda: [
+        [(_normal((64, 48), scale=0.1), _normal((48,), scale=0.1)),
+         (_normal((48, 10), scale=0.1), _normal((10,), scale=0.1))],
+        _normal((40, 64)), np.eye(10, dtype=F32)[_rng().integers(0, 10, 40)]]),
+    "attention_grad": (pto.grad(attention_loss, argnums=(0, 1, 2)),
+                       lambda: [_normal((2, 3, 40, 16), scale=0.5) for _ in range(3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_pattern_matches_interpreter_with_checked_sync(name):
+    fn, make_args = CASES[name]
+    args = make_args()
+    host = host_jit(fn, check_sync=True)
+    with np.errstate(all="ignore"):
+        assert_matches(pto.tree_util.tree_leaves(host(*args)),
+                       pto.tree_util.tree_leaves(interpret(fn, *args)), rtol_scale=8)
+    executable = executable_of(host, *args)
+    assert executable.status == "compiled"
+    assert executable.program.check_sync
