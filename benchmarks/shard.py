@@ -32,9 +32,9 @@ MEGATRON = dict(w1=P(None, "d"), b1=P("d"), w2=P("d", None), b2=P())
 
 def init_params(seed=0):
     rng = np.random.default_rng(seed)
-    return [dict(w1=rng.normal(size=(DIM, HIDDEN)).astype(np.float32) / np.sqrt(DIM),
+    return [dict(w1=(rng.normal(size=(DIM, HIDDEN)) / np.sqrt(DIM)).astype(np.float32),
                  b1=np.zeros(HIDDEN, np.float32),
-                 w2=rng.normal(size=(HIDDEN, DIM)).astype(np.float32) / np.sqrt(HIDDEN),
+                 w2=(rng.normal(size=(HIDDEN, DIM)) / np.sqrt(HIDDEN)).astype(np.float32),
                  b2=np.zeros(DIM, np.float32)) for _ in range(BLOCKS)]
 
 

@@ -21,7 +21,7 @@ P = pto.P
 
 
 def init_params(rng, sizes):
-    return [(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m),
+    return [((rng.normal(size=(m, n)) / np.sqrt(m)).astype(np.float32),
              np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
 
 

@@ -23,9 +23,9 @@ P = pto.P
 
 
 def init_params(rng, dim, hidden, blocks):
-    return [dict(w1=rng.normal(size=(dim, hidden)).astype(np.float32) / np.sqrt(dim),
+    return [dict(w1=(rng.normal(size=(dim, hidden)) / np.sqrt(dim)).astype(np.float32),
                  b1=np.zeros(hidden, np.float32),
-                 w2=rng.normal(size=(hidden, dim)).astype(np.float32) / np.sqrt(hidden),
+                 w2=(rng.normal(size=(hidden, dim)) / np.sqrt(hidden)).astype(np.float32),
                  b2=np.zeros(dim, np.float32)) for _ in range(blocks)]
 
 
