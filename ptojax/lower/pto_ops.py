@@ -111,6 +111,8 @@ def _elementwise(op, eqn, out):
     dtype = out.type.dtype
     if op in BINARY or op in CMP:
         return _binary(op, ins, d, out)
+    if op == "not" and dtype == dtypes.bool_:     # masks are 0/1 bytes: not is mask == 0
+        return [Instr("TCMPS", d, (_vec(ins[0]), lit(0, dtype)), {"cmp": "EQ"})]
     if op in UNARY:
         return [Instr(UNARY[op], d, (_vec(ins[0]),))]
     if op in LOGIC:
