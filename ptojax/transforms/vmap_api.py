@@ -41,12 +41,11 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         source = user_frame()
         pairs, in_tree = tree_flatten_with_path((args, kwargs))
         leaves = [x for _, x in pairs]
-        where = [_describe_input(path, names) for path, _ in pairs]
         types = [leaf_type(x, path) for path, x in pairs]
         axes = _input_axes(in_axes, args, kwargs, source)
-        dims = [_normalize(ax, t.ndim, f"{w} of type {t}", "in_axes", source)
-                for ax, t, w in zip(axes, types, where)]
-        size = _mapped_size(where, types, dims, axis_size, source)
+        dims = [_normalize(ax, t.ndim, lambda: f"{_describe_input(path, names)} of type {t}",
+                           "in_axes", source) for ax, t, (path, _) in zip(axes, types, pairs)]
+        size = _mapped_size(pairs, names, types, dims, axis_size, source)
         example_types = [t if d is None else t.update(shape=t.shape[:d] + t.shape[d + 1:])
                          for t, d in zip(types, dims)]
         with bound_axis(axis_name, size):
@@ -143,24 +142,26 @@ def _prefix_leaves(prefix, tree, what, whose, source) -> list:
 
 
 def _normalize(ax, ndim, where, what, source):
-    """``ax`` (an entry of in_axes/out_axes) in ``0..ndim-1``, or a BatchingError."""
+    """``ax`` (an entry of in_axes/out_axes) in ``0..ndim-1``, or a BatchingError that names
+    the value (``where()`` describes it)."""
     if ax is None:
         return None
     ax = int(ax)
     if not -ndim <= ax < ndim:
         valid = f"valid axes are {-ndim}..{ndim - 1}" if ndim else "it has no axes"
-        raise BatchingError(f"vmap {what}={ax} is out of range for {where} (rank {ndim}); "
+        raise BatchingError(f"vmap {what}={ax} is out of range for {where()} (rank {ndim}); "
                             f"{valid}", source)
     return ax % ndim
 
 
-def _mapped_size(where, types, dims, axis_size, source) -> int:
-    mapped = [(w, t, d) for w, t, d in zip(where, types, dims) if d is not None]
+def _mapped_size(pairs, names, types, dims, axis_size, source) -> int:
+    mapped = [(path, t, d) for (path, _), t, d in zip(pairs, types, dims) if d is not None]
     sizes = {t.shape[d] for _, t, d in mapped}
     if axis_size is not None:
         sizes.add(int(axis_size))
     if len(sizes) > 1:
-        lines = [f"  {w}: axis {d} of {t} has size {t.shape[d]}" for w, t, d in mapped]
+        lines = [f"  {_describe_input(path, names)}: axis {d} of {t} has size {t.shape[d]}"
+                 for path, t, d in mapped]
         if axis_size is not None:
             lines.append(f"  axis_size={axis_size}")
         raise BatchingError("vmap got mapped axes of different sizes:\n" + "\n".join(lines),
@@ -188,7 +189,7 @@ def _place_outputs(outs, out_dims, out_tree, out_axes, size, source):
             final.append(o)
             continue
         rank = len(o.shape) + (d is None)
-        t = _normalize(t, rank, f"{where} (batched shape {_batched_shape(o, d, size)})",
+        t = _normalize(t, rank, lambda: f"{where} (batched shape {_batched_shape(o, d, size)})",
                        "out_axes", source)
         final.append(broadcast_at(o, t, size) if d is None else move_axis(o, d, t))
     return out_tree.unflatten(final)
