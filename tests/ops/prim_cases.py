@@ -1,6 +1,7 @@
 """Valid (operands, params) for every primitive of ptojax/ops/{elementwise, reductions, shape,
-indexing, linalg, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy impl returns
-exactly the shapes and dtypes its abstract eval promises (the jit executor trusts them)."""
+indexing, linalg, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy
+impl returns exactly the shapes and dtypes its abstract eval promises (the jit executor trusts
+them)."""
 import math
 
 import numpy as np
