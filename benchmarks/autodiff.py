@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -64,11 +65,25 @@ def check_agreement():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
 
 
+def interleaved_best(ours, theirs, rounds=15):
+    """Best per-call seconds of each, measured in alternating rounds so that both see the
+    same machine load."""
+    number = max(1, int(0.05 / max(best_time(ours, repeat=1), 1e-6)))
+    best = [float("inf"), float("inf")]
+    for _ in range(rounds):
+        for i, fn in enumerate((ours, theirs)):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
 def steady_state():
     pf, jf = pto.jit(pto.grad(pto_loss)), jax.jit(jax.grad(jax_loss))
     p_args, j_args = inputs(pnp), inputs(jnp)
-    ours = best_time(lambda: pf(*p_args))
-    theirs = best_time(lambda: jax.block_until_ready(jf(*j_args)))
+    ours, theirs = interleaved_best(lambda: pf(*p_args),
+                                    lambda: jax.block_until_ready(jf(*j_args)))
     return report("jit(grad(mlp_loss)) steady state", ours, theirs, 1.1)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ptojax import lax, source_info
 from ptojax.errors import UnsupportedError
-from ptojax.ir.core import IR, ClosedIR, Var
+from ptojax.ir.core import IR, Var
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import shape as sh
 from ptojax.trace import bind, trace_flat
@@ -328,11 +328,6 @@ def _dot_general_rule(ct, lhs, rhs, dimension_numbers, preferred_element_type=No
 
 
 transpose_rules[linalg.dot_general_p] = _dot_general_rule
-
-
-def transpose_closed(closed: ClosedIR, linear_mask):
-    return transpose_ir(closed.ir, linear_mask, closed.consts)
-
 
 
 # calls ---------------------------------------------------------------------------------------
