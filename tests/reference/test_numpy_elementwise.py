@@ -61,9 +61,23 @@ INTEGER_BINARY = [n for n in BINARY if n not in ("hypot", "logaddexp2", "copysig
 def _second_operand(rng, dtype, shape, shift):
     if shift:  # shift amounts within the bit width (larger ones are undefined)
         return rng.integers(0, 8 * np.dtype(dtype).itemsize, size=shape).astype(dtype)
-    if dtypes.is_integer(dtype):  # small positive integers: exact powers, defined divisions
-        return rng.integers(1, 4, size=shape).astype(dtype)
+    if dtypes.is_integer(dtype):  # small nonzero integers: defined divisions
+        low = 1 if dtypes.is_unsigned(dtype) else -3
+        values = rng.integers(low, 4, size=shape)
+        return np.where(values == 0, 2, values).astype(dtype)
     return random_array(rng, shape, dtype)
+
+
+POWERS = ("power", "float_power")
+
+
+def _binary_groups(names, y, shift):
+    """(names, second operand) groups: integer powers take |y| (a negative integer exponent
+    has no integer result), shifts take in-range amounts."""
+    plain = [n for n in names if n not in SHIFTS + POWERS]
+    powers = [n for n in names if n in POWERS]
+    shifts = [n for n in names if n in SHIFTS]
+    return [(plain, y), (powers, np.abs(y) if y.dtype.kind == "i" else y), (shifts, shift)]
 
 
 def _operands(dtype, seed=1):
@@ -75,8 +89,8 @@ def _operands(dtype, seed=1):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_every_function_gives_jax_result_dtypes_on_every_dtype(jax, jnp, dtype):
     x, y, shift = _operands(dtype)
-    for names, args in ((UNARY, (x,)), ([n for n in BINARY if n not in SHIFTS], (x, y)),
-                        (SHIFTS, (x, shift))):
+    for names, args in [(UNARY, (x,))] + [(n, (x, z)) for n, z in
+                                          _binary_groups(BINARY, y, shift)]:
         names = _accepted(jax, jnp, names, *args)
         expected = [jax.eval_shape(getattr(jnp, n), *args) for n in names]
         for mode, outs in run_modes(_batched(pnp, names, len(args)), *args).items():
@@ -107,8 +121,8 @@ def test_unary_function_values_match_jax(jax, jnp, dtype):
 @pytest.mark.parametrize("dtype", VALUE_DTYPES, ids=str)
 def test_binary_function_values_match_jax(jax, jnp, dtype):
     x, y, shift = _operands(dtype, seed=2)
-    for names, second in (([n for n in BINARY if n not in SHIFTS], y), (SHIFTS, shift)):
-        names = _accepted(jax, jnp, _value_names(dtype, names, INTEGER_BINARY), x, second)
+    for names, second in _binary_groups(_value_names(dtype, BINARY, INTEGER_BINARY), y, shift):
+        names = _accepted(jax, jnp, names, x, second)
         if names:
             check_modes(_batched(pnp, names, 2), _batched(jnp, names, 2), x, second,
                         labels=names, scale=_scale(dtype))
@@ -124,8 +138,11 @@ MIXED_NAMES = ["add", "subtract", "multiply", "divide", "floor_divide", "remaind
 def test_binary_function_values_with_mixed_dtypes_match_jax(jax, jnp, pair):
     rng = np.random.default_rng(3)
     x, y = random_array(rng, (3, 1), pair[0]), _second_operand(rng, pair[1], (4,), False)
-    names = _accepted(jax, jnp, MIXED_NAMES, x, y)
-    check_modes(_batched(pnp, names, 2), _batched(jnp, names, 2), x, y, labels=names)
+    for names, second in _binary_groups(MIXED_NAMES, y, shift=None):
+        names = _accepted(jax, jnp, names, x, second) if names else []
+        if names:
+            check_modes(_batched(pnp, names, 2), _batched(jnp, names, 2), x, second,
+                        labels=names)
 
 
 BROADCAST_SAMPLE = ["add", "multiply", "divide", "maximum", "less", "power", "arctan2",
@@ -140,6 +157,7 @@ def test_binary_functions_broadcast_like_jax(jnp, shapes, name, dtype, seed):
     rng = np.random.default_rng(seed)
     x = random_array(rng, shapes.input_shapes[0], dtype)
     y = _second_operand(rng, dtype, shapes.input_shapes[1], False)
+    y = np.abs(y) if name in POWERS else y
     check_modes(getattr(pnp, name), getattr(jnp, name), x, y)
 
 

@@ -176,3 +176,14 @@ def test_array_methods_are_the_shape_functions(jnp):
                 a.repeat(2, axis=1), a.astype(np.int8), a.astype(float), a.clip(-1, 1),
                 a.round(), a.sort(), a.argsort(axis=0), a.diagonal(0, 1, 2), a.copy()]
     check_modes(lambda a: calls(pnp.asarray(a)), calls, x, index={16})
+
+
+def test_sorting_puts_nans_last_and_keeps_ties_stable_like_jax(jnp):
+    x = np.array([[3.0, np.nan, -0.0, 1.0, 0.0, np.nan, 1.0], [2, 2, 1, 1, 3, 3, -np.inf]],
+                 np.float32)
+
+    def calls(m, a):
+        return [m.sort(a), m.argsort(a), m.sort(a, axis=0), m.argsort(a, axis=None),
+                m.sort(a, descending=True), m.argsort(a, descending=True),
+                m.argsort(a[1].astype(np.int8), descending=True)]
+    check_modes(lambda a: calls(pnp, a), lambda a: calls(jnp, a), x, index={1, 3, 5, 6})
