@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
                                    check_dtype_kind, promote_args)
 from ptojax.ops import elementwise as ew
@@ -130,8 +130,13 @@ def reciprocal(x, /):
 
 
 def round(a, decimals: int = 0):
+    """Round half to even at ``decimals`` digits; integers are unchanged (decimals >= 0)."""
     (a,) = promote_args("round", a)
     if not dtypes.is_float(a.dtype):
+        if decimals < 0:
+            raise UnsupportedError(f"round: rounding integers {a.aval} to {decimals} decimals "
+                                   f"is not supported; convert to a float dtype first",
+                                   user_frame())
         return a
     if decimals == 0:
         return lax.round(a, "half_even")
@@ -434,4 +439,4 @@ def astype(x, dtype):
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
            ("annotations", "np", "dtypes", "lax", "ew", "asarray", "promote_args",
             "check_dtype_kind", "broadcast_shapes", "broadcast_to_shape", "user_frame",
-            "DtypeError", "ShapeError")]
+            "DtypeError", "ShapeError", "UnsupportedError")]

@@ -194,3 +194,20 @@ def test_clip_matches_jax(jnp):
     check_modes(lambda a: pnp.clip(a, max=0.5), lambda a: jnp.clip(a, max=0.5), x)
     xi = random_array(np.random.default_rng(5), (5,), dtypes.int8)
     check_modes(lambda a: pnp.clip(a, -1, 2), lambda a: jnp.clip(a, -1, 2), xi)
+
+
+def test_astype_truncates_saturates_and_maps_nan_to_zero_like_jax(jnp):
+    x = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 2.7, -2.7, 300.5, 0.5], np.float32)
+    targets = [np.int8, np.int32, np.uint8, np.uint32, np.bool_, np.float16, dtypes.bfloat16,
+               dtypes.float8_e4m3fn, np.int64]
+
+    def calls(a):
+        a = pnp.asarray(a) if not hasattr(a, "at") else a
+        return [a.astype(t) for t in targets]
+    check_modes(calls, calls, x, inputs=(x, np.int64(0)))
+
+
+def test_round_to_decimals_matches_jax(jnp):
+    x = np.array([1.25, 2.35, 125.0, -0.5, 1.5, 2.5, -17.75], np.float32)
+    check_modes(lambda a: [pnp.round(a, d) for d in (-1, 0, 1, 2)],
+                lambda a: [jnp.round(a, d) for d in (-1, 0, 1, 2)], x)
