@@ -9,7 +9,8 @@ dimension of each output. Each primitive's rule lives in ``batch_rules``:
 ``dims[i]`` is the batch dimension of ``args[i]`` or None. Equations whose inputs are all
 unbatched are copied as they are, so unbatched sub-computations (weights) stay unbatched —
 except collectives over the vmapped axis name (and calls whose bodies contain one), which the
-rules of ``vmap_collectives.py`` turn into local reductions over the batch dimension.
+rules of ``vmap_collectives.py`` turn into local reductions over the batch dimension. The call
+primitives' rows are in ``vmap_calls.py``.
 
 Rules move a batch dimension only when the primitive needs it somewhere else: dot_general
 makes it a batch or free dimension, reductions and elementwise ops shift their axes around it,
@@ -24,7 +25,7 @@ import numpy as np
 
 from ptojax import dtypes, lax, source_info
 from ptojax.errors import UnsupportedError
-from ptojax.ir.core import ClosedIR, Literal, Var, as_ir, consts_as_args, sub_irs
+from ptojax.ir.core import ClosedIR, Var, as_ir, sub_irs
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import random_bits, shape as sh, sorting
 from ptojax.runtime.array import Array
@@ -515,89 +516,6 @@ batch_rules[linalg.dot_general_p] = _dot_general_rule
 batch_rules[sorting.sort_p] = _sort_rule
 
 
-# calls ---------------------------------------------------------------------------------------
-from ptojax.ops import calls  # noqa: E402
-
-
-def _checkpoint_rule(args, dims, body, prevent_cse=True):
-    batched, out_dims = vmap_ir(body, dims, current_axis_size(), current_axis_name())
-    batched, consts = consts_as_args(batched)
-    outs = calls.checkpoint_p.bind(*consts, *args, body=batched, prevent_cse=prevent_cse)
-    return outs, out_dims
-
-
-def _batched_body(body: ClosedIR, dims) -> tuple:
-    """``body`` batched at ``dims`` (0 or None) with every output batched at 0: (const-free
-    ClosedIR, the consts it now takes as leading operands)."""
-    batched, out_dims = vmap_ir(body, dims, current_axis_size(), current_axis_name())
-
-    def front(*args):
-        from ptojax.runtime.interpreter import eval_ir
-        return [to_front(o, d) for o, d in zip(eval_ir(batched, args), out_dims)]
-
-    return consts_as_args(trace_flat(front, batched.in_types, "vmap"))
-
-
-def _batched_rule_fn(fn, group_dims):
-    """``fn(*groups)`` (each group a flat list; a custom_jvp/custom_vjp rule) vectorized over
-    this vmap's axis: ``group_dims[i]`` is None for a group passed as is, 0 for a group mapped
-    at 0, or a list of 0/None per element. Every output is batched at 0."""
-    from ptojax.transforms.vmap_api import vmap
-    size, name = current_axis_size(), current_axis_name()
-    mapped = [i for i, g in enumerate(group_dims) if g is not None]
-
-    def batched(*groups):
-        def per_example(*mapped_groups):
-            full = list(groups)
-            for i, g in zip(mapped, mapped_groups):
-                full[i] = g
-            return fn(*full)
-        return vmap(per_example, in_axes=tuple(group_dims[i] for i in mapped),
-                    axis_name=name, axis_size=size)(*[list(groups[i]) for i in mapped])
-    return batched
-
-
-def _front_args(args, dims):
-    """Batched operands moved to 0, unbatched ones left alone: (args, dims of 0/None)."""
-    return ([a if d is None else move_axis(a, d, 0) for a, d in zip(args, dims)],
-            [None if d is None else 0 for d in dims])
-
-
-def _custom_jvp_rule(args, dims, body, jvp, num_consts):
-    args, dims = _front_args(args, dims)
-    body, extra = _batched_body(body, dims)
-    primal_dims = dims[num_consts:]
-    outs = calls.custom_jvp_call_p.bind(
-        *extra, *args, body=body, jvp=_batched_rule_fn(jvp, (None, primal_dims, primal_dims)),
-        num_consts=num_consts + len(extra))
-    return outs, [0] * len(outs)
-
-
-def _custom_vjp_rule(args, dims, body, fwd, bwd, num_consts, out_types):
-    args, dims = _front_args(args, dims)
-    body, extra = _batched_body(body, dims)
-    primal_dims = dims[num_consts:]
-    size = current_axis_size()
-    outs = calls.custom_vjp_call_p.bind(
-        *extra, *args, body=body, fwd=_batched_rule_fn(fwd, (None, primal_dims)),
-        bwd=_summing_bwd(_batched_rule_fn(bwd, (0, 0)), primal_dims),
-        num_consts=num_consts + len(extra),
-        out_types=tuple(batched_type(t, 0, size) for t in out_types))
-    return outs, [0] * len(outs)
-
-
-def _summing_bwd(batched_bwd, primal_dims):
-    """The batched bwd gives one cotangent per example; an unbatched input gets their sum."""
-    def bwd(residuals, cts):
-        in_cts = batched_bwd(residuals, cts)
-        return [ct if d is not None or ct is None else lax.reduce_sum(ct, (0,))
-                for ct, d in zip(in_cts, primal_dims)]
-    return bwd
-
-
-batch_rules[calls.checkpoint_p] = _checkpoint_rule
-batch_rules[calls.custom_jvp_call_p] = _custom_jvp_rule
-batch_rules[calls.custom_vjp_call_p] = _custom_vjp_rule
-
-# the rows of the collectives (psum ... axis_index) live in their own module
-from ptojax.transforms import vmap_collectives  # noqa: E402,F401
+# the rows of the call primitives (checkpoint, custom_jvp, custom_vjp) and of the collectives
+# (psum ... axis_index) live in their own modules
+from ptojax.transforms import vmap_calls, vmap_collectives  # noqa: E402,F401
