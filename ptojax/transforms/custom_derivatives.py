@@ -2,20 +2,25 @@
 ``checkpoint``/``remat``.
 
 Each call traces the function to a body IR and binds one call primitive (ops/calls.py) whose
-params carry the body and the user's rules (wrapped as flat functions that validate what the
-user returns). The autodiff and vmap tables give these primitives their meaning.
+params carry the body and the user's rules as flat functions. The rules are traced to IR at
+the call, while the values they close over are alive (they become extra operands of the
+call), and validated there; evaluating those IRs later, inside jvp/transpose/vmap, is then
+safe. The autodiff and vmap tables give these primitives their meaning.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import os
+import threading
 
 from ptojax.errors import CustomRuleError
-from ptojax.ir.core import consts_as_args
+from ptojax.ir.core import IR, ClosedIR, Var, consts_as_args
 from ptojax.jit import leaf_type
 from ptojax.ops import calls
+from ptojax.runtime.interpreter import eval_ir
 from ptojax.source_info import user_frame
+from ptojax.trace import trace_flat
 from ptojax.transforms.ad_util import differentiable, zeros
 from ptojax.transforms.autodiff import trace_pytree_fn
 from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_structure,
@@ -43,6 +48,40 @@ def _check_leaves(what, leaves, tree, expected_tree, expected_types):
         got = leaf_type(leaf)
         if tuple(got.shape) != tuple(t.shape) or (differentiable(t) and got.dtype != t.dtype):
             raise CustomRuleError(f"{what}: leaf {i} is {got}, expected {t}", user_frame(4))
+
+
+class _RulesBeingTraced(threading.local):
+    def __init__(self):
+        self.owners: set = set()
+
+
+_being_traced = _RulesBeingTraced()
+
+
+def _closure_converted(owner, fn, in_types, name):
+    """Trace the flat rule ``fn`` now, while the values it closes over (tracers of the
+    function being traced, nondiff arguments) are alive: (the const-free rule IR taking those
+    values first, the values). None for a call made while ``owner``'s rules are being traced
+    (a rule calling its own function): that call keeps its rules as Python functions."""
+    if id(owner) in _being_traced.owners:
+        return None
+    _being_traced.owners.add(id(owner))
+    try:
+        return consts_as_args(trace_flat(fn, list(in_types), name))
+    finally:
+        _being_traced.owners.discard(id(owner))
+
+
+def _with_unused_inputs(body, position, types):
+    """``body`` taking extra, ignored inputs of ``types`` at ``position``."""
+    ir = body.ir
+    invars = (*ir.invars[:position], *[Var(t) for t in types], *ir.invars[position:])
+    return ClosedIR(IR((), invars, ir.eqns, ir.outvars))
+
+
+def _last(values, n):
+    values = list(values)
+    return values[len(values) - n:]
 
 
 class custom_jvp:
@@ -74,36 +113,53 @@ class custom_jvp:
         self.jvp = jvp
 
     def __call__(self, *args):
+        name = self.fun.__name__
         if self.jvp is None:
-            raise CustomRuleError(f"custom_jvp function {self.fun.__name__} has no JVP rule; "
-                                  f"define one with .defjvp(rule)", user_frame(2))
+            raise CustomRuleError(f"custom_jvp function {name} has no JVP rule; define one "
+                                  f"with .defjvp(rule)", user_frame(2))
         nums = self.nondiff_argnums
         nondiff, diff = _split_nondiff(args, nums)
         flat, in_tree = tree_flatten(diff)
         closed, out_tree, _ = trace_pytree_fn(
-            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree,
-            name=self.fun.__name__)
-        body, consts = consts_as_args(closed)
-        out_types = closed.out_types
-        rule = self.jvp
+            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
+        body, body_consts = consts_as_args(closed)
+        rule, rule_consts = self._flat_rule(nondiff, in_tree, out_tree, closed)
+        body = _with_unused_inputs(body, len(body_consts), [leaf_type(c) for c in rule_consts])
+        outs = calls.custom_jvp_call_p.bind(*body_consts, *rule_consts, *flat, body=body,
+                                            jvp=rule,
+                                            num_consts=len(body_consts) + len(rule_consts))
+        return tree_unflatten(out_tree, outs)
 
-        def jvp_flat(const_vals, primals, tangents):
+    def _flat_rule(self, nondiff, in_tree, out_tree, closed):
+        """(rule(consts, primals, tangents) -> outs + tangent outs, the values it closes over,
+        passed as the call's last constants)."""
+        name, user_rule, out_types = self.fun.__name__, self.jvp, closed.out_types
+
+        def validated(primals, tangents):
             p, t = in_tree.unflatten(primals), in_tree.unflatten(tangents)
-            result = rule(*nondiff, tuple(p), tuple(t))
+            result = user_rule(*nondiff, tuple(p), tuple(t))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                raise CustomRuleError(f"the custom_jvp rule of {self.fun.__name__} must return"
-                                      f" a pair (primal_out, tangent_out)", user_frame(3))
+                raise CustomRuleError(f"the custom_jvp rule of {name} must return a pair "
+                                      f"(primal_out, tangent_out)", user_frame(3))
             out_leaves, o_tree = tree_flatten(result[0])
             t_leaves, t_tree = tree_flatten(result[1])
-            _check_leaves(f"custom_jvp rule of {self.fun.__name__}: primal output",
-                          out_leaves, o_tree, out_tree, out_types)
-            _check_leaves(f"custom_jvp rule of {self.fun.__name__}: tangent output",
-                          t_leaves, t_tree, out_tree, out_types)
+            _check_leaves(f"custom_jvp rule of {name}: primal output", out_leaves, o_tree,
+                          out_tree, out_types)
+            _check_leaves(f"custom_jvp rule of {name}: tangent output", t_leaves, t_tree,
+                          out_tree, out_types)
             return [*out_leaves, *t_leaves]
 
-        outs = calls.custom_jvp_call_p.bind(*consts, *flat, body=body, jvp=jvp_flat,
-                                            num_consts=len(consts))
-        return tree_unflatten(out_tree, outs)
+        n = len(closed.in_types)
+        converted = _closure_converted(
+            self, lambda *a: validated(a[:n], a[n:]),
+            [*closed.in_types, *[t.strip_weak() for t in closed.in_types]], f"{name}_jvp")
+        if converted is None:
+            return (lambda consts, primals, tangents: validated(primals, tangents)), ()
+        rule_ir, rule_consts = converted
+
+        def rule(consts, primals, tangents):
+            return eval_ir(rule_ir, [*_last(consts, len(rule_consts)), *primals, *tangents])
+        return rule, rule_consts
 
 
 class custom_vjp:
@@ -130,33 +186,73 @@ class custom_vjp:
         flat, in_tree = tree_flatten(diff)
         closed, out_tree, _ = trace_pytree_fn(
             lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
-        body, consts = consts_as_args(closed)
-        out_types = closed.out_types
-        fwd, bwd = self.fwd, self.bwd
+        body, body_consts = consts_as_args(closed)
+        fwd, bwd = self._validated_rules(args, nondiff, diff, in_tree, out_tree, closed)
+        fwd, bwd, rule_consts = self._flat_rules(fwd, bwd, closed)
+        body = _with_unused_inputs(body, len(body_consts), [leaf_type(c) for c in rule_consts])
+        outs = calls.custom_vjp_call_p.bind(*body_consts, *rule_consts, *flat, body=body,
+                                            fwd=fwd, bwd=bwd,
+                                            num_consts=len(body_consts) + len(rule_consts),
+                                            out_types=tuple(closed.out_types))
+        return tree_unflatten(out_tree, outs)
+
+    def _validated_rules(self, args, nondiff, diff, in_tree, out_tree, closed):
+        """The user's fwd and bwd on flat lists, checking what they return: ``fwd(primals) ->
+        outs + residuals``, ``bwd(residuals, cts) -> a cotangent (or None) per input leaf``."""
+        name, nums, user_fwd, user_bwd = self.fun.__name__, self.nondiff_argnums, self.fwd, \
+            self.bwd
         res_tree = {}
 
-        def fwd_flat(const_vals, primals):
-            result = fwd(*_merge(nondiff, in_tree.unflatten(primals), nums))
+        def fwd(primals):
+            result = user_fwd(*_merge(nondiff, in_tree.unflatten(primals), nums))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 raise CustomRuleError(f"the custom_vjp fwd of {name} must return a pair "
                                       f"(output, residuals)", user_frame(3))
             out_leaves, o_tree = tree_flatten(result[0])
             _check_leaves(f"custom_vjp fwd of {name}: output", out_leaves, o_tree, out_tree,
-                          out_types)
+                          closed.out_types)
             res_leaves, res_tree["tree"] = tree_flatten(result[1])
             return [*out_leaves, *res_leaves]
 
-        def bwd_flat(res_leaves, cts):
+        def bwd(res_leaves, cts):
             res = res_tree["tree"].unflatten(res_leaves)
-            in_cts = bwd(*nondiff, res, out_tree.unflatten(cts))
+            in_cts = user_bwd(*nondiff, res, out_tree.unflatten(cts))
             names = _argument_names(self.fun, len(args), nums)
-            return _flatten_input_cts(_rule_name("custom_vjp bwd", name, bwd), in_cts, diff,
-                                      names)
+            return _flatten_input_cts(_rule_name("custom_vjp bwd", name, user_bwd), in_cts,
+                                      diff, names)
+        return fwd, bwd
 
-        outs = calls.custom_vjp_call_p.bind(*consts, *flat, body=body, fwd=fwd_flat,
-                                            bwd=bwd_flat, num_consts=len(consts),
-                                            out_types=tuple(out_types))
-        return tree_unflatten(out_tree, outs)
+    def _flat_rules(self, fwd, bwd, closed):
+        """(fwd(consts, primals) -> outs + residuals, bwd(residuals, cts) -> input cts, the
+        values the rules close over, passed as the call's last constants). The values bwd
+        closes over travel with the residuals."""
+        name, in_types, out_types = self.fun.__name__, closed.in_types, closed.out_types
+        converted_fwd = _closure_converted(self, lambda *p: fwd(p), in_types, f"{name}_fwd")
+        if converted_fwd is None:
+            return (lambda consts, primals: fwd(primals)), bwd, ()
+        fwd_ir, fwd_consts = converted_fwd
+        n_res = len(fwd_ir.out_types) - len(out_types)
+        differentiated = [differentiable(t) for t in in_types]
+
+        def diff_cts(*res_and_cts):
+            cts = bwd(res_and_cts[:n_res], res_and_cts[n_res:])
+            return [c for c, d in zip(cts, differentiated) if d]
+
+        bwd_ir, bwd_consts = _closure_converted(
+            self, diff_cts, [*fwd_ir.out_types[len(out_types):],
+                             *[t.strip_weak() for t in out_types]], f"{name}_bwd")
+        n_fwd, n_bwd = len(fwd_consts), len(bwd_consts)
+
+        def flat_fwd(consts, primals):
+            consts = _last(consts, n_fwd + n_bwd)
+            return [*eval_ir(fwd_ir, [*consts[:n_fwd], *primals]), *consts[n_fwd:]]
+
+        def flat_bwd(residuals, cts):
+            residuals = list(residuals)
+            values, bwd_closure = residuals[:n_res], residuals[n_res:]
+            in_cts = iter(eval_ir(bwd_ir, [*bwd_closure, *values, *cts]))
+            return [next(in_cts) if d else None for d in differentiated]
+        return flat_fwd, flat_bwd, (*fwd_consts, *bwd_consts)
 
 
 def _rule_name(kind, fun_name, rule) -> str:

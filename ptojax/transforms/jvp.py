@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax, source_info
-from ptojax.errors import UnsupportedError
+from ptojax.errors import CustomRuleError, UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var, consts_as_args
 from ptojax.ops import elementwise as ew, indexing as ix, linalg, reductions as red
 from ptojax.ops import random_bits, shape as sh, sorting
@@ -585,7 +585,18 @@ def _checkpoint_rule(primals, tangents, body, prevent_cse=True):
                       for v, nz in zip(body.ir.outvars, out_nz)]
 
 
+def _require_no_closure_tangents(kind, tangents, num_consts):
+    """A custom rule gives derivatives for the function's arguments only (as in JAX)."""
+    if any(not is_zero(t) for t in tangents[:num_consts]):
+        raise CustomRuleError(f"a {kind} function is differentiated with respect to a value "
+                              f"it closes over (or takes as a nondiff argument), but its "
+                              f"custom rule only gives derivatives for its differentiable "
+                              f"arguments; pass that value as one of them instead",
+                              source_info.user_frame())
+
+
 def _custom_jvp_rule(primals, tangents, body, jvp, num_consts):
+    _require_no_closure_tangents("custom_jvp", tangents, num_consts)
     args = primals[num_consts:]
     tans = [instantiate(t) for t in tangents[num_consts:]]
     result = jvp(primals[:num_consts], args, tans)
@@ -594,6 +605,7 @@ def _custom_jvp_rule(primals, tangents, body, jvp, num_consts):
 
 
 def _custom_vjp_rule(primals, tangents, body, fwd, bwd, num_consts, out_types):
+    _require_no_closure_tangents("custom_vjp", tangents, num_consts)
     result = fwd(primals[:num_consts], primals[num_consts:])
     n = len(out_types)
     outs, residuals = result[:n], result[n:]

@@ -161,3 +161,38 @@ def test_checkpoint_with_closure_static_argnums_nesting_and_jvp():
     assert_close(tangent, expected, rtol=1e-12)
     per_example = pto.vmap(pto.grad(lambda x: pnp.sum(nested(x))))(np.stack([X, X * 2]))
     assert_close(per_example[1], pto.grad(plain)(X * 2), rtol=1e-12)
+
+
+# rules closing over traced values --------------------------------------------------------------
+def scaled_sin_sum(x, w):
+    scale = w * 2.0  # a value of the trace being differentiated, captured by the rule
+
+    @pto.custom_jvp
+    def scaled_sin(y):
+        return pnp.sin(y) * scale
+    scaled_sin.defjvp(lambda p, t: (scaled_sin(p[0]), t[0] * pnp.cos(p[0]) * scale))
+    return pnp.sum(scaled_sin(x))
+
+
+def test_custom_jvp_rule_closing_over_a_traced_value():
+    x = np.array([0.5, 1.0])
+    assert_close(pto.grad(scaled_sin_sum)(x, 2.0), 4.0 * np.cos(x))
+    assert_close(pto.jit(pto.grad(scaled_sin_sum))(x, 2.0), 4.0 * np.cos(x))
+    second = pto.grad(pto.grad(lambda y: scaled_sin_sum(y, 2.0)))(0.5)
+    assert_close(second, np.float32(-4.0 * np.sin(0.5)), rtol=1e-6)
+
+
+def test_custom_vjp_with_a_traced_nondiff_argument():
+    def floor_gradient(lo, x):
+        return x
+
+    floor_gradient = pto.custom_vjp(floor_gradient, nondiff_argnums=(0,))
+    floor_gradient.defvjp(lambda lo, x: (x, None), lambda lo, _, g: (pnp.maximum(g, lo),))
+    weights = np.array([-5.0, 1.0, 2.0])
+
+    def loss(x, lo):
+        return pnp.sum(floor_gradient(lo * 1.0, x) * weights)
+    x = np.array([-1.0, 0.5, 2.0])
+    assert_close(pto.jit(pto.grad(loss))(x, -1.0), np.array([-1.0, 1.0, 2.0]))
+    per_example = pto.vmap(pto.grad(loss))(np.stack([x, x]), np.array([-1.0, -3.0]))
+    assert_close(per_example, np.array([[-1.0, 1.0, 2.0], [-3.0, 1.0, 2.0]]))

@@ -122,3 +122,15 @@ def test_custom_jvp_rule_returning_a_wrong_shape():
         pto.jvp(double, (np.ones(2, np.float32),), (np.ones(2, np.float32),))
     _assert_points_at(info.value, "pto.jvp(double")
 
+
+
+def test_differentiating_a_custom_rule_with_respect_to_a_closed_over_value():
+    def loss(x, w):
+        @pto.custom_jvp
+        def times_w(y):
+            return y * w
+        times_w.defjvp(lambda p, t: (times_w(p[0]), t[0] * w))
+        return times_w(x)
+    with pytest.raises(CustomRuleError, match="closes over") as info:
+        pto.grad(loss, argnums=1)(1.0, 2.0)
+    _assert_points_at(info.value, "return times_w(x)")
