@@ -376,11 +376,11 @@ def _reduce_prod_rule(primals, tangents, axes):
     forward and reverse cumulative products (exact even where some x_k == 0)."""
     (x,), (t,) = primals, tangents
     out = red.reduce_prod_p.bind(x, axes=axes)
-    if is_zero(t):
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    if is_zero(t) or n == 0:  # an empty product is the constant 1
         return out, Zero(out.aval)
     kept = _kept_dims(x.ndim, axes)
     perm = kept + tuple(axes)
-    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
     flat = lax.reshape(lax.transpose(x, perm), tuple(x.shape[d] for d in kept) + (n,))
     tflat = lax.reshape(lax.transpose(t, perm), tuple(x.shape[d] for d in kept) + (n,))
     last = flat.ndim - 1

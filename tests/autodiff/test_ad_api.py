@@ -207,3 +207,27 @@ def test_backward_does_not_keep_forward_values_it_does_not_need():
     ir = pto.jit(pto.grad(lambda x, y: pnp.sum(pnp.exp(y) * x))).lower(
         np.ones(3), np.ones(3)).optimized_ir
     assert _prims(ir) == ["exp"]  # d/dx = exp(y): the product and the sum are dead
+
+
+# empty arrays --------------------------------------------------------------------------------
+EMPTY = np.zeros((0, 3))
+EMPTY_CASES = {
+    "sum": (lambda x: pnp.sum(x * 2), EMPTY),
+    "prod_over_an_empty_axis": (lambda x: pnp.sum(pnp.prod(x, axis=0)), EMPTY),
+    "max_over_an_empty_axis": (lambda x: pnp.sum(lax.reduce_max(x, (1,))), np.zeros((2, 0))),
+    "cumprod": (lambda x: pnp.sum(pnp.cumprod(x, axis=0)), EMPTY),
+    "sort": (lambda x: pnp.sum(pnp.sort(x, axis=0)), EMPTY),
+    "matmul_with_empty_contraction": (lambda x: pnp.sum(x @ np.ones((0, 2))), np.zeros((3, 0))),
+    "concatenate_with_an_empty_piece": (lambda x: pnp.sum(pnp.concatenate([x, EMPTY]) ** 2),
+                                        np.ones((2, 3))),
+    "empty_slice": (lambda x: pnp.sum(x[1:1] * 2), np.ones((2, 3))),
+    "gather_of_no_indices": (lambda x: pnp.sum(x[np.zeros(0, np.int32)]), np.ones((2, 3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_CASES))
+def test_gradients_involving_empty_arrays(name):
+    fn, x = EMPTY_CASES[name]
+    g = pto.grad(fn)(x)
+    expected = 2 * x if name == "concatenate_with_an_empty_piece" else np.zeros_like(x)
+    assert_close(g, expected)
