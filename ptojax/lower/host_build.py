@@ -30,6 +30,12 @@ SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",
                 "L0A": "PTO_HOST_L0A_BYTES", "L0B": "PTO_HOST_L0B_BYTES",
                 "L0C": "PTO_HOST_L0C_BYTES"}
 COMPILE_TIMEOUT_S = 900
+# Kernel bodies are straight-line instruction calls (the loops are the header's workers,
+# optimized as usual): GCC compiles them at -O1, which makes big kernels build much faster.
+KERNEL_OPTIMIZE = ("#if defined(__GNUC__) && !defined(__clang__)", "#pragma GCC push_options",
+                   '#pragma GCC optimize("O1")', "#endif")
+KERNEL_OPTIMIZE_END = ("#if defined(__GNUC__) && !defined(__clang__)",
+                       "#pragma GCC pop_options", "#endif")
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,8 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
         lines += [f"#define {m} 1" for m in copy.macros]
         if copy.namespace:
             lines.append(f"namespace {copy.namespace} {{")
-        lines += [f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
-                  '#line 1 "ptojax_entry.cpp"']
+        lines += [*KERNEL_OPTIMIZE, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
+                  '#line 1 "ptojax_entry.cpp"', *KERNEL_OPTIMIZE_END]
         if copy.namespace:
             lines.append(f"}}  // namespace {copy.namespace}")
         lines += [f"#undef {m}" for m in copy.macros]
@@ -114,16 +120,18 @@ def build_library(kernel_source: str, entries, target, *, check_sync: bool = Fal
     unit = translation_unit(kernel_source, entries, target, check_sync, copies)
     key = library_key(unit, compiler)
     entry = CacheEntry(key)
-    if entry.valid():
-        return BuildResult(entry.library, key, True, 0.0)
+    path = entry.published()
+    if path is not None:
+        return BuildResult(path, key, True, 0.0)
     with entry.locked():
-        if entry.valid():                   # another process built it while we waited
-            return BuildResult(entry.library, key, True, 0.0)
+        path = entry.published()            # another process built it while we waited
+        if path is not None:
+            return BuildResult(path, key, True, 0.0)
         entry.discard()
         start = time.perf_counter()
         built = _compile(unit, compiler, entry, name)
-        entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
-        return BuildResult(entry.library, key, False, time.perf_counter() - start)
+        path = entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
+        return BuildResult(path, key, False, time.perf_counter() - start)
 
 
 def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:

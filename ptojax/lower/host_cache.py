@@ -3,13 +3,15 @@
 Layout under ``cache_root()`` (``$PTOJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ptojax``, else
 ``~/.cache/ptojax``)::
 
-    host-kernels/<k[:2]>/<k>.so      the shared library
-    host-kernels/<k[:2]>/<k>.json    its manifest: key, byte size and SHA-256 of the .so
+    host-kernels/<k[:2]>/<k>.<n>.so  the shared library (<n>: a fresh name per publication)
+    host-kernels/<k[:2]>/<k>.json    its manifest: key, library file name, byte size, SHA-256
     host-kernels/<k[:2]>/<k>.cpp     the translation unit it was built from (for reading)
     host-kernels/<k[:2]>/<k>.lock    the per-key build lock
 
 An entry counts only if its manifest names its key and matches the library byte for byte; a
-missing, truncated or otherwise corrupt entry is simply rebuilt. Builders take the key's file
+missing, truncated or otherwise corrupt entry is simply rebuilt. Each publication writes a
+library file of a new name, because a process that has loaded a library keeps that file
+mapped under its path: a rebuilt library must not reuse the path of one that went stale. Builders take the key's file
 lock (``fcntl.flock``; where that does not exist, duplicate builds are possible but harmless),
 look again, build into a temporary file and publish with atomic renames — the library first,
 the manifest last — so a reader never sees half an entry.
@@ -20,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -68,26 +71,33 @@ class CacheEntry:
     def __init__(self, key: str, root: Optional[Path] = None):
         self.key = key
         self.dir = (root or cache_root()) / "host-kernels" / key[:2]
-        self.library = self.dir / f"{key}.so"
         self.manifest = self.dir / f"{key}.json"
         self.source = self.dir / f"{key}.cpp"
         self.lockfile = self.dir / f"{key}.lock"
 
-    def valid(self) -> bool:
-        """Whether a complete, uncorrupted library is published under this key."""
+    def _meta(self) -> dict:
+        return json.loads(self.manifest.read_text())
+
+    def published(self) -> Optional[Path]:
+        """The library published under this key, if it is complete and uncorrupted."""
         try:
-            meta = json.loads(self.manifest.read_text())
-            return (meta.get("version") == MANIFEST_VERSION and meta.get("key") == self.key
-                    and self.library.stat().st_size == meta["size"]
-                    and file_sha256(self.library) == meta["sha256"])
+            meta = self._meta()
+            library = self.dir / meta["library"]
+            ok = (meta.get("version") == MANIFEST_VERSION and meta.get("key") == self.key
+                  and library.stat().st_size == meta["size"]
+                  and file_sha256(library) == meta["sha256"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return False
+            return None
+        return library if ok else None
 
     def discard(self) -> None:
-        """Remove a corrupt entry (the manifest first, so no reader trusts the library)."""
-        for path in (self.manifest, self.library):
-            with contextlib.suppress(OSError):
-                path.unlink()
+        """Remove a corrupt or stale entry (the manifest first: no reader trusts the rest)."""
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+            library = self.dir / self._meta()["library"]
+            self.manifest.unlink()
+            library.unlink()
+        with contextlib.suppress(OSError):
+            self.manifest.unlink()
 
     @contextlib.contextmanager
     def locked(self):
@@ -109,11 +119,13 @@ class CacheEntry:
         os.close(fd)
         return Path(tmp)
 
-    def publish(self, built: Path, source: str, info: dict) -> None:
-        """Install a built library: source, library, then the manifest that validates them."""
+    def publish(self, built: Path, source: str, info: dict) -> Path:
+        """Install a built library under a new name, then the manifest that validates it."""
         write_atomic(self.source, source.encode())
         size, sha = built.stat().st_size, file_sha256(built)
-        os.replace(built, self.library)
-        manifest = {"version": MANIFEST_VERSION, "key": self.key, "size": size, "sha256": sha,
-                    **info}
+        library = self.dir / f"{self.key}.{secrets.token_hex(4)}.so"
+        os.replace(built, library)
+        manifest = {"version": MANIFEST_VERSION, "key": self.key, "library": library.name,
+                    "size": size, "sha256": sha, **info}
         write_atomic(self.manifest, json.dumps(manifest, indent=1).encode())
+        return library

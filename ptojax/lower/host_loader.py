@@ -13,7 +13,8 @@ import ctypes
 from pathlib import Path
 
 from ptojax.errors import KernelCheckError
-from ptojax.lower.host_build import ABI_VERSION
+from ptojax.lower.host_build import ABI_VERSION, build_library
+from ptojax.lower.host_cache import CacheEntry
 
 
 class StaleLibraryError(OSError):
@@ -37,7 +38,11 @@ class KernelLibrary:
         self._launchers = []
         self._names = []
         for e in entries:
-            fn = getattr(self._dll, e.symbol)
+            try:
+                fn = getattr(self._dll, e.symbol)
+            except AttributeError:
+                raise StaleLibraryError(f"kernel library {path} has no launcher {e.symbol}") \
+                    from None
             fn.argtypes = (ctypes.c_void_p, ctypes.c_longlong)
             fn.restype = ctypes.c_int
             self._launchers.append(fn)
@@ -49,3 +54,15 @@ class KernelLibrary:
         if self._launchers[index](argv, blocks) != 0:
             raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
                                    f"check: {self._error().decode(errors='replace')}")
+
+
+def build_and_load(kernel_source: str, entries, target, **options):
+    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded; an entry
+    that is published but cannot be loaded (stale) is discarded and rebuilt once."""
+    built = build_library(kernel_source, entries, target, **options)
+    try:
+        return KernelLibrary(built.path, entries), built
+    except StaleLibraryError:
+        CacheEntry(built.key).discard()
+        built = build_library(kernel_source, entries, target, **options)
+        return KernelLibrary(built.path, entries), built

@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax.ir.core import ClosedIR
-from ptojax.lower.host_build import BOTH_CORES, EntryPoint, SourceCopy, build_library
-from ptojax.lower.host_cache import CacheEntry
-from ptojax.lower.host_loader import KernelLibrary, StaleLibraryError
+from ptojax.lower.host_build import BOTH_CORES, EntryPoint, SourceCopy
+from ptojax.lower.host_loader import build_and_load
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.schedule import kernel_schedule
 from ptojax.ops import tile as T
@@ -87,22 +86,11 @@ class HostProgram:
                                                                                  scheds))]
         self.copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
         self.source = program_cpp(tiled, target.name)
-        self.target, self.check_sync, self.name = target, check_sync, name
-        self.library = self._load()
+        self.check_sync = check_sync
+        self.library, self.build = build_and_load(self.source, self.entries, target,
+                                                  check_sync=check_sync, copies=self.copies,
+                                                  name=name)
         impls = {e: _launcher(self.library, i, e, s.block_dim)
                  for i, (e, s) in enumerate(zip(eqns, scheds))}
         self.executable = Executable(tiled, impls)
         self.run = self.executable.run
-
-    def _load(self) -> KernelLibrary:
-        self.build = self._build()
-        try:
-            return KernelLibrary(self.build.path, self.entries)
-        except StaleLibraryError:       # published but unloadable: rebuild it once
-            CacheEntry(self.build.key).discard()
-            self.build = self._build()
-            return KernelLibrary(self.build.path, self.entries)
-
-    def _build(self):
-        return build_library(self.source, self.entries, self.target,
-                             check_sync=self.check_sync, copies=self.copies, name=self.name)

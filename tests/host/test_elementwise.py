@@ -11,7 +11,7 @@ from host_cases import (BF16, F16, F32, I32, arrays, assert_matches, executable_
                         has_ragged_regions, host_jit, interpret)
 
 SMALL_TILES = pto.TileConfig(vec=(8, 32))
-SHAPES = [(37, 70), (3, 5, 40), (300,)]
+SHAPES = [(37, 70), (3, 5, 40)]
 
 
 def float_ops(x, y):
@@ -20,7 +20,9 @@ def float_ops(x, y):
             pto.nn.sigmoid(x), x ** 2, x ** 3, x ** -1, x ** -2, 2.0 - x, 3.0 / y,
             x * 0.5 + 1.0, pnp.maximum(x, 0.0), pnp.isfinite(x / y), x == y, x != y, x < y,
             x <= y, x > y, x >= y, pnp.where(x > y, x, y), (x * 8).astype(pnp.int32),
-            x.astype(pnp.float32 if x.dtype != pnp.float32 else pnp.float16))
+            x.astype(pnp.float32 if x.dtype != pnp.float32 else pnp.float16), ~(x > y),
+            pnp.where(~(x > y), x, 0.5), (x > 0) & (y < 0), (x > 0) | (y < 0), x - 1.5,
+            x / 2.0, pnp.minimum(x, 1.0), pto.lax.stop_gradient(x) * y)
 
 
 def int_ops(x, y):

@@ -82,9 +82,6 @@ PTO_HOST_BINARY_OP(Max, op_max(a, b))
 PTO_HOST_BINARY_OP(Min, op_min(a, b))
 PTO_HOST_BINARY_OP(And, static_cast<C>(a & b))
 PTO_HOST_BINARY_OP(Or, static_cast<C>(a | b))
-PTO_HOST_BINARY_OP(Xor, static_cast<C>(a ^ b))
-PTO_HOST_BINARY_OP(LeakyRelu, a > C(0) ? a : a * b)
-PTO_HOST_BINARY_OP(ExpDiff, exp_f32(a - b))
 #undef PTO_HOST_BINARY_OP
 
 #define PTO_HOST_UNARY_OP(NAME, EXPR) \
@@ -100,7 +97,6 @@ PTO_HOST_UNARY_OP(Log, log_f32(a))
 PTO_HOST_UNARY_OP(Sqrt, __builtin_sqrtf(a))
 PTO_HOST_UNARY_OP(Rsqrt, 1.0f / __builtin_sqrtf(a))
 PTO_HOST_UNARY_OP(Recip, C(1) / a)
-PTO_HOST_UNARY_OP(Relu, op_max(a, C(0)))
 #undef PTO_HOST_UNARY_OP
 
 struct Abs {
@@ -210,7 +206,6 @@ PTO_HOST_BINARY(TMAX, host::Max)
 PTO_HOST_BINARY(TMIN, host::Min)
 PTO_HOST_BINARY(TAND, host::And)
 PTO_HOST_BINARY(TOR, host::Or)
-PTO_HOST_BINARY(TXOR, host::Xor)
 #undef PTO_HOST_BINARY
 
 // --- tile op scalar --------------------------------------------------------------------------
@@ -229,10 +224,6 @@ PTO_HOST_SCALAR(TMULS, host::Mul)
 PTO_HOST_SCALAR(TDIVS, host::Div)
 PTO_HOST_SCALAR(TMAXS, host::Max)
 PTO_HOST_SCALAR(TMINS, host::Min)
-PTO_HOST_SCALAR(TANDS, host::And)
-PTO_HOST_SCALAR(TORS, host::Or)
-PTO_HOST_SCALAR(TXORS, host::Xor)
-PTO_HOST_SCALAR(TLRELU, host::LeakyRelu)
 #undef PTO_HOST_SCALAR
 
 // scalar / tile
@@ -268,7 +259,6 @@ PTO_HOST_UNARY(TLOG, host::Log)
 PTO_HOST_UNARY(TSQRT, host::Sqrt)
 PTO_HOST_UNARY(TRSQRT, host::Rsqrt)
 PTO_HOST_UNARY(TRECIP, host::Recip)
-PTO_HOST_UNARY(TRELU, host::Relu)
 #undef PTO_HOST_UNARY
 
 // --- compare and select ----------------------------------------------------------------------

@@ -1,10 +1,10 @@
-// pto_host_math.h — float exp/log/tanh/logistic written so that loops over tiles vectorize.
+// pto_host_math.h — float exp and log written so that loops over tiles vectorize.
 //
 // libm's scalar calls stop the compiler from vectorizing a tile loop, and -ffast-math would
 // change NaN/inf semantics, so these are branch-free polynomial implementations: every lane
-// computes all cases and selects. Accuracy is within a few ulp of the correctly rounded
-// result over the whole float range, with IEEE special values (NaN in -> NaN out, exp(-inf)
-// = 0, log(0) = -inf, log(x<0) = NaN, tanh(+-inf) = +-1).
+// computes all cases and selects. Accuracy is within 2 ulp of the correctly rounded
+// result over the whole float range (subnormal results included), with IEEE special values
+// (NaN in -> NaN out, exp(-inf) = 0, exp(+large) = inf, log(0) = -inf, log(x<0) = NaN).
 #pragma once
 
 #include <cstdint>
@@ -80,30 +80,6 @@ inline float log_f32(float x) {
   y = x == 0.0f ? -__builtin_inff() : y;
   y = x < 0.0f ? __builtin_nanf("") : y;
   return x != x ? x : y;
-}
-
-// tanh x: odd Taylor polynomial for |x| < 0.4, else sign(x) (1 - 2 / (e^{2|x|} + 1)).
-inline float tanh_f32(float x) {
-  const float a = __builtin_fabsf(x);
-  const float z = x * x;
-  float p = -929569.0f / 638512875.0f;
-  p = fmadd(p, z, 21844.0f / 6081075.0f);
-  p = fmadd(p, z, -1382.0f / 155925.0f);
-  p = fmadd(p, z, 62.0f / 2835.0f);
-  p = fmadd(p, z, -17.0f / 315.0f);
-  p = fmadd(p, z, 2.0f / 15.0f);
-  p = fmadd(p, z, -1.0f / 3.0f);
-  const float small = fmadd(x * z, p, x);
-  const float big = 1.0f - 2.0f / (exp_f32(2.0f * a) + 1.0f);
-  const float signed_big = x < 0.0f ? -big : big;
-  return a < 0.4f ? small : signed_big;
-}
-
-// logistic x = 1 / (1 + e^-x), computed from e^-|x| so neither tail overflows.
-inline float logistic_f32(float x) {
-  const float e = exp_f32(-__builtin_fabsf(x));
-  const float inv = 1.0f / (1.0f + e);
-  return x >= 0.0f ? inv : e * inv;
 }
 
 }  // namespace host

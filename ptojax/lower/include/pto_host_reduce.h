@@ -1,4 +1,4 @@
-// pto_host_reduce.h — axis reductions (TROWSUM/MAX/MIN, TCOLSUM/MAX/MIN) and expansions
+// pto_host_reduce.h — axis reductions (TROWSUM/MAX/MIN, TCOLSUM) and expansions
 // (TROWEXPAND*, TCOLEXPAND*).
 //
 // A per-row result or operand is an [R,1] tile (element (i, 0)) or a [1,R] tile (element
@@ -129,18 +129,6 @@ PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {
   host::vector_access(line, "TCOLSUM", dst, src);
 }
 
-template <typename D, typename S>
-PTO_INST void TCOLMAX(D& dst, S& src, int line = __builtin_LINE()) {
-  host::reduce_cols(dst, src, host::lowest<host::acc_t<S>>(), host::Max());
-  host::vector_access(line, "TCOLMAX", dst, src);
-}
-
-template <typename D, typename S>
-PTO_INST void TCOLMIN(D& dst, S& src, int line = __builtin_LINE()) {
-  host::reduce_cols(dst, src, host::highest<host::acc_t<S>>(), host::Min());
-  host::vector_access(line, "TCOLMIN", dst, src);
-}
-
 // --- expansions ------------------------------------------------------------------------------
 // dst(i, j) = src[i]
 template <typename D, typename S>
@@ -169,14 +157,12 @@ PTO_HOST_EXPAND_OP(TROWEXPANDMUL, map_rows, host::Mul)
 PTO_HOST_EXPAND_OP(TROWEXPANDDIV, map_rows, host::Div)
 PTO_HOST_EXPAND_OP(TROWEXPANDMAX, map_rows, host::Max)
 PTO_HOST_EXPAND_OP(TROWEXPANDMIN, map_rows, host::Min)
-PTO_HOST_EXPAND_OP(TROWEXPANDEXPDIF, map_rows, host::ExpDiff)
 PTO_HOST_EXPAND_OP(TCOLEXPANDADD, map_cols, host::Add)
 PTO_HOST_EXPAND_OP(TCOLEXPANDSUB, map_cols, host::Sub)
 PTO_HOST_EXPAND_OP(TCOLEXPANDMUL, map_cols, host::Mul)
 PTO_HOST_EXPAND_OP(TCOLEXPANDDIV, map_cols, host::Div)
 PTO_HOST_EXPAND_OP(TCOLEXPANDMAX, map_cols, host::Max)
 PTO_HOST_EXPAND_OP(TCOLEXPANDMIN, map_cols, host::Min)
-PTO_HOST_EXPAND_OP(TCOLEXPANDEXPDIF, map_cols, host::ExpDiff)
 #undef PTO_HOST_EXPAND_OP
 
 }  // namespace pto

@@ -225,20 +225,25 @@ template <typename E, typename S, typename St, Layout L>
 struct is_global<GlobalTensor<E, S, St, L>> : std::true_type {};
 
 // Bind a tile to byte offset `addr` of its buffer, or a GlobalTensor to a GM pointer.
+namespace host {
+[[gnu::cold, gnu::noinline]] inline void tassign_out_of_range(int line, std::size_t bytes,
+                                                            Space space, std::size_t addr) {
+  report_error(line, "TASSIGN", "tile of %zu bytes at %s+0x%zx ends past the %zu-byte buffer",
+               bytes, kSpaceNames[space], addr, kSpaceBytes[space]);
+}
+}  // namespace host
+
 template <typename TileT, typename Addr,
           std::enable_if_t<is_tile<TileT>::value && std::is_integral<Addr>::value, int> = 0>
 inline void TASSIGN(TileT& tile, Addr addr, int line = __builtin_LINE()) {
   constexpr host::Space space = host::space_of(TileT::Loc);
-  const std::size_t end = static_cast<std::size_t>(addr) + sizeof(typename TileT::DType) *
-                                                                TileT::Numel;
-  if (end > host::kSpaceBytes[space]) {
-    host::report_error(line, "TASSIGN", "tile of %zu bytes at %s+0x%zx ends past the %zu-byte "
-                       "buffer", sizeof(typename TileT::DType) * TileT::Numel,
-                       host::kSpaceNames[space], static_cast<std::size_t>(addr),
-                       host::kSpaceBytes[space]);
-    return;
+  constexpr std::size_t bytes = sizeof(typename TileT::DType) * TileT::Numel;
+  std::size_t offset = static_cast<std::size_t>(addr);
+  if (offset + bytes > host::kSpaceBytes[space]) {
+    host::tassign_out_of_range(line, bytes, space, offset);
+    offset = 0;
   }
-  tile.data_ = reinterpret_cast<typename TileT::DType*>(host::arenas().get(space) + addr);
+  tile.data_ = reinterpret_cast<typename TileT::DType*>(host::arenas().get(space) + offset);
 }
 
 template <typename GT, std::enable_if_t<is_global<GT>::value, int> = 0>

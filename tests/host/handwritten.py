@@ -1,0 +1,131 @@
+"""Hand-written kernels in the emitter's style (see ptojax/lower/pto_cpp.py), built directly
+with host_build: for tests of the flag checker, the cache and compiler errors.
+
+``scale`` doubles a float vector of N elements, TILE per tile, double buffered with the
+emitter's flag protocol; the other kernels break that protocol in one place each. ``notify``
+is a mixed kernel: the cube core writes a workspace and notifies the vector core, which reads
+it back (``notify_nowait`` forgets the wait)."""
+from ptojax.lower.host_build import EntryPoint
+from ptojax.lower.host_loader import build_and_load
+from ptojax.lower.targets import host_cpu
+from ptojax.runtime.host_program import CUBE_COPY, VECTOR_COPY
+
+N, TILE = 1000, 64
+PREAMBLE = """\
+#if defined(PTO_HOST)
+#include "pto_host.h"
+#else
+#include <pto/pto-inst.hpp>
+#endif
+using namespace pto;
+using VecT = Tile<TileType::Vec, float, 1, 64, BLayout::RowMajor, 1, DYNAMIC>;
+using Win = GlobalTensor<float, Shape<1, 1, 1, 1, DYNAMIC>, Stride<1, 1, 1, 64, 1>>;
+"""
+
+# {wait_load}: the wait ordering TLOAD before the vector op; {final_waits}: the epilogue
+SCALE = """
+__global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
+    const int32_t tiles = ({n} + 63) / 64;
+    set_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);
+    set_flag(PIPE_V, PIPE_MTE2, EVENT_ID1);
+    set_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
+    set_flag(PIPE_MTE3, PIPE_V, EVENT_ID1);
+    int32_t local = 0;
+    for (int32_t t = static_cast<int32_t>(get_block_idx()); t < tiles;
+         t += static_cast<int32_t>(block_num), ++local) {{
+        const uint32_t slot = static_cast<uint32_t>(local) % 2;
+        const event_t ev = static_cast<event_t>(slot);
+        const int32_t valid = {n} - t * 64 < 64 ? {n} - t * 64 : 64;
+        VecT x(valid), y(valid);
+        TASSIGN(x, 0x0u + slot * 0x100u);
+        TASSIGN(y, 0x200u + slot * 0x100u);
+        wait_flag(PIPE_V, PIPE_MTE2, ev);
+        Win gin(in0 + t * 64, Shape<1, 1, 1, 1, DYNAMIC>(valid));
+        TLOAD(x, gin);
+        set_flag(PIPE_MTE2, PIPE_V, ev);
+        {wait_load}
+        wait_flag(PIPE_MTE3, PIPE_V, ev);
+        TMULS(y, x, 2.0f);
+        set_flag(PIPE_V, PIPE_MTE2, ev);
+        set_flag(PIPE_V, PIPE_MTE3, ev);
+        wait_flag(PIPE_V, PIPE_MTE3, ev);
+        Win gout(out0 + t * 64, Shape<1, 1, 1, 1, DYNAMIC>(valid));
+        TSTORE(gout, y);
+        set_flag(PIPE_MTE3, PIPE_V, ev);
+    }}
+    {final_waits}
+}}
+"""
+WAIT_LOAD = "wait_flag(PIPE_MTE2, PIPE_V, ev);"
+FINAL_WAITS = """wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);
+    wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID1);
+    wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
+    wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID1);"""
+
+# a mixed kernel: the cube core's FIX pipe stores an accumulator into the workspace (in0),
+# the vector core loads it back ({vector_wait}: the notification it waits for first)
+NOTIFY = """
+__global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
+#if defined(__DAV_CUBE__)
+    {{
+        TileAcc<float, 16, 64, 1, 64> acc;
+        TASSIGN(acc, 0x0u);
+        Win ws(in0, Shape<1, 1, 1, 1, DYNAMIC>(64));
+        TSTORE(ws, acc);
+        ffts_cross_core_sync(PIPE_FIX, getFFTSMsg(0x2, 0));
+    }}
+#endif
+#if defined(__DAV_VEC__)
+    {{
+        VecT x(64);
+        TASSIGN(x, 0x400u);
+        {vector_wait}
+        Win ws(in0, Shape<1, 1, 1, 1, DYNAMIC>(64));
+        TLOAD(x, ws);
+        set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+        wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+        Win dst(out0, Shape<1, 1, 1, 1, DYNAMIC>(64));
+        TSTORE(dst, x);
+    }}
+#endif
+}}
+"""
+
+KERNELS = {
+    "scale": SCALE.format(name="scale", n=N, wait_load=WAIT_LOAD, final_waits=FINAL_WAITS),
+    "scale_no_wait": SCALE.format(name="scale_no_wait", n=N, wait_load="",
+                                  final_waits=FINAL_WAITS),
+    "scale_unwaited_sets": SCALE.format(name="scale_unwaited_sets", n=N, wait_load=WAIT_LOAD,
+                                        final_waits=""),
+    "scale_extra_wait": SCALE.format(name="scale_extra_wait", n=N, wait_load=WAIT_LOAD,
+                                     final_waits=FINAL_WAITS + "\n    "
+                                     "wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);"),
+    "notify": NOTIFY.format(name="notify", vector_wait="wait_flag_dev(0);"),
+    "notify_nowait": NOTIFY.format(name="notify_nowait", vector_wait=""),
+}
+MIXED = {"notify", "notify_nowait"}
+SOURCE = PREAMBLE + "".join(KERNELS.values())
+
+
+def entries():
+    out = []
+    for i, name in enumerate(KERNELS):
+        cores = [("kCubeCore", CUBE_COPY)] if name in MIXED else []
+        cores.append(("kFirstVectorCore", VECTOR_COPY))
+        body = "\n".join(f"    pto::host::on_core(pto::host::{core}, [&] {{ {copy.namespace}::"
+                         f"{name}(static_cast<float*>(args[0]), static_cast<float*>(args[1])); }});"
+                         for core, copy in cores)
+        out.append(EntryPoint(f"ptojax_launch_{i}", name, body))
+    return out
+
+
+BUILD_OPTIONS = dict(copies=(CUBE_COPY, VECTOR_COPY), name="handwritten")
+
+
+def load(check_sync: bool, source: str = SOURCE):
+    """(KernelLibrary, BuildResult) of the hand-written kernels."""
+    return build_and_load(source, entries(), host_cpu, check_sync=check_sync, **BUILD_OPTIONS)
+
+
+def index_of(name: str) -> int:
+    return list(KERNELS).index(name)

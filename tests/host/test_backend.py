@@ -1,0 +1,114 @@
+"""Backend selection for pto.jit: the cpu backend by default (tiered: numpy first, compiled
+kernels once built), the interpreter on request, numpy with one warning when there is no
+compiler or building fails, and compiler errors that quote the kernel line."""
+import os
+import stat
+import warnings
+
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from handwritten import BUILD_OPTIONS, SOURCE, entries
+from host_cases import executable_of
+from ptojax.errors import CompileError
+from ptojax.lower.host_build import build_library
+from ptojax.lower.targets import host_cpu
+from ptojax.runtime import host_backend
+from ptojax.runtime.executable import Executable
+from ptojax.runtime.host_backend import CpuBackend, HostExecutable
+
+BIG = (256, 160)     # above CpuBackend.min_elements
+
+
+def chain(x):
+    return pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x
+
+
+def _x(shape=BIG):
+    return np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+
+
+def test_jit_defaults_to_the_tiered_cpu_backend():
+    fn = pto.jit(chain)
+    x = _x()
+    first = np.asarray(fn(x))
+    executable = executable_of(fn, x)
+    assert isinstance(executable, HostExecutable)
+    assert executable.wait(600)
+    assert executable.status == "compiled" and executable.ready_after > 0
+    np.testing.assert_allclose(np.asarray(fn(x)), first, rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(first, np.asarray(pto.jit(chain, backend="interpreter")(x)),
+                               rtol=2e-5, atol=2e-6)
+
+
+def test_first_call_runs_numpy_while_the_kernels_compile():
+    executable = HostExecutable(pto.make_ir(chain)(_x((300, 170))), CpuBackend())
+    assert executable.status == "compiling"
+    executable.run(_x((300, 170)))
+    assert executable.wait(600) and executable.status == "compiled"
+
+
+def test_interpreter_backend_is_the_numpy_executor():
+    fn = pto.jit(chain, backend="interpreter")
+    x = _x()
+    fn(x)
+    assert type(executable_of(fn, x)) is Executable
+
+
+def test_unknown_backend_is_an_error():
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        pto.jit(chain, backend="gpu")(_x())
+
+
+def test_small_functions_stay_on_numpy():
+    fn = pto.jit(chain)
+    x = _x((8, 8))
+    fn(x)
+    executable = executable_of(fn, x)
+    assert executable.status == "numpy" and executable.program is None
+
+
+def test_no_compiler_falls_back_to_numpy_with_one_warning(monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent")
+    monkeypatch.setattr(host_backend, "_warned", set())
+    x = _x()
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler|does not exist") as record:
+        a = pto.jit(chain)(x)
+        b = pto.jit(lambda v: chain(v) * 2)(x)
+    assert len([w for w in record if "numpy executor" in str(w.message)]) == 1
+    np.testing.assert_allclose(np.asarray(a) * 2, np.asarray(b), rtol=1e-6)
+
+
+def _failing_compiler(tmp_path):
+    """A CXX that works for the probe but rejects kernel sources."""
+    script = tmp_path / "cxx"
+    script.write_text('#!/bin/sh\ncase "$*" in *build.cpp*) echo "kernels.cpp:3:1: error: '
+                      'injected failure" >&2; exit 1;; esac\nexec g++ "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_a_failed_background_build_warns_and_keeps_numpy(monkeypatch, tmp_path):
+    monkeypatch.setenv("CXX", _failing_compiler(tmp_path))
+    executable = HostExecutable(pto.make_ir(chain)(_x((290, 150))), CpuBackend())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert executable.wait(600)
+        host_backend.wait_for_compiles(600)
+    assert executable.status.startswith("failed: ") and "injected failure" in executable.status
+    assert any("keeps running on the numpy executor" in str(w.message) for w in caught)
+    np.testing.assert_allclose(np.asarray(executable.run(_x((290, 150)))[0]),
+                               np.asarray(pto.jit(chain, backend="interpreter")(_x((290, 150)))))
+
+
+def test_compile_error_quotes_the_kernel_line():
+    bad = SOURCE.replace("TMULS(y, x, 2.0f);", "TMULS(y, x, 2.0f, undefined_thing);", 1)
+    with pytest.raises(CompileError) as e:
+        build_library(bad, entries(), host_cpu, **BUILD_OPTIONS)
+    line = next(i for i, text in enumerate(bad.splitlines(), 1) if "undefined_thing" in text)
+    message = str(e.value)
+    assert f"kernels.cpp:{line}: TMULS(y, x, 2.0f, undefined_thing);" in message
+    assert "undefined_thing" in message.splitlines()[0]
+    assert os.path.exists(message.split("translation unit: ")[1].splitlines()[0])
