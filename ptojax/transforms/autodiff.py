@@ -169,16 +169,19 @@ def _forbid_custom_vjp(jvp_closed):
                                    "jacrev)", eqn.source)
 
 
+def _shape_and_dtype(x):
+    """(shape, dtype) of a tangent or cotangent, which may be a float0 numpy array."""
+    if getattr(x, "dtype", None) == dtypes.float0:
+        return tuple(np.shape(x)), dtypes.float0
+    t = leaf_type(x)
+    return tuple(t.shape), t.dtype
+
+
 def _check_tangent(p, t, i):
     """A tangent matches its primal's shape and dtype; integer and bool primals take float0
     tangents (as in JAX)."""
     pt = leaf_type(p)
-    t_dtype = getattr(t, "dtype", None)
-    if t_dtype == dtypes.float0:
-        t_shape = tuple(np.shape(t))
-    else:
-        tt = leaf_type(t)
-        t_shape, t_dtype = tuple(tt.shape), tt.dtype
+    t_shape, t_dtype = _shape_and_dtype(t)
     if tuple(pt.shape) != t_shape:
         raise GradError(f"jvp: tangent {i} has shape {t_shape} but its primal has shape "
                         f"{tuple(pt.shape)}", user_frame(3))
@@ -236,10 +239,10 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
             raise GradError(f"vjp function: cotangent has structure {ct_tree} but the output "
                             f"has {out_tree}", user_frame(2))
         for i, (c, t) in enumerate(zip(flat_ct, out_types)):
-            ctype = leaf_type(c)
-            if tuple(ctype.shape) != tuple(t.shape):
-                raise GradError(f"vjp function: cotangent {i} has shape {tuple(ctype.shape)}"
-                                f" but the output has shape {tuple(t.shape)}", user_frame(2))
+            shape = _shape_and_dtype(c)[0]
+            if shape != tuple(t.shape):
+                raise GradError(f"vjp function: cotangent {i} has shape {shape} but the "
+                                f"output has shape {tuple(t.shape)}", user_frame(2))
         cts = [_as_ct(c, t) for c, t in zip(flat_ct, out_types)]
         return in_tree.unflatten(backward(cts))
 

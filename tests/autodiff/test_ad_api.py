@@ -104,6 +104,12 @@ def test_vjp_of_several_primals_returns_a_tuple():
     assert (float(cx), float(cy)) == (5.0, 2.0)
 
 
+def test_vjp_takes_float0_cotangents_for_integer_outputs():
+    _, vjp_fn = pto.vjp(lambda x: (x * 2.0, pnp.argmax(x)), np.array([1.0, 3.0]))
+    (ct,) = vjp_fn((np.ones(2), np.zeros((), dtypes.float0)))
+    assert_close(ct, np.full(2, 2.0))
+
+
 def test_jvp_takes_float0_tangents_for_integer_primals():
     out, tout = pto.jvp(lambda x, i: x * i, (2.0, 3), (1.0, np.zeros((), dtypes.float0)))
     assert (float(out), float(tout)) == (6.0, 3.0)
