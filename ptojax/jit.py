@@ -12,7 +12,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import NonArrayLeafError, StaticArgumentError
+from ptojax.errors import DtypeError, NonArrayLeafError, StaticArgumentError
 from ptojax.ir.core import ClosedIR
 from ptojax.ir.types import TensorType
 from ptojax.runtime.array import Array
@@ -48,10 +48,14 @@ def leaf_type(x, path=()) -> TensorType:
     t = type(x)
     if t is Array or t is Tracer or t is ShapeDtypeStruct:
         return x.aval
-    if t is np.ndarray or isinstance(x, np.generic):
-        return TensorType(x.shape, dtypes.canonicalize(x.dtype))
-    if t in (float, int, bool):
-        return TensorType((), dtypes.python_scalar_dtype(x), True)
+    try:
+        if t is np.ndarray or isinstance(x, np.generic):
+            return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+        if t in (float, int, bool):
+            return TensorType((), dtypes.python_scalar_dtype(x), True)
+    except DtypeError as e:
+        where = f"argument {keystr(path)}: " if path else ""
+        raise DtypeError(where + e.message, user_frame(3)) from None
     if isinstance(x, (Array, Tracer)):
         return x.aval
     raise NonArrayLeafError(
@@ -258,10 +262,10 @@ def _fast_key(args):
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
-    from ptojax.runtime.executable import Executable
+    from ptojax.runtime.host_backend import make_executable
     optimized = optimize(closed)
-    return _Entry(Executable(optimized), out_tree, tuple(t.weak_type for t in closed.out_types),
-                  optimized, name)
+    return _Entry(make_executable(optimized, backend), out_tree,
+                  tuple(t.weak_type for t in closed.out_types), optimized, name)
 
 
 def _run(entry: _Entry, leaves):

@@ -152,3 +152,10 @@ def test_jit_of_method():
     with pytest.raises(Exception):
         Model()(np.ones(2, F32))  # self is not an array: the user must make it static
     assert float(pto.jit(lambda x: x * Model.scale)(np.float32(1))) == 3.0
+
+
+def test_unsupported_input_dtype_names_the_argument_and_line():
+    from ptojax.errors import DtypeError
+    with pytest.raises(DtypeError, match=r"argument \[0\]\[0\]") as info:
+        pto.jit(lambda x: x)(np.array([1j]))
+    assert "test_jit.py" in str(info.value)
