@@ -54,7 +54,7 @@ def leaf_type(x, path=()) -> TensorType:
         if t in (float, int, bool):
             return TensorType((), dtypes.python_scalar_dtype(x), True)
     except DtypeError as e:
-        where = f"argument {keystr(path)}: " if path else ""
+        where = f"{_describe_path(path)}: " if path else ""
         raise DtypeError(where + e.message, user_frame(3)) from None
     if isinstance(x, (Array, Tracer)):
         return x.aval
@@ -294,7 +294,9 @@ def explain_retrace(old: _Signature, new: _Signature) -> str:
 
 
 def _describe_path(path):
-    if len(path) >= 2 and path[0].idx == 0:
+    if len(path) < 2 or not hasattr(path[0], "idx"):
+        return f"argument {keystr(path)}"
+    if path[0].idx == 0:
         return f"positional argument {path[1].idx}{keystr(path[2:])}"
     if len(path) >= 2:
         return f"keyword argument {path[1].key!r}{keystr(path[2:])}"
