@@ -15,6 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ptojax import dtypes, lax
+from ptojax.ir.types import TensorType
 from ptojax.ops import elementwise as ew
 from ptojax.ops import indexing as ix
 from ptojax.ops import linalg, random_bits, reductions as red, shape as sh, sorting
@@ -67,6 +68,10 @@ DOMAINS = {
     "above_one": lambda r, s: np.abs(r.standard_normal(s)) + 1.5,
     "tan": lambda r, s: r.uniform(-1.2, 1.2, s),
 }
+
+
+def _type(x):
+    return TensorType(x.shape, dtypes.canonicalize(x.dtype))
 
 
 def values(rng, shape, domain="real"):
@@ -535,7 +540,7 @@ def _jax_indexed(J, fn, nbatch, axes):
     return one
 
 
-def _jax_indices(J, idx, x_shape, axes, nbatch, mode):
+def _jax_indices(idx, x_shape, mode):
     """ptojax indices as JAX reads them: a negative index is out of bounds in ptojax (JAX
     would wrap it), so it becomes 0 in clip mode and a too-large index otherwise."""
     if mode == "clip":
@@ -548,7 +553,7 @@ def _jax_indices(J, idx, x_shape, axes, nbatch, mode):
 def _gather(data, J):
     x, idx, axes, nbatch = _gather_layout(data, rng_of(data))
     mode = data.draw(st.sampled_from(["clip", "fill"]))
-    jidx = _jax_indices(J, idx, x.shape, axes, nbatch, mode)
+    jidx = _jax_indices(idx, x.shape, mode)
     get = _jax_indexed(J, lambda f, i: f.at[i].get(mode=mode, fill_value=-7.0), nbatch, axes)
     return (lambda a: lax.gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
         (lambda a: get(a, jidx)), [x]
@@ -564,7 +569,7 @@ def _scatter(data, J):
     x, idx, axes, nbatch = _gather_layout(data, rng, unique=mode != "add")
     out_shape = ix.gather_p.abstract_eval(_type(x), _type(idx), axes=axes, nbatch=nbatch).shape
     updates = values(rng, out_shape, "nonzero" if mode == "mul" else "real")
-    jidx = _jax_indices(J, idx, x.shape, axes, nbatch, "drop")
+    jidx = _jax_indices(idx, x.shape, "drop")
 
     def put(front, i, u):
         moved = getattr(front.at[i], SCATTER_JAX[mode])(u, mode="drop",
@@ -587,11 +592,6 @@ def _scatter_duplicates(data, J):
     idx = rng.integers(0, n, size=(n + 2, 1)).astype(np.int32)
     updates = values(rng, (n + 2,) + x.shape[1:], "nonzero" if mode == "mul" else "real")
     return (lambda a, u: lax.scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
-
-
-def _type(x):
-    from ptojax.ir.types import TensorType
-    return TensorType(x.shape, dtypes.canonicalize(x.dtype))
 
 
 # linear algebra, sorting ---------------------------------------------------------------------
