@@ -11,11 +11,11 @@ checkpointed region saves only its inputs and recomputes its intermediates in th
 """
 from __future__ import annotations
 
-from ptojax.errors import UnsupportedError
-from ptojax.ir.core import IR, ClosedIR, Var
+from ptojax.ir.core import IR, ClosedIR, Eqn, Var
+from ptojax.ops import calls
 from ptojax.transforms.optimize import dce
 
-# prim -> rule(eqn, unknown_inputs: list[bool]) -> (known_eqns, unknown_eqns, residual_vars)
+# prim -> rule(eqn, unknown_inputs: list[bool]) -> (known_eqns, unknown_eqns, unknown outputs)
 partial_eval_rules: dict = {}
 
 
@@ -25,7 +25,7 @@ def partial_eval(closed: ClosedIR, unknown_inputs) -> tuple:
     known:  constvars + known invars -> known outvars + residuals
     linear: residuals + unknown invars -> unknown outvars
     """
-    ir = closed.ir
+    ir = dce(closed.ir)  # dead tangent equations must not keep residuals alive
     unknown = {v for v, u in zip(ir.invars, unknown_inputs) if u}
     known_eqns, unknown_eqns = [], []
     for eqn in ir.eqns:
@@ -63,17 +63,7 @@ def partial_eval(closed: ClosedIR, unknown_inputs) -> tuple:
     return ClosedIR(known_ir, closed.consts), linear_ir, len(residuals), out_unknown
 
 
-def require_known_primals(out_unknown, n_primal_outs, source=None):
-    if any(out_unknown[:n_primal_outs]):
-        raise UnsupportedError("a primal output depends on a tangent input: a JVP rule is "
-                               "not linear in its tangents", source)
-
-
-
-
 # checkpoint: save only the region's inputs; the linear side recomputes the rest --------------
-from ptojax.ir.core import Eqn  # noqa: E402
-from ptojax.ops import calls  # noqa: E402
 
 
 def _checkpoint_rule(eqn, unknown_inputs):
