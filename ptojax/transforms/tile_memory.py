@@ -13,7 +13,8 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
   keeps it alive to the end of the loop). Loop carries share one buffer with the loop's
   operands and results (the accumulator is updated in place).
 - An elementwise result may take over the buffer of an operand that dies at it (PTO ops accept
-  ``dst == src``), except for an output-staging buffer.
+  ``dst == src``), except for an output-staging buffer, and only if its elements are no wider
+  than the operand's (a widening conversion in place would overwrite elements not yet read).
 - Ops that need a temporary (``prim.tile_scratch``) get one for the duration of the op.
 - Buffers are placed first-fit in order of first use, at addresses aligned to the target's
   per-space alignment.
@@ -189,8 +190,10 @@ def _reuse(eqn, out, p, slot_of, w):
         if type(a) is not Var or a not in slot_of:
             continue
         slot = slot_of[a]
+        # a wider result written over its operand would overwrite elements not yet read
         if (slot.staging != "out" and slot.space == out.type.space
-                and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p):
+                and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p
+                and out.type.dtype.itemsize <= a.type.dtype.itemsize):
             return slot
     return None
 
