@@ -63,9 +63,10 @@ def _front_args(args, dims):
 def _custom_jvp_rule(args, dims, body, jvp, num_consts):
     args, dims = _front_args(args, dims)
     body, extra = _batched_body(body, dims)
-    primal_dims = dims[num_consts:]
+    primal_dims, const_dims = dims[num_consts:], [None] * len(extra) + dims[:num_consts]
     outs = calls.custom_jvp_call_p.bind(
-        *extra, *args, body=body, jvp=_batched_rule_fn(jvp, (None, primal_dims, primal_dims)),
+        *extra, *args, body=body,
+        jvp=_batched_rule_fn(jvp, (const_dims, primal_dims, primal_dims)),
         num_consts=num_consts + len(extra))
     return outs, [0] * len(outs)
 
@@ -73,10 +74,10 @@ def _custom_jvp_rule(args, dims, body, jvp, num_consts):
 def _custom_vjp_rule(args, dims, body, fwd, bwd, num_consts, out_types):
     args, dims = _front_args(args, dims)
     body, extra = _batched_body(body, dims)
-    primal_dims = dims[num_consts:]
+    primal_dims, const_dims = dims[num_consts:], [None] * len(extra) + dims[:num_consts]
     size = current_axis_size()
     outs = calls.custom_vjp_call_p.bind(
-        *extra, *args, body=body, fwd=_batched_rule_fn(fwd, (None, primal_dims)),
+        *extra, *args, body=body, fwd=_batched_rule_fn(fwd, (const_dims, primal_dims)),
         bwd=_summing_bwd(_batched_rule_fn(bwd, (0, 0)), primal_dims),
         num_consts=num_consts + len(extra),
         out_types=tuple(batched_type(t, 0, size) for t in out_types))

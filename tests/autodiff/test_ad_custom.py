@@ -196,3 +196,24 @@ def test_custom_vjp_with_a_traced_nondiff_argument():
     assert_close(pto.jit(pto.grad(loss))(x, -1.0), np.array([-1.0, 1.0, 2.0]))
     per_example = pto.vmap(pto.grad(loss))(np.stack([x, x]), np.array([-1.0, -3.0]))
     assert_close(per_example, np.array([[-1.0, 1.0, 2.0], [-3.0, 1.0, 2.0]]))
+
+
+def test_grad_of_vmap_of_custom_rules_closing_over_a_batched_value():
+    def with_custom_jvp(x, w):
+        @pto.custom_jvp
+        def scaled_sin(y):
+            return pnp.sin(y) * w
+        scaled_sin.defjvp(lambda p, t: (scaled_sin(p[0]), t[0] * pnp.cos(p[0]) * w))
+        return scaled_sin(x)
+
+    def with_custom_vjp(x, w):
+        @pto.custom_vjp
+        def scaled_sin(y):
+            return pnp.sin(y) * w
+        scaled_sin.defvjp(lambda y: (scaled_sin(y), pnp.cos(y) * w), lambda r, g: (g * r,))
+        return scaled_sin(x)
+
+    xs, ws = np.array([0.1, 0.2]), np.array([2.0, 3.0])
+    for fn in (with_custom_jvp, with_custom_vjp):
+        assert_close(pto.grad(lambda x: pnp.sum(pto.vmap(fn)(x, ws)))(xs), np.cos(xs) * ws)
+        assert_close(pto.vmap(pto.grad(fn))(xs, ws), np.cos(xs) * ws)
