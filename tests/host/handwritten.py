@@ -19,10 +19,12 @@ PREAMBLE = """\
 #endif
 using namespace pto;
 using VecT = Tile<TileType::Vec, float, 1, 64, BLayout::RowMajor, 1, DYNAMIC>;
+using MaskT = Tile<TileType::Vec, uint8_t, 1, 64, BLayout::RowMajor, 1, DYNAMIC>;
 using Win = GlobalTensor<float, Shape<1, 1, 1, 1, DYNAMIC>, Stride<1, 1, 1, 64, 1>>;
 """
 
-# {wait_load}: the wait ordering TLOAD before the vector op; {final_waits}: the epilogue
+# {wait_load}: the wait ordering TLOAD before the vector op; {compute}: y from x;
+# {final_waits}: the epilogue
 SCALE = """
 __global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
     const int32_t tiles = ({n} + 63) / 64;
@@ -45,7 +47,7 @@ __global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
         set_flag(PIPE_MTE2, PIPE_V, ev);
         {wait_load}
         wait_flag(PIPE_MTE3, PIPE_V, ev);
-        TMULS(y, x, 2.0f);
+        {compute}
         set_flag(PIPE_V, PIPE_MTE2, ev);
         set_flag(PIPE_V, PIPE_MTE3, ev);
         wait_flag(PIPE_V, PIPE_MTE3, ev);
@@ -57,6 +59,12 @@ __global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
 }}
 """
 WAIT_LOAD = "wait_flag(PIPE_MTE2, PIPE_V, ev);"
+DOUBLE = "TMULS(y, x, 2.0f);"
+# y = (x > 0) as float, the mask placed where y is: the float results overwrite mask bytes
+WIDEN_IN_PLACE = """MaskT m(valid);
+        TASSIGN(m, 0x200u + slot * 0x100u);
+        TCMPS(m, x, 0.0f, CmpMode::GT);
+        TCVT(y, m, RoundMode::CAST_RINT);"""
 FINAL_WAITS = """wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);
     wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID1);
     wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
@@ -91,15 +99,19 @@ __global__ AICORE void {name}(__gm__ float *in0, __gm__ float *out0) {{
 }}
 """
 
+
+def _scale(name, wait_load=WAIT_LOAD, compute=DOUBLE, final_waits=FINAL_WAITS):
+    return SCALE.format(name=name, n=N, wait_load=wait_load, compute=compute,
+                        final_waits=final_waits)
+
+
 KERNELS = {
-    "scale": SCALE.format(name="scale", n=N, wait_load=WAIT_LOAD, final_waits=FINAL_WAITS),
-    "scale_no_wait": SCALE.format(name="scale_no_wait", n=N, wait_load="",
-                                  final_waits=FINAL_WAITS),
-    "scale_unwaited_sets": SCALE.format(name="scale_unwaited_sets", n=N, wait_load=WAIT_LOAD,
-                                        final_waits=""),
-    "scale_extra_wait": SCALE.format(name="scale_extra_wait", n=N, wait_load=WAIT_LOAD,
-                                     final_waits=FINAL_WAITS + "\n    "
-                                     "wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);"),
+    "scale": _scale("scale"),
+    "scale_no_wait": _scale("scale_no_wait", wait_load=""),
+    "scale_unwaited_sets": _scale("scale_unwaited_sets", final_waits=""),
+    "scale_extra_wait": _scale("scale_extra_wait", final_waits=FINAL_WAITS + "\n    "
+                               "wait_flag(PIPE_V, PIPE_MTE2, EVENT_ID0);"),
+    "widen_in_place": _scale("widen_in_place", compute=WIDEN_IN_PLACE),
     "notify": NOTIFY.format(name="notify", vector_wait="wait_flag_dev(0);"),
     "notify_nowait": NOTIFY.format(name="notify_nowait", vector_wait=""),
 }

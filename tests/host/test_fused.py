@@ -48,6 +48,9 @@ CASES = {
                    lambda: [_normal((333, 190)), _normal((190,)), _normal((190,))]),
     "rms_norm": (lambda x, g: pto.nn.rms_norm(x, g), lambda: [_normal((333, 190)), _normal((190,))]),
     "gelu": (lambda x: pto.nn.gelu(x, approximate=True), lambda: [_normal((1000, 77))]),
+    "relu_grad": (pto.grad(lambda x: pnp.sum(pto.nn.relu(x) ** 2)), lambda: [_normal((500, 96))]),
+    "masks_to_floats": (lambda x: (x > 0).astype(F32) / ((x == 0).astype(F32) + 1),
+                        lambda: [_normal((500, 96))]),
     "mlp_step": (mlp_step, lambda: [
         [(_normal((64, 48), scale=0.1), _normal((48,), scale=0.1)),
          (_normal((48, 10), scale=0.1), _normal((10,), scale=0.1))],

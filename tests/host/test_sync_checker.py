@@ -1,6 +1,7 @@
-"""The set/wait flag checker of PTO_HOST_CHECK_SYNC builds: the emitter's protocol passes, and
-each way of breaking it — a missing wait, an unwaited set, a wait with no set, a missing
-cross-core wait — fails the launch naming the instruction and its kernel line."""
+"""The checker of PTO_HOST_CHECK_SYNC builds: the emitter's flag protocol passes, and each way
+of breaking it — a missing wait, an unwaited set, a wait with no set, a missing cross-core
+wait, a result written over an operand it has not finished reading — fails the launch naming
+the instruction and its kernel line."""
 import re
 
 import numpy as np
@@ -61,6 +62,13 @@ def test_cross_core_notification_orders_the_workspace(checked):
                                                r"\(line \d+, PIPE_FIX\) wrote, with no "
                                                r"cross-core notification"):
         _run(checked, "notify_nowait", blocks=1)
+
+
+def test_a_result_written_over_an_operand_with_wider_elements_is_reported(checked):
+    with pytest.raises(KernelCheckError, match=r"TCVT: the destination overlaps an operand it "
+                                               r"has not finished reading \(4-byte elements "
+                                               r"written over 1-byte ones\)"):
+        _run(checked, "widen_in_place")
 
 
 def test_a_release_build_does_not_check(checked):

@@ -132,10 +132,36 @@ inline Region tile_region(const T& t) {
   return contiguous(t.data(), sizeof(elem_t<T>) * T::Numel);
 }
 
+template <typename T>
+constexpr bool is_vector_tile() {
+  return T::Rows == 1 || T::Cols == 1;
+}
+
+// dst may overlap an operand (PTO allows dst == src) only from the same base address, with
+// elements and strides no wider in bytes — a narrowing result such as a compare mask written
+// over its float operand — so that processing in order never overwrites an element before it
+// is read. Anything else that overlaps is a planning error.
+template <typename D, typename S>
+inline void check_in_place(int line, const char* op, const D& dst, const S& src) {
+  if (!tile_region(dst).overlaps(tile_region(src))) return;
+  constexpr std::ptrdiff_t dsz = sizeof(elem_t<D>), ssz = sizeof(elem_t<S>);
+  const bool same_base = static_cast<const void*>(dst.data()) == src.data();
+  const bool vectors = is_vector_tile<D>() && is_vector_tile<S>() && dsz == ssz;
+  const bool behind = dsz <= ssz && D::kRowStride * dsz <= S::kRowStride * ssz &&
+                      D::kColStride * dsz <= S::kColStride * ssz;
+  if (!same_base || !(vectors || behind))
+    report_error(line, op, "the destination overlaps an operand it has not finished reading "
+                 "(%zu-byte elements written over %zu-byte ones%s)", static_cast<size_t>(dsz),
+                 static_cast<size_t>(ssz), same_base ? "" : " at another offset");
+}
+
 // Report a vector-pipe instruction that writes dst and reads the given tiles.
 template <typename D, typename... S>
 inline void vector_access(int line, const char* op, const D& dst, const S&... src) {
-  if (kCheckSync) sync_checker().access(PIPE_V, line, op, {tile_region(src)...}, {tile_region(dst)});
+  if (kCheckSync) {
+    (check_in_place(line, op, dst, src), ...);
+    sync_checker().access(PIPE_V, line, op, {tile_region(src)...}, {tile_region(dst)});
+  }
 }
 
 }  // namespace host
