@@ -214,17 +214,27 @@ def broadcasted_iota(dtype, shape, dimension: int):
 
 
 # indexing ------------------------------------------------------------------------------------
-def _index_scalars(indices):
-    return [_scalar(i, dtypes.int32) if type(i) is int else i for i in indices]
+def _start_indices(indices, shape):
+    """Start indices as integer scalars, negative ones counted from the end once (as JAX);
+    the primitive then clamps the window into bounds."""
+    out = []
+    for i, n in zip(indices, shape):
+        if type(i) is int:
+            out.append(_scalar(i + n if i < 0 else i, dtypes.int32))
+        elif dtypes.is_unsigned(i.dtype):
+            out.append(i)
+        else:
+            out.append(select(lt(i, 0), add(i, n), i))
+    return out
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
-    return ix.dynamic_slice_p.bind(x, *_index_scalars(start_indices),
+    return ix.dynamic_slice_p.bind(x, *_start_indices(start_indices, x.shape),
                                    slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
 def dynamic_update_slice(x, update, start_indices):
-    return ix.dynamic_update_slice_p.bind(x, update, *_index_scalars(start_indices))
+    return ix.dynamic_update_slice_p.bind(x, update, *_start_indices(start_indices, x.shape))
 
 
 def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):
