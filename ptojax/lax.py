@@ -331,3 +331,15 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 # collectives over named mesh axes (ptojax/ops/collectives.py) ----------------------------------
 from ptojax.ops.collectives import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
                                     pmax, pmean, pmin, ppermute, psum, psum_scatter)
+
+# structured control flow (ptojax/control_flow/): importing it registers the primitives' rules
+from ptojax import control_flow as _control_flow  # noqa: E402
+from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401
+
+
+def __getattr__(name):
+    """``pto.lax.map`` without a global ``map``, which would shadow the builtin that functions
+    of this module call."""
+    if name == "map":
+        return _control_flow.map
+    raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")

@@ -12,6 +12,10 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 EFFECTFUL: set = set()
 # Do not fold constants into literals bigger than this many elements.
 FOLD_LIMIT = 1
+# prim -> rule(eqn, used_outputs: list[bool]) -> Eqn without the unused outputs (and the
+# inputs only they needed), its sub-IRs DCE'd; for primitives with sub-IRs whose outputs are
+# coupled (loop carries), registered by the modules defining them (ptojax/control_flow/).
+dce_rules: dict = {}
 
 
 def optimize(closed: ClosedIR) -> ClosedIR:
@@ -42,8 +46,13 @@ def dce(ir: IR, keep_inputs: bool = True) -> IR:
     kept = []
     for eqn in reversed(ir.eqns):
         if eqn.prim in EFFECTFUL or any(v in live for v in eqn.outputs):
-            params = _map_sub_irs(eqn.params, dce)
-            kept.append(eqn if params is eqn.params else eqn.replace(params=params))
+            rule = dce_rules.get(eqn.prim)
+            if rule is not None and eqn.prim not in EFFECTFUL:
+                eqn = rule(eqn, [v in live for v in eqn.outputs])
+            else:
+                params = _map_sub_irs(eqn.params, dce)
+                eqn = eqn if params is eqn.params else eqn.replace(params=params)
+            kept.append(eqn)
             live.update(a for a in eqn.inputs if type(a) is Var)
     return IR(ir.constvars, ir.invars, reversed(kept), ir.outvars)
 

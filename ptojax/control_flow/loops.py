@@ -1,0 +1,203 @@
+"""The loop API of ``pto.lax``: ``scan``, ``while_loop``, ``fori_loop`` and ``map`` (JAX's
+semantics). Each traces the user's function once into the body of a ``scan`` or ``while``
+equation (``scan.py``, ``while_loop.py``); carries are pytrees whose structure, shapes and
+dtypes must come back unchanged from the body — a ``ControlFlowError`` at the call says
+which leaf differs and how.
+
+``fori_loop`` with bounds known while tracing (Python ints or concrete arrays) is a ``scan``,
+so reverse mode works; with traced bounds it is a ``while``. ``while_loop(max_steps=N)`` is
+beyond JAX: at most N iterations, and reverse-mode differentiable.
+"""
+from __future__ import annotations
+
+from ptojax import dtypes, lax
+from ptojax.errors import ControlFlowError
+from ptojax.ir.types import TensorType
+from ptojax.jit import leaf_type
+from ptojax.source_info import user_frame
+from ptojax.trace import Tracer
+from ptojax.tree_util import tree_flatten
+from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
+                                        mismatch_error, strong, trace_sub_ir, type_mismatches,
+                                        weak_fix)
+from ptojax.control_flow.scan import bind_scan, slice_type
+from ptojax.control_flow.while_loop import bind_while
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``, returning the final
+    carry and the stacked ``y``s (JAX's ``lax.scan``). ``xs`` may be None with ``length``
+    given; ``reverse`` walks the axis backwards (ys stay in xs order). ``unroll`` is accepted
+    for compatibility and has no effect on the result."""
+    source = user_frame()
+    _check_callable("scan", f, "f", source)
+    if not isinstance(unroll, (bool, int)) or (not isinstance(unroll, bool) and unroll < 1):
+        raise ControlFlowError(f"scan: unroll must be a positive int or a bool, got "
+                               f"{unroll!r}", source)
+    return _scan("scan", f, f"{fn_name(f)} (f)", "init", init, xs, length, reverse, source)
+
+
+def map(f, xs):
+    """``f`` applied to each slice along the leading axis of ``xs``, results stacked: a
+    ``scan`` without a carry (JAX's ``lax.map``)."""
+    source = user_frame()
+    _check_callable("map", f, "f", source)
+    _, ys = _scan("map", lambda carry, x: (carry, f(x)), f"{fn_name(f)} (f)", "init", (), xs,
+                  None, False, source)
+    return ys
+
+
+def while_loop(cond_fun, body_fun, init_val, max_steps=None):
+    """``val = body_fun(val)`` while ``cond_fun(val)``; returns the final ``val``.
+
+    Forward mode and vmap work as in JAX. Reverse mode needs a bound on the trip count: with
+    ``max_steps=N`` the loop stops after at most N iterations and differentiates as a masked
+    ``scan`` of N steps (every step is computed, the finished ones masked)."""
+    source = user_frame()
+    _check_callable("while_loop", cond_fun, "cond_fun", source)
+    _check_callable("while_loop", body_fun, "body_fun", source)
+    if max_steps is not None and (isinstance(max_steps, bool) or
+                                  not isinstance(max_steps, int) or max_steps < 0):
+        raise ControlFlowError(f"while_loop: max_steps must be None or a non-negative int, "
+                               f"got {max_steps!r}", source)
+    leaves, tree, types = flat_types(init_val)
+    in_tree = tree_flatten((init_val,))[1]
+
+    def trace_body(carry_types):
+        return (*trace_sub_ir(body_fun, in_tree, carry_types, fn_name(body_fun)), None)
+
+    body, body_consts, leaves, carry_types, _ = _trace_carried(
+        "while_loop", trace_body, leaves, tree, types, "init_val",
+        f"the value {fn_name(body_fun)} (body_fun) returns", source)
+    cond, cond_consts, pred_tree = trace_sub_ir(cond_fun, in_tree, carry_types,
+                                                fn_name(cond_fun))
+    pred = cond.out_types
+    if pred_tree.num_leaves != 1 or pred[0].shape != () or not dtypes.is_bool(pred[0].dtype):
+        raise ControlFlowError(f"while_loop: cond_fun ({fn_name(cond_fun)}) must return a "
+                               f"scalar bool, got {', '.join(str(t) for t in pred) or 'nothing'}",
+                               source)
+    return tree.unflatten(bind_while(cond_consts, body_consts, leaves, cond, body, max_steps))
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``. Bounds known while
+    tracing make it a ``scan`` (reverse-mode differentiable); traced bounds a ``while``."""
+    source = user_frame()
+    _check_callable("fori_loop", body_fun, "body_fun", source)
+    index_dtype = _index_dtype(lower, upper, source)
+    lower = lax.convert_element_type(lower, index_dtype)
+    upper = lax.convert_element_type(upper, index_dtype)
+    one = lax.convert_element_type(1, index_dtype)
+
+    def step(i, val):
+        return lax.add(i, one), body_fun(i, val)
+
+    if isinstance(lower, Tracer) or isinstance(upper, Tracer):
+        _, val = while_loop(lambda carry: lax.lt(carry[0], upper),
+                            lambda carry: step(*carry), (lower, init_val))
+        return val
+    (_, val), _ = _scan("fori_loop", lambda carry, _: (step(*carry), None),
+                        f"{fn_name(body_fun)} (body_fun)", "(lower, init_val)",
+                        (lower, init_val), None, max(int(upper) - int(lower), 0), False,
+                        source)
+    return val
+
+
+# tracing ---------------------------------------------------------------------------------------
+def _scan(what, f, f_name, init_name, init, xs, length, reverse, source):
+    xs_leaves, xs_tree, xs_types = flat_types(xs)
+    length = _scan_length(what, xs_tree, xs_types, length, source)
+    init_leaves, init_tree, init_types = flat_types(init)
+    in_tree = tree_flatten((init, xs))[1]
+    x_types = [slice_type(t) for t in xs_types]
+
+    def trace(carry_types):
+        body, consts, out_tree = trace_sub_ir(f, in_tree, [*carry_types, *x_types],
+                                              fn_name(f))
+        carry_tree, y_tree = _pair(out_tree, what, f_name, source)
+        return body, consts, carry_tree, y_tree
+
+    body, consts, init_leaves, _, y_tree = _trace_carried(
+        what, trace, init_leaves, init_tree, init_types, init_name,
+        f"the carry {f_name} returns", source)
+    outs = bind_scan([], init_leaves, xs_leaves, body, length, reverse, consts)
+    n = len(init_leaves)
+    return init_tree.unflatten(outs[:n]), y_tree.unflatten(outs[n:])
+
+
+def _trace_carried(what, trace, leaves, tree, types, init_name, out_name, source) -> tuple:
+    """Trace ``trace(carry types) -> (body, consts, carry treedef, extra)`` until the carry
+    comes back with the types it went in with. An initial value that is a Python scalar (weakly
+    typed) takes the dtype the body gives it, as in JAX; any other difference is an error.
+    Returns (body, consts, initial carry leaves (converted), carry types, extra)."""
+    carry_types = [strong(t) for t in types]
+    for attempt in (0, 1):
+        body, consts, carry_tree, extra = trace(carry_types)
+        check_structure(what, tree, carry_tree, init_name, out_name, source)
+        out_types = body.out_types[:len(carry_types)]
+        bad = type_mismatches(carry_types, out_types)
+        if not bad:
+            return body, consts, leaves, carry_types, extra
+        fixes = [weak_fix(o, t) for o, t in zip(out_types, types)]
+        if attempt or any(fixes[i] is None for i in bad):
+            raise mismatch_error(what, leaf_paths(tree, "carry"), carry_types, out_types,
+                                 init_name, out_name, source,
+                                 "\nthe carry must keep its shape and dtype: convert the "
+                                 "initial value (e.g. pnp.float32(0)) or the body's result")
+        leaves = [x if f is None else lax.convert_element_type(x, f)
+                  for x, f in zip(leaves, fixes)]
+        carry_types = [t if f is None else TensorType(t.shape, f)
+                       for t, f in zip(carry_types, fixes)]
+        types = carry_types
+
+
+def _pair(out_tree, what, name, source) -> tuple:
+    children = out_tree.child_defs if out_tree.node_type in (tuple, list) else ()
+    if len(children) != 2:
+        raise ControlFlowError(f"{what}: {name} must return a pair (carry, y), got a value "
+                               f"of structure {out_tree}", source)
+    return children[0], children[1]
+
+
+def _scan_length(what, xs_tree, xs_types, length, source) -> int:
+    paths = leaf_paths(xs_tree, "xs")
+    for path, t in zip(paths, xs_types):
+        if not t.shape:
+            raise ControlFlowError(f"{what}: {path} is {t}, a scalar: every leaf of xs needs "
+                                   f"a leading axis to scan over", source)
+    lengths = {t.shape[0] for t in xs_types}
+    if length is not None:
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise ControlFlowError(f"{what}: length must be a non-negative int, got "
+                                   f"{length!r}", source)
+        lengths.add(length)
+    if len(lengths) > 1:
+        lines = [f"  {p}: {t} (leading axis {t.shape[0]})" for p, t in zip(paths, xs_types)]
+        if length is not None:
+            lines.append(f"  length={length}")
+        raise ControlFlowError(f"{what}: the leading axes of xs (and length) disagree:\n"
+                               + "\n".join(lines), source)
+    if not lengths:
+        raise ControlFlowError(f"{what}: give length= when xs has no arrays to scan over",
+                               source)
+    return lengths.pop()
+
+
+def _index_dtype(lower, upper, source):
+    tl, tu = leaf_type(lower), leaf_type(upper)
+    for name, t in (("lower", tl), ("upper", tu)):
+        if t.shape != () or not dtypes.is_integer(t.dtype):
+            raise ControlFlowError(f"fori_loop: {name} must be an integer scalar, got {t}",
+                                   source)
+    if tl.weak_type:
+        return tu.dtype
+    if tu.weak_type or tl.dtype == tu.dtype:
+        return tl.dtype
+    raise ControlFlowError(f"fori_loop: lower ({tl}) and upper ({tu}) must have the same "
+                           f"dtype", source)
+
+
+def _check_callable(what, fn, name, source):
+    if not callable(fn):
+        raise ControlFlowError(f"{what}: {name} must be a function, got "
+                               f"{type(fn).__name__}", source)
