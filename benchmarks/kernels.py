@@ -66,7 +66,7 @@ def mlp_loss(params, x, y, np_):
 
 
 def attention_loss(q, k, v, np_):
-    s = np_.matmul(q, np_.swapaxes(k, -1, -2)) / np.sqrt(D)
+    s = np_.matmul(q, np_.swapaxes(k, -1, -2)) * (1.0 / D ** 0.5)   # a weak Python float
     s = np_.where(np_.tril(np_.ones((S, S), dtype=bool)), s, -1e9)
     return np_.sum(np_.matmul(softmax(s, np_), v) ** 2)
 
@@ -93,14 +93,14 @@ def np_mlp_step(params, x, y, lr=0.1):
 
 
 def np_attention_grads(q, k, v):
-    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(D)
+    s = q @ np.swapaxes(k, -1, -2) * (1.0 / D ** 0.5)
     s = np.where(np.tril(np.ones((S, S), bool)), s, -1e9)
     p = softmax(s, np)
     o = p @ v
     go = 2 * o
     gv = np.swapaxes(p, -1, -2) @ go
     gp = go @ np.swapaxes(v, -1, -2)
-    gs = p * (gp - np.sum(gp * p, axis=-1, keepdims=True)) / np.sqrt(D)
+    gs = p * (gp - np.sum(gp * p, axis=-1, keepdims=True)) * (1.0 / D ** 0.5)
     return gs @ k, np.swapaxes(gs, -1, -2) @ q, gv
 
 

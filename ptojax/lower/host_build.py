@@ -24,7 +24,7 @@ from ptojax.errors import CompileError
 from ptojax.lower.host_cache import CacheEntry, cache_root, write_atomic
 from ptojax.lower.host_compiler import INCLUDE_DIR, Compiler, cpu_features, find_compiler
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 KERNEL_FILE = "kernels.cpp"
 SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",
                 "L0A": "PTO_HOST_L0A_BYTES", "L0B": "PTO_HOST_L0B_BYTES",
@@ -40,9 +40,10 @@ KERNEL_OPTIMIZE_END = ("#if defined(__GNUC__) && !defined(__clang__)",
 
 @dataclass(frozen=True)
 class EntryPoint:
-    """An exported launcher ``symbol(void* const* args, long long blocks)``: runs ``body`` (C++
-    statements over ``args``, the GM pointers) once per block, blocks in parallel; a
-    cross-core notification reaches ``vector_cores`` vector cores per block."""
+    """An exported launcher ``symbol(void* const* args, long long blocks, int parallel)``: runs
+    ``body`` (C++ statements over ``args``, the GM pointers) once per block, the blocks in
+    parallel if ``parallel``; a cross-core notification reaches ``vector_cores`` vector cores
+    per block."""
     symbol: str
     kernel: str
     body: str
@@ -83,8 +84,9 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
     lines += ["using namespace pto;   // element types (half, ...) for the launchers",
               f"PTO_HOST_EXPORT int ptojax_host_abi() {{ return {ABI_VERSION}; }}"]
     for e in entries:
-        lines.append(f"PTO_HOST_EXPORT int {e.symbol}(void* const* args, long long blocks) {{\n"
-                     f"  return pto::host::run_blocks(blocks, {e.vector_cores}, [&] {{\n"
+        lines.append(f"PTO_HOST_EXPORT int {e.symbol}(void* const* args, long long blocks, "
+                     f"int parallel) {{\n"
+                     f"  return pto::host::run_blocks(blocks, parallel, {e.vector_cores}, [&] {{\n"
                      f"{e.body}\n  }});\n}}")
     return "\n".join(lines) + "\n"
 

@@ -1,4 +1,5 @@
-"""Hardware targets as plain data: ``pto.targets.ascend910b`` and ``pto.targets.host_cpu``.
+"""Hardware targets as plain data: ``pto.targets.ascend910b``, ``pto.targets.host_cpu`` and
+``pto.targets.host_jit`` (the host as ``pto.jit``'s cpu backend tiles for it).
 
 A target is one frozen ``Target`` record. The tile planner reads its buffer capacities and
 alignment rules, the lowering reads its instruction-set facts, the cost model reads its
@@ -11,6 +12,7 @@ never measured here.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -134,8 +136,8 @@ ascend910b = Target(
 
 
 # A host CPU seen through the same model: the private L2 stands in for UB, L3 for L1 and the
-# L1d for the L0 buffers, so the planner picks cache-sized tiles. A later issue compiles the
-# emitted kernels for the CPU with this description. Figures describe a generic recent x86-64
+# L1d for the L0 buffers, so the planner picks cache-sized tiles. pto.jit's cpu backend
+# compiles the emitted kernels for the CPU with a tuned variant of it (host_jit, below). Figures describe a generic recent x86-64
 # server core; all are estimates (they vary by machine).
 host_cpu = Target(
     name="host_cpu",
@@ -171,7 +173,25 @@ host_cpu = Target(
     notes=("Estimates for a generic host; used to plan cache-sized tiles.",),
 )
 
-TARGETS = {t.name: t for t in (ascend910b, host_cpu)}
+# What pto.jit's cpu backend tiles for (ptojax/runtime/host_backend.py). Measured on the
+# development machine (x86-64, AVX-512, 2 cores), not estimated:
+# - UB of 128 KiB: vector tiles that stay in L1/L2 between instructions; with 1 MiB tiles the
+#   same kernels ran ~1.4x slower, with 32 KiB the per-instruction overhead dominated.
+# - float32 matmuls are left tensor-level, so they run in numpy's BLAS (several times faster
+#   than the tile matmul kernel on a CPU); float16/bfloat16 matmuls, which numpy has no BLAS
+#   for, use the tile kernel (f32 accumulation).
+host_jit = dataclasses.replace(
+    host_cpu,
+    name="host_jit",
+    description="host CPU as pto.jit's cpu backend tiles for it (measured tile sizes, BLAS "
+                "for float32 matmuls)",
+    buffers=_frozen({**host_cpu.buffers, "UB": 128 * KiB}),
+    cube_macs_per_cycle=_frozen({k: v for k, v in host_cpu.cube_macs_per_cycle.items()
+                                 if k != "float32"}),
+    notes=("Tile sizes and the BLAS choice were measured on the development machine.",),
+)
+
+TARGETS = {t.name: t for t in (ascend910b, host_cpu, host_jit)}
 
 
 def get_target(target) -> Target:

@@ -4,9 +4,10 @@
 
 - ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
 - ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
-  run the numpy executor while a background worker tiles the IR for the host target, emits
-  the PTO C++ of its kernels, builds them (or loads them from the disk cache) and then switches
-  ``run`` to the compiled program — so compile latency never reaches the user's first call.
+  run the numpy executor; when the first one returns, a background worker finds the compiler,
+  tiles the IR for the host target, emits the PTO C++ of its kernels, builds them (or loads
+  them from the disk cache) and then switches ``run`` to the compiled program — so compile
+  latency never reaches the user's first call.
   Functions whose tensors are all small (``min_elements``) stay on numpy: a kernel launch
   costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
   the function keeps running on numpy and one warning says why.
@@ -28,7 +29,7 @@ from typing import Optional
 from ptojax.errors import CompileError, TileError, UnsupportedError
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host_compiler import compiler_or_none
-from ptojax.lower.targets import Target, host_cpu
+from ptojax.lower.targets import Target, host_jit
 from ptojax.runtime.executable import Executable
 from ptojax.transforms.tile_planner import TileConfig
 
@@ -43,7 +44,7 @@ class CpuBackend:
     tiered: bool = True
     check_sync: bool = False
     min_elements: int = 1 << 15
-    target: Target = host_cpu
+    target: Target = host_jit
     tile_config: Optional[TileConfig] = None
 
 
@@ -88,36 +89,51 @@ class HostExecutable:
         self._fast = None
         self._created = time.perf_counter()
         self._done = threading.Event()
+        self._pending = False               # compile in the background after the first call
+        self._pending_lock = threading.Lock()
         if _largest_tensor(closed) < options.min_elements:
-            self._done.set()
-            return
-        compiler, why = compiler_or_none()
-        if compiler is None:
-            _warn_no_compiler(why)
             self._done.set()
             return
         self.status = "compiling"
         if options.tiered:
-            _worker().submit(self._compile_in_background)
+            self._pending = True
         else:
-            self._compile()
+            self._build(warn=False)
 
     def run(self, *args):
         fast = self._fast
         if fast is not None:
             return fast(*args)
-        return self.numpy.run(*args)
+        out = self.numpy.run(*args)
+        if self._pending:
+            # the first call is done: only now start compiling, so that the background
+            # thread's Python work (it holds the GIL) never slows that call down
+            self._submit_once()
+        return out
 
     __call__ = run
+
+    def _submit_once(self):
+        with self._pending_lock:
+            if not self._pending:
+                return
+            self._pending = False
+        _worker().submit(self._compile_in_background)
 
     def wait(self, timeout=None) -> bool:
         """Block until compiling has finished (or failed); False on timeout."""
         return self._done.wait(timeout)
 
-    def _compile(self):
+    def _build(self, warn: bool):
+        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program."""
         from ptojax.runtime.host_program import HostProgram, kernel_eqns
         from ptojax.transforms.tile import tile_ir
         try:
+            compiler, why = compiler_or_none()
+            if compiler is None:
+                self.status = "numpy"
+                _warn_no_compiler(why)
+                return
             tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
                 self.status = "numpy"
@@ -126,16 +142,17 @@ class HostExecutable:
             self._fast = self.program.run
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
+        except (CompileError, TileError, UnsupportedError, OSError) as e:
+            self.status = f"failed: {e}"
+            if not warn:
+                raise
+            warnings.warn(f"ptojax: compiling host kernels failed, this function keeps running "
+                          f"on the numpy executor: {e}", RuntimeWarning, stacklevel=1)
         finally:
             self._done.set()
 
     def _compile_in_background(self):
-        try:
-            self._compile()
-        except (CompileError, TileError, UnsupportedError, OSError) as e:
-            self.status = f"failed: {e}"
-            warnings.warn(f"ptojax: compiling host kernels failed, this function keeps running "
-                          f"on the numpy executor: {e}", RuntimeWarning, stacklevel=1)
+        self._build(warn=True)
 
 
 # --- the background worker -------------------------------------------------------------------

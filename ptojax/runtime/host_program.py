@@ -52,6 +52,11 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
     return EntryPoint(f"ptojax_launch_{index}", sched.name, "\n".join(lines), vector_cores)
 
 
+# Kernels over fewer elements than this run their blocks on the calling thread: waking the
+# OpenMP threads costs more than it saves there.
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
 def _launcher(library, index, eqn, blocks):
     """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces."""
     body = eqn.params["bodies"][0]
@@ -60,13 +65,15 @@ def _launcher(library, index, eqn, blocks):
     out_types = [v.type for v in eqn.outputs]
     ws_types = [v.type for v in ws_vars]
     zeroed = frozenset(eqn.params.get("accumulate", ()))
+    grid = eqn.params["grid"]
+    parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
         outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
                 for i, t in enumerate(out_types)]
         spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
-        library.launch(index, arrays + outs + spaces, blocks)
+        library.launch(index, arrays + outs + spaces, blocks, parallel)
         return outs
     return launch
 

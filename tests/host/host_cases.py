@@ -16,10 +16,10 @@ RTOL = {F32: 2e-5, F16: 2e-3, BF16: 1.6e-2}
 ATOL = {F32: 2e-6, F16: 2e-3, BF16: 1.6e-2}
 
 
-def host_jit(fn, check_sync=False, tile_config=None):
+def host_jit(fn, check_sync=False, tile_config=None, target=pto.targets.host_jit):
     """``fn`` jitted on the cpu backend, compiled before its first call."""
     return pto.jit(fn, backend=CpuBackend(tiered=False, min_elements=0, check_sync=check_sync,
-                                          tile_config=tile_config))
+                                          tile_config=tile_config, target=target))
 
 
 def executable_of(jitted, *args):

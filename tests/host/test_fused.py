@@ -22,7 +22,7 @@ def mlp_step(params, x, y):
 
 
 def attention(q, k, v):
-    s = q @ pnp.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = q @ pnp.swapaxes(k, -1, -2) * (1.0 / q.shape[-1] ** 0.5)
     n = q.shape[-2]
     s = pnp.where(pnp.tril(pnp.ones((n, n), bool)), s, -1e9)
     return pto.nn.softmax(s) @ v

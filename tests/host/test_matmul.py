@@ -1,6 +1,7 @@
 """Host cube kernels (TLOAD to L1, TEXTRACT to L0A/L0B, TMATMUL/TMATMUL_ACC over K steps,
 accumulator stores) and their fused vector epilogues vs the numpy interpreter, in f32, f16
-and bf16, with ragged M, K and N."""
+and bf16, with ragged M, K and N — tiled for host_cpu, which tiles every matmul; and the
+default jit target, which leaves float32 matmuls to numpy's BLAS."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ def matmul_transposed(x, w):
     return x @ w.T
 
 
-PROGRAMS = {(name, dt): host_jit(fn, tile_config=SMALL_CUBE)
+PROGRAMS = {(name, dt): host_jit(fn, tile_config=SMALL_CUBE, target=pto.targets.host_cpu)
             for name, fn in [("matmul", matmul), ("dense_relu", dense_relu)]
             for dt in (F32, F16, BF16)}
 
@@ -67,9 +68,21 @@ def test_epilogue_is_fused_into_the_matmul_kernel():
 
 
 def test_transposed_operand_loads_through_a_column_major_window():
-    fn = host_jit(matmul_transposed, tile_config=SMALL_CUBE)
+    fn = host_jit(matmul_transposed, tile_config=SMALL_CUBE, target=pto.targets.host_cpu)
     x = pnp.asarray(pnp.arange(70 * 45, dtype=F32).reshape(70, 45) / 1000.0)
     w = pnp.asarray(pnp.arange(50 * 45, dtype=F32).reshape(50, 45) / 1000.0)
     assert_matches(fn(x, w), interpret(matmul_transposed, x, w), rtol_scale=4)
     ir = executable_of(fn, x, w).program.executable.closed.ir
     assert {e.prim.name for e in ir.eqns} == {"tile_kernel"}
+
+
+def test_default_target_runs_float32_matmuls_in_blas_and_half_matmuls_in_kernels():
+    x32, w32, b32 = (pnp.ones(s, F32) for s in [(100, 70), (70, 50), (50,)])
+    fn = host_jit(dense_relu)
+    fn(x32, w32, b32)
+    ir = executable_of(fn, x32, w32, b32).program.executable.closed.ir
+    assert "dot_general" in {e.prim.name for e in ir.eqns}
+    x16, w16, b16 = (a.astype(F16) for a in (x32, w32, b32))
+    fn(x16, w16, b16)
+    (kernel,) = kernels_of(fn, x16, w16, b16)
+    assert kernel.params["kind"] == "cube"

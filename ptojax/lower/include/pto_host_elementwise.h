@@ -50,21 +50,14 @@ template <typename C> inline C op_div(C a, C b) {
     return a / b;
   }
 }
+// NaN-propagating: a NaN a is kept by `a != a`; a NaN b fails `a > b` and is selected.
 template <typename C> inline C op_max(C a, C b) {
-  C r = a > b ? a : b;
-  if constexpr (std::is_floating_point<C>::value) {
-    r = b != b ? b : r;
-    r = a != a ? a : r;
-  }
-  return r;
+  if constexpr (std::is_floating_point<C>::value) return (a > b || a != a) ? a : b;
+  else return a > b ? a : b;
 }
 template <typename C> inline C op_min(C a, C b) {
-  C r = a < b ? a : b;
-  if constexpr (std::is_floating_point<C>::value) {
-    r = b != b ? b : r;
-    r = a != a ? a : r;
-  }
-  return r;
+  if constexpr (std::is_floating_point<C>::value) return (a < b || a != a) ? a : b;
+  else return a < b ? a : b;
 }
 
 #define PTO_HOST_BINARY_OP(NAME, EXPR) \

@@ -1,7 +1,8 @@
 // pto_host_launch.h — running the blocks of a kernel, block indices and error reporting.
 //
-// `run_blocks(n, vector_cores, body)` runs body once per block, in parallel over OpenMP threads
-// when the build has OpenMP (each thread has its own on-chip buffer arenas and sync checker).
+// `run_blocks(n, parallel, vector_cores, body)` runs body once per block, in parallel over
+// OpenMP threads when asked and the build has OpenMP (each thread has its own on-chip buffer
+// arenas and sync checker).
 // Within a block, `on_core(core, fn)` runs the code of one core: the cube core, or vector
 // sub-block core kFirstVectorCore + get_subblockid(). A failed runtime check (report_error)
 // does not stop the kernel; the first error — lowest block, then program order — is kept and
@@ -64,14 +65,14 @@ inline void report_error(int line, const char* op, const char* fmt, ...) {
 }
 
 template <typename Body>
-inline int run_blocks(int64_t blocks, int vector_cores, Body body) {
+inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body) {
   {
     ErrorState& e = error_state();
     std::lock_guard<std::mutex> lock(e.mutex);
     e.failed = false;
     e.text[0] = '\0';
   }
-#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && blocks > 1)
   for (int64_t b = 0; b < blocks; ++b) {
     block_context() = BlockContext{b, blocks, 0};
     ::block_num = blocks;

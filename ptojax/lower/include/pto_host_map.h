@@ -100,11 +100,12 @@ PTO_HOST_WORKER void map_vector_worker(View<TD> d, View<TS> s, Vec<TV> v, int vr
         const auto r = v[i];
         PTO_HOST_IVDEP
         for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), r));
-      } else {
+      } else if (v.step == 1) {
         const TV* const vp = v.p;
-        const std::ptrdiff_t step = v.step;
         PTO_HOST_IVDEP
-        for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), widen(vp[j * step])));
+        for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), widen(vp[j])));
+      } else {
+        for (int j = 0; j < vc; ++j) di[j] = narrow<TD>(f(widen(si[j]), v[j]));
       }
     }
     return;
