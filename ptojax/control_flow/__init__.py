@@ -6,7 +6,8 @@ from ptojax.control_flow.cond import cond, cond_p, switch
 from ptojax.control_flow.loops import fori_loop, map, scan, while_loop
 from ptojax.control_flow.scan import scan_p
 from ptojax.control_flow.while_loop import while_p
+from ptojax.control_flow.structure import Binding, Port, sub_ir_bindings
+from ptojax.control_flow import sharding  # noqa: F401  (registers the pto.shard rows)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "scan_p",
-           "while_p"]
-from ptojax.control_flow import sharding  # noqa: E402,F401  (pto.shard rows)
+           "while_p", "Binding", "Port", "sub_ir_bindings"]

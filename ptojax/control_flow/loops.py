@@ -130,7 +130,7 @@ def _trace_carried(what, trace, leaves, tree, types, init_name, out_name, source
     comes back with the types it went in with. An initial value that is a Python scalar (weakly
     typed) takes the dtype the body gives it, as in JAX; any other difference is an error.
     Returns (body, consts, initial carry leaves (converted), carry types, extra)."""
-    carry_types = [strong(t) for t in types]
+    carry_types = list(types)
     for attempt in (0, 1):
         body, consts, carry_tree, extra = trace(carry_types)
         check_structure(what, tree, carry_tree, init_name, out_name, source)

@@ -126,8 +126,9 @@ def _scan_jvp(primals, tangents, body, num_consts, num_carry, length, reverse):
                                    [num_carry, n_ys], [sum(carry_nz), sum(out_nz[num_carry:])])
     consts, init, xs = groups(primals, num_consts, num_carry)
     t_consts, t_init, t_xs = groups(tangents, num_consts, num_carry)
-    init_tangents = [instantiate(t, tangent_aval(p.aval))
-                     for t, p, c in zip(t_init, init, carry_nz) if c]
+    carry_types = body.in_types[num_consts:num_consts + num_carry]
+    init_tangents = [instantiate(t, tangent_aval(ty))
+                     for t, ty, c in zip(t_init, carry_types, carry_nz) if c]
     outs = bind_scan([*consts, *select_by(t_consts, const_nz)],
                      [*init, *init_tangents], [*xs, *select_by(t_xs, xs_nz)],
                      jbody, length, reverse, jconsts)

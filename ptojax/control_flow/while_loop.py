@@ -101,10 +101,11 @@ def _while_jvp(primals, tangents, cond, body, cond_nconsts, body_nconsts, max_st
     m = len(jconsts) + body_nconsts
     jbody = reorder(jbody, [*range(m), *range(m + n, m + n + n_tc), *range(m, m + n),
                             *range(m + n + n_tc, m + n + n_tc + n_t)], range(n + n_t))
-    t_carry_types = [tangent_aval(x.aval) for x, nz in zip(init, carry_nz) if nz]
+    t_carry_types = [tangent_aval(t) for t, nz in zip(body.in_types[body_nconsts:], carry_nz)
+                     if nz]
     jcond = _with_trailing_inputs(cond, t_carry_types)
-    init_tangents = [instantiate(t, tangent_aval(x.aval))
-                     for t, x, nz in zip(t_init, init, carry_nz) if nz]
+    init_tangents = [instantiate(t, ty) for t, ty in zip(select_by(t_init, carry_nz),
+                                                        t_carry_types)]
     outs = bind_while(cond_consts, [*jconsts, *body_consts, *select_by(t_consts, const_nz)],
                       [*init, *init_tangents], jcond, jbody, max_steps)
     t_outs = iter(outs[n:])

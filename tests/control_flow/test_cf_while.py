@@ -1,0 +1,127 @@
+"""``lax.while_loop`` and ``lax.fori_loop`` against JAX: fori_loop in reverse mode (static
+bounds become a scan), Newton's method in forward mode, vmap with lane-dependent trip counts,
+jit; and ``while_loop(max_steps=)`` in reverse mode (a masked scan), beyond JAX."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prims, eqns_of,
+                        verified)
+from ptojax.errors import UnsupportedError
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal(3)
+
+
+def fori_power(m, w, x, lower=1, upper=6):
+    return m.np.sum(m.lax.fori_loop(lower, upper, lambda i, v: m.np.sin(v * w) + v * i / 3.0,
+                                    x))
+
+
+def test_fori_loop_static_bounds_reverse_mode(J):
+    ir = check_grad(J, fori_power, (np.float64(0.8), X), argnums=(0, 1))
+    assert count_prims(ir, "scan") == 2 and count_prims(ir, "while") == 0
+
+
+def test_fori_loop_empty_range(J):
+    check_grad(J, lambda m, w, x: fori_power(m, w, x, 4, 2), (np.float64(0.8), X),
+               argnums=(0, 1))
+
+
+def test_fori_loop_traced_bounds_is_a_while(J):
+    def f(m, n, x):
+        return m.lax.fori_loop(0, n, lambda i, v: v * 1.5 + i, x)
+
+    ir = verified(lambda n, x: f(P, n, x), np.int32(4), X)
+    assert count_prims(ir, "while") == 1
+    assert_trees_close(pto.jit(lambda n, x: f(P, n, x))(np.int32(4), X), f(J, 4, X))
+    check_jvp(J, lambda m, x: f(m, np.int32(3), x), (X,), (np.ones(3),))
+
+
+def newton_sqrt(m, a):
+    def body(state):
+        x, steps = state
+        return (x + a / x) / 2.0, steps + 1
+
+    x, steps = m.lax.while_loop(lambda s: m.np.abs(s[0] * s[0] - a) > 1e-12 * a, body, (a, 0))
+    return x, steps
+
+
+def test_newton_method_forward_mode(J):
+    a = np.array(7.0)
+    assert_trees_close(newton_sqrt(P, a), newton_sqrt(J, a))
+    check_jvp(J, newton_sqrt, (a,), (np.array(1.0),))
+    assert_trees_close(pto.jvp(lambda a: newton_sqrt(P, a)[0], (a,), (np.array(1.0),))[1],
+                       0.5 / np.sqrt(a))
+
+
+def test_jacfwd_of_newton_batches_the_tangents(J):
+    import jax
+    a = np.array([2.0, 9.0, 30.0])
+    ours = pto.jacfwd(lambda a: pto.vmap(lambda v: newton_sqrt(P, v)[0])(a))(a)
+    theirs = jax.jacfwd(lambda a: jax.vmap(lambda v: newton_sqrt(J, v)[0])(a))(a)
+    assert_trees_close(ours, theirs, rtol=1e-8)
+
+
+def test_vmap_while_lane_dependent_trip_counts(J):
+    limits = np.array([0, 3, 1, 7, 4], np.int32)
+
+    def f(m, n, x):
+        return m.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5 + 1.0),
+                                (0, x))
+
+    xs = RNG.standard_normal(5)
+    ours = pto.vmap(lambda n, x: f(P, n, x))(limits, xs)
+    assert_trees_close(ours, J.vmap(lambda n, x: f(J, n, x))(limits, xs))
+    ir = verified(pto.vmap(lambda n, x: f(P, n, x)), limits, xs)
+    (loop,) = eqns_of(ir, "while")
+    assert count_prims(loop.params["cond"], "reduce_or") == 1  # runs while any lane runs
+    assert count_prims(loop.params["body"], "select") == 2     # finished lanes keep their carry
+
+
+def test_vmap_while_unbatched_predicate_keeps_carries_unbatched(J):
+    def f(m, x):
+        return m.lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * x), (0, 1.0))
+
+    ir = verified(pto.vmap(lambda x: f(P, x)), X)
+    (loop,) = eqns_of(ir, "while")
+    assert loop.outputs[0].type.shape == ()  # the counter stays a scalar
+    assert_trees_close(pto.vmap(lambda x: f(P, x))(X), J.vmap(lambda x: f(J, x))(X))
+
+
+def test_while_loop_reverse_mode_needs_max_steps():
+    with pytest.raises(UnsupportedError, match="fori_loop.*scan.*max_steps") as info:
+        pto.grad(lambda a: newton_sqrt(P, a)[0])(np.array(7.0))
+    assert "test_cf_while.py" in str(info.value)  # the user's while_loop line
+
+
+def test_while_loop_max_steps_reverse_mode():
+    def f(a):
+        return pto.lax.while_loop(lambda x: pto.numpy.abs(x * x - a) > 1e-12 * a,
+                                  lambda x: (x + a / x) / 2.0, a, max_steps=40)
+
+    a = np.array(7.0)
+    assert_trees_close(pto.grad(f)(a), 0.5 / np.sqrt(a))
+    assert_trees_close(pto.jit(pto.grad(f))(a), 0.5 / np.sqrt(a))
+    ir = verified(pto.grad(f), a)
+    assert count_prims(ir, "while") == 0 and count_prims(ir, "scan") == 2
+    batched = pto.vmap(pto.grad(f))(np.array([2.0, 7.0, 30.0]))
+    assert_trees_close(batched, 0.5 / np.sqrt([2.0, 7.0, 30.0]))
+
+
+def test_while_loop_max_steps_caps_the_trip_count(J):
+    def f(x):
+        return pto.lax.while_loop(lambda c: c < 100.0, lambda c: c * 2.0, x, max_steps=3)
+
+    assert_trees_close(f(np.array(1.0)), 8.0)
+    assert_trees_close(pto.grad(f)(np.array(1.0)), 8.0)
+    assert_trees_close(pto.vmap(f)(np.array([1.0, 30.0, 200.0])), np.array([8.0, 120.0, 200.0]))
+    assert_trees_close(pto.vmap(pto.grad(f))(np.array([1.0, 30.0, 200.0])),
+                       np.array([8.0, 4.0, 1.0]))
+
+
+def test_jit_of_while_and_fori(J):
+    f = pto.jit(lambda a: newton_sqrt(P, a)[0])
+    assert_trees_close(f(np.array(5.0)), np.sqrt(5.0))
+    g = pto.jit(lambda w, x: fori_power(P, w, x))
+    assert_trees_close(g(np.float64(0.8), X), fori_power(J, np.float64(0.8), X))
