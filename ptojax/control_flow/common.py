@@ -12,7 +12,8 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ControlFlowError
-from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var, consts_as_args
+from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
+from ptojax.ir.types import TensorType
 from ptojax.jit import leaf_type
 from ptojax.runtime.executable import Executable
 from ptojax.trace import trace_flat
@@ -76,14 +77,13 @@ def mismatch_error(what, paths, expected_types, got_types, expected_name, got_na
                             + "\n".join(lines) + hint, source)
 
 
-def weak_fix(expected, got):
-    """The dtype a weakly typed value should take so ``got`` matches ``expected`` (a Python
-    scalar meeting an array takes its dtype, as in JAX), or None if that does not apply."""
-    if tuple(expected.shape) != tuple(got.shape) or expected.dtype == got.dtype:
+def promoted_carry(init, out):
+    """The type a weakly typed initial carry (a Python scalar) is converted to when the body
+    returns ``out`` for it: their promotion (JAX's rule), or None when that cannot help."""
+    if not init.weak_type or tuple(init.shape) != tuple(out.shape):
         return None
-    if got.weak_type and not expected.weak_type:
-        return expected.dtype
-    return None
+    dtype, weak = dtypes.promote(((init.dtype, True), (out.dtype, out.weak_type)))
+    return None if dtype == init.dtype else TensorType(init.shape, dtype, weak)
 
 
 def strong(t):
@@ -121,12 +121,6 @@ def groups(seq, *sizes) -> list:
 
 def select_by(seq, mask, keep=True) -> list:
     return [x for x, m in zip(seq, mask) if bool(m) == keep]
-
-
-def with_leading_inputs(closed: ClosedIR, types) -> ClosedIR:
-    """``closed`` taking extra, unused leading inputs of ``types``."""
-    ir = closed.ir
-    return ClosedIR(IR((), [*[Var(t) for t in types], *ir.invars], ir.eqns, ir.outvars))
 
 
 def join_consts(parts) -> tuple:
@@ -215,6 +209,3 @@ def scalar_dtype_ok(t, kinds) -> bool:
                               or (dtypes.is_integer(t.dtype) and "int" in kinds)
                               or (dtypes.is_float(t.dtype) and "float" in kinds))
 
-
-def is_literal(a) -> bool:
-    return type(a) is Literal

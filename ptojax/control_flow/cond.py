@@ -137,39 +137,22 @@ def _emit_cond(index, fns, names, operands, what, source):
     for (_, _, tree), name in zip(traced[1:], names[1:]):
         check_structure(what, out_tree, tree, f"the output of {names[0]}",
                         f"the output of {name}", source)
-    branches = _agree_outputs(what, [b for b, _, _ in traced], names, out_tree, source)
-    joined, consts = join_consts([(b, c) for b, (_, c, _) in zip(branches, traced)])
+    _check_outputs(what, [b for b, _, _ in traced], names, out_tree, source)
+    joined, consts = join_consts([(b, c) for b, c, _ in traced])
     outs = cond_p.bind(index, *consts, *leaves, branches=tuple(joined))
     return out_tree.unflatten(outs)
 
 
-def _agree_outputs(what, branches, names, out_tree, source) -> list:
-    """The branches with outputs of one dtype: a weakly typed output (a Python scalar) takes
-    the dtype the other branches agree on; any other difference is an error."""
+def _check_outputs(what, branches, names, out_tree, source) -> None:
+    """Every branch returns the same shapes and dtypes (as in JAX, also when one of them is a
+    Python scalar)."""
     columns = list(zip(*[b.out_types for b in branches]))
-    paths = leaf_paths(out_tree, "output")
-    targets, bad = [], []
-    for path, col in zip(paths, columns):
-        strong_dtypes = {t.dtype for t in col if not t.weak_type}
-        if len({t.shape for t in col}) > 1 or len(strong_dtypes) > 1:
-            bad.append("  " + path + ": " + ", ".join(f"{t} in {n}" for t, n in zip(col, names)))
-        targets.append(strong_dtypes.pop() if len({t.dtype for t in col}) > 1 and
-                       len(strong_dtypes) == 1 else None)
+    bad = ["  " + path + ": " + ", ".join(f"{t} in {n}" for t, n in zip(col, names))
+           for path, col in zip(leaf_paths(out_tree, "output"), columns)
+           if not all(same_shape_dtype(t, col[0]) for t in col)]
     if bad:
         raise ControlFlowError(f"{what}: the branches return different types:\n"
                                + "\n".join(bad), source)
-    return [_converted(b, targets) if any(t is not None and o.dtype != t for o, t in
-                                          zip(b.out_types, targets)) else b
-            for b in branches]
-
-
-def _converted(branch, targets):
-    def fn(*args):
-        return [o if t is None or o.dtype == t else lax.convert_element_type(o, t)
-                for o, t in zip(eval_ir(branch, list(args)), targets)]
-    converted, consts = consts_as_args(trace_flat(fn, branch.in_types, "cond"))
-    assert not consts
-    return converted
 
 
 # jvp ------------------------------------------------------------------------------------------

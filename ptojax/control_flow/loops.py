@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from ptojax import dtypes, lax
 from ptojax.errors import ControlFlowError
-from ptojax.ir.types import TensorType
 from ptojax.jit import leaf_type
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.tree_util import tree_flatten
 from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
-                                        mismatch_error, strong, trace_sub_ir, type_mismatches,
-                                        weak_fix)
+                                        mismatch_error, promoted_carry, trace_sub_ir,
+                                        type_mismatches)
 from ptojax.control_flow.scan import bind_scan, slice_type
 from ptojax.control_flow.while_loop import bind_while
 
@@ -128,7 +127,8 @@ def _scan(what, f, f_name, init_name, init, xs, length, reverse, source):
 def _trace_carried(what, trace, leaves, tree, types, init_name, out_name, source) -> tuple:
     """Trace ``trace(carry types) -> (body, consts, carry treedef, extra)`` until the carry
     comes back with the types it went in with. An initial value that is a Python scalar (weakly
-    typed) takes the dtype the body gives it, as in JAX; any other difference is an error.
+    typed) is promoted with the type the body gives it, as in JAX; any other difference is an
+    error.
     Returns (body, consts, initial carry leaves (converted), carry types, extra)."""
     carry_types = list(types)
     for attempt in (0, 1):
@@ -138,17 +138,15 @@ def _trace_carried(what, trace, leaves, tree, types, init_name, out_name, source
         bad = type_mismatches(carry_types, out_types)
         if not bad:
             return body, consts, leaves, carry_types, extra
-        fixes = [weak_fix(o, t) for o, t in zip(out_types, types)]
+        fixes = [promoted_carry(t, o) for t, o in zip(carry_types, out_types)]
         if attempt or any(fixes[i] is None for i in bad):
             raise mismatch_error(what, leaf_paths(tree, "carry"), carry_types, out_types,
                                  init_name, out_name, source,
                                  "\nthe carry must keep its shape and dtype: convert the "
                                  "initial value (e.g. pnp.float32(0)) or the body's result")
-        leaves = [x if f is None else lax.convert_element_type(x, f)
+        leaves = [x if f is None else lax.convert_element_type(x, f.dtype, f.weak_type)
                   for x, f in zip(leaves, fixes)]
-        carry_types = [t if f is None else TensorType(t.shape, f)
-                       for t, f in zip(carry_types, fixes)]
-        types = carry_types
+        carry_types = [t if f is None else f for t, f in zip(carry_types, fixes)]
 
 
 def _pair(out_tree, what, name, source) -> tuple:

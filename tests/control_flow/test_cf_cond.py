@@ -101,11 +101,6 @@ def test_jit_of_cond_and_switch(J):
     assert f.cache_size() == 1
 
 
-def test_cond_weak_scalar_branch_takes_the_other_branch_dtype():
-    out = pto.lax.cond(True, lambda x: x * 2, lambda x: 1.0, np.float16(3))
-    assert out.dtype == np.float16 and float(out) == 6.0
-
-
 def test_cond_closure_values_become_operands():
     y = np.arange(3.0)
 

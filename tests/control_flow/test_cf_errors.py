@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import ptojax as pto
-import ptojax.numpy as pnp
 from ptojax.errors import ConcretizationError, ControlFlowError
 
 lax = pto.lax
@@ -57,6 +56,8 @@ def test_cond_branch_types_must_match():
     raises_at_call(lambda: lax.cond(True, lambda x: (x, x), lambda x: x, XS[0]), "structure")
     raises_at_call(lambda: lax.switch(1, [lambda: np.int32(0), lambda: np.float32(0)]),
                    r"i32\[\] in branches\[0\].*f32\[\] in branches\[1\]")
+    raises_at_call(lambda: lax.cond(True, lambda x: x, lambda x: 1.0, np.float16(3)),
+                   r"f32\[\] in false_fun, f16\[\] in true_fun")  # as JAX: no promotion
 
 
 def test_cond_predicate_and_switch_index_must_be_scalars():
@@ -97,3 +98,4 @@ def test_a_python_scalar_initial_carry_takes_the_dtype_the_body_gives_it():
     assert carry.dtype == np.float32
     out = lax.while_loop(lambda c: c < 3, lambda c: c + np.float16(1), 0.0)
     assert out.dtype == np.float16 and float(out) == 3.0
+    assert float(lax.fori_loop(0, 3, lambda i, x: x + 0.5, 0)) == 1.5  # weak int -> float

@@ -24,7 +24,7 @@ def optimized(fn, *args):
 def test_loop_bodies_print_nested_and_indented():
     def f(w, xs):
         return pto.lax.scan(lambda c, x: (pto.lax.cond(x > 0, lambda: c * w, lambda: c), c),
-                            1.0, xs)
+                            np.float64(1.0), xs)
 
     text = str(verified(f, np.float64(2.0), X))
     lines = text.splitlines()
