@@ -167,3 +167,49 @@ def test_jit_of_scan_compiles_the_body_once(J):
 
 
 rnn_params_fixed = rnn_params()
+
+
+W, XS2 = RNG.standard_normal(3), RNG.standard_normal((4, 3))
+GRADIENT_CASES = {
+    "only_ys_depend_on_inputs":
+        lambda m, w, xs: m.lax.scan(lambda c, x: (c + 1, x * w), 0, xs)[1].sum(),
+    "carry_swaps_its_parts":
+        lambda m, w, xs: m.lax.scan(lambda c, x: ((c[1], c[0] * x), c[0]), (w, w * 2),
+                                    xs)[1].sum(),
+    "literal_y_and_integer_carry":
+        lambda m, w, xs: m.lax.scan(lambda c, x: ((c[0] + 1, c[1] * x * c[0]), 1.0), (0, w),
+                                    xs)[0][1].sum(),
+    "same_value_twice_as_ys":
+        lambda m, w, xs: m.np.sum(m.np.stack(m.lax.scan(lambda c, x: (c * x, (c, c)), w,
+                                                        xs)[1])),
+    "cond_in_scan":
+        lambda m, w, xs: m.lax.scan(lambda c, x: (m.lax.cond(x[0] > 0, lambda a: a * x,
+                                                             lambda a: m.np.sin(a) + w, c),
+                                                  c.sum()), w, xs)[1].sum(),
+    "switch_in_fori":
+        lambda m, w, xs: m.lax.fori_loop(0, 4, lambda i, v: m.lax.switch(
+            i, [lambda a: a * w, lambda a: m.np.sin(a), lambda a: a + xs[0]], v), w).sum(),
+    "scan_in_cond":
+        lambda m, w, xs: m.lax.cond(w[0] > 0, lambda a: m.lax.scan(lambda c, x: (c * x, None),
+                                                                   a, xs)[0],
+                                    lambda a: a * 2.0, w).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
+def test_gradient_and_vmap_of_gradient_cases(J, name):
+    f = GRADIENT_CASES[name]
+    check_grad(J, f, (W, XS2), argnums=(0, 1))
+    ours = pto.vmap(pto.grad(lambda w, xs: f(P, w, xs), (0, 1)), in_axes=(0, None))
+    theirs = J.vmap(J.grad(lambda w, xs: f(J, w, xs), (0, 1)), in_axes=(0, None))
+    assert_trees_close(ours(np.stack([W, -W]), XS2), theirs(np.stack([W, -W]), XS2))
+
+
+def test_collective_over_the_vmap_axis_inside_a_body(J):
+    def f(m, xs):
+        return m.lax.scan(lambda c, x: (c + m.lax.psum(x, "i"), c), 0.0, xs)
+
+    xs = RNG.standard_normal((5, 4))  # mapped over axis 1
+    ours = pto.vmap(lambda x: f(P, x), in_axes=1, axis_name="i")(xs)
+    theirs = J.vmap(lambda x: f(J, x), in_axes=1, axis_name="i")(xs)
+    assert_trees_close(ours, theirs)
