@@ -187,7 +187,7 @@ inline void with_cmp_mode(CmpMode mode, Fn fn) {
 // --- tile op tile ----------------------------------------------------------------------------
 #define PTO_HOST_BINARY(NAME, OP)                                               \
   template <typename D, typename S0, typename S1>                               \
-  PTO_INST void NAME(D& dst, S0& src0, S1& src1, int line = __builtin_LINE()) { \
+  PTO_INST void NAME(D& dst, S0& src0, S1& src1, PTO_HOST_LINE) { \
     host::map_tiles(dst, OP(), src0, src1);                                     \
     host::vector_access(line, #NAME, dst, src0, src1);                          \
   }
@@ -205,7 +205,7 @@ PTO_HOST_BINARY(TOR, host::Or)
 #define PTO_HOST_SCALAR(NAME, OP)                                                      \
   template <typename D, typename S, typename V,                                        \
             std::enable_if_t<is_tile<S>::value && !is_tile<V>::value, int> = 0>        \
-  PTO_INST void NAME(D& dst, S& src, V scalar, int line = __builtin_LINE()) {          \
+  PTO_INST void NAME(D& dst, S& src, V scalar, PTO_HOST_LINE) {          \
     using C = host::compute_t<typename S::DType>;                                            \
     host::map_tiles(dst, host::ScalarRight<OP, C>{host::scalar_as<typename S::DType>(scalar)}, \
                     src);                                                              \
@@ -222,7 +222,7 @@ PTO_HOST_SCALAR(TMINS, host::Min)
 // scalar / tile
 template <typename D, typename V, typename S,
           std::enable_if_t<!is_tile<V>::value && is_tile<S>::value, int> = 0>
-PTO_INST void TDIVS(D& dst, V scalar, S& src, int line = __builtin_LINE()) {
+PTO_INST void TDIVS(D& dst, V scalar, S& src, PTO_HOST_LINE) {
   using C = host::compute_t<typename S::DType>;
   host::map_tiles(dst, host::ScalarLeft<host::Div, C>{host::scalar_as<typename S::DType>(scalar)},
                   src);
@@ -231,7 +231,7 @@ PTO_INST void TDIVS(D& dst, V scalar, S& src, int line = __builtin_LINE()) {
 
 // Broadcast a scalar over the destination's valid region.
 template <typename D, typename V>
-PTO_INST void TEXPANDS(D& dst, V scalar, int line = __builtin_LINE()) {
+PTO_INST void TEXPANDS(D& dst, V scalar, PTO_HOST_LINE) {
   using C = host::compute_t<typename D::DType>;
   host::map_tiles(dst, host::Constant<C>{host::scalar_as<typename D::DType>(scalar)});
   host::vector_access(line, "TEXPANDS", dst);
@@ -240,7 +240,7 @@ PTO_INST void TEXPANDS(D& dst, V scalar, int line = __builtin_LINE()) {
 // --- unary -----------------------------------------------------------------------------------
 #define PTO_HOST_UNARY(NAME, OP)                                          \
   template <typename D, typename S>                                       \
-  PTO_INST void NAME(D& dst, S& src, int line = __builtin_LINE()) {       \
+  PTO_INST void NAME(D& dst, S& src, PTO_HOST_LINE) {       \
     host::map_tiles(dst, OP(), src);                                      \
     host::vector_access(line, #NAME, dst, src);                           \
   }
@@ -256,7 +256,7 @@ PTO_HOST_UNARY(TRECIP, host::Recip)
 
 // --- compare and select ----------------------------------------------------------------------
 template <typename D, typename S0, typename S1, std::enable_if_t<is_tile<S1>::value, int> = 0>
-PTO_INST void TCMP(D& dst, S0& src0, S1& src1, CmpMode mode, int line = __builtin_LINE()) {
+PTO_INST void TCMP(D& dst, S0& src0, S1& src1, CmpMode mode, PTO_HOST_LINE) {
   host::with_cmp_mode(mode, [&](auto tag) {
     host::map_tiles(dst, host::Compare<decltype(tag)::mode>(), src0, src1);
   });
@@ -264,7 +264,7 @@ PTO_INST void TCMP(D& dst, S0& src0, S1& src1, CmpMode mode, int line = __builti
 }
 
 template <typename D, typename S, typename V, std::enable_if_t<!is_tile<V>::value, int> = 0>
-PTO_INST void TCMPS(D& dst, S& src, V scalar, CmpMode mode, int line = __builtin_LINE()) {
+PTO_INST void TCMPS(D& dst, S& src, V scalar, CmpMode mode, PTO_HOST_LINE) {
   using C = host::compute_t<typename S::DType>;
   const C s = host::scalar_as<typename S::DType>(scalar);
   host::with_cmp_mode(mode, [&](auto tag) {
@@ -275,14 +275,14 @@ PTO_INST void TCMPS(D& dst, S& src, V scalar, CmpMode mode, int line = __builtin
 
 // dst = mask ? src0 : src1
 template <typename D, typename M, typename S0, typename S1>
-PTO_INST void TSEL(D& dst, M& mask, S0& src0, S1& src1, int line = __builtin_LINE()) {
+PTO_INST void TSEL(D& dst, M& mask, S0& src0, S1& src1, PTO_HOST_LINE) {
   host::map_tiles(dst, host::Select(), mask, src0, src1);
   host::vector_access(line, "TSEL", dst, mask, src0, src1);
 }
 
 // --- conversion ------------------------------------------------------------------------------
 template <typename D, typename S>
-PTO_INST void TCVT(D& dst, S& src, RoundMode mode, int line = __builtin_LINE()) {
+PTO_INST void TCVT(D& dst, S& src, RoundMode mode, PTO_HOST_LINE) {
   using TD = typename D::DType;
   switch (mode) {
     case RoundMode::CAST_TRUNC:

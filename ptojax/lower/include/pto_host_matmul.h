@@ -102,13 +102,13 @@ inline void cube_access(int line, const char* op, const Out& c, const L& a, cons
 }  // namespace host
 
 template <typename Out, typename L, typename R>
-PTO_INST void TMATMUL(Out& c, L& a, R& b, int line = __builtin_LINE()) {
+PTO_INST void TMATMUL(Out& c, L& a, R& b, PTO_HOST_LINE) {
   host::matmul(c, static_cast<const Out*>(nullptr), a, b);
   host::cube_access(line, "TMATMUL", c, a, b);
 }
 
 template <typename Out, typename L, typename R>
-PTO_INST void TMATMUL_ACC(Out& c_out, Out& c_in, L& a, R& b, int line = __builtin_LINE()) {
+PTO_INST void TMATMUL_ACC(Out& c_out, Out& c_in, L& a, R& b, PTO_HOST_LINE) {
   host::matmul(c_out, &c_in, a, b);
   host::cube_access(line, "TMATMUL_ACC", c_out, a, b);
 }

@@ -138,7 +138,7 @@ constexpr int move_pipe(TileType to, TileType from) {
 
 template <typename TileT, typename GT,
           std::enable_if_t<is_tile<TileT>::value && is_global<GT>::value, int> = 0>
-PTO_INST void TLOAD(TileT& dst, GT& src, int line = __builtin_LINE()) {
+PTO_INST void TLOAD(TileT& dst, GT& src, PTO_HOST_LINE) {
   using T = typename TileT::DType;
   using G = typename GT::DType;
   static_assert(sizeof(T) == sizeof(G), "TLOAD does not convert element types");
@@ -151,7 +151,7 @@ PTO_INST void TLOAD(TileT& dst, GT& src, int line = __builtin_LINE()) {
 // added into GM atomically (blocks may accumulate into the same window concurrently).
 template <typename TileT, typename GT, AtomicType Atomic = AtomicType::AtomicNone,
           std::enable_if_t<is_tile<TileT>::value && is_global<GT>::value, int> = 0>
-PTO_INST void TSTORE(GT& dst, TileT& src, int line = __builtin_LINE()) {
+PTO_INST void TSTORE(GT& dst, TileT& src, PTO_HOST_LINE) {
   using G = typename GT::DType;
   using T = typename TileT::DType;
   static_assert(TileT::Loc == TileType::Acc || std::is_same<G, T>::value,
@@ -167,7 +167,7 @@ PTO_INST void TSTORE(GT& dst, TileT& src, int line = __builtin_LINE()) {
 // dst <- src (valid region of dst), converting the element type when they differ.
 template <typename D, typename S,
           std::enable_if_t<is_tile<D>::value && is_tile<S>::value, int> = 0>
-PTO_INST void TMOV(D& dst, S& src, int line = __builtin_LINE()) {
+PTO_INST void TMOV(D& dst, S& src, PTO_HOST_LINE) {
   host::copy_valid(dst, src, 0, 0);
   host::access(host::move_pipe(D::Loc, S::Loc), line, "TMOV", {host::tile_region(src)},
                {host::tile_region(dst)});
@@ -175,7 +175,7 @@ PTO_INST void TMOV(D& dst, S& src, int line = __builtin_LINE()) {
 
 // dst <- the sub-tile of src starting at (index_row, index_col).
 template <typename D, typename S>
-PTO_INST void TEXTRACT(D& dst, S& src, int index_row, int index_col, int line = __builtin_LINE()) {
+PTO_INST void TEXTRACT(D& dst, S& src, int index_row, int index_col, PTO_HOST_LINE) {
   host::copy_valid(dst, src, index_row, index_col);
   host::access(host::move_pipe(D::Loc, S::Loc), line, "TEXTRACT", {host::tile_region(src)},
                {host::tile_region(dst)});

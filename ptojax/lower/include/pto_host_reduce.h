@@ -111,7 +111,7 @@ struct TakeVector {
 // --- row reductions: dst[i] = reduce_j src(i, j) --------------------------------------------
 #define PTO_HOST_ROW_REDUCE(NAME, INIT, OP)                                               \
   template <typename D, typename S, typename Tmp>                                         \
-  PTO_INST void NAME(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {             \
+  PTO_INST void NAME(D& dst, S& src, Tmp& tmp, PTO_HOST_LINE) {             \
     (void)tmp;                                                                            \
     host::reduce_rows(dst, src, INIT, OP());                                              \
     host::vector_access(line, #NAME, dst, src);                                           \
@@ -122,9 +122,12 @@ PTO_HOST_ROW_REDUCE(TROWMIN, host::highest<host::acc_t<S>>(), host::Min)
 #undef PTO_HOST_ROW_REDUCE
 
 // --- column reductions: dst[j] = reduce_i src(i, j) -----------------------------------------
+// is_binary picks the accelerator's summation order (pairwise or sequential); the host sums
+// sequentially down each column.
 template <typename D, typename S, typename Tmp>
-PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {
+PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, bool is_binary, PTO_HOST_LINE) {
   (void)tmp;
+  (void)is_binary;
   host::reduce_cols(dst, src, host::acc_t<S>(0), host::Add());
   host::vector_access(line, "TCOLSUM", dst, src);
 }
@@ -132,14 +135,14 @@ PTO_INST void TCOLSUM(D& dst, S& src, Tmp& tmp, int line = __builtin_LINE()) {
 // --- expansions ------------------------------------------------------------------------------
 // dst(i, j) = src[i]
 template <typename D, typename S>
-PTO_INST void TROWEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
+PTO_INST void TROWEXPAND(D& dst, S& src, PTO_HOST_LINE) {
   host::map_rows(dst, dst, src, host::TakeVector());
   host::vector_access(line, "TROWEXPAND", dst, src);
 }
 
 // dst(i, j) = src[j]
 template <typename D, typename S>
-PTO_INST void TCOLEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
+PTO_INST void TCOLEXPAND(D& dst, S& src, PTO_HOST_LINE) {
   host::map_cols(dst, dst, src, host::TakeVector());
   host::vector_access(line, "TCOLEXPAND", dst, src);
 }
@@ -147,7 +150,7 @@ PTO_INST void TCOLEXPAND(D& dst, S& src, int line = __builtin_LINE()) {
 // dst(i, j) = src0(i, j) op src1[i]   /   dst(i, j) = src0(i, j) op src1[j]
 #define PTO_HOST_EXPAND_OP(NAME, MAP, OP)                                                 \
   template <typename D, typename S0, typename S1>                                         \
-  PTO_INST void NAME(D& dst, S0& src0, S1& src1, int line = __builtin_LINE()) {           \
+  PTO_INST void NAME(D& dst, S0& src0, S1& src1, PTO_HOST_LINE) {           \
     host::MAP(dst, src0, src1, OP());                                                     \
     host::vector_access(line, #NAME, dst, src0, src1);                                    \
   }

@@ -26,6 +26,8 @@
 #include <initializer_list>
 #include <vector>
 
+#include "pto_host_types.h"
+
 namespace pto {
 namespace host {
 inline void report_error(int line, const char* op, const char* fmt, ...);
@@ -332,11 +334,11 @@ inline int& vector_cores_per_block() {
 }  // namespace host
 }  // namespace pto
 
-inline void set_flag(pipe_t src, pipe_t dst, int event, int line = __builtin_LINE()) {
+inline void set_flag(pipe_t src, pipe_t dst, int event, PTO_HOST_LINE) {
   if (pto::host::kCheckSync) pto::host::sync_checker().set_flag(src, dst, event, line);
 }
 
-inline void wait_flag(pipe_t src, pipe_t dst, int event, int line = __builtin_LINE()) {
+inline void wait_flag(pipe_t src, pipe_t dst, int event, PTO_HOST_LINE) {
   if (pto::host::kCheckSync) pto::host::sync_checker().wait_flag(src, dst, event, line);
 }
 
@@ -350,12 +352,12 @@ inline uint64_t getFFTSMsg(uint64_t mode, uint64_t flag) {
   return flag;
 }
 
-inline void ffts_cross_core_sync(pipe_t pipe, uint64_t message, int line = __builtin_LINE()) {
+inline void ffts_cross_core_sync(pipe_t pipe, uint64_t message, PTO_HOST_LINE) {
   if (pto::host::kCheckSync)
     pto::host::sync_checker().notify(pipe, static_cast<int>(message),
                                      pto::host::vector_cores_per_block(), line);
 }
 
-inline void wait_flag_dev(int64_t flag, int line = __builtin_LINE()) {
+inline void wait_flag_dev(int64_t flag, PTO_HOST_LINE) {
   if (pto::host::kCheckSync) pto::host::sync_checker().wait_notified(static_cast<int>(flag), line);
 }

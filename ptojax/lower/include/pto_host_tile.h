@@ -235,7 +235,7 @@ namespace host {
 
 template <typename TileT, typename Addr,
           std::enable_if_t<is_tile<TileT>::value && std::is_integral<Addr>::value, int> = 0>
-inline void TASSIGN(TileT& tile, Addr addr, int line = __builtin_LINE()) {
+inline void TASSIGN(TileT& tile, Addr addr, PTO_HOST_LINE) {
   constexpr host::Space space = host::space_of(TileT::Loc);
   constexpr std::size_t bytes = sizeof(typename TileT::DType) * TileT::Numel;
   std::size_t offset = static_cast<std::size_t>(addr);

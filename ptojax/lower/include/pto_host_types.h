@@ -13,6 +13,18 @@
 namespace pto {
 namespace host {
 
+// The kernel line an instruction is called from (for error messages): the last parameter of
+// every instruction, defaulted at the call site. Nothing converts to it implicitly, so an
+// argument too many is a compile error rather than a silently wrong line.
+// (With an explicit constructor call as the default, GCC and clang evaluate __builtin_LINE()
+// at the call site; as an aggregate initializer it would give this header's line.)
+struct SourceLine {
+  explicit SourceLine(int line) : value(line) {}
+  operator int() const { return value; }
+  int value;
+};
+#define PTO_HOST_LINE ::pto::host::SourceLine line = ::pto::host::SourceLine(__builtin_LINE())
+
 inline float bits_as_float(uint32_t u) {
 #if defined(__has_builtin) && __has_builtin(__builtin_bit_cast)
   return __builtin_bit_cast(float, u);
