@@ -1,6 +1,6 @@
 """The loop API of ``pto.lax``: ``scan``, ``while_loop``, ``fori_loop`` and ``map`` (JAX's
 semantics). Each traces the user's function once into the body of a ``scan`` or ``while``
-equation (``scan.py``, ``while_loop.py``); carries are pytrees whose structure, shapes and
+equation (``scan_primitive.py``, ``while_primitive.py``); carries are pytrees whose structure, shapes and
 dtypes must come back unchanged from the body — a ``ControlFlowError`` at the call says
 which leaf differs and how.
 
@@ -19,8 +19,8 @@ from ptojax.tree_util import tree_flatten
 from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
                                         mismatch_error, promoted_carry, trace_sub_ir,
                                         type_mismatches)
-from ptojax.control_flow.scan import bind_scan, slice_type
-from ptojax.control_flow.while_loop import bind_while
+from ptojax.control_flow.scan_primitive import bind_scan, slice_type
+from ptojax.control_flow.while_primitive import bind_while
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):

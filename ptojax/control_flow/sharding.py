@@ -11,9 +11,9 @@ from ptojax.trace import bind
 from ptojax.transforms.shard import ShardRule, shard_rules
 from ptojax.transforms.shard_propagate import replicated
 from ptojax.transforms.shard_reshard import Local
-from ptojax.control_flow.cond import cond_p
-from ptojax.control_flow.scan import scan_p
-from ptojax.control_flow.while_loop import while_p
+from ptojax.control_flow.conditionals import cond_p
+from ptojax.control_flow.scan_primitive import scan_p
+from ptojax.control_flow.while_primitive import while_p
 
 
 def _replicated_local(ctx, eqn, operands, targets) -> list:

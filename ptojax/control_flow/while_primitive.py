@@ -40,7 +40,7 @@ from ptojax.transforms.vmap import (batch_rules, current_axis_name, current_axis
 from ptojax.control_flow.common import (as_index, carry_fixpoint, compiled, groups, inline,
                                         keep_inputs, reorder, same_shape_dtype, select_by,
                                         strong)
-from ptojax.control_flow.scan import bind_scan
+from ptojax.control_flow.scan_primitive import bind_scan
 from ptojax.control_flow.sub_ir import batch_at_front, batch_sub_ir, dce_sub_ir, jvp_sub_ir
 
 
