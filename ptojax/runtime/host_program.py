@@ -13,6 +13,8 @@ do (``__DAV_VEC__``) — so each core's code can run on its own.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ptojax.ir.core import ClosedIR
@@ -22,6 +24,7 @@ from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.schedule import kernel_schedule
 from ptojax.ops import tile as T
 from ptojax.runtime.executable import Executable
+from ptojax.tools import profiler
 
 CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
 VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
@@ -67,22 +70,45 @@ def _launcher(library, index, eqn, blocks):
     zeroed = frozenset(eqn.params.get("accumulate", ()))
     grid = eqn.params["grid"]
     parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
+    record = _kernel_recorder(eqn)
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
         outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
                 for i, t in enumerate(out_types)]
         spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
-        library.launch(index, arrays + outs + spaces, blocks, parallel)
+        if profiler.active is None:
+            library.launch(index, arrays + outs + spaces, blocks, parallel)
+        else:
+            start = time.perf_counter()
+            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            record(start, arrays + outs)
         return outs
     return launch
+
+
+def _kernel_recorder(eqn):
+    """Records one ``pto.profile`` event per run of kernel ``eqn``, with the target cost
+    model's estimate (computed on the first profiled run)."""
+    estimate_us = None
+
+    def record(start, arrays):
+        nonlocal estimate_us
+        duration = time.perf_counter() - start
+        if estimate_us is None:
+            from ptojax.lower.cost import kernel_cost
+            estimate_us = kernel_cost(eqn).us
+        profiler.record(eqn.params["name"], "kernel", start, duration,
+                        sum(a.nbytes for a in arrays), estimate_us)
+    return record
 
 
 class HostProgram:
     """``run(*flat_inputs)`` for a tiled IR, its kernels compiled for the host.
 
     ``source`` is the emitted PTO C++; ``build`` says where the library came from (compiled
-    now or found in the disk cache) and how long compiling took.
+    now or found in the disk cache) and how long compiling took; ``launchers`` maps each
+    ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn"):
@@ -97,7 +123,7 @@ class HostProgram:
         self.library, self.build = build_and_load(self.source, self.entries, target,
                                                   check_sync=check_sync, copies=self.copies,
                                                   name=name)
-        impls = {e: _launcher(self.library, i, e, s.block_dim)
-                 for i, (e, s) in enumerate(zip(eqns, scheds))}
-        self.executable = Executable(tiled, impls)
+        self.launchers = {e: _launcher(self.library, i, e, s.block_dim)
+                          for i, (e, s) in enumerate(zip(eqns, scheds))}
+        self.executable = Executable(tiled, self.launchers)
         self.run = self.executable.run
