@@ -46,6 +46,7 @@ from ptojax.transforms.vmap import batch_rules, move_axis
 from ptojax.control_flow.common import (carry_fixpoint, compiled, groups, inline,
                                         keep_inputs, new_eqn, reorder, same_shape_dtype,
                                         select_by, strong)
+from ptojax.control_flow.scan_fission import hoist_carry_free
 from ptojax.control_flow.sub_ir import (batch_at_front, batch_sub_ir, dce_sub_ir,
                                         jvp_sub_ir, partial_eval_sub_ir, transpose_sub_ir)
 
@@ -182,7 +183,9 @@ def _scan_partial_eval(eqn, unknowns):
     stacked = known_eqn.outputs[len(known_eqn.outputs) - len(split.stacked):]
     linear_eqn = _linear_scan(eqn, linear, split, consts, init, xs, hoisted, stacked,
                               const_uk, carry_uk, xs_uk, out_uk)
-    return [*hoisted_eqns, known_eqn], [linear_eqn], list(linear_eqn.outputs)
+    unknown_eqns = hoist_carry_free(linear_eqn)
+    return ([*hoisted_eqns, *hoist_carry_free(known_eqn)], unknown_eqns,
+            [v for e in unknown_eqns for v in e.outputs])
 
 
 class _ResidualSplit:

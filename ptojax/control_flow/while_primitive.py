@@ -137,7 +137,7 @@ def _while_partial_eval(eqn, unknowns):
     unknown_out = select_by(eqn.outputs, out_unknown)
     unknown_eqns, _ = inline(linear, [*residuals, *select_by(eqn.inputs, unknowns)],
                              unknown_out)
-    return known_eqns, unknown_eqns, unknown_out
+    return known_eqns, unknown_eqns, [v for e in unknown_eqns for v in e.outputs]
 
 
 def masked_scan(cond, body, cond_nconsts, body_nconsts, max_steps, in_types) -> ClosedIR:

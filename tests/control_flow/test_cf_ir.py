@@ -153,3 +153,11 @@ def test_shard_runs_a_loop_on_replicated_operands():
     xs = np.arange(12.0).reshape(3, 4)
     sharded = pto.shard(f, mesh=mesh, in_specs=pto.P(None, "x"), out_specs=(pto.P(), pto.P()))
     assert_trees_close(sharded(xs), f(xs))
+
+
+def test_fission_leaves_elementwise_only_bodies_alone():
+    def loss(w, xs):
+        return pto.lax.scan(lambda c, x: (c * w + pnp.sin(x), None), 0.0, xs)[0]
+
+    forward = eqns_of(verified(pto.grad(loss), np.float64(0.5), X), "scan")[0]
+    assert count_prims(forward.params["body"], "sin") == 1  # not hoisted: no matmul to batch

@@ -36,14 +36,20 @@ def test_rnn_gradient_wrt_weights_initial_state_and_inputs(J):
     check_grad(J, rnn_loss, (rnn_params(), H0, XS), argnums=(0, 1, 2))
 
 
-def test_rnn_gradient_ir_stacks_only_per_step_residuals():
+def test_rnn_gradient_ir_stacks_only_per_step_residuals_and_hoists_carry_free_matmuls():
     ir = verified(pto.grad(lambda p, h0, xs: rnn_loss(P, p, h0, xs), (0, 1, 2)),
                   rnn_params(), H0, XS)
     forward, backward = eqns_of(ir, "scan")
     assert not forward.params["reverse"] and backward.params["reverse"]
     stacked = [v.type.shape for v in forward.outputs[1 + 1:]]  # after the carry and the ys
     assert stacked == [(T, B, H)] * 3  # h, 1 - tanh(.)^2 and 2 h' (for the ys' h'^2)
-    assert backward.params["num_consts"] == 2  # wx and wh, passed whole rather than stacked
+    # only h @ wh (forward) and its transpose (backward) stay in the loops; x @ wx and every
+    # weight gradient are one matmul over all steps, outside
+    assert count_prims(forward.params["body"], "dot_general") == 1
+    assert count_prims(backward.params["body"], "dot_general") == 1
+    assert backward.params["num_consts"] == 1  # wh, passed whole rather than stacked
+    outside = [e for e in ir.eqns if e.prim.name == "dot_general"]
+    assert {e.outputs[0].type.shape for e in outside} == {(T, B, H), (D, H), (H, H), (T, B, D)}
 
 
 def test_rnn_gradient_under_jit_and_vmap_of_grad(J):
