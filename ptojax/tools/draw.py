@@ -1,12 +1,17 @@
 """Dataflow graph of an IR: ``pto.tools.to_dot(ir)`` (Graphviz DOT text, always available) and
-``pto.tools.draw(ir)`` (rendered with the ``graphviz`` package when it is installed)."""
+``pto.tools.draw(ir)`` (rendered with the ``graphviz`` package and the Graphviz ``dot``
+program when both are installed)."""
 from __future__ import annotations
 
 import html
+import shutil
 
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.printer import Namer, format_literal
+
+INSTALL_HINT = ("pip install graphviz (the Python package) and apt install graphviz (the `dot` "
+                "program); pto.tools.to_dot(ir) gives the DOT text without them")
 
 
 def to_dot(ir, name: str = "ir") -> str:
@@ -42,12 +47,16 @@ def to_dot(ir, name: str = "ir") -> str:
 
 
 def draw(ir, name: str = "ir"):
-    """A ``graphviz.Source`` (displays inline in Jupyter; ``.render(path)`` writes a file)."""
+    """A ``graphviz.Source`` (displays inline in Jupyter; ``.render(path)`` writes a file).
+
+    Raises ``UnsupportedError`` saying what to install when the ``graphviz`` package or the
+    ``dot`` program is missing."""
     try:
         import graphviz
     except ImportError:
-        raise UnsupportedError("pto.tools.draw needs the `graphviz` Python package and the "
-                               "Graphviz binaries (pip install graphviz; apt install "
-                               "graphviz); pto.tools.to_dot(ir) gives the DOT text without "
-                               "them") from None
+        raise UnsupportedError(f"pto.tools.draw needs the `graphviz` Python package: "
+                               f"{INSTALL_HINT}") from None
+    if shutil.which("dot") is None:
+        raise UnsupportedError(f"pto.tools.draw needs the Graphviz `dot` program on PATH: "
+                               f"{INSTALL_HINT}")
     return graphviz.Source(to_dot(ir, name))
