@@ -150,7 +150,7 @@ STEADY = [("chain", "elementwise chain, 4M f32", 1.0),
           ("attention", "causal attention 4x8x512x64 fwd+bwd", 1.2)]
 
 
-def interleaved_best(fns, rounds=12):
+def interleaved_best(fns, rounds=30):
     """Best per-call seconds of each function, measured in alternating rounds so all see the
     same machine load."""
     numbers = [max(1, int(0.04 / max(best_time(f, repeat=1), 1e-6))) for f in fns]
