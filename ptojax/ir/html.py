@@ -122,9 +122,16 @@ def _name_in_print_order(ir: IR, namer: Namer) -> None:
                 _name_in_print_order(as_ir(sub), namer)
 
 
+def print_order_namer(ir) -> Namer:
+    """A Namer that already holds the names ``str(ir)`` shows for ``ir``'s variables."""
+    namer = Namer()
+    _name_in_print_order(as_ir(ir), namer)
+    return namer
+
+
 def ir_to_html(ir, source: bool = True) -> str:
     """HTML of ``ir`` (an IR or ClosedIR); ``source`` appends each equation's file:line."""
-    ir, namer = as_ir(ir), Namer()
-    _name_in_print_order(ir, namer)
+    ir = as_ir(ir)
+    namer = print_order_namer(ir)
     body = "".join(_ir_blocks(ir, namer, 0, source))
     return f'{_STYLE}<div class="pto-ir">{body}</div>'

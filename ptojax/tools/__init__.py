@@ -1,5 +1,6 @@
-"""Developer tools: the profiler, numerical checks and IR visualization."""
+"""Developer tools: the profiler, numerical checks, IR visualization and a progress bar."""
 from ptojax.tools.draw import draw, to_dot
+from ptojax.tools.numerics import check_numerics
 from ptojax.tools.profiler import profile
 
-__all__ = ["draw", "profile", "to_dot"]
+__all__ = ["check_numerics", "draw", "profile", "to_dot"]
