@@ -2,10 +2,14 @@
 
 1. a small MLP traced to PTO IR;
 2. its gradient — another plain IR, produced by rewriting the first;
-3. a few training steps with ``jit(grad(loss))``, the loss falling.
+3. a softmax tiled into one fused kernel: its tile IR, the PTO instructions of one tile (from
+   the emitted PTO C++) and the cost model's estimate on Ascend 910B;
+4. a few training steps with ``jit(grad(loss))``, the loss falling.
 """
 from __future__ import annotations
 
+import re
+import textwrap
 import time
 
 import numpy as np
@@ -41,6 +45,25 @@ def section(title: str):
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
 
 
+def tile_instructions(cpp: str) -> str:
+    """The PTO instructions (no buffer assignments) of the first tile region of the first
+    kernel."""
+    region = cpp.split("// region 0", 1)[1].split("\n            }", 1)[0]
+    calls = re.compile(r"\b((?!TASSIGN)T[A-Z_]+|set_flag|wait_flag|pipe_barrier)\(")
+    return textwrap.indent(textwrap.dedent("\n".join(
+        line for line in region.splitlines() if calls.search(line))), "    ")
+
+
+def show_softmax_kernel():
+    lowered = pto.jit(lambda x: pto.nn.softmax(x, axis=-1)).lower(
+        pto.ShapeDtypeStruct((256, 512), pto.float32), target=pto.targets.ascend910b)
+    print(lowered.tile_ir)
+    print("\n  PTO C++ of one tile (lowered.as_text('pto-cpp'); untested on Ascend hardware):")
+    print(tile_instructions(lowered.as_text("pto-cpp")))
+    print()
+    print(lowered.cost())
+
+
 def main(steps: int = 200, lr: float = 0.1):
     params = init_params(0, [4, 16, 16, 2])
     x, y = synthetic_data()
@@ -51,7 +74,10 @@ def main(steps: int = 200, lr: float = 0.1):
     section("2. its gradient: an IR -> IR rewrite (pto.make_ir(pto.grad(loss)))")
     print(pto.make_ir(pto.grad(loss))(params, x[:8], y[:8]))
 
-    section(f"3. training with pto.jit(pto.grad(loss)) for {steps} steps")
+    section("3. softmax as one fused tile kernel (pto.jit(f).lower(x, target=ascend910b))")
+    show_softmax_kernel()
+
+    section(f"4. training with pto.jit(pto.grad(loss)) for {steps} steps")
 
     @pto.jit
     def step(params, x, y):

@@ -2,5 +2,6 @@
 from ptojax.tools.draw import draw, to_dot
 from ptojax.tools.numerics import check_numerics
 from ptojax.tools.profiler import profile
+from ptojax.tools.progress import progress
 
-__all__ = ["check_numerics", "draw", "profile", "to_dot"]
+__all__ = ["check_numerics", "draw", "profile", "progress", "to_dot"]
