@@ -204,8 +204,9 @@ def _kernel_summary(jitted, args):
         return f"none ({executable.status})"
     eqns = program.executable.closed.ir.eqns
     kernels = sum(e.prim.name == "tile_kernel" for e in eqns)
-    return (f"{kernels} compiled, {len(eqns) - kernels} tensor-level ops on numpy; "
-            f"built in {program.build.seconds:.1f} s")
+    built = ("loaded from the disk cache" if program.build.cached
+             else f"built in {program.build.seconds:.1f} s")
+    return f"{kernels} compiled, {len(eqns) - kernels} tensor-level ops on numpy; {built}"
 
 
 # --- first call, in fresh processes ---------------------------------------------------------
