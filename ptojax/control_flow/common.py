@@ -15,6 +15,7 @@ from ptojax.errors import ControlFlowError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
 from ptojax.ir.types import TensorType
 from ptojax.jit import leaf_type
+from ptojax.ops.elementwise import copy_p
 from ptojax.runtime.executable import Executable
 from ptojax.trace import trace_flat
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
@@ -156,11 +157,11 @@ def keep_inputs(closed: ClosedIR, keep) -> ClosedIR:
     return ClosedIR(IR((), select_by(ir.invars, keep), ir.eqns, ir.outvars))
 
 
-def inline(ir: IR, in_atoms, out_vars=None) -> tuple:
+def inline(ir: IR, in_atoms, out_vars=None, source=None) -> tuple:
     """Copies of ``ir``'s equations reading ``in_atoms`` for its invars: (equations, output
     atoms). With ``out_vars``, the outputs are defined as those Vars instead (a ``copy``
-    equation where an output is not computed by an equation of its own)."""
-    from ptojax.ops.elementwise import copy_p
+    equation, attributed to ``source``, where an output is not computed by an equation of
+    its own)."""
     rename = dict(zip(ir.invars, in_atoms))
     targets = {}
     if out_vars is not None:
@@ -179,7 +180,7 @@ def inline(ir: IR, in_atoms, out_vars=None) -> tuple:
         return eqns, outs
     for atom, target in zip(outs, out_vars):
         if atom is not target:
-            eqns.append(Eqn(copy_p, [atom], [target], {}, eqns[-1].source if eqns else None))
+            eqns.append(Eqn(copy_p, [atom], [target], {}, source))
     return eqns, list(out_vars)
 
 
@@ -195,8 +196,9 @@ def new_eqn(prim, inputs, params, source, outputs=None) -> Eqn:
 # execution -----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1024)
 def compiled(closed: ClosedIR):
-    """The straight-line numpy function of a const-free sub-IR (compiled once per sub-IR
-    object: params are immutable, so the compiled form can live as long as they do)."""
+    """The straight-line numpy function of a const-free sub-IR, compiled once per sub-IR
+    object (a cache keyed by identity: IRs are immutable, and an equation's params keep the
+    same object for as long as a jitted function holds it)."""
     return Executable(closed).run
 
 

@@ -133,10 +133,11 @@ def _while_partial_eval(eqn, unknowns):
     known, linear, n_res, out_unknown = partial_eval(lowered, unknowns)
     residuals = [Var(v.type) for v in known.ir.outvars[len(known.ir.outvars) - n_res:]]
     known_eqns, _ = inline(known.ir, select_by(eqn.inputs, unknowns, keep=False),
-                           [*select_by(eqn.outputs, out_unknown, keep=False), *residuals])
+                           [*select_by(eqn.outputs, out_unknown, keep=False), *residuals],
+                           eqn.source)
     unknown_out = select_by(eqn.outputs, out_unknown)
     unknown_eqns, _ = inline(linear, [*residuals, *select_by(eqn.inputs, unknowns)],
-                             unknown_out)
+                             unknown_out, eqn.source)
     return known_eqns, unknown_eqns, [v for e in unknown_eqns for v in e.outputs]
 
 
