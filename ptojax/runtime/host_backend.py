@@ -12,6 +12,10 @@
   costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
   the function keeps running on numpy and one warning says why.
 
+Once compiled, the two tiers race: the next calls alternate between them (``TRIAL_CALLS``
+each) and ``run`` keeps whichever measured faster, so compiling never makes a function
+slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
+
 Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log are
 the header's own polynomials), so a tiered function's results can differ in the last bits
 between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
@@ -49,6 +53,7 @@ class CpuBackend:
 
 
 BACKENDS = ("cpu", "interpreter")
+TRIAL_CALLS = 3  # calls per tier before choosing the faster one
 
 
 def make_executable(optimized: ClosedIR, backend=None):
@@ -87,6 +92,7 @@ class HostExecutable:
         self.ready_after = None
         self.status = "numpy"
         self._fast = None
+        self._trial = None                  # _TierTrial while both tiers are being timed
         self._created = time.perf_counter()
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
@@ -104,6 +110,9 @@ class HostExecutable:
         fast = self._fast
         if fast is not None:
             return fast(*args)
+        trial = self._trial
+        if trial is not None:
+            return trial.run(self, args)
         out = self.numpy.run(*args)
         if self._pending:
             # the first call is done: only now start compiling, so that the background
@@ -139,9 +148,12 @@ class HostExecutable:
                 self.status = "numpy"
                 return
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync)
-            self._fast = self.program.run
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
+            if self.options.tiered:
+                self._trial = _TierTrial(self.numpy.run, self.program.run)
+            else:
+                self._fast = self.program.run
         except (CompileError, TileError, UnsupportedError, OSError) as e:
             self.status = f"failed: {e}"
             if not warn:
@@ -153,6 +165,38 @@ class HostExecutable:
 
     def _compile_in_background(self):
         self._build(warn=True)
+
+
+class _TierTrial:
+    """Alternate calls between the numpy executor and the compiled program, then keep the
+    faster (by best time over ``TRIAL_CALLS`` calls each)."""
+
+    def __init__(self, numpy_run, compiled_run):
+        self.runs = (numpy_run, compiled_run)
+        self.times = ([], [])
+        self.calls = 1  # the compiled tier goes first
+        self.lock = threading.Lock()
+
+    def run(self, owner: HostExecutable, args):
+        with self.lock:
+            tier = self.calls % 2
+            self.calls += 1
+        start = time.perf_counter()
+        out = self.runs[tier](*args)
+        elapsed = time.perf_counter() - start
+        with self.lock:
+            self.times[tier].append(elapsed)
+            if owner._fast is None and all(len(t) >= TRIAL_CALLS for t in self.times):
+                numpy_best, compiled_best = min(self.times[0]), min(self.times[1])
+                if compiled_best <= numpy_best:
+                    owner._fast = self.runs[1]
+                else:
+                    owner._fast = self.runs[0]
+                    owner.status = (f"numpy: the numpy executor measured faster "
+                                    f"({numpy_best * 1e3:.3f} ms vs compiled "
+                                    f"{compiled_best * 1e3:.3f} ms)")
+                owner._trial = None
+        return out
 
 
 # --- the background worker -------------------------------------------------------------------

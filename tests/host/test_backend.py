@@ -3,6 +3,7 @@ kernels once built), the interpreter on request, numpy with one warning when the
 compiler or building fails, and compiler errors that quote the kernel line."""
 import os
 import stat
+import time
 import warnings
 
 import numpy as np
@@ -115,3 +116,34 @@ def test_compile_error_quotes_the_kernel_line():
     assert f"kernels.cpp:{line}: TMULS(y, x, 2.0f, undefined_thing);" in message
     assert "undefined_thing" in message.splitlines()[0]
     assert os.path.exists(message.split("translation unit: ")[1].splitlines()[0])
+
+
+def _trial_outcome(numpy_delay, compiled_delay):
+    executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
+    compiled = executable.program.run
+
+    def slow(fn, delay):
+        def run(*args):
+            time.sleep(delay)
+            return fn(*args)
+        return run
+
+    executable._fast = None
+    executable._trial = host_backend._TierTrial(slow(executable.numpy.run, numpy_delay),
+                                                slow(compiled, compiled_delay))
+    x = _x()
+    for _ in range(2 * host_backend.TRIAL_CALLS):
+        np.testing.assert_allclose(np.asarray(executable.run(x)[0]), chain(x), rtol=2e-5,
+                                   atol=2e-6)
+    assert executable._trial is None
+    return executable
+
+
+def test_tiers_race_and_the_faster_compiled_program_stays():
+    executable = _trial_outcome(numpy_delay=0.02, compiled_delay=0.0)
+    assert executable.status == "compiled"
+
+
+def test_tiers_race_and_a_slower_compiled_program_is_dropped():
+    executable = _trial_outcome(numpy_delay=0.0, compiled_delay=0.02)
+    assert executable.status.startswith("numpy: the numpy executor measured faster")
