@@ -2,7 +2,9 @@
 
 A tanh RNN written with ``lax.scan`` (hidden 256, input 256, 100 steps, batch 32, float32):
 ``jit(value_and_grad(loss))`` with the gradient w.r.t. the weights, the initial state and the
-inputs — the forward scan stacks its residuals, the backward pass is a reverse scan.
+inputs — the forward scan stacks its residuals, the backward pass is a reverse scan, and the
+carry-free matmuls (``x @ wx``, the weight gradients) run once over all steps outside both
+loops (loop fission, ``ptojax/control_flow/scan_fission.py``).
 Steady state (a cached call), target <= 1.5x JAX, with the numpy executor and with jit's
 default backend (the loops run through their numpy impls either way).
 """
