@@ -71,3 +71,13 @@ def test_tokens_are_highlighted_and_escaped():
     assert '<span class="k">lambda</span>' in markup
     assert re.search(r'<span class="c"># test_html\.py:\d+</span>', markup)
     assert "<" not in re.sub(r"<[^>]+>", "", markup.split("</style>", 1)[1])
+
+
+def test_kernel_source_view_highlights_instructions_and_comments():
+    lowered = pto.jit(lambda x: pto.nn.softmax(x, axis=-1)).lower(np.ones((64, 128), F32))
+    cpp = lowered.as_text("pto-cpp")._repr_html_()
+    assert '<span class="o">TROWMAX</span>' in cpp and '<span class="k">__global__</span>' in cpp
+    assert '<span class="c">/* vector core */</span>' in cpp
+    assert "max-height" in cpp  # long kernels scroll instead of flooding the notebook
+    pto_as = lowered.as_text("pto")._repr_html_()
+    assert '<span class="o">pto.trowmax</span>' in pto_as
