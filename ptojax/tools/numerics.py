@@ -333,11 +333,12 @@ def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
     results = []
     optimized = optimize(reference.closed)
     results.append(compare("optimize", optimized, interpret(optimized, leaves), reference))
+    tile_stage = f"tile ({target.name})"
     try:
         tiled = tile_ir(reference.closed, tile_config, target).ir
     except Exception as e:  # a failing stage is a finding, not a crash of the checker
-        return results + [StageResult("tile", 0, "error", note=f"{type(e).__name__}: {e}")]
-    results.append(compare(f"tile ({target.name})", tiled, interpret(tiled, leaves), reference))
+        return results + [StageResult(tile_stage, 0, "error", note=f"{type(e).__name__}: {e}")]
+    results.append(compare(tile_stage, tiled, interpret(tiled, leaves), reference))
     compiler, why = compiler_or_none()
     if compiler is None or not kernel_eqns(tiled):
         note = why if compiler is None else "no tile kernels to compile"

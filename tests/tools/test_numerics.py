@@ -158,7 +158,7 @@ def test_a_failing_stage_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(tile_module, "tile_ir", broken)
     report = pto.tools.check_numerics(layer, W, X)
     assert report.stages[-1].status == "error" and "planner exploded" in report.stages[-1].note
-    assert not report.ok and "stage 'tile' failed" in str(report)
+    assert not report.ok and "stage 'tile (host_jit)' failed" in str(report)
 
 
 # --- errors ------------------------------------------------------------------------------------
