@@ -1,19 +1,176 @@
-"""``pto.shard`` rows of the control-flow primitives: for now each runs whole on every device
-(its operands are gathered to replicated values first and its results are replicated), which
-is correct for any body. Partitioning the bodies themselves (a batch dimension split through
-a scan's consts, carries and xs) is work for the sharding pass: the bodies are ordinary IRs,
-and ``structure.py`` says how each equation's operands and results meet its sub-IRs' inputs
-and outputs.
+"""``pto.shard`` rows of the control-flow primitives: the bodies are partitioned as per-device
+sub-programs, so a split dimension stays local through a loop or a branch.
+
+Which split each sub-IR input/output gets (the *dims*, as everywhere in ``pto.shard``):
+
+- scan: consts keep their operands' dims; an xs operand loses any split of its scanned axis 0
+  (it is gathered once, before the loop) and its slice has the other dims; a carry has the same
+  dims on entry and exit of the body — a fixpoint: start from the initial value's dims, add the
+  splits the body gives the carry output where the carry is whole (once), then *meet* the
+  carry with the body's carry output (drop the splits they disagree on) until nothing changes.
+  ys are the body's y slices with axis 0 whole.
+- while: the same carry fixpoint over ``body``; ``cond`` reads the same carry dims. The
+  predicate is a scalar, hence the same on every device (a predicate computed from split data
+  is combined by the body's own collectives: ``pmax`` of a split max, ``psum`` of a split sum).
+- cond: every branch gets the operands' dims; an output gets the meet of the branches' dims.
+  The index is a scalar, hence the same on every device.
+
+Partial sums (pending psums) never cross the boundary: partial operands are summed before the
+equation and partial sub-IR outputs inside the sub-IR (so a carry's contracted split costs a
+psum per iteration, inside the body). The same dims functions serve propagation
+(``shard_propagate.body_dims_rules``: splits flow forward through a loop to its results) and
+partitioning (``local`` rules, which use the operands' actual dims).
+
+Fallback: when a body cannot be partitioned (it holds something ``pto.shard`` does not
+partition, e.g. a tile kernel), the equation runs whole on every device instead: operands
+gathered to replicated values, the original equation, replicated results.
 """
 from __future__ import annotations
 
+from ptojax.errors import UnsupportedError
+from ptojax.ir.core import ClosedIR, consts_as_args
 from ptojax.trace import bind
 from ptojax.transforms.shard import ShardRule, shard_rules
-from ptojax.transforms.shard_propagate import replicated
+from ptojax.transforms.shard_partition import partition_with
+from ptojax.transforms.shard_propagate import (Propagation, body_dims_rules, propagate_body,
+                                               replicated)
 from ptojax.transforms.shard_reshard import Local
+from ptojax.control_flow.common import groups, join_consts
 from ptojax.control_flow.conditionals import cond_p
 from ptojax.control_flow.scan_primitive import scan_p
 from ptojax.control_flow.while_primitive import while_p
+
+
+# dims algebra ---------------------------------------------------------------------------------
+def meet(a: tuple, b: tuple) -> tuple:
+    """The splits two dims agree on (others whole)."""
+    return tuple(x if x == y else () for x, y in zip(a, b))
+
+
+def meet_all(dims_list) -> tuple:
+    out = dims_list[0]
+    for d in dims_list[1:]:
+        out = meet(out, d)
+    return out
+
+
+def refine(a: tuple, b: tuple) -> tuple:
+    """``a`` with ``b``'s splits added where ``a`` is whole and their mesh axes are free."""
+    used = {m for ax in a for m in ax}
+    out = list(a)
+    for d, (x, y) in enumerate(zip(a, b)):
+        if not x and y and not used.intersection(y):
+            out[d] = y
+            used.update(y)
+    return tuple(out)
+
+
+def carry_dims(init: list, carry_out_of) -> list:
+    """Dims of loop carries that hold on entry and exit of the body. ``carry_out_of(carry)``
+    gives the dims of the body's carry outputs for carries entering as ``carry``."""
+    carry = [refine(c, o) for c, o in zip(init, carry_out_of(init))]
+    while True:
+        met = [meet(c, o) for c, o in zip(carry, carry_out_of(carry))]
+        if met == carry:
+            return carry
+        carry = met
+
+
+def _without_axis0(d: tuple) -> tuple:
+    return ((),) + tuple(d[1:])
+
+
+# per primitive: sub-IR input dims and result dims from operand dims ---------------------------
+def scan_dims(mesh, eqn, operand_dims) -> tuple:
+    """(body input dims, body output dims, result dims) of a scan."""
+    p = eqn.params
+    nc, nk = p["num_consts"], p["num_carry"]
+    consts, init, xs = groups(list(operand_dims), nc, nk)
+    slices = [tuple(d[1:]) for d in xs]
+    body = p["body"]
+    carry = carry_dims(init, lambda c: propagate_body(body, mesh, [*consts, *c, *slices])[:nk])
+    body_in = [*consts, *carry, *slices]
+    ys = propagate_body(body, mesh, body_in)[nk:]
+    body_out = [*carry, *ys]
+    return body_in, body_out, [*carry, *[((),) + tuple(y) for y in ys]]
+
+
+def while_dims(mesh, eqn, operand_dims) -> tuple:
+    """(cond input dims, body input dims, carry dims) of a while."""
+    p = eqn.params
+    cond_consts, body_consts, init = groups(list(operand_dims), p["cond_nconsts"],
+                                            p["body_nconsts"])
+    body = p["body"]
+    carry = carry_dims(init, lambda c: propagate_body(body, mesh, [*body_consts, *c]))
+    return [*cond_consts, *carry], [*body_consts, *carry], carry
+
+
+def cond_dims(mesh, eqn, operand_dims) -> list:
+    """Result dims of a cond: the meet over its branches."""
+    ops = list(operand_dims[1:])
+    per_branch = [propagate_body(b, mesh, ops) for b in eqn.params["branches"]]
+    return [meet_all(list(ds)) for ds in zip(*per_branch)]
+
+
+def _scan_result_dims(mesh, eqn, operand_dims):
+    return scan_dims(mesh, eqn, operand_dims)[2]
+
+
+def _while_result_dims(mesh, eqn, operand_dims):
+    return while_dims(mesh, eqn, operand_dims)[2]
+
+
+# partitioning ---------------------------------------------------------------------------------
+def partition_sub_ir(mesh, closed: ClosedIR, in_dims, out_dims) -> tuple:
+    """(const-free local sub-IR taking its captured values first, those values): ``closed``
+    partitioned with inputs split as ``in_dims``, outputs resharded to ``out_dims``."""
+    prop = Propagation(closed.ir, mesh, list(in_dims), list(out_dims))
+    return consts_as_args(partition_with(closed.ir, mesh, prop, list(in_dims), list(out_dims)))
+
+
+def _resharded(ctx, operands, dims) -> list:
+    """The operands' blocks resharded to ``dims`` (partial sums resolved)."""
+    return [ctx.reshard(x, d).value for x, d in zip(operands, dims)]
+
+
+def _scan_local(ctx, eqn, operands, targets):
+    p = eqn.params
+    n_lead = p["num_consts"] + p["num_carry"]
+    dims = [x.dims for x in operands[:n_lead]] + \
+        [_without_axis0(x.dims) for x in operands[n_lead:]]
+    body_in, body_out, out_dims = scan_dims(ctx.mesh, eqn, dims)
+    body, captured = partition_sub_ir(ctx.mesh, p["body"], body_in, body_out)
+    dims[p["num_consts"]:n_lead] = out_dims[:p["num_carry"]]
+    outs = scan_p.bind(*captured, *_resharded(ctx, operands, dims),
+                       **p.replace(body=body, num_consts=len(captured) + p["num_consts"])
+                       .as_dict())
+    return [Local(o, d) for o, d in zip(outs, out_dims)]
+
+
+def _while_local(ctx, eqn, operands, targets):
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cond_in, body_in, carry = while_dims(ctx.mesh, eqn, [x.dims for x in operands])
+    cond, cond_captured = partition_sub_ir(ctx.mesh, p["cond"], cond_in, [()])
+    body, body_captured = partition_sub_ir(ctx.mesh, p["body"], body_in, carry)
+    cond_consts, body_consts, init = groups(
+        _resharded(ctx, operands, [*cond_in[:ncc], *body_in[:nbc], *carry]), ncc, nbc)
+    outs = while_p.bind(*cond_captured, *cond_consts, *body_captured, *body_consts, *init,
+                        **p.replace(cond=cond, body=body,
+                                    cond_nconsts=len(cond_captured) + ncc,
+                                    body_nconsts=len(body_captured) + nbc).as_dict())
+    return [Local(o, d) for o, d in zip(outs, carry)]
+
+
+def _cond_local(ctx, eqn, operands, targets):
+    dims = [x.dims for x in operands]
+    out_dims = cond_dims(ctx.mesh, eqn, dims)
+    parts = [partition_sub_ir(ctx.mesh, b, dims[1:], out_dims)
+             for b in eqn.params["branches"]]
+    branches, captured = join_consts(parts)
+    index, *ops = _resharded(ctx, operands, dims)
+    outs = cond_p.bind(index, *captured, *ops, branches=tuple(branches))
+    return [Local(o, d) for o, d in zip(outs, out_dims)]
 
 
 def _replicated_local(ctx, eqn, operands, targets) -> list:
@@ -22,5 +179,20 @@ def _replicated_local(ctx, eqn, operands, targets) -> list:
     return [Local(o, replicated(v)) for o, v in zip(outs, eqn.outputs)]
 
 
-for _prim in (cond_p, scan_p, while_p):
-    shard_rules[_prim] = ShardRule(None, local=_replicated_local)
+def _with_fallback(local):
+    """``local``, or the replicated form when a body cannot be partitioned. Bodies are
+    partitioned in their own traces before anything is emitted here, so a failure leaves no
+    trace behind."""
+    def rule(ctx, eqn, operands, targets):
+        try:
+            return local(ctx, eqn, operands, targets)
+        except UnsupportedError:
+            return _replicated_local(ctx, eqn, operands, targets)
+    return rule
+
+
+for _prim, _local, _dims in ((scan_p, _scan_local, _scan_result_dims),
+                             (while_p, _while_local, _while_result_dims),
+                             (cond_p, _cond_local, cond_dims)):
+    shard_rules[_prim] = ShardRule(None, local=_with_fallback(_local))
+    body_dims_rules[_prim] = _dims

@@ -7,7 +7,9 @@ splits its operands (forward) or results (backward) already have, and those spli
 projected onto its other values. A value's split is only ever *refined* — a whole dimension
 may become split, a split one never changes — so the passes reach a fixed point; two rounds
 suffice in practice. A dimension some consumer needs whole (a sort axis, a partial slice) is
-not split backward, so it is not gathered again for that consumer.
+not split backward, so it is not gathered again for that consumer. Splits flow forward
+through call-like bodies and control flow (``body_dims_rules``, filled by
+``control_flow/sharding.py``), not backward.
 
 The result maps every Var to its dims; values no rule reached are replicated.
 """
@@ -17,6 +19,10 @@ from ptojax.ir.core import IR, Literal, Var
 from ptojax.transforms.shard import shard_rules
 
 _ROUNDS = 2
+
+# primitives with sub-IRs (control flow) whose results' dims follow from their operands' by
+# propagating through the bodies: prim -> fn(mesh, eqn, operand dims) -> result dims
+body_dims_rules: dict = {}
 
 
 def blocked_factors(rule) -> set:
@@ -124,6 +130,10 @@ class Propagation:
         if eqn.prim.call_like:
             outs = propagate_body(eqn.params["body"], self.mesh,
                                   [self.of(a) for a in eqn.inputs])
+            return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
+                        if v not in self.fixed])
+        if eqn.prim in body_dims_rules:
+            outs = body_dims_rules[eqn.prim](self.mesh, eqn, [self.of(a) for a in eqn.inputs])
             return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
                         if v not in self.fixed])
         rule = self._rule(eqn)

@@ -144,7 +144,9 @@ def test_verifier_rejects_a_body_whose_carry_changes_type():
         verify(broken)
 
 
-def test_shard_runs_a_loop_on_replicated_operands():
+def test_shard_partitions_a_loop_body():
+    """xs split along its feature dim: the carry takes that split, the body runs on halves
+    (more in tests/shard/test_shard_control_flow.py)."""
     mesh = pto.make_mesh((2,), ("x",))
 
     def f(xs):
@@ -153,6 +155,9 @@ def test_shard_runs_a_loop_on_replicated_operands():
     xs = np.arange(12.0).reshape(3, 4)
     sharded = pto.shard(f, mesh=mesh, in_specs=pto.P(None, "x"), out_specs=(pto.P(), pto.P()))
     assert_trees_close(sharded(xs), f(xs))
+    (shard_map,) = eqns_of(verified(sharded, xs), "shard_map")
+    (scan,) = eqns_of(shard_map.params["body"], "scan")
+    assert [v.type.shape for v in scan.outputs] == [(2,), (3, 2)]
 
 
 def test_fission_leaves_elementwise_only_bodies_alone():
