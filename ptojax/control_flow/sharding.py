@@ -3,23 +3,27 @@ sub-programs, so a split dimension stays local through a loop or a branch.
 
 Which split each sub-IR input/output gets (the *dims*, as everywhere in ``pto.shard``):
 
-- scan: consts keep their operands' dims; an xs operand loses any split of its scanned axis 0
-  (it is gathered once, before the loop) and its slice has the other dims; a carry has the same
-  dims on entry and exit of the body — a fixpoint: start from the initial value's dims, add the
-  splits the body gives the carry output where the carry is whole (once), then *meet* the
-  carry with the body's carry output (drop the splits they disagree on) until nothing changes.
-  ys are the body's y slices with axis 0 whole.
+- scan: consts keep their operands' dims; an xs operand loses any split of its scanned
+  axis 0 (it is gathered once, before the loop) and its slice has the other dims; a carry
+  has the same dims on entry and exit of the body — a fixpoint: start from the initial
+  value's dims, add the splits the body gives the carry output where the carry is whole
+  (once), then *meet* the carry with the body's carry output (drop the splits they disagree
+  on) until nothing changes. ys are the body's y slices with axis 0 whole.
 - while: the same carry fixpoint over ``body``; ``cond`` reads the same carry dims. The
   predicate is a scalar, hence the same on every device (a predicate computed from split data
   is combined by the body's own collectives: ``pmax`` of a split max, ``psum`` of a split sum).
 - cond: every branch gets the operands' dims; an output gets the meet of the branches' dims.
   The index is a scalar, hence the same on every device.
 
+A const or xs operand also takes the splits the body would like for it (its consumers' splits
+propagated backward inside the body): a replicated operand is then sliced once before the
+loop rather than at every step.
+
 Partial sums (pending psums) never cross the boundary: partial operands are summed before the
 equation and partial sub-IR outputs inside the sub-IR (so a carry's contracted split costs a
 psum per iteration, inside the body). The same dims functions serve propagation
-(``shard_propagate.body_dims_rules``: splits flow forward through a loop to its results) and
-partitioning (``local`` rules, which use the operands' actual dims).
+(``shard_propagate.body_dims_rules``: splits flow forward through a loop to its results and
+backward into its operands) and partitioning (``local`` rules, on the operands' actual dims).
 
 Fallback: when a body cannot be partitioned (it holds something ``pto.shard`` does not
 partition, e.g. a tile kernel), the equation runs whole on every device instead: operands
@@ -32,8 +36,8 @@ from ptojax.ir.core import ClosedIR, consts_as_args
 from ptojax.trace import bind
 from ptojax.transforms.shard import ShardRule, shard_rules
 from ptojax.transforms.shard_partition import partition_with
-from ptojax.transforms.shard_propagate import (Propagation, body_dims_rules, propagate_body,
-                                               replicated)
+from ptojax.transforms.shard_propagate import (BodyDims, Propagation, body_dims_rules,
+                                               propagate_body, replicated)
 from ptojax.transforms.shard_reshard import Local
 from ptojax.control_flow.common import groups, join_consts
 from ptojax.control_flow.conditionals import cond_p
@@ -120,6 +124,50 @@ def _while_result_dims(mesh, eqn, operand_dims):
     return while_dims(mesh, eqn, operand_dims)[2]
 
 
+# operands a body would like split -------------------------------------------------------------
+def wanted_inputs(mesh, closed: ClosedIR, in_dims, free) -> list:
+    """The dims of a sub-IR's inputs when those at indices ``free`` may take the splits their
+    consumers inside give them (propagated backward); the others stay as ``in_dims``."""
+    prop = Propagation(closed.ir, mesh, list(in_dims), free=frozenset(free))
+    return [prop.of(v) for v in closed.ir.invars]
+
+
+def scan_operands(mesh, eqn, operand_dims) -> list:
+    """``operand_dims`` plus the splits the body would like for its consts and x slices
+    (carries are the fixpoint's business)."""
+    p = eqn.params
+    nc, nk = p["num_consts"], p["num_carry"]
+    body_in = scan_dims(mesh, eqn, operand_dims)[0]
+    free = [*range(nc), *range(nc + nk, len(body_in))]
+    wanted = wanted_inputs(mesh, p["body"], body_in, free)
+    out = list(operand_dims)
+    for i in range(nc):
+        out[i] = refine(out[i], wanted[i])
+    for i in range(nc + nk, len(out)):
+        out[i] = refine(out[i], ((),) + tuple(wanted[i]))
+    return out
+
+
+def while_operands(mesh, eqn, operand_dims) -> list:
+    """``operand_dims`` plus the splits cond and body would like for their consts."""
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cond_in, body_in, _ = while_dims(mesh, eqn, operand_dims)
+    wanted = [*wanted_inputs(mesh, p["cond"], cond_in, range(ncc))[:ncc],
+              *wanted_inputs(mesh, p["body"], body_in, range(nbc))[:nbc]]
+    return [refine(d, w) for d, w in zip(operand_dims, wanted)] + \
+        list(operand_dims[ncc + nbc:])
+
+
+def cond_operands(mesh, eqn, operand_dims) -> list:
+    """``operand_dims`` plus the splits every branch would like for an operand."""
+    ops = list(operand_dims[1:])
+    per_branch = [wanted_inputs(mesh, b, ops, range(len(ops)))
+                  for b in eqn.params["branches"]]
+    return [operand_dims[0]] + [refine(d, meet_all(list(w)))
+                                for d, w in zip(ops, zip(*per_branch))]
+
+
 # partitioning ---------------------------------------------------------------------------------
 def partition_sub_ir(mesh, closed: ClosedIR, in_dims, out_dims) -> tuple:
     """(const-free local sub-IR taking its captured values first, those values): ``closed``
@@ -138,6 +186,7 @@ def _scan_local(ctx, eqn, operands, targets):
     n_lead = p["num_consts"] + p["num_carry"]
     dims = [x.dims for x in operands[:n_lead]] + \
         [_without_axis0(x.dims) for x in operands[n_lead:]]
+    dims = scan_operands(ctx.mesh, eqn, dims)
     body_in, body_out, out_dims = scan_dims(ctx.mesh, eqn, dims)
     body, captured = partition_sub_ir(ctx.mesh, p["body"], body_in, body_out)
     dims[p["num_consts"]:n_lead] = out_dims[:p["num_carry"]]
@@ -150,7 +199,8 @@ def _scan_local(ctx, eqn, operands, targets):
 def _while_local(ctx, eqn, operands, targets):
     p = eqn.params
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    cond_in, body_in, carry = while_dims(ctx.mesh, eqn, [x.dims for x in operands])
+    dims = while_operands(ctx.mesh, eqn, [x.dims for x in operands])
+    cond_in, body_in, carry = while_dims(ctx.mesh, eqn, dims)
     cond, cond_captured = partition_sub_ir(ctx.mesh, p["cond"], cond_in, [()])
     body, body_captured = partition_sub_ir(ctx.mesh, p["body"], body_in, carry)
     cond_consts, body_consts, init = groups(
@@ -163,7 +213,7 @@ def _while_local(ctx, eqn, operands, targets):
 
 
 def _cond_local(ctx, eqn, operands, targets):
-    dims = [x.dims for x in operands]
+    dims = cond_operands(ctx.mesh, eqn, [x.dims for x in operands])
     out_dims = cond_dims(ctx.mesh, eqn, dims)
     parts = [partition_sub_ir(ctx.mesh, b, dims[1:], out_dims)
              for b in eqn.params["branches"]]
@@ -191,8 +241,9 @@ def _with_fallback(local):
     return rule
 
 
-for _prim, _local, _dims in ((scan_p, _scan_local, _scan_result_dims),
-                             (while_p, _while_local, _while_result_dims),
-                             (cond_p, _cond_local, cond_dims)):
+for _prim, _local, _results, _operands in (
+        (scan_p, _scan_local, _scan_result_dims, scan_operands),
+        (while_p, _while_local, _while_result_dims, while_operands),
+        (cond_p, _cond_local, cond_dims, cond_operands)):
     shard_rules[_prim] = ShardRule(None, local=_with_fallback(_local))
-    body_dims_rules[_prim] = _dims
+    body_dims_rules[_prim] = BodyDims(_results, _operands)

@@ -8,21 +8,27 @@ projected onto its other values. A value's split is only ever *refined* — a wh
 may become split, a split one never changes — so the passes reach a fixed point; two rounds
 suffice in practice. A dimension some consumer needs whole (a sort axis, a partial slice) is
 not split backward, so it is not gathered again for that consumer. Splits flow forward
-through call-like bodies and control flow (``body_dims_rules``, filled by
-``control_flow/sharding.py``), not backward.
+through call-like bodies and control flow, and backward through control flow into the
+operands a body would like split (``body_dims_rules``, filled by ``control_flow/sharding.py``).
 
 The result maps every Var to its dims; values no rule reached are replicated.
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 from ptojax.ir.core import IR, Literal, Var
 from ptojax.transforms.shard import shard_rules
 
 _ROUNDS = 2
 
-# primitives with sub-IRs (control flow) whose results' dims follow from their operands' by
-# propagating through the bodies: prim -> fn(mesh, eqn, operand dims) -> result dims
+# primitives with sub-IRs (control flow): prim -> BodyDims, filled by control_flow/sharding.py
 body_dims_rules: dict = {}
+
+
+class BodyDims(NamedTuple):
+    results: Callable   # (mesh, eqn, operand dims) -> result dims (forward through bodies)
+    operands: Callable  # (mesh, eqn, operand dims) -> operand dims the bodies would like
 
 
 def blocked_factors(rule) -> set:
@@ -64,13 +70,16 @@ def replicated(v) -> tuple:
 
 
 class Propagation:
-    """The dims of every value of ``ir``, found from the seeds by forward/backward passes."""
+    """The dims of every value of ``ir``, found from the seeds by forward/backward passes.
+    Inputs are fixed to ``in_dims``, except those whose index is in ``free``: seeded with
+    their dims but refined by the passes like any other value (what a body would like its
+    operands to be)."""
 
-    def __init__(self, ir: IR, mesh, in_dims, out_hints=None):
+    def __init__(self, ir: IR, mesh, in_dims, out_hints=None, free=frozenset()):
         from ptojax.transforms.shard_constraint import constraint_dims
         self.mesh = mesh
         self.dims: dict = dict(zip(ir.invars, in_dims))
-        self.fixed = set(ir.invars) | set(ir.constvars)
+        self.fixed = {v for i, v in enumerate(ir.invars) if i not in free} | set(ir.constvars)
         self.dims.update((v, replicated(v)) for v in ir.constvars)
         self._rules = {}
         for eqn in ir.eqns:
@@ -133,7 +142,8 @@ class Propagation:
             return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
                         if v not in self.fixed])
         if eqn.prim in body_dims_rules:
-            outs = body_dims_rules[eqn.prim](self.mesh, eqn, [self.of(a) for a in eqn.inputs])
+            outs = body_dims_rules[eqn.prim].results(self.mesh, eqn,
+                                                     [self.of(a) for a in eqn.inputs])
             return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
                         if v not in self.fixed])
         rule = self._rule(eqn)
@@ -146,6 +156,12 @@ class Propagation:
                     for fd, v in zip(rule.results, eqn.outputs) if v not in self.fixed])
 
     def _backward(self, eqn) -> bool:
+        if eqn.prim in body_dims_rules:
+            wanted = body_dims_rules[eqn.prim].operands(self.mesh, eqn,
+                                                        [self.of(a) for a in eqn.inputs])
+            return any([self._refine(a, d, self.whole.get(a, frozenset()))
+                        for a, d in zip(eqn.inputs, wanted)
+                        if type(a) is Var and a not in self.fixed])
         rule = self._rule(eqn)
         if rule is None:
             return False

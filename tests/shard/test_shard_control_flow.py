@@ -138,7 +138,22 @@ def test_dp_rnn_weight_gradients_are_one_psum_each_after_the_loops(n):
         p = scan.params
         carry = scan.inputs[p["num_consts"]:p["num_consts"] + p["num_carry"]]
         assert (B // n, H) in [a.type.shape for a in carry]
-        assert all(B not in a.type.shape for a in carry)
+        assert all(B not in a.type.shape for a in scan.inputs)  # nothing enters batch-whole
+
+
+def test_replicated_loop_operand_is_sliced_once_before_the_loop():
+    """A replicated const the body uses elementwise with the split carry is sliced to the
+    local block before the loop, not at every step inside it."""
+    def fn(decay, h0, xs):
+        return pto.lax.scan(lambda h, x: (h * decay + x @ WX, None), h0, xs)[0]
+
+    decay = RNG.uniform(size=(B, H)).astype(np.float32)
+    sharded = pto.shard(fn, mesh=_dp_mesh(4), in_specs=(P(), P("data"), P(None, "data")),
+                        out_specs=P("data"))
+    _close([sharded(decay, H0, XS)], [fn(decay, H0, XS)])
+    (scan,) = _eqns(_body(sharded, decay, H0, XS), "scan")
+    assert all(B not in a.type.shape for a in scan.inputs)
+    assert not _eqns(scan.params["body"], "axis_index")
 
 
 # cond and switch --------------------------------------------------------------------------------
