@@ -12,8 +12,10 @@ Which split each sub-IR input/output gets (the *dims*, as everywhere in ``pto.sh
 - while: the same carry fixpoint over ``body``; ``cond`` reads the same carry dims. The
   predicate is a scalar, hence the same on every device (a predicate computed from split data
   is combined by the body's own collectives: ``pmax`` of a split max, ``psum`` of a split sum).
-- cond: every branch gets the operands' dims; an output gets the meet of the branches' dims.
-  The index is a scalar, hence the same on every device.
+- cond: every branch gets the operands' dims; an output keeps a split the branches that
+  split it agree on (a branch computing it whole slices its block locally, for free) — not
+  the meet, which would make the splitting branches gather. The index is a scalar, hence the
+  same on every device.
 
 A const or xs operand also takes the splits the body would like for it (its consumers' splits
 propagated backward inside the body): a replicated operand is then sliced once before the
@@ -69,6 +71,21 @@ def refine(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
+def agree(dims_list) -> tuple:
+    """Dims for a value several branches compute: a dimension keeps the split of the branches
+    that split it when they all agree (a branch computing it whole slices its block for free),
+    else it is whole."""
+    out, used = [], set()
+    for per_dim in zip(*dims_list):
+        splits = {ax for ax in per_dim if ax}
+        ax = splits.pop() if len(splits) == 1 else ()
+        if used.intersection(ax):
+            ax = ()
+        out.append(ax)
+        used.update(ax)
+    return tuple(out)
+
+
 def carry_dims(init: list, carry_out_of) -> list:
     """Dims of loop carries that hold on entry and exit of the body. ``carry_out_of(carry)``
     gives the dims of the body's carry outputs for carries entering as ``carry``."""
@@ -110,10 +127,10 @@ def while_dims(mesh, eqn, operand_dims) -> tuple:
 
 
 def cond_dims(mesh, eqn, operand_dims) -> list:
-    """Result dims of a cond: the meet over its branches."""
+    """Result dims of a cond: what its branches agree on."""
     ops = list(operand_dims[1:])
     per_branch = [propagate_body(b, mesh, ops) for b in eqn.params["branches"]]
-    return [meet_all(list(ds)) for ds in zip(*per_branch)]
+    return [agree(list(ds)) for ds in zip(*per_branch)]
 
 
 def _scan_result_dims(mesh, eqn, operand_dims):

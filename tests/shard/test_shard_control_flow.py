@@ -176,6 +176,47 @@ def test_cond_with_a_split_operand_stays_split():
     assert cond.outputs[0].type.shape == (2, 6)
 
 
+def test_cond_output_keeps_the_split_one_branch_computes_whole():
+    """One branch returns a value it computes whole: it slices its block locally, and the
+    branch that computes split blocks does not gather them (not the meet of the branches)."""
+    def fn(p, x):
+        return pto.lax.cond(p > 0, lambda x: pnp.sin(x), lambda x: pnp.ones((8, 6)) * 2.0, x)
+    sharded = pto.shard(fn, mesh=pto.make_mesh((4,), ("x",)), in_specs=(P(), P("x")),
+                        out_specs=P("x"))
+    for p in (1.0, -1.0):
+        _close([sharded(np.float32(p), X)], [fn(np.float32(p), X)])
+    body = _body(sharded, np.float32(1.0), X)
+    assert _collectives(body) == {}
+    (cond,) = _eqns(body, "cond")
+    assert cond.outputs[0].type.shape == (2, 6)
+
+
+def test_nested_loops_and_cond_on_a_2d_mesh():
+    """A cond inside a fori_loop inside a scan; the carry built inside the function takes the
+    split of xs over both mesh axes through all three levels."""
+    w = (RNG.normal(size=(6, 6)) * 0.3).astype(np.float32)
+    xs = RNG.normal(size=(4, 8, 6)).astype(np.float32)
+
+    def fn(w, xs):
+        def outer(c, xt):
+            def inner(i, c):
+                return pto.lax.cond(i % 2 == 0, lambda c: pnp.tanh(c @ w + xt),
+                                    lambda c: c * 0.9, c)
+            c = pto.lax.fori_loop(0, 3, inner, c)
+            return c, pnp.sum(c, axis=1)
+        return pto.lax.scan(outer, pnp.zeros((8, 6), np.float32), xs)
+
+    mesh = pto.make_mesh((2, 2), ("data", "model"))
+    specs = (P("model"), P(None, ("data", "model")))
+    sharded = pto.shard(fn, mesh=mesh, in_specs=specs, out_specs=(P("data"), P(None, "data")))
+    _close(sharded(w, xs), fn(w, xs))
+    (outer, inner) = _eqns(_body(sharded, w, xs), "scan")
+    assert outer.outputs[0].type.shape == inner.outputs[1].type.shape == (2, 6)
+    grad = pto.grad(lambda w, xs: pnp.sum(fn(w, xs)[1] ** 2))
+    _close([pto.shard(grad, mesh=mesh, in_specs=specs, out_specs=P("model"))(w, xs)],
+           [grad(w, xs)], 1e-4)
+
+
 def test_cond_gradients():
     def loss(p, x):
         return pnp.sum(branchy(p, x) ** 2)
