@@ -10,8 +10,10 @@ Conventions (one "flop" is one scalar arithmetic operation):
 - ``scatter``: one per update element (the combine);
 - pure data movement (broadcast, reshape, transpose, slice, pad, concatenate, rev, gather,
   dynamic slices, iota, copy, stop_gradient): zero;
-- equations carrying sub-IRs (``checkpoint``, custom derivative calls, ...): their body's
-  count, recursively.
+- equations carrying sub-IRs: their bodies' counts, recursively — a ``scan`` body ``length``
+  times, the costliest branch of a ``cond``, a ``while`` loop's predicate and body once (its
+  trip count is not known from the IR), any other body (``checkpoint``, custom derivative
+  calls, ...) once.
 
 A primitive not covered here counts one flop per output element; ``flop_rules`` takes rows
 ``name -> fn(eqn) -> int`` for primitives whose cost differs.
@@ -61,6 +63,18 @@ flop_rules: dict = {
 }
 
 
+def _sub_ir_flops(eqn, bodies) -> Counter:
+    name = eqn.prim.name
+    if name == "cond":
+        return max((flops_by_primitive(b) for b in bodies), key=lambda c: sum(c.values()))
+    counts: Counter = Counter()
+    for body in bodies:
+        counts.update(flops_by_primitive(body))
+    if name == "scan":
+        counts = Counter({k: v * eqn.params["length"] for k, v in counts.items()})
+    return counts
+
+
 def flops_by_primitive(ir) -> Counter:
     """Flops of ``ir`` (an IR or ClosedIR) per primitive name, sub-IRs included."""
     ir = ir.ir if isinstance(ir, ClosedIR) else ir
@@ -68,8 +82,7 @@ def flops_by_primitive(ir) -> Counter:
     for eqn in ir.eqns:
         bodies = sub_irs(eqn.params)
         if bodies:
-            for body in bodies:
-                counts.update(flops_by_primitive(body))
+            counts.update(_sub_ir_flops(eqn, bodies))
             continue
         name = eqn.prim.name
         if name in MOVEMENT:

@@ -40,3 +40,21 @@ def test_sort_and_scatter():
 def test_sub_irs_are_counted_recursively():
     remat = pto.checkpoint(lambda x: pnp.sin(x) @ x)
     assert count_flops(_ir(remat, (4, 4))) == 16 + 2 * 4 * 4 * 4
+
+
+def test_a_scan_body_counts_once_per_step():
+    def rnn(w, xs):
+        return lax.scan(lambda h, x: (pnp.tanh(h @ w + x), None), pnp.zeros(4), xs)[0]
+    per_step = 2 * 4 * 4 + 4 + 4                 # h @ w, + x, tanh
+    assert count_flops(_ir(rnn, (4, 4), (10, 4))) == 10 * per_step
+
+
+def test_a_cond_counts_its_costliest_branch_and_a_while_one_iteration():
+    def branches(x):
+        return lax.cond(x[0, 0] > 0, lambda x: x @ x, lambda x: x + 1.0, x)
+    assert flops_by_primitive(_ir(branches, (4, 4)))["dot_general"] == 2 * 4 * 4 * 4
+    assert "add" not in flops_by_primitive(_ir(branches, (4, 4)))
+
+    def loop(x):
+        return lax.while_loop(lambda c: c[0] < 10.0, lambda c: c * 2.0, x)
+    assert flops_by_primitive(_ir(loop, (3,))) == {"lt": 1, "mul": 3}
