@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.runtime.memory import keep_freed_memory
 
 
 class Executable:
@@ -20,6 +21,7 @@ class Executable:
     backend runs compiled kernels this way)."""
 
     def __init__(self, closed: ClosedIR, impls=None):
+        keep_freed_memory()
         self.closed = closed
         self.source, self.run = _generate(closed, impls or {})
 
