@@ -14,28 +14,19 @@ with glibc only; ``PTOJAX_KEEP_FREED_MEMORY=0`` leaves the allocator alone.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
-import threading
 
 MMAP_THRESHOLD = 32 << 20    # glibc ignores larger values on 64-bit (HEAP_MAX_SIZE / 2)
 TRIM_THRESHOLD = 512 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3   # mallopt parameter numbers (malloc.h)
 
-_lock = threading.Lock()
-_applied: bool | None = None
 
-
+@functools.cache
 def keep_freed_memory() -> bool:
-    """Apply the policy (once per process); True when glibc accepted it."""
-    global _applied
-    with _lock:
-        if _applied is None:
-            _applied = _apply()
-        return _applied
-
-
-def _apply() -> bool:
+    """Apply the policy (once per process; applying it twice is harmless); True when glibc
+    accepted it."""
     if os.environ.get("PTOJAX_KEEP_FREED_MEMORY", "1") == "0":
         return False
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
