@@ -320,7 +320,7 @@ class _Func:
         if dtypes.is_integer(x.var.type.dtype):
             a = [self.index_atom(v) for v in x.args]
             op = {"mul": "muli", "add": "addi", "sub": "subi", "max": "maxsi",
-                  "min": "minsi"}[x.op]
+                  "min": "minsi", "div": "divui", "rem": "remui"}[x.op]   # offsets are >= 0
             self.w(f"{name} = arith.{op} {', '.join(a)} : index")
             self.types[name] = "index"
             return

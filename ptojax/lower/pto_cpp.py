@@ -331,7 +331,7 @@ class _Printer:
         elif x.op in ("max", "min"):
             expr = f"({a[0]} {'>' if x.op == 'max' else '<'} {a[1]} ? {a[0]} : {a[1]})"
         else:
-            expr = f"{a[0]} {dict(mul='*', add='+', sub='-', div='/')[x.op]} {a[1]}"
+            expr = f"{a[0]} {dict(mul='*', add='+', sub='-', div='/', rem='%')[x.op]} {a[1]}"
         self.w(f"const {T_} {name} = {expr};")
 
     def window(self, g):

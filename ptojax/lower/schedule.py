@@ -86,7 +86,7 @@ class Barrier:
 @dataclass
 class Let:
     var: Var
-    op: str                # mul | add | sub | convert | scalar_load
+    op: str                # mul | add | sub | div | rem | max | min | neg | convert | scalar_load
     args: tuple
 
 

@@ -18,7 +18,7 @@ from ptojax.ops import elementwise as ew
 from ptojax.ops import tile as T
 from ptojax.transforms.tile_rules import (ARITH, COL, COLSUM, FULL, ROW, SCALAR,
                                           SCALAR_OPERAND, TILE_RULES, broadcast_kind,
-                                          matmul_operands, view2d)
+                                          matmul_shape, view2d)
 
 I32 = TensorType((), dtypes.int32)
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or"})
@@ -226,34 +226,64 @@ class BodyBuilder:
 
     # --- the cube ------------------------------------------------------------------------------
     def matmul(self, eqn):
+        """A (batched) matmul tile: K steps of L1 loads, L0 moves and cube multiplies.
+
+        A batched matmul's rows are its batch elements' rows stacked (``view2d`` of the
+        output), and a tile's rows never straddle two batch elements (the planner makes the
+        tile rows divide M), so tile row offset r0 lies in batch element ``b = r0 // M``:
+        each operand is read through a 2-D view of all its batch elements stacked, at rows
+        (or, transposed, columns) offset by ``b`` times its per-element extent.
+        """
         lhs, rhs = eqn.inputs
-        lt, rt = matmul_operands(eqn)
+        s = matmul_shape(eqn)
         m, k, n = self.cube
         (vm, vn) = self.valid
-        a_view = tuple(lhs.type.shape) if lt else view2d(lhs.type.shape)
-        b_view = tuple(rhs.type.shape)
-        size_k = a_view[0] if lt else a_view[1]
-        full, tail = divmod(size_k, k)
+        a_view = (s.batch * s.k, s.m) if s.lt else (s.batch * s.m, s.k)
+        b_view = (s.batch * s.n, s.k) if s.rt else (s.batch * s.k, s.n)
+        full, tail = divmod(s.k, k)
         A, B = self.gm(lhs), self.gm(rhs)
-        geometry = dict(m=m, k=k, n=n, vm=vm, vn=vn, a_view=a_view, b_view=b_view, lt=lt,
-                        rt=rt)
-        r0, c0 = self.row0(), self.col0()
+        geometry = dict(m=m, k=k, n=n, vm=vm, vn=vn, a_view=a_view, b_view=b_view, lt=s.lt,
+                        rt=s.rt)
+        offsets = self._operand_offsets(s)
         first_k = k if full else tail
-        acc = _k_step(self.b, index(0), first_k, None, A, B, r0, c0, geometry)
+        acc = _k_step(self.b, index(0), first_k, None, A, B, offsets, geometry)
         if full > 1:
-            acc = self._k_loop(acc, full, A, B, r0, c0, geometry)
+            acc = self._k_loop(acc, full, A, B, offsets, geometry)
         if tail and full:
-            acc = _k_step(self.b, index(full * k), tail, acc, A, B, r0, c0, geometry)
+            acc = _k_step(self.b, index(full * k), tail, acc, A, B, offsets, geometry)
         self.set(eqn.outputs[0], Value("acc", acc))
 
-    def _k_loop(self, acc, steps, A, B, r0, c0, geometry):
+    def _operand_offsets(self, s):
+        """(lhs row, rhs column, K base or None) of this tile's operand windows."""
+        r0, c0 = self.row0(), self.col0()
+        if s.batch == 1:
+            return r0, c0, None
+        rows = self.tile_shape[0]
+        assert s.m % rows == 0, f"tile rows {rows} straddle batch elements of {s.m} rows"
+        # r0 = ti * rows, so for whole-element tiles the batch index is ti itself
+        b = self.ti if rows == s.m else self.emit(ew.div_p, [r0, index(s.m)])
+        a_row = r0
+        if s.lt:
+            a_row = index(0) if rows == s.m else self.emit(ew.rem_p, [r0, index(s.m)])
+        b_col = c0
+        if s.rt:
+            b_col = self.emit(ew.add_p, [self.emit(ew.mul_p, [b, index(s.n)]), c0])
+        k_base = self.emit(ew.mul_p, [b, index(s.k)]) if s.lt or not s.rt else None
+        return a_row, b_col, k_base
+
+    def _k_loop(self, acc, steps, A, B, offsets, geometry):
         inner = IRBuilder()
         kv, acc_in = Var(I32), Var(acc.type)
-        a_in, b_in, r_in, c_in = Var(A.type), Var(B.type), Var(r0.type), Var(c0.type)
+        live = [o for o in offsets if o is not None]
+        a_in, b_in = Var(A.type), Var(B.type)
+        off_in = [Var(o.type) for o in live]
+        inner_offsets = iter(off_in)
+        inner_offsets = tuple(None if o is None else next(inner_offsets) for o in offsets)
         k0 = inner.emit(ew.mul_p, [kv, index(geometry["k"])], {})
-        acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, r_in, c_in, geometry)
-        body = inner.build([kv, acc_in, a_in, b_in, r_in, c_in], [acc_out])
-        return self.emit(T.tile_loop_p, [acc, A, B, r0, c0], start=1, stop=steps, body=body,
+        acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, inner_offsets,
+                          geometry)
+        body = inner.build([kv, acc_in, a_in, b_in, *off_in], [acc_out])
+        return self.emit(T.tile_loop_p, [acc, A, B, *live], start=1, stop=steps, body=body,
                          num_carry=1)[0]
 
     # --- the kernel --------------------------------------------------------------------------
@@ -283,13 +313,18 @@ class BodyBuilder:
         return self.b.build(invars, [s for _, s in outs]), outer_inputs
 
 
-def _k_step(b, k0, vk, acc, A, B, r0, c0, g):
-    a1 = b.emit(T.tile_load_p, [A, r0, k0], dict(space="L1", shape=(g["m"], g["k"]),
-                                                   valid=(g["vm"], vk), view=g["a_view"],
-                                                   transpose=g["lt"], stage="a"))
-    b1 = b.emit(T.tile_load_p, [B, k0, c0], dict(space="L1", shape=(g["k"], g["n"]),
-                                                   valid=(vk, g["vn"]), view=g["b_view"],
-                                                   transpose=g["rt"], stage="b"))
+def _k_step(b, k0, vk, acc, A, B, offsets, g):
+    a_row, b_col, k_base = offsets
+    k = k0
+    if k_base is not None:
+        k = k_base if isinstance(k0, Literal) and int(k0.value) == 0 else \
+            b.emit(ew.add_p, [k_base, k0], {})
+    a1 = b.emit(T.tile_load_p, [A, a_row, k if g["lt"] else k0],
+                dict(space="L1", shape=(g["m"], g["k"]), valid=(g["vm"], vk), view=g["a_view"],
+                     transpose=g["lt"], stage="a"))
+    b1 = b.emit(T.tile_load_p, [B, k0 if g["rt"] else k, b_col],
+                dict(space="L1", shape=(g["k"], g["n"]), valid=(vk, g["vn"]), view=g["b_view"],
+                     transpose=g["rt"], stage="b"))
     a0 = b.emit(T.tile_move_p, [a1], dict(space="L0A", stage="a"))
     b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B", stage="b"))
     if acc is None:

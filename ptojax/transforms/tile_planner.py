@@ -218,12 +218,30 @@ CUBE_SIZES = (256, 128, 64, 32, 16)
 
 
 def _cube_dims(group):
-    from ptojax.transforms.tile_rules import matmul_operands
-    dot = group.dot
-    lt, _ = matmul_operands(dot)
-    lhs = dot.inputs[0].type
-    k = lhs.shape[0] if lt else lhs.shape[-1]
-    return group.space[0], k, group.space[1]
+    from ptojax.transforms.tile_rules import matmul_shape
+    return matmul_shape(group.dot)
+
+
+def _tile_rows(shape, m):
+    """Grid tile rows for a cube tile of m rows.
+
+    Unbatched: m. Batched (the rows of all batch elements stacked): a tile must stay in one
+    batch element, so its rows are the largest divisor of M that is <= m — m itself when m
+    divides M, M for a whole element when m >= M, else fewer valid rows than m (e.g. M = 40,
+    m = 32: tiles of 20 rows; how an M off the fractal or too long for one tile is tiled).
+    """
+    if shape.batch == 1:
+        return m
+    return next(d for d in range(min(m, shape.m), 0, -1) if shape.m % d == 0)
+
+
+def _batched_m_fix(M, m, f):
+    """For an explicit m that straddles batch elements: the largest m' <= m on the fractal
+    that divides M, else the smallest fractal multiple covering M (a whole element)."""
+    for d in range(m - m % f, 0, -f):
+        if M % d == 0:
+            return d
+    return align_up(M, f)
 
 
 def _cube_fits_l0(mkn, itemsize, target, buffers):
@@ -234,8 +252,14 @@ def _cube_fits_l0(mkn, itemsize, target, buffers):
             and (m * k + k * n) * itemsize * buffers <= target.capacity("L1"))
 
 
+def _build_cube(group, cube, target, buffers, name):
+    rows = _tile_rows(_cube_dims(group), cube[0])
+    return build_kernel(group, (rows, cube[2]), cube, target, buffers, name)
+
+
 def plan_cube(group, config, target, name):
-    M, K, N = _cube_dims(group)
+    shape = _cube_dims(group)
+    M, K, N = shape.m, shape.k, shape.n
     f = target.cube_fractal[0]
     itemsize = group.dot.inputs[0].type.dtype.itemsize
     buffers = config.buffers
@@ -247,31 +271,50 @@ def plan_cube(group, config, target, name):
                 f"cube fractal. Fix: cube=({align_up(m, f)}, {align_up(k, f)}, "
                 f"{align_up(n, f)})."))
         cube = (min(m, align_up(M, f)), min(k, align_up(K, f)), min(n, align_up(N, f)))
-        over = _overflow(group, (cube[0], cube[2]), cube, target, buffers)
+        if shape.batch > 1 and cube[0] < shape.m and shape.m % cube[0]:
+            raise _kernel_error(name, group, (
+                f"op `dot_general`: batched matmul of {shape.batch} x ({M}x{K} @ {K}x{N}): "
+                f"TileConfig(cube={config.cube}) has m={m}, which does not divide the "
+                f"{M} rows of a batch element, so a tile would straddle two batch elements. "
+                f"Fix: m={_batched_m_fix(M, m, f)} (m must divide M, or be >= M)."))
+        over = _overflow(group, (_tile_rows(shape, cube[0]), cube[2]), cube, target,
+                         buffers)
         if over is not None:
-            auto = _auto_cube(group, M, K, N, itemsize, target, buffers)
+            auto = _auto_cube(group, shape, itemsize, target, buffers)
             fix = f"TileConfig(cube={auto})" if auto else "smaller m, k or n"
             raise _overflow_error(name, group, over, config, fix)
-        return build_kernel(group, (cube[0], cube[2]), cube, target, buffers, name)
-    cube = _auto_cube(group, M, K, N, itemsize, target, buffers)
+        return _build_cube(group, cube, target, buffers, name)
+    cube = _auto_cube(group, shape, itemsize, target, buffers)
     if cube is None:
         return f"no (m, k, n) cube tile fits {target.name}'s buffers"
-    return build_kernel(group, (cube[0], cube[2]), cube, target, buffers, name)
+    return _build_cube(group, cube, target, buffers, name)
 
 
-def _auto_cube(group, M, K, N, itemsize, target, buffers):
+def _m_candidates(shape, f):
+    """Cube m candidates; batched: each fitted to the tile rows it gets (see _tile_rows)."""
+    sizes = [s for s in CUBE_SIZES if s <= align_up(shape.m, f)] or [f]
+    if shape.batch == 1:
+        return sizes
+    sizes.append(align_up(shape.m, f))
+    return sorted({align_up(_tile_rows(shape, s), f) for s in sizes}, reverse=True)
+
+
+def _auto_cube(group, shape, itemsize, target, buffers):
     f = target.cube_fractal[0]
+    M, K, N = shape.m, shape.k, shape.n
     cap = lambda d: [s for s in CUBE_SIZES if s <= align_up(d, f)] or [f]
     candidates = []
-    for m in cap(M):
+    for m in _m_candidates(shape, f):
+        rows = _tile_rows(shape, m)
         for n in cap(N):
             for k in cap(K) + ([512] if K > 256 else []):
                 if not _cube_fits_l0((m, k, n), itemsize, target, buffers):
                     continue
-                tiles = -(-M // m) * -(-N // n)
-                candidates.append((tiles >= target.cube_cores, m * n, k, n, (m, k, n)))
+                tiles = -(-shape.batch * M // rows) * -(-N // n)
+                candidates.append((tiles >= target.cube_cores, rows * n, k, n, (m, k, n)))
     for *_, mkn in sorted(candidates, reverse=True):
-        if _overflow(group, (mkn[0], mkn[2]), mkn, target, buffers) is None:
+        rows = _tile_rows(shape, mkn[0])
+        if _overflow(group, (rows, mkn[2]), mkn, target, buffers) is None:
             return mkn
     return None
 

@@ -1,10 +1,11 @@
 """IR clean-ups that let more of a program tile: transposes folded into matmuls.
 
 The cube loads either operand of a matmul transposed (a column-major ``TLOAD``), so a 2-D
-``transpose`` feeding a ``dot_general`` is folded into the matmul's contracting dimensions,
-and a ``transpose`` of a matmul's result becomes a matmul with swapped operands (``(a b)^T =
-b^T a^T``). ``grad`` produces both patterns for every matmul; folding them keeps the backward
-pass in cube kernels instead of leaving transposes as tensor ops.
+``transpose`` (or one of the last two axes of a batched matmul's operand) feeding a
+``dot_general`` is folded into the matmul's contracting dimensions, and a ``transpose`` of
+a matmul's result becomes a matmul with swapped operands (``(a b)^T = b^T a^T``). ``grad``
+produces both patterns for every matmul; folding them keeps the backward pass in cube
+kernels instead of leaving transposes as tensor ops.
 """
 from __future__ import annotations
 
@@ -15,19 +16,27 @@ from ptojax.transforms.optimize import dce
 
 
 def _plain_2d_dot(eqn) -> bool:
+    """A matmul over 2-D operands, or over [*batch, x, y] operands with leading batch dims."""
     if eqn.prim is not dot_general_p:
         return False
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     a, b = eqn.inputs
-    return not lb and not rb and a.type.ndim == 2 and b.type.ndim == 2 and len(lc) == 1
+    nb = len(lb)
+    return tuple(lb) == tuple(rb) == tuple(range(nb)) and a.type.ndim == nb + 2 and \
+        b.type.ndim == nb + 2 and len(lc) == 1 and len(rc) == 1
 
 
 def _swap_2d(eqn) -> bool:
-    return eqn.prim is transpose_p and tuple(eqn.params["permutation"]) == (1, 0)
+    """A transpose swapping the last two axes (keeping any leading axes in place)."""
+    if eqn.prim is not transpose_p:
+        return False
+    perm = tuple(eqn.params["permutation"])
+    n = len(perm)
+    return n >= 2 and perm == (*range(n - 2), n - 1, n - 2)
 
 
 def fold_transposes(ir: IR) -> IR:
-    """Fold 2-D transposes into the matmuls that produce or consume them."""
+    """Fold (batched) 2-D transposes into the matmuls that produce or consume them."""
     producer = {v: e for e in ir.eqns for v in e.outputs}
     eqns = []
     for eqn in ir.eqns:
@@ -52,7 +61,8 @@ def _absorb_operand_transposes(eqn, producer):
         src = producer.get(inputs[i]) if type(inputs[i]) is Var else None
         if src is not None and _swap_2d(src):
             inputs[i] = src.inputs[0]
-            contract[i] = 1 - contract[i]
+            nb = len(batch[0])
+            contract[i] = 2 * nb + 1 - contract[i]     # nb <-> nb + 1
     if inputs == list(eqn.inputs):
         return eqn
     dims = (((contract[0],), (contract[1],)), batch)

@@ -250,29 +250,56 @@ RESHAPE_RULE = TileRule("reshape", _dtype_reason, _reshape_layout, _reshape_buil
 CUBE_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8"})
 
 
-def matmul_operands(eqn):
-    """(lhs_transposed, rhs_transposed) for a dot_general the cube can tile, else None."""
+@dataclass(frozen=True)
+class MatmulShape:
+    """A cube-tileable dot_general: ``batch`` leading batch elements (1 if none) of an
+    (M, K) x (K, N) product; ``lt``/``rt``: the lhs is stored [K, M] / the rhs [N, K]."""
+    batch: int
+    m: int
+    k: int
+    n: int
+    lt: bool
+    rt: bool
+
+
+def matmul_shape(eqn) -> Optional[MatmulShape]:
+    """The matmul a dot_general is, if the cube can tile it, else None.
+
+    Unbatched: lhs [..., M, K] (leading dims folded into M) or [K, M]; rhs [K, N] or [N, K].
+    Batched: the batch dims lead both operands in order and each operand has exactly two
+    more: lhs [*b, M, K] or [*b, K, M]; rhs [*b, K, N] or [*b, N, K].
+    """
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = eqn.inputs[0].type, eqn.inputs[1].type
-    if lb or rb or rhs.ndim != 2 or len(lc) != 1 or lhs.ndim < 1:
+    nb = len(lb)
+    if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)) or len(lc) != 1 or \
+            len(rc) != 1 or rhs.ndim != nb + 2 or lhs.ndim < 1:
+        return None
+    if nb and lhs.ndim != nb + 2:
         return None
     if lc == (lhs.ndim - 1,) and lhs.ndim >= 2:
         lt = False
-    elif lhs.ndim == 2 and lc == (0,):
+    elif lhs.ndim == nb + 2 and lc == (nb,):
         lt = True
     else:
         return None
-    return lt, rc == (1,)
+    rt = rc == (nb + 1,)
+    k = lhs.shape[lc[0]]
+    m = lhs.shape[nb + 1] if lt else math.prod(lhs.shape[nb:-1])
+    n = rhs.shape[nb] if rt else rhs.shape[nb + 1]
+    return MatmulShape(math.prod(lhs.shape[:nb]), m, k, n, lt, rt)
+
+
+def matmul_operands(eqn):
+    """(lhs_transposed, rhs_transposed) for a dot_general the cube can tile, else None."""
+    shape = matmul_shape(eqn)
+    return None if shape is None else (shape.lt, shape.rt)
 
 
 def _matmul_check(eqn, target):
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    if lb or rb:
-        return "batched dot_general (batch dimensions) is not tiled; vmap over a matmul "\
-               "keeps it as a tensor-level op"
     if matmul_operands(eqn) is None:
-        return f"dot_general with contracting dims {eqn.params['dimension_numbers'][0]} " \
-               f"is not a (transposed) 2-D matmul"
+        return f"dot_general with dimension numbers {eqn.params['dimension_numbers']} " \
+               f"is not a (transposed, leading-batch) matmul"
     dt = eqn.inputs[0].type.dtype.name
     if dt not in CUBE_DTYPES or dt not in target.cube_macs_per_cycle:
         return f"the {target.name} cube unit does not multiply {dt} matrices"

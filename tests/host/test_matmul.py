@@ -2,6 +2,7 @@
 accumulator stores) and their fused vector epilogues vs the numpy interpreter, in f32, f16
 and bf16, with ragged M, K and N — tiled for host_cpu, which tiles every matmul; and the
 default jit target, which leaves float32 matmuls to numpy's BLAS."""
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,4 +86,54 @@ def test_default_target_runs_float32_matmuls_in_blas_and_half_matmuls_in_kernels
     x16, w16, b16 = (a.astype(F16) for a in (x32, w32, b32))
     fn(x16, w16, b16)
     (kernel,) = kernels_of(fn, x16, w16, b16)
+    assert kernel.params["kind"] == "cube"
+
+
+# --- batched matmuls (attention's q @ k^T and p @ v) -----------------------------------------
+def batched_matmul(x, w):
+    return x @ w
+
+
+def batched_matmul_transposed(x, w):
+    return pnp.swapaxes(x, -1, -2) @ pnp.swapaxes(w, -1, -2)
+
+
+def batched_scaled_bias(x, w, b):
+    return (x @ w) * 0.5 + b
+
+
+# (function, config, lhs shape, rhs shape): M = 64 rows per batch element; (32, 32, 32) cuts
+# each element into two row tiles (b = r0 / M in the kernel), K = 70 and N = 50 are ragged;
+# M = 40 (off the fractal): tiles of a divisor of 40 valid rows (the planner's choice)
+BATCHED = {
+    "plain_small_tiles": (batched_matmul, SMALL_CUBE, (2, 3, 64, 70), (2, 3, 70, 50)),
+    "transposed_small_tiles": (batched_matmul_transposed, SMALL_CUBE, (3, 70, 64),
+                               (3, 50, 70)),
+    "plain_auto_m40": (batched_matmul, None, (4, 40, 70), (4, 70, 50)),
+    "transposed_auto_m40": (batched_matmul_transposed, None, (2, 2, 70, 40), (2, 2, 50, 70)),
+}
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16], ids=str)
+@pytest.mark.parametrize("name", list(BATCHED))
+def test_batched_matmul_kernel_matches_interpreter_with_checked_sync(name, dtype):
+    fn, config, xs, ws = BATCHED[name]
+    rng = np.random.default_rng(3)
+    x, w = (rng.uniform(-1, 1, s).astype(dtype) for s in (xs, ws))
+    host = host_jit(fn, check_sync=True, tile_config=config)
+    assert_matches(host(x, w), interpret(fn, x, w), rtol_scale=1 + 70 / 16)
+    (kernel,) = kernels_of(host, x, w)
+    assert kernel.params["kind"] == "cube"
+    rows = kernel.params["grid"].tile[0]
+    assert rows == 32 if config else (40 % rows == 0 and rows % 16)
+    executable = executable_of(host, x, w)
+    assert executable.status == "compiled" and executable.program.check_sync
+
+
+def test_batched_matmul_with_fused_epilogue_in_one_kernel():
+    rng = np.random.default_rng(4)
+    x, w, b = (rng.uniform(-1, 1, s).astype(F16) for s in [(3, 48, 40), (3, 40, 24), (24,)])
+    host = host_jit(batched_scaled_bias, check_sync=True)
+    assert_matches(host(x, w, b), interpret(batched_scaled_bias, x, w, b), rtol_scale=4)
+    (kernel,) = kernels_of(host, x, w, b)
     assert kernel.params["kind"] == "cube"

@@ -29,6 +29,13 @@ STRUCTURE = dict(GOLDEN, **{
     "matmul_ragged_k": (lambda a, b: pnp.matmul(a, b), [_s((50, 300)), _s((300, 40))]),
     "where_and_scalar": (lambda a, s: pnp.where(a > 0, a * s, -a), [_s((20, 48)), _s(())]),
     "matmul_transposed": (lambda a, b: pnp.matmul(a.T, b), [_s((64, 32)), _s((64, 48))]),
+    # batched: M = 512 splits into row tiles (b = r0 / M, r0 % M), ragged K and N
+    "batched_matmul_transposed": (
+        lambda a, b: pnp.matmul(pnp.swapaxes(a, -1, -2), pnp.swapaxes(b, -1, -2)),
+        [_s((3, 100, 512), F16), _s((3, 72, 100), F16)]),
+    "batched_attention_grad": (
+        pto.grad(lambda q, k, v: pnp.sum(pto.nn.softmax(q @ pnp.swapaxes(k, -1, -2)) @ v),
+                 argnums=(0, 1, 2)), [_s((2, 2, 40, 16))] * 3),
 })
 
 

@@ -55,6 +55,19 @@ def test_pto_as_uses_the_pto_dialect(texts):
     assert "pto.tmatmul ins(" in mm and "pto.section.cube" in mm and "loc=left" in mm
 
 
+def test_batched_matmul_offsets_operand_windows_by_the_batch_element(texts):
+    cpp, pto_text = texts["batched_matmul_transposed"]
+    # M = 512 rows per batch element, several row tiles each: b = r0 / M, row r0 % M
+    assert re.search(r"const int32_t s\d+ = s\d+ / 512;", cpp)
+    assert re.search(r"const int32_t s\d+ = s\d+ % 512;", cpp)
+    assert re.search(r"arith\.divui %s\d+_\d+, %c512 : index", pto_text)
+    assert re.search(r"arith\.remui %s\d+_\d+, %c512 : index", pto_text)
+    # both operands are read transposed from views of all batch elements stacked
+    assert "Stride<1, 1, 1, 1, 512>, Layout::DN>" in cpp        # lhs (3*100, 512)
+    assert "Stride<1, 1, 1, 1, 100>, Layout::DN>" in cpp        # rhs (3*72, 100)
+    assert cpp.count("TMATMUL_ACC(") >= 1
+
+
 def test_text_says_it_is_untested_on_hardware(texts):
     for cpp, pto_text in texts.values():
         assert "UNTESTED ON ASCEND HARDWARE" in cpp and "UNTESTED ON ASCEND HARDWARE" in pto_text

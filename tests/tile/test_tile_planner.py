@@ -58,6 +58,23 @@ def test_planner_never_exceeds_capacity(case, m, n, dtype, target):
         assert "does not fit" in u.reason or "broadcast/reshape" in u.reason, u
 
 
+@given(batch=st.sampled_from([(2,), (3, 2), (16,)]), m=st.integers(1, 1100),
+       k=st.integers(1, 1100), n=st.integers(1, 1100), lt=st.booleans(), rt=st.booleans(),
+       dtype=st.sampled_from([F32, F16, BF16]), target=st.sampled_from(TARGETS))
+def test_batched_matmul_plans_never_exceed_capacity(batch, m, k, n, lt, rt, dtype, target):
+    t = lambda x, yes: pnp.swapaxes(x, -1, -2) if yes else x
+    args = [pto.ShapeDtypeStruct((*batch, *((k, m) if lt else (m, k))), dtype),
+            pto.ShapeDtypeStruct((*batch, *((n, k) if rt else (k, n))), dtype)]
+    fn = lambda a, b: pnp.matmul(t(a, lt), t(b, rt)) + 1.0
+    result = tile_ir(pto.make_ir(fn)(*args), None, target)
+    assert not result.unfused, result.unfused
+    (kern,) = result.kernels
+    _check_kernel(kern, target)
+    rows = kern.params["grid"].tile[0]
+    assert m % rows == 0 and rows <= kern.params["cube"][0]     # never straddles elements
+    assert kern.params["cube"][0] - rows < 16                  # no whole fractal wasted
+
+
 @given(m=st.integers(16, 4096), k=st.integers(16, 4096), n=st.integers(16, 4096),
        dtype=st.sampled_from([F32, F16]))
 def test_cube_plans_fit_l0_and_l1(m, k, n, dtype):
