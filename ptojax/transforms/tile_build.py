@@ -274,17 +274,13 @@ class BodyBuilder:
     def _k_loop(self, acc, steps, A, B, offsets, geometry):
         inner = IRBuilder()
         kv, acc_in = Var(I32), Var(acc.type)
-        live = [o for o in offsets if o is not None]
         a_in, b_in = Var(A.type), Var(B.type)
-        off_in = [Var(o.type) for o in live]
-        inner_offsets = iter(off_in)
-        inner_offsets = tuple(None if o is None else next(inner_offsets) for o in offsets)
+        off_in = tuple(None if o is None else Var(o.type) for o in offsets)
         k0 = inner.emit(ew.mul_p, [kv, index(geometry["k"])], {})
-        acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, inner_offsets,
-                          geometry)
-        body = inner.build([kv, acc_in, a_in, b_in, *off_in], [acc_out])
-        return self.emit(T.tile_loop_p, [acc, A, B, *live], start=1, stop=steps, body=body,
-                         num_carry=1)[0]
+        acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, off_in, geometry)
+        body = inner.build([kv, acc_in, a_in, b_in, *_present(off_in)], [acc_out])
+        return self.emit(T.tile_loop_p, [acc, A, B, *_present(offsets)], start=1, stop=steps,
+                         body=body, num_carry=1)[0]
 
     # --- the kernel --------------------------------------------------------------------------
     def finish(self):
@@ -311,6 +307,10 @@ class BodyBuilder:
         invars = [self.ti, self.tj, *self.gm_in.values(), *(o for o, _ in outs),
                   *self.workspaces]
         return self.b.build(invars, [s for _, s in outs]), outer_inputs
+
+
+def _present(values) -> list:
+    return [v for v in values if v is not None]
 
 
 def _k_step(b, k0, vk, acc, A, B, offsets, g):
