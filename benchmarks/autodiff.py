@@ -26,7 +26,7 @@ import jax.numpy as jnp  # noqa: E402
 
 import ptojax as pto  # noqa: E402
 import ptojax.numpy as pnp
-from ptojax.runtime import host_backend  # noqa: E402
+from ptojax.lower.host import backend as host_backend  # noqa: E402
 from ptojax import nn  # noqa: E402
 from ptojax.tools.flops import count_flops  # noqa: E402
 

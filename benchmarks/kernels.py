@@ -170,7 +170,7 @@ def steady_state():
 
     import ptojax as pto
     import ptojax.numpy as pnp
-    from ptojax.runtime.host_backend import wait_for_compiles
+    from ptojax.lower.host.backend import wait_for_compiles
     ratios = {}
     for name, label, target in STEADY:
         pto_fn, jax_fn, np_fn = functions(name, pto, pnp, jax, jnp)
@@ -223,7 +223,7 @@ def first_call_child(which):
         return
     import ptojax as pto
     import ptojax.numpy as pnp
-    from ptojax.runtime.host_backend import wait_for_compiles
+    from ptojax.lower.host.backend import wait_for_compiles
     xp = pnp.asarray(x)
     fn = pto.jit(lambda v: chain(v, pnp))
     start = time.perf_counter()

@@ -22,9 +22,9 @@ from _harness import best_time, fmt  # noqa: E402
 
 import ptojax as pto  # noqa: E402
 import ptojax.numpy as pnp  # noqa: E402
-from ptojax.runtime.collectives import CommunicationLog  # noqa: E402
-from ptojax.runtime.collectives_cost import ir_bytes  # noqa: E402
-from ptojax.runtime.host_backend import wait_for_compiles  # noqa: E402
+from ptojax.shard.runtime.in_process import CommunicationLog  # noqa: E402
+from ptojax.shard.runtime.cost import ir_bytes  # noqa: E402
+from ptojax.lower.host.backend import wait_for_compiles  # noqa: E402
 
 P = pto.P
 DIM, HIDDEN, BATCH, BLOCKS = 256, 1024, 256, 2

@@ -28,7 +28,7 @@ import jax.numpy as jnp  # noqa: E402
 
 import ptojax as pto  # noqa: E402
 import ptojax.numpy as pnp  # noqa: E402
-from ptojax.runtime.host_backend import wait_for_compiles  # noqa: E402
+from ptojax.lower.host.backend import wait_for_compiles  # noqa: E402
 
 BATCH = 128
 TARGET = 1.2

@@ -3,26 +3,26 @@
     import ptojax as pto
     import ptojax.numpy as pnp
 """
-from ptojax import distributed, errors, lax, nn, numpy, random, tree_util
+from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import ShapeDtypeStruct, jit, make_ir
-from ptojax.tools.profiler import profile
-from ptojax.runtime.array import Array
-from ptojax.transforms.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize,
+from ptojax.eval.profiler import profile
+from ptojax.eval.array import Array
+from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                         value_and_grad, vjp)
-from ptojax.transforms.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
-from ptojax.transforms.vmap_api import vmap
-from ptojax.lower import targets
-from ptojax.transforms.tile import tile
-from ptojax.transforms.tile_planner import TileConfig
+from ptojax.autodiff.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
+from ptojax.batching.api import vmap
+from ptojax import targets
+from ptojax.tile.api import tile
+from ptojax.tile.planner import TileConfig
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
-from ptojax.runtime.devices import (device_count, devices, local_device_count, local_devices,
+from ptojax.devices import (device_count, devices, local_device_count, local_devices,
                                     process_count, process_index)
-from ptojax.runtime.spmd_array import device_put
-from ptojax.transforms.shard_api import shard
-from ptojax.transforms.shard_constraint import with_sharding_constraint
-from ptojax.transforms.shard_map import shard_map
+from ptojax.shard.runtime.arrays import device_put
+from ptojax.shard.api import shard
+from ptojax.shard.constraint import with_sharding_constraint
+from ptojax.shard.map import shard_map
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 

@@ -16,7 +16,8 @@ import os
 import sys
 
 from ptojax.errors import CollectiveError
-from ptojax.runtime import collectives, devices
+from ptojax.shard.runtime import in_process as collectives
+from ptojax import devices
 
 _state: dict = {}
 
@@ -30,7 +31,7 @@ def initialize(local_device_count: int | None = None, timeout: float | None = No
     except ImportError:
         raise CollectiveError("pto.distributed needs mpi4py and an MPI library: "
                               "pip install 'ptojax[mpi]' (mpi4py and mpich)") from None
-    from ptojax.runtime.collectives_mpi import MPITransport
+    from ptojax.shard.runtime.mpi import MPITransport
     _abort_job_on_uncaught_errors(MPI)
     if timeout is not None:
         collectives.set_default_timeout(timeout)

@@ -15,11 +15,11 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, NonArrayLeafError, StaticArgumentError
 from ptojax.ir.core import ClosedIR
 from ptojax.ir.types import TensorType
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.tools import profiler
+from ptojax.eval import profiler
 from ptojax.trace import Tracer, trace_flat, tracing
-from ptojax.transforms.optimize import optimize
+from ptojax.optimize import optimize
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
 log = logging.getLogger("ptojax.jit")
@@ -262,7 +262,7 @@ def _fast_key(args):
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
-    from ptojax.runtime.host_backend import make_executable
+    from ptojax.lower.host.backend import make_executable
     optimized = optimize(closed)
     return _Entry(make_executable(optimized, backend), out_tree,
                   tuple(t.weak_type for t in closed.out_types), optimized, name)

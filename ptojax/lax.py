@@ -14,8 +14,8 @@ from ptojax.errors import IndexingError, PtoError
 from ptojax.ops import elementwise as ew
 from ptojax.ops import indexing as ix
 from ptojax.ops import linalg, reductions as red, shape as sh, sorting
-from ptojax.ops._util import check_axes, check_axis
-from ptojax.runtime.array import Array
+from ptojax.ops.checks import check_axes, check_axis
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 
 
@@ -329,7 +329,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 
 
 # collectives over named mesh axes (ptojax/ops/collectives.py) ----------------------------------
-from ptojax.ops.collectives import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
+from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
                                     pmax, pmean, pmin, ppermute, psum, psum_scatter)
 
 # structured control flow (ptojax/control_flow/): importing it registers the primitives' rules

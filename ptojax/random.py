@@ -29,7 +29,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}

@@ -114,7 +114,7 @@ class Mesh:
 
     @property
     def local_devices(self) -> list:
-        from ptojax.runtime.devices import process_index
+        from ptojax.devices import process_index
         me = process_index()
         return [d for d in self.devices.flat if d.process_index == me]
 
@@ -138,7 +138,7 @@ class Mesh:
 def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (process-major,
     so the innermost axes stay within a process)."""
-    from ptojax.runtime.devices import devices as all_devices
+    from ptojax.devices import devices as all_devices
     axis_shapes = (axis_shapes,) if isinstance(axis_shapes, int) else tuple(axis_shapes)
     devices = list(all_devices() if devices is None else devices)
     needed = math.prod(axis_shapes)

@@ -19,8 +19,8 @@ from ptojax import dtypes
 from ptojax.errors import ConcretizationError, NonArrayLeafError, PtoError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
-from ptojax.runtime.array import Array
-from ptojax.runtime.eager import apply_eager, leaked_tracer_error
+from ptojax.eval.array import Array
+from ptojax.eval.eager import apply_eager, leaked_tracer_error
 from ptojax.source_info import user_frame
 
 

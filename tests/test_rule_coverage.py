@@ -4,8 +4,8 @@ import pytest
 
 import ptojax  # noqa: F401  (registers every primitive and rule)
 from ptojax.trace import PRIMITIVES
-from ptojax.transforms.jvp import jvp_rules
-from ptojax.transforms.vmap import batch_rules
+from ptojax.autodiff.jvp import jvp_rules
+from ptojax.batching.vmap import batch_rules
 
 # primitives that are never differentiated or batched as such (with the reason)
 NO_JVP = {

@@ -19,8 +19,8 @@ from ptojax.tree_util import tree_flatten
 from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
                                         mismatch_error, promoted_carry, trace_sub_ir,
                                         type_mismatches)
-from ptojax.control_flow.scan_primitive import bind_scan, slice_type
-from ptojax.control_flow.while_primitive import bind_while
+from ptojax.control_flow.scan import bind_scan, slice_type
+from ptojax.control_flow.while_loop import bind_while
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from ptojax.control_flow.conditionals import cond_p
-from ptojax.control_flow.scan_primitive import scan_p
-from ptojax.control_flow.while_primitive import while_p
+from ptojax.control_flow.cond import cond_p
+from ptojax.control_flow.scan import scan_p
+from ptojax.control_flow.while_loop import while_p
 
 
 class Port(NamedTuple):

@@ -9,15 +9,15 @@ Every function takes and returns const-free sub-IRs; values a rewritten sub-IR c
 from __future__ import annotations
 
 from ptojax.ir.core import IR, ClosedIR, Var, consts_as_args
-from ptojax.runtime.interpreter import eval_ir
+from ptojax.eval.interpreter import eval_ir
 from ptojax.trace import trace_flat
-from ptojax.transforms.ad_util import (Zero, differentiable, instantiate, is_zero,
+from ptojax.ops.tangents import (Zero, differentiable, instantiate, is_zero,
                                        tangent_aval)
-from ptojax.transforms.jvp import jvp_eval
-from ptojax.transforms.optimize import dce
-from ptojax.transforms.partial_eval import partial_eval
-from ptojax.transforms.transpose import backward_pass
-from ptojax.transforms.vmap import (broadcast_at, current_axis_name, current_axis_size,
+from ptojax.autodiff.jvp import jvp_eval
+from ptojax.optimize import dce
+from ptojax.autodiff.partial_eval import partial_eval
+from ptojax.autodiff.transpose import backward_pass
+from ptojax.batching.vmap import (broadcast_at, current_axis_name, current_axis_size,
                                     move_axis, to_front, vmap_ir)
 from ptojax.control_flow.common import select_by, used_inputs
 

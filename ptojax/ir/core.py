@@ -188,7 +188,7 @@ class ClosedIR:
 
     def __call__(self, *args):
         """Evaluate with the numpy interpreter (or into the active trace)."""
-        from ptojax.runtime.interpreter import eval_ir
+        from ptojax.eval.interpreter import eval_ir
         return eval_ir(self, args)
 
 

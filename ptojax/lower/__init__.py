@@ -2,5 +2,5 @@
 
 Nothing emitted here has been compiled or run on Ascend hardware (none is available to this
 project): PTO-AS and PTO C++ output is checked structurally, and the kernels' semantics are
-executed by the numpy tile interpreter (``ptojax.runtime.tile_interpreter``).
+executed by the numpy tile interpreter (``ptojax.tile.interpreter``).
 """

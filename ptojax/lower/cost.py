@@ -17,7 +17,7 @@ each tensor it touches crosses HBM once (re-reads of a tile by other cores, e.g.
 panels, are assumed to hit the L2 cache) at the HBM bandwidth. The bound is whichever of HBM (all GM traffic, including the
 per-core DMA paths), vector or cube dominates. Tensor-level equations left between kernels are
 estimated as memory-bound (bytes in + out over HBM). Target figures are in
-``ptojax.lower.targets``; most are estimates, and nothing has been measured on hardware.
+``ptojax.targets``; most are estimates, and nothing has been measured on hardware.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from ptojax.ir.types import TensorType, TileType
 from ptojax.lower.pto_ops import Instr, RowView, Scratch
 from ptojax.lower.schedule import KLoop, StaticK, Window, kernel_schedule
-from ptojax.lower.targets import get_target
-from ptojax.ops import tile as T
+from ptojax.targets import get_target
+from ptojax.tile import ops as T
 
 
 @dataclass

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ptojax.errors import TileError
 from ptojax.ir.core import ClosedIR
-from ptojax.lower.targets import ascend910b, get_target
-from ptojax.ops.tile import tile_kernel_p
+from ptojax.targets import ascend910b, get_target
+from ptojax.tile.ops import tile_kernel_p
 
 
 class UnfusedList(list):
@@ -28,7 +28,7 @@ class TileLowering:
     """The tiled form of one traced function, for one target."""
 
     def __init__(self, closed: ClosedIR, target=None):
-        from ptojax.transforms.shard_map import per_device_program
+        from ptojax.shard.map import per_device_program
         closed = per_device_program(closed)  # a sharded program lowers its per-device IR
         kernels = [e for e in closed.ir.eqns if e.prim is tile_kernel_p]
         if kernels:
@@ -39,11 +39,11 @@ class TileLowering:
                                 f"but is lowered for {wanted}; pass the same target to "
                                 f"pto.tile and .lower")
             self.target = get_target(planned.pop())
-            from ptojax.transforms.optimize import optimize
+            from ptojax.optimize import optimize
             self.ir = optimize(closed)
             self._unfused = None
         else:
-            from ptojax.transforms.tile import tile_ir
+            from ptojax.tile.api import tile_ir
             self.target = get_target(target or ascend910b)
             result = tile_ir(closed, None, self.target)
             self.ir = result.ir
@@ -64,8 +64,8 @@ class TileLowering:
         return program_cost(self.ir, self.target)
 
     def unfused(self) -> UnfusedList:
-        from ptojax.transforms.tile import UnfusedOp
-        from ptojax.transforms.tile_rules import unsupported_reason
+        from ptojax.tile.api import UnfusedOp
+        from ptojax.tile.rules import unsupported_reason
         if self._unfused is not None:
             return UnfusedList(self._unfused)
         out = UnfusedList()

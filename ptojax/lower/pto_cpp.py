@@ -415,7 +415,7 @@ def kernel_cpp(eqn) -> str:
 
 def program_cpp(closed, target_name) -> str:
     """C++ for every tile_kernel of a tiled IR, with the tensor-level ops listed in order."""
-    from ptojax.ops.tile import tile_kernel_p
+    from ptojax.tile.ops import tile_kernel_p
     from ptojax.ir.printer import print_eqn
     parts = [HEADER.format(target=target_name)]
     ir = closed.ir if hasattr(closed, "ir") else closed
@@ -425,7 +425,7 @@ def program_cpp(closed, target_name) -> str:
             parts.append(kernel_cpp(eqn))
             order.append(f"launch_{eqn.params['name']}")
         elif getattr(eqn.prim, "collective", False):  # issued by the host through HCCL
-            from ptojax.runtime.collectives_hccl import hccl_call
+            from ptojax.shard.runtime.hccl import hccl_call
             order.append(hccl_call(eqn).replace("\n", "\n//      "))
         else:
             order.append("tensor op (not lowered): " + print_eqn(eqn).split("\n")[0][:100])

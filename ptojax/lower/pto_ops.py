@@ -22,7 +22,7 @@ from ptojax import dtypes
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType, TileType
-from ptojax.ops import tile as T
+from ptojax.tile import ops as T
 
 PIPE_OF = {"TLOAD": "MTE2", "TSTORE": "MTE3", "TEXTRACT": "MTE1", "TMATMUL": "M",
            "TMATMUL_ACC": "M"}   # everything else runs on the vector pipe (V)

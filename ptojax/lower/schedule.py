@@ -32,9 +32,9 @@ from typing import Optional
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.types import TensorType, TileType
 from ptojax.lower.pto_ops import Instr, RowView, Scratch, is_row_vector, lower_eqn
-from ptojax.lower.targets import get_target
-from ptojax.ops import tile as T
-from ptojax.runtime.tile_interpreter import check_plan_fits
+from ptojax.targets import get_target
+from ptojax.tile import ops as T
+from ptojax.tile.interpreter import check_plan_fits
 
 ACC_READY = 0        # cross-core flag: an accumulator tile is in the GM workspace
 

@@ -22,7 +22,7 @@ from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
 from ptojax.numpy.sorting import argsort, sort
-from ptojax.runtime.array import Array as ndarray
+from ptojax.eval.array import Array as ndarray
 
 import numpy as _np
 

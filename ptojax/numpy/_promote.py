@@ -6,7 +6,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, NonArrayLeafError, ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 

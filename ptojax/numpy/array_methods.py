@@ -8,7 +8,7 @@ from ptojax import lax
 from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
 from ptojax.numpy import reductions as red, sorting
 from ptojax.numpy._promote import supported_dtype
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.trace import Tracer
 
 

@@ -13,7 +13,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, ShapeError
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 

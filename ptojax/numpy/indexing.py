@@ -18,7 +18,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
-from ptojax.runtime.array import Array
+from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 

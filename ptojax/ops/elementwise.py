@@ -12,7 +12,7 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.ops import special_math
-from ptojax.ops._util import broadcast_scalars, fmt_types, require_kind, require_same_dtype
+from ptojax.ops.checks import broadcast_scalars, fmt_types, require_kind, require_same_dtype
 from ptojax.trace import Primitive
 
 ELEMENTWISE: dict[str, Primitive] = {}

@@ -12,7 +12,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.ops._util import check_axes, require_same_dtype
+from ptojax.ops.checks import check_axes, require_same_dtype
 from ptojax.trace import Primitive
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.ops._util import broadcast_scalars, fmt_types
+from ptojax.ops.checks import broadcast_scalars, fmt_types
 from ptojax.trace import Primitive
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))

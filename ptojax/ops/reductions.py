@@ -6,7 +6,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import AxisError
 from ptojax.ir.types import TensorType
-from ptojax.ops._util import check_axes, check_axis, require_kind
+from ptojax.ops.checks import check_axes, check_axis, require_kind
 from ptojax.trace import Primitive
 
 REDUCTIONS: dict[str, Primitive] = {}

@@ -9,7 +9,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import AxisError, DtypeError, ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.ops._util import check_axes, check_axis, fmt_types, require_same_dtype
+from ptojax.ops.checks import check_axes, check_axis, fmt_types, require_same_dtype
 from ptojax.trace import Primitive
 
 

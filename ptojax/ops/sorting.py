@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax.errors import ShapeError
-from ptojax.ops._util import check_axis, fmt_types
+from ptojax.ops.checks import check_axis, fmt_types
 from ptojax.trace import Primitive
 
 

@@ -47,7 +47,7 @@ import numpy as np
 from ptojax.ir.core import ClosedIR, Var, sub_irs
 from ptojax.ir.html import print_order_namer
 from ptojax.ir.printer import print_eqn
-from ptojax.lower.targets import host_jit
+from ptojax.targets import host_jit
 
 TOLERANCES = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2,
               "float8_e4m3fn": 0.125, "float8_e5m2": 0.25}
@@ -326,10 +326,10 @@ def _trace_stage(name, fn, args, leaves, jax_equations):
 
 
 def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
-    from ptojax.lower.host_compiler import compiler_or_none
-    from ptojax.runtime.host_program import HostProgram, kernel_eqns
-    from ptojax.transforms.optimize import optimize
-    from ptojax.transforms.tile import tile_ir
+    from ptojax.lower.host.compiler import compiler_or_none
+    from ptojax.lower.host.program import HostProgram, kernel_eqns
+    from ptojax.optimize import optimize
+    from ptojax.tile.api import tile_ir
     results = []
     optimized = optimize(reference.closed)
     results.append(compare("optimize", optimized, interpret(optimized, leaves), reference))
@@ -358,7 +358,7 @@ def check_numerics(fn, *args, reference: str = "interpreter", target=host_jit,
     """Run ``fn(*args)`` after each pipeline stage; report the first equation whose result
     diverges from ``reference`` ("interpreter" or "jax") beyond its dtype's tolerance."""
     from ptojax.jit import leaf_value
-    from ptojax.lower.targets import get_target
+    from ptojax.targets import get_target
     from ptojax.tree_util import tree_flatten
     if reference not in REFERENCE_NAMES:
         raise ValueError(f"reference must be 'interpreter' or 'jax', got {reference!r}")

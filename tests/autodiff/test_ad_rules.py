@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 import ptojax as pto
 from ptojax.ir.verify import verify
-from ptojax.ops import calls, elementwise, indexing, linalg, random_bits, reductions, shape
+from ptojax.ops import elementwise, indexing, linalg, random_bits, reductions, shape
+from ptojax.autodiff import calls
 from ptojax.ops import sorting
 from ptojax.trace import Primitive
 from ptojax.tree_util import tree_leaves, tree_map

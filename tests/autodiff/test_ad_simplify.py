@@ -6,8 +6,8 @@ import pytest
 import ptojax as pto
 from ptojax import lax
 from ptojax.ir.verify import verify
-from ptojax.runtime.interpreter import eval_ir
-from ptojax.transforms.optimize import optimize
+from ptojax.eval.interpreter import eval_ir
+from ptojax.optimize import optimize
 
 RNG = np.random.default_rng(5)
 SQUARE = RNG.standard_normal((3, 3)).astype(np.float32)

@@ -8,7 +8,7 @@ from ptojax import dtypes
 from ptojax.errors import IRVerificationError
 from ptojax.ir import IR, ClosedIR, Eqn, Literal, Params, TensorType, TileType, Var, verify
 from ptojax.ops import elementwise as ew
-from ptojax.ops.calls import checkpoint_p
+from ptojax.autodiff.calls import checkpoint_p
 
 F32 = np.float32
 

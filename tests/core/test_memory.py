@@ -49,5 +49,5 @@ def test_the_policy_can_be_turned_off():
 
 @linux_glibc
 def test_applied_once():
-    from ptojax.runtime.memory import keep_freed_memory
+    from ptojax.eval.memory import keep_freed_memory
     assert keep_freed_memory() is True and keep_freed_memory() is True

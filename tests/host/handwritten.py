@@ -5,10 +5,10 @@ with host_build: for tests of the flag checker, the cache and compiler errors.
 emitter's flag protocol; the other kernels break that protocol in one place each. ``notify``
 is a mixed kernel: the cube core writes a workspace and notifies the vector core, which reads
 it back (``notify_nowait`` forgets the wait)."""
-from ptojax.lower.host_build import EntryPoint
-from ptojax.lower.host_loader import build_and_load
-from ptojax.lower.targets import host_cpu
-from ptojax.runtime.host_program import CUBE_COPY, VECTOR_COPY
+from ptojax.lower.host.build import EntryPoint
+from ptojax.lower.host.loader import build_and_load
+from ptojax.targets import host_cpu
+from ptojax.lower.host.program import CUBE_COPY, VECTOR_COPY
 
 N, TILE = 1000, 64
 PREAMBLE = """\

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ptojax as pto
-from ptojax.runtime.host_backend import CpuBackend
+from ptojax.lower.host.backend import CpuBackend
 
 F32, F16, BF16, I32 = (np.dtype(np.float32), np.dtype(np.float16),
                        np.dtype(ml_dtypes.bfloat16), np.dtype(np.int32))
@@ -30,7 +30,7 @@ def executable_of(jitted, *args):
 
 def kernels_of(jitted, *args):
     """The tile_kernel equations the compiled program for ``args`` runs."""
-    from ptojax.runtime.host_program import kernel_eqns
+    from ptojax.lower.host.program import kernel_eqns
     return kernel_eqns(executable_of(jitted, *args).program.executable.closed)
 
 

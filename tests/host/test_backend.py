@@ -14,11 +14,11 @@ import ptojax.numpy as pnp
 from handwritten import BUILD_OPTIONS, SOURCE, entries
 from host_cases import executable_of
 from ptojax.errors import CompileError
-from ptojax.lower.host_build import build_library
-from ptojax.lower.targets import host_cpu
-from ptojax.runtime import host_backend
-from ptojax.runtime.executable import Executable
-from ptojax.runtime.host_backend import CpuBackend, HostExecutable
+from ptojax.lower.host.build import build_library
+from ptojax.targets import host_cpu
+from ptojax.lower.host import backend as host_backend
+from ptojax.eval.executable import Executable
+from ptojax.lower.host.backend import CpuBackend, HostExecutable
 
 BIG = (256, 160)     # above CpuBackend.min_elements
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from handwritten import BUILD_OPTIONS, N, SOURCE, entries, index_of, load
-from ptojax.lower.host_build import build_library
-from ptojax.lower.host_cache import CacheEntry, cache_root
-from ptojax.lower.host_loader import build_and_load
-from ptojax.lower.targets import host_cpu
+from ptojax.lower.host.build import build_library
+from ptojax.lower.host.cache import CacheEntry, cache_root
+from ptojax.lower.host.loader import build_and_load
+from ptojax.targets import host_cpu
 
 HERE = Path(__file__).resolve().parent
 

@@ -3,7 +3,7 @@ ptojax.lower.pto_ops.INSTRUCTIONS): adding one to the emitter without a host ver
 here, before any kernel fails to compile."""
 import re
 
-from ptojax.lower.host_compiler import INCLUDE_DIR
+from ptojax.lower.host.compiler import INCLUDE_DIR
 from ptojax.lower.pto_ops import INSTRUCTIONS
 
 DEFINITION = (r"(?:PTO_INST|inline)\s+void\s+{name}\s*\(",      # a function definition

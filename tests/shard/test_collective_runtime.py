@@ -9,9 +9,9 @@ import pytest
 import ptojax as pto
 from ptojax.errors import CollectiveError
 from ptojax.ir.types import TensorType
-from ptojax.ops.collectives import bound_axes
-from ptojax.runtime.collectives import Communicator, DeviceContext, device_context
-from ptojax.runtime.spmd import SpmdProgram
+from ptojax.shard.collectives import bound_axes
+from ptojax.shard.runtime.in_process import Communicator, DeviceContext, device_context
+from ptojax.shard.runtime.spmd import SpmdProgram
 from ptojax.trace import trace_flat
 
 MESH = pto.make_mesh((4,), ("x",))
@@ -37,12 +37,12 @@ def _run_on_devices(communicator, programs):
 
 
 def _psum(x):
-    from ptojax.ops.collectives import psum_p
+    from ptojax.shard.collectives import psum_p
     return psum_p.impl(x, axes=("x",))
 
 
 def _all_gather(x):
-    from ptojax.ops.collectives import all_gather_p
+    from ptojax.shard.collectives import all_gather_p
     return all_gather_p.impl(x, axes=("x",), axis_size=4, dim=0, tiled=True)
 
 
@@ -77,8 +77,8 @@ def test_missing_device_times_out():
 
 def test_a_failing_device_wakes_the_others_and_its_error_is_raised(monkeypatch):
     from ptojax.ops import elementwise as ew
-    from ptojax.ops.collectives import psum_p
-    from ptojax.runtime import collectives
+    from ptojax.shard.collectives import psum_p
+    from ptojax.shard.runtime import in_process as collectives
 
     def logistic_failing_on_device_2(x):
         if collectives._current.context.device.id == 2:

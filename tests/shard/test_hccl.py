@@ -5,8 +5,8 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.ops.collectives import bound_axes
-from ptojax.runtime.collectives_hccl import hccl_call
+from ptojax.shard.collectives import bound_axes
+from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.trace import trace_flat
 from ptojax.ir.types import TensorType
 

@@ -5,8 +5,8 @@ import numpy as np
 import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
-from ptojax.runtime.array import Array
-from ptojax.runtime.spmd_array import ShardedArray
+from ptojax.eval.array import Array
+from ptojax.shard.runtime.arrays import ShardedArray
 
 P = pto.P
 MESH = pto.make_mesh((4, 2), ("data", "model"))

@@ -7,8 +7,8 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.runtime.collectives import CommunicationLog
-from ptojax.runtime.collectives_cost import ir_bytes
+from ptojax.shard.runtime.in_process import CommunicationLog
+from ptojax.shard.runtime.cost import ir_bytes
 
 P = pto.P
 D, H, B = 16, 32, 8

@@ -6,7 +6,7 @@ import pytest
 import ptojax as pto
 from ptojax.errors import UnsupportedError
 from ptojax.trace import PRIMITIVES
-from ptojax.transforms.shard import shard_rules
+from ptojax.shard.rules import shard_rules
 
 # tile-level ops only exist inside the body of a tile_kernel equation, which has its row
 INSIDE_TILE_KERNELS = {n for n in PRIMITIVES if n.startswith("tile_") and n != "tile_kernel"}

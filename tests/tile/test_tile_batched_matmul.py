@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.errors import TileError
-from ptojax.transforms.tile import tile_ir
+from ptojax.tile.api import tile_ir
 from tile_cases import BF16, F16, F32, assert_matches, make_args, untiled
 
 

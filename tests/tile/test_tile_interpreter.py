@@ -8,11 +8,11 @@ import pytest
 
 import ptojax as pto
 from ptojax.errors import TileError
-from ptojax.lower.targets import ascend910b
-from ptojax.ops.tile import tile_kernel_p
-from ptojax.runtime import tile_interpreter
-from ptojax.runtime.tile_interpreter import run_tile_kernel
-from ptojax.transforms.tile import tile_ir
+from ptojax.targets import ascend910b
+from ptojax.tile.ops import tile_kernel_p
+from ptojax.tile import interpreter as tile_interpreter
+from ptojax.tile.interpreter import run_tile_kernel
+from ptojax.tile.api import tile_ir
 
 
 def _kernel(fn, *args):

@@ -6,8 +6,8 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.ir import TileType, verify
-from ptojax.ops.tile import TileGrid, tile_kernel_p
-from ptojax.transforms.tile import tile_ir
+from ptojax.tile.ops import TileGrid, tile_kernel_p
+from ptojax.tile.api import tile_ir
 
 
 def kernels(closed):

@@ -5,9 +5,9 @@ from hypothesis import given, strategies as st
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.ops.tile import TILE_PRIMS
-from ptojax.runtime.tile_interpreter import cached_plan
-from ptojax.transforms.tile import tile_ir
+from ptojax.tile.ops import TILE_PRIMS
+from ptojax.tile.interpreter import cached_plan
+from ptojax.tile.api import tile_ir
 from tile_cases import BF16, CASES, F16, F32
 
 TARGETS = [pto.targets.ascend910b, pto.targets.host_cpu]

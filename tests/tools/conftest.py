@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from ptojax.lower.host_compiler import compiler_or_none
+from ptojax.lower.host.compiler import compiler_or_none
 
 
 @pytest.fixture(scope="session")

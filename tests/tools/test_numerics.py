@@ -135,7 +135,7 @@ def test_a_wrong_tile_op_is_caught_at_the_tile_stage(monkeypatch):
 
 
 def test_a_wrong_host_kernel_is_caught_at_the_host_stage(host_kernels, monkeypatch):
-    from ptojax.runtime import host_program
+    from ptojax.lower.host import program as host_program
     real = host_program._launcher
 
     def off_by_a_bit(*args):
@@ -151,7 +151,7 @@ def test_a_wrong_host_kernel_is_caught_at_the_host_stage(host_kernels, monkeypat
 
 
 def test_a_failing_stage_is_reported_not_raised(monkeypatch):
-    from ptojax.transforms import tile as tile_module
+    from ptojax.tile import api as tile_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("planner exploded")

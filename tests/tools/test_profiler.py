@@ -43,7 +43,7 @@ def test_profiles_do_not_nest():
 
 
 def test_profile_records_each_host_kernel_run_with_its_cost_estimate(host_kernels):
-    from ptojax.runtime.host_backend import CpuBackend
+    from ptojax.lower.host.backend import CpuBackend
     softmax = pto.jit(lambda x: pto.nn.softmax(pnp.tanh(x), axis=-1),
                       backend=CpuBackend(tiered=False, min_elements=0))
     x = np.ones((64, 128), np.float32)

@@ -1,0 +1,118 @@
+"""``ptojax.Array``: a concrete, immutable, numpy-backed value.
+
+Arithmetic, indexing and methods (``x + y``, ``x[1:]``, ``x.sum()``) are attached by
+``ptojax.numpy.array_methods`` so Arrays and Tracers behave the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.ir.types import TensorType
+
+
+class Array:
+    __slots__ = ("_value", "weak_type", "_aval", "_sharding", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value, weak_type: bool = False, sharding=None):
+        # ``value`` is owned by this Array: nothing else writes to it. numpy sees it only
+        # through read-only views (``__array__``).
+        self._value = value if type(value) is np.ndarray else np.asarray(value)
+        self.weak_type = weak_type
+        self._aval = None
+        self._sharding = sharding
+
+    @property
+    def aval(self) -> TensorType:
+        if self._aval is None:
+            self._aval = TensorType(self._value.shape, dtypes.canonicalize(self._value.dtype),
+                                    self.weak_type)
+        return self._aval
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.itemsize)
+
+    @property
+    def sharding(self):
+        if self._sharding is None:
+            from ptojax.devices import single_device_sharding
+            return single_device_sharding()
+        return self._sharding
+
+    @property
+    def addressable_shards(self) -> list:
+        from ptojax.shard.runtime.arrays import single_shard
+        return [single_shard(self)]
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None and dtype != self._value.dtype:
+            return self._value.astype(dtype)
+        if copy:
+            return self._value.copy()
+        view = self._value.view()
+        view.flags.writeable = False
+        return view
+
+    def block_until_ready(self):
+        return self
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __index__(self):
+        if not dtypes.is_integer(self.dtype) and self.dtype != dtypes.bool_:
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of unsized object (a 0-d Array)")
+        return len(self._value)
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array' (use a tuple or a numpy scalar as a key)")
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        extra = ""
+        if self._value.dtype not in (dtypes.float32, dtypes.int32, dtypes.bool_) \
+                or self._value.size == 0:
+            extra = f", dtype={self._value.dtype}"
+        if self.weak_type:
+            extra += ", weak_type=True"
+        return f"Array({body}{extra})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        return format(self._value.item(), spec) if self._value.ndim == 0 else str(self)
+
+    def __reduce__(self):
+        return (Array, (self._value, self.weak_type))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self

@@ -1,0 +1,88 @@
+"""Eager execution of a primitive on concrete values: its numpy impl, type-checked by its
+abstract eval (cached per signature, so the check costs one dict lookup)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError
+from ptojax.ir.core import Literal
+from ptojax.ir.types import TensorType
+from ptojax.eval.array import Array
+from ptojax.source_info import user_frame
+
+_out_types_cache: dict = {}
+
+
+def _value_and_type(x):
+    t = type(x)
+    if t is Array:
+        return x._value, x.aval
+    if t is np.ndarray or isinstance(x, np.generic):
+        return x, TensorType(x.shape, dtypes.canonicalize(x.dtype))
+    if t is Literal:
+        return x.value, x.type
+    if t in (float, int, bool):
+        dt = dtypes.python_scalar_dtype(x)
+        return np.asarray(x, dt), TensorType((), dt, True)
+    if isinstance(x, Array):
+        return x._value, x.aval
+    if hasattr(x, "_trace"):  # a Tracer whose trace has ended
+        raise leaked_tracer_error(x)
+    raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an array "
+                            f"({x!r:.60}); pass arrays or Python scalars", user_frame(3))
+
+
+def leaked_tracer_error(tracer) -> LeakedTracerError:
+    return LeakedTracerError(
+        f"a traced value {tracer.aval} from the trace of `{tracer._trace.name}` is used after "
+        f"that trace ended (it leaked out, e.g. through a global, a closure or a side "
+        f"effect). Return it from the function instead, or pass it in as an argument.",
+        user_frame(4))
+
+
+def apply_eager(prim, args, params):
+    values, types = [], []
+    for a in args:
+        if type(a) is Array:
+            values.append(a._value)
+            types.append(a._aval or a.aval)
+        else:
+            v, t = _value_and_type(a)
+            values.append(v)
+            types.append(t)
+    try:
+        key = (prim, *types, *params.items()) if params else (prim, *types)
+        out_types = _out_types_cache.get(key)
+    except TypeError:  # an unhashable param: no caching
+        key = out_types = None
+    if out_types is None:
+        out_types = _infer(prim, types, params, key)
+    try:
+        out = prim.impl(*values, **params)
+    except PtoError as e:
+        raise e.with_source(user_frame(3)) from None
+    if prim.multiple_results:
+        return [_wrap(o, t) for o, t in zip(out, out_types)]
+    t = out_types[0]
+    if type(out) is not np.ndarray or out.dtype != t.dtype:
+        out = np.asarray(out, t.dtype)
+    return Array(out, t.weak_type)
+
+
+def _infer(prim, types, params, key):
+    try:
+        out_types = prim.out_types(types, params)
+    except PtoError as e:
+        raise e.with_source(user_frame(4)) from None
+    if key is not None:
+        if len(_out_types_cache) > 20000:
+            _out_types_cache.clear()
+        _out_types_cache[key] = out_types
+    return out_types
+
+
+def _wrap(value, out_type):
+    if type(value) is not np.ndarray or value.dtype != out_type.dtype:
+        value = np.asarray(value, out_type.dtype)
+    return Array(value, out_type.weak_type)

@@ -1,0 +1,99 @@
+"""Compile an IR to a straight-line Python function over numpy calls.
+
+A cached ``jit`` call runs this function directly: no retracing and no per-equation
+interpretation. Elementwise ufunc results reuse the buffer of an operand that dies at that
+equation (``np.add(a, b, out=a)``), so long elementwise chains do not allocate per op.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.eval.memory import keep_freed_memory
+
+
+class Executable:
+    """``run(*flat_inputs) -> list of numpy arrays`` for one IR, plus its generated source.
+    ``impls`` maps equations to callables run in place of their primitive's impl (the host
+    backend runs compiled kernels this way)."""
+
+    def __init__(self, closed: ClosedIR, impls=None):
+        keep_freed_memory()
+        self.closed = closed
+        self.source, self.run = _generate(closed, impls or {})
+
+    def __call__(self, *args):
+        return self.run(*args)
+
+
+def _specialize(prim, params):
+    if not params:
+        return prim.impl
+    return functools.partial(prim.impl, **params)
+
+
+def _last_uses(ir):
+    last = {}
+    for i, eqn in enumerate(ir.eqns):
+        for a in eqn.inputs:
+            if type(a) is Var:
+                last[a] = i
+    for v in ir.outvars:
+        if type(v) is Var:
+            last[v] = len(ir.eqns)
+    return last
+
+
+def _generate(closed: ClosedIR, impls):
+    ir = closed.ir
+    names: dict = {}
+    counter = itertools.count()
+    env = {"__name__": "ptojax.runtime.generated", "np": np}
+
+    def name_of(v):
+        if type(v) is Literal:
+            key = f"k{next(counter)}"
+            env[key] = v.value
+            return key
+        return names[v]
+
+    def fresh(v, prefix="v"):
+        names[v] = f"{prefix}{next(counter)}"
+        return names[v]
+
+    args = [fresh(v, "a") for v in ir.invars]
+    for v, c in zip(ir.constvars, closed.consts):
+        env[fresh(v, "c")] = np.asarray(c)
+    last = _last_uses(ir)
+    owned = set()  # vars whose buffers were allocated by this function and may be overwritten
+    lines = []
+    for i, eqn in enumerate(ir.eqns):
+        fn = f"f{i}"
+        ins = [name_of(a) for a in eqn.inputs]
+        outs = [fresh(v) for v in eqn.outputs]
+        out_type = eqn.outputs[0].type
+        ufunc = eqn.prim.ufunc
+        if eqn in impls:  # an override allocates its outputs: later ops may reuse them
+            env[fn] = impls[eqn]
+            owned.update(eqn.outputs)
+        elif ufunc is not None and not eqn.params and out_type.ndim > 0:
+            env[fn] = ufunc
+            reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
+                        and a.type.shape == out_type.shape and a.type.dtype == out_type.dtype]
+            call = f"{fn}({', '.join(ins)}" + (f", out={names[reusable[0]]})" if reusable
+                                               else ")")
+            lines.append(f"    {outs[0]} = {call}")
+            owned.add(eqn.outputs[0])
+            continue
+        else:
+            env[fn] = _specialize(eqn.prim, eqn.params)
+        lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 and eqn.prim.multiple_results else ''}"
+                     f" = {fn}({', '.join(ins)})")
+    results = [name_of(v) for v in ir.outvars]
+    lines.append(f"    return [{', '.join(results)}]")
+    source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
+    exec(compile(source, "<ptojax generated>", "exec"), env)
+    return source, env["run"]

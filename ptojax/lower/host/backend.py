@@ -1,0 +1,263 @@
+"""The ``cpu`` backend of ``pto.jit``: fused tile kernels compiled for the host, tiered.
+
+``make_executable(optimized_ir, backend)`` is what ``jit`` runs a traced function with:
+
+- ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
+- ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
+  run the numpy executor; when the first one returns, a background worker finds the compiler,
+  tiles the IR for the host target, emits the PTO C++ of its kernels, builds them (or loads
+  them from the disk cache) and then switches ``run`` to the compiled program — so compile
+  latency never reaches the user's first call.
+  Functions whose tensors are all small (``min_elements``) stay on numpy: a kernel launch
+  costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
+  the function keeps running on numpy and one warning says why.
+
+Once compiled, the two tiers race: the next calls alternate between them (``TRIAL_CALLS``
+each) and ``run`` keeps whichever measured faster, so compiling never makes a function
+slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
+
+Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log are
+the header's own polynomials), so a tiered function's results can differ in the last bits
+between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
+first call instead (and raises ``CompileError`` rather than warning).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+from ptojax.errors import CompileError, TileError, UnsupportedError
+from ptojax.ir.core import ClosedIR
+from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.targets import Target, host_jit
+from ptojax.eval.executable import Executable
+from ptojax.tile.planner import TileConfig
+
+
+@dataclass(frozen=True)
+class CpuBackend:
+    """Options of the cpu backend: ``tiered`` (numpy until the kernels are compiled, else
+    compile before the first call), ``check_sync`` (build kernels with the set/wait flag
+    checker), ``min_elements`` (largest tensor below which a function stays on numpy), the
+    tiling ``target`` and an explicit ``tile_config`` (``pto.TileConfig``; None plans
+    automatically)."""
+    tiered: bool = True
+    check_sync: bool = False
+    min_elements: int = 1 << 15
+    target: Target = host_jit
+    tile_config: Optional[TileConfig] = None
+
+
+BACKENDS = ("cpu", "interpreter")
+TRIAL_CALLS = 3  # calls per tier before choosing the faster one
+
+
+def make_executable(optimized: ClosedIR, backend=None):
+    """The executable ``jit`` runs ``optimized`` with on ``backend``."""
+    if backend == "interpreter":
+        return Executable(optimized)
+    if backend is None or backend == "cpu":
+        backend = CpuBackend()
+    if not isinstance(backend, CpuBackend):
+        raise ValueError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)} or a "
+                         f"ptojax.lower.host.backend.CpuBackend(...)")
+    return HostExecutable(optimized, backend)
+
+
+def _largest_tensor(closed: ClosedIR) -> int:
+    ir = closed.ir
+    sizes = [v.type.size for v in (*ir.invars, *ir.outvars) if hasattr(v, "type")]
+    sizes += [v.type.size for e in ir.eqns for v in e.outputs]
+    return max(sizes, default=0)
+
+
+class HostExecutable:
+    """``run(*flat_inputs)``: the numpy executor until the compiled program is ready.
+
+    ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
+    ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
+    compiled and ``ready_after`` the seconds from creation until it took over.
+    """
+
+    def __init__(self, closed: ClosedIR, options: CpuBackend):
+        self.closed = closed
+        self.options = options
+        self.numpy = Executable(closed)
+        self.source = self.numpy.source
+        self.program = None
+        self.ready_after = None
+        self.status = "numpy"
+        self._fast = None
+        self._trial = None                  # _TierTrial while both tiers are being timed
+        self._created = time.perf_counter()
+        self._done = threading.Event()
+        self._pending = False               # compile in the background after the first call
+        self._pending_lock = threading.Lock()
+        if _largest_tensor(closed) < options.min_elements:
+            self._done.set()
+            return
+        self.status = "compiling"
+        if options.tiered:
+            self._pending = True
+        else:
+            self._build(warn=False)
+
+    def run(self, *args):
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)
+        trial = self._trial
+        if trial is not None:
+            return trial.run(self, args)
+        out = self.numpy.run(*args)
+        if self._pending:
+            # the first call is done: only now start compiling, so that the background
+            # thread's Python work (it holds the GIL) never slows that call down
+            self._submit_once()
+        return out
+
+    __call__ = run
+
+    def _submit_once(self):
+        with self._pending_lock:
+            if not self._pending:
+                return
+            self._pending = False
+        _worker().submit(self._compile_in_background)
+
+    def wait(self, timeout=None) -> bool:
+        """Block until compiling has finished (or failed); False on timeout."""
+        return self._done.wait(timeout)
+
+    def _build(self, warn: bool):
+        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program."""
+        from ptojax.lower.host.program import HostProgram, kernel_eqns
+        from ptojax.tile.api import tile_ir
+        try:
+            compiler, why = compiler_or_none()
+            if compiler is None:
+                self.status = "numpy"
+                _warn_no_compiler(why)
+                return
+            tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
+            if not kernel_eqns(tiled):
+                self.status = "numpy"
+                return
+            self.program = HostProgram(tiled, self.options.target, self.options.check_sync)
+            self.ready_after = time.perf_counter() - self._created
+            self.status = "compiled"
+            if self.options.tiered:
+                self._trial = _TierTrial(self.numpy.run, self.program.run)
+            else:
+                self._fast = self.program.run
+        except (CompileError, TileError, UnsupportedError, OSError) as e:
+            self.status = f"failed: {e}"
+            if not warn:
+                raise
+            warnings.warn(f"ptojax: compiling host kernels failed, this function keeps running "
+                          f"on the numpy executor: {e}", RuntimeWarning, stacklevel=1)
+        finally:
+            self._done.set()
+
+    def _compile_in_background(self):
+        self._build(warn=True)
+
+
+class _TierTrial:
+    """Alternate calls between the numpy executor and the compiled program, then keep the
+    faster (by best time over ``TRIAL_CALLS`` calls each)."""
+
+    def __init__(self, numpy_run, compiled_run):
+        self.runs = (numpy_run, compiled_run)
+        self.times = ([], [])
+        self.calls = 1  # the compiled tier goes first
+        self.lock = threading.Lock()
+
+    def run(self, owner: HostExecutable, args):
+        with self.lock:
+            tier = self.calls % 2
+            self.calls += 1
+        start = time.perf_counter()
+        out = self.runs[tier](*args)
+        elapsed = time.perf_counter() - start
+        with self.lock:
+            self.times[tier].append(elapsed)
+            if owner._fast is None and all(len(t) >= TRIAL_CALLS for t in self.times):
+                numpy_best, compiled_best = min(self.times[0]), min(self.times[1])
+                if compiled_best <= numpy_best:
+                    owner._fast = self.runs[1]
+                else:
+                    owner._fast = self.runs[0]
+                    owner.status = (f"numpy: the numpy executor measured faster "
+                                    f"({numpy_best * 1e3:.3f} ms vs compiled "
+                                    f"{compiled_best * 1e3:.3f} ms)")
+                owner._trial = None
+        return out
+
+
+# --- the background worker -------------------------------------------------------------------
+class _Worker:
+    """One daemon thread compiling in submission order; never delays interpreter exit."""
+
+    def __init__(self):
+        self._jobs: queue.Queue = queue.Queue()
+        self._idle = threading.Condition()
+        self._pending = 0
+        threading.Thread(target=self._loop, name="ptojax-host-compiler", daemon=True).start()
+
+    def submit(self, job):
+        with self._idle:
+            self._pending += 1
+        self._jobs.put(job)
+
+    def wait_idle(self, timeout=None) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def _loop(self):
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            except Exception as e:     # a bug must not kill the worker; report it
+                warnings.warn(f"ptojax: host kernel compilation crashed: {e!r}",
+                              RuntimeWarning, stacklevel=1)
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
+
+
+_worker_instance = None
+_worker_lock = threading.Lock()
+
+
+def _worker() -> _Worker:
+    global _worker_instance
+    with _worker_lock:
+        if _worker_instance is None:
+            _worker_instance = _Worker()
+        return _worker_instance
+
+
+def wait_for_compiles(timeout=None) -> bool:
+    """Block until every queued background compile has finished; False on timeout."""
+    return _worker().wait_idle(timeout)
+
+
+_warned = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_no_compiler(why: str):
+    with _warned_lock:
+        if why in _warned:
+            return
+        _warned.add(why)
+    warnings.warn(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or clang++, "
+                  f"or set CXX, for compiled host kernels)", RuntimeWarning, stacklevel=2)
+

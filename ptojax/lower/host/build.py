@@ -1,0 +1,215 @@
+"""Building emitted PTO C++ kernels for the host CPU: one shared library per source.
+
+``build_library(kernel_source, entries, target)`` wraps the emitted kernels in a translation
+unit — buffer capacities of ``target``, ``pto_host.h``, the kernel source verbatim (under
+``#line`` so compiler messages point at kernel lines), and one exported launcher per
+``EntryPoint`` that runs the kernel's blocks — and returns the path of the built library,
+from the disk cache when the same unit was built before by the same compiler, flags and CPU.
+A compiler error raises ``CompileError`` quoting the kernel line it points at.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ptojax.errors import CompileError
+from ptojax.lower.host.cache import CacheEntry, cache_root, write_atomic
+from ptojax.lower.host.compiler import INCLUDE_DIR, Compiler, cpu_features, find_compiler
+
+ABI_VERSION = 2
+KERNEL_FILE = "kernels.cpp"
+SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",
+                "L0A": "PTO_HOST_L0A_BYTES", "L0B": "PTO_HOST_L0B_BYTES",
+                "L0C": "PTO_HOST_L0C_BYTES"}
+COMPILE_TIMEOUT_S = 900
+# Kernel bodies are straight-line instruction calls (the loops are the header's workers,
+# optimized as usual): GCC compiles them at -O1, which makes big kernels build much faster.
+KERNEL_OPTIMIZE = ("#if defined(__GNUC__) && !defined(__clang__)", "#pragma GCC push_options",
+                   '#pragma GCC optimize("O1")', "#endif")
+KERNEL_OPTIMIZE_END = ("#if defined(__GNUC__) && !defined(__clang__)",
+                       "#pragma GCC pop_options", "#endif")
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """An exported launcher ``symbol(void* const* args, long long blocks, int parallel)``: runs
+    ``body`` (C++ statements over ``args``, the GM pointers) once per block, the blocks in
+    parallel if ``parallel``; a cross-core notification reaches ``vector_cores`` vector cores
+    per block."""
+    symbol: str
+    kernel: str
+    body: str
+    vector_cores: int = 1
+
+
+@dataclass(frozen=True)
+class SourceCopy:
+    """One inclusion of the kernel source: inside ``namespace`` (or at global scope when
+    empty) with ``macros`` defined — e.g. the cube-core and the vector-core view of mixed
+    kernels, whose sections are guarded by ``__DAV_CUBE__`` / ``__DAV_VEC__``."""
+    namespace: str
+    macros: tuple
+
+
+BOTH_CORES = (SourceCopy("", ("__DAV_CUBE__", "__DAV_VEC__")),)
+
+
+def translation_unit(kernel_source: str, entries, target, check_sync: bool = False,
+                     copies=BOTH_CORES) -> str:
+    """The complete C++ source of a kernel library."""
+    lines = ["// ptojax host build of PTO kernels (see ptojax/lower/host_build.py)",
+             "#define PTO_HOST 1"]
+    lines += [f"#define {SPACE_MACROS[s]} {int(n)}u" for s, n in target.buffers.items()
+              if s in SPACE_MACROS]
+    if check_sync:
+        lines.append("#define PTO_HOST_CHECK_SYNC 1")
+    lines.append('#include "pto_host.h"')
+    for copy in copies:
+        lines += [f"#define {m} 1" for m in copy.macros]
+        if copy.namespace:
+            lines.append(f"namespace {copy.namespace} {{")
+        lines += [*KERNEL_OPTIMIZE, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
+                  '#line 1 "ptojax_entry.cpp"', *KERNEL_OPTIMIZE_END]
+        if copy.namespace:
+            lines.append(f"}}  // namespace {copy.namespace}")
+        lines += [f"#undef {m}" for m in copy.macros]
+    lines += ["using namespace pto;   // element types (half, ...) for the launchers",
+              f"PTO_HOST_EXPORT int ptojax_host_abi() {{ return {ABI_VERSION}; }}"]
+    for e in entries:
+        lines.append(f"PTO_HOST_EXPORT int {e.symbol}(void* const* args, long long blocks, "
+                     f"int parallel) {{\n"
+                     f"  return pto::host::run_blocks(blocks, parallel, {e.vector_cores}, [&] {{\n"
+                     f"{e.body}\n  }});\n}}")
+    return "\n".join(lines) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def header_digest() -> str:
+    """SHA-256 over the host headers (their contents are part of every library's key)."""
+    h = hashlib.sha256()
+    for path in sorted(INCLUDE_DIR.glob("*.h")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def library_key(unit: str, compiler: Compiler) -> str:
+    parts = (unit, header_digest(), compiler.identity, " ".join(compiler.flags), cpu_features(),
+             str(ABI_VERSION))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    key: str
+    cached: bool          # found in the disk cache (no compile)
+    seconds: float        # time spent compiling (0 when cached)
+
+
+def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
+                  copies=BOTH_CORES, compiler: Optional[Compiler] = None,
+                  name: str = "kernels") -> BuildResult:
+    """The built library for these kernels (compiled now, or found in the disk cache)."""
+    compiler = compiler or find_compiler()
+    unit = translation_unit(kernel_source, entries, target, check_sync, copies)
+    key = library_key(unit, compiler)
+    entry = CacheEntry(key)
+    path = entry.published()
+    if path is not None:
+        return BuildResult(path, key, True, 0.0)
+    with entry.locked():
+        path = entry.published()            # another process built it while we waited
+        if path is not None:
+            return BuildResult(path, key, True, 0.0)
+        entry.discard()
+        start = time.perf_counter()
+        built = _compile(unit, compiler, entry, name)
+        path = entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
+        return BuildResult(path, key, False, time.perf_counter() - start)
+
+
+def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:
+    src = entry.dir / f".{entry.key}.build.cpp"
+    write_atomic(src, unit.encode())
+    out = entry.temporary_library()
+    cmd = [*compiler.command, *compiler.flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)]
+    try:
+        returncode, stderr = _run_compiler(cmd)
+    finally:
+        src.unlink(missing_ok=True)
+    if returncode is None:
+        out.unlink(missing_ok=True)
+        raise CompileError(f"the host C++ compiler did not finish building `{name}` within "
+                           f"{COMPILE_TIMEOUT_S} s")
+    if returncode != 0:
+        out.unlink(missing_ok=True)
+        raise CompileError(_compile_error_message(name, unit, stderr, compiler,
+                                                  _keep_failed(entry.key, unit)))
+    return out
+
+
+_running: set = set()          # compiler processes in flight, killed if Python exits first
+_running_lock = threading.Lock()
+
+
+def _run_compiler(cmd) -> tuple:
+    """(return code, stderr) of the compiler; return code None if it timed out."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with _running_lock:
+        _running.add(proc)
+    try:
+        _, stderr = proc.communicate(timeout=COMPILE_TIMEOUT_S)
+        return proc.returncode, stderr
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, ""
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+
+
+@atexit.register
+def _kill_running_compilers():
+    with _running_lock:
+        for proc in _running:
+            proc.kill()
+
+
+def _keep_failed(key: str, unit: str) -> Path:
+    path = cache_root() / "host-kernels" / "failed" / f"{key}.cpp"
+    write_atomic(path, unit.encode())
+    return path
+
+
+_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$",
+                    re.M)
+_KERNEL_REF = re.compile(re.escape(KERNEL_FILE) + r":(?P<line>\d+)")
+
+
+def _compile_error_message(name, unit, stderr, compiler, kept: Path) -> str:
+    """The first compiler error and the kernel line it points at."""
+    first = _ERROR.search(stderr)
+    msg = first.group("msg") if first else (stderr.strip().splitlines() or ["(no output)"])[-1]
+    where = _kernel_line(first, stderr)
+    kernel_lines = unit.split(f'#line 1 "{KERNEL_FILE}"\n', 1)[-1].splitlines()
+    text = f"the host C++ compiler rejected the kernels of `{name}`: {msg}"
+    if where is not None and 0 < where <= len(kernel_lines):
+        text += f"\n  {KERNEL_FILE}:{where}: {kernel_lines[where - 1].strip()}"
+    return (f"{text}\n  compiler: {compiler.describe()}\n  translation unit: {kept}\n"
+            f"  compiler output:\n    " + "\n    ".join(stderr.strip().splitlines()[:20]))
+
+
+def _kernel_line(first, stderr) -> Optional[int]:
+    if first is not None and first.group("file").endswith(KERNEL_FILE):
+        return int(first.group("line"))
+    ref = _KERNEL_REF.search(stderr)
+    return int(ref.group("line")) if ref else None

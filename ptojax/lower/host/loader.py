@@ -1,0 +1,82 @@
+"""Loading a built kernel library with ctypes and launching its kernels on numpy arrays.
+
+``KernelLibrary(path, entries)`` opens the library, checks its ABI version and binds one
+launcher per entry point. ``launch(i, arrays, blocks)`` passes the arrays' data pointers (they
+must be C-contiguous and of the kernel's parameter types; outputs are written in place) and
+runs the kernel's blocks. ctypes releases the GIL for the call. A runtime check that fails
+inside the kernel (a set/wait pairing error in a PTO_HOST_CHECK_SYNC build, a tile outside
+its buffer, a GM window that does not match its tile) raises ``KernelCheckError``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+from ptojax.errors import KernelCheckError
+from ptojax.lower.host.build import ABI_VERSION, build_library
+from ptojax.lower.host.cache import CacheEntry
+
+
+class StaleLibraryError(OSError):
+    """A library file that cannot be loaded or was built for another ABI."""
+
+
+def _passive_openmp_threads():
+    """Make OpenMP worker threads sleep between kernels instead of spinning.
+
+    libgomp reads OMP_WAIT_POLICY once, when the first library that needs it is loaded. Its
+    default (spin for a while after each parallel region) starves the BLAS threads numpy runs
+    between our kernels: a kernel followed by a matmul measured 8-36 ms instead of ~0.9 ms.
+    A policy the user set is kept.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+class KernelLibrary:
+    def __init__(self, path: Path, entries):
+        _passive_openmp_threads()
+        try:
+            self._dll = ctypes.CDLL(str(path))
+            abi = self._dll.ptojax_host_abi
+        except (OSError, AttributeError) as e:
+            raise StaleLibraryError(f"cannot load kernel library {path}: {e}") from None
+        abi.restype = ctypes.c_int
+        if abi() != ABI_VERSION:
+            raise StaleLibraryError(f"kernel library {path} has ABI {abi()}, "
+                                    f"expected {ABI_VERSION}")
+        self.path = Path(path)
+        self._error = self._dll.ptojax_host_error
+        self._error.restype = ctypes.c_char_p
+        self._launchers = []
+        self._names = []
+        for e in entries:
+            try:
+                fn = getattr(self._dll, e.symbol)
+            except AttributeError:
+                raise StaleLibraryError(f"kernel library {path} has no launcher {e.symbol}") \
+                    from None
+            fn.argtypes = (ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int)
+            fn.restype = ctypes.c_int
+            self._launchers.append(fn)
+            self._names.append(e.kernel)
+
+    def launch(self, index: int, arrays, blocks: int, parallel: bool = True) -> None:
+        """Run kernel ``index`` with ``arrays`` as its GM parameters, ``blocks`` blocks (on
+        the OpenMP threads when ``parallel``, else one after another on this thread)."""
+        argv = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+        if self._launchers[index](argv, blocks, int(parallel)) != 0:
+            raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
+                                   f"check: {self._error().decode(errors='replace')}")
+
+
+def build_and_load(kernel_source: str, entries, target, **options):
+    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded; an entry
+    that is published but cannot be loaded (stale) is discarded and rebuilt once."""
+    built = build_library(kernel_source, entries, target, **options)
+    try:
+        return KernelLibrary(built.path, entries), built
+    except StaleLibraryError:
+        CacheEntry(built.key).discard()
+        built = build_library(kernel_source, entries, target, **options)
+        return KernelLibrary(built.path, entries), built

@@ -1,0 +1,129 @@
+"""A tiled IR executed on the host: its tile kernels compiled, the rest on numpy.
+
+``HostProgram(tiled, target)`` emits the PTO C++ of every ``tile_kernel`` equation (the same
+source ``as_text("pto-cpp")`` shows), builds it into one shared library (disk-cached), and
+generates the straight-line executor of ``runtime/executable.py`` with each kernel equation
+calling its compiled launcher; tensor-level equations between kernels keep running through
+their numpy impls.
+
+Blocks of a mixed (cube + vector) kernel: the host runs a block's cube core, then its vector
+sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
+in the library — once as the cube core sees it (``__DAV_CUBE__``), once as the vector cores
+do (``__DAV_VEC__``) — so each core's code can run on its own.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ptojax.ir.core import ClosedIR
+from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
+from ptojax.lower.host.loader import build_and_load
+from ptojax.lower.pto_cpp import cpp_type, program_cpp
+from ptojax.lower.schedule import kernel_schedule
+from ptojax.tile import ops as T
+from ptojax.eval.executable import Executable
+from ptojax.eval import profiler
+
+CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
+VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
+
+
+def kernel_eqns(closed: ClosedIR) -> list:
+    return [e for e in closed.ir.eqns if e.prim is T.tile_kernel_p]
+
+
+def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
+    """The launcher of one kernel: per block, its cube core then its vector core(s)."""
+    args = ", ".join(f"static_cast<{cpp_type(p.type.dtype)}*>(args[{i}])"
+                     for i, p in enumerate(sched.params))
+    grid = sched.grid
+    call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
+    cores = [s.core for s in sched.sections]
+    split = any(s.split_subblocks for s in sched.sections)
+    vector_cores = sched.target.vector_cores_per_cube if split else 1
+    lines = []
+    if "cube" in cores:
+        prefix = f"{CUBE_COPY.namespace}::" if split_cores else ""
+        lines.append(f"    pto::host::on_core(pto::host::kCubeCore, [&] {{ {prefix}{call}; }});")
+    if "vector" in cores:
+        prefix = f"{VECTOR_COPY.namespace}::" if split_cores else ""
+        for sub in range(vector_cores):
+            lines.append(f"    pto::host::on_core(pto::host::kFirstVectorCore + {sub}, "
+                         f"[&] {{ {prefix}{call}; }});")
+    return EntryPoint(f"ptojax_launch_{index}", sched.name, "\n".join(lines), vector_cores)
+
+
+# Kernels over fewer elements than this run their blocks on the calling thread: waking the
+# OpenMP threads costs more than it saves there.
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+def _launcher(library, index, eqn, blocks):
+    """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces."""
+    body = eqn.params["bodies"][0]
+    _, _, ws_vars = T.kernel_signature(body, len(eqn.inputs))
+    in_types = [a.type for a in eqn.inputs]
+    out_types = [v.type for v in eqn.outputs]
+    ws_types = [v.type for v in ws_vars]
+    zeroed = frozenset(eqn.params.get("accumulate", ()))
+    grid = eqn.params["grid"]
+    parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
+    record = _kernel_recorder(eqn)
+
+    def launch(*inputs):
+        arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
+        outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
+                for i, t in enumerate(out_types)]
+        spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
+        if profiler.active is None:
+            library.launch(index, arrays + outs + spaces, blocks, parallel)
+        else:
+            start = time.perf_counter()
+            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            record(start, arrays + outs)
+        return outs
+    return launch
+
+
+def _kernel_recorder(eqn):
+    """Records one ``pto.profile`` event per run of kernel ``eqn``, with the target cost
+    model's estimate (computed on the first profiled run)."""
+    estimate_us = None
+
+    def record(start, arrays):
+        nonlocal estimate_us
+        duration = time.perf_counter() - start
+        if estimate_us is None:
+            from ptojax.lower.cost import kernel_cost
+            estimate_us = kernel_cost(eqn).us
+        profiler.record(eqn.params["name"], "kernel", start, duration,
+                        sum(a.nbytes for a in arrays), estimate_us)
+    return record
+
+
+class HostProgram:
+    """``run(*flat_inputs)`` for a tiled IR, its kernels compiled for the host.
+
+    ``source`` is the emitted PTO C++; ``build`` says where the library came from (compiled
+    now or found in the disk cache) and how long compiling took; ``launchers`` maps each
+    ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
+    """
+
+    def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn"):
+        eqns = kernel_eqns(tiled)
+        scheds = [kernel_schedule(e) for e in eqns]
+        split_cores = any(s.mixed for s in scheds)
+        self.entries = [_entry(i, e, s, split_cores) for i, (e, s) in enumerate(zip(eqns,
+                                                                                 scheds))]
+        self.copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
+        self.source = program_cpp(tiled, target.name)
+        self.check_sync = check_sync
+        self.library, self.build = build_and_load(self.source, self.entries, target,
+                                                  check_sync=check_sync, copies=self.copies,
+                                                  name=name)
+        self.launchers = {e: _launcher(self.library, i, e, s.block_dim)
+                          for i, (e, s) in enumerate(zip(eqns, scheds))}
+        self.executable = Executable(tiled, self.launchers)
+        self.run = self.executable.run

@@ -1,0 +1,144 @@
+"""Sharded arrays: one buffer per device.
+
+``ShardedArray`` is an ``Array`` whose value lives as per-device blocks (``_shards``, one per
+local device of its mesh, in mesh order). It behaves like any Array: converting it to numpy
+(or using it where a whole value is needed) assembles the global value once and caches it.
+``pto.shard``-compiled programs take and return the blocks directly, so a training loop never
+assembles its parameters. Under MPI only the local devices' blocks are here; assembling a value
+whose blocks live partly in other processes raises ``ShardingError``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import ShardingError
+from ptojax.ir.types import TensorType
+from ptojax.eval.array import Array
+from ptojax.sharding import NamedSharding, block_index, local_shape, spec_dims
+
+
+class Shard(NamedTuple):
+    device: object
+    index: tuple   # the block of the global array, as slices
+    data: Array
+
+
+def split(value: np.ndarray, dims, mesh, devices) -> list:
+    """The block of ``value`` each of ``devices`` holds under ``dims`` (views, no copies)."""
+    return [value[block_index(value.shape, dims, mesh, mesh.coords(d))] for d in devices]
+
+
+def assemble(shards, dims, mesh, devices, aval) -> np.ndarray:
+    """The global value from the blocks held by ``devices``."""
+    out = np.empty(aval.shape, aval.dtype)
+    covered = set()
+    for shard, device in zip(shards, devices):
+        index = block_index(aval.shape, dims, mesh, mesh.coords(device))
+        key = tuple((s.start, s.stop) for s in index)
+        if key not in covered:
+            covered.add(key)
+            out[index] = shard
+    blocks = mesh.size // _replicas(dims, mesh)
+    if len(covered) < blocks:
+        raise ShardingError(
+            f"this array ({aval}, spec {NamedSharding(mesh, _spec(dims)).spec}) is split over "
+            f"devices of other processes; only {len(covered)} of its {blocks} blocks are "
+            f"here. Read its addressable_shards, or give the value a replicated spec (P())")
+    return out
+
+
+def _replicas(dims, mesh) -> int:
+    used = {a for axes in dims for a in axes}
+    return mesh.axis_size([a for a in mesh.axis_names if a not in used])
+
+
+def _spec(dims):
+    from ptojax.sharding import spec_of_dims
+    return spec_of_dims(dims)
+
+
+class ShardedArray(Array):
+    """An Array held as one block per device of ``sharding.mesh``."""
+    __slots__ = ("_shards", "_dims")
+
+    def __init__(self, shards, aval: TensorType, sharding: NamedSharding):
+        self._shards = tuple(shards)
+        self._dims = sharding.dims(len(aval.shape))
+        self._aval = aval
+        self.weak_type = aval.weak_type
+        self._sharding = sharding
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: len(self._aval.shape))
+    size = property(lambda self: self._aval.size)
+    nbytes = property(lambda self: self._aval.nbytes)
+    itemsize = property(lambda self: self._aval.dtype.itemsize)
+
+    def __getattr__(self, name):
+        if name != "_value":
+            raise AttributeError(name)
+        mesh = self._sharding.mesh
+        value = assemble(self._shards, self._dims, mesh, mesh.local_devices, self._aval)
+        self._value = value
+        return value
+
+    @property
+    def addressable_shards(self) -> list:
+        mesh = self._sharding.mesh
+        return [Shard(d, block_index(self.shape, self._dims, mesh, mesh.coords(d)),
+                      Array(s, self.weak_type))
+                for d, s in zip(mesh.local_devices, self._shards)]
+
+    def shards_for(self, sharding: NamedSharding):
+        """This array's blocks laid out as ``sharding`` says (its own, or resplit)."""
+        if sharding == self._sharding:
+            return self._shards
+        mesh = sharding.mesh
+        return split(self._value, sharding.dims(self.ndim), mesh, mesh.local_devices)
+
+
+def shards_of(x, sharding: NamedSharding) -> list:
+    """The per-local-device blocks of ``x`` (any array-like) under ``sharding``."""
+    if isinstance(x, ShardedArray):
+        return list(x.shards_for(sharding))
+    value = x._value if isinstance(x, Array) else np.asarray(x)
+    mesh = sharding.mesh
+    return split(value, sharding.dims(value.ndim), mesh, mesh.local_devices)
+
+
+def device_put(x, sharding=None):
+    """``x`` placed as ``sharding`` says: a ``NamedSharding`` splits it into per-device blocks;
+    None or a single-device sharding gives an ordinary Array."""
+    if not isinstance(sharding, NamedSharding):
+        if isinstance(x, Array) and type(x) is Array:
+            return x
+        value = np.asarray(x)
+        return Array(value.astype(dtypes.canonicalize(value.dtype), copy=False))
+    aval = _aval_of(x)
+    spec_dims(sharding.spec, aval.shape, sharding.mesh, f"device_put of {aval}")
+    return ShardedArray(shards_of(x, sharding), aval, sharding)
+
+
+def _aval_of(x) -> TensorType:
+    if isinstance(x, Array):
+        return x.aval
+    value = np.asarray(x)
+    return TensorType(value.shape, dtypes.canonicalize(value.dtype))
+
+
+def single_shard(x: Array) -> Shard:
+    """The one shard of an ordinary Array."""
+    return Shard(x.sharding.device, tuple(slice(0, n) for n in x.shape), x)
+
+
+def global_aval(local: TensorType, dims, mesh) -> TensorType:
+    return local.update(shape=tuple(n * mesh.axis_size(axes)
+                                    for n, axes in zip(local.shape, dims)))
+
+
+def local_aval(aval: TensorType, dims, mesh) -> TensorType:
+    return aval.update(shape=local_shape(aval.shape, dims, mesh))

@@ -1,0 +1,212 @@
+"""``pto.tile``: tensor-level PTO IR -> tile IR (``tile_kernel`` equations), an IR -> IR rewrite.
+
+    tiled = pto.tile(f)                     # or pto.tile(f, pto.TileConfig(vec=(64, 512)))
+    pto.make_ir(tiled)(x)                   # shows the tile_kernel equations
+    tiled(x)                                # runs them with the numpy tile interpreter
+
+Pipeline (each step its own module):
+
+    optimize (fold, CSE, DCE); tile_prepare (transposes folded into matmuls)
+    -> tile_fusion.fuse       group equations into kernels (rules: tile_rules.TILE_RULES)
+    -> tile_planner           pick tile shapes (TileConfig or automatic), check capacity
+    -> tile_build             emit each kernel's body (one per ragged-edge region)
+    -> here                   order kernels and leftover tensor ops; assemble the IR
+
+Equations without a tile rule stay tensor-level between the kernels; ``TileResult.unfused``
+(and ``lowered.unfused()``) lists them with the reason. Tiling works on any IR, including the
+output of ``grad`` and ``vmap``: apply those first, then tile (``pto.tile(pto.grad(f))``).
+"""
+from __future__ import annotations
+
+import functools
+import heapq
+from dataclasses import dataclass, field
+
+from ptojax.errors import TileError, UnsupportedError
+from ptojax.ir.core import IR, ClosedIR, Eqn, Var
+from ptojax.targets import ascend910b, get_target
+from ptojax.tile import ops as T
+from ptojax.optimize import optimize
+from ptojax.tile.fusion import fuse
+from ptojax.tile.planner import TileConfig, plan_group
+from ptojax.tile.prepare import fold_transposes
+from ptojax.tile.rules import COLSUM, TILE_RULES
+
+__all__ = ["tile", "tile_ir", "TileConfig", "TileResult", "UnfusedOp", "TILE_RULES"]
+
+SHORT = {"reduce_max": "rmax", "reduce_sum": "rsum", "reduce_min": "rmin",
+         "dot_general": "matmul", "integer_pow": "pow"}
+QUIET = {"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "convert_element_type",
+         "stop_gradient", "copy"}
+
+
+@dataclass
+class UnfusedOp:
+    """A tensor-level equation left between kernels, and why."""
+    eqn: Eqn
+    reason: str
+
+    def __str__(self):
+        from ptojax.ir.printer import print_eqn
+        where = f"  ({self.eqn.source.short()})" if self.eqn.source else ""
+        return f"{print_eqn(self.eqn)}\n    -> {self.reason}{where}"
+
+
+@dataclass
+class TileResult:
+    ir: ClosedIR
+    kernels: list = field(default_factory=list)      # tile_kernel equations, in order
+    unfused: list = field(default_factory=list)      # UnfusedOp
+
+
+def kernel_label(group) -> str:
+    names = []
+    for e in group.eqns:
+        n = SHORT.get(e.prim.name, e.prim.name)
+        if e.prim.name not in QUIET and n not in names:
+            names.append(n)
+    if not names:
+        names = ["copy"]
+    return names[0] if len(names) == 1 else f"{names[0]}_{names[-1]}"
+
+
+def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
+    """Tile every fusible part of ``closed`` for ``target`` (see the module docstring)."""
+    config = config or TileConfig()
+    if not isinstance(config, TileConfig):
+        raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
+    target = get_target(target)
+    closed = optimize(closed)
+    closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
+    ir = closed.ir
+    fusion = fuse(ir, target)
+    fusion.finalize()                      # group outputs (needed to build the bodies)
+    unfused = dict(fusion.unfused)
+    plans = {}
+    for n, group in enumerate(fusion.groups):
+        name = f"k{n}_{kernel_label(group)}"
+        plan = plan_group(group, config, target, name)
+        if isinstance(plan, str):
+            for e in group.eqns:
+                unfused[fusion.index_of[e]] = f"its kernel cannot be tiled: {plan}"
+        else:
+            plans[group.id] = plan
+    fusion.groups = [g for g in fusion.groups if g.id in plans]
+    standalone = fusion.finalize()
+    for i in standalone:
+        unfused.setdefault(i, "a broadcast/reshape used outside kernels stays a tensor op")
+    units = _order_units(ir, fusion, standalone, unfused)
+    eqns, kernels, kept = [], [], []
+    for kind, item in units:
+        if kind == "eqn":
+            eqns.append(ir.eqns[item])
+            kept.append(UnfusedOp(ir.eqns[item], unfused[item]))
+        else:
+            eqn = _kernel_eqn(item, plans[item.id], len(kernels), target)
+            eqns.append(eqn)
+            kernels.append(eqn)
+    out = ClosedIR(IR(ir.constvars, ir.invars, eqns, ir.outvars), closed.consts)
+    return TileResult(out, kernels, kept)
+
+
+def _kernel_eqn(group, plan, index, target) -> Eqn:
+    name = f"k{index}_{kernel_label(group)}"
+    accumulate = tuple(i for i, v in enumerate(group.outputs) if group.layout[v] == COLSUM)
+    params = dict(name=name, kind=group.kind, grid=plan.grid, regions=plan.regions,
+                  bodies=plan.bodies, buffers=plan.buffers, target=target.name,
+                  cube=plan.cube, accumulate=accumulate)
+    return Eqn(T.tile_kernel_p, plan.inputs, group.outputs, params, group.eqns[0].source)
+
+
+def _order_units(ir, fusion, standalone, unfused):
+    """Kernels and tensor equations in a dependency order, as close to the original as can."""
+    units, producer = [], {}
+    members = {}
+    for g in fusion.groups:
+        units.append(("group", g))
+        for e in g.eqns:
+            members[fusion.index_of[e]] = g
+    for i, eqn in enumerate(ir.eqns):
+        if i in unfused and i not in members:
+            units.append(("eqn", i))
+    for u, (kind, item) in enumerate(units):
+        outs = item.outputs if kind == "group" else ir.eqns[item].outputs
+        for v in outs:
+            producer[v] = u
+    deps = []
+    for kind, item in units:
+        if kind == "group":
+            inputs = {a for e in item.eqns + [p for p, _, _ in item.pulled.values()]
+                      for a in e.inputs if type(a) is Var and not item.produces(a)
+                      and a not in item.pulled}
+        else:
+            inputs = {a for a in ir.eqns[item].inputs if type(a) is Var}
+        deps.append({producer[a] for a in inputs if a in producer})
+    key = [item.first if kind == "group" else item for kind, item in units]
+    waiting = [len(d) for d in deps]
+    users = [[] for _ in units]
+    for u, d in enumerate(deps):
+        for p in d:
+            users[p].append(u)
+    ready = [(key[u], u) for u in range(len(units)) if waiting[u] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, u = heapq.heappop(ready)
+        order.append(units[u])
+        for w in users[u]:
+            waiting[w] -= 1
+            if waiting[w] == 0:
+                heapq.heappush(ready, (key[w], w))
+    if len(order) != len(units):
+        raise TileError("tile: kernels would depend on each other cyclically (internal error)")
+    return order
+
+
+# --- tile primitives in the other transforms' tables -------------------------------------------
+def _after_tiling(what, hint):
+    def rule(*args, **params):
+        raise UnsupportedError(f"{what} of tile IR is not supported: tiling is the last "
+                               f"transform before lowering; apply it last ({hint})")
+    return rule
+
+
+def _register_unsupported_rules():
+    """Tile primitives get explicit 'not supported' rows in the jvp and vmap tables, so
+    ``pto.grad(pto.tile(f))`` says to write ``pto.tile(pto.grad(f))`` instead."""
+    from ptojax.autodiff.jvp import jvp_rules
+    from ptojax.batching.vmap import batch_rules
+    for prim in T.TILE_PRIMS.values():
+        jvp_rules.setdefault(prim, _after_tiling("differentiation",
+                                                 "pto.tile(pto.grad(f))"))
+        batch_rules.setdefault(prim, _after_tiling("vmap", "pto.tile(pto.vmap(f))"))
+
+
+_register_unsupported_rules()
+
+
+# --- the public transform --------------------------------------------------------------------
+def tile(fn, config=None, target=ascend910b):
+    """``fn`` with every fusible part run as tile kernels for ``target``.
+
+    ``pto.make_ir(pto.tile(f))(x)`` shows the ``tile_kernel`` equations; calling the result
+    runs them with the numpy tile interpreter (eagerly or under ``pto.jit``). ``config`` is a
+    ``pto.TileConfig`` with explicit tile shapes, or None for the automatic planner. A config
+    that overflows a buffer or breaks alignment raises ``pto.errors.TileError``.
+    """
+    from ptojax.jit import trace_to_ir
+    from ptojax.eval.interpreter import eval_ir
+    from ptojax.tree_util import tree_flatten
+    config = config or TileConfig()
+    target = get_target(target)
+
+    @functools.wraps(fn)
+    def tiled(*args, **kwargs):
+        closed, _, out_tree = trace_to_ir(fn, args, kwargs, name=getattr(fn, "__name__", "fn"))
+        result = tile_ir(closed, config, target)
+        leaves, _ = tree_flatten((tuple(args), kwargs))
+        return out_tree.unflatten(eval_ir(result.ir, leaves))
+
+    tiled.tile_config = config
+    tiled.tile_target = target
+    return tiled

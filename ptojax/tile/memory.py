@@ -1,0 +1,226 @@
+"""On-chip buffer planning for one tile-kernel body: an address for every tile.
+
+Rules (one plan is shared by the planner's capacity check, the tile interpreter, which places
+every tile at its planned address in a simulated buffer, and the PTO emitters' TASSIGN/addr):
+
+- *Staging* tiles are multi-buffered (``buffers`` copies, one per pipeline slot) and reserved
+  for the whole kernel: tiles written by ``tile_load``/``tile_move`` (the DMA pipes fill the
+  next slot while the vector/cube unit works on this one) and UB tiles read by ``tile_store``
+  (the store of slot k drains while slot k+1 is computed).
+- The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
+  steps; the copy used alternates with the step.
+- Every other tile lives from its definition to its last use (a use inside a ``tile_loop``
+  keeps it alive to the end of the loop). Loop carries share one buffer with the loop's
+  operands and results (the accumulator is updated in place).
+- An elementwise result may take over the buffer of an operand that dies at it (PTO ops accept
+  ``dst == src``), except for an output-staging buffer, and only if its elements are no wider
+  than the operand's (a widening conversion in place would overwrite elements not yet read).
+- Ops that need a temporary (``prim.tile_scratch``) get one for the duration of the op.
+- Buffers are placed first-fit in order of first use, at addresses aligned to the target's
+  per-space alignment.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptojax.ir.core import IR, ClosedIR, Var
+from ptojax.ir.types import TileType
+from ptojax.tile import ops as T
+
+
+def tile_nbytes(t: TileType) -> int:
+    return t.size * t.dtype.itemsize
+
+
+def align_up(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+@dataclass(eq=False)
+class Slot:
+    """A buffer region: ``copies`` consecutive ``stride``-byte copies starting at ``offset``."""
+    space: str
+    nbytes: int
+    copies: int = 1
+    start: int = 0             # first position (in body order) at which it is live
+    end: int = 0               # last position at which it is live
+    offset: int = -1
+    stride: int = 0
+    level: int = 0             # loop depth whose iteration count selects the copy
+    staging: str = ""          # "in" (loaded/moved), "out" (stored) or ""
+    last_use: int = 0          # last position any tile held here is read
+    owner: object = None       # the equation that first defines it (for error messages)
+    name: str = ""
+
+    @property
+    def extent(self) -> int:
+        return self.offset + self.copies * self.stride
+
+    def address(self, copy: int = 0) -> int:
+        return self.offset + (copy % self.copies) * self.stride
+
+
+@dataclass
+class MemoryPlan:
+    slots: dict = field(default_factory=dict)       # Var -> Slot
+    scratch: dict = field(default_factory=dict)     # Eqn -> Slot
+    ordered: list = field(default_factory=list)     # distinct slots, in placement order
+    peak: dict = field(default_factory=dict)        # space -> bytes
+
+    def overflow(self, target):
+        """(slot, space, needed, capacity) of the first buffer past capacity, or None."""
+        for slot in self.ordered:
+            cap = target.capacity(slot.space)
+            if slot.extent > cap:
+                return slot, slot.space, self.peak[slot.space], cap
+        return None
+
+
+def _as_ir(x) -> IR:
+    return x.ir if isinstance(x, ClosedIR) else x
+
+
+class _Walker:
+    """Numbers equations (nested loop bodies inline) and records defs, uses and staging."""
+
+    def __init__(self):
+        self.pos = 0
+        self.defs = {}          # Var -> (position, eqn, loop level)
+        self.last = {}          # Var -> last position
+        self.events = []        # (position, eqn, level)
+        self.alias = {}         # Var -> Var it shares a buffer with (carries)
+        self.stored = set()     # UB tiles read by tile_store
+        self.staged_in = set()  # tiles written by tile_load / tile_move
+
+    def walk(self, ir: IR, level: int):
+        for eqn in ir.eqns:
+            p = self.pos
+            self.pos += 1
+            self.events.append((p, eqn, level))
+            for a in eqn.inputs:
+                if type(a) is Var:
+                    self.last[a] = max(self.last.get(a, p), p)
+            if eqn.prim is T.tile_loop_p:
+                self._walk_loop(eqn, level)
+            end = self.pos - 1
+            for a in eqn.inputs:
+                if type(a) is Var:
+                    self.last[a] = max(self.last[a], end)
+            for v in eqn.outputs:
+                self.defs[v] = (p, eqn, level)
+                self.last.setdefault(v, p)
+            if eqn.prim in (T.tile_load_p, T.tile_move_p):
+                self.staged_in.add(eqn.outputs[0])
+            if eqn.prim is T.tile_store_p and eqn.inputs[1].type.space == "UB":
+                self.stored.add(eqn.inputs[1])
+            if eqn.prim is T.tile_matmul_acc_p:      # accumulates into its first operand
+                self.alias[eqn.outputs[0]] = eqn.inputs[0]
+
+    def _walk_loop(self, eqn, level):
+        body = _as_ir(eqn.params["body"])
+        n = eqn.params["num_carry"]
+        start = self.pos
+        for outer, inner in zip(eqn.inputs[:n], body.invars[1:1 + n]):
+            self.alias[inner] = outer
+        self.walk(body, level + 1)
+        for inner_in, inner_out, result in zip(body.invars[1:1 + n], body.outvars,
+                                               eqn.outputs):
+            if type(inner_out) is Var:
+                self.alias[inner_out] = inner_in
+                self.last[inner_out] = max(self.last.get(inner_out, start), self.pos - 1)
+            self.alias[result] = inner_in
+        for v in body.invars[1 + n:]:
+            self.last[v] = self.pos - 1
+
+
+def plan_memory(body, buffers: int, target) -> MemoryPlan:
+    """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``."""
+    w = _Walker()
+    w.walk(_as_ir(body), 0)
+    end = w.pos
+    plan = MemoryPlan()
+    slot_of = plan.slots
+    stages = {}
+
+    def root(v):
+        while v in w.alias:
+            v = w.alias[v]
+        return v
+
+    for p, eqn, level in w.events:
+        for v in eqn.outputs:
+            if not isinstance(v.type, TileType):
+                continue
+            last = w.last.get(v, p)
+            r = root(v)
+            slot = slot_of.get(r) if r is not v else None       # accumulator / loop carry
+            if slot is None:
+                slot = _reuse(eqn, v, p, slot_of, w)
+            stage = eqn.params.get("stage")
+            if slot is None and stage is not None:              # shared K-step buffer
+                slot = stages.get((v.type.space, stage))
+            if slot is None:
+                staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
+                slot = Slot(v.type.space, tile_nbytes(v.type),
+                            copies=buffers if staging else 1, start=0 if staging else p,
+                            end=end if staging else last, level=level, staging=staging,
+                            owner=eqn)
+            if stage is not None:
+                stages[(v.type.space, stage)] = slot
+            slot.last_use = max(slot.last_use, last)
+            if not slot.staging:
+                slot.end = max(slot.end, last)
+            slot_of[v] = slot
+        if getattr(eqn.prim, "tile_scratch", None):
+            src = eqn.inputs[0].type
+            plan.scratch[eqn] = Slot(src.space, tile_nbytes(src), start=p, end=p,
+                                     level=level, owner=eqn)
+    for v in w.alias:                     # loop-body carry parameters
+        if v not in slot_of and root(v) in slot_of and isinstance(v.type, TileType):
+            slot_of[v] = slot_of[root(v)]
+    _place(plan, target)
+    return plan
+
+
+def _reuse(eqn, out, p, slot_of, w):
+    """The slot of an operand that dies at ``eqn`` and may hold its result, if any."""
+    if out in w.stored or out in w.staged_in or not T.inplace_ok(eqn.prim, eqn.params):
+        return None
+    for a in eqn.inputs:
+        if type(a) is not Var or a not in slot_of:
+            continue
+        slot = slot_of[a]
+        # a wider result written over its operand would overwrite elements not yet read
+        if (slot.staging != "out" and slot.space == out.type.space
+                and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p
+                and out.type.dtype.itemsize <= a.type.dtype.itemsize):
+            return slot
+    return None
+
+
+def _place(plan: MemoryPlan, target):
+    distinct, seen = [], set()
+    for s in list(plan.slots.values()) + list(plan.scratch.values()):
+        if id(s) not in seen:
+            seen.add(id(s))
+            distinct.append(s)
+    # staging buffers first (they live throughout), then by first use
+    distinct.sort(key=lambda s: (0 if s.staging else 1, s.start))
+    for s in distinct:
+        align = target.alignment[s.space]
+        s.stride = align_up(s.nbytes, align)
+        s.offset = _first_fit(s, plan.ordered, align)
+        plan.ordered.append(s)
+        plan.peak[s.space] = max(plan.peak.get(s.space, 0), s.extent)
+
+
+def _first_fit(s, placed, align):
+    busy = sorted((o.offset, o.extent) for o in placed
+                  if o.space == s.space and o.start <= s.end and s.start <= o.end)
+    need = s.copies * s.stride
+    offset = 0
+    for lo, hi in busy:
+        if offset + need <= lo:
+            break
+        offset = max(offset, align_up(hi, align))
+    return offset

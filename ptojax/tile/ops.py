@@ -1,0 +1,443 @@
+"""Tile primitives: the operations inside a ``tile_kernel`` body.
+
+A ``tile_kernel`` equation runs its body once per tile of a 2-D grid (see ``TileGrid``). The
+body's inputs are the tile's row/column indices (``i32[]``), the kernel's global-memory (GM)
+tensors — inputs, then outputs (destination-passing), then scratch workspaces — and it returns
+the updated output tensors. Inside, values are ``TileType``s living in an on-chip buffer:
+
+    tile_load      GM tensor window -> tile (UB/L1)         [PTO TLOAD]
+                   (``stage`` names a pipeline buffer shared by the loads of every K step)
+    tile_store     tile -> GM tensor window, returns the    [PTO TSTORE]
+                   updated tensor (functional form)
+    tile_scalar_load  one GM element -> scalar              [PTO load_scalar]
+    tile_<op>      elementwise op on UB tiles; a second operand may be a scalar or a row
+                   ([R,1]) / column ([1,C]) tile broadcast  [TADD, TADDS, TROWEXPANDADD, ...]
+    tile_fill      scalar -> tile                           [TEXPANDS]
+    tile_row_expand / tile_col_expand   [R,1] / [1,C] -> [R,C]   [TROWEXPAND / TCOLEXPAND]
+    tile_row_sum / tile_row_max / tile_row_min   [R,C] -> [R',1]  [TROWSUM / TROWMAX / TROWMIN]
+                   (row vectors have R' = R rounded up to 32 physical rows: ROW_VECTOR_ALIGN)
+    tile_col_sum   [R,C] -> [1,C] partial column sums, added into a zeroed output by atomic
+                   stores                                   [TCOLSUM, TSTORE AtomicAdd]
+    tile_move      L1 -> L0A / L0B                          [TEXTRACT]
+    tile_matmul, tile_matmul_acc   L0A x L0B (+ L0C) -> L0C [TMATMUL / TMATMUL_ACC]
+    tile_loop      counted loop over a sub-IR with carried tiles (the matmul K loop)
+
+Tiles have a physical ``shape`` and a ``valid`` region (PTO's valid rows/cols) at ragged
+edges. Every impl here computes on the valid region only: a tile's runtime value is the numpy
+array of its valid part. Elementwise impls are the tensor primitives' own numpy impls, so a
+tiled elementwise chain is bitwise equal to the untiled one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import DtypeError, ShapeError
+from ptojax.ir.core import IR, ClosedIR
+from ptojax.ir.types import TensorType, TileType
+from ptojax.ops import elementwise as ew
+from ptojax.ops import reductions as red
+from ptojax.trace import Primitive
+
+TILE_PRIMS: dict[str, Primitive] = {}
+INDEX = dtypes.int32
+# PTO needs the rows of a [R,1] column-major row-vector tile to span a multiple of 32 bytes;
+# padding them to a multiple of 32 rows satisfies that for every dtype, so a row vector's
+# physical rows may exceed the rows of the tiles it belongs to (its valid rows match them).
+ROW_VECTOR_ALIGN = 32
+
+
+def row_vector_rows(rows: int) -> int:
+    return -(-rows // ROW_VECTOR_ALIGN) * ROW_VECTOR_ALIGN
+
+
+# --- the grid of a kernel --------------------------------------------------------------------
+@dataclass(frozen=True)
+class TileGrid:
+    """Which tiles a kernel has and which block (core) owns which.
+
+    The kernel's iteration space is a 2-D view ``space = (M, N)`` cut into tiles of
+    ``tile = (R, C)``: ``ceil(M/R) x ceil(N/C)`` tiles numbered row-major. ``blocks`` cores
+    split that sequence into contiguous, balanced runs (the first ``T % blocks`` blocks get one
+    extra tile). Tiles at the bottom/right edge have a smaller valid region.
+    """
+    space: tuple
+    tile: tuple
+    blocks: int
+
+    @property
+    def counts(self) -> tuple:
+        return tuple(-(-s // t) for s, t in zip(self.space, self.tile))
+
+    @property
+    def num_tiles(self) -> int:
+        return math.prod(self.counts)
+
+    def block_range(self, block: int) -> range:
+        base, extra = divmod(self.num_tiles, self.blocks)
+        start = block * base + min(block, extra)
+        return range(start, start + base + (1 if block < extra else 0))
+
+    def coords(self, t: int) -> tuple:
+        return divmod(t, self.counts[1])
+
+    def valid(self, ti: int, tj: int) -> tuple:
+        (m, n), (r, c) = self.space, self.tile
+        return min(r, m - ti * r), min(c, n - tj * c)
+
+    def regions(self) -> tuple:
+        """The distinct valid shapes, full tiles first: (full, col edge, row edge, corner)."""
+        (m, n), (r, c) = self.space, self.tile
+        rows = [min(r, m)] + ([m % r] if m % r and m > r else [])
+        cols = [min(c, n)] + ([n % c] if n % c and n > c else [])
+        return tuple((vr, vc) for vr in rows for vc in cols)
+
+    def __str__(self):
+        return (f"grid(space={self.space[0]}x{self.space[1]} tile={self.tile[0]}x{self.tile[1]} "
+                f"tiles={self.num_tiles} blocks={self.blocks})")
+
+    __repr__ = __str__
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def valid_shape(t) -> tuple:
+    """The valid region of a tile type (its shape when it is full)."""
+    return t.valid if t.valid is not None else t.shape
+
+
+def tile_type(shape, dtype, space, valid=None) -> TileType:
+    shape = tuple(shape)
+    valid = None if valid is None or tuple(valid) == shape else tuple(valid)
+    return TileType(shape, dtype, space, valid)
+
+
+def _is_tile(t) -> bool:
+    return isinstance(t, TileType)
+
+
+def _require_tile(name, t, spaces=("UB",)):
+    if not _is_tile(t):
+        raise ShapeError(f"{name}: expected a tile operand, got {t}")
+    if spaces is not None and t.space not in spaces:
+        raise ShapeError(f"{name}: operand {t} must live in {'/'.join(spaces)}")
+
+
+def _require_index(name, t):
+    if _is_tile(t) or t.shape != () or not dtypes.is_integer(t.dtype):
+        raise ShapeError(f"{name}: tile offsets must be integer scalars, got {t}")
+
+
+def _prim(name, abstract_eval, impl, multiple_results=False, inplace=False, scratch=None):
+    prim = Primitive(name, abstract_eval, impl, multiple_results)
+    prim.tile_inplace = inplace     # may write its result over an operand that dies here
+    prim.tile_scratch = scratch     # None, or "input": needs a temporary shaped like input 0
+    TILE_PRIMS[name] = prim
+    return prim
+
+
+# --- GM <-> tile -----------------------------------------------------------------------------
+def _check_window(name, view, shape, valid):
+    if len(view) != 2 or len(shape) != 2 or any(v > s for v, s in zip(valid, shape)):
+        raise ShapeError(f"{name}: bad window view={view} shape={shape} valid={valid}")
+
+
+def _tile_load_abstract(gm, r0, c0, *, space, shape, valid, view, transpose=False, stage=None):
+    _require_index("tile_load", r0)
+    _require_index("tile_load", c0)
+    if _is_tile(gm) or math.prod(view) != gm.size:
+        raise ShapeError(f"tile_load: view {view} does not cover {gm}")
+    _check_window("tile_load", view, shape, valid)
+    return tile_type(shape, gm.dtype, space, valid)
+
+
+def _gm_window(gm, view, transpose):
+    g = np.asarray(gm).reshape(view)
+    return g.T if transpose else g
+
+
+def _tile_load(gm, r0, c0, *, space, shape, valid, view, transpose=False, stage=None):
+    r0, c0 = int(r0), int(c0)
+    g = _gm_window(gm, view, transpose)
+    return np.array(g[r0:r0 + valid[0], c0:c0 + valid[1]])
+
+
+tile_load_p = _prim("tile_load", _tile_load_abstract, _tile_load)
+
+
+def _tile_store_abstract(gm, tile, r0, c0, *, view, atomic=False):
+    _require_index("tile_store", r0)
+    _require_index("tile_store", c0)
+    _require_tile("tile_store", tile, ("UB", "L0C"))
+    if math.prod(view) != gm.size:
+        raise ShapeError(f"tile_store: view {view} does not cover {gm}")
+    if tile.space == "UB" and tile.dtype != gm.dtype:
+        raise DtypeError(f"tile_store: UB tile {tile} stored into {gm}; convert it first")
+    return gm
+
+
+def _tile_store(gm, tile, r0, c0, *, view, atomic=False):
+    out = np.array(gm, copy=True)
+    write_window(out, tile, int(r0), int(c0), view, atomic)
+    return out
+
+
+def write_window(gm_array, tile_value, r0, c0, view, atomic=False):
+    """Write (or with ``atomic``, add) a tile's valid values into ``gm_array`` in place."""
+    g = gm_array.reshape(view)
+    vr, vc = np.shape(tile_value)
+    values = np.asarray(tile_value).astype(gm_array.dtype)
+    if atomic:
+        g[r0:r0 + vr, c0:c0 + vc] += values
+    else:
+        g[r0:r0 + vr, c0:c0 + vc] = values
+
+
+tile_store_p = _prim("tile_store", _tile_store_abstract, _tile_store)
+
+
+def _tile_scalar_load_abstract(gm):
+    if _is_tile(gm) or gm.size != 1:
+        raise ShapeError(f"tile_scalar_load: expected a one-element tensor, got {gm}")
+    return TensorType((), gm.dtype)
+
+
+tile_scalar_load_p = _prim("tile_scalar_load", _tile_scalar_load_abstract,
+                           lambda gm: np.asarray(gm).reshape(-1)[0])
+
+
+# --- elementwise -----------------------------------------------------------------------------
+# Tensor primitives with a tile form. ``BROADCASTING`` ops also take a [R,1] or [1,C] tile as
+# their second operand (PTO's TROWEXPAND<op> / TCOLEXPAND<op> family).
+ELEMENTWISE_TILED = ("add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp", "log",
+                     "sqrt", "rsqrt", "tanh", "logistic", "integer_pow", "eq", "ne", "lt",
+                     "le", "gt", "ge", "and", "or", "not", "select", "is_finite",
+                     "convert_element_type", "stop_gradient", "copy")
+BROADCASTING = frozenset({"add", "sub", "mul", "div", "max", "min"})
+INTEGER_POW_EXPONENTS = frozenset({-2, -1, 1, 2, 3, 4})
+_NOT_INPLACE = {"integer_pow": lambda p: p.get("y") in (3, -2)}   # re-read their source
+
+
+def _elementwise_abstract(name, tensor_prim):
+    def abstract_eval(*operands, **params):
+        tiles = [t for t in operands if _is_tile(t)]
+        if not tiles:
+            raise ShapeError(f"tile_{name}: needs at least one tile operand")
+        for t in tiles:
+            _require_tile(f"tile_{name}", t)
+        full = tiles[0]          # a broadcast [R',1] / [1,C] operand always comes second
+        for t in tiles[1:]:
+            if t.shape == full.shape:
+                if valid_shape(t) != valid_shape(full):
+                    raise ShapeError(f"tile_{name}: valid regions differ: {t} vs {full}")
+                continue
+            row = t.shape == (row_vector_rows(full.shape[0]), 1) and \
+                valid_shape(t)[0] == valid_shape(full)[0]
+            col = t.shape == (1, full.shape[1]) and \
+                valid_shape(t)[1] == valid_shape(full)[1]
+            if name not in BROADCASTING or not (row or col):
+                raise ShapeError(f"tile_{name}: operand {t} does not match {full}")
+        for t in operands:
+            if not _is_tile(t) and t.shape != ():
+                raise ShapeError(f"tile_{name}: non-tile operands must be scalars, got {t}")
+        scalar_types = [TensorType((), t.dtype) for t in operands]
+        out = tensor_prim.abstract_eval(*scalar_types, **params)
+        return tile_type(full.shape, out.dtype, "UB", valid_shape(full))
+    return abstract_eval
+
+
+def _elementwise_impl(tensor_prim):
+    impl = tensor_prim.impl
+
+    def tile_impl(*operands, **params):
+        return impl(*operands, **params)
+    return tile_impl
+
+
+ELEMENTWISE_TILE_PRIMS: dict[str, Primitive] = {}
+for _name in ELEMENTWISE_TILED:
+    _tp = ew.ELEMENTWISE[_name]
+    _p = _prim(f"tile_{_name}", _elementwise_abstract(_name, _tp), _elementwise_impl(_tp),
+               inplace=True)
+    _p.tensor_prim = _tp
+    _p.elementwise = True
+    ELEMENTWISE_TILE_PRIMS[_name] = _p
+
+
+def inplace_ok(prim, params) -> bool:
+    """Whether ``prim`` may write its result over an operand that dies at it."""
+    rule = _NOT_INPLACE.get(getattr(getattr(prim, "tensor_prim", None), "name", None))
+    return bool(prim.tile_inplace) and not (rule and rule(params))
+
+
+def _fill_abstract(value, *, shape, valid):
+    if _is_tile(value) or value.shape != ():
+        raise ShapeError(f"tile_fill: expected a scalar, got {value}")
+    return tile_type(shape, value.dtype, "UB", valid)
+
+
+tile_fill_p = _prim("tile_fill", _fill_abstract,
+                    lambda value, *, shape, valid: np.full(valid, value))
+
+
+def _expand_abstract(name, axis):
+    def abstract_eval(t, *, shape, valid):
+        _require_tile(name, t)
+        want = (row_vector_rows(shape[0]), 1) if axis == "row" else (1, shape[1])
+        if t.shape != want:
+            raise ShapeError(f"{name}: expected a {want[0]}x{want[1]} tile, got {t}")
+        return tile_type(shape, t.dtype, "UB", valid)
+    return abstract_eval
+
+
+tile_row_expand_p = _prim("tile_row_expand", _expand_abstract("tile_row_expand", "row"),
+                          lambda t, *, shape, valid: np.array(np.broadcast_to(t, valid)))
+tile_col_expand_p = _prim("tile_col_expand", _expand_abstract("tile_col_expand", "col"),
+                          lambda t, *, shape, valid: np.array(np.broadcast_to(t, valid)))
+
+
+# --- row reductions --------------------------------------------------------------------------
+def _row_reduce_abstract(name):
+    def abstract_eval(t):
+        _require_tile(name, t)
+        vr, _ = valid_shape(t)
+        return tile_type((row_vector_rows(t.shape[0]), 1), t.dtype, "UB", (vr, 1))
+    return abstract_eval
+
+
+def _row_reduce_impl(reduce):
+    def impl(t):
+        return np.asarray(reduce(np.asarray(t), (1,))).reshape(-1, 1)
+    return impl
+
+
+tile_row_sum_p = _prim("tile_row_sum", _row_reduce_abstract("tile_row_sum"),
+                       _row_reduce_impl(red._sum), scratch="input")
+tile_row_max_p = _prim("tile_row_max", _row_reduce_abstract("tile_row_max"),
+                       _row_reduce_impl(red._max), scratch="input")
+tile_row_min_p = _prim("tile_row_min", _row_reduce_abstract("tile_row_min"),
+                       _row_reduce_impl(red._min), scratch="input")
+ROW_REDUCTIONS = {"reduce_sum": tile_row_sum_p, "reduce_max": tile_row_max_p,
+                  "reduce_min": tile_row_min_p}
+
+
+def _col_sum_abstract(t):
+    _require_tile("tile_col_sum", t)
+    _, vc = valid_shape(t)
+    return tile_type((1, t.shape[1]), t.dtype, "UB", (1, vc))
+
+
+# A column sum is the partial sum of one tile's rows: the kernel adds the partials of all
+# row tiles into a zero-initialized output with atomic stores (``tile_store[atomic=True]``).
+tile_col_sum_p = _prim("tile_col_sum", _col_sum_abstract,
+                       lambda t: np.sum(np.asarray(t), axis=0, keepdims=True,
+                                        dtype=np.asarray(t).dtype), scratch="input")
+# is_finite is lowered as |x| < inf, which needs a temporary shaped like x.
+ELEMENTWISE_TILE_PRIMS["is_finite"].tile_scratch = "input"
+
+
+# --- cube ------------------------------------------------------------------------------------
+def _move_abstract(t, *, space, stage=None):
+    _require_tile("tile_move", t, ("L1",))
+    if space not in ("L0A", "L0B"):
+        raise ShapeError(f"tile_move: destination must be L0A or L0B, got {space}")
+    return tile_type(t.shape, t.dtype, space, t.valid)
+
+
+tile_move_p = _prim("tile_move", _move_abstract, lambda t, *, space, stage=None: np.array(t))
+
+
+def accumulator_dtype(dtype):
+    return dtypes.int32 if dtypes.is_integer(dtype) else dtypes.float32
+
+
+def _matmul_type(name, a, b):
+    _require_tile(name, a, ("L0A",))
+    _require_tile(name, b, ("L0B",))
+    if a.shape[1] != b.shape[0] or valid_shape(a)[1] != valid_shape(b)[0] or a.dtype != b.dtype:
+        raise ShapeError(f"{name}: {a} and {b} do not chain")
+    (vm, _), (_, vn) = valid_shape(a), valid_shape(b)
+    return tile_type((a.shape[0], b.shape[1]), accumulator_dtype(a.dtype), "L0C", (vm, vn))
+
+
+def _matmul(a, b):
+    acc = accumulator_dtype(a.dtype)
+    return np.matmul(np.asarray(a).astype(acc), np.asarray(b).astype(acc))
+
+
+tile_matmul_p = _prim("tile_matmul", lambda a, b: _matmul_type("tile_matmul", a, b), _matmul)
+
+
+def _matmul_acc_abstract(acc, a, b):
+    out = _matmul_type("tile_matmul_acc", a, b)
+    if (acc.shape, acc.dtype, acc.space, acc.valid) != (out.shape, out.dtype, out.space,
+                                                       out.valid):
+        raise ShapeError(f"tile_matmul_acc: accumulator {acc} does not match {out}")
+    return out
+
+
+tile_matmul_acc_p = _prim("tile_matmul_acc", _matmul_acc_abstract,
+                          lambda acc, a, b: np.asarray(acc) + _matmul(a, b))
+
+
+# --- loops -----------------------------------------------------------------------------------
+def _loop_abstract(*args, start, stop, body, num_carry):
+    ir = body.ir if isinstance(body, ClosedIR) else body
+    carries = args[:num_carry]
+    if len(ir.invars) != 1 + len(args) or len(ir.outvars) != num_carry:
+        raise ShapeError("tile_loop: body signature does not match its operands")
+    for c, v, o in zip(carries, ir.invars[1:], ir.outvars):
+        if c != v.type or c != o.type:
+            raise ShapeError(f"tile_loop: carry {c} does not match the body ({v.type})")
+    return list(carries)
+
+
+def _loop(*args, start, stop, body, num_carry):
+    from ptojax.eval.interpreter import eval_ir
+    ir = body.ir if isinstance(body, ClosedIR) else body
+    carries, invariants = list(args[:num_carry]), list(args[num_carry:])
+    for k in range(start, stop):
+        outs = eval_ir(ir, [np.int32(k), *carries, *invariants])
+        carries = [np.asarray(o) for o in outs]
+    return carries
+
+
+tile_loop_p = _prim("tile_loop", _loop_abstract, _loop, multiple_results=True)
+
+
+# --- the kernel ------------------------------------------------------------------------------
+def kernel_signature(body: IR, num_inputs: int):
+    """(input GM vars, output GM vars, workspace vars) of a kernel body."""
+    gm = body.invars[2:]
+    n_out = len(body.outvars)
+    return gm[:num_inputs], gm[num_inputs:num_inputs + n_out], gm[num_inputs + n_out:]
+
+
+def _kernel_abstract(*in_types, name, kind, grid, regions, bodies, buffers, target, cube=None,
+                     accumulate=()):
+    if len(bodies) != len(regions) or not bodies:
+        raise ShapeError(f"tile_kernel {name}: one body per region expected")
+    outs = None
+    for body in bodies:
+        ins, out_vars, _ = kernel_signature(body, len(in_types))
+        if [(v.type.shape, v.type.dtype) for v in ins] != [(t.shape, t.dtype) for t in in_types]:
+            raise ShapeError(f"tile_kernel {name}: operands {list(in_types)} do not match the "
+                             f"body's inputs {[v.type for v in ins]}")
+        types = [v.type for v in body.outvars]
+        if outs is not None and [(t.shape, t.dtype) for t in types] != \
+                [(t.shape, t.dtype) for t in outs]:
+            raise ShapeError(f"tile_kernel {name}: bodies disagree on outputs")
+        outs = types
+        if [v.type for v in out_vars] != types:
+            raise ShapeError(f"tile_kernel {name}: body outputs must update its output tensors")
+    return outs
+
+
+def _kernel_impl(*inputs, **params):
+    from ptojax.tile.interpreter import run_tile_kernel
+    return run_tile_kernel(inputs, **params)
+
+
+tile_kernel_p = _prim("tile_kernel", _kernel_abstract, _kernel_impl, multiple_results=True)

@@ -1,0 +1,326 @@
+"""Choosing tile shapes: ``TileConfig`` (explicit) or the automatic planner.
+
+Rules the planner follows (and an explicit ``TileConfig`` is checked against, before any code
+is generated):
+
+1. Alignment. A row-major tile row must span a multiple of the target's row alignment (32
+   bytes): tile columns are multiples of ``32 / itemsize`` for every full/column tile dtype.
+   Row-vector tiles ([R,1], column-major) pad their rows to a multiple of 32, which meets the
+   rule for every dtype. Cube tiles (m, k, n) are multiples of the cube fractal (16).
+2. Capacity. Every buffer of the kernel's memory plan — including the extra copies for
+   double buffering (``buffers``) and op temporaries — fits its space (UB, L1, L0A/B/C).
+3. Whole rows. A kernel with row reductions (or row outputs) keeps whole rows in a tile.
+4. Busy cores. Tiles are made small enough that there are at least ``cores x buffers`` of
+   them (every core gets work and can overlap loads with compute), but not below the target's
+   ``min_dma_bytes`` per tile; within that, tiles are as large as capacity allows.
+5. Cube shapes prefer at least one output tile per cube core, then the largest m x n
+   (arithmetic intensity), then the largest k.
+
+A violated rule under an explicit config raises ``TileError`` naming the kernel, the op, the
+buffer, the bytes needed and available, and a fix. Under automatic planning a kernel that
+cannot be tiled at all (e.g. a row longer than UB) is left as tensor-level equations, with the
+reason shown by ``lowered.unfused()``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ptojax.errors import TileError
+from ptojax.tile import ops as T
+from ptojax.tile.build import BodyBuilder
+from ptojax.optimize import cse, dce
+from ptojax.tile.memory import align_up, plan_memory
+from ptojax.tile.rules import ROW
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """Explicit tile shapes: ``vec=(rows, cols)`` for vector kernels, ``cube=(m, k, n)`` for
+    matmul kernels, ``buffers`` copies of each staging tile (2 = double buffering). A field
+    left None is chosen by the planner. Shapes larger than a kernel's data are clamped to it.
+    """
+    vec: Optional[tuple] = None
+    cube: Optional[tuple] = None
+    buffers: int = 2
+
+    def __post_init__(self):
+        if self.vec is not None and (len(self.vec) != 2 or min(self.vec) < 1):
+            raise TileError(f"TileConfig.vec must be (rows, cols) of positive ints, got "
+                            f"{self.vec}")
+        if self.cube is not None and (len(self.cube) != 3 or min(self.cube) < 1):
+            raise TileError(f"TileConfig.cube must be (m, k, n) of positive ints, got "
+                            f"{self.cube}")
+        if self.buffers not in (1, 2, 3, 4):
+            raise TileError(f"TileConfig.buffers must be 1..4, got {self.buffers}")
+
+
+@dataclass
+class KernelPlan:
+    name: str
+    tile: tuple
+    cube: Optional[tuple]
+    grid: T.TileGrid
+    regions: tuple
+    bodies: tuple
+    inputs: list
+    buffers: int
+
+
+def build_kernel(group, tile, cube, target, buffers, name) -> KernelPlan:
+    """The bodies (one per region) of ``group`` with tiles of ``tile``."""
+    cores = target.cube_cores if group.kind == "cube" else target.vector_cores
+    probe = T.TileGrid(group.space, tuple(tile), 1)
+    grid = T.TileGrid(group.space, tuple(tile), max(1, min(probe.num_tiles, cores)))
+    regions = grid.regions()
+    bodies, inputs = [], None
+    for valid in regions:
+        builder = BodyBuilder(group, tile, valid, target, cube)
+        if inputs is not None:
+            for v in inputs:
+                builder.gm(v)
+        body, order = builder.finish()
+        body = dce(cse(body))
+        if inputs is not None and order != inputs:
+            raise TileError(f"kernel {name}: regions disagree on inputs (internal error)")
+        inputs = order
+        bodies.append(body)
+    return KernelPlan(name, tuple(tile), cube, grid, regions, tuple(bodies), inputs, buffers)
+
+
+def _kernel_error(name, group, message):
+    return TileError(f"kernel {name}: {message}", group.eqns[0].source)
+
+
+# --- vector kernels --------------------------------------------------------------------------
+def _tiles(ir):
+    for eqn in ir.eqns:
+        for v in eqn.outputs:
+            if isinstance(v.type, T.TileType):
+                yield v.type
+        for sub in eqn.params.values():
+            if hasattr(sub, "eqns"):
+                yield from _tiles(sub)
+
+
+def _probe(group, target):
+    """(column alignment in elements, largest UB element size) from a probe body's tiles.
+
+    A row-major UB tile's row spans a multiple of ``target.row_alignment`` bytes, so tile
+    columns are a multiple of ``row_alignment / itemsize`` for each dtype of a full or column
+    tile. Row-vector tiles pad their own rows (``ROW_VECTOR_ALIGN``), so tile rows are free.
+    """
+    m, n = group.space
+    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
+    col_align, itemsize = 1, 1
+    for tile in _tiles(body):
+        if tile.space != "UB":
+            continue
+        itemsize = max(itemsize, tile.dtype.itemsize)
+        if not (tile.shape[1] == 1 and tile.shape[0] > 1):
+            col_align = max(col_align, target.row_alignment // tile.dtype.itemsize)
+    return col_align, itemsize
+
+
+def _needs_whole_rows(group) -> bool:
+    """Row reductions (and row outputs) need every column of a row in one tile."""
+    return any(group.layout[v] == ROW for e in group.eqns for v in e.outputs
+               if e.prim.name.startswith("reduce_")) or \
+        any(group.layout[v] == ROW for v in group.outputs)
+
+
+def _overflow(group, tile, cube, target, buffers):
+    body, _ = BodyBuilder(group, tile, _full_valid(group.space, tile), target, cube).finish()
+    plan = plan_memory(body, buffers, target)
+    return plan.overflow(target)
+
+
+def _full_valid(space, tile):
+    return tuple(min(s, t) for s, t in zip(space, tile))
+
+
+def _max_rows(group, cols, target, buffers, limit):
+    """The most rows (<= limit) whose tiles of ``cols`` columns fit, or 0."""
+    lo, hi = 0, max(1, limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _overflow(group, (mid, cols), None, target, buffers) is None:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def plan_vector(group, config, target, name):
+    m, n = group.space
+    buffers = config.buffers
+    col_align, itemsize = _probe(group, target)
+    whole = _needs_whole_rows(group)
+    if config.vec is not None:
+        return _explicit_vector(group, config, target, name, col_align, whole)
+    cols = align_up(n, col_align)
+    r_max = _max_rows(group, cols, target, buffers, m)
+    while r_max == 0 and not whole and cols > col_align:
+        cols = align_up(cols // 2, col_align)
+        r_max = _max_rows(group, cols, target, buffers, m)
+    if r_max == 0:
+        return (f"a tile of 1 row x {cols} columns does not fit {target.name}'s UB "
+                f"({target.capacity('UB'):,} bytes)")
+    want_tiles = target.vector_cores * buffers
+    min_rows = -(-target.min_dma_bytes // (cols * itemsize))
+    rows = min(r_max, m, max(-(-m // want_tiles), min_rows, 1))
+    nr = -(-m // rows)
+    if not whole and nr * -(-n // cols) < target.vector_cores and n > col_align:
+        split = -(-target.vector_cores // nr)
+        narrow = align_up(-(-n // split), col_align)
+        min_cols = align_up(-(-target.min_dma_bytes // (rows * itemsize)), col_align)
+        cols = min(cols, max(narrow, min_cols, col_align))
+    return build_kernel(group, (rows, cols), None, target, buffers, name)
+
+
+def _explicit_vector(group, config, target, name, col_align, whole):
+    m, n = group.space
+    rows, cols = config.vec
+    op = group.eqns[0].prim.name
+    if cols % col_align:
+        raise _kernel_error(name, group, (
+            f"op `{op}`: TileConfig(vec=({rows}, {cols})) breaks alignment: UB tile rows "
+            f"must be {target.row_alignment}-byte multiples, i.e. cols a multiple of "
+            f"{col_align} elements for this kernel's dtypes. "
+            f"Fix: cols={align_up(cols, col_align)}."))
+    if whole and cols < n:
+        red = next((e.prim.name for e in group.eqns if e.prim.name.startswith("reduce_")), op)
+        raise _kernel_error(name, group, (
+            f"op `{red}` reduces whole rows of {n} elements, but TileConfig(vec=({rows}, "
+            f"{cols})) cuts rows into {cols}-column tiles. Fix: cols >= "
+            f"{align_up(n, col_align)}."))
+    tile = (min(rows, m), min(cols, align_up(n, col_align)))
+    over = _overflow(group, tile, None, target, config.buffers)
+    if over is not None:
+        fit = _max_rows(group, tile[1], target, config.buffers, tile[0])
+        fix = (f"TileConfig(vec=({fit}, {tile[1]}))" if fit else
+               "fewer columns per tile" if not whole else
+               "buffers=1 or leave config=None so the kernel stays unfused")
+        raise _overflow_error(name, group, over, config, fix)
+    return build_kernel(group, tile, None, target, config.buffers, name)
+
+
+def _overflow_error(name, group, over, config, fix):
+    slot, space, needed, cap = over
+    op = slot.owner.prim.name if slot.owner is not None else "?"
+    return _kernel_error(name, group, (
+        f"op `{op}`: buffer {space} needs {needed:,} bytes but holds {cap:,} bytes "
+        f"(tiles of {config} with {config.buffers}x staging buffers). Fix: {fix}."))
+
+
+# --- cube kernels ----------------------------------------------------------------------------
+CUBE_SIZES = (256, 128, 64, 32, 16)
+
+
+def _cube_dims(group):
+    from ptojax.tile.rules import matmul_shape
+    return matmul_shape(group.dot)
+
+
+def _tile_rows(shape, m):
+    """Grid tile rows for a cube tile of m rows.
+
+    Unbatched: m. Batched (the rows of all batch elements stacked): a tile must stay in one
+    batch element, so its rows are the largest divisor of M that is <= m — m itself when m
+    divides M, M for a whole element when m >= M, else fewer valid rows than m (e.g. M = 40,
+    m = 32: tiles of 20 rows; how an M off the fractal or too long for one tile is tiled).
+    """
+    if shape.batch == 1:
+        return m
+    return next(d for d in range(min(m, shape.m), 0, -1) if shape.m % d == 0)
+
+
+def _batched_m_fix(M, m, f):
+    """For an explicit m that straddles batch elements: the largest m' <= m on the fractal
+    that divides M, else the smallest fractal multiple covering M (a whole element)."""
+    for d in range(m - m % f, 0, -f):
+        if M % d == 0:
+            return d
+    return align_up(M, f)
+
+
+def _cube_fits_l0(mkn, itemsize, target, buffers):
+    m, k, n = mkn
+    return (m * k * itemsize * buffers <= target.capacity("L0A")
+            and k * n * itemsize * buffers <= target.capacity("L0B")
+            and m * n * 4 <= target.capacity("L0C")
+            and (m * k + k * n) * itemsize * buffers <= target.capacity("L1"))
+
+
+def _build_cube(group, cube, target, buffers, name):
+    rows = _tile_rows(_cube_dims(group), cube[0])
+    return build_kernel(group, (rows, cube[2]), cube, target, buffers, name)
+
+
+def plan_cube(group, config, target, name):
+    shape = _cube_dims(group)
+    M, K, N = shape.m, shape.k, shape.n
+    f = target.cube_fractal[0]
+    itemsize = group.dot.inputs[0].type.dtype.itemsize
+    buffers = config.buffers
+    if config.cube is not None:
+        m, k, n = config.cube
+        if m % f or k % f or n % f:
+            raise _kernel_error(name, group, (
+                f"op `dot_general`: TileConfig(cube={config.cube}) breaks the {f}x{f}x{f} "
+                f"cube fractal. Fix: cube=({align_up(m, f)}, {align_up(k, f)}, "
+                f"{align_up(n, f)})."))
+        cube = (min(m, align_up(M, f)), min(k, align_up(K, f)), min(n, align_up(N, f)))
+        if shape.batch > 1 and cube[0] < shape.m and shape.m % cube[0]:
+            raise _kernel_error(name, group, (
+                f"op `dot_general`: batched matmul of {shape.batch} x ({M}x{K} @ {K}x{N}): "
+                f"TileConfig(cube={config.cube}) has m={m}, which does not divide the "
+                f"{M} rows of a batch element, so a tile would straddle two batch elements. "
+                f"Fix: m={_batched_m_fix(M, m, f)} (m must divide M, or be >= M)."))
+        over = _overflow(group, (_tile_rows(shape, cube[0]), cube[2]), cube, target,
+                         buffers)
+        if over is not None:
+            auto = _auto_cube(group, shape, itemsize, target, buffers)
+            fix = f"TileConfig(cube={auto})" if auto else "smaller m, k or n"
+            raise _overflow_error(name, group, over, config, fix)
+        return _build_cube(group, cube, target, buffers, name)
+    cube = _auto_cube(group, shape, itemsize, target, buffers)
+    if cube is None:
+        return f"no (m, k, n) cube tile fits {target.name}'s buffers"
+    return _build_cube(group, cube, target, buffers, name)
+
+
+def _m_candidates(shape, f):
+    """Cube m candidates; batched: each fitted to the tile rows it gets (see _tile_rows)."""
+    sizes = [s for s in CUBE_SIZES if s <= align_up(shape.m, f)] or [f]
+    if shape.batch == 1:
+        return sizes
+    sizes.append(align_up(shape.m, f))
+    return sorted({align_up(_tile_rows(shape, s), f) for s in sizes}, reverse=True)
+
+
+def _auto_cube(group, shape, itemsize, target, buffers):
+    f = target.cube_fractal[0]
+    M, K, N = shape.m, shape.k, shape.n
+    cap = lambda d: [s for s in CUBE_SIZES if s <= align_up(d, f)] or [f]
+    candidates = []
+    for m in _m_candidates(shape, f):
+        rows = _tile_rows(shape, m)
+        for n in cap(N):
+            for k in cap(K) + ([512] if K > 256 else []):
+                if not _cube_fits_l0((m, k, n), itemsize, target, buffers):
+                    continue
+                tiles = -(-shape.batch * M // rows) * -(-N // n)
+                candidates.append((tiles >= target.cube_cores, rows * n, k, n, (m, k, n)))
+    for *_, mkn in sorted(candidates, reverse=True):
+        rows = _tile_rows(shape, mkn[0])
+        if _overflow(group, (rows, mkn[2]), mkn, target, buffers) is None:
+            return mkn
+    return None
+
+
+def plan_group(group, config, target, name):
+    """A KernelPlan for ``group``, or a string saying why it cannot be tiled (auto mode)."""
+    if group.kind == "cube":
+        return plan_cube(group, config, target, name)
+    return plan_vector(group, config, target, name)

@@ -1,0 +1,70 @@
+"""IR clean-ups that let more of a program tile: transposes folded into matmuls.
+
+The cube loads either operand of a matmul transposed (a column-major ``TLOAD``), so a 2-D
+``transpose`` (or one of the last two axes of a batched matmul's operand) feeding a
+``dot_general`` is folded into the matmul's contracting dimensions, and a ``transpose`` of
+a matmul's result becomes a matmul with swapped operands (``(a b)^T = b^T a^T``). ``grad``
+produces both patterns for every matmul; folding them keeps the backward pass in cube
+kernels instead of leaving transposes as tensor ops.
+"""
+from __future__ import annotations
+
+from ptojax.ir.core import IR, Eqn, Var
+from ptojax.ops.linalg import dot_general_p
+from ptojax.ops.shape import transpose_p
+from ptojax.optimize import dce
+
+
+def _plain_2d_dot(eqn) -> bool:
+    """A matmul over 2-D operands, or over [*batch, x, y] operands with leading batch dims."""
+    if eqn.prim is not dot_general_p:
+        return False
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    a, b = eqn.inputs
+    nb = len(lb)
+    return tuple(lb) == tuple(rb) == tuple(range(nb)) and a.type.ndim == nb + 2 and \
+        b.type.ndim == nb + 2 and len(lc) == 1 and len(rc) == 1
+
+
+def _swap_2d(eqn) -> bool:
+    """A transpose swapping the last two axes (keeping any leading axes in place)."""
+    if eqn.prim is not transpose_p:
+        return False
+    perm = tuple(eqn.params["permutation"])
+    n = len(perm)
+    return n >= 2 and perm == (*range(n - 2), n - 1, n - 2)
+
+
+def fold_transposes(ir: IR) -> IR:
+    """Fold (batched) 2-D transposes into the matmuls that produce or consume them."""
+    producer = {v: e for e in ir.eqns for v in e.outputs}
+    eqns = []
+    for eqn in ir.eqns:
+        if _swap_2d(eqn):
+            src = producer.get(eqn.inputs[0])
+            if src is not None and _plain_2d_dot(src):
+                (lc, rc), batch = src.params["dimension_numbers"]
+                eqn = Eqn(dot_general_p, (src.inputs[1], src.inputs[0]), eqn.outputs,
+                          src.params.replace(dimension_numbers=((rc, lc), batch)), eqn.source)
+                producer[eqn.outputs[0]] = eqn
+        elif _plain_2d_dot(eqn):
+            eqn = _absorb_operand_transposes(eqn, producer)
+        eqns.append(eqn)
+    return dce(IR(ir.constvars, ir.invars, eqns, ir.outvars))
+
+
+def _absorb_operand_transposes(eqn, producer):
+    (lc, rc), batch = eqn.params["dimension_numbers"]
+    inputs = list(eqn.inputs)
+    contract = [lc[0], rc[0]]
+    for i in (0, 1):
+        src = producer.get(inputs[i]) if type(inputs[i]) is Var else None
+        if src is not None and _swap_2d(src):
+            inputs[i] = src.inputs[0]
+            nb = len(batch[0])
+            contract[i] = 2 * nb + 1 - contract[i]     # nb <-> nb + 1
+    if inputs == list(eqn.inputs):
+        return eqn
+    dims = (((contract[0],), (contract[1],)), batch)
+    return Eqn(dot_general_p, inputs, eqn.outputs,
+               eqn.params.replace(dimension_numbers=dims), eqn.source)
