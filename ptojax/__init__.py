@@ -5,7 +5,8 @@
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
-from ptojax.jit import ShapeDtypeStruct, jit, make_ir
+from ptojax.jit import jit, make_ir
+from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
 from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,

@@ -60,8 +60,10 @@ def is_bool(dtype) -> bool:
     return dtype == bool_
 
 
-def is_inexact(dtype) -> bool:
-    return dtype in FLOATS
+def accumulates_in_f32(dtype) -> bool:
+    """float16, bfloat16 and float8: their sums and products accumulate in float32, as the
+    hardware does."""
+    return dtype in (float16, bfloat16) or dtype in FLOAT8
 
 
 _ALIASES = {"bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,

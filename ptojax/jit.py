@@ -18,59 +18,12 @@ from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
+from ptojax.eval.leaves import ShapeDtypeStruct, describe_path, leaf_type, leaf_value
 from ptojax.trace import Tracer, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
 
 log = logging.getLogger("ptojax.jit")
-
-
-class ShapeDtypeStruct:
-    """An abstract argument: ``make_ir``/``lower`` trace with it without any data."""
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize(dtype)
-        self.weak_type = weak_type
-
-    @property
-    def aval(self):
-        return TensorType(self.shape, self.dtype, self.weak_type)
-
-    def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
-
-
-# ---------------------------------------------------------------------------------------------
-def leaf_type(x, path=()) -> TensorType:
-    """The TensorType a concrete (or abstract) leaf is traced as."""
-    t = type(x)
-    if t is Array or t is Tracer or t is ShapeDtypeStruct:
-        return x.aval
-    try:
-        if t is np.ndarray or isinstance(x, np.generic):
-            return TensorType(x.shape, dtypes.canonicalize(x.dtype))
-        if t in (float, int, bool):
-            return TensorType((), dtypes.python_scalar_dtype(x), True)
-    except DtypeError as e:
-        where = f"{_describe_path(path)}: " if path else ""
-        raise DtypeError(where + e.message, user_frame(3)) from None
-    if isinstance(x, (Array, Tracer)):
-        return x.aval
-    raise NonArrayLeafError(
-        f"argument {keystr(path) or ''} is a {type(x).__name__} ({x!r:.60}), not an array; "
-        f"pass arrays/scalars, or mark it static with static_argnums/static_argnames",
-        user_frame(3))
-
-
-def leaf_value(x):
-    t = type(x)
-    if t is Array:
-        return x._value
-    if t is np.ndarray:
-        return x
-    return np.asarray(x, leaf_type(x).dtype)
 
 
 class _Signature(NamedTuple):
@@ -287,20 +240,10 @@ def explain_retrace(old: _Signature, new: _Signature) -> str:
     paths = [p for p, _ in tree_flatten_with_path(new.in_tree.unflatten(new.in_types))[0]]
     for path, a, b in zip(paths, old.in_types, new.in_types):
         if a != b:
-            where = _describe_path(path)
+            where = describe_path(path)
             return f"{where} changed from {a}{' (weak)' if a.weak_type else ''} to " \
                    f"{b}{' (weak)' if b.weak_type else ''}"
     return "the signature changed"
-
-
-def _describe_path(path):
-    if len(path) < 2 or not hasattr(path[0], "idx"):
-        return f"argument {keystr(path)}"
-    if path[0].idx == 0:
-        return f"positional argument {path[1].idx}{keystr(path[2:])}"
-    if len(path) >= 2:
-        return f"keyword argument {path[1].key!r}{keystr(path[2:])}"
-    return "an argument"
 
 
 class Lowered:

@@ -6,16 +6,19 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
+from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
+from ptojax.ops.broadcast import broadcast_in_dim_p
+from ptojax.ops.convert import convert_element_type_p, copy_p
+from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
 
 # Primitives whose results must not be merged or folded (none are effectful today; the set is
 # where such a primitive would be declared).
 EFFECTFUL: set = set()
 # Do not fold constants into literals bigger than this many elements.
 FOLD_LIMIT = 1
-# prim -> rule(eqn, used_outputs: list[bool]) -> Eqn without the unused outputs (and the
-# inputs only they needed), its sub-IRs DCE'd; for primitives with sub-IRs whose outputs are
-# coupled (loop carries), registered by the modules defining them (ptojax/control_flow/).
-dce_rules: dict = {}
+# A primitive whose outputs are coupled (loop carries) has a ``dce`` fact:
+# rule(eqn, used_outputs: list[bool]) -> Eqn without the unused outputs (and the inputs only
+# they needed), its sub-IRs DCE'd.
 
 
 def optimize(closed: ClosedIR) -> ClosedIR:
@@ -46,7 +49,7 @@ def dce(ir: IR, keep_inputs: bool = True) -> IR:
     kept = []
     for eqn in reversed(ir.eqns):
         if eqn.prim in EFFECTFUL or any(v in live for v in eqn.outputs):
-            rule = dce_rules.get(eqn.prim)
+            rule = eqn.prim.fact("dce")
             if rule is not None and eqn.prim not in EFFECTFUL:
                 eqn = rule(eqn, [v in live for v in eqn.outputs])
             else:
@@ -150,7 +153,7 @@ def _scalar_broadcast(atom, defs):
     if type(atom) is Literal:
         return atom
     eqn = defs.get(atom)
-    if eqn is not None and eqn.prim.name == "broadcast_in_dim" and \
+    if eqn is not None and eqn.prim is broadcast_in_dim_p and \
             type(eqn.inputs[0]) is Literal:
         return eqn.inputs[0]
     return None
@@ -177,26 +180,26 @@ def _use_scalars_directly(eqn, defs):
 
 def _identity_of(eqn, defs):
     """The atom ``eqn``'s single output equals, if the equation does nothing, else None."""
-    name, ins, out = eqn.prim.name, eqn.inputs, eqn.outputs[0]
+    prim, ins, out = eqn.prim, eqn.inputs, eqn.outputs[0]
 
     def keeps_type(a):
         return type(a) is Var and a.type.same_shape_dtype(out.type)
 
-    if name == "mul":
+    if prim is mul_p:
         for a, b in (ins, ins[::-1]):
             if _is_one(b, defs) and keeps_type(a):
                 return a
-    elif name == "integer_pow" and eqn.params["y"] == 1 or name == "copy":
+    elif prim is integer_pow_p and eqn.params["y"] == 1 or prim is copy_p:
         return ins[0] if keeps_type(ins[0]) else None
-    elif name == "neg":
+    elif prim is neg_p:
         inner = defs.get(ins[0])
-        if inner is not None and inner.prim.name == "neg" and keeps_type(inner.inputs[0]):
+        if inner is not None and inner.prim is neg_p and keeps_type(inner.inputs[0]):
             return inner.inputs[0]
-    elif name == "transpose":
+    elif prim is transpose_p:
         perm = eqn.params["permutation"]
         if tuple(perm) == tuple(range(len(perm))) and keeps_type(ins[0]):
             return ins[0]
-    elif name in ("reshape", "convert_element_type"):
+    elif prim in (reshape_p, convert_element_type_p):
         if type(ins[0]) is Var and ins[0].type == out.type:
             return ins[0]
     return None
@@ -205,18 +208,17 @@ def _identity_of(eqn, defs):
 def _rewritten(eqn, defs):
     """``integer_pow[y=2] x`` as ``mul x x``; a reshape of a reshape (or squeeze/expand_dims)
     as one reshape; a transpose of a transpose as one transpose."""
-    name = eqn.prim.name
-    if name == "integer_pow" and eqn.params["y"] == 2:
-        from ptojax.ops.elementwise import mul_p
+    prim = eqn.prim
+    if prim is integer_pow_p and eqn.params["y"] == 2:
         x = eqn.inputs[0]
         return Eqn(mul_p, (x, x), eqn.outputs, Params(), eqn.source)
-    if name == "reshape":
+    if prim is reshape_p:
         inner = defs.get(eqn.inputs[0])
-        if inner is not None and inner.prim.name in ("reshape", "squeeze", "expand_dims"):
+        if inner is not None and inner.prim in (reshape_p, squeeze_p, expand_dims_p):
             return eqn.replace(inputs=inner.inputs)
-    if name == "transpose":
+    if prim is transpose_p:
         inner = defs.get(eqn.inputs[0])
-        if inner is not None and inner.prim.name == "transpose":
+        if inner is not None and inner.prim is transpose_p:
             first, second = inner.params["permutation"], eqn.params["permutation"]
             composed = tuple(first[p] for p in second)
             return eqn.replace(inputs=inner.inputs,

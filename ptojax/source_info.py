@@ -59,6 +59,23 @@ def current(source: Optional[SourceInfo]):
         _state.override = previous
 
 
+@contextmanager
+def replaying():
+    """For an interpreter that re-emits equations: yields ``at(source)``, which attributes
+    what is emitted next to ``source`` (or to the enclosing attribution when it is None).
+    The attribution in force before the block is restored after it."""
+    previous = _state.override
+    _state.override = None
+
+    def at(source: Optional[SourceInfo]) -> None:
+        _state.override = source or previous
+
+    try:
+        yield at
+    finally:
+        _state.override = previous
+
+
 def set_current(source: Optional[SourceInfo]) -> Optional[SourceInfo]:
     """Low-overhead form of ``current`` for interpreter loops: returns the previous value."""
     previous = _state.override

@@ -16,7 +16,8 @@ import threading
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ConcretizationError, NonArrayLeafError, PtoError
+from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
+                           UnsupportedError)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -26,12 +27,51 @@ from ptojax.source_info import user_frame
 
 PRIMITIVES: dict = {}  # name -> Primitive, every primitive ever defined
 
+# The facts a primitive may have beyond its abstract eval and impl: who reads each one, and
+# its form. A primitive's facts are set where it is defined (``Primitive.define``); a fact it
+# deliberately lacks is ``Unsupported(reason)``, which the reader turns into a clear error.
+FACTS = {
+    "jvp": "autodiff/jvp.py: rule(primals, tangents, **params) -> (out, tangent out)",
+    "transpose": "autodiff/transpose.py: rule(cts, *inputs, **params) -> input cotangents "
+                 "(linear primitives; a linear input arrives as UndefinedPrimal)",
+    "partial_eval": "autodiff/partial_eval.py: rule(eqn, unknown inputs) -> (known eqns, "
+                    "unknown eqns, unknown outputs), for primitives that split themselves",
+    "batch": "batching/vmap.py: rule(args, dims, **params) -> (out, out dim)",
+    "shard": "shard/: a ShardRule (ops/sharding_rules.py) or a sub-program rule",
+    "tile": "tile/rules.py: a TileForm (ops/tile_forms.py): how the op sits in a tile kernel",
+    "pto": "lower/pto_ops.py: recipe(eqn, dst, srcs) -> [Instr] (ir/pto.py) of its tile op",
+    "host": "lower/host/: the C++ function computing one element in fused host kernels",
+    "cost": "tools/flops.py: eqn -> floating-point operations",
+    "reference": "tools/jax_reference.py: (jnp, lax) -> fn(*args, **params) with JAX",
+    "dce": "optimize.py: rule(eqn, used outputs) -> eqn without the unused ones",
+}
+
+
+class Unsupported:
+    """A fact a primitive deliberately lacks, with the reason a user is told."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"Unsupported({self.reason!r})"
+
 
 class Primitive:
-    """A named operation with two required rules: abstract eval (types → types) and impl
-    (numpy). Transform rules live in each transform's own table, keyed by primitive."""
+    """A named operation: abstract eval (types -> types), impl (numpy) and its other facts
+    (``FACTS``), all set beside its definition.
 
-    def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False):
+    Properties: ``elementwise`` (same-shaped operands, or scalars, map to the output
+    elementwise), ``ufunc`` (the numpy ufunc computing it, for buffer reuse), ``call_like`` (it
+    evaluates the sub-IR in its ``body`` param), ``collective`` (it communicates over the named
+    axes in its ``axes`` param), ``binds_axes`` (its sub-IRs bind mesh axis names of their own,
+    shadowing any outside), ``linear`` (linear in its inputs that may carry tangents).
+    """
+
+    def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False, *,
+                 elementwise=False, ufunc=None, call_like=False, collective=False,
+                 binds_axes=False, linear=False):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} already exists")
         PRIMITIVES[name] = self
@@ -39,9 +79,37 @@ class Primitive:
         self.abstract_eval = abstract_eval
         self.impl = impl
         self.multiple_results = multiple_results
-        self.elementwise = False  # same-shaped operands (or scalars) map to an output elementwise
-        self.ufunc = None         # the numpy ufunc computing it, when there is one
-        self.call_like = False    # it evaluates a sub-IR given in its params (``body``)
+        self.elementwise = elementwise
+        self.ufunc = ufunc
+        self.call_like = call_like
+        self.collective = collective
+        self.binds_axes = binds_axes
+        self.linear = linear
+        self.facts: dict = {}
+
+    def define(self, **facts) -> "Primitive":
+        """Set facts (each once: a fact is never silently replaced)."""
+        for fact, value in facts.items():
+            if fact not in FACTS:
+                raise ValueError(f"{self.name}: unknown fact {fact!r} (known: {sorted(FACTS)})")
+            if fact in self.facts:
+                raise ValueError(f"{self.name}: fact {fact!r} is already defined")
+            self.facts[fact] = value
+        return self
+
+    def fact(self, fact: str):
+        """The fact's value, or None when it is absent or Unsupported."""
+        value = self.facts.get(fact)
+        return None if type(value) is Unsupported else value
+
+    def rule(self, fact: str, what: str, source=None):
+        """The fact, or an UnsupportedError saying ``what`` of this primitive is not supported
+        (and why, when the primitive says)."""
+        value = self.facts.get(fact)
+        if value is None or type(value) is Unsupported:
+            reason = f": {value.reason}" if type(value) is Unsupported else ""
+            raise UnsupportedError(f"{what} of `{self.name}` is not supported{reason}", source)
+        return value
 
     def out_types(self, in_types, params) -> list:
         out = self.abstract_eval(*in_types, **params)
@@ -66,10 +134,6 @@ _state = _State()
 def tracing() -> bool:
     """True while some function is being traced on this thread."""
     return bool(_state.stack)
-
-
-def current_trace():
-    return _state.stack[-1] if _state.stack else None
 
 
 class Trace:

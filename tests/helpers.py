@@ -1,7 +1,14 @@
 """Shared test helpers: tolerances per dtype and comparison against references."""
+import types
+
 import numpy as np
 
+import ptojax  # noqa: F401  (defines every primitive)
 import ptojax.dtypes as dtypes
+from ptojax.trace import PRIMITIVES
+
+# every primitive as ``P.<name>_p``
+P = types.SimpleNamespace(**{f"{name}_p": prim for name, prim in PRIMITIVES.items()})
 
 TOLERANCE = {
     dtypes.float64: 1e-12, dtypes.float32: 1e-5, dtypes.float16: 1e-3, dtypes.bfloat16: 1e-2,

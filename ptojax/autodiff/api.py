@@ -9,6 +9,7 @@ forward and backward equations that can be jitted, vmapped and differentiated ag
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable
 
 import numpy as np
@@ -16,13 +17,18 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import GradError, UnsupportedError
 from ptojax.ir.core import IR, ClosedIR
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.autodiff import calls
 from ptojax.eval.array import Array
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import trace_flat
-from ptojax.ops.tangents import Zero, differentiable, zeros
+from ptojax.trace import Tracer, trace_flat
+from ptojax.batching.api import vmap
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.shape import reshape, transpose
+from ptojax.ops.slicing import slice_in_dim
+from ptojax.ops.broadcast import zeros
+from ptojax.ops.tangents import Zero, differentiable
 from ptojax.autodiff.jvp import jvp_eval, jvp_ir
 from ptojax.optimize import dce
 from ptojax.autodiff.partial_eval import partial_eval
@@ -118,8 +124,7 @@ def _weak_like(ct, aval):
     weak float)."""
     if not aval.weak_type:
         return ct
-    from ptojax import lax
-    return lax.convert_element_type(ct, aval.dtype, weak_type=True)
+    return convert_element_type(ct, aval.dtype, weak_type=True)
 
 
 def _zero_cotangent(aval):
@@ -255,8 +260,9 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
 def _as_ct(c, out_type):
     if not differentiable(out_type):
         return None
-    from ptojax.numpy._promote import convert
-    return convert(c, out_type.dtype)
+    if type(c) is not Array and type(c) is not Tracer:
+        c = Array(np.asarray(c, out_type.dtype))
+    return convert_element_type(c, out_type.dtype)
 
 
 def _argnums_tuple(argnums):
@@ -346,7 +352,6 @@ def grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False
 # Jacobians, on top of vmap -------------------------------------------------------------------
 def _std_basis(types):
     """One batch of tangents per leaf: the rows of the identity over all leaves' elements."""
-    import math
     sizes = [math.prod(t.shape) for t in types]
     total = sum(sizes)
     basis, start = [], 0
@@ -361,11 +366,10 @@ def _std_basis(types):
 def _split_jacobian(stacked, sizes, row_types, col_shape):
     """Split a (sum(sizes), *col_shape) batch into one (*row_shape, *col_shape) per row leaf,
     with the row dimensions last (JAX's layout: output dims then input dims)."""
-    from ptojax import lax
     out, start = [], 0
     for n, t in zip(sizes, row_types):
-        block = lax.slice_in_dim(stacked, start, start + n, 1, 0)
-        block = lax.reshape(block, (*t.shape, *col_shape))
+        block = slice_in_dim(stacked, start, start + n, 1, 0)
+        block = reshape(block, (*t.shape, *col_shape))
         out.append(block)
         start += n
     return out
@@ -390,13 +394,11 @@ def _diff_args(fn, args, argnums, who):
 
 def _transpose_leading(block, n_lead, n_rest):
     """Move the first ``n_lead`` dims after the following ``n_rest`` dims."""
-    from ptojax import lax
-    return lax.transpose(block, (*range(n_lead, n_lead + n_rest), *range(n_lead)))
+    return transpose(block, (*range(n_lead, n_lead + n_rest), *range(n_lead)))
 
 
 def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
     """The Jacobian of ``fn`` by forward mode: one batched JVP (vmap over the input basis)."""
-    from ptojax.batching.api import vmap
     single = isinstance(argnums, int)
 
     @functools.wraps(fn)
@@ -429,7 +431,6 @@ def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
 
 def jacrev(fn: Callable, argnums=0, has_aux: bool = False):
     """The Jacobian of ``fn`` by reverse mode: one batched VJP (vmap over the output basis)."""
-    from ptojax.batching.api import vmap
     single = isinstance(argnums, int)
 
     @functools.wraps(fn)

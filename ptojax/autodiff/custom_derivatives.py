@@ -16,15 +16,17 @@ import threading
 
 from ptojax.errors import CustomRuleError
 from ptojax.ir.core import IR, ClosedIR, Var, consts_as_args
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.autodiff import calls
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat
-from ptojax.ops.tangents import differentiable, zeros
+from ptojax.ops.broadcast import zeros
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.tangents import differentiable
 from ptojax.autodiff.api import trace_pytree_fn
-from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_structure,
-                              tree_unflatten)
+from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
+                              tree_structure, tree_unflatten)
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -102,7 +104,6 @@ class custom_jvp:
         """One function per argument: ``fn(tangent, primal_out, *primals) -> tangent_out``."""
         def jvp(primals, tangents):
             out = self.fun(*primals)
-            from ptojax.tree_util import tree_map
             total = None
             for fn, t in zip(tangent_fns, tangents):
                 if fn is None:
@@ -331,8 +332,7 @@ def _checked_ct(rule, ct, t, name):
     if not differentiable(t):
         return None
     if got.dtype != t.dtype:
-        from ptojax import lax
-        ct = lax.convert_element_type(ct, t.dtype)
+        ct = convert_element_type(ct, t.dtype)
     return ct
 
 

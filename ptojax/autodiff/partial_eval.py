@@ -6,17 +6,14 @@ is *unknown*; the rest is *known*. The known IR computes the primal outputs plus
 outputs from ``(residuals..., tangents...)``. This is a dependency analysis over the IR, so
 forward values the backward pass does not read are never saved.
 
-Equations with a partial-eval rule of their own (``checkpoint``) decide their split: a
-checkpointed region saves only its inputs and recomputes its intermediates in the linear part.
+Equations whose primitive has a ``partial_eval`` fact decide their split themselves (a
+checkpointed region saves only its inputs and recomputes its intermediates in the linear part;
+loops split their bodies).
 """
 from __future__ import annotations
 
-from ptojax.ir.core import IR, ClosedIR, Eqn, Var
-from ptojax.autodiff import calls
+from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.optimize import dce
-
-# prim -> rule(eqn, unknown_inputs: list[bool]) -> (known_eqns, unknown_eqns, unknown outputs)
-partial_eval_rules: dict = {}
 
 
 def partial_eval(closed: ClosedIR, unknown_inputs) -> tuple:
@@ -33,7 +30,7 @@ def partial_eval(closed: ClosedIR, unknown_inputs) -> tuple:
         if not any(flags):
             known_eqns.append(eqn)
             continue
-        rule = partial_eval_rules.get(eqn.prim)
+        rule = eqn.prim.fact("partial_eval")
         if rule is None:
             unknown_eqns.append(eqn)
             unknown.update(eqn.outputs)
@@ -61,31 +58,3 @@ def partial_eval(closed: ClosedIR, unknown_inputs) -> tuple:
     unknown_invars = [v for v, u in zip(ir.invars, unknown_inputs) if u]
     linear_ir = dce(IR((), [*residuals, *unknown_invars], unknown_eqns, unknown_outs))
     return ClosedIR(known_ir, closed.consts), linear_ir, len(residuals), out_unknown
-
-
-# checkpoint: save only the region's inputs; the linear side recomputes the rest --------------
-
-
-def _checkpoint_rule(eqn, unknown_inputs):
-    """Split a checkpointed region (whose body has no consts): the known side computes the
-    known outputs without keeping any intermediate; the linear side re-runs the known body and
-    then the linear body, so the backward pass recomputes instead of reading residuals."""
-    known_body, linear_body, n_res, out_unknown = partial_eval(eqn.params["body"],
-                                                               unknown_inputs)
-    known = known_body.ir
-    n_known_outs = len(known.outvars) - n_res
-    forward = dce(IR((), known.invars, known.eqns, known.outvars[:n_known_outs]))
-    recompute = dce(IR((), [*known.invars, *linear_body.invars[n_res:]],
-                       [*known.eqns, *linear_body.eqns], linear_body.outvars))
-    known_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if not u]
-    unknown_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if u]
-    known_out = [v for v, u in zip(eqn.outputs, out_unknown) if not u]
-    unknown_out = [v for v, u in zip(eqn.outputs, out_unknown) if u]
-    known_eqn = Eqn(calls.checkpoint_p, known_in, known_out,
-                    eqn.params.replace(body=ClosedIR(forward)), eqn.source)
-    unknown_eqn = Eqn(calls.checkpoint_p, [*known_in, *unknown_in], unknown_out,
-                      eqn.params.replace(body=ClosedIR(recompute)), eqn.source)
-    return [known_eqn], [unknown_eqn], unknown_out
-
-
-partial_eval_rules[calls.checkpoint_p] = _checkpoint_rule

@@ -13,11 +13,14 @@ from typing import Callable
 import numpy as np
 
 from ptojax.errors import BatchingError
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat
-from ptojax.batching.vmap import bound_axis, broadcast_at, move_axis, vmap_ir
+from ptojax.batching.vmap import vmap_ir
+from ptojax.eval import axis_env
+from ptojax.ops.broadcast import broadcast_at
+from ptojax.ops.shape import move_axis
 from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                               tree_structure)
 
@@ -48,7 +51,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         size = _mapped_size(pairs, names, types, dims, axis_size, source)
         example_types = [t if d is None else t.update(shape=t.shape[:d] + t.shape[d + 1:])
                          for t, d in zip(types, dims)]
-        with bound_axis(axis_name, size):
+        with axis_env.bound_batch_axis(axis_name, size):
             closed, out_tree = _trace(fn, in_tree, example_types)
         batched, out_dims = vmap_ir(closed, dims, size, axis_name)
         outs = eval_ir(batched, leaves)

@@ -14,8 +14,8 @@ from ptojax import dtypes
 from ptojax.errors import ControlFlowError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
 from ptojax.ir.types import TensorType
-from ptojax.jit import leaf_type
-from ptojax.ops.elementwise import copy_p
+from ptojax.eval.leaves import leaf_type
+from ptojax.ops.convert import copy_p
 from ptojax.eval.executable import Executable
 from ptojax.trace import trace_flat
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path

@@ -24,22 +24,24 @@ Rules (all registered here):
 """
 from __future__ import annotations
 
-from ptojax import dtypes, lax
+from ptojax import dtypes
 from ptojax.errors import ControlFlowError, UnsupportedError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Params, Var, consts_as_args
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.ir.types import TensorType
 from ptojax.ops.checks import fmt_types
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import Primitive, trace_flat
-from ptojax.ops.tangents import Zero, is_undefined, is_zero, zeros
-from ptojax.autodiff.jvp import jvp_rules
-from ptojax.optimize import dce_rules
-from ptojax.autodiff.partial_eval import partial_eval, partial_eval_rules
-from ptojax.autodiff.transpose import transpose_rules
-from ptojax.batching.vmap import (batch_rules, current_axis_name, current_axis_size,
-                                    to_front, vmap_ir)
+from ptojax.trace import Primitive, Unsupported, trace_flat
+from ptojax.ops.arithmetic import clamp
+from ptojax.ops.broadcast import broadcast_in_dim, to_front, zeros
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.logic import eq, ne, select
+from ptojax.ops.tangents import Zero, is_undefined, is_zero
+from ptojax.autodiff.partial_eval import partial_eval
+from ptojax.batching.vmap import vmap_ir
+from ptojax.control_flow import partition
+from ptojax.eval import axis_env
 from ptojax.control_flow.common import (as_index, check_structure, compiled, flat_types,
                                         fn_name, join_consts, keep_inputs, leaf_paths,
                                         new_eqn, same_shape_dtype, scalar_dtype_ok,
@@ -71,7 +73,7 @@ def _cond_impl(index, *operands, branches):
     return compiled(branches[chosen])(*operands)
 
 
-cond_p = Primitive("cond", _cond_abstract, _cond_impl, multiple_results=True)
+cond_p = Primitive("cond", _cond_abstract, _cond_impl, multiple_results=True, linear=True)
 
 
 # the API --------------------------------------------------------------------------------------
@@ -108,15 +110,15 @@ def _predicate_index(pred, source):
         raise ControlFlowError(f"cond: the predicate must be a scalar bool (or number), got "
                                f"{t}; for an elementwise choice use pnp.where", source)
     if not dtypes.is_bool(t.dtype):
-        pred = lax.ne(pred, 0)
-    return lax.convert_element_type(pred, dtypes.int32)
+        pred = ne(pred, 0)
+    return convert_element_type(pred, dtypes.int32)
 
 
 def _clamped_index(index, n, source):
     t = _scalar_type("switch", "index", index, source)
     if not scalar_dtype_ok(t, ("int",)):
         raise ControlFlowError(f"switch: the index must be an integer scalar, got {t}", source)
-    return lax.clamp(0, lax.convert_element_type(index, dtypes.int32), n - 1)
+    return clamp(0, convert_element_type(index, dtypes.int32), n - 1)
 
 
 def _scalar_type(what, name, value, source):
@@ -274,15 +276,15 @@ def _cond_batch(args, dims, branches):
     results = [_every_lane(b, operands, op_dims) for b in branches]
     outs = results[0]
     for k, branch_outs in enumerate(results[1:], 1):
-        hit = lax.eq(index, k)
-        outs = [lax.select(lax.broadcast_in_dim(hit, o.shape, (0,)), new, o)
+        hit = eq(index, k)
+        outs = [select(broadcast_in_dim(hit, o.shape, (0,)), new, o)
                 for new, o in zip(branch_outs, outs)]
     return outs, [0] * n_out
 
 
 def _every_lane(branch, operands, dims) -> list:
     """The outputs of ``branch`` batched (at 0) over every lane."""
-    batched, out_dims = vmap_ir(branch, dims, current_axis_size(), current_axis_name())
+    batched, out_dims = vmap_ir(branch, dims, axis_env.batch_axis_size(), axis_env.batch_axis_name())
     return [to_front(o, d) for o, d in zip(eval_ir(batched, list(operands)), out_dims)]
 
 
@@ -296,8 +298,19 @@ def _cond_dce(eqn, used_outputs):
                eqn.source)
 
 
-jvp_rules[cond_p] = _cond_jvp
-partial_eval_rules[cond_p] = _cond_partial_eval
-transpose_rules[cond_p] = _cond_transpose
-batch_rules[cond_p] = _cond_batch
-dce_rules[cond_p] = _cond_dce
+def _cond_cost(eqn, body_counts):
+    """A cond costs its costliest branch."""
+    return max(body_counts, key=lambda c: sum(c.values()))
+
+
+def _cond_reference(jnp, lax):
+    def run_cond(index, *operands, branches, run):
+        return lax.switch(index, [run(b) for b in branches], *operands)
+    return run_cond
+
+
+cond_p.define(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_transpose,
+              batch=_cond_batch, dce=_cond_dce, shard=partition.COND,
+              tile=Unsupported("branches stay tensor-level (loop and branch bodies are not "
+                               "tiled today)"),
+              cost=_cond_cost, reference=_cond_reference)

@@ -21,7 +21,8 @@ from ptojax.ops.linalg import dot_general_p
 from ptojax.eval.interpreter import eval_ir
 from ptojax.trace import trace_flat
 from ptojax.optimize import dce
-from ptojax.batching.vmap import move_axis, vmap_ir
+from ptojax.batching.vmap import vmap_ir
+from ptojax.ops.shape import move_axis
 from ptojax.control_flow.common import groups, inline, new_eqn
 
 

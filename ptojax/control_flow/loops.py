@@ -10,9 +10,12 @@ beyond JAX: at most N iterations, and reverse-mode differentiable.
 """
 from __future__ import annotations
 
-from ptojax import dtypes, lax
+from ptojax import dtypes
+from ptojax.ops.arithmetic import add
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.logic import lt
 from ptojax.errors import ControlFlowError
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.tree_util import tree_flatten
@@ -84,15 +87,15 @@ def fori_loop(lower, upper, body_fun, init_val):
     source = user_frame()
     _check_callable("fori_loop", body_fun, "body_fun", source)
     index_dtype = _index_dtype(lower, upper, source)
-    lower = lax.convert_element_type(lower, index_dtype)
-    upper = lax.convert_element_type(upper, index_dtype)
-    one = lax.convert_element_type(1, index_dtype)
+    lower = convert_element_type(lower, index_dtype)
+    upper = convert_element_type(upper, index_dtype)
+    one = convert_element_type(1, index_dtype)
 
     def step(i, val):
-        return lax.add(i, one), body_fun(i, val)
+        return add(i, one), body_fun(i, val)
 
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
-        _, val = while_loop(lambda carry: lax.lt(carry[0], upper),
+        _, val = while_loop(lambda carry: lt(carry[0], upper),
                             lambda carry: step(*carry), (lower, init_val))
         return val
     (_, val), _ = _scan("fori_loop", lambda carry, _: (step(*carry), None),
@@ -144,7 +147,7 @@ def _trace_carried(what, trace, leaves, tree, types, init_name, out_name, source
                                  init_name, out_name, source,
                                  "\nthe carry must keep its shape and dtype: convert the "
                                  "initial value (e.g. pnp.float32(0)) or the body's result")
-        leaves = [x if f is None else lax.convert_element_type(x, f.dtype, f.weak_type)
+        leaves = [x if f is None else convert_element_type(x, f.dtype, f.weak_type)
                   for x, f in zip(leaves, fixes)]
         carry_types = [t if f is None else f for t, f in zip(carry_types, fixes)]
 

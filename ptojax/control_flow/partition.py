@@ -1,5 +1,6 @@
-"""``pto.shard`` rows of the control-flow primitives: the bodies are partitioned as per-device
-sub-programs, so a split dimension stays local through a loop or a branch.
+"""The ``pto.shard`` facts of the control-flow primitives (``SCAN``, ``WHILE``, ``COND``, set
+where each primitive is defined): the bodies are partitioned as per-device sub-programs, so a
+split dimension stays local through a loop or a branch.
 
 Which split each sub-IR input/output gets (the *dims*, as everywhere in ``pto.shard``):
 
@@ -24,8 +25,8 @@ loop rather than at every step.
 Partial sums (pending psums) never cross the boundary: partial operands are summed before the
 equation and partial sub-IR outputs inside the sub-IR (so a carry's contracted split costs a
 psum per iteration, inside the body). The same dims functions serve propagation
-(``shard_propagate.body_dims_rules``: splits flow forward through a loop to its results and
-backward into its operands) and partitioning (``local`` rules, on the operands' actual dims).
+(``body_dims``: splits flow forward through a loop to its results and backward into its
+operands) and partitioning (``local`` forms, on the operands' actual dims).
 
 Fallback: when a body cannot be partitioned (it holds something ``pto.shard`` does not
 partition, e.g. a tile kernel), the equation runs whole on every device instead: operands
@@ -33,18 +34,13 @@ gathered to replicated values, the original equation, replicated results.
 """
 from __future__ import annotations
 
+from ptojax.control_flow.common import groups, join_consts
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, consts_as_args
-from ptojax.trace import bind
-from ptojax.shard.rules import ShardRule, shard_rules
+from ptojax.ops.sharding_rules import Local, ShardRule
 from ptojax.shard.partition import partition_with
-from ptojax.shard.propagate import (BodyDims, Propagation, body_dims_rules,
-                                               propagate_body, replicated)
-from ptojax.shard.reshard import Local
-from ptojax.control_flow.common import groups, join_consts
-from ptojax.control_flow.cond import cond_p
-from ptojax.control_flow.scan import scan_p
-from ptojax.control_flow.while_loop import while_p
+from ptojax.shard.propagate import BodyDims, Propagation, propagate_body, replicated
+from ptojax.trace import bind
 
 
 # dims algebra ---------------------------------------------------------------------------------
@@ -207,7 +203,7 @@ def _scan_local(ctx, eqn, operands, targets):
     body_in, body_out, out_dims = scan_dims(ctx.mesh, eqn, dims)
     body, captured = partition_sub_ir(ctx.mesh, p["body"], body_in, body_out)
     dims[p["num_consts"]:n_lead] = out_dims[:p["num_carry"]]
-    outs = scan_p.bind(*captured, *_resharded(ctx, operands, dims),
+    outs = eqn.prim.bind(*captured, *_resharded(ctx, operands, dims),
                        **p.replace(body=body, num_consts=len(captured) + p["num_consts"])
                        .as_dict())
     return [Local(o, d) for o, d in zip(outs, out_dims)]
@@ -222,7 +218,7 @@ def _while_local(ctx, eqn, operands, targets):
     body, body_captured = partition_sub_ir(ctx.mesh, p["body"], body_in, carry)
     cond_consts, body_consts, init = groups(
         _resharded(ctx, operands, [*cond_in[:ncc], *body_in[:nbc], *carry]), ncc, nbc)
-    outs = while_p.bind(*cond_captured, *cond_consts, *body_captured, *body_consts, *init,
+    outs = eqn.prim.bind(*cond_captured, *cond_consts, *body_captured, *body_consts, *init,
                         **p.replace(cond=cond, body=body,
                                     cond_nconsts=len(cond_captured) + ncc,
                                     body_nconsts=len(body_captured) + nbc).as_dict())
@@ -236,7 +232,7 @@ def _cond_local(ctx, eqn, operands, targets):
              for b in eqn.params["branches"]]
     branches, captured = join_consts(parts)
     index, *ops = _resharded(ctx, operands, dims)
-    outs = cond_p.bind(index, *captured, *ops, branches=tuple(branches))
+    outs = eqn.prim.bind(index, *captured, *ops, branches=tuple(branches))
     return [Local(o, d) for o, d in zip(outs, out_dims)]
 
 
@@ -258,9 +254,11 @@ def _with_fallback(local):
     return rule
 
 
-for _prim, _local, _results, _operands in (
-        (scan_p, _scan_local, _scan_result_dims, scan_operands),
-        (while_p, _while_local, _while_result_dims, while_operands),
-        (cond_p, _cond_local, cond_dims, cond_operands)):
-    shard_rules[_prim] = ShardRule(None, local=_with_fallback(_local))
-    body_dims_rules[_prim] = BodyDims(_results, _operands)
+def _rule(local, result_dims, operand_dims) -> ShardRule:
+    return ShardRule(None, local=_with_fallback(local),
+                     body_dims=BodyDims(result_dims, operand_dims))
+
+
+SCAN = _rule(_scan_local, _scan_result_dims, scan_operands)
+WHILE = _rule(_while_local, _while_result_dims, while_operands)
+COND = _rule(_cond_local, cond_dims, cond_operands)

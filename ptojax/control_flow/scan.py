@@ -34,15 +34,14 @@ from ptojax.errors import ControlFlowError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.ops.checks import fmt_types
-from ptojax.ops.elementwise import add_p
-from ptojax.trace import Primitive
-from ptojax.ops.tangents import (Zero, instantiate, is_undefined, is_zero, tangent_aval,
-                                       zeros)
-from ptojax.autodiff.jvp import jvp_rules
-from ptojax.optimize import dce, dce_rules
-from ptojax.autodiff.partial_eval import partial_eval, partial_eval_rules
-from ptojax.autodiff.transpose import transpose_rules
-from ptojax.batching.vmap import batch_rules, move_axis
+from ptojax.ops.arithmetic import add_p
+from ptojax.ops.broadcast import instantiate, zeros
+from ptojax.ops.shape import move_axis
+from ptojax.ops.tangents import Zero, is_undefined, is_zero, tangent_aval
+from ptojax.optimize import dce
+from ptojax.autodiff.partial_eval import partial_eval
+from ptojax.control_flow import partition
+from ptojax.trace import Primitive, Unsupported
 from ptojax.control_flow.common import (carry_fixpoint, compiled, groups, inline,
                                         keep_inputs, new_eqn, reorder, same_shape_dtype,
                                         select_by, strong)
@@ -93,7 +92,7 @@ def _scan_impl(*args, body, num_consts, num_carry, length, reverse):
     return [*carry, *ys]
 
 
-scan_p = Primitive("scan", _scan_abstract, _scan_impl, multiple_results=True)
+scan_p = Primitive("scan", _scan_abstract, _scan_impl, multiple_results=True, linear=True)
 
 
 def scan_params(body, num_consts, num_carry, length, reverse) -> Params:
@@ -364,8 +363,26 @@ def _scan_dce(eqn, used_outputs):
                eqn.source)
 
 
-jvp_rules[scan_p] = _scan_jvp
-partial_eval_rules[scan_p] = _scan_partial_eval
-transpose_rules[scan_p] = _scan_transpose
-batch_rules[scan_p] = _scan_batch
-dce_rules[scan_p] = _scan_dce
+def _scan_cost(eqn, body_counts):
+    """A scan runs its body ``length`` times."""
+    return {name: n * eqn.params["length"] for name, n in body_counts[0].items()}
+
+
+def _scan_reference(jnp, lax):
+    def run_scan(*args, body, num_consts, num_carry, length, reverse, run):
+        consts, carry, xs = (args[:num_consts], args[num_consts:num_consts + num_carry],
+                             args[num_consts + num_carry:])
+        step_fn = run(body)
+
+        def step(c, x):
+            outs = step_fn(*consts, *c, *x)
+            return tuple(outs[:num_carry]), tuple(outs[num_carry:])
+        final, ys = lax.scan(step, tuple(carry), tuple(xs), length=length, reverse=reverse)
+        return [*final, *ys]
+    return run_scan
+
+
+scan_p.define(jvp=_scan_jvp, partial_eval=_scan_partial_eval, transpose=_scan_transpose,
+              batch=_scan_batch, dce=_scan_dce, shard=partition.SCAN,
+              tile=Unsupported("loop bodies stay tensor-level (they are not tiled today)"),
+              cost=_scan_cost, reference=_scan_reference)

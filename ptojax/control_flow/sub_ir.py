@@ -11,14 +11,16 @@ from __future__ import annotations
 from ptojax.ir.core import IR, ClosedIR, Var, consts_as_args
 from ptojax.eval.interpreter import eval_ir
 from ptojax.trace import trace_flat
-from ptojax.ops.tangents import (Zero, differentiable, instantiate, is_zero,
-                                       tangent_aval)
+from ptojax.ops.broadcast import instantiate
+from ptojax.ops.tangents import Zero, differentiable, is_zero, tangent_aval
 from ptojax.autodiff.jvp import jvp_eval
 from ptojax.optimize import dce
 from ptojax.autodiff.partial_eval import partial_eval
 from ptojax.autodiff.transpose import backward_pass
-from ptojax.batching.vmap import (broadcast_at, current_axis_name, current_axis_size,
-                                    move_axis, to_front, vmap_ir)
+from ptojax.batching.vmap import vmap_ir
+from ptojax.eval import axis_env
+from ptojax.ops.broadcast import broadcast_at, to_front
+from ptojax.ops.shape import move_axis
 from ptojax.control_flow.common import select_by, used_inputs
 
 
@@ -83,7 +85,7 @@ def batch_sub_ir(closed: ClosedIR, in_dims, force_outs) -> tuple:
     """``closed`` batched over the current vmap axis with inputs batched at ``in_dims``: (the
     batched sub-IR, its captured values, out_batched). Every batched output has its batch
     at 0; an output marked in ``force_outs`` is batched even if it does not vary."""
-    batched, out_dims = vmap_ir(closed, in_dims, current_axis_size(), current_axis_name())
+    batched, out_dims = vmap_ir(closed, in_dims, axis_env.batch_axis_size(), axis_env.batch_axis_name())
     out_batched = [d is not None or bool(f) for d, f in zip(out_dims, force_outs)]
 
     def fn(*args):

@@ -25,18 +25,20 @@ Rules (all registered here):
 """
 from __future__ import annotations
 
-from ptojax import dtypes, lax
+from ptojax import dtypes
 from ptojax.errors import ControlFlowError, UnsupportedError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
 from ptojax.ops.checks import fmt_types
 from ptojax.eval.interpreter import eval_ir
-from ptojax.trace import Primitive, trace_flat
-from ptojax.ops.tangents import Zero, instantiate, is_zero, tangent_aval
-from ptojax.autodiff.jvp import jvp_rules
-from ptojax.optimize import dce_rules
-from ptojax.autodiff.partial_eval import partial_eval, partial_eval_rules
-from ptojax.batching.vmap import (batch_rules, current_axis_name, current_axis_size,
-                                    to_front, vmap_ir)
+from ptojax.trace import Primitive, Unsupported, trace_flat
+from ptojax.ops.broadcast import broadcast_in_dim, instantiate, to_front
+from ptojax.ops.logic import select
+from ptojax.ops.reductions import reduce_or
+from ptojax.ops.tangents import Zero, is_zero, tangent_aval
+from ptojax.autodiff.partial_eval import partial_eval
+from ptojax.batching.vmap import vmap_ir
+from ptojax.control_flow import partition
+from ptojax.eval import axis_env
 from ptojax.control_flow.common import (as_index, carry_fixpoint, compiled, groups, inline,
                                         keep_inputs, reorder, same_shape_dtype, select_by,
                                         strong)
@@ -149,7 +151,7 @@ def masked_scan(cond, body, cond_nconsts, body_nconsts, max_steps, in_types) -> 
         cond_consts, body_consts, carry = groups(args, cond_nconsts, body_nconsts)
         (pred,) = eval_ir(cond, [*cond_consts, *carry])
         new = eval_ir(body, [*body_consts, *carry])
-        return [lax.select(pred, n, c) for n, c in zip(new, carry)]
+        return [select(pred, n, c) for n, c in zip(new, carry)]
 
     types = [*in_types[:cond_nconsts + body_nconsts],
              *[strong(t) for t in in_types[cond_nconsts + body_nconsts:]]]
@@ -194,7 +196,7 @@ def _while_batch(args, dims, cond, body, cond_nconsts, body_nconsts, max_steps):
 def _lanes_loop(cond_consts, body_consts, init, cond_dims, body_dims, cond, body, max_steps):
     """A while loop whose lanes stop at different iterations (every carry batched at 0):
     it runs while any lane runs; finished lanes keep their carry."""
-    size, name = current_axis_size(), current_axis_name()
+    size, name = axis_env.batch_axis_size(), axis_env.batch_axis_name()
     n_cc, n = len(cond_consts), len(init)
     lane_pred, pred_dims = vmap_ir(cond, cond_dims + [0] * n, size, name)
     lane_step, step_dims = vmap_ir(body, body_dims + [0] * n, size, name)
@@ -205,13 +207,13 @@ def _lanes_loop(cond_consts, body_consts, init, cond_dims, body_dims, cond, body
 
     def any_running(*args):
         cc, carry = groups(args, n_cc)
-        return [lax.reduce_or(running(cc, carry), (0,))]
+        return [reduce_or(running(cc, carry), (0,))]
 
     def masked_step(*args):
         cc, bc, carry = groups(args, n_cc, len(body_consts))
         live = running(cc, carry)
         new = [to_front(o, d) for o, d in zip(eval_ir(lane_step, [*bc, *carry]), step_dims)]
-        return [lax.select(lax.broadcast_in_dim(live, c.shape, (0,)), x, c)
+        return [select(broadcast_in_dim(live, c.shape, (0,)), x, c)
                 for x, c in zip(new, carry)]
 
     cond_types = [x.aval for x in (*cond_consts, *init)]
@@ -245,7 +247,35 @@ def _while_dce(eqn, used_outputs):
     return Eqn(while_p, inputs, select_by(eqn.outputs, keep), params, eqn.source)
 
 
-jvp_rules[while_p] = _while_jvp
-partial_eval_rules[while_p] = _while_partial_eval
-batch_rules[while_p] = _while_batch
-dce_rules[while_p] = _while_dce
+def _while_cost(eqn, body_counts):
+    """The trip count is unknown: one iteration of the predicate and the body."""
+    total = dict(body_counts[0])
+    for name, n in body_counts[1].items():
+        total[name] = total.get(name, 0) + n
+    return total
+
+
+def _while_reference(jnp, lax):
+    def run_while(*args, cond, body, cond_nconsts, body_nconsts, max_steps, run):
+        cond_consts = args[:cond_nconsts]
+        body_consts = args[cond_nconsts:cond_nconsts + body_nconsts]
+        test, step = run(cond), run(body)
+
+        def keep_going(state):
+            steps, carry = state
+            running = test(*cond_consts, *carry)[0]
+            return running if max_steps is None else running & (steps < max_steps)
+
+        def advance(state):
+            steps, carry = state
+            return steps + 1, tuple(step(*body_consts, *carry))
+        _, final = lax.while_loop(keep_going, advance,
+                                  (0, tuple(args[cond_nconsts + body_nconsts:])))
+        return list(final)
+    return run_while
+
+
+while_p.define(jvp=_while_jvp, partial_eval=_while_partial_eval, batch=_while_batch,
+               dce=_while_dce, shard=partition.WHILE,
+               tile=Unsupported("loop bodies stay tensor-level (they are not tiled today)"),
+               cost=_while_cost, reference=_while_reference)

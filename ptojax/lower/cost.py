@@ -26,10 +26,11 @@ import math
 from dataclasses import dataclass, field
 
 from ptojax.ir.types import TensorType, TileType
-from ptojax.lower.pto_ops import Instr, RowView, Scratch
+from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.schedule import KLoop, StaticK, Window, kernel_schedule
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
+from ptojax.tile.kernel import tile_kernel_p
 
 
 @dataclass
@@ -237,6 +238,6 @@ class CostReport:
 def program_cost(closed, target) -> CostReport:
     target = get_target(target)
     ir = closed.ir if hasattr(closed, "ir") else closed
-    rows = [kernel_cost(e) if e.prim is T.tile_kernel_p else _tensor_op_cost(e, target)
+    rows = [kernel_cost(e) if e.prim is tile_kernel_p else _tensor_op_cost(e, target)
             for e in ir.eqns]
     return CostReport(rows, target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ptojax.errors import TileError
 from ptojax.ir.core import ClosedIR
 from ptojax.targets import ascend910b, get_target
-from ptojax.tile.ops import tile_kernel_p
+from ptojax.tile.kernel import tile_kernel_p
 
 
 class UnfusedList(list):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.core import Literal
-from ptojax.lower.pto_ops import Instr, RowView, Scratch
+from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
                                    kernel_schedule)
 
@@ -410,7 +410,7 @@ def kernel_pto_as(eqn) -> str:
 def program_pto_as(closed, target_name) -> str:
     """PTO-AS for every tile_kernel of a tiled IR (tensor-level ops are listed as comments)."""
     from ptojax.ir.printer import print_eqn
-    from ptojax.tile.ops import tile_kernel_p
+    from ptojax.tile.kernel import tile_kernel_p
     ir = closed.ir if hasattr(closed, "ir") else closed
     parts = [HEADER.format(target=target_name),
              'module attributes {"pto.target_arch" = "a2a3"} {']

@@ -68,7 +68,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.core import Literal
-from ptojax.lower.pto_ops import Instr, RowView, Scratch
+from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
                                    kernel_schedule)
 
@@ -415,7 +415,7 @@ def kernel_cpp(eqn) -> str:
 
 def program_cpp(closed, target_name) -> str:
     """C++ for every tile_kernel of a tiled IR, with the tensor-level ops listed in order."""
-    from ptojax.tile.ops import tile_kernel_p
+    from ptojax.tile.kernel import tile_kernel_p
     from ptojax.ir.printer import print_eqn
     parts = [HEADER.format(target=target_name)]
     ir = closed.ir if hasattr(closed, "ir") else closed

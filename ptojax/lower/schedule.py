@@ -31,7 +31,8 @@ from typing import Optional
 
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.types import TensorType, TileType
-from ptojax.lower.pto_ops import Instr, RowView, Scratch, is_row_vector, lower_eqn
+from ptojax.ir.pto import Instr, RowView, Scratch, is_row_vector
+from ptojax.lower.pto_ops import lower_eqn
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.interpreter import check_plan_fits

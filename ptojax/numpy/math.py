@@ -7,7 +7,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
                                    check_dtype_kind, promote_args)
-from ptojax.ops import elementwise as ew
+from ptojax.ops import arithmetic as ar, logic as lg, transcendental as tr
 from ptojax.source_info import user_frame
 
 
@@ -28,42 +28,42 @@ def _binary(prim, name, kind=None):
     return fn
 
 
-add = _binary(ew.add_p, "add")
-subtract = _binary(ew.sub_p, "subtract")
-multiply = _binary(ew.mul_p, "multiply")
-true_divide = divide = _binary(ew.div_p, "divide", kind="float")
-maximum = _binary(ew.max_p, "maximum")
-minimum = _binary(ew.min_p, "minimum")
-arctan2 = _binary(ew.atan2_p, "arctan2", kind="float")
-nextafter = _binary(ew.nextafter_p, "nextafter", kind="float")
-equal = _binary(ew.eq_p, "equal")
-not_equal = _binary(ew.ne_p, "not_equal")
-less = _binary(ew.lt_p, "less")
-less_equal = _binary(ew.le_p, "less_equal")
-greater = _binary(ew.gt_p, "greater")
-greater_equal = _binary(ew.ge_p, "greater_equal")
+add = _binary(ar.add_p, "add")
+subtract = _binary(ar.sub_p, "subtract")
+multiply = _binary(ar.mul_p, "multiply")
+true_divide = divide = _binary(ar.div_p, "divide", kind="float")
+maximum = _binary(ar.max_p, "maximum")
+minimum = _binary(ar.min_p, "minimum")
+arctan2 = _binary(tr.atan2_p, "arctan2", kind="float")
+nextafter = _binary(ar.nextafter_p, "nextafter", kind="float")
+equal = _binary(lg.eq_p, "equal")
+not_equal = _binary(lg.ne_p, "not_equal")
+less = _binary(lg.lt_p, "less")
+less_equal = _binary(lg.le_p, "less_equal")
+greater = _binary(lg.gt_p, "greater")
+greater_equal = _binary(lg.ge_p, "greater_equal")
 
-negative = _unary(ew.neg_p, "negative")
-exp = _unary(ew.exp_p, "exp", kind="float")
-exp2 = _unary(ew.exp2_p, "exp2", kind="float")
-log = _unary(ew.log_p, "log", kind="float")
-log1p = _unary(ew.log1p_p, "log1p", kind="float")
-expm1 = _unary(ew.expm1_p, "expm1", kind="float")
-sqrt = _unary(ew.sqrt_p, "sqrt", kind="float")
-cbrt = _unary(ew.cbrt_p, "cbrt", kind="float")
-tanh = _unary(ew.tanh_p, "tanh", kind="float")
-sin = _unary(ew.sin_p, "sin", kind="float")
-cos = _unary(ew.cos_p, "cos", kind="float")
-tan = _unary(ew.tan_p, "tan", kind="float")
-arcsin = _unary(ew.asin_p, "arcsin", kind="float")
-arccos = _unary(ew.acos_p, "arccos", kind="float")
-arctan = _unary(ew.atan_p, "arctan", kind="float")
-sinh = _unary(ew.sinh_p, "sinh", kind="float")
-cosh = _unary(ew.cosh_p, "cosh", kind="float")
-arcsinh = _unary(ew.asinh_p, "arcsinh", kind="float")
-arccosh = _unary(ew.acosh_p, "arccosh", kind="float")
-arctanh = _unary(ew.atanh_p, "arctanh", kind="float")
-isfinite = _unary(ew.is_finite_p, "isfinite", kind="float")
+negative = _unary(ar.neg_p, "negative")
+exp = _unary(tr.exp_p, "exp", kind="float")
+exp2 = _unary(tr.exp2_p, "exp2", kind="float")
+log = _unary(tr.log_p, "log", kind="float")
+log1p = _unary(tr.log1p_p, "log1p", kind="float")
+expm1 = _unary(tr.expm1_p, "expm1", kind="float")
+sqrt = _unary(tr.sqrt_p, "sqrt", kind="float")
+cbrt = _unary(tr.cbrt_p, "cbrt", kind="float")
+tanh = _unary(tr.tanh_p, "tanh", kind="float")
+sin = _unary(tr.sin_p, "sin", kind="float")
+cos = _unary(tr.cos_p, "cos", kind="float")
+tan = _unary(tr.tan_p, "tan", kind="float")
+arcsin = _unary(tr.asin_p, "arcsin", kind="float")
+arccos = _unary(tr.acos_p, "arccos", kind="float")
+arctan = _unary(tr.atan_p, "arctan", kind="float")
+sinh = _unary(tr.sinh_p, "sinh", kind="float")
+cosh = _unary(tr.cosh_p, "cosh", kind="float")
+arcsinh = _unary(tr.asinh_p, "arcsinh", kind="float")
+arccosh = _unary(tr.acosh_p, "arccosh", kind="float")
+arctanh = _unary(tr.atanh_p, "arctanh", kind="float")
+isfinite = _unary(lg.is_finite_p, "isfinite", kind="float")
 
 
 def positive(x, /):
@@ -80,8 +80,8 @@ def _float_only(prim, name):
     return fn
 
 
-floor = _float_only(ew.floor_p, "floor")
-ceil = _float_only(ew.ceil_p, "ceil")
+floor = _float_only(ar.floor_p, "floor")
+ceil = _float_only(ar.ceil_p, "ceil")
 
 
 def _numeric_args(name, *xs):
@@ -96,7 +96,7 @@ def absolute(x, /):
     (x,) = promote_args("absolute", x)
     if x.dtype == dtypes.bool_ or dtypes.is_unsigned(x.dtype):
         return x
-    return ew.abs_p.bind(x)
+    return ar.abs_p.bind(x)
 
 
 abs = absolute
@@ -106,7 +106,7 @@ def sign(x, /):
     (x,) = promote_args("sign", x)
     if x.dtype == dtypes.bool_:
         return x
-    return ew.sign_p.bind(x)
+    return ar.sign_p.bind(x)
 
 
 def log2(x, /):
@@ -327,10 +327,10 @@ def _logical(prim, name):
     return fn
 
 
-logical_and = _logical(ew.and_p, "logical_and")
-logical_or = _logical(ew.or_p, "logical_or")
-logical_xor = _logical(ew.xor_p, "logical_xor")
-logical_not = _logical(ew.not_p, "logical_not")
+logical_and = _logical(lg.and_p, "logical_and")
+logical_or = _logical(lg.or_p, "logical_or")
+logical_xor = _logical(lg.xor_p, "logical_xor")
+logical_not = _logical(lg.not_p, "logical_not")
 
 
 def _bitwise(prim, name):
@@ -342,10 +342,10 @@ def _bitwise(prim, name):
     return fn
 
 
-bitwise_and = _bitwise(ew.and_p, "bitwise_and")
-bitwise_or = _bitwise(ew.or_p, "bitwise_or")
-bitwise_xor = _bitwise(ew.xor_p, "bitwise_xor")
-bitwise_not = invert = _bitwise(ew.not_p, "bitwise_not")
+bitwise_and = _bitwise(lg.and_p, "bitwise_and")
+bitwise_or = _bitwise(lg.or_p, "bitwise_or")
+bitwise_xor = _bitwise(lg.xor_p, "bitwise_xor")
+bitwise_not = invert = _bitwise(lg.not_p, "bitwise_not")
 
 
 def _shift_args(name, x1, x2):

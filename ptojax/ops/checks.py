@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import AxisError, DtypeError, ShapeError
+from ptojax.errors import AxisError, DtypeError, PtoError, ShapeError
+from ptojax.source_info import user_frame
 
 # numpy reports IEEE special cases (log(0), x/0, overflow) as RuntimeWarnings; ptojax, like
 # JAX, returns the IEEE result silently. Filtering by module costs nothing on the fast path.
@@ -32,6 +33,22 @@ def check_axes(name: str, axes, ndim: int) -> tuple:
     if len(set(out)) != len(out):
         raise AxisError(f"{name}: repeated axis in {tuple(axes)}")
     return out
+
+
+def user_axis(name: str, axis, ndim: int) -> int:
+    """``check_axis`` for an axis a user passed: the error names the user's line."""
+    try:
+        return check_axis(name, axis, ndim)
+    except PtoError as e:
+        raise e.with_source(user_frame()) from None
+
+
+def user_axes(name: str, axes, ndim: int) -> tuple:
+    """``check_axes`` for axes a user passed, in the order given."""
+    try:
+        return check_axes(name, tuple(axes), ndim)
+    except PtoError as e:
+        raise e.with_source(user_frame()) from None
 
 
 def require_same_dtype(name: str, types) -> None:

@@ -1,7 +1,10 @@
-"""``dot_general``: contraction over paired dimensions with optional batch dimensions.
+"""``dot_general``: contraction over paired dimensions with optional batch dimensions, with every
+fact.
 
 Output dimensions are (batch..., lhs free..., rhs free...), as in XLA. f16/bf16 operands are
-multiplied with f32 accumulation, as the cube unit does.
+multiplied with f32 accumulation, as the cube unit does. The transpose orders its operands so
+the result needs no transpose; a batched dot_general whose contraction has one element
+(per-example weight gradients) becomes a broadcast ``mul`` (XLA's dot strength reduction).
 """
 from __future__ import annotations
 
@@ -12,11 +15,17 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.ops.checks import check_axes, require_same_dtype
+from ptojax.ops import sharding_rules as sr, tile_forms
+from ptojax.ops.arithmetic import add_tangents, mul
+from ptojax.ops.broadcast import broadcast_in_dim
+from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
+from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.trace import Primitive
 
 
-def _free_dims(ndim, *used):
+def free_dims(ndim, *used):
     taken = {d for group in used for d in group}
     return [d for d in range(ndim) if d not in taken]
 
@@ -33,8 +42,8 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
         if lhs.shape[a] != rhs.shape[b]:
             raise ShapeError(f"dot_general: dimension {a} of {lhs} (size {lhs.shape[a]}) "
                              f"does not match dimension {b} of {rhs} (size {rhs.shape[b]})")
-    shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)]
-             + [rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)])
+    shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in free_dims(lhs.ndim, lc, lb)]
+             + [rhs.shape[d] for d in free_dims(rhs.ndim, rc, rb)])
     out_dtype = dtypes.canonicalize(preferred_element_type or lhs.dtype)
     return TensorType(shape, out_dtype, lhs.weak_type and rhs.weak_type)
 
@@ -43,12 +52,12 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = lhs.dtype
-    if compute in (dtypes.float16, dtypes.bfloat16) or compute in dtypes.FLOAT8:
+    if dtypes.accumulates_in_f32(compute):
         compute = np.dtype(np.float32)
         lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     elif dtypes.is_bool(compute):
         lhs, rhs = lhs.astype(np.int32), rhs.astype(np.int32)
-    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
         out = lhs @ rhs
     else:
@@ -62,4 +71,175 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     return out if out.dtype == out_dtype else out.astype(out_dtype)
 
 
-dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general)
+dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True)
+
+
+def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((user_axes("dot_general", lc, lhs.ndim), user_axes("dot_general", rc, rhs.ndim)),
+          (user_axes("dot_general", lb, lhs.ndim), user_axes("dot_general", rb, rhs.ndim)))
+    pet = None if preferred_element_type is None else dtypes.canonicalize(
+        preferred_element_type)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
+
+
+def dot(lhs, rhs, preferred_element_type=None):
+    """Matrix/vector product contracting lhs's last and rhs's first dimension (rank <= 2)."""
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), preferred_element_type)
+
+
+# autodiff --------------------------------------------------------------------------------------
+def _dot_general_jvp(primals, tangents, dimension_numbers, preferred_element_type=None):
+    (lhs, rhs), (tl, tr) = primals, tangents
+    kw = dict(dimension_numbers=dimension_numbers,
+              preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(lhs, rhs, **kw)
+    tout = Zero(out.aval)
+    if not is_zero(tl):
+        tout = dot_general_p.bind(tl, rhs, **kw)
+    if not is_zero(tr):
+        tout = add_tangents(tout, dot_general_p.bind(lhs, tr, **kw))
+    return out, tout
+
+
+def _ranges_like(*groups):
+    start = 0
+    for g in groups:
+        yield tuple(range(start, start + len(g)))
+        start += len(g)
+
+
+def _transpose_operand(ct, x_aval, y, dimension_numbers, swap_ans=False):
+    """The cotangent of ``x`` in ``dot_general(x, y)`` (or of ``dot_general(y, x)`` with
+    ``swap_ans``): a dot_general of ``ct`` with ``y`` contracting y's free dimensions. The
+    operands are ordered so the result comes out in x's layout when either order allows it,
+    so no transpose follows the matmul."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = [d for d in range(len(x_aval.shape)) if d not in x_contract and d not in x_batch]
+    y_kept = [d for d in range(y.ndim) if d not in y_contract and d not in y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    ct_first = list(x_batch) + x_kept + x_contract_by_y
+    y_first = list(x_batch) + x_contract_by_y + x_kept
+    if y.dtype != ct.dtype:  # mixed precision: multiply at the cotangent's precision
+        y = convert_element_type(y, ct.dtype)
+    if y_first == sorted(y_first) and ct_first != sorted(ct_first):
+        out = dot_general_p.bind(
+            y, ct, dimension_numbers=((tuple(y_kept), ans_y), (tuple(y_batch), ans_batch)),
+            preferred_element_type=None)
+    else:
+        out = dot_general_p.bind(
+            ct, y, dimension_numbers=((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch))),
+            preferred_element_type=None)
+        out = transpose(out, tuple(int(a) for a in np.argsort(ct_first)))
+    if out.dtype != x_aval.dtype:
+        out = convert_element_type(out, x_aval.dtype)
+    return out
+
+
+def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    ct_l = ct_r = None
+    if is_undefined(lhs):
+        ct_l = _transpose_operand(ct, lhs.aval, rhs, dimension_numbers)
+    if is_undefined(rhs):
+        ct_r = _transpose_operand(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), swap_ans=True)
+    return [ct_l, ct_r]
+
+
+# batching --------------------------------------------------------------------------------------
+def _dot_general_batch(args, dims, dimension_numbers, preferred_element_type=None):
+    """No transposes: the batch becomes a paired batch dimension (both operands batched) or
+    stays a free dimension of the one batched operand."""
+    (lhs, rhs), (ld, rd) = args, dims
+    lnd, rnd = example_ndim(lhs, ld), example_ndim(rhs, rd)
+    (lc, rc), (lb, rb) = [(canonical_axes(l, lnd), canonical_axes(r, rnd))
+                          for l, r in dimension_numbers]
+    if ld is not None and rd is not None:
+        dn = ((shift_axes(lc, ld), shift_axes(rc, rd)),
+              ((ld, *shift_axes(lb, ld)), (rd, *shift_axes(rb, rd))))
+        if _is_outer_product(lhs, dn, preferred_element_type):
+            return _outer_product(lhs, rhs, dn, preferred_element_type), 0
+        out_dim = 0
+    elif ld is not None:
+        lc, lb = shift_axes(lc, ld), shift_axes(lb, ld)
+        dn = ((lc, rc), (lb, rb))
+        out_dim = len(lb) + free_dims(lhs.ndim, lc, lb).index(ld)
+    else:
+        rc, rb = shift_axes(rc, rd), shift_axes(rb, rd)
+        dn = ((lc, rc), (lb, rb))
+        n_lhs_free = lhs.ndim - len(lc) - len(lb)
+        out_dim = len(lb) + n_lhs_free + free_dims(rhs.ndim, rc, rb).index(rd)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
+                             preferred_element_type=preferred_element_type)
+    return out, out_dim
+
+
+def _is_outer_product(lhs, dimension_numbers, preferred_element_type) -> bool:
+    """A floating-point dot_general whose contraction has a single element."""
+    (lc, _), _ = dimension_numbers
+    dtype = preferred_element_type or lhs.dtype
+    return dtypes.is_float(lhs.dtype) and dtypes.is_float(dtype) and \
+        all(lhs.shape[d] == 1 for d in lc)
+
+
+def _outer_product(lhs, rhs, dimension_numbers, preferred_element_type):
+    """A batched outer product as a product of the operands broadcast to the output: numpy
+    runs it several times faster than a batched matmul with one-element contractions, and it
+    tiles as an elementwise op."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
+    lhs = reshape(transpose(lhs, (*lb, *lf, *lc)), [lhs.shape[d] for d in (*lb, *lf)])
+    rhs = reshape(transpose(rhs, (*rb, *rf, *rc)), [rhs.shape[d] for d in (*rb, *rf)])
+    nb, nl = len(lb), len(lf)
+    shape = (*lhs.shape, *rhs.shape[nb:])
+    lhs = broadcast_in_dim(lhs, shape, tuple(range(nb + nl)))
+    rhs = broadcast_in_dim(rhs, shape, (*range(nb), *range(nb + nl, len(shape))))
+    dtype = preferred_element_type or lhs.dtype
+    return mul(convert_element_type(lhs, dtype), convert_element_type(rhs, dtype))
+
+
+# sharding and cost -----------------------------------------------------------------------------
+def _dot_general_factors(eqn) -> sr.OpRule:
+    f = sr.Factors()
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = sr.shape_of(eqn.inputs[0]), sr.shape_of(eqn.inputs[1])
+    contract = sr.reduction_kind(eqn, "sum")
+    ldims, rdims = [None] * len(lhs), [None] * len(rhs)
+    batch = []
+    for a, b in zip(lb, rb):
+        ldims[a] = rdims[b] = f.new(lhs[a])
+        batch.append(ldims[a])
+    for a, b in zip(lc, rc):
+        ldims[a] = rdims[b] = f.new(lhs[a], contract) if contract else ()
+    lfree = [d for d in range(len(lhs)) if ldims[d] is None]
+    rfree = [d for d in range(len(rhs)) if rdims[d] is None]
+    for d in lfree:
+        ldims[d] = f.new(lhs[d])
+    for d in rfree:
+        rdims[d] = f.new(rhs[d])
+    out = batch + [ldims[d] for d in lfree] + [rdims[d] for d in rfree]
+    return f.rule([ldims, rdims], [out])
+
+
+def _dot_general_flops(eqn) -> int:
+    lhs, rhs = (a.type for a in eqn.inputs)
+    (_, rc), (_, rb) = eqn.params["dimension_numbers"]
+    rhs_free = math.prod(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
+    return 2 * lhs.size * rhs_free
+
+
+def _dot_general_reference(jnp, lax):
+    def run(a, b, dimension_numbers, preferred_element_type=None):
+        return lax.dot_general(a, b, dimension_numbers, lax.Precision.HIGHEST,
+                               preferred_element_type=preferred_element_type)
+    return run
+
+
+dot_general_p.define(
+    jvp=_dot_general_jvp, transpose=_dot_general_transpose, batch=_dot_general_batch,
+    shard=sr.ShardRule(_dot_general_factors, linear="one"), tile=tile_forms.MATMUL,
+    cost=_dot_general_flops, reference=_dot_general_reference)

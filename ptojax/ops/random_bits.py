@@ -16,8 +16,12 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
+from ptojax.ops import sharding_rules as sr
 from ptojax.ops.checks import broadcast_scalars, fmt_types
-from ptojax.trace import Primitive
+from ptojax.ops.costs import output_size
+from ptojax.ops.elementwise import align_elementwise, elementwise_dim
+from ptojax.ops.tangents import zero_jvp
+from ptojax.trace import Primitive, Unsupported
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KEY_PARITY = 0x1BD11BDA
@@ -57,5 +61,18 @@ def _threefry2x32(k1, k2, x1, x2):
 
 
 threefry2x32_p = Primitive("threefry2x32", _threefry2x32_abstract, _threefry2x32,
-                           multiple_results=True)
-threefry2x32_p.elementwise = True
+                           multiple_results=True, elementwise=True)
+
+
+def _threefry2x32_batch(args, dims):
+    outs = threefry2x32_p.bind(*align_elementwise(args, dims))
+    dim = elementwise_dim(args, dims)
+    return outs, [dim, dim]
+
+
+threefry2x32_p.define(
+    jvp=zero_jvp(threefry2x32_p), batch=_threefry2x32_batch, shard=sr.elementwise(),
+    tile=Unsupported("no tile form yet: kept as a tensor op between kernels"),
+    cost=output_size,
+    reference=Unsupported("no JAX primitive takes the same operands; bit-exact with "
+                          "jax.random through the numpy impl (tests/test_random.py)"))

@@ -1,4 +1,9 @@
-"""Reductions (sum/max/min/prod/and/or over axes), argmax/argmin and cumulative ops."""
+"""Reductions — max min prod and or over axes, argmax/argmin — with every fact (``reduce_sum``,
+the transpose of broadcasting, is in ``broadcast.py``).
+
+max/min split the tangent equally among tied elements (as JAX); the product's derivative is
+exact where some elements are zero.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -6,35 +11,18 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import AxisError
 from ptojax.ir.types import TensorType
-from ptojax.ops.checks import check_axes, check_axis, require_kind
-from ptojax.trace import Primitive
-
-REDUCTIONS: dict[str, Primitive] = {}
-
-
-def _reduce_abstract(name, kind):
-    def abstract_eval(x, axes):
-        require_kind(name, x, kind)
-        axes = check_axes(name, axes, x.ndim)
-        return TensorType(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype,
-                          x.weak_type)
-    return abstract_eval
-
-
-def _low_precision(x):
-    return x.dtype in (dtypes.float16, dtypes.bfloat16) or x.dtype in dtypes.FLOAT8
-
-
-def _sum(x, axes):
-    if _low_precision(x):  # accumulate in f32, as the hardware does
-        return np.sum(x, axis=axes, dtype=np.float32).astype(x.dtype)
-    return np.sum(x, axis=axes, dtype=x.dtype)
-
-
-def _prod(x, axes):
-    if _low_precision(x):
-        return np.prod(x, axis=axes, dtype=np.float32).astype(x.dtype)
-    return np.prod(x, axis=axes, dtype=x.dtype)
+from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
+from ptojax.ops.arithmetic import div, mul, ones_like
+from ptojax.ops.broadcast import broadcast_in_dim, reduce_abstract, reduce_batch, reduce_sum
+from ptojax.ops.checks import check_axis, user_axes, user_axis
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.costs import input_size
+from ptojax.ops.cumulative import cumprod
+from ptojax.ops.logic import eq
+from ptojax.ops.shape import canonical_axes, reshape, shift_axes, transpose
+from ptojax.ops.slicing import concatenate, slice_in_dim
+from ptojax.ops.tangents import Zero, is_zero, zero_jvp
+from ptojax.trace import Primitive, Unsupported
 
 
 def _identity(x, lowest: bool):
@@ -46,6 +34,14 @@ def _identity(x, lowest: bool):
     return info.min if lowest else info.max
 
 
+def _lowest(dtype):
+    return -np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).max
+
+
 def _max(x, axes):
     return np.maximum.reduce(x, axis=axes, initial=_identity(x, True))
 
@@ -54,21 +50,86 @@ def _min(x, axes):
     return np.minimum.reduce(x, axis=axes, initial=_identity(x, False))
 
 
-def _reduction(name, impl, kind):
-    prim = Primitive(name, _reduce_abstract(name, kind), impl)
-    REDUCTIONS[name] = prim
+def _prod(x, axes):
+    if dtypes.accumulates_in_f32(x.dtype):
+        return np.prod(x, axis=axes, dtype=np.float32).astype(x.dtype)
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+def _kept_dims(ndim, axes):
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _extremum_jvp(prim):
+    def rule(primals, tangents, axes):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        if is_zero(t):
+            return out, Zero(out.aval)
+        hit = convert_element_type(eq(x, broadcast_in_dim(out, x.shape,
+                                                          _kept_dims(x.ndim, axes))), x.dtype)
+        return out, div(reduce_sum(mul(t, hit), axes), reduce_sum(hit, axes))
+    return rule
+
+
+def _prod_jvp(primals, tangents, axes):
+    """d prod = sum_j t_j * prod_{k != j} x_k, with the exclusive products computed by
+    forward and reverse cumulative products (exact even where some x_k == 0)."""
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    if is_zero(t) or n == 0:  # an empty product is the constant 1
+        return out, Zero(out.aval)
+    kept = _kept_dims(x.ndim, axes)
+    perm = kept + tuple(axes)
+    flat = reshape(transpose(x, perm), tuple(x.shape[d] for d in kept) + (n,))
+    tflat = reshape(transpose(t, perm), tuple(x.shape[d] for d in kept) + (n,))
+    last = flat.ndim - 1
+    ones = ones_like(slice_in_dim(flat, 0, 1, 1, last))
+    before = concatenate([ones, slice_in_dim(cumprod(flat, last), 0, n - 1, 1, last)], last)
+    after = concatenate([slice_in_dim(cumprod(flat, last, reverse=True), 1, n, 1, last), ones],
+                        last)
+    return out, reduce_sum(mul(tflat, mul(before, after)), (last,))
+
+
+def _reduction(name, impl, kind, shard_kind, reference, **facts):
+    prim = Primitive(name, reduce_abstract(name, kind), impl)
+    prim.define(batch=reduce_batch(prim), shard=sr.ShardRule(sr.reduce_factors(shard_kind)),
+                cost=input_size, reference=reference, **facts)
     return prim
 
 
-reduce_sum_p = _reduction("reduce_sum", _sum, "any")
-reduce_prod_p = _reduction("reduce_prod", _prod, "any")
-reduce_max_p = _reduction("reduce_max", _max, "any")
-reduce_min_p = _reduction("reduce_min", _min, "any")
-reduce_and_p = _reduction("reduce_and", lambda x, axes: np.all(x, axis=axes), "bool")
-reduce_or_p = _reduction("reduce_or", lambda x, axes: np.any(x, axis=axes), "bool")
+reduce_max_p = _reduction("reduce_max", _max, "any", "max", ref.lax_reduce("max", _lowest),
+                          tile=tile_forms.reduction())
+reduce_min_p = _reduction("reduce_min", _min, "any", "min", ref.lax_reduce("min", _highest),
+                          tile=tile_forms.reduction())
+reduce_max_p.define(jvp=_extremum_jvp(reduce_max_p))
+reduce_min_p.define(jvp=_extremum_jvp(reduce_min_p))
+reduce_prod_p = _reduction("reduce_prod", _prod, "any", "",
+                           ref.widened(ref.lax_reduce("mul", lambda d: 1)), jvp=_prod_jvp,
+                           tile=Unsupported("product reductions have no PTO row instruction"))
+_BOOL = Unsupported("boolean reductions have no tile rule")
+reduce_and_p = _reduction("reduce_and", lambda x, axes: np.all(x, axis=axes), "bool", "",
+                          ref.lax_reduce("bitwise_and", lambda d: True), tile=_BOOL)
+reduce_or_p = _reduction("reduce_or", lambda x, axes: np.any(x, axis=axes), "bool", "",
+                         ref.lax_reduce("bitwise_or", lambda d: False), tile=_BOOL)
+for _prim in (reduce_and_p, reduce_or_p):
+    _prim.define(jvp=zero_jvp(_prim))
 
 
-# arg-reductions ------------------------------------------------------------------------------
+def _lax_reduction(prim):
+    def fn(x, axes):
+        return prim.bind(x, axes=tuple(sorted(user_axes(prim.name, axes, x.ndim))))
+    fn.__name__ = prim.name
+    fn.__doc__ = f"``{prim.name}`` over ``axes`` (negative axes count from the end)."
+    return fn
+
+
+reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or = map(_lax_reduction, (
+    reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p))
+
+
+# arg-reductions ----------------------------------------------------------------------------------
 def _arg_abstract(name):
     def abstract_eval(x, axis, index_dtype):
         axis = check_axis(name, axis, x.ndim)
@@ -81,40 +142,38 @@ def _arg_abstract(name):
     return abstract_eval
 
 
-argmax_p = Primitive("argmax", _arg_abstract("argmax"),
-                     lambda x, axis, index_dtype: np.argmax(x, axis=axis).astype(index_dtype))
-argmin_p = Primitive("argmin", _arg_abstract("argmin"),
-                     lambda x, axis, index_dtype: np.argmin(x, axis=axis).astype(index_dtype))
-REDUCTIONS.update(argmax=argmax_p, argmin=argmin_p)
+def _arg_batch(prim):
+    def rule(args, dims, axis, index_dtype):
+        (x,), (bd,) = args, dims
+        (axis,) = shift_axes(canonical_axes((axis,), x.ndim - 1), bd)
+        return prim.bind(x, axis=axis, index_dtype=index_dtype), bd - (axis < bd)
+    return rule
 
 
-# cumulative ops ------------------------------------------------------------------------------
-CUMULATIVE: dict[str, Primitive] = {}
+def _arg_reduction(name, np_fn):
+    prim = Primitive(name, _arg_abstract(name),
+                     lambda x, axis, index_dtype: np_fn(x, axis=axis).astype(index_dtype))
 
+    def reference(jnp, lax):
+        fn = getattr(jnp, name)
+        return lambda x, axis, index_dtype: fn(x, axis).astype(index_dtype)
 
-def _cumulative(name, accumulate, kind):
-    def abstract_eval(x, axis, reverse=False):
-        require_kind(name, x, kind)
-        check_axis(name, axis, x.ndim)
-        return x
-
-    def impl(x, axis, reverse=False):
-        axis = axis % x.ndim
-        if reverse:
-            x = np.flip(x, axis)
-        if _low_precision(x) and accumulate in (np.add, np.multiply, np.logaddexp):
-            out = accumulate.accumulate(x.astype(np.float32), axis=axis).astype(x.dtype)
-        else:
-            out = accumulate.accumulate(x, axis=axis, dtype=x.dtype)
-        return np.flip(out, axis) if reverse else out
-
-    prim = Primitive(name, abstract_eval, impl)
-    CUMULATIVE[name] = prim
+    prim.define(jvp=zero_jvp(prim), batch=_arg_batch(prim),
+                shard=sr.ShardRule(sr.along_axis_factors("axis")),
+                tile=Unsupported("arg-reductions have no tile rule"), cost=input_size,
+                reference=reference)
     return prim
 
 
-cumsum_p = _cumulative("cumsum", np.add, "any")
-cumprod_p = _cumulative("cumprod", np.multiply, "any")
-cummax_p = _cumulative("cummax", np.maximum, "any")
-cummin_p = _cumulative("cummin", np.minimum, "any")
-cumlogsumexp_p = _cumulative("cumlogsumexp", np.logaddexp, "float")
+argmax_p = _arg_reduction("argmax", np.argmax)
+argmin_p = _arg_reduction("argmin", np.argmin)
+
+
+def argmax(x, axis, index_dtype=dtypes.int32):
+    return argmax_p.bind(x, axis=user_axis("argmax", axis, x.ndim),
+                         index_dtype=dtypes.canonicalize(index_dtype))
+
+
+def argmin(x, axis, index_dtype=dtypes.int32):
+    return argmin_p.bind(x, axis=user_axis("argmin", axis, x.ndim),
+                         index_dtype=dtypes.canonicalize(index_dtype))

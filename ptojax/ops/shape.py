@@ -1,45 +1,44 @@
-"""Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, slice,
-concatenate, pad, iota."""
+"""Layout primitives: reshape, transpose, squeeze and expand_dims, with every fact,
+and the axis helpers other families' batching rules build on (``move_axis`` ...)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ptojax import dtypes
-from ptojax.errors import AxisError, DtypeError, ShapeError
+from ptojax.errors import AxisError, ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.ops.checks import check_axes, check_axis, fmt_types, require_same_dtype
-from ptojax.trace import Primitive
+from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
+from ptojax.ops.checks import check_axes, user_axes, user_axis
+from ptojax.ops.costs import no_flops
+from ptojax.ops.tangents import linear_in_first_jvp
+from ptojax.trace import Primitive, Unsupported
 
 
-def _broadcast_in_dim_abstract(x, shape, broadcast_dimensions):
-    shape, bdims = tuple(shape), tuple(broadcast_dimensions)
-    if len(bdims) != x.ndim:
-        raise ShapeError(f"broadcast_in_dim: {x} needs {x.ndim} broadcast_dimensions, got "
-                         f"{bdims}")
-    if any(not 0 <= d < len(shape) for d in bdims) or list(bdims) != sorted(set(bdims)):
-        raise ShapeError(f"broadcast_in_dim: broadcast_dimensions {bdims} must be increasing "
-                         f"and within the rank of {shape}")
-    for i, d in enumerate(bdims):
-        if x.shape[i] not in (1, shape[d]):
-            raise ShapeError(f"broadcast_in_dim: cannot broadcast {x} to shape {shape}: "
-                             f"operand dimension {i} has size {x.shape[i]}, target dimension "
-                             f"{d} has size {shape[d]}")
-    return TensorType(shape, x.dtype, x.weak_type)
+# axis helpers of batching rules ----------------------------------------------------------------
+def move_axis(x, src, dst):
+    if src == dst:
+        return x
+    perm = [d for d in range(x.ndim) if d != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
 
 
-def _broadcast_in_dim(x, shape, broadcast_dimensions):
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
-    return np.broadcast_to(np.reshape(x, expanded), shape)
+def canonical_axes(axes, ndim) -> tuple:
+    """Axes of a primitive's params (which may count from the end) in ``0..ndim-1``."""
+    return tuple(a % ndim if a < 0 else a for a in axes)
 
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_abstract,
-                               _broadcast_in_dim)
+def shift_axes(axes, bd):
+    """Axes of the per-example value, renumbered for a value with a batch at ``bd``."""
+    return tuple(a + (a >= bd) for a in axes)
 
 
+def example_ndim(x, d) -> int:
+    return x.ndim - (d is not None)
+
+
+# reshape ---------------------------------------------------------------------------------------
 def _reshape_abstract(x, new_sizes):
     new_sizes = tuple(new_sizes)
     if any(not isinstance(d, (int, np.integer)) or d < 0 for d in new_sizes) or \
@@ -49,9 +48,74 @@ def _reshape_abstract(x, new_sizes):
 
 
 reshape_p = Primitive("reshape", _reshape_abstract,
-                      lambda x, new_sizes: np.reshape(x, new_sizes))
+                      lambda x, new_sizes: np.reshape(x, new_sizes), linear=True)
 
 
+def reshape(x, new_sizes, dimensions=None):
+    if dimensions is not None:
+        x = transpose(x, dimensions)
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if tuple(x.shape) == new_sizes:
+        return x
+    return reshape_p.bind(x, new_sizes=new_sizes)
+
+
+def _reshape_batch(args, dims, new_sizes):
+    (x,), (bd,) = args, dims
+    x = move_axis(x, bd, 0)
+    return reshape(x, (x.shape[0], *new_sizes)), 0
+
+
+def reshape_factors(in_shape, out_shape, f: sr.Factors) -> tuple:
+    """Dims of a reshape as factors: one-to-one dims share a factor; a dim split into several
+    is the tuple of their factors (major first); merged dims likewise. Many-to-many groups
+    (e.g. (2, 3) -> (3, 2)) must be whole."""
+    ins, outs = [()] * len(in_shape), [()] * len(out_shape)
+    if 0 in in_shape or 0 in out_shape:
+        return ins, outs
+    i = j = 0
+    while i < len(in_shape) and j < len(out_shape):
+        gi, gj = [i], [j]
+        pi, pj = in_shape[i], out_shape[j]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi <= pj:
+                pi *= in_shape[i]
+                gi.append(i)
+                i += 1
+            else:
+                pj *= out_shape[j]
+                gj.append(j)
+                j += 1
+        big_in = [d for d in gi if in_shape[d] > 1]
+        big_out = [d for d in gj if out_shape[d] > 1]
+        if len(big_in) == 1:
+            for d in big_out:
+                outs[d] = f.new(out_shape[d])
+            ins[big_in[0]] = tuple(x for d in big_out for x in outs[d])
+        elif len(big_out) == 1:
+            for d in big_in:
+                ins[d] = f.new(in_shape[d])
+            outs[big_out[0]] = tuple(x for d in big_in for x in ins[d])
+    return ins, outs
+
+
+def _reshape_factors(eqn) -> sr.OpRule:
+    f = sr.Factors()
+    ins, outs = reshape_factors(sr.shape_of(eqn.inputs[0]), eqn.params["new_sizes"], f)
+    return f.rule([ins], [outs])
+
+
+reshape_p.define(
+    jvp=linear_in_first_jvp(reshape_p),
+    transpose=lambda ct, x, new_sizes: [reshape(ct, x.aval.shape)],
+    batch=_reshape_batch,
+    shard=sr.ShardRule(_reshape_factors, sr.out_shape_param("new_sizes"), linear="unary"),
+    tile=tile_forms.RESHAPE, cost=no_flops,
+    reference=lambda jnp, lax: lambda x, new_sizes: jnp.reshape(x, new_sizes))
+
+
+# transpose -------------------------------------------------------------------------------------
 def _transpose_abstract(x, permutation):
     perm = tuple(permutation)
     if sorted(perm) != list(range(x.ndim)):
@@ -60,9 +124,41 @@ def _transpose_abstract(x, permutation):
 
 
 transpose_p = Primitive("transpose", _transpose_abstract,
-                        lambda x, permutation: np.transpose(x, permutation))
+                        lambda x, permutation: np.transpose(x, permutation), linear=True)
 
 
+def transpose(x, permutation):
+    permutation = tuple(user_axis("transpose", p, x.ndim) for p in permutation)
+    if permutation == tuple(range(x.ndim)):
+        return x
+    return transpose_p.bind(x, permutation=permutation)
+
+
+def _transpose_batch(args, dims, permutation):
+    (x,), (bd,) = args, dims
+    perm = list(shift_axes(permutation, bd))
+    perm.insert(bd, bd)
+    return transpose(x, perm), bd
+
+
+def _transpose_factors(eqn) -> sr.OpRule:
+    f = sr.Factors()
+    dims = [f.new(n) for n in sr.shape_of(eqn.inputs[0])]
+    return f.rule([dims], [[dims[p] for p in eqn.params["permutation"]]])
+
+
+transpose_p.define(
+    jvp=linear_in_first_jvp(transpose_p),
+    transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
+    batch=_transpose_batch,
+    shard=sr.ShardRule(_transpose_factors, linear="unary"),
+    tile=Unsupported("transposes move data across tiles; kept as a tensor op (one folded "
+                     "into a matmul operand tiles with the matmul)"),
+    cost=no_flops,
+    reference=lambda jnp, lax: lambda x, permutation: jnp.transpose(x, permutation))
+
+
+# squeeze / expand_dims -------------------------------------------------------------------------
 def _squeeze_abstract(x, dimensions):
     dims = check_axes("squeeze", dimensions, x.ndim)
     for d in dims:
@@ -73,7 +169,12 @@ def _squeeze_abstract(x, dimensions):
 
 
 squeeze_p = Primitive("squeeze", _squeeze_abstract,
-                      lambda x, dimensions: np.squeeze(x, tuple(dimensions)))
+                      lambda x, dimensions: np.squeeze(x, tuple(dimensions)), linear=True)
+
+
+def squeeze(x, dimensions):
+    dimensions = tuple(sorted(user_axes("squeeze", dimensions, x.ndim)))
+    return squeeze_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
 def _expand_dims_abstract(x, dimensions):
@@ -86,107 +187,46 @@ def _expand_dims_abstract(x, dimensions):
 
 
 expand_dims_p = Primitive("expand_dims", _expand_dims_abstract,
-                          lambda x, dimensions: np.expand_dims(x, tuple(dimensions)))
+                          lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
+                          linear=True)
 
 
-def _rev_abstract(x, dimensions):
-    check_axes("rev", dimensions, x.ndim)
-    return x
+def expand_dims(x, dimensions):
+    n = x.ndim + len(dimensions)
+    dimensions = tuple(sorted(user_axes("expand_dims", dimensions, n)))
+    return expand_dims_p.bind(x, dimensions=dimensions) if dimensions else x
 
 
-rev_p = Primitive("rev", _rev_abstract, lambda x, dimensions: np.flip(x, tuple(dimensions)))
+def _squeeze_batch(args, dims, dimensions):
+    (x,), (bd,) = args, dims
+    dimensions = shift_axes(canonical_axes(dimensions, x.ndim - 1), bd)
+    return squeeze(x, dimensions), bd - sum(d < bd for d in dimensions)
 
 
-def _slice_abstract(x, start_indices, limit_indices, strides=None):
-    strides = strides or (1,) * x.ndim
-    if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
-        raise ShapeError(f"slice: {x} needs {x.ndim} start/limit/stride entries, got "
-                         f"{start_indices}, {limit_indices}, {strides}")
-    shape = []
-    for d, (lo, hi, st) in enumerate(zip(start_indices, limit_indices, strides)):
-        if not 0 <= lo <= hi <= x.shape[d] or st < 1:
-            raise ShapeError(f"slice: [{lo}:{hi}:{st}] is out of bounds for dimension {d} "
-                             f"of {x}")
-        shape.append(max(0, -(-(hi - lo) // st)))
-    return TensorType(shape, x.dtype, x.weak_type)
+def _expand_dims_batch(args, dims, dimensions):
+    (x,), (bd,) = args, dims
+    x = move_axis(x, bd, 0)
+    dimensions = canonical_axes(dimensions, x.ndim - 1 + len(dimensions))
+    return expand_dims(x, tuple(d + 1 for d in dimensions)), 0
 
 
-def _slice(x, start_indices, limit_indices, strides=None):
-    strides = strides or (1,) * x.ndim
-    return x[tuple(slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices,
-                                                            strides))]
+def _squeeze_like_factors(eqn) -> sr.OpRule:
+    """squeeze / expand_dims: the size-1 dims come and go, the others keep their order."""
+    f = sr.Factors()
+    in_shape, out_shape = sr.shape_of(eqn.inputs[0]), sr.shape_of(eqn.outputs[0])
+    big = [f.new(n) for n in in_shape if n != 1]
+    it = iter(big)
+    operand = [() if n == 1 else next(it) for n in in_shape]
+    it = iter(big)
+    result = [() if n == 1 else next(it) for n in out_shape]
+    return f.rule([operand], [result])
 
 
-slice_p = Primitive("slice", _slice_abstract, _slice)
-
-
-def _concatenate_abstract(*xs, dimension):
-    if not xs:
-        raise ShapeError("concatenate needs at least one operand")
-    require_same_dtype("concatenate", xs)
-    d = check_axis("concatenate", dimension, xs[0].ndim) if xs[0].ndim else None
-    if d is None:
-        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
-    for x in xs:
-        if x.ndim != xs[0].ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape,
-                                                                            xs[0].shape))
-                                       if i != d):
-            raise ShapeError(f"concatenate along {d}: shapes must agree except on that "
-                             f"dimension, got {fmt_types(xs)}")
-    shape = list(xs[0].shape)
-    shape[d] = sum(x.shape[d] for x in xs)
-    return TensorType(shape, xs[0].dtype, all(x.weak_type for x in xs))
-
-
-concatenate_p = Primitive("concatenate", _concatenate_abstract,
-                          lambda *xs, dimension: np.concatenate(xs, axis=dimension))
-
-
-def _pad_abstract(x, padding_value, padding_config):
-    require_same_dtype("pad", (x, padding_value))
-    if padding_value.shape != ():
-        raise ShapeError(f"pad: the padding value must be a scalar, got {padding_value}")
-    if len(padding_config) != x.ndim:
-        raise ShapeError(f"pad: {x} needs {x.ndim} (low, high, interior) entries, got "
-                         f"{padding_config}")
-    shape = []
-    for n, (lo, hi, interior) in zip(x.shape, padding_config):
-        if interior < 0:
-            raise ShapeError(f"pad: interior padding must be >= 0, got {interior}")
-        size = lo + hi + n + max(n - 1, 0) * interior
-        if size < 0:
-            raise ShapeError(f"pad: padding {padding_config} leaves a negative size")
-        shape.append(size)
-    return TensorType(shape, x.dtype, x.weak_type)
-
-
-def _pad(x, padding_value, padding_config):
-    grown = [(max(lo, 0), max(hi, 0), it) for lo, hi, it in padding_config]
-    shape = [lo + hi + n + max(n - 1, 0) * it for n, (lo, hi, it) in zip(x.shape, grown)]
-    out = np.full(shape, padding_value, dtype=x.dtype)
-    out[tuple(slice(lo, lo + n + max(n - 1, 0) * it, it + 1)
-              for n, (lo, hi, it) in zip(x.shape, grown))] = x
-    crop = tuple(slice(-lo if lo < 0 else 0, s + hi if hi < 0 else s)
-                 for s, (lo, hi, _) in zip(shape, padding_config))
-    return out[crop]
-
-
-pad_p = Primitive("pad", _pad_abstract, _pad)
-
-
-def _iota_abstract(dtype, shape, dimension):
-    dtype = dtypes.canonicalize(dtype)
-    if dtype == dtypes.bool_:
-        raise DtypeError("iota: the dtype must be numeric, got bool")
-    check_axis("iota", dimension, len(shape))
-    return TensorType(shape, dtype)
-
-
-def _iota(dtype, shape, dimension):
-    ramp = np.arange(shape[dimension], dtype=dtype)
-    expanded = [1] * len(shape)
-    expanded[dimension] = shape[dimension]
-    return np.broadcast_to(ramp.reshape(expanded), shape)
-
-
-iota_p = Primitive("iota", _iota_abstract, _iota)
+for _prim, _batch, _ref in ((squeeze_p, _squeeze_batch, "squeeze"),
+                            (expand_dims_p, _expand_dims_batch, "expand_dims")):
+    _prim.define(
+        jvp=linear_in_first_jvp(_prim),
+        transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
+        batch=_batch,
+        shard=sr.ShardRule(_squeeze_like_factors, linear="unary"),
+        tile=tile_forms.RESHAPE, cost=no_flops, reference=ref.lax_op(_ref))

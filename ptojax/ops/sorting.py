@@ -1,12 +1,21 @@
 """``sort``: stable sort of several same-shaped operands along one dimension, ordered by the
-first ``num_keys`` of them (lexicographically). NaNs sort last, as in JAX."""
+first ``num_keys`` of them (lexicographically), with every fact. NaNs sort last, as in JAX."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
+from ptojax import dtypes
 from ptojax.errors import ShapeError
-from ptojax.ops.checks import check_axis, fmt_types
-from ptojax.trace import Primitive
+from ptojax.ops import sharding_rules as sr
+from ptojax.ops.broadcast import to_front
+from ptojax.ops.checks import check_axis, fmt_types, user_axis
+from ptojax.ops.gather_scatter import gather
+from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape
+from ptojax.ops.slicing import broadcasted_iota
+from ptojax.ops.tangents import Zero, is_zero
+from ptojax.trace import Primitive, Unsupported
 
 
 def _sort_abstract(*operands, dimension, num_keys=1):
@@ -28,3 +37,54 @@ def _sort(*operands, dimension, num_keys=1):
 
 
 sort_p = Primitive("sort", _sort_abstract, _sort, multiple_results=True)
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sort one array, or a tuple of arrays by the first ``num_keys`` of them."""
+    single = not isinstance(operand, (tuple, list))
+    operands = [operand] if single else list(operand)
+    out = sort_p.bind(*operands, dimension=user_axis("sort", dimension, operands[0].ndim),
+                      num_keys=int(num_keys))
+    return out[0] if single else tuple(out)
+
+
+def _take_along(x, order, axis):
+    """``x`` permuted along ``axis`` by the indices ``order`` (same shape)."""
+    last = x.ndim - 1
+    x, order = move_axis(x, axis, last), move_axis(order, axis, last)
+    out = gather(x, reshape(order, (*order.shape, 1)), (0,), nbatch=last)
+    return move_axis(out, last, axis)
+
+
+def _sort_jvp(primals, tangents, dimension, num_keys=1):
+    """Sort with an extra iota operand; the tangents follow the resulting permutation."""
+    x0 = primals[0]
+    iota = broadcasted_iota(dtypes.int32, x0.shape, dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, num_keys=num_keys)
+    touts = [Zero(o.aval) if is_zero(t) else _take_along(t, perm, dimension)
+             for o, t in zip(outs, tangents)]
+    return outs, touts
+
+
+def _sort_batch(args, dims, dimension, num_keys=1):
+    (dimension,) = canonical_axes((dimension,), example_ndim(args[0], dims[0]))
+    if len(set(dims)) == 1:  # every operand batched at one dimension: leave it there
+        bd = dims[0]
+        outs = sort_p.bind(*args, dimension=dimension + (dimension >= bd), num_keys=num_keys)
+        return outs, [bd] * len(outs)
+    args = [to_front(a, d) for a, d in zip(args, dims)]
+    outs = sort_p.bind(*args, dimension=dimension + 1, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+def _sort_flops(eqn) -> int:
+    x = eqn.inputs[0].type
+    length = x.shape[eqn.params["dimension"]]
+    return x.size * math.ceil(math.log2(length)) if length > 1 else 0
+
+
+sort_p.define(
+    jvp=_sort_jvp, batch=_sort_batch, shard=sr.ShardRule(sr.along_axis_factors("dimension")),
+    tile=Unsupported("sorting has no tile rule"), cost=_sort_flops,
+    reference=lambda jnp, lax: lambda *xs, dimension, num_keys=1: lax.sort(
+        xs, dimension=dimension, is_stable=True, num_keys=num_keys))

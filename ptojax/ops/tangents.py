@@ -1,12 +1,15 @@
-"""Shared pieces of autodiff: symbolic zeros, the linear-input marker, tangent arithmetic."""
+"""Symbolic tangents: what autodiff rules receive and return besides arrays.
+
+A ``Zero`` is a tangent or cotangent known to be zero, never materialized unless a rule needs
+it (``instantiate`` in ``ops/broadcast.py``). ``UndefinedPrimal`` marks the linear input of
+an equation being transposed.
+"""
 from __future__ import annotations
 
-import numpy as np
-
-from ptojax import dtypes, lax
+from ptojax import dtypes
+from ptojax.eval.array import Array
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
-from ptojax.eval.array import Array
 
 
 class Zero:
@@ -43,15 +46,11 @@ def differentiable(aval) -> bool:
     return dtypes.is_float(aval.dtype)
 
 
-def zeros(aval) -> "Array":
-    """A concrete (or, under a trace, staged) array of zeros of ``aval``'s shape and dtype."""
-    return lax.broadcast_in_dim(Array(np.zeros((), aval.dtype)), aval.shape, ())
-
-
-def zeros_like(x):
-    """Zeros shaped and typed like the value ``x`` (a broadcast scalar: no arithmetic, so
-    no NaN from ``x * 0`` when ``x`` is infinite)."""
-    return zeros(x.aval.strip_weak())
+def tangent_aval(aval) -> TensorType:
+    """The tangent type of a primal: itself for floats, float0 for integers and bools."""
+    if differentiable(aval):
+        return aval.strip_weak()
+    return TensorType(aval.shape, dtypes.float0)
 
 
 def as_value(x):
@@ -61,34 +60,23 @@ def as_value(x):
     return x
 
 
-def instantiate(t, aval=None):
-    return zeros(t.aval if aval is None else aval) if type(t) is Zero else t
+# jvp rules that need no arithmetic ------------------------------------------------------------
+def zero_jvp(prim):
+    """A piecewise-constant (or integer-valued) primitive: its tangent is zero."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero(o.aval) for o in out]
+        return out, Zero(out.aval)
+    return rule
 
 
-def add_tangents(a, b):
-    if type(a) is Zero:
-        return b
-    if type(b) is Zero:
-        return a
-    return lax.add(a, b)
-
-
-def fit_shape(t, shape):
-    """A rank-0 tangent broadcast to ``shape`` (elementwise ops broadcast rank-0 operands)."""
-    if type(t) is Zero or tuple(t.shape) == tuple(shape):
-        return t
-    return lax.broadcast_in_dim(t, shape, ())
-
-
-def unbroadcast(ct, aval):
-    """The cotangent of a rank-0 operand that was broadcast: sum over everything."""
-    if type(ct) is Zero or tuple(ct.shape) == tuple(aval.shape):
-        return ct
-    return lax.reduce_sum(ct, tuple(range(ct.ndim)))
-
-
-def tangent_aval(aval) -> TensorType:
-    """The tangent type of a primal: itself for floats, float0 for integers and bools."""
-    if differentiable(aval):
-        return aval.strip_weak()
-    return TensorType(aval.shape, dtypes.float0)
+def linear_in_first_jvp(prim):
+    """Linear in operand 0, the others being indices or shapes: the tangent is the primitive
+    applied to operand 0's tangent (a unary linear primitive is the one-operand case)."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if is_zero(tangents[0]):
+            return out, Zero(out.aval)
+        return out, prim.bind(tangents[0], *primals[1:], **params)
+    return rule

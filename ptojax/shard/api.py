@@ -16,7 +16,7 @@ import functools
 
 from ptojax.errors import ShardingError
 from ptojax.ir.core import consts_as_args
-from ptojax.jit import leaf_type
+from ptojax.eval.leaves import leaf_type
 from ptojax.sharding import spec_dims, spec_of_dims
 from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat, tracing

@@ -18,8 +18,19 @@ carry ``axis_size`` (the group size), so an equation's type follows from its par
     axis_index[axes]                  -> this device's position in the group (int32)
 
 The user functions (``pto.lax.psum`` ...) look axis names up among the axes bound by the
-enclosing ``shard_map`` (``bound_axes``) or a named ``vmap``. At run time the numpy impl of a
-collective asks the per-device context of ``runtime/collectives.py`` to do the exchange.
+enclosing ``shard_map`` or a named ``vmap`` (``eval/axis_env.py``). At run time the numpy impl
+of a collective asks the per-device context of ``shard/runtime/in_process.py`` to do the
+exchange.
+
+Inside ``pto.vmap(f, axis_name="i")`` the members of axis ``"i"`` are the batch elements, so
+a collective over ``"i"`` becomes local arithmetic on the batch dimension (its ``batch``
+fact): psum/pmax/pmin reduce over the batch dimension (the result is unbatched), all_gather
+moves the batch to the gather dimension (unbatched), psum_scatter sums over the batch and its
+scatter dimension becomes the batch, all_to_all swaps the batch with the split dimension,
+ppermute gathers batch elements (zeros where nothing is received) and axis_index is an iota
+over the batch. Collectives over other axes pass through with the batch carried along;
+psum/pmax/pmin/all_gather/axis_index over several axes including ours reduce ours locally and
+leave the rest to the collective over the remaining axes.
 
 JVP rules: all are linear except pmax/pmin (tangent from the members attaining the extremum).
 Transposes: psum -> psum, all_gather <-> psum_scatter, all_to_all with split and concat
@@ -29,45 +40,30 @@ with ``check_vma=False``.)
 """
 from __future__ import annotations
 
-import contextlib
-import threading
+import math
+
+import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import CollectiveError, ShapeError
+from ptojax.errors import CollectiveError, ShapeError, UnsupportedError
+from ptojax.eval import axis_env
+from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
+from ptojax.ops.arithmetic import add, div, mul
+from ptojax.ops.broadcast import broadcast_in_dim, reduce_sum, to_front
 from ptojax.ops.checks import check_axis
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.costs import output_size
+from ptojax.ops.gather_scatter import gather
+from ptojax.ops.logic import eq, select
+from ptojax.ops.reductions import reduce_max, reduce_min
+from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape, transpose
+from ptojax.ops.slicing import iota
+from ptojax.ops.tangents import Zero, is_zero
+from ptojax.shard.runtime.in_process import current_context
 from ptojax.source_info import user_frame
-from ptojax.trace import Primitive
-
-
-# axis names bound while tracing ---------------------------------------------------------------
-class _AxisEnv(threading.local):
-    def __init__(self):
-        self.frames: list[dict] = []  # {axis name: size}, innermost last
-
-
-_axis_env = _AxisEnv()
-
-
-@contextlib.contextmanager
-def bound_axes(sizes: dict):
-    """Bind mesh axis names (name -> size) while tracing a per-device function."""
-    _axis_env.frames.append(dict(sizes))
-    try:
-        yield
-    finally:
-        _axis_env.frames.pop()
-
-
-def _lookup_axis(name: str):
-    for frame in reversed(_axis_env.frames):
-        if name in frame:
-            return frame[name]
-    from ptojax.batching.vmap import axis_env as vmap_env
-    for vmap_name, size in reversed(vmap_env.frames):
-        if vmap_name == name:
-            return size
-    return None
+from ptojax.trace import Primitive, Unsupported
+from ptojax.tree_util import tree_map
 
 
 def normalize_axes(axis_name) -> tuple:
@@ -84,9 +80,9 @@ def axis_size(axis_name) -> int:
     """The number of devices along ``axis_name`` (a name or a tuple of names)."""
     size = 1
     for name in normalize_axes(axis_name):
-        n = _lookup_axis(name)
+        n = axis_env.lookup(name)
         if n is None:
-            bound = sorted({a for f in _axis_env.frames for a in f})
+            bound = axis_env.bound_names()
             raise CollectiveError(
                 f"unbound axis name {name!r}: collectives must run inside pto.shard_map (or a "
                 f"pto.vmap with axis_name) that binds it"
@@ -165,19 +161,15 @@ def _axis_index_abstract(axes):
 # impls: ask this device's runtime context to run the exchange ---------------------------------
 def _impl(kind):
     def impl(*args, **params):
-        from ptojax.shard.runtime.in_process import current_context
         return current_context(kind, params["axes"]).run(kind, *args, **params)
     return impl
 
 
 def _collective(name, abstract_eval):
-    prim = Primitive(name, abstract_eval, _impl(name))
-    prim.collective = True
-    COLLECTIVES[name] = prim
-    return prim
+    return Primitive(name, abstract_eval, _impl(name), collective=True,
+                     linear=name not in ("pmax", "pmin", "axis_index"))
 
 
-COLLECTIVES: dict[str, Primitive] = {}
 psum_p = _collective("psum", _same_type)
 pmax_p = _collective("pmax", _same_type)
 pmin_p = _collective("pmin", _same_type)
@@ -189,11 +181,6 @@ axis_index_p = _collective("axis_index", _axis_index_abstract)
 
 
 # user functions (exported by pto.lax) ---------------------------------------------------------
-def _tree_map(fn, x):
-    from ptojax.tree_util import tree_map
-    return tree_map(fn, x)
-
-
 def _is_python_scalar(x) -> bool:
     return type(x) in (int, float, bool)
 
@@ -202,29 +189,28 @@ def psum(x, axis_name):
     """Sum ``x`` (a pytree) over the devices of ``axis_name``; every device gets the sum."""
     axes = normalize_axes(axis_name)
     size = axis_size(axes)
-    return _tree_map(lambda v: v * size if _is_python_scalar(v)
+    return tree_map(lambda v: v * size if _is_python_scalar(v)
                      else psum_p.bind(v, axes=axes), x)
 
 
 def pmean(x, axis_name):
     """Mean of ``x`` over the devices of ``axis_name``."""
-    from ptojax import lax
     axes = normalize_axes(axis_name)
     size = axis_size(axes)
-    return _tree_map(lambda v: v if _is_python_scalar(v)
-                     else lax.div(psum_p.bind(v, axes=axes), size), x)
+    return tree_map(lambda v: v if _is_python_scalar(v)
+                    else div(psum_p.bind(v, axes=axes), size), x)
 
 
 def pmax(x, axis_name):
     axes = normalize_axes(axis_name)
     axis_size(axes)
-    return _tree_map(lambda v: v if _is_python_scalar(v) else pmax_p.bind(v, axes=axes), x)
+    return tree_map(lambda v: v if _is_python_scalar(v) else pmax_p.bind(v, axes=axes), x)
 
 
 def pmin(x, axis_name):
     axes = normalize_axes(axis_name)
     axis_size(axes)
-    return _tree_map(lambda v: v if _is_python_scalar(v) else pmin_p.bind(v, axes=axes), x)
+    return tree_map(lambda v: v if _is_python_scalar(v) else pmin_p.bind(v, axes=axes), x)
 
 
 def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
@@ -232,7 +218,7 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
     concatenated along ``axis`` with ``tiled=True``."""
     axes = normalize_axes(axis_name)
     n = axis_size(axes)
-    return _tree_map(lambda v: all_gather_p.bind(v, axes=axes, axis_size=n, dim=int(axis),
+    return tree_map(lambda v: all_gather_p.bind(v, axes=axes, axis_size=n, dim=int(axis),
                                                  tiled=bool(tiled)), x)
 
 
@@ -241,7 +227,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, tiled: bool = Fals
     (with ``tiled=False`` the dimension has the axis size and is removed)."""
     axes = normalize_axes(axis_name)
     n = axis_size(axes)
-    return _tree_map(lambda v: psum_scatter_p.bind(v, axes=axes, axis_size=n,
+    return tree_map(lambda v: psum_scatter_p.bind(v, axes=axes, axis_size=n,
                                                    dim=int(scatter_dimension),
                                                    tiled=bool(tiled)), x)
 
@@ -251,7 +237,7 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, tiled: bool =
     and concatenate the received blocks along ``concat_axis`` (JAX's all_to_all)."""
     axes = normalize_axes(axis_name)
     n = axis_size(axes)
-    return _tree_map(lambda v: all_to_all_p.bind(v, axes=axes, axis_size=n,
+    return tree_map(lambda v: all_to_all_p.bind(v, axes=axes, axis_size=n,
                                                  split_dim=int(split_axis),
                                                  concat_dim=int(concat_axis),
                                                  tiled=bool(tiled)), x)
@@ -267,7 +253,7 @@ def ppermute(x, axis_name, perm):
         if not (0 <= s < n and 0 <= d < n):
             raise CollectiveError(f"ppermute: pair ({s}, {d}) is out of range for axes {axes} "
                                   f"of size {n}", user_frame(2))
-    return _tree_map(lambda v: ppermute_p.bind(v, axes=axes, perm=perm), x)
+    return tree_map(lambda v: ppermute_p.bind(v, axes=axes, perm=perm), x)
 
 
 def axis_index(axis_name):
@@ -278,52 +264,205 @@ def axis_index(axis_name):
 
 
 # autodiff rules ---------------------------------------------------------------------------------
-def _register_autodiff():
-    from ptojax import lax
-    from ptojax.ops.tangents import Zero, is_zero
-    from ptojax.autodiff.jvp import jvp_rules
-    from ptojax.autodiff.transpose import transpose_rules
-
-    def linear(prim):
-        def rule(primals, tangents, **params):
-            out = prim.bind(*primals, **params)
-            (t,) = tangents
-            return out, Zero(out.aval) if is_zero(t) else prim.bind(t, **params)
-        return rule
-
-    def extremum(prim):
-        def rule(primals, tangents, axes):
-            (x,), (t,) = primals, tangents
-            out = prim.bind(x, axes=axes)
-            if is_zero(t):
-                return out, Zero(out.aval)
-            attains = lax.convert_element_type(lax.eq(x, out), x.dtype)
-            count = psum_p.bind(attains, axes=axes)
-            return out, lax.div(psum_p.bind(lax.mul(t, attains), axes=axes), count)
-        return rule
-
-    for prim in (psum_p, all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
-        jvp_rules[prim] = linear(prim)
-    jvp_rules[pmax_p] = extremum(pmax_p)
-    jvp_rules[pmin_p] = extremum(pmin_p)
-
-    def index_rule(primals, tangents, axes):
-        out = axis_index_p.bind(axes=axes)
-        return out, Zero(out.aval)
-
-    jvp_rules[axis_index_p] = index_rule
-
-    transpose_rules[psum_p] = lambda ct, x, axes: [psum_p.bind(ct, axes=axes)]
-    transpose_rules[all_gather_p] = lambda ct, x, axes, axis_size, dim, tiled: [
-        psum_scatter_p.bind(ct, axes=axes, axis_size=axis_size, dim=dim, tiled=tiled)]
-    transpose_rules[psum_scatter_p] = lambda ct, x, axes, axis_size, dim, tiled: [
-        all_gather_p.bind(ct, axes=axes, axis_size=axis_size, dim=dim, tiled=tiled)]
-    transpose_rules[all_to_all_p] = lambda ct, x, axes, axis_size, split_dim, concat_dim, \
-        tiled: [all_to_all_p.bind(ct, axes=axes, axis_size=axis_size, split_dim=concat_dim,
-                                  concat_dim=split_dim, tiled=tiled)]
-    transpose_rules[ppermute_p] = lambda ct, x, axes, perm: [
-        ppermute_p.bind(ct, axes=axes, perm=tuple((d, s) for s, d in perm))]
+def _linear_jvp(prim):
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        (t,) = tangents
+        return out, Zero(out.aval) if is_zero(t) else prim.bind(t, **params)
+    return rule
 
 
-_register_autodiff()
+def _extremum_jvp(prim):
+    def rule(primals, tangents, axes):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        if is_zero(t):
+            return out, Zero(out.aval)
+        attains = convert_element_type(eq(x, out), x.dtype)
+        count = psum_p.bind(attains, axes=axes)
+        return out, div(psum_p.bind(mul(t, attains), axes=axes), count)
+    return rule
 
+
+def _axis_index_jvp(primals, tangents, axes):
+    out = axis_index_p.bind(axes=axes)
+    return out, Zero(out.aval)
+
+
+group_size = axis_size   # the batching rules' params shadow the name ``axis_size``
+
+
+# batching rules -----------------------------------------------------------------------------------
+def _split_axes(axes):
+    """(axes before ours, axes after ours) in a collective's group, or None if ours is not
+    among them. The group is numbered with the first axis major."""
+    name = axis_env.batch_axis_name()
+    if name not in axes:
+        return None
+    k = axes.index(name)
+    return axes[:k], axes[k + 1:]
+
+
+def _strong(x):
+    """Collectives return strongly typed values; local arithmetic may leave a weak type."""
+    return convert_element_type(x, x.dtype, weak_type=False)
+
+
+def _only_ours(prim, axes):
+    if axes != (axis_env.batch_axis_name(),):
+        raise UnsupportedError(f"vmap of `{prim}` over axes {axes}, which combine the vmapped "
+                               f"axis {axis_env.batch_axis_name()!r} with other axes, is not "
+                               f"supported; apply it to one axis at a time")
+
+
+def _merge_dims(x, start, count):
+    """``x`` with dimensions ``start .. start+count-1`` merged into one."""
+    shape = x.shape
+    return reshape(x, (*shape[:start], math.prod(shape[start:start + count]),
+                           *shape[start + count:]))
+
+
+# reductions over the group ---------------------------------------------------------------------
+def _reduction_rule(prim, reduce, replicate):
+    def rule(args, dims, axes):
+        (x,), (d,) = args, dims
+        split = _split_axes(axes)
+        if split is None:
+            return prim.bind(x, axes=axes), d
+        local = replicate(x) if d is None else reduce(x, (d,))
+        others = split[0] + split[1]
+        return (prim.bind(local, axes=others) if others else _strong(local)), None
+    return rule
+
+
+
+
+def _axis_index_rule(args, dims, axes):
+    major, minor = _split_axes(axes)  # only called when our axis is among ``axes``
+    n = axis_env.batch_axis_size()
+    minor_size = group_size(minor) if minor else 1
+    index = iota(dtypes.int32, n)
+    if minor:
+        index = add(mul(index, minor_size), axis_index_p.bind(axes=minor))
+    if major:
+        index = add(index, mul(axis_index_p.bind(axes=major), n * minor_size))
+    return index, 0
+
+
+
+
+# data movement -----------------------------------------------------------------------------------
+def _all_gather_rule(args, dims, axes, axis_size, dim, tiled):
+    (x,), (d,) = args, dims
+    (dim,) = canonical_axes((dim,), example_ndim(x, d) + (not tiled))
+    split = _split_axes(axes)
+    x = to_front(x, d)
+    if split is None:
+        return all_gather_p.bind(x, axes=axes, axis_size=axis_size, dim=dim + 1,
+                                      tiled=tiled), 0
+    major, minor = split
+    n = axis_env.batch_axis_size()
+    minor_size = group_size(minor) if minor else 1
+    # stack the group as separate dimensions (major, ours, minor) at ``dim``, then merge them
+    if minor:
+        x = all_gather_p.bind(x, axes=minor, axis_size=minor_size, dim=dim + 1,
+                                   tiled=False)
+    x = move_axis(x, 0, dim)
+    if major:
+        x = all_gather_p.bind(x, axes=major, axis_size=axis_size // (n * minor_size),
+                                   dim=dim, tiled=False)
+    x = _merge_dims(x, dim, 1 + bool(minor) + bool(major) + bool(tiled))
+    return _strong(x), None
+
+
+def _psum_scatter_rule(args, dims, axes, axis_size, dim, tiled):
+    (x,), (d,) = args, dims
+    (dim,) = canonical_axes((dim,), example_ndim(x, d))
+    if _split_axes(axes) is None:
+        return psum_scatter_p.bind(to_front(x, d), axes=axes, axis_size=axis_size,
+                                        dim=dim + 1, tiled=tiled), 0
+    _only_ours(psum_scatter_p, axes)
+    n = axis_env.batch_axis_size()
+    total = mul(x, n) if d is None else reduce_sum(x, (d,))
+    if tiled:  # member i keeps block i: split the dimension into (member, block)
+        shape = total.shape
+        total = reshape(total, (*shape[:dim], n, shape[dim] // n, *shape[dim + 1:]))
+    return _strong(total), dim
+
+
+def _all_to_all_rule(args, dims, axes, axis_size, split_dim, concat_dim, tiled):
+    (x,), (d,) = args, dims
+    split_dim, concat_dim = canonical_axes((split_dim, concat_dim), example_ndim(x, d))
+    x = to_front(x, d)
+    if _split_axes(axes) is None:
+        return all_to_all_p.bind(x, axes=axes, axis_size=axis_size,
+                                      split_dim=split_dim + 1, concat_dim=concat_dim + 1,
+                                      tiled=tiled), 0
+    _only_ours(all_to_all_p, axes)
+    n = axis_env.batch_axis_size()
+    if tiled:  # split the split dimension into (destination, block)
+        shape = x.shape
+        x = reshape(x, (*shape[:split_dim + 1], n, shape[split_dim + 1] // n,
+                            *shape[split_dim + 2:]))
+    # out[j][.., i at concat_dim, ..] = x[i][.., j at split_dim, ..]
+    rest = [1 + k for k in range(x.ndim - 1) if k != split_dim]
+    rest.insert(concat_dim, 0)
+    out = transpose(x, (1 + split_dim, *rest))
+    if tiled:  # the sources become the major part of the concatenation dimension
+        out = _merge_dims(out, 1 + concat_dim, 2)
+    return _strong(out), 0
+
+
+def _ppermute_rule(args, dims, axes, perm):
+    (x,), (d,) = args, dims
+    if _split_axes(axes) is None:
+        return ppermute_p.bind(x, axes=axes, perm=perm), d
+    _only_ours(ppermute_p, axes)
+    n = axis_env.batch_axis_size()
+    x = to_front(x, d)
+    source = np.zeros((n, 1), np.int32)
+    receives = np.zeros(n, bool)
+    for src, dst in perm:
+        source[dst, 0], receives[dst] = src, True
+    out = gather(x, Array(source), (0,))
+    if not receives.all():
+        mask = broadcast_in_dim(Array(receives), out.shape, (0,))
+        zeros = broadcast_in_dim(Array(np.zeros((), x.dtype)), out.shape, ())
+        out = select(mask, out, zeros)
+    return _strong(out), 0
+
+
+# facts ----------------------------------------------------------------------------------------------
+ONLY_PER_DEVICE = Unsupported("collectives name mesh axes, which only exist per device; call "
+                              "them inside pto.shard_map, and write pto.shard functions on "
+                              "whole arrays")
+NOT_TILED = Unsupported("collectives run between kernels (HCCL calls on Ascend)")
+
+RUNTIME_ONLY = Unsupported("collectives run through the device runtime")
+
+
+for _prim, _jvp, _batch in (
+        (psum_p, _linear_jvp(psum_p), _reduction_rule(
+            psum_p, reduce_sum, lambda x: mul(x, axis_env.batch_axis_size()))),
+        (pmax_p, _extremum_jvp(pmax_p), _reduction_rule(pmax_p, reduce_max, lambda x: x)),
+        (pmin_p, _extremum_jvp(pmin_p), _reduction_rule(pmin_p, reduce_min, lambda x: x)),
+        (all_gather_p, _linear_jvp(all_gather_p), _all_gather_rule),
+        (psum_scatter_p, _linear_jvp(psum_scatter_p), _psum_scatter_rule),
+        (all_to_all_p, _linear_jvp(all_to_all_p), _all_to_all_rule),
+        (ppermute_p, _linear_jvp(ppermute_p), _ppermute_rule),
+        (axis_index_p, _axis_index_jvp, _axis_index_rule)):
+    _prim.define(jvp=_jvp, batch=_batch, shard=ONLY_PER_DEVICE, tile=NOT_TILED,
+                 cost=output_size, reference=RUNTIME_ONLY)
+
+psum_p.define(transpose=lambda ct, x, axes: [psum_p.bind(ct, axes=axes)])
+all_gather_p.define(transpose=lambda ct, x, axes, axis_size, dim, tiled: [
+    psum_scatter_p.bind(ct, axes=axes, axis_size=axis_size, dim=dim, tiled=tiled)])
+psum_scatter_p.define(transpose=lambda ct, x, axes, axis_size, dim, tiled: [
+    all_gather_p.bind(ct, axes=axes, axis_size=axis_size, dim=dim, tiled=tiled)])
+all_to_all_p.define(transpose=lambda ct, x, axes, axis_size, split_dim, concat_dim, tiled: [
+    all_to_all_p.bind(ct, axes=axes, axis_size=axis_size, split_dim=concat_dim,
+                      concat_dim=split_dim, tiled=tiled)])
+ppermute_p.define(transpose=lambda ct, x, axes, perm: [
+    ppermute_p.bind(ct, axes=axes, perm=tuple((d, s) for s, d in perm))])
+COLLECTIVES = (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p, all_to_all_p,
+               ppermute_p, axis_index_p)

@@ -9,8 +9,13 @@ it does nothing. Its tangent and cotangent carry the same constraint.
 from __future__ import annotations
 
 from ptojax.errors import ShardingError
+from ptojax.ops import references as ref, sharding_rules as sr
+from ptojax.ops.costs import no_flops
+from ptojax.ops.tangents import Zero, is_zero
+from ptojax.shard.map import specs_for_leaves
 from ptojax.sharding import NamedSharding, check_dims, spec_of_dims
-from ptojax.trace import Primitive
+from ptojax.trace import Primitive, Unsupported
+from ptojax.tree_util import tree_flatten
 
 
 def _abstract_eval(x, spec):
@@ -20,14 +25,13 @@ def _abstract_eval(x, spec):
     return x
 
 
-sharding_constraint_p = Primitive("sharding_constraint", _abstract_eval, lambda x, spec: x)
+sharding_constraint_p = Primitive("sharding_constraint", _abstract_eval, lambda x, spec: x,
+                                  linear=True)
 
 
 def with_sharding_constraint(x, spec):
     """``x`` (a pytree) constrained to be split as ``spec`` (a PartitionSpec, NamedSharding,
     or a pytree prefix of them) inside ``pto.shard``."""
-    from ptojax.shard.map import specs_for_leaves
-    from ptojax.tree_util import tree_flatten
     leaves, tree = tree_flatten(x)
     spec = spec.spec if isinstance(spec, NamedSharding) else spec
     specs = specs_for_leaves(spec, x, "with_sharding_constraint spec")
@@ -51,29 +55,21 @@ def _local(ctx, eqn, operands, targets):
     return [ctx.reshard(operands[0], constraint_dims(eqn, ctx.mesh))]
 
 
-def _register():
-    from ptojax.ops.tangents import Zero, is_zero
-    from ptojax.autodiff.jvp import jvp_rules
-    from ptojax.shard.rules import ShardRule, shard_rules
-    from ptojax.autodiff.transpose import transpose_rules
-    from ptojax.batching.vmap import batch_rules
-
-    def jvp(primals, tangents, spec):
-        out = sharding_constraint_p.bind(primals[0], spec=spec)
-        t = tangents[0]
-        return out, Zero(out.aval) if is_zero(t) else sharding_constraint_p.bind(t, spec=spec)
-
-    def batch(args, dims, spec):
-        (x,), (d,) = args, dims
-        parts = list(spec.dims(x.ndim - 1))
-        parts.insert(d, ())
-        return sharding_constraint_p.bind(x, spec=spec_of_dims(tuple(parts))), d
-
-    jvp_rules[sharding_constraint_p] = jvp
-    transpose_rules[sharding_constraint_p] = lambda ct, x, spec: [
-        sharding_constraint_p.bind(ct, spec=spec)]
-    batch_rules[sharding_constraint_p] = batch
-    shard_rules[sharding_constraint_p] = ShardRule(None, local=_local)
+def _jvp(primals, tangents, spec):
+    out = sharding_constraint_p.bind(primals[0], spec=spec)
+    t = tangents[0]
+    return out, Zero(out.aval) if is_zero(t) else sharding_constraint_p.bind(t, spec=spec)
 
 
-_register()
+def _batch(args, dims, spec):
+    (x,), (d,) = args, dims
+    parts = list(spec.dims(x.ndim - 1))
+    parts.insert(d, ())
+    return sharding_constraint_p.bind(x, spec=spec_of_dims(tuple(parts))), d
+
+
+sharding_constraint_p.define(
+    jvp=_jvp, transpose=lambda ct, x, spec: [sharding_constraint_p.bind(ct, spec=spec)],
+    batch=_batch, shard=sr.ShardRule(None, local=_local),
+    tile=Unsupported("a sharding constraint is removed by partitioning, before tiling"),
+    cost=no_flops, reference=ref.identity)

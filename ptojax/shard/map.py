@@ -24,16 +24,28 @@ import functools
 import math
 from collections import OrderedDict
 
-from ptojax import lax
+from ptojax import dtypes
+from ptojax.autodiff.jvp import jvp_ir
+from ptojax.autodiff.partial_eval import partial_eval
+from ptojax.autodiff.transpose import backward_pass
+from ptojax.batching.vmap import vmap_ir
 from ptojax.errors import ShapeError, ShardingError
-from ptojax.ir.core import IR, ClosedIR, Eqn, consts_as_args
-from ptojax.shard.collectives import bound_axes, psum_p
-from ptojax.shard.runtime.spmd import SpmdProgram
+from ptojax.eval import axis_env
+from ptojax.eval.interpreter import eval_ir
+from ptojax.eval.leaves import leaf_type
+from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
+from ptojax.ops.arithmetic import div
+from ptojax.ops.broadcast import instantiate
+from ptojax.ops.shape import expand_dims, reshape
+from ptojax.ops.tangents import Zero, is_undefined, is_zero
+from ptojax.shard.collectives import psum_p
+from ptojax.shard.replication import replicated_axes
 from ptojax.shard.runtime.arrays import global_aval, local_aval
+from ptojax.shard.runtime.spmd import SpmdProgram
 from ptojax.sharding import (Mesh, PartitionSpec, check_dims, format_dims, spec_dims,
                              spec_of_dims)
 from ptojax.source_info import user_frame
-from ptojax.trace import Primitive, trace_flat, tracing
+from ptojax.trace import Primitive, Unsupported, trace_flat, tracing
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_structure
 
 
@@ -74,7 +86,8 @@ def _impl(*args, body, mesh, in_specs, out_specs):
     return program(body, mesh, in_specs, out_specs).run_global(*args)
 
 
-shard_map_p = Primitive("shard_map", _abstract_eval, _impl, multiple_results=True)
+shard_map_p = Primitive("shard_map", _abstract_eval, _impl, multiple_results=True,
+                        binds_axes=True, linear=True)
 
 
 def bind_shard_map(args, body: ClosedIR, mesh, in_specs, out_specs) -> list:
@@ -138,7 +151,6 @@ def check_mesh(mesh, what):
 
 def leaf_dims(pairs, specs, mesh, what) -> list:
     """Validated dims of each (path, leaf) for its spec; errors name the argument."""
-    from ptojax.jit import leaf_type
     dims = []
     for (path, x), spec in zip(pairs, specs):
         t = leaf_type(x)
@@ -178,7 +190,6 @@ def shard_map(fn=None, *, mesh, in_specs, out_specs, check_rep: bool = True):
 
 
 def _traced(fn, cache, mesh, leaves, in_tree, dims, out_specs, check_rep, source):
-    from ptojax.jit import leaf_type
     types = [leaf_type(x) for x in leaves]
     key = (in_tree, tuple(types), tuple(dims))
     entry = cache.get(key) if not tracing() else None
@@ -192,7 +203,7 @@ def _traced(fn, cache, mesh, leaves, in_tree, dims, out_specs, check_rep, source
         out_leaves, trees["out"] = tree_flatten(out)
         return out_leaves
 
-    with bound_axes(mesh.shape):
+    with axis_env.bound_axes(mesh.shape):
         body = trace_flat(flat_fn, local_types, getattr(fn, "__name__", "fn"))
     out_tree = trees["out"]
     out_specs_flat = specs_for_leaves(out_specs, out_tree.unflatten(body.out_types),
@@ -223,7 +234,6 @@ def out_spec_dims(spec, local_type, mesh, what, source):
 
 def check_replication(body: ClosedIR, in_dims, out_dims, mesh, source):
     """Raise ShardingError if an output's spec claims replication over an axis it varies on."""
-    from ptojax.shard.replication import replicated_axes
     axes = frozenset(mesh.axis_names)
     in_reps = [axes - {a for ax in d for a in ax} for d in in_dims]
     reps = replicated_axes(body, in_reps, axes)
@@ -246,8 +256,6 @@ def _unmentioned(spec: PartitionSpec, mesh) -> tuple:
 
 
 def _jvp_rule(primals, tangents, body, mesh, in_specs, out_specs):
-    from ptojax.ops.tangents import Zero, is_zero
-    from ptojax.autodiff.jvp import jvp_ir
     nonzeros = [not is_zero(t) for t in tangents]
     jbody, out_nz = jvp_ir(body, nonzeros)
     nz_tangents = [t for t in tangents if not is_zero(t)]
@@ -266,7 +274,6 @@ def _residual_spec(mesh) -> PartitionSpec:
 
 def _partial_eval_rule(eqn, unknown_inputs):
     """Known part and linear part as two shard_maps; residuals as device-varying values."""
-    from ptojax.autodiff.partial_eval import partial_eval
     p = eqn.params
     known_body, linear_ir, n_res, out_unknown = partial_eval(p["body"], unknown_inputs)
     known = known_body.ir
@@ -276,7 +283,6 @@ def _partial_eval_rule(eqn, unknown_inputs):
     linear_body = _unstack_residuals(linear_ir, res_local)
     res_global = [r.update(shape=(p["mesh"].size, *r.shape), weak_type=False)
                   for r in res_local]
-    from ptojax.ir.core import Var
     res_vars = [Var(t) for t in res_global]
     known_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if not u]
     unknown_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if u]
@@ -298,9 +304,8 @@ def _partial_eval_rule(eqn, unknown_inputs):
 
 def _stack_residuals(known: IR, n_outs: int) -> ClosedIR:
     def fn(*args):
-        from ptojax.eval.interpreter import eval_ir
         outs = eval_ir(ClosedIR(known), list(args))
-        return [*outs[:n_outs], *[lax.expand_dims(r, (0,)) for r in outs[n_outs:]]]
+        return [*outs[:n_outs], *[expand_dims(r, (0,)) for r in outs[n_outs:]]]
     return trace_flat(fn, [v.type for v in known.invars], "shard_map_known")
 
 
@@ -308,16 +313,13 @@ def _unstack_residuals(linear: IR, res_local) -> ClosedIR:
     n = len(res_local)
 
     def fn(*args):
-        from ptojax.eval.interpreter import eval_ir
-        res = [lax.reshape(r, t.shape) for r, t in zip(args[:n], res_local)]
+        res = [reshape(r, t.shape) for r, t in zip(args[:n], res_local)]
         return eval_ir(ClosedIR(linear), [*res, *args[n:]])
     types = [t.update(shape=(1, *t.shape), weak_type=False) for t in res_local]
     return trace_flat(fn, [*types, *[v.type for v in linear.invars[n:]]], "shard_map_linear")
 
 
 def _transpose_rule(cts, *invals, body, mesh, in_specs, out_specs):
-    from ptojax.ops.tangents import instantiate, is_undefined, is_zero
-    from ptojax.autodiff.transpose import backward_pass
     linear = [is_undefined(x) for x in invals]
     known = [x for x in invals if not is_undefined(x)]
     ct_values = [instantiate(c, t.strip_weak()) if is_zero(c) else c
@@ -345,7 +347,7 @@ def _transpose_rule(cts, *invals, body, mesh, in_specs, out_specs):
 
 def _scale_replicated(ct, spec, mesh):
     n = mesh.axis_size(_unmentioned(spec, mesh))
-    return ct if n == 1 or not _is_float(ct) else lax.div(ct, n)
+    return ct if n == 1 or not _is_float(ct) else div(ct, n)
 
 
 def _sum_replicated(ct, spec, mesh):
@@ -354,14 +356,12 @@ def _sum_replicated(ct, spec, mesh):
 
 
 def _is_float(x) -> bool:
-    from ptojax import dtypes
     return dtypes.is_float(x.dtype)
 
 
 def _batch_rule(args, dims, body, mesh, in_specs, out_specs):
-    from ptojax.batching.vmap import axis_env, vmap_ir
     size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    name = axis_env.frames[-1][0] if axis_env.frames else None
+    name = axis_env.innermost_batch_name()
     bbody, out_dims = vmap_ir(body, dims, size, name)
     b_in = tuple(_insert_whole(s, d, a.ndim - 1) for s, d, a in zip(in_specs, dims, args))
     b_out = tuple(_insert_whole(s, d, t.ndim) for s, d, t in zip(out_specs, out_dims,
@@ -377,15 +377,16 @@ def _insert_whole(spec: PartitionSpec, dim, ndim):
     return spec_of_dims(tuple(parts))
 
 
-def _register():
-    from ptojax.autodiff.jvp import jvp_rules
-    from ptojax.autodiff.partial_eval import partial_eval_rules
-    from ptojax.autodiff.transpose import transpose_rules
-    from ptojax.batching.vmap import batch_rules
-    jvp_rules[shard_map_p] = _jvp_rule
-    partial_eval_rules[shard_map_p] = _partial_eval_rule
-    transpose_rules[shard_map_p] = _transpose_rule
-    batch_rules[shard_map_p] = _batch_rule
+def _shard_map_cost(eqn, body_counts):
+    """The flops of the per-device program (what one device runs)."""
+    return body_counts[0]
 
 
-_register()
+shard_map_p.define(
+    jvp=_jvp_rule, partial_eval=_partial_eval_rule, transpose=_transpose_rule,
+    batch=_batch_rule,
+    shard=Unsupported("the function already contains a per-device program (pto.shard_map or "
+                      "pto.shard); nesting them is not supported"),
+    tile=Unsupported("a per-device program runs between kernels; tile its body instead"),
+    cost=_shard_map_cost,
+    reference=Unsupported("per-device programs run through the device runtime"))

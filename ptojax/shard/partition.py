@@ -11,7 +11,8 @@ records the per-device program. For each equation:
    is linear in that operand and does not use those mesh axes itself;
 3. the equation is emitted on the local blocks (params holding shapes are localized); its
    split reduce factors make the result a partial sum (``sum``) or are combined at once
-   (``pmax``/``pmin``). Some primitives have special local forms (``shard_local.py``).
+   (``pmax``/``pmin``). Some primitives have special local forms (the ``local`` of their
+   shard fact), written against this module's ``ShardContext``.
 
 At the end each output is resharded to its ``out_specs`` (partial sums resolved). The result
 is an ordinary IR with local shapes and explicit collectives.
@@ -23,15 +24,14 @@ from typing import NamedTuple
 from ptojax import source_info
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
-from ptojax.shard.collectives import pmax_p, pmin_p
+from ptojax.ops.sharding_rules import Local, project
+from ptojax.optimize import dce
+from ptojax.shard.collectives import pmax_p, pmin_p, ppermute_p
+from ptojax.shard.propagate import Propagation, assign_factors, replicated
+from ptojax.shard.reshard import device_index, reshard, reshard_cost
 from ptojax.shard.runtime.arrays import local_aval
 from ptojax.sharding import local_shape
-from ptojax.trace import bind, trace_flat
-from ptojax.optimize import dce
-from ptojax.shard.rules import shard_rules
-from ptojax.shard.propagate import (Propagation, assign_factors, project,
-                                               replicated)
-from ptojax.shard.reshard import Local, reshard, reshard_cost
+from ptojax.trace import Unsupported, bind, trace_flat
 
 
 class Plan(NamedTuple):
@@ -56,12 +56,20 @@ class ShardContext:
     def reshard(self, x: Local, dims, keep_partial=False) -> Local:
         return reshard(self.mesh, x, dims, keep_partial)
 
+    def device_index(self, axes):
+        """This device's position along ``axes`` (int32, traced)."""
+        return device_index(axes)
+
+    def ppermute(self, value, axes, perm):
+        """Send ``value`` from position ``src`` to ``dst`` along ``axes`` for each pair."""
+        return ppermute_p.bind(value, axes=tuple(axes), perm=tuple(perm))
+
     def plan(self, eqn, operands, targets) -> Plan:
         """Split the equation's factors and reshard its operands accordingly. Two candidate
         splits — the results' targets first, or the operands' splits first — are costed in
         bytes sent (operand reshards plus reshards of the results to their targets); the
         cheaper wins, the results-first one on a tie."""
-        rule = shard_rules[eqn.prim].factors(eqn)
+        rule = eqn.prim.fact("shard").factors(eqn)
         by_results = [(fd, t) for fd, t in zip(rule.results, targets)]
         by_operands = [(fd, x.dims) for fd, x in zip(rule.operands, operands)]
         first = assign_factors(rule, by_results + by_operands, self.mesh)
@@ -89,7 +97,7 @@ class ShardContext:
         """Which operands may stay partial sums: the op is linear in them (its rule says how)
         and it splits nothing over their partial axes."""
         keep = [False] * len(operands)
-        policy = shard_rules[eqn.prim].linear
+        policy = eqn.prim.fact("shard").linear
         policy = policy(eqn) if callable(policy) else policy
         partial = [set(x.partial) for x in operands]
         if policy is None or not any(partial):
@@ -112,7 +120,7 @@ class ShardContext:
 
     def emit_planned(self, eqn, plan: Plan) -> list:
         """The equation on the resharded blocks; results carry their split and partial sum."""
-        entry = shard_rules[eqn.prim]
+        entry = eqn.prim.fact("shard")
         out_dims = [project(fd, plan.axes) for fd in plan.rule.results]
         params = eqn.params
         if entry.localize is not None:
@@ -151,7 +159,10 @@ class ShardContext:
 
 
 def emit(ctx: ShardContext, eqn, operands, targets) -> list:
-    entry = shard_rules.get(eqn.prim)
+    entry = eqn.prim.facts.get("shard")
+    if type(entry) is Unsupported:
+        raise UnsupportedError(f"pto.shard cannot partition `{eqn.prim.name}`: "
+                               f"{entry.reason}", eqn.source)
     if entry is None:
         raise UnsupportedError(f"pto.shard has no sharding rule for `{eqn.prim.name}`",
                                eqn.source)
@@ -167,15 +178,12 @@ def evaluate(ir, mesh, operands, prop: Propagation | None = None) -> list:
         prop = Propagation(ir, mesh, [x.dims for x in operands])
     ctx = ShardContext(mesh, ir)
     ctx.env.update(zip(ir.invars, operands))
-    previous = source_info.set_current(None)
-    try:
+    with source_info.replaying() as at:
         for eqn in ir.eqns:
             ins = [ctx.env[a] if type(a) is Var else Local(a, ()) for a in eqn.inputs]
-            source_info.set_current(eqn.source or previous)
+            at(eqn.source)
             targets = [prop.dims.get(v) or replicated(v) for v in eqn.outputs]
             ctx.env.update(zip(eqn.outputs, emit(ctx, eqn, ins, targets)))
-    finally:
-        source_info.set_current(previous)
     return [ctx.env[v] if type(v) is Var else Local(v, ()) for v in ir.outvars]
 
 

@@ -2,14 +2,15 @@
 
 Seeds: the arguments (their ``in_specs``, fixed), ``with_sharding_constraint`` results (fixed)
 and the outputs (their ``out_specs``, as hints). Then forward and backward passes over the
-equations, through each primitive's factors (``shard.py``): an equation's factors take the
+equations, through each primitive's factors (its ``shard`` fact): an equation's factors take the
 splits its operands (forward) or results (backward) already have, and those splits are
 projected onto its other values. A value's split is only ever *refined* — a whole dimension
 may become split, a split one never changes — so the passes reach a fixed point; two rounds
 suffice in practice. A dimension some consumer needs whole (a sort axis, a partial slice) is
 not split backward, so it is not gathered again for that consumer. Splits flow forward
 through call-like bodies and control flow, and backward through control flow into the
-operands a body would like split (``body_dims_rules``, filled by ``control_flow/sharding.py``).
+operands a body would like split (the ``body_dims`` of their shard facts, defined in
+``control_flow/``).
 
 The result maps every Var to its dims; values no rule reached are replicated.
 """
@@ -18,12 +19,10 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ptojax.ir.core import IR, Literal, Var
-from ptojax.shard.rules import shard_rules
+from ptojax.ops.sharding_rules import project
+from ptojax.shard.constraint import constraint_dims
 
 _ROUNDS = 2
-
-# primitives with sub-IRs (control flow): prim -> BodyDims, filled by control_flow/sharding.py
-body_dims_rules: dict = {}
 
 
 class BodyDims(NamedTuple):
@@ -60,11 +59,6 @@ def assign_factors(rule, sources, mesh) -> list:
     return axes
 
 
-def project(fdims, axes) -> tuple:
-    """The dims of one value given the mesh axes of each factor."""
-    return tuple(axes[fd[0]] if fd else () for fd in fdims)
-
-
 def replicated(v) -> tuple:
     return ((),) * len(v.type.shape)
 
@@ -76,7 +70,6 @@ class Propagation:
     operands to be)."""
 
     def __init__(self, ir: IR, mesh, in_dims, out_hints=None, free=frozenset()):
-        from ptojax.shard.constraint import constraint_dims
         self.mesh = mesh
         self.dims: dict = dict(zip(ir.invars, in_dims))
         self.fixed = {v for i, v in enumerate(ir.invars) if i not in free} | set(ir.constvars)
@@ -105,7 +98,7 @@ class Propagation:
 
     def _rule(self, eqn):
         if eqn not in self._rules:
-            entry = shard_rules.get(eqn.prim)
+            entry = eqn.prim.fact("shard")
             self._rules[eqn] = entry.factors(eqn) if entry and entry.factors else None
         return self._rules[eqn]
 
@@ -141,9 +134,9 @@ class Propagation:
                                   [self.of(a) for a in eqn.inputs])
             return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
                         if v not in self.fixed])
-        if eqn.prim in body_dims_rules:
-            outs = body_dims_rules[eqn.prim].results(self.mesh, eqn,
-                                                     [self.of(a) for a in eqn.inputs])
+        body_dims = _body_dims(eqn)
+        if body_dims is not None:
+            outs = body_dims.results(self.mesh, eqn, [self.of(a) for a in eqn.inputs])
             return any([self._refine(v, d) for v, d in zip(eqn.outputs, outs)
                         if v not in self.fixed])
         rule = self._rule(eqn)
@@ -156,9 +149,9 @@ class Propagation:
                     for fd, v in zip(rule.results, eqn.outputs) if v not in self.fixed])
 
     def _backward(self, eqn) -> bool:
-        if eqn.prim in body_dims_rules:
-            wanted = body_dims_rules[eqn.prim].operands(self.mesh, eqn,
-                                                        [self.of(a) for a in eqn.inputs])
+        body_dims = _body_dims(eqn)
+        if body_dims is not None:
+            wanted = body_dims.operands(self.mesh, eqn, [self.of(a) for a in eqn.inputs])
             return any([self._refine(a, d, self.whole.get(a, frozenset()))
                         for a, d in zip(eqn.inputs, wanted)
                         if type(a) is Var and a not in self.fixed])
@@ -171,6 +164,11 @@ class Propagation:
         return any([self._refine(a, project(fd, axes), self.whole.get(a, frozenset()))
                     for fd, a in zip(rule.operands, eqn.inputs)
                     if type(a) is Var and a not in self.fixed])
+
+
+def _body_dims(eqn):
+    entry = eqn.prim.fact("shard")
+    return entry.body_dims if entry is not None else None
 
 
 def propagate_body(body, mesh, in_dims) -> list:

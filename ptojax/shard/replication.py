@@ -14,9 +14,11 @@ flow) conservatively take the intersection of their inputs.
 from __future__ import annotations
 
 from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.shard.collectives import (all_gather_p, all_to_all_p, pmax_p, pmin_p, ppermute_p,
+                                      psum_p, psum_scatter_p)
 
-_GATHERING = ("psum", "pmax", "pmin", "all_gather")
-_SCATTERING = ("psum_scatter", "all_to_all", "ppermute")
+_GATHERING = frozenset({psum_p, pmax_p, pmin_p, all_gather_p})
+_SCATTERING = frozenset({psum_scatter_p, all_to_all_p, ppermute_p})
 
 
 def replicated_axes(closed: ClosedIR, in_reps, all_axes) -> list:
@@ -39,12 +41,11 @@ def replicated_axes(closed: ClosedIR, in_reps, all_axes) -> list:
 
 def _eqn_reps(eqn, ins, everything) -> list:
     common = everything.intersection(*ins)
-    name = eqn.prim.name
-    if getattr(eqn.prim, "collective", False):
+    if eqn.prim.collective:
         axes = frozenset(eqn.params["axes"])
-        if name in _GATHERING:
+        if eqn.prim in _GATHERING:
             return [common | axes]
-        if name in _SCATTERING:
+        if eqn.prim in _SCATTERING:
             return [common - axes]
         return [everything - axes]  # axis_index
     if eqn.prim.call_like:

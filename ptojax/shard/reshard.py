@@ -22,16 +22,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ptojax import lax
+from ptojax.ops.arithmetic import mul
+from ptojax.ops.dynamic_slicing import dynamic_slice
+from ptojax.ops.sharding_rules import Local
 from ptojax.shard.collectives import (all_gather_p, all_to_all_p, axis_index_p, psum_p,
-                                    psum_scatter_p)
+                                      psum_scatter_p)
 from ptojax.shard.runtime.cost import bytes_sent
-
-
-class Local(NamedTuple):
-    value: object          # the traced per-device block (or a Literal)
-    dims: tuple            # mesh axes splitting each dimension
-    partial: tuple = ()    # mesh axes it is a pending sum over
 
 
 class Step(NamedTuple):
@@ -149,5 +145,5 @@ def _emit(mesh, value, step: Step):
     for d, extra in enumerate(step.axes):
         if extra:
             sizes[d] = value.shape[d] // mesh.axis_size(extra)
-            starts[d] = lax.mul(device_index(extra), sizes[d])
-    return lax.dynamic_slice(value, starts, sizes)
+            starts[d] = mul(device_index(extra), sizes[d])
+    return dynamic_slice(value, starts, sizes)

@@ -7,7 +7,8 @@
 Pipeline (each step its own module):
 
     optimize (fold, CSE, DCE); tile_prepare (transposes folded into matmuls)
-    -> tile_fusion.fuse       group equations into kernels (rules: tile_rules.TILE_RULES)
+    -> tile_fusion.fuse       group equations into kernels (tile_rules, by each primitive's
+                              ``tile`` fact)
     -> tile_planner           pick tile shapes (TileConfig or automatic), check capacity
     -> tile_build             emit each kernel's body (one per ragged-edge region)
     -> here                   order kernels and leftover tensor ops; assemble the IR
@@ -22,22 +23,38 @@ import functools
 import heapq
 from dataclasses import dataclass, field
 
-from ptojax.errors import TileError, UnsupportedError
+from ptojax.autodiff.api import trace_pytree_fn
+from ptojax.errors import TileError
+from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var
+from ptojax.ir.printer import print_eqn
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile import ops as T
+from ptojax.tile.kernel import tile_kernel_p
 from ptojax.optimize import optimize
 from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
 from ptojax.tile.prepare import fold_transposes
-from ptojax.tile.rules import COLSUM, TILE_RULES
+from ptojax.tile.rules import COLSUM
+from ptojax.tree_util import tree_flatten
+from ptojax.ops.arithmetic import integer_pow_p
+from ptojax.ops.broadcast import reduce_sum_p
+from ptojax.ops.convert import convert_element_type_p
+from ptojax.ops.linalg import dot_general_p
+from ptojax.ops.reductions import reduce_max_p, reduce_min_p
 
-__all__ = ["tile", "tile_ir", "TileConfig", "TileResult", "UnfusedOp", "TILE_RULES"]
+__all__ = ["tile", "tile_ir", "TileConfig", "TileResult", "UnfusedOp"]
 
-SHORT = {"reduce_max": "rmax", "reduce_sum": "rsum", "reduce_min": "rmin",
-         "dot_general": "matmul", "integer_pow": "pow"}
-QUIET = {"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "convert_element_type",
-         "stop_gradient", "copy"}
+# how a kernel is named after its ops (names appear in the emitted PTO code)
+SHORT = {reduce_max_p: "rmax", reduce_sum_p: "rsum", reduce_min_p: "rmin",
+         dot_general_p: "matmul", integer_pow_p: "pow"}
+
+
+def _names_kernel(prim) -> bool:
+    """Layout changes, conversions and identities do not name a kernel."""
+    form = prim.fact("tile")
+    return not (form.kind in ("broadcast", "reshape") or form.identity
+                or prim is convert_element_type_p)
 
 
 @dataclass
@@ -47,7 +64,6 @@ class UnfusedOp:
     reason: str
 
     def __str__(self):
-        from ptojax.ir.printer import print_eqn
         where = f"  ({self.eqn.source.short()})" if self.eqn.source else ""
         return f"{print_eqn(self.eqn)}\n    -> {self.reason}{where}"
 
@@ -62,8 +78,8 @@ class TileResult:
 def kernel_label(group) -> str:
     names = []
     for e in group.eqns:
-        n = SHORT.get(e.prim.name, e.prim.name)
-        if e.prim.name not in QUIET and n not in names:
+        n = SHORT.get(e.prim, e.prim.name)
+        if _names_kernel(e.prim) and n not in names:
             names.append(n)
     if not names:
         names = ["copy"]
@@ -115,7 +131,7 @@ def _kernel_eqn(group, plan, index, target) -> Eqn:
     params = dict(name=name, kind=group.kind, grid=plan.grid, regions=plan.regions,
                   bodies=plan.bodies, buffers=plan.buffers, target=target.name,
                   cube=plan.cube, accumulate=accumulate)
-    return Eqn(T.tile_kernel_p, plan.inputs, group.outputs, params, group.eqns[0].source)
+    return Eqn(tile_kernel_p, plan.inputs, group.outputs, params, group.eqns[0].source)
 
 
 def _order_units(ir, fusion, standalone, unfused):
@@ -163,28 +179,6 @@ def _order_units(ir, fusion, standalone, unfused):
     return order
 
 
-# --- tile primitives in the other transforms' tables -------------------------------------------
-def _after_tiling(what, hint):
-    def rule(*args, **params):
-        raise UnsupportedError(f"{what} of tile IR is not supported: tiling is the last "
-                               f"transform before lowering; apply it last ({hint})")
-    return rule
-
-
-def _register_unsupported_rules():
-    """Tile primitives get explicit 'not supported' rows in the jvp and vmap tables, so
-    ``pto.grad(pto.tile(f))`` says to write ``pto.tile(pto.grad(f))`` instead."""
-    from ptojax.autodiff.jvp import jvp_rules
-    from ptojax.batching.vmap import batch_rules
-    for prim in T.TILE_PRIMS.values():
-        jvp_rules.setdefault(prim, _after_tiling("differentiation",
-                                                 "pto.tile(pto.grad(f))"))
-        batch_rules.setdefault(prim, _after_tiling("vmap", "pto.tile(pto.vmap(f))"))
-
-
-_register_unsupported_rules()
-
-
 # --- the public transform --------------------------------------------------------------------
 def tile(fn, config=None, target=ascend910b):
     """``fn`` with every fusible part run as tile kernels for ``target``.
@@ -194,17 +188,15 @@ def tile(fn, config=None, target=ascend910b):
     ``pto.TileConfig`` with explicit tile shapes, or None for the automatic planner. A config
     that overflows a buffer or breaks alignment raises ``pto.errors.TileError``.
     """
-    from ptojax.jit import trace_to_ir
-    from ptojax.eval.interpreter import eval_ir
-    from ptojax.tree_util import tree_flatten
     config = config or TileConfig()
     target = get_target(target)
 
     @functools.wraps(fn)
     def tiled(*args, **kwargs):
-        closed, _, out_tree = trace_to_ir(fn, args, kwargs, name=getattr(fn, "__name__", "fn"))
+        leaves, in_tree = tree_flatten((tuple(args), kwargs))
+        closed, out_tree, _ = trace_pytree_fn(lambda a, kw: fn(*a, **kw), leaves, in_tree,
+                                              name=getattr(fn, "__name__", "fn"))
         result = tile_ir(closed, config, target)
-        leaves, _ = tree_flatten((tuple(args), kwargs))
         return out_tree.unflatten(eval_ir(result.ir, leaves))
 
     tiled.tile_config = config

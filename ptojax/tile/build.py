@@ -14,16 +14,12 @@ from ptojax import dtypes
 from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import Literal, Var
 from ptojax.ir.types import TensorType
-from ptojax.ops import elementwise as ew
+from ptojax.ops import arithmetic as ar, convert as cv
 from ptojax.tile import ops as T
-from ptojax.tile.rules import (ARITH, COL, COLSUM, FULL, ROW, SCALAR,
-                                          SCALAR_OPERAND, TILE_RULES, broadcast_kind,
-                                          matmul_shape, view2d)
+from ptojax.tile.rules import (COL, COLSUM, FULL, ROW, SCALAR, broadcast_kind, form_of,
+                               matmul_shape, rule_of, view2d)
 
 I32 = TensorType((), dtypes.int32)
-COMMUTATIVE = frozenset({"add", "mul", "max", "min", "eq", "ne", "and", "or"})
-SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "max", "min", "neg",
-                        "convert_element_type"})   # computed on the scalar unit
 
 
 def index(value: int) -> Literal:
@@ -70,7 +66,7 @@ class BodyBuilder:
 
     def _offset(self, key, idx, size):
         if key not in self.offsets:
-            self.offsets[key] = self.emit(ew.mul_p, [idx, index(size)])
+            self.offsets[key] = self.emit(ar.mul_p, [idx, index(size)])
         return self.offsets[key]
 
     def shape_of(self, layout):
@@ -87,8 +83,8 @@ class BodyBuilder:
             return atom
         if isinstance(atom, Literal):
             return Literal(np.asarray(atom.value).astype(dtype), TensorType((), dtype))
-        prim = T.ELEMENTWISE_TILE_PRIMS["convert_element_type"] \
-            if isinstance(atom.type, T.TileType) else ew.convert_element_type_p
+        prim = T.ELEMENTWISE_TILE_PRIMS[cv.convert_element_type_p] \
+            if isinstance(atom.type, T.TileType) else cv.convert_element_type_p
         return self.emit(prim, [atom], new_dtype=dtype, weak_type=False)
 
     # --- values ------------------------------------------------------------------------------
@@ -156,40 +152,40 @@ class BodyBuilder:
 
     # --- equations ---------------------------------------------------------------------------
     def build_eqn(self, eqn, in_layouts):
-        TILE_RULES[eqn.prim.name].build(self, eqn, in_layouts)
+        rule_of(eqn).build(self, eqn, in_layouts)
 
     def set(self, var, value):
         self.env[var] = value
 
     def elementwise(self, eqn, in_layouts):
-        name = eqn.prim.name
+        form = form_of(eqn)
         out = eqn.outputs[0]
         layout = self.group.layout[out]
         vals = [self.get(a, l) for a, l in zip(eqn.inputs, in_layouts)]
-        if name in ("stop_gradient", "copy"):           # identities: no instruction
+        if form.identity:                                # no instruction
             self.set(out, vals[0])
             return
-        if all(v.kind == "scalar" for v in vals) and name in SCALAR_OPS:
+        if all(v.kind == "scalar" for v in vals) and form.scalar_unit:
             self.set(out, Value("scalar", self.emit(eqn.prim, [v.atom for v in vals],
                                                      **eqn.params)))
             return
         order = list(range(len(vals)))
-        if name in COMMUTATIVE and len(vals) == 2 and vals[0].kind != "tile" and \
+        if form.commutative and len(vals) == 2 and vals[0].kind != "tile" and \
                 vals[1].kind == "tile":
             order = [1, 0]
         dtype = eqn.inputs[0].type.dtype
-        wide = name in ARITH and dtype.name not in self.target.vector_dtypes
+        wide = form.arith and dtype.name not in self.target.vector_dtypes
         operands = []
         for pos, i in enumerate(order):
             v = vals[i]
-            if v.kind == "scalar" and name in SCALAR_OPERAND:
+            if v.kind == "scalar" and form.scalar_operand:
                 atom = v.atom
-            elif v.kind in ("rowb", "colb") and name in T.BROADCASTING and pos == 1:
+            elif v.kind in ("rowb", "colb") and form.broadcast_operand and pos == 1:
                 atom = v.atom
             else:
                 atom = self.tile(v, layout)
             operands.append(self.convert(atom, dtypes.float32) if wide else atom)
-        prim = T.ELEMENTWISE_TILE_PRIMS[name]
+        prim = T.ELEMENTWISE_TILE_PRIMS[eqn.prim]
         result = self.emit(prim, operands, **eqn.params)
         if wide and result.type.dtype != out.type.dtype:
             result = self.convert(result, out.type.dtype)
@@ -202,10 +198,10 @@ class BodyBuilder:
             self.set(out, Value("tile", self.emit(T.tile_col_sum_p, [x])))
             return
         dtype = x.type.dtype
-        exact = eqn.prim.name != "reduce_sum" and dtype.name in self.target.vector_dtypes
+        exact = not form_of(eqn).accumulate_f32 and dtype.name in self.target.vector_dtypes
         if dtype != dtypes.float32 and not exact:      # accumulate in f32, as the hardware
             x = self.convert(x, dtypes.float32)
-        r = self.emit(T.ROW_REDUCTIONS[eqn.prim.name], [x])
+        r = self.emit(T.ROW_REDUCTIONS[eqn.prim], [x])
         self.set(out, Value("tile", self.convert(r, dtype)))
 
     def broadcast(self, eqn, in_layouts):
@@ -261,14 +257,14 @@ class BodyBuilder:
         rows = self.tile_shape[0]
         assert s.m % rows == 0, f"tile rows {rows} straddle batch elements of {s.m} rows"
         # r0 = ti * rows, so for whole-element tiles the batch index is ti itself
-        b = self.ti if rows == s.m else self.emit(ew.div_p, [r0, index(s.m)])
+        b = self.ti if rows == s.m else self.emit(ar.div_p, [r0, index(s.m)])
         a_row = r0
         if s.lt:
-            a_row = index(0) if rows == s.m else self.emit(ew.rem_p, [r0, index(s.m)])
+            a_row = index(0) if rows == s.m else self.emit(ar.rem_p, [r0, index(s.m)])
         b_col = c0
         if s.rt:
-            b_col = self.emit(ew.add_p, [self.emit(ew.mul_p, [b, index(s.n)]), c0])
-        k_base = self.emit(ew.mul_p, [b, index(s.k)]) if s.lt or not s.rt else None
+            b_col = self.emit(ar.add_p, [self.emit(ar.mul_p, [b, index(s.n)]), c0])
+        k_base = self.emit(ar.mul_p, [b, index(s.k)]) if s.lt or not s.rt else None
         return a_row, b_col, k_base
 
     def _k_loop(self, acc, steps, A, B, offsets, geometry):
@@ -276,7 +272,7 @@ class BodyBuilder:
         kv, acc_in = Var(I32), Var(acc.type)
         a_in, b_in = Var(A.type), Var(B.type)
         off_in = tuple(None if o is None else Var(o.type) for o in offsets)
-        k0 = inner.emit(ew.mul_p, [kv, index(geometry["k"])], {})
+        k0 = inner.emit(ar.mul_p, [kv, index(geometry["k"])], {})
         acc_out = _k_step(inner, k0, geometry["k"], acc_in, a_in, b_in, off_in, geometry)
         body = inner.build([kv, acc_in, a_in, b_in, *_present(off_in)], [acc_out])
         return self.emit(T.tile_loop_p, [acc, A, B, *_present(offsets)], start=1, stop=steps,
@@ -318,7 +314,7 @@ def _k_step(b, k0, vk, acc, A, B, offsets, g):
     k = k0
     if k_base is not None:
         k = k_base if isinstance(k0, Literal) and int(k0.value) == 0 else \
-            b.emit(ew.add_p, [k_base, k0], {})
+            b.emit(ar.add_p, [k_base, k0], {})
     a1 = b.emit(T.tile_load_p, [A, a_row, k if g["lt"] else k0],
                 dict(space="L1", shape=(g["m"], g["k"]), valid=(g["vm"], vk), view=g["a_view"],
                      transpose=g["lt"], stage="a"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptojax.ir.core import Var
-from ptojax.tile.rules import TILE_RULES, unsupported_reason
+from ptojax.tile.rules import rule_of, unsupported_reason
 
 PENDING_KINDS = ("broadcast", "reshape")
 
@@ -123,7 +123,7 @@ class _Fuser:
     def step(self, i, eqn):
         reason = unsupported_reason(eqn, self.target)
         if reason is None:
-            rule = TILE_RULES[eqn.prim.name]
+            rule = rule_of(eqn)
             producers = self._operand_groups(eqn)
             if rule.kind in PENDING_KINDS and not producers:
                 self.pending[eqn.outputs[0]] = i
@@ -227,9 +227,9 @@ class _Fuser:
         group.in_layouts[eqn] = in_layouts
         for v in eqn.outputs:
             group.layout[v] = out_layout
-        if TILE_RULES[eqn.prim.name].kind == "reduce":
+        if rule_of(eqn).kind == "reduce":
             group.has_reduction = True
-        if TILE_RULES[eqn.prim.name].kind == "matmul":
+        if rule_of(eqn).kind == "matmul":
             group.dot = eqn
         self._define(eqn, group)
         return None
@@ -237,7 +237,7 @@ class _Fuser:
     def _pull(self, group, var, layout) -> dict:
         """The pending equations recomputing ``var`` as ``layout`` in ``group`` ({} if none)."""
         eqn = self.ir.eqns[self.pending[var]]
-        rule = TILE_RULES[eqn.prim.name]
+        rule = rule_of(eqn)
         in_layouts = [None] * len(eqn.inputs)
         result = rule.layout(eqn, in_layouts, group.space, want=layout)
         if isinstance(result, str):

@@ -38,20 +38,17 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.core import IR, ClosedIR
 from ptojax.ir.types import TensorType, TileType
-from ptojax.ops import elementwise as ew
-from ptojax.ops import reductions as red
-from ptojax.trace import Primitive
+from ptojax import ops  # noqa: F401  (every family defined: ELEMENTWISE is complete)
+from ptojax.eval.interpreter import eval_ir
+from ptojax.ir import pto
+from ptojax.ir.pto import row_vector_rows
+from ptojax.ops.broadcast import _sum, reduce_sum_p
+from ptojax.ops.costs import input_size, no_flops, output_size
+from ptojax.ops.elementwise import ELEMENTWISE
+from ptojax.ops.reductions import _max, _min, reduce_max_p, reduce_min_p
+from ptojax.trace import Primitive, Unsupported
 
-TILE_PRIMS: dict[str, Primitive] = {}
-INDEX = dtypes.int32
-# PTO needs the rows of a [R,1] column-major row-vector tile to span a multiple of 32 bytes;
-# padding them to a multiple of 32 rows satisfies that for every dtype, so a row vector's
-# physical rows may exceed the rows of the tiles it belongs to (its valid rows match them).
-ROW_VECTOR_ALIGN = 32
-
-
-def row_vector_rows(rows: int) -> int:
-    return -(-rows // ROW_VECTOR_ALIGN) * ROW_VECTOR_ALIGN
+TILE_PRIMS: list = []   # every tile primitive
 
 
 # --- the grid of a kernel --------------------------------------------------------------------
@@ -134,7 +131,7 @@ def _prim(name, abstract_eval, impl, multiple_results=False, inplace=False, scra
     prim = Primitive(name, abstract_eval, impl, multiple_results)
     prim.tile_inplace = inplace     # may write its result over an operand that dies here
     prim.tile_scratch = scratch     # None, or "input": needs a temporary shaped like input 0
-    TILE_PRIMS[name] = prim
+    TILE_PRIMS.append(prim)
     return prim
 
 
@@ -209,67 +206,59 @@ tile_scalar_load_p = _prim("tile_scalar_load", _tile_scalar_load_abstract,
 
 
 # --- elementwise -----------------------------------------------------------------------------
-# Tensor primitives with a tile form. ``BROADCASTING`` ops also take a [R,1] or [1,C] tile as
-# their second operand (PTO's TROWEXPAND<op> / TCOLEXPAND<op> family).
-ELEMENTWISE_TILED = ("add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp", "log",
-                     "sqrt", "rsqrt", "tanh", "logistic", "integer_pow", "eq", "ne", "lt",
-                     "le", "gt", "ge", "and", "or", "not", "select", "is_finite",
-                     "convert_element_type", "stop_gradient", "copy")
-BROADCASTING = frozenset({"add", "sub", "mul", "div", "max", "min"})
-INTEGER_POW_EXPONENTS = frozenset({-2, -1, 1, 2, 3, 4})
-_NOT_INPLACE = {"integer_pow": lambda p: p.get("y") in (3, -2)}   # re-read their source
+# Every tensor primitive whose tile form is elementwise has a tile op ``tile_<name>``, with the
+# same impl (so a tiled chain is bitwise equal to the untiled one) and its PTO recipe. A second
+# operand may be a scalar, and for ops whose form allows it a [R,1] / [1,C] tile (PTO's
+# TROWEXPAND<op> / TCOLEXPAND<op> family).
+def _elementwise_abstract(tensor_prim, form):
+    name = f"tile_{tensor_prim.name}"
 
-
-def _elementwise_abstract(name, tensor_prim):
     def abstract_eval(*operands, **params):
         tiles = [t for t in operands if _is_tile(t)]
         if not tiles:
-            raise ShapeError(f"tile_{name}: needs at least one tile operand")
+            raise ShapeError(f"{name}: needs at least one tile operand")
         for t in tiles:
-            _require_tile(f"tile_{name}", t)
+            _require_tile(name, t)
         full = tiles[0]          # a broadcast [R',1] / [1,C] operand always comes second
         for t in tiles[1:]:
             if t.shape == full.shape:
                 if valid_shape(t) != valid_shape(full):
-                    raise ShapeError(f"tile_{name}: valid regions differ: {t} vs {full}")
+                    raise ShapeError(f"{name}: valid regions differ: {t} vs {full}")
                 continue
             row = t.shape == (row_vector_rows(full.shape[0]), 1) and \
                 valid_shape(t)[0] == valid_shape(full)[0]
             col = t.shape == (1, full.shape[1]) and \
                 valid_shape(t)[1] == valid_shape(full)[1]
-            if name not in BROADCASTING or not (row or col):
-                raise ShapeError(f"tile_{name}: operand {t} does not match {full}")
+            if not form.broadcast_operand or not (row or col):
+                raise ShapeError(f"{name}: operand {t} does not match {full}")
         for t in operands:
             if not _is_tile(t) and t.shape != ():
-                raise ShapeError(f"tile_{name}: non-tile operands must be scalars, got {t}")
+                raise ShapeError(f"{name}: non-tile operands must be scalars, got {t}")
         scalar_types = [TensorType((), t.dtype) for t in operands]
         out = tensor_prim.abstract_eval(*scalar_types, **params)
         return tile_type(full.shape, out.dtype, "UB", valid_shape(full))
     return abstract_eval
 
 
-def _elementwise_impl(tensor_prim):
-    impl = tensor_prim.impl
+def _elementwise_tile_prim(tensor_prim, form):
+    prim = _prim(f"tile_{tensor_prim.name}", _elementwise_abstract(tensor_prim, form),
+                 tensor_prim.impl, inplace=form.may_overwrite,
+                 scratch="input" if form.scratch else None)
+    prim.tensor_prim = tensor_prim
+    prim.elementwise = True
+    prim.define(pto=tensor_prim.facts["pto"], cost=output_size)
+    return prim
 
-    def tile_impl(*operands, **params):
-        return impl(*operands, **params)
-    return tile_impl
 
-
-ELEMENTWISE_TILE_PRIMS: dict[str, Primitive] = {}
-for _name in ELEMENTWISE_TILED:
-    _tp = ew.ELEMENTWISE[_name]
-    _p = _prim(f"tile_{_name}", _elementwise_abstract(_name, _tp), _elementwise_impl(_tp),
-               inplace=True)
-    _p.tensor_prim = _tp
-    _p.elementwise = True
-    ELEMENTWISE_TILE_PRIMS[_name] = _p
+ELEMENTWISE_TILE_PRIMS: dict = {      # tensor primitive -> its tile op
+    p: _elementwise_tile_prim(p, p.fact("tile")) for p in ELEMENTWISE
+    if p.fact("tile") is not None and p.fact("tile").kind == "elementwise"}
 
 
 def inplace_ok(prim, params) -> bool:
     """Whether ``prim`` may write its result over an operand that dies at it."""
-    rule = _NOT_INPLACE.get(getattr(getattr(prim, "tensor_prim", None), "name", None))
-    return bool(prim.tile_inplace) and not (rule and rule(params))
+    inplace = prim.tile_inplace
+    return bool(inplace(params) if callable(inplace) else inplace)
 
 
 def _fill_abstract(value, *, shape, valid):
@@ -314,13 +303,13 @@ def _row_reduce_impl(reduce):
 
 
 tile_row_sum_p = _prim("tile_row_sum", _row_reduce_abstract("tile_row_sum"),
-                       _row_reduce_impl(red._sum), scratch="input")
+                       _row_reduce_impl(_sum), scratch="input")
 tile_row_max_p = _prim("tile_row_max", _row_reduce_abstract("tile_row_max"),
-                       _row_reduce_impl(red._max), scratch="input")
+                       _row_reduce_impl(_max), scratch="input")
 tile_row_min_p = _prim("tile_row_min", _row_reduce_abstract("tile_row_min"),
-                       _row_reduce_impl(red._min), scratch="input")
-ROW_REDUCTIONS = {"reduce_sum": tile_row_sum_p, "reduce_max": tile_row_max_p,
-                  "reduce_min": tile_row_min_p}
+                       _row_reduce_impl(_min), scratch="input")
+ROW_REDUCTIONS = {reduce_sum_p: tile_row_sum_p, reduce_max_p: tile_row_max_p,
+                  reduce_min_p: tile_row_min_p}
 
 
 def _col_sum_abstract(t):
@@ -334,8 +323,6 @@ def _col_sum_abstract(t):
 tile_col_sum_p = _prim("tile_col_sum", _col_sum_abstract,
                        lambda t: np.sum(np.asarray(t), axis=0, keepdims=True,
                                         dtype=np.asarray(t).dtype), scratch="input")
-# is_finite is lowered as |x| < inf, which needs a temporary shaped like x.
-ELEMENTWISE_TILE_PRIMS["is_finite"].tile_scratch = "input"
 
 
 # --- cube ------------------------------------------------------------------------------------
@@ -395,7 +382,6 @@ def _loop_abstract(*args, start, stop, body, num_carry):
 
 
 def _loop(*args, start, stop, body, num_carry):
-    from ptojax.eval.interpreter import eval_ir
     ir = body.ir if isinstance(body, ClosedIR) else body
     carries, invariants = list(args[:num_carry]), list(args[num_carry:])
     for k in range(start, stop):
@@ -407,7 +393,7 @@ def _loop(*args, start, stop, body, num_carry):
 tile_loop_p = _prim("tile_loop", _loop_abstract, _loop, multiple_results=True)
 
 
-# --- the kernel ------------------------------------------------------------------------------
+# --- the kernel body's signature ----------------------------------------------------------
 def kernel_signature(body: IR, num_inputs: int):
     """(input GM vars, output GM vars, workspace vars) of a kernel body."""
     gm = body.invars[2:]
@@ -415,29 +401,57 @@ def kernel_signature(body: IR, num_inputs: int):
     return gm[:num_inputs], gm[num_inputs:num_inputs + n_out], gm[num_inputs + n_out:]
 
 
-def _kernel_abstract(*in_types, name, kind, grid, regions, bodies, buffers, target, cube=None,
-                     accumulate=()):
-    if len(bodies) != len(regions) or not bodies:
-        raise ShapeError(f"tile_kernel {name}: one body per region expected")
-    outs = None
-    for body in bodies:
-        ins, out_vars, _ = kernel_signature(body, len(in_types))
-        if [(v.type.shape, v.type.dtype) for v in ins] != [(t.shape, t.dtype) for t in in_types]:
-            raise ShapeError(f"tile_kernel {name}: operands {list(in_types)} do not match the "
-                             f"body's inputs {[v.type for v in ins]}")
-        types = [v.type for v in body.outvars]
-        if outs is not None and [(t.shape, t.dtype) for t in types] != \
-                [(t.shape, t.dtype) for t in outs]:
-            raise ShapeError(f"tile_kernel {name}: bodies disagree on outputs")
-        outs = types
-        if [v.type for v in out_vars] != types:
-            raise ShapeError(f"tile_kernel {name}: body outputs must update its output tensors")
-    return outs
+# --- facts -----------------------------------------------------------------------------------
+def _reduce_recipe(op):
+    """A reduction into a row or column vector, through the op's scratch tile."""
+    def recipe(eqn):
+        return [pto.Instr(op, eqn.outputs[0], (eqn.inputs[0], pto.Scratch(eqn)))]
+    return recipe
 
 
-def _kernel_impl(*inputs, **params):
-    from ptojax.tile.interpreter import run_tile_kernel
-    return run_tile_kernel(inputs, **params)
+def _to_output(op, **attrs):
+    def recipe(eqn):
+        return [pto.Instr(op, eqn.outputs[0], tuple(eqn.inputs), dict(attrs))]
+    return recipe
 
 
-tile_kernel_p = _prim("tile_kernel", _kernel_abstract, _kernel_impl, multiple_results=True)
+def _matmul_flops(eqn) -> int:
+    (vm, vk), (_, vn) = (valid_shape(a.type) for a in eqn.inputs[-2:])
+    return 2 * vm * vk * vn
+
+
+tile_row_sum_p.define(pto=_reduce_recipe("TROWSUM"), cost=input_size)
+tile_row_max_p.define(pto=_reduce_recipe("TROWMAX"), cost=input_size)
+tile_row_min_p.define(pto=_reduce_recipe("TROWMIN"), cost=input_size)
+tile_col_sum_p.define(pto=_reduce_recipe("TCOLSUM"), cost=input_size)
+tile_fill_p.define(pto=lambda eqn: [pto.Instr("TEXPANDS", pto.vec(eqn.outputs[0]),
+                                              (eqn.inputs[0],))], cost=no_flops)
+tile_row_expand_p.define(pto=_to_output("TROWEXPAND"), cost=no_flops)
+tile_col_expand_p.define(pto=_to_output("TCOLEXPAND"), cost=no_flops)
+tile_move_p.define(pto=_to_output("TEXTRACT", index=(0, 0)), cost=no_flops)
+tile_matmul_p.define(pto=_to_output("TMATMUL"), cost=_matmul_flops)
+tile_matmul_acc_p.define(pto=_to_output("TMATMUL_ACC"), cost=_matmul_flops)
+# loads, stores and loops are placed by the kernel's schedule (lower/schedule.py)
+for _prim in (tile_load_p, tile_store_p, tile_scalar_load_p):
+    _prim.define(cost=no_flops)
+tile_loop_p.define(cost=lambda eqn, body_counts: {
+    name: n * (eqn.params["stop"] - eqn.params["start"]) for name, n in body_counts[0].items()})
+
+AFTER_TILING = ("tiling is the last transform before lowering; apply it last "
+                "(pto.tile({}(f)))")
+INSIDE_KERNELS = Unsupported("it only exists inside tile kernels")
+
+
+def define_tile_op_facts(prim):
+    """The facts every tile primitive shares: no transform applies to tile IR."""
+    prim.define(jvp=Unsupported(AFTER_TILING.format("pto.grad")),
+                batch=Unsupported(AFTER_TILING.format("pto.vmap")),
+                tile=Unsupported("already a tile op"),
+                reference=Unsupported("tile ops are checked against the numpy tile "
+                                      "interpreter (ptojax/tile/interpreter.py)"))
+    if "shard" not in prim.facts:
+        prim.define(shard=INSIDE_KERNELS)
+
+
+for _prim in TILE_PRIMS:
+    define_tile_op_facts(_prim)

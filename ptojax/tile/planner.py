@@ -122,10 +122,15 @@ def _probe(group, target):
     return col_align, itemsize
 
 
+def _is_reduction(eqn) -> bool:
+    form = eqn.prim.fact("tile")
+    return form is not None and form.kind == "reduce"
+
+
 def _needs_whole_rows(group) -> bool:
     """Row reductions (and row outputs) need every column of a row in one tile."""
     return any(group.layout[v] == ROW for e in group.eqns for v in e.outputs
-               if e.prim.name.startswith("reduce_")) or \
+               if _is_reduction(e)) or \
         any(group.layout[v] == ROW for v in group.outputs)
 
 
@@ -189,7 +194,7 @@ def _explicit_vector(group, config, target, name, col_align, whole):
             f"{col_align} elements for this kernel's dtypes. "
             f"Fix: cols={align_up(cols, col_align)}."))
     if whole and cols < n:
-        red = next((e.prim.name for e in group.eqns if e.prim.name.startswith("reduce_")), op)
+        red = next((e.prim.name for e in group.eqns if _is_reduction(e)), op)
         raise _kernel_error(name, group, (
             f"op `{red}` reduces whole rows of {n} elements, but TileConfig(vec=({rows}, "
             f"{cols})) cuts rows into {cols}-column tiles. Fix: cols >= "

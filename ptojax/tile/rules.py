@@ -15,8 +15,9 @@ A rule answers two questions: ``layout`` — given the layouts of the operands a
 group (None for values from outside), is the equation expressible in this space, and with
 which layouts (or why not, as a string); and ``build`` — emit its tile operations into a kernel
 body (see ``tile_build.BodyBuilder``). ``check`` says why an equation can never be tiled on a
-target. ``TILE_RULES`` maps primitive names to rules; a primitive without an entry stays a
-tensor-level equation, and ``unsupported_reason`` says why.
+target. ``RULES`` maps each kind of ``TileForm`` (a primitive's ``tile`` fact) to its rule; a
+primitive whose tile fact is ``Unsupported`` stays a tensor-level equation, and
+``unsupported_reason`` says why.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ptojax import dtypes
-from ptojax.tile import ops as T
+from ptojax.trace import Unsupported
 
 FULL, ROW, COL, SCALAR = "full", "row", "col", "scalar"
 COLSUM = "colsum"    # partial column sums of a tile; complete only after the whole kernel
@@ -75,23 +76,21 @@ def _arith_dtype_reason(dtype, target) -> Optional[str]:
 
 
 # --- elementwise -----------------------------------------------------------------------------
-ARITH = frozenset({"add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp", "log", "sqrt",
-                   "rsqrt", "tanh", "logistic", "integer_pow", "eq", "ne", "lt", "le", "gt",
-                   "ge", "is_finite"})
-FLOAT_ONLY = frozenset({"exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "is_finite"})
-SCALAR_OPERAND = frozenset({"add", "sub", "mul", "div", "max", "min", "eq", "ne", "lt", "le",
-                            "gt", "ge"})
+def form_of(eqn):
+    """The equation's TileForm (None when its primitive has no tile form)."""
+    return eqn.prim.fact("tile")
 
 
 def _ew_check(eqn, target):
     reason = _dtype_reason(eqn, target)
     if reason:
         return reason
-    name = eqn.prim.name
-    if name == "integer_pow" and eqn.params["y"] not in T.INTEGER_POW_EXPONENTS:
-        return (f"integer_pow with exponent {eqn.params['y']} has no tile form "
-                f"(supported: {sorted(T.INTEGER_POW_EXPONENTS)})")
-    if name in ARITH:
+    form = form_of(eqn)
+    if form.check is not None:
+        reason = form.check(eqn)
+        if reason:
+            return reason
+    if form.arith:
         return _arith_dtype_reason(eqn.inputs[0].type.dtype, target)
     return None
 
@@ -131,7 +130,7 @@ def reduce_layout_of(eqn) -> Optional[str]:
     axes = tuple(sorted(eqn.params["axes"]))
     if x.ndim >= 1 and axes == (x.ndim - 1,):
         return ROW
-    if x.ndim >= 2 and axes == tuple(range(x.ndim - 1)) and eqn.prim.name == "reduce_sum":
+    if x.ndim >= 2 and axes == tuple(range(x.ndim - 1)) and form_of(eqn).column_sum:
         return COLSUM
     return None
 
@@ -319,35 +318,23 @@ def _matmul_build(b, eqn, in_layouts):
 MATMUL_RULE = TileRule("matmul", _matmul_check, _matmul_layout, _matmul_build, _seed_output)
 
 
-# --- the table -------------------------------------------------------------------------------
-TILE_RULES: dict[str, TileRule] = {name: ELEMENTWISE_RULE for name in T.ELEMENTWISE_TILED}
-TILE_RULES.update({name: REDUCE_RULE for name in T.ROW_REDUCTIONS})
-TILE_RULES.update(broadcast_in_dim=BROADCAST_RULE, reshape=RESHAPE_RULE,
-                  squeeze=RESHAPE_RULE, expand_dims=RESHAPE_RULE, dot_general=MATMUL_RULE)
+# --- the rules by kind ------------------------------------------------------------------------
+RULES = {"elementwise": ELEMENTWISE_RULE, "reduce": REDUCE_RULE, "broadcast": BROADCAST_RULE,
+         "reshape": RESHAPE_RULE, "matmul": MATMUL_RULE}
 
-# Why the remaining primitive families stay tensor-level (shown by ``lowered.unfused()``).
-UNSUPPORTED = {
-    "argmax": "arg-reductions have no tile rule", "argmin": "arg-reductions have no tile rule",
-    "reduce_prod": "product reductions have no PTO row instruction",
-    "reduce_and": "boolean reductions have no tile rule",
-    "reduce_or": "boolean reductions have no tile rule",
-    "transpose": "transposes move data across tiles; kept as a tensor op",
-    "concatenate": "concatenation is data movement between tensors; kept as a tensor op",
-    "pad": "padding is data movement; kept as a tensor op",
-    "slice": "slicing is data movement; kept as a tensor op",
-    "gather": "gathers are data-dependent; kept as a tensor op",
-    "scatter": "scatters are data-dependent; kept as a tensor op",
-    "sort": "sorting has no tile rule",
-    "iota": "iota is a constant; kept as a tensor op",
-    "tile_kernel": "already a tile kernel",
-}
+
+def rule_of(eqn):
+    """The tile rule of ``eqn``'s primitive, or None."""
+    form = form_of(eqn)
+    return RULES.get(form.kind) if form is not None else None
 
 
 def unsupported_reason(eqn, target) -> Optional[str]:
     """Why ``eqn`` can never be part of a tile kernel on ``target`` (None if it can be)."""
-    rule = TILE_RULES.get(eqn.prim.name)
+    fact = eqn.prim.facts.get("tile")
+    if type(fact) is Unsupported:
+        return fact.reason
+    rule = rule_of(eqn)
     if rule is None:
-        if eqn.prim.name in UNSUPPORTED:
-            return UNSUPPORTED[eqn.prim.name]
         return f"no tile rule for `{eqn.prim.name}`"
     return rule.check(eqn, target)

@@ -15,64 +15,14 @@ Conventions (one "flop" is one scalar arithmetic operation):
   trip count is not known from the IR), any other body (``checkpoint``, custom derivative
   calls, ...) once.
 
-A primitive not covered here counts one flop per output element; ``flop_rules`` takes rows
-``name -> fn(eqn) -> int`` for primitives whose cost differs.
+Each count is the primitive's ``cost`` fact, defined beside it: ``cost(eqn) -> flops``, or for
+a primitive with sub-IRs ``cost(eqn, [per-primitive counts of each body]) -> counts``.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 from ptojax.ir.core import ClosedIR, sub_irs
-
-MOVEMENT = frozenset({
-    "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice",
-    "concatenate", "pad", "iota", "gather", "dynamic_slice", "dynamic_update_slice", "copy",
-    "stop_gradient",
-})
-
-
-def _dot_general(eqn) -> int:
-    lhs, rhs = (a.type for a in eqn.inputs)
-    (_, rc), (_, rb) = eqn.params["dimension_numbers"]
-    rhs_free = math.prod(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
-    return 2 * lhs.size * rhs_free
-
-
-def _input_size(eqn) -> int:
-    return eqn.inputs[0].type.size
-
-
-def _sort(eqn) -> int:
-    x = eqn.inputs[0].type
-    length = x.shape[eqn.params["dimension"]]
-    return x.size * math.ceil(math.log2(length)) if length > 1 else 0
-
-
-def _scatter(eqn) -> int:
-    return eqn.inputs[2].type.size
-
-
-flop_rules: dict = {
-    "dot_general": _dot_general,
-    "sort": _sort,
-    "scatter": _scatter,
-    **{name: _input_size for name in (
-        "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
-        "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")},
-}
-
-
-def _sub_ir_flops(eqn, bodies) -> Counter:
-    name = eqn.prim.name
-    if name == "cond":
-        return max((flops_by_primitive(b) for b in bodies), key=lambda c: sum(c.values()))
-    counts: Counter = Counter()
-    for body in bodies:
-        counts.update(flops_by_primitive(body))
-    if name == "scan":
-        counts = Counter({k: v * eqn.params["length"] for k, v in counts.items()})
-    return counts
 
 
 def flops_by_primitive(ir) -> Counter:
@@ -80,16 +30,14 @@ def flops_by_primitive(ir) -> Counter:
     ir = ir.ir if isinstance(ir, ClosedIR) else ir
     counts: Counter = Counter()
     for eqn in ir.eqns:
+        cost = eqn.prim.rule("cost", "counting the flops", eqn.source)
         bodies = sub_irs(eqn.params)
         if bodies:
-            counts.update(_sub_ir_flops(eqn, bodies))
-            continue
-        name = eqn.prim.name
-        if name in MOVEMENT:
-            continue
-        rule = flop_rules.get(name)
-        counts[name] += rule(eqn) if rule is not None else sum(v.type.size
-                                                                for v in eqn.outputs)
+            counts.update(cost(eqn, [flops_by_primitive(b) for b in bodies]))
+        else:
+            flops = cost(eqn)
+            if flops:
+                counts[eqn.prim.name] += flops
     return counts
 
 

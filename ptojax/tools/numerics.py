@@ -357,7 +357,7 @@ def check_numerics(fn, *args, reference: str = "interpreter", target=host_jit,
                    tile_config=None) -> NumericsReport:
     """Run ``fn(*args)`` after each pipeline stage; report the first equation whose result
     diverges from ``reference`` ("interpreter" or "jax") beyond its dtype's tolerance."""
-    from ptojax.jit import leaf_value
+    from ptojax.eval.leaves import leaf_value
     from ptojax.targets import get_target
     from ptojax.tree_util import tree_flatten
     if reference not in REFERENCE_NAMES:

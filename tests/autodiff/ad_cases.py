@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
-from ptojax.ops import elementwise as ew
-from ptojax.ops import indexing as ix
-from ptojax.ops import linalg, random_bits, reductions as red, shape as sh, sorting
+from helpers import P
+from ptojax.ops.gather_scatter import SCATTER_MODES
+from ptojax.trace import PRIMITIVES
+
 
 
 class Case:
@@ -90,7 +91,7 @@ UNARY = {
 
 
 def _unary_case(name, domain):
-    prim = ew.ELEMENTWISE[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -102,30 +103,30 @@ for _name, _domain in UNARY.items():
     _unary_case(_name, _domain)
 
 
-@case("copy", ew.copy_p)
+@case("copy", P.copy_p)
 def _copy(data, J):
     x = values(rng_of(data), shape_of(data))
-    return (lambda a: ew.copy_p.bind(a)), (lambda a: J.jnp.array(a, copy=True)), [x]
+    return (lambda a: P.copy_p.bind(a)), (lambda a: J.jnp.array(a, copy=True)), [x]
 
 
-@case("stop_gradient", ew.stop_gradient_p, finite_differences=False)
+@case("stop_gradient", P.stop_gradient_p, finite_differences=False)
 def _stop_gradient(data, J):
     x = values(rng_of(data), shape_of(data))
     return (lambda a: lax.mul(lax.stop_gradient(lax.sin(a)), a)), \
         (lambda a: J.lax.stop_gradient(J.lax.sin(a)) * a), [x]
 
 
-@case("round", ew.round_p)
+@case("round", P.round_p)
 def _round(data, J):
     method = data.draw(st.sampled_from(["half_even", "half_away"]))
     jax_method = {"half_even": J.lax.RoundingMethod.TO_NEAREST_EVEN,
                   "half_away": J.lax.RoundingMethod.AWAY_FROM_ZERO}[method]
     x = values(rng_of(data), shape_of(data))
-    return (lambda a: lax.mul(ew.round_p.bind(a, method=method), a)), \
+    return (lambda a: lax.mul(P.round_p.bind(a, method=method), a)), \
         (lambda a: J.lax.round(a, jax_method) * a), [x]
 
 
-@case("integer_pow", ew.integer_pow_p)
+@case("integer_pow", P.integer_pow_p)
 def _integer_pow(data, J):
     y = data.draw(st.integers(-3, 4))
     x = values(rng_of(data), shape_of(data), "nonzero")
@@ -146,7 +147,7 @@ def _binary_operands(data, domains):
 
 
 def _binary_case(name, domains):
-    prim = ew.ELEMENTWISE[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -160,9 +161,9 @@ for _name, _domains in BINARY.items():
     _binary_case(_name, _domains)
 
 
-@case("nextafter", ew.nextafter_p, jax_reference=False)
+@case("nextafter", P.nextafter_p, jax_reference=False)
 def _nextafter(data, J):  # JAX defines no derivative; ours is that of x (a one-ulp step)
-    return (lambda a, b: ew.nextafter_p.bind(a, b)), None, _binary_operands(data, ("real",
+    return (lambda a, b: P.nextafter_p.bind(a, b)), None, _binary_operands(data, ("real",
                                                                                    "real"))
 
 
@@ -170,7 +171,7 @@ COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
 def _comparison_case(name):
-    prim = ew.ELEMENTWISE[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -185,7 +186,7 @@ for _name in COMPARISONS:
     _comparison_case(_name)
 
 
-@case("is_finite", ew.is_finite_p)
+@case("is_finite", P.is_finite_p)
 def _is_finite(data, J):
     x = values(rng_of(data), shape_of(data))
     return (lambda a: lax.select(lax.is_finite(lax.div(1.0, a)), a, lax.neg(a))), \
@@ -205,7 +206,7 @@ INTEGER_OPS = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
 
 
 def _integer_op_case(name, jax_name):
-    prim = ew.ELEMENTWISE[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -226,35 +227,35 @@ for _name, _jax_name in INTEGER_OPS.items():
     _integer_op_case(_name, _jax_name)
 
 
-@case("not", ew.not_p)
+@case("not", P.not_p)
 def _not(data, J):
     x = values(rng_of(data), shape_of(data))
     return (lambda a: lax.select(lax.bitwise_not(lax.gt(a, 0.0)), a, lax.sin(a))), \
         (lambda a: J.lax.select(J.lax.bitwise_not(a > 0), a, J.lax.sin(a))), [x]
 
 
-@case("select", ew.select_p)
+@case("select", P.select_p)
 def _select(data, J):
     rng, shape = rng_of(data), shape_of(data)
     pred = rng.random(shape) < 0.5
     scalar = data.draw(st.sampled_from([None, 0, 1]))
     x, y = (values(rng, () if i == scalar else shape) for i in range(2))
-    return (lambda a, b: ew.select_p.bind(pred, a, b)), \
+    return (lambda a, b: P.select_p.bind(pred, a, b)), \
         (lambda a, b: J.lax.select(pred, *J.jnp.broadcast_arrays(a, b))), [x, y]
 
 
-@case("clamp", ew.clamp_p)
+@case("clamp", P.clamp_p)
 def _clamp(data, J):
     rng, shape = rng_of(data), shape_of(data)
     lo_shape = data.draw(st.sampled_from([(), shape]))
     hi_shape = data.draw(st.sampled_from([(), shape]))
     lo, x = values(rng, lo_shape) - 1.0, values(rng, shape) * 2
     hi = np.max(lo) + values(rng, hi_shape, "positive")  # lo < hi, where clamp is defined
-    return (lambda a, b, c: ew.clamp_p.bind(a, b, c)), \
+    return (lambda a, b, c: P.clamp_p.bind(a, b, c)), \
         (lambda a, b, c: J.lax.clamp(*J.jnp.broadcast_arrays(a, b, c))), [lo, x, hi]
 
 
-@case("convert_element_type", ew.convert_element_type_p, fd_eps=1e-2, fd_rtol=1e-4,
+@case("convert_element_type", P.convert_element_type_p, fd_eps=1e-2, fd_rtol=1e-4,
       rtol=1e-6)
 def _convert(data, J):
     x = values(rng_of(data), shape_of(data))
@@ -280,7 +281,7 @@ REDUCTIONS = {"reduce_sum": "real", "reduce_max": "real", "reduce_min": "real",
 
 
 def _reduction_case(name, domain):
-    prim = red.REDUCTIONS[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -295,7 +296,7 @@ for _name, _domain in REDUCTIONS.items():
 
 
 def _arg_case(name):
-    prim = red.REDUCTIONS[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -319,7 +320,7 @@ for _name in ("argmax", "argmin"):
 
 
 def _logic_reduction_case(name, jnp_name):
-    prim = red.REDUCTIONS[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -346,7 +347,7 @@ CUMULATIVE = {"cumsum": "real", "cumprod": "nonzero", "cummax": "real", "cummin"
 
 
 def _cumulative_case(name, domain):
-    prim = red.CUMULATIVE[name]
+    prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
@@ -364,7 +365,7 @@ for _name, _domain in CUMULATIVE.items():
 
 
 # shapes --------------------------------------------------------------------------------------
-@case("broadcast_in_dim", sh.broadcast_in_dim_p)
+@case("broadcast_in_dim", P.broadcast_in_dim_p)
 def _broadcast_in_dim(data, J):
     x = values(rng_of(data), shape_of(data))
     extra = data.draw(st.lists(st.integers(1, 3), max_size=2))
@@ -376,11 +377,11 @@ def _broadcast_in_dim(data, J):
     shape = [data.draw(st.integers(1, 3)) if d in dims and x.shape[dims.index(d)] == 1 else n
              for d, n in enumerate(shape)]
     shape = tuple(shape)
-    return (lambda a: sh.broadcast_in_dim_p.bind(a, shape=shape, broadcast_dimensions=dims)), \
+    return (lambda a: P.broadcast_in_dim_p.bind(a, shape=shape, broadcast_dimensions=dims)), \
         (lambda a: J.lax.broadcast_in_dim(a, shape, dims)), [x]
 
 
-@case("reshape", sh.reshape_p)
+@case("reshape", P.reshape_p)
 def _reshape(data, J):
     x = values(rng_of(data), shape_of(data))
     sizes = list(x.shape)
@@ -389,45 +390,45 @@ def _reshape(data, J):
         sizes[k:k + 2] = [math.prod(sizes[k:k + 2])]
     sizes.insert(data.draw(st.integers(0, len(sizes))), 1)
     sizes = tuple(sizes)
-    return (lambda a: sh.reshape_p.bind(a, new_sizes=sizes)), \
+    return (lambda a: P.reshape_p.bind(a, new_sizes=sizes)), \
         (lambda a: J.lax.reshape(a, sizes)), [x]
 
 
-@case("transpose", sh.transpose_p)
+@case("transpose", P.transpose_p)
 def _transpose(data, J):
     x = values(rng_of(data), shape_of(data))
     perm = tuple(data.draw(st.permutations(range(x.ndim))))
-    return (lambda a: sh.transpose_p.bind(a, permutation=perm)), \
+    return (lambda a: P.transpose_p.bind(a, permutation=perm)), \
         (lambda a: J.lax.transpose(a, perm)), [x]
 
 
-@case("squeeze", sh.squeeze_p)
+@case("squeeze", P.squeeze_p)
 def _squeeze(data, J):
     rng, shape = rng_of(data), list(shape_of(data))
     shape.insert(data.draw(st.integers(0, len(shape))), 1)
     dims = tuple(d for d, n in enumerate(shape) if n == 1)
     x = values(rng, tuple(shape))
-    return (lambda a: sh.squeeze_p.bind(a, dimensions=dims)), \
+    return (lambda a: P.squeeze_p.bind(a, dimensions=dims)), \
         (lambda a: J.lax.squeeze(a, dims)), [x]
 
 
-@case("expand_dims", sh.expand_dims_p)
+@case("expand_dims", P.expand_dims_p)
 def _expand_dims(data, J):
     x = values(rng_of(data), shape_of(data))
     n = data.draw(st.integers(1, 2))
     dims = tuple(sorted(data.draw(st.permutations(range(x.ndim + n)))[:n]))
-    return (lambda a: sh.expand_dims_p.bind(a, dimensions=dims)), \
+    return (lambda a: P.expand_dims_p.bind(a, dimensions=dims)), \
         (lambda a: J.lax.expand_dims(a, dims)), [x]
 
 
-@case("rev", sh.rev_p)
+@case("rev", P.rev_p)
 def _rev(data, J):
     x = values(rng_of(data), shape_of(data, min_rank=1))
     dims = _axes(data, x.ndim)
-    return (lambda a: sh.rev_p.bind(a, dimensions=dims)), (lambda a: J.lax.rev(a, dims)), [x]
+    return (lambda a: P.rev_p.bind(a, dimensions=dims)), (lambda a: J.lax.rev(a, dims)), [x]
 
 
-@case("slice", sh.slice_p)
+@case("slice", P.slice_p)
 def _slice(data, J):
     x = values(rng_of(data), shape_of(data, min_rank=1, max_rank=3) + (5,))
     starts, limits, strides = [], [], []
@@ -441,7 +442,7 @@ def _slice(data, J):
         (lambda a: J.lax.slice(a, starts, limits, strides)), [x]
 
 
-@case("concatenate", sh.concatenate_p)
+@case("concatenate", P.concatenate_p)
 def _concatenate(data, J):
     rng, shape = rng_of(data), shape_of(data, min_rank=1)
     axis = data.draw(st.integers(0, len(shape) - 1))
@@ -450,11 +451,11 @@ def _concatenate(data, J):
         s = list(shape)
         s[axis] = data.draw(st.integers(1, 3))
         xs.append(values(rng, tuple(s)))
-    return (lambda *a: sh.concatenate_p.bind(*a, dimension=axis)), \
+    return (lambda *a: P.concatenate_p.bind(*a, dimension=axis)), \
         (lambda *a: J.lax.concatenate(a, axis)), xs
 
 
-@case("pad", sh.pad_p)
+@case("pad", P.pad_p)
 def _pad(data, J):
     rng = rng_of(data)
     x = values(rng, shape_of(data, min_rank=1))
@@ -467,11 +468,11 @@ def _pad(data, J):
         config.append((lo, hi, interior))
     config = tuple(config)
     value = values(rng, ())
-    return (lambda a, v: sh.pad_p.bind(a, v, padding_config=config)), \
+    return (lambda a, v: P.pad_p.bind(a, v, padding_config=config)), \
         (lambda a, v: J.lax.pad(a, v, config)), [x, value]
 
 
-@case("iota", sh.iota_p)
+@case("iota", P.iota_p)
 def _iota(data, J):
     x = values(rng_of(data), shape_of(data, min_rank=1))
     dim = data.draw(st.integers(0, x.ndim - 1))
@@ -488,7 +489,7 @@ def _starts(data, shape, sizes):
     return [np.int32(data.draw(st.integers(-2, n - k + 2))) for n, k in zip(shape, sizes)]
 
 
-@case("dynamic_slice", ix.dynamic_slice_p)
+@case("dynamic_slice", P.dynamic_slice_p)
 def _dynamic_slice(data, J):
     x = values(rng_of(data), shape_of(data, min_rank=1))
     sizes = tuple(data.draw(st.integers(1, n)) for n in x.shape)
@@ -497,7 +498,7 @@ def _dynamic_slice(data, J):
         (lambda a: J.lax.dynamic_slice(a, starts, sizes)), [x]
 
 
-@case("dynamic_update_slice", ix.dynamic_update_slice_p)
+@case("dynamic_update_slice", P.dynamic_update_slice_p)
 def _dynamic_update_slice(data, J):
     rng = rng_of(data)
     x = values(rng, shape_of(data, min_rank=1))
@@ -548,7 +549,7 @@ def _jax_indices(idx, x_shape, mode):
     return np.where(idx < 0, too_big, idx)
 
 
-@case("gather", ix.gather_p)
+@case("gather", P.gather_p)
 def _gather(data, J):
     x, idx, axes, nbatch = _gather_layout(data, rng_of(data))
     mode = data.draw(st.sampled_from(["clip", "fill"]))
@@ -561,12 +562,12 @@ def _gather(data, J):
 SCATTER_JAX = {"add": "add", "set": "set", "mul": "multiply", "min": "min", "max": "max"}
 
 
-@case("scatter", ix.scatter_p)
+@case("scatter", P.scatter_p)
 def _scatter(data, J):
     mode = data.draw(st.sampled_from(sorted(SCATTER_JAX)))
     rng = rng_of(data)
     x, idx, axes, nbatch = _gather_layout(data, rng, unique=mode != "add")
-    out_shape = ix.gather_p.abstract_eval(_type(x), _type(idx), axes=axes, nbatch=nbatch).shape
+    out_shape = P.gather_p.abstract_eval(_type(x), _type(idx), axes=axes, nbatch=nbatch).shape
     updates = values(rng, out_shape, "nonzero" if mode == "mul" else "real")
     jidx = _jax_indices(idx, x.shape, "drop")
 
@@ -579,7 +580,7 @@ def _scatter(data, J):
         (lambda a, u: jax_scatter(a, jidx, u)), [x, updates]
 
 
-@case("scatter_duplicate_targets", ix.scatter_p, jax_reference=False)
+@case("scatter_duplicate_targets", P.scatter_p, jax_reference=False)
 def _scatter_duplicates(data, J):
     """Several updates per target (JAX differentiates scatter-mul only for unique indices and
     leaves the winner of a scatter-set unspecified): the last update wins a set, products
@@ -594,7 +595,7 @@ def _scatter_duplicates(data, J):
 
 
 # linear algebra, sorting ---------------------------------------------------------------------
-@case("dot_general", linalg.dot_general_p)
+@case("dot_general", P.dot_general_p)
 def _dot_general(data, J):
     rng = rng_of(data)
     nb, nc = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
@@ -614,7 +615,7 @@ def _dot_general(data, J):
         (lambda a, b: J.lax.dot_general(a, b, dn)), [lhs, rhs]
 
 
-@case("sort", sorting.sort_p)
+@case("sort", P.sort_p)
 def _sort(data, J):
     rng, shape = rng_of(data), shape_of(data, min_rank=1)
     n = data.draw(st.integers(1, 3))
@@ -625,13 +626,13 @@ def _sort(data, J):
         (lambda *a: tuple(J.lax.sort(a, dim, num_keys=num_keys))), xs
 
 
-@case("threefry2x32", random_bits.threefry2x32_p)
+@case("threefry2x32", P.threefry2x32_p)
 def _threefry(data, J):
     x = values(rng_of(data), shape_of(data))
 
     def random_factor():
         key = lax.convert_element_type(7, dtypes.uint32)
-        bits, _ = random_bits.threefry2x32_p.bind(key, key, key, key)
+        bits, _ = P.threefry2x32_p.bind(key, key, key, key)
         return lax.convert_element_type(lax.shift_right_logical(bits, key), dtypes.float64)
 
     factor = np.asarray(random_factor())  # integer bits: no derivative flows through them

@@ -12,14 +12,17 @@ from hypothesis import given, settings, strategies as st
 
 import ptojax as pto
 from ptojax.ir.verify import verify
-from ptojax.ops import elementwise, indexing, linalg, random_bits, reductions, shape
 from ptojax.autodiff import calls
-from ptojax.ops import sorting
+from ptojax.ops import (arithmetic, broadcast, convert, cumulative, dynamic_slicing,
+                        gather_scatter, linalg, logic, random_bits, reductions, shape, slicing,
+                        sorting, special, transcendental)
 from ptojax.trace import Primitive
 from ptojax.tree_util import tree_leaves, tree_map
 from ad_cases import CASES
 
-CASE_MODULES = (elementwise, reductions, shape, indexing, linalg, sorting, random_bits)
+CASE_MODULES = (arithmetic, broadcast, convert, cumulative, dynamic_slicing, gather_scatter,
+                linalg, logic, random_bits, reductions, shape, slicing, sorting, special,
+                transcendental)
 JAX_EXAMPLES = 4
 
 

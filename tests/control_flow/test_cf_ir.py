@@ -7,7 +7,6 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from cf_helpers import assert_trees_close, count_prims, eqns_of, verified
-from ptojax.control_flow import sub_ir_bindings
 from ptojax.errors import IRVerificationError
 from ptojax.ir.core import ClosedIR, IR
 from ptojax.ir.verify import verify
@@ -108,27 +107,6 @@ def test_cse_inside_a_body():
 
     (eqn,) = eqns_of(optimized(f, X), "scan")
     assert count_prims(eqn.params["body"], "sin") == 1
-
-
-def test_sub_ir_bindings_describe_how_operands_reach_bodies():
-    def f(w, xs):
-        c, ys = pto.lax.scan(lambda c, x: (c * w + x, c), 0.0, xs)
-        n = pto.lax.while_loop(lambda k: k < w, lambda k: k + 1.0, c)
-        return pto.lax.cond(n > 2, lambda a: a, lambda a: -a, ys)
-
-    scan, loop, cond = [e for e in verified(f, np.float64(2.0), X).eqns
-                        if e.prim.name in ("scan", "while", "cond")]
-    (body,) = sub_ir_bindings(scan)
-    assert [p.role for p in body.inputs] == ["operand", "carry", "slice"]
-    assert [p.role for p in body.outputs] == ["carry", "stacked"]
-    assert body.outputs[1].index == 1 and body.ir is scan.params["body"]
-    cond_b, body_b = sub_ir_bindings(loop)
-    assert [p.role for p in cond_b.outputs] == ["predicate"]
-    assert [p.role for p in cond_b.inputs] == ["operand", "carry"]  # w
-    assert [p.role for p in body_b.inputs] == ["carry"]
-    branches = sub_ir_bindings(cond)
-    assert len(branches) == 2 and [p.index for p in branches[0].inputs] == [1]
-    assert sub_ir_bindings(eqns_of(verified(pnp.sin, X), "sin")[0]) == []
 
 
 def test_verifier_rejects_a_body_whose_carry_changes_type():

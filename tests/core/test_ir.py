@@ -7,7 +7,7 @@ import ptojax.numpy as pnp
 from ptojax import dtypes
 from ptojax.errors import IRVerificationError
 from ptojax.ir import IR, ClosedIR, Eqn, Literal, Params, TensorType, TileType, Var, verify
-from ptojax.ops import elementwise as ew
+from ptojax.ops import arithmetic as ar
 from ptojax.autodiff.calls import checkpoint_p
 
 F32 = np.float32
@@ -65,14 +65,14 @@ def _var(shape=(3,), dtype=dtypes.float32):
 
 def test_verify_rejects_use_before_definition():
     a, b, c = _var(), _var(), _var()
-    ir = IR((), [a], [Eqn(ew.add_p, [a, b], [c], Params())], [c])
+    ir = IR((), [a], [Eqn(ar.add_p, [a, b], [c], Params())], [c])
     with pytest.raises(IRVerificationError, match="used before"):
         verify(ir)
 
 
 def test_verify_rejects_double_assignment():
     a, b = _var(), _var()
-    eqns = [Eqn(ew.neg_p, [a], [b], Params()), Eqn(ew.neg_p, [a], [b], Params())]
+    eqns = [Eqn(ar.neg_p, [a], [b], Params()), Eqn(ar.neg_p, [a], [b], Params())]
     with pytest.raises(IRVerificationError, match="assigned twice"):
         verify(IR((), [a], eqns, [b]))
 
@@ -80,18 +80,18 @@ def test_verify_rejects_double_assignment():
 def test_verify_rejects_wrong_output_type():
     a, b = _var(), _var(shape=(4,))
     with pytest.raises(IRVerificationError, match="infers f32\\[3\\]"):
-        verify(IR((), [a], [Eqn(ew.neg_p, [a], [b], Params())], [b]))
+        verify(IR((), [a], [Eqn(ar.neg_p, [a], [b], Params())], [b]))
 
 
 def test_verify_rejects_bad_types_into_a_primitive():
     a, b, c = _var(), _var(dtype=dtypes.int32), _var()
     with pytest.raises(IRVerificationError, match="different dtypes"):
-        verify(IR((), [a, b], [Eqn(ew.add_p, [a, b], [c], Params())], [c]))
+        verify(IR((), [a, b], [Eqn(ar.add_p, [a, b], [c], Params())], [c]))
 
 
 def test_verify_recurses_into_sub_irs():
     a, b = _var(), _var(shape=(5,))
-    bad = ClosedIR(IR((), [a], [Eqn(ew.neg_p, [a], [b], Params())], [b]))
+    bad = ClosedIR(IR((), [a], [Eqn(ar.neg_p, [a], [b], Params())], [b]))
     x, y = _var(), _var()
     outer = IR((), [x], [Eqn(checkpoint_p, [x], [y], Params(body=bad))], [y])
     with pytest.raises(IRVerificationError):

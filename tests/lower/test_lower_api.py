@@ -6,7 +6,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.lower.text import ProgramText
-from ptojax.tile.ops import tile_kernel_p
+from ptojax.tile.kernel import tile_kernel_p
 
 S = pto.ShapeDtypeStruct
 X = S((64, 200), np.float32)

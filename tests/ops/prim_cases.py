@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 from ptojax import dtypes
 from ptojax.errors import PtoError
 from ptojax.ir.types import TensorType
-from ptojax.ops import elementwise as ew
-from ptojax.ops import indexing as ix
-from ptojax.ops import linalg, random_bits, reductions as red, shape as sh, sorting
+from helpers import P
+from ptojax.ops.gather_scatter import SCATTER_MODES
+from ptojax.trace import PRIMITIVES
+
+CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
@@ -302,10 +304,10 @@ def _gather(data, rng):
 
 def _scatter(data, rng):
     x, idx, axes, nbatch = _gather_layout(data, rng)
-    out = ix.gather_p.abstract_eval(TensorType(x.shape, x.dtype),
+    out = P.gather_p.abstract_eval(TensorType(x.shape, x.dtype),
                                     TensorType(idx.shape, idx.dtype), axes=axes, nbatch=nbatch)
     updates = random_values(rng, out.shape, x.dtype)
-    mode = data.draw(st.sampled_from(ix.SCATTER_MODES))
+    mode = data.draw(st.sampled_from(SCATTER_MODES))
     return [x, idx, updates], {"axes": axes, "nbatch": nbatch, "mode": mode}
 
 
@@ -348,27 +350,27 @@ def all_cases() -> dict:
     """Primitive name → case drawer."""
     cases = {}
     for name in UNARY:
-        cases[name] = Case(ew.ELEMENTWISE[name], _elementwise(ew.ELEMENTWISE[name], 1))
+        cases[name] = Case(PRIMITIVES[name], _elementwise(PRIMITIVES[name], 1))
     for name in BINARY:
-        cases[name] = Case(ew.ELEMENTWISE[name], _elementwise(ew.ELEMENTWISE[name], 2))
+        cases[name] = Case(PRIMITIVES[name], _elementwise(PRIMITIVES[name], 2))
     special = {
-        ew.integer_pow_p: _integer_pow, ew.round_p: _round,
-        ew.convert_element_type_p: _convert, ew.select_p: _select, ew.clamp_p: _clamp,
-        red.argmax_p: _argminmax, red.argmin_p: _argminmax,
-        sh.broadcast_in_dim_p: _broadcast_in_dim, sh.reshape_p: _reshape,
-        sh.transpose_p: _transpose, sh.squeeze_p: _squeeze, sh.expand_dims_p: _expand_dims,
-        sh.rev_p: _rev, sh.slice_p: _slice, sh.concatenate_p: _concatenate, sh.pad_p: _pad,
-        sh.iota_p: _iota, ix.dynamic_slice_p: _dynamic_slice,
-        ix.dynamic_update_slice_p: _dynamic_update_slice, ix.gather_p: _gather,
-        ix.scatter_p: _scatter, linalg.dot_general_p: _dot_general, sorting.sort_p: _sort,
-        random_bits.threefry2x32_p: _threefry,
+        P.integer_pow_p: _integer_pow, P.round_p: _round,
+        P.convert_element_type_p: _convert, P.select_p: _select, P.clamp_p: _clamp,
+        P.argmax_p: _argminmax, P.argmin_p: _argminmax,
+        P.broadcast_in_dim_p: _broadcast_in_dim, P.reshape_p: _reshape,
+        P.transpose_p: _transpose, P.squeeze_p: _squeeze, P.expand_dims_p: _expand_dims,
+        P.rev_p: _rev, P.slice_p: _slice, P.concatenate_p: _concatenate, P.pad_p: _pad,
+        P.iota_p: _iota, P.dynamic_slice_p: _dynamic_slice,
+        P.dynamic_update_slice_p: _dynamic_update_slice, P.gather_p: _gather,
+        P.scatter_p: _scatter, P.dot_general_p: _dot_general, P.sort_p: _sort,
+        P.threefry2x32_p: _threefry,
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
-        cases[name] = Case(red.REDUCTIONS[name], _reduction(ALL_DTYPES))
+        cases[name] = Case(PRIMITIVES[name], _reduction(ALL_DTYPES))
     for name in ("reduce_and", "reduce_or"):
-        cases[name] = Case(red.REDUCTIONS[name], _reduction([dtypes.bool_]))
-    for name, prim in red.CUMULATIVE.items():
+        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_]))
+    for name, prim in ((n, PRIMITIVES[n]) for n in CUMULATIVE):
         cases[name] = Case(prim, _cumulative(prim))
     return cases

@@ -9,7 +9,7 @@ import pytest
 import ptojax as pto
 from ptojax.errors import CollectiveError
 from ptojax.ir.types import TensorType
-from ptojax.shard.collectives import bound_axes
+from ptojax.eval.axis_env import bound_axes
 from ptojax.shard.runtime.in_process import Communicator, DeviceContext, device_context
 from ptojax.shard.runtime.spmd import SpmdProgram
 from ptojax.trace import trace_flat
@@ -76,7 +76,7 @@ def test_missing_device_times_out():
 
 
 def test_a_failing_device_wakes_the_others_and_its_error_is_raised(monkeypatch):
-    from ptojax.ops import elementwise as ew
+    from ptojax.ops import transcendental as tr
     from ptojax.shard.collectives import psum_p
     from ptojax.shard.runtime import in_process as collectives
 
@@ -85,9 +85,9 @@ def test_a_failing_device_wakes_the_others_and_its_error_is_raised(monkeypatch):
             raise ValueError("device 2 ran out of luck")
         return 1 / (1 + np.exp(-x))
 
-    monkeypatch.setattr(ew.logistic_p, "impl", logistic_failing_on_device_2)
+    monkeypatch.setattr(tr.logistic_p, "impl", logistic_failing_on_device_2)
     with bound_axes(MESH.shape):
-        body = trace_flat(lambda x: [psum_p.bind(ew.logistic_p.bind(x), axes=("x",))],
+        body = trace_flat(lambda x: [psum_p.bind(tr.logistic_p.bind(x), axes=("x",))],
                           [TensorType((2,), np.dtype(np.float32))])
     program = SpmdProgram(body, MESH, [((),)], [((),)], timeout=30)
     start = time.monotonic()

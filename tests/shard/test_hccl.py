@@ -5,7 +5,7 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.shard.collectives import bound_axes
+from ptojax.eval.axis_env import bound_axes
 from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.trace import trace_flat
 from ptojax.ir.types import TensorType

@@ -9,7 +9,7 @@ import pytest
 import ptojax as pto
 from ptojax.errors import TileError
 from ptojax.targets import ascend910b
-from ptojax.tile.ops import tile_kernel_p
+from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile import interpreter as tile_interpreter
 from ptojax.tile.interpreter import run_tile_kernel
 from ptojax.tile.api import tile_ir

@@ -6,7 +6,8 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.ir import TileType, verify
-from ptojax.tile.ops import TileGrid, tile_kernel_p
+from ptojax.tile.kernel import tile_kernel_p
+from ptojax.tile.ops import TileGrid
 from ptojax.tile.api import tile_ir
 
 

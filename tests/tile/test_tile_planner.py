@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.tile.ops import TILE_PRIMS
+from ptojax.tile.ops import tile_loop_p
 from ptojax.tile.interpreter import cached_plan
 from ptojax.tile.api import tile_ir
 from tile_cases import BF16, CASES, F16, F32
@@ -18,7 +18,7 @@ def _all_tiles(ir):
         for v in eqn.outputs:
             if hasattr(v.type, "space") and v.type.space != "GM":
                 yield v.type
-        if eqn.prim is TILE_PRIMS["tile_loop"]:
+        if eqn.prim is tile_loop_p:
             yield from _all_tiles(eqn.params["body"])
 
 

@@ -5,7 +5,7 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.tile.ops import tile_kernel_p
+from ptojax.tile.kernel import tile_kernel_p
 
 
 def _kernels(fn, *args):

@@ -9,7 +9,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.errors import UnsupportedError
-from ptojax.ops import elementwise
+from ptojax.ops import transcendental
 from ptojax.tools.numerics import relative_error, tolerance
 from ptojax.trace import PRIMITIVES
 
@@ -112,7 +112,7 @@ def test_low_precision_values_are_judged_with_their_tolerance(host_kernels):
 
 # --- broken stages are caught ---------------------------------------------------------------
 def test_a_wrong_primitive_impl_is_caught_against_jax_at_its_equation(jax, monkeypatch):
-    monkeypatch.setattr(elementwise.exp_p, "impl", lambda x: np.exp(x) * np.float32(1.01))
+    monkeypatch.setattr(transcendental.exp_p, "impl", lambda x: np.exp(x) * np.float32(1.01))
     report = pto.tools.check_numerics(layer, W, X, reference="jax")
     divergence = report.first_divergence
     assert divergence.stage == "trace layer" and report.stages[0].status == "diverged"

@@ -23,6 +23,7 @@ from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.schedule import kernel_schedule
 from ptojax.tile import ops as T
+from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
 
@@ -31,7 +32,7 @@ VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
 
 
 def kernel_eqns(closed: ClosedIR) -> list:
-    return [e for e in closed.ir.eqns if e.prim is T.tile_kernel_p]
+    return [e for e in closed.ir.eqns if e.prim is tile_kernel_p]
 
 
 def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:

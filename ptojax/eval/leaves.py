@@ -1,0 +1,74 @@
+"""Leaves of the pytrees users pass: the type each is traced as, and its value.
+
+A leaf is an ``Array``, a ``Tracer``, a numpy array or scalar, a Python scalar (weakly typed,
+as in JAX) or a ``ShapeDtypeStruct`` (an abstract argument, for tracing without data).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import DtypeError, NonArrayLeafError
+from ptojax.eval.array import Array
+from ptojax.ir.types import TensorType
+from ptojax.source_info import user_frame
+from ptojax.trace import Tracer
+from ptojax.tree_util import keystr
+
+
+class ShapeDtypeStruct:
+    """An abstract argument: ``make_ir``/``lower`` trace with it without any data."""
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.canonicalize(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def aval(self):
+        return TensorType(self.shape, self.dtype, self.weak_type)
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+
+
+def leaf_type(x, path=()) -> TensorType:
+    """The TensorType a concrete (or abstract) leaf is traced as."""
+    t = type(x)
+    if t is Array or t is Tracer or t is ShapeDtypeStruct:
+        return x.aval
+    try:
+        if t is np.ndarray or isinstance(x, np.generic):
+            return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+        if t in (float, int, bool):
+            return TensorType((), dtypes.python_scalar_dtype(x), True)
+    except DtypeError as e:
+        where = f"{describe_path(path)}: " if path else ""
+        raise DtypeError(where + e.message, user_frame(3)) from None
+    if isinstance(x, (Array, Tracer)):
+        return x.aval
+    raise NonArrayLeafError(
+        f"argument {keystr(path) or ''} is a {type(x).__name__} ({x!r:.60}), not an array; "
+        f"pass arrays/scalars, or mark it static with static_argnums/static_argnames",
+        user_frame(3))
+
+
+def leaf_value(x):
+    t = type(x)
+    if t is Array:
+        return x._value
+    if t is np.ndarray:
+        return x
+    return np.asarray(x, leaf_type(x).dtype)
+
+
+def describe_path(path) -> str:
+    """How an error names the argument at ``path`` of ``(args, kwargs)``."""
+    if len(path) < 2 or not hasattr(path[0], "idx"):
+        return f"argument {keystr(path)}"
+    if path[0].idx == 0:
+        return f"positional argument {path[1].idx}{keystr(path[2:])}"
+    if len(path) >= 2:
+        return f"keyword argument {path[1].key!r}{keystr(path[2:])}"
+    return "an argument"

@@ -1,0 +1,137 @@
+"""Comparisons, bit logic, ``is_finite`` and ``select``, with every fact.
+
+Comparisons and ``is_finite`` return bool masks; their derivative is zero. ``select`` is linear
+in its two branches.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import DtypeError
+from ptojax.ir import pto
+from ptojax.ir.types import TensorType
+from ptojax.ops import references as ref, tile_forms
+from ptojax.ops.broadcast import fit_shape, instantiate, unbroadcast, zeros_like
+from ptojax.ops.checks import broadcast_scalars, require_same_dtype
+from ptojax.ops.elementwise import elementwise, lax_function, operands
+from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
+from ptojax.trace import Unsupported
+
+NO_SHIFT_TILES = Unsupported("shifts and xor have no tile form yet (PTO has TSHL/TSHR/TXOR; "
+                             "the host build does not implement them)")
+
+
+def _comparison(name, ufunc, cmp, cpp, commutative=False):
+    prim = elementwise(name, ufunc, "any", dtypes.bool_, nargs=2,
+                       tile=tile_forms.TileForm("elementwise", arith=True, scalar_operand=True,
+                                                commutative=commutative),
+                       pto=pto.compare(cmp), host=cpp, reference=ref.lax_op(name))
+    prim.define(jvp=zero_jvp(prim))
+    return prim
+
+
+eq_p = _comparison("eq", np.equal, "EQ", "({0} == {1})", commutative=True)
+ne_p = _comparison("ne", np.not_equal, "NE", "({0} != {1})", commutative=True)
+lt_p = _comparison("lt", np.less, "LT", "({0} < {1})")
+le_p = _comparison("le", np.less_equal, "LE", "({0} <= {1})")
+gt_p = _comparison("gt", np.greater, "GT", "({0} > {1})")
+ge_p = _comparison("ge", np.greater_equal, "GE", "({0} >= {1})")
+eq, ne, lt, le, gt, ge = map(lax_function, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+
+
+# bit logic -------------------------------------------------------------------------------------
+def _not_recipe(eqn):
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    if out.type.dtype == dtypes.bool_:     # masks are 0/1 bytes: not is mask == 0
+        return [pto.Instr("TCMPS", pto.vec(out), (pto.vec(x), pto.lit(0, out.type.dtype)),
+                          {"cmp": "EQ"})]
+    return pto.unary("TNOT")(eqn)
+
+
+def _shift_right_logical(x, y):
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    out = np.right_shift(u, y.astype(u.dtype))
+    return np.where(y >= bits, 0, out).astype(u.dtype).view(x.dtype)
+
+
+def _logic(name, impl, kind, nargs, lax_name, tile=NO_SHIFT_TILES, **facts):
+    prim = elementwise(name, impl, kind, nargs=nargs, tile=tile,
+                       reference=ref.lax_op(lax_name), **facts)
+    prim.define(jvp=zero_jvp(prim))
+    return prim
+
+
+and_p = _logic("and", np.bitwise_and, "int_or_bool", 2, "bitwise_and",
+               tile_forms.TileForm("elementwise", commutative=True), pto=pto.nary("TAND"),
+               host="({0} & {1})")
+or_p = _logic("or", np.bitwise_or, "int_or_bool", 2, "bitwise_or",
+              tile_forms.TileForm("elementwise", commutative=True), pto=pto.nary("TOR"),
+              host="({0} | {1})")
+not_p = _logic("not", np.invert, "int_or_bool", 1, "bitwise_not", tile_forms.LOGIC,
+               pto=_not_recipe, host="op_not({0})")
+xor_p = _logic("xor", np.bitwise_xor, "int_or_bool", 2, "bitwise_xor")
+shift_left_p = _logic("shift_left", np.left_shift, "int", 2, "shift_left")
+shift_right_logical_p = _logic("shift_right_logical", _shift_right_logical, "int", 2,
+                               "shift_right_logical")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(lax_function,
+                                                        (and_p, or_p, xor_p, not_p))
+shift_left, shift_right_logical = map(lax_function, (shift_left_p, shift_right_logical_p))
+
+
+# is_finite -------------------------------------------------------------------------------------
+def _is_finite_recipe(eqn):
+    """|x| < inf (in a scratch tile), as a mask."""
+    x, d = pto.vec(eqn.inputs[0]), pto.vec(eqn.outputs[0])
+    scratch = pto.Scratch(eqn)
+    return [pto.Instr("TABS", scratch, (x,)),
+            pto.Instr("TCMPS", d, (scratch, pto.lit(math.inf, eqn.inputs[0].type.dtype)),
+                      {"cmp": "LT"})]
+
+
+is_finite_p = elementwise("is_finite", np.isfinite, "float", dtypes.bool_, nargs=1,
+                          tile=tile_forms.TileForm("elementwise", arith=True, scratch=True),
+                          pto=_is_finite_recipe, host="is_finite_f32({0})",
+                          reference=ref.lax_op("is_finite"))
+is_finite_p.define(jvp=zero_jvp(is_finite_p))
+is_finite = lax_function(is_finite_p)
+
+
+# select ----------------------------------------------------------------------------------------
+def _select_abstract(pred, on_true, on_false):
+    if pred.dtype != dtypes.bool_:
+        raise DtypeError(f"select: the predicate must be bool, got {pred}")
+    require_same_dtype("select", (on_true, on_false))
+    shape = broadcast_scalars("select", (pred, on_true, on_false))
+    return TensorType(shape, on_true.dtype, on_true.weak_type and on_false.weak_type)
+
+
+def _select_jvp(primals, tangents):
+    (pred, a, b), (_, ta, tb) = primals, tangents
+    out = select_p.bind(pred, a, b)
+    if is_zero(ta) and is_zero(tb):
+        return out, Zero(out.aval)
+    ta = fit_shape(instantiate(ta), out.shape)
+    tb = fit_shape(instantiate(tb), out.shape)
+    return out, select_p.bind(pred, ta, tb)
+
+
+def _select_transpose(ct, pred, a, b):
+    zero = zeros_like(ct)
+    return [None,
+            unbroadcast(select_p.bind(pred, ct, zero), a.aval) if is_undefined(a) else None,
+            unbroadcast(select_p.bind(pred, zero, ct), b.aval) if is_undefined(b) else None]
+
+
+select_p = elementwise("select", np.where, abstract_eval=_select_abstract, linear=True,
+                       shard_linear="select", jvp=_select_jvp, transpose=_select_transpose,
+                       tile=tile_forms.TileForm("elementwise"), pto=pto.nary("TSEL"),
+                       host="({0} ? {1} : {2})", reference=ref.lax_op("select"))
+
+
+def select(pred, on_true, on_false):
+    on_true, on_false = operands(on_true, on_false)
+    return select_p.bind(pred, on_true, on_false)

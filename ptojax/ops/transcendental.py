@@ -1,0 +1,128 @@
+"""Transcendental primitives — exp exp2 log log1p expm1 sqrt rsqrt cbrt tanh logistic pow, the
+trigonometric and hyperbolic functions and their inverses, atan2 — with every fact.
+
+``pow``'s ``d/dx`` is ``y * x**(y-1)`` (NaN at 0**0) and its ``d/dy`` reads log(0) as 0, as JAX.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax.ir import pto
+from ptojax.ops import references as ref, tile_forms
+from ptojax.ops.arithmetic import (NOT_TILED, add, binary_jvp, div, mul, neg, ones_like,
+                                   times, unary_divided_jvp, unary_jvp, sub)
+from ptojax.ops.broadcast import broadcast_in_dim
+from ptojax.ops.elementwise import elementwise, lax_function
+from ptojax.ops.logic import eq, select
+
+LOG2 = float(np.log(2))
+
+
+def _logistic(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def _rsqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+def _transcendental(name, impl, nargs=1, pto_recipe=None, cpp=None, **facts):
+    """A float-only primitive; with a PTO recipe it has a vector tile form."""
+    tiled = dict(tile=tile_forms.ARITH, pto=pto_recipe, host=cpp) if pto_recipe else \
+        dict(tile=NOT_TILED)
+    return elementwise(name, impl, "float", nargs=nargs, reference=ref.lax_op(name),
+                       **{**tiled, **facts})
+
+
+# tanh(x) = 1 - 2/(exp(2x) + 1) and logistic(x) = 1/(1 + exp(-x)): PTO has no single
+# instruction for them, so they are short in-place sequences on the destination.
+TANH = pto.sequence(("TMULS", pto.X, 2), ("TEXP", pto.DST), ("TADDS", pto.DST, 1),
+                    ("TRECIP", pto.DST), ("TMULS", pto.DST, -2), ("TADDS", pto.DST, 1))
+LOGISTIC = pto.sequence(("TMULS", pto.X, -1), ("TEXP", pto.DST), ("TADDS", pto.DST, 1),
+                        ("TRECIP", pto.DST))
+
+exp_p = _transcendental("exp", np.exp, pto_recipe=pto.unary("TEXP"), cpp="exp_f32({0})")
+exp2_p = _transcendental("exp2", np.exp2)
+log_p = _transcendental("log", np.log, pto_recipe=pto.unary("TLOG"), cpp="log_f32({0})")
+log1p_p = _transcendental("log1p", np.log1p)
+expm1_p = _transcendental("expm1", np.expm1)
+sqrt_p = _transcendental("sqrt", np.sqrt, pto_recipe=pto.unary("TSQRT"), cpp="sqrt_f32({0})")
+rsqrt_p = _transcendental("rsqrt", _rsqrt, pto_recipe=pto.unary("TRSQRT"),
+                          cpp="rsqrt_f32({0})")
+cbrt_p = _transcendental("cbrt", np.cbrt)
+tanh_p = _transcendental("tanh", np.tanh, pto_recipe=TANH, cpp="tanh_f32({0})")
+logistic_p = _transcendental("logistic", _logistic, pto_recipe=LOGISTIC,
+                             cpp="logistic_f32({0})")
+sin_p = _transcendental("sin", np.sin)
+cos_p = _transcendental("cos", np.cos)
+tan_p = _transcendental("tan", np.tan)
+asin_p = _transcendental("asin", np.arcsin)
+acos_p = _transcendental("acos", np.arccos)
+atan_p = _transcendental("atan", np.arctan)
+sinh_p = _transcendental("sinh", np.sinh)
+cosh_p = _transcendental("cosh", np.cosh)
+asinh_p = _transcendental("asinh", np.arcsinh)
+acosh_p = _transcendental("acosh", np.arccosh)
+atanh_p = _transcendental("atanh", np.arctanh)
+pow_p = _transcendental("pow", np.power, nargs=2)
+atan2_p = _transcendental("atan2", np.arctan2, nargs=2)
+
+exp, exp2, log, log1p, expm1 = map(lax_function, (exp_p, exp2_p, log_p, log1p_p, expm1_p))
+sqrt, rsqrt, cbrt, tanh, logistic = map(lax_function, (sqrt_p, rsqrt_p, cbrt_p, tanh_p,
+                                                       logistic_p))
+sin, cos, tan, asin, acos, atan = map(lax_function, (sin_p, cos_p, tan_p, asin_p, acos_p,
+                                                     atan_p))
+sinh, cosh, asinh, acosh, atanh = map(lax_function, (sinh_p, cosh_p, asinh_p, acosh_p,
+                                                     atanh_p))
+pow, atan2 = lax_function(pow_p), lax_function(atan2_p)
+
+exp_p.define(jvp=unary_jvp(exp_p, lambda x, o: o))
+exp2_p.define(jvp=unary_jvp(exp2_p, lambda x, o: mul(o, LOG2)))
+log_p.define(jvp=unary_divided_jvp(log_p, lambda x, o: x))
+log1p_p.define(jvp=unary_divided_jvp(log1p_p, lambda x, o: add(x, 1)))
+expm1_p.define(jvp=unary_jvp(expm1_p, lambda x, o: add(o, 1)))
+sqrt_p.define(jvp=unary_jvp(sqrt_p, lambda x, o: div(0.5, o)))
+rsqrt_p.define(jvp=unary_jvp(rsqrt_p, lambda x, o: mul(div(o, x), -0.5)))
+cbrt_p.define(jvp=unary_jvp(cbrt_p, lambda x, o: div(1 / 3, mul(o, o))))
+tanh_p.define(jvp=unary_jvp(tanh_p, lambda x, o: sub(1, mul(o, o))))
+logistic_p.define(jvp=unary_jvp(logistic_p, lambda x, o: mul(o, sub(1, o))))
+sin_p.define(jvp=unary_jvp(sin_p, lambda x, o: cos(x)))
+cos_p.define(jvp=unary_jvp(cos_p, lambda x, o: neg(sin(x))))
+tan_p.define(jvp=unary_jvp(tan_p, lambda x, o: add(1, mul(o, o))))
+asin_p.define(jvp=unary_jvp(asin_p, lambda x, o: rsqrt(sub(1, mul(x, x)))))
+acos_p.define(jvp=unary_jvp(acos_p, lambda x, o: neg(rsqrt(sub(1, mul(x, x))))))
+atan_p.define(jvp=unary_jvp(atan_p, lambda x, o: div(1, add(1, mul(x, x)))))
+sinh_p.define(jvp=unary_jvp(sinh_p, lambda x, o: cosh(x)))
+cosh_p.define(jvp=unary_jvp(cosh_p, lambda x, o: sinh(x)))
+asinh_p.define(jvp=unary_jvp(asinh_p, lambda x, o: rsqrt(add(mul(x, x), 1))))
+acosh_p.define(jvp=unary_jvp(acosh_p, lambda x, o: rsqrt(mul(sub(x, 1), add(x, 1)))))
+atanh_p.define(jvp=unary_jvp(atanh_p, lambda x, o: div(1, sub(1, mul(x, x)))))
+
+
+def _atan2_factor(numerator):
+    def factor(x, y, out):
+        return div(numerator(x, y), add(mul(x, x), mul(y, y)))
+    return factor
+
+
+atan2_p.define(jvp=binary_jvp(atan2_p, times(_atan2_factor(lambda x, y: y)),
+                              times(_atan2_factor(lambda x, y: neg(x)))))
+
+
+def _replace_zero(x):
+    """``x`` with its zeros replaced by ones (a safe argument for log)."""
+    return select(eq(x, 0), ones_like(x), x)
+
+
+def _pow_dx(x, y, out):
+    # y * x**(y-1), as JAX for floating-point y (so d/dx at x = y = 0 is NaN there too)
+    return mul(y, pow(x, sub(y, 1)))
+
+
+def _pow_dy(x, y, out):
+    # log(x) * x**y, with log(0) read as log(1) = 0 (as JAX)
+    return mul(log(_replace_zero(x)), out)
+
+
+pow_p.define(jvp=binary_jvp(pow_p, times(_pow_dx), times(_pow_dy)))
