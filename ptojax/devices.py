@@ -12,6 +12,7 @@ import os
 from typing import NamedTuple
 
 
+
 class Device:
     """A virtual host device: ``id`` in the job, the process owning it, its index there."""
     __slots__ = ("id", "process_index", "local_index")
@@ -64,7 +65,6 @@ def set_topology(process_index: int, process_count: int, local_count: int) -> No
     """Called once by ``ptojax.distributed.initialize``, before any device is used."""
     _topology[:] = [Topology(process_index, process_count, local_count)]
     devices.cache_clear()
-    single_device_sharding.cache_clear()
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,9 +95,3 @@ def process_index() -> int:
 def process_count() -> int:
     return topology().process_count
 
-
-@functools.lru_cache(maxsize=None)
-def single_device_sharding():
-    """The sharding of an ordinary (unsharded) Array: whole on this process's first device."""
-    from ptojax.sharding import SingleDeviceSharding
-    return SingleDeviceSharding(local_devices()[0])

@@ -18,6 +18,7 @@ import sys
 from ptojax.errors import CollectiveError
 from ptojax.shard.runtime import in_process as collectives
 from ptojax import devices
+from ptojax.shard.runtime.mpi import MPITransport
 
 _state: dict = {}
 
@@ -31,7 +32,6 @@ def initialize(local_device_count: int | None = None, timeout: float | None = No
     except ImportError:
         raise CollectiveError("pto.distributed needs mpi4py and an MPI library: "
                               "pip install 'ptojax[mpi]' (mpi4py and mpich)") from None
-    from ptojax.shard.runtime.mpi import MPITransport
     _abort_job_on_uncaught_errors(MPI)
     if timeout is not None:
         collectives.set_default_timeout(timeout)

@@ -22,6 +22,8 @@ from ptojax.eval.leaves import ShapeDtypeStruct, describe_path, leaf_type, leaf_
 from ptojax.trace import Tracer, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
+from ptojax.lower.host.backend import make_executable
+from ptojax.lower.lowered import TileLowering
 
 log = logging.getLogger("ptojax.jit")
 
@@ -215,7 +217,6 @@ def _fast_key(args):
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
-    from ptojax.lower.host.backend import make_executable
     optimized = optimize(closed)
     return _Entry(make_executable(optimized, backend), out_tree,
                   tuple(t.weak_type for t in closed.out_types), optimized, name)
@@ -263,7 +264,6 @@ class Lowered:
 
     @functools.cached_property
     def _tiling(self):
-        from ptojax.lower.lowered import TileLowering
         return TileLowering(self.ir, self.target)
 
     @property

@@ -11,11 +11,13 @@ per array dimension (``(('data',), ())``).
 """
 from __future__ import annotations
 
+import functools
 import math
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 
+from ptojax.devices import devices as all_devices, local_devices, process_index
 from ptojax.errors import ShardingError
 
 Dims = tuple  # tuple[tuple[str, ...], ...]: mesh axes splitting each array dimension
@@ -114,7 +116,6 @@ class Mesh:
 
     @property
     def local_devices(self) -> list:
-        from ptojax.devices import process_index
         me = process_index()
         return [d for d in self.devices.flat if d.process_index == me]
 
@@ -138,7 +139,6 @@ class Mesh:
 def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (process-major,
     so the innermost axes stay within a process)."""
-    from ptojax.devices import devices as all_devices
     axis_shapes = (axis_shapes,) if isinstance(axis_shapes, int) else tuple(axis_shapes)
     devices = list(all_devices() if devices is None else devices)
     needed = math.prod(axis_shapes)
@@ -266,3 +266,20 @@ def spec_dims(spec, shape, mesh: Mesh, what: str) -> Dims:
         raise ShardingError(f"{what}: the spec {spec} has {len(spec)} entries but the value "
                             f"has rank {len(shape)} (shape {tuple(shape)})")
     return check_dims(spec.dims(len(shape)), shape, mesh, what)
+
+
+class Shard(NamedTuple):
+    """One device's block of an array."""
+    device: object
+    index: tuple   # the block of the global array, as slices
+    data: object
+
+
+def single_device_sharding() -> "SingleDeviceSharding":
+    """The sharding of an ordinary (unsharded) Array: whole on this process's first device."""
+    return _single_device_sharding(local_devices()[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _single_device_sharding(device) -> "SingleDeviceSharding":
+    return SingleDeviceSharding(device)

@@ -74,10 +74,3 @@ def replaying():
         yield at
     finally:
         _state.override = previous
-
-
-def set_current(source: Optional[SourceInfo]) -> Optional[SourceInfo]:
-    """Low-overhead form of ``current`` for interpreter loops: returns the previous value."""
-    previous = _state.override
-    _state.override = source
-    return previous

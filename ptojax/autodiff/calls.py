@@ -58,14 +58,15 @@ def _call_reference(jnp, lax):
     return run_call
 
 
-def _call_primitive(name):
+def _call_primitive(name, linear=False):
     # its body may be inlined by executors (never merged by CSE)
-    return Primitive(name, _call_abstract, _call_impl, multiple_results=True, call_like=True)
+    return Primitive(name, _call_abstract, _call_impl, multiple_results=True, call_like=True,
+                     linear=linear)
 
 
 # checkpoint: body evaluated as is; autodiff recomputes it in the backward pass instead of
 # saving its intermediates. params: body, prevent_cse=True
-checkpoint_p = _call_primitive("checkpoint")
+checkpoint_p = _call_primitive("checkpoint", linear=True)   # transposed when its body is
 
 # custom_jvp_call: params body, jvp (flat rule: (primals, tangents) -> outs + tangent outs),
 # num_consts

@@ -9,6 +9,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.types import TensorType
+from ptojax.sharding import Shard, single_device_sharding
 
 
 class Array:
@@ -40,14 +41,12 @@ class Array:
     @property
     def sharding(self):
         if self._sharding is None:
-            from ptojax.devices import single_device_sharding
             return single_device_sharding()
         return self._sharding
 
     @property
     def addressable_shards(self) -> list:
-        from ptojax.shard.runtime.arrays import single_shard
-        return [single_shard(self)]
+        return [Shard(self.sharding.device, tuple(slice(0, n) for n in self.shape), self)]
 
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._value.dtype:

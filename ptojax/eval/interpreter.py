@@ -22,16 +22,16 @@ def eval_ir(closed, args, consts=None) -> list:
         raise TypeError(f"eval_ir: the IR takes {len(ir.invars)} arguments, got {len(args)}")
     env = dict(zip(ir.constvars, consts))
     env.update(zip(ir.invars, args))
-    previous = source_info.set_current(None)
-    try:
+    with source_info.replaying() as at:
         for eqn in ir.eqns:
             inputs = [env[a] if type(a) is Var else a for a in eqn.inputs]
-            source_info.set_current(eqn.source or previous)
+            at(eqn.source)
             out = bind(eqn.prim, inputs, eqn.params)
             if eqn.prim.multiple_results:
                 env.update(zip(eqn.outputs, out))
             else:
                 env[eqn.outputs[0]] = out
-    finally:
-        source_info.set_current(previous)
     return [env[v] if type(v) is Var else Array(v.value, v.type.weak_type) for v in ir.outvars]
+
+
+ClosedIR.interpreter = staticmethod(eval_ir)

@@ -1,7 +1,7 @@
 """PTO IR: types, variables, equations, builder, printer, verifier."""
 from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var, sub_irs
-from ptojax.ir.printer import print_ir
+from ptojax.ir.core import print_ir
 from ptojax.ir.types import SPACES, TensorType, TileType, type_of
 from ptojax.ir.verify import verify
 

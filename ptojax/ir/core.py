@@ -6,10 +6,15 @@ function closed over); ``invars`` are the function's arguments.
 """
 from __future__ import annotations
 
+import itertools
+import os
+import string
 from typing import Any, Optional
 
 import numpy as np
 
+from ptojax import dtypes
+from ptojax.ir import pretty
 from ptojax.ir.types import TensorType
 
 
@@ -127,7 +132,6 @@ class Eqn:
         return Eqn(**fields)
 
     def __repr__(self):
-        from ptojax.ir.printer import print_eqn
         return print_eqn(self)
 
 
@@ -145,19 +149,20 @@ class IR:
     out_types = property(lambda self: [v.type for v in self.outvars])
 
     def __str__(self):
-        from ptojax.ir.printer import print_ir
         return print_ir(self)
 
     __repr__ = __str__
 
     def _repr_html_(self):
-        from ptojax.ir.html import ir_to_html
         return ir_to_html(self)
 
 
 class ClosedIR:
-    """An IR together with the values of its constvars."""
+    """An IR together with the values of its constvars. Calling it evaluates it with
+    ``interpreter`` (``ptojax.eval.interpreter.eval_ir``, which installs itself: evaluation
+    sits a layer above the IR's data types)."""
     __slots__ = ("ir", "consts")
+    interpreter = None
 
     def __init__(self, ir: IR, consts=()):
         if len(consts) != len(ir.constvars):
@@ -172,24 +177,20 @@ class ClosedIR:
     outvars = property(lambda self: self.ir.outvars)
 
     def __str__(self):
-        from ptojax.ir.printer import print_ir
         return print_ir(self.ir)
 
     __repr__ = __str__
 
     def pretty(self, source: bool = False) -> str:
         """The IR as text; ``source=True`` appends each equation's user file:line."""
-        from ptojax.ir.printer import print_ir
         return print_ir(self.ir, source=source)
 
     def _repr_html_(self):
-        from ptojax.ir.html import ir_to_html
         return ir_to_html(self.ir)
 
     def __call__(self, *args):
         """Evaluate with the numpy interpreter (or into the active trace)."""
-        from ptojax.eval.interpreter import eval_ir
-        return eval_ir(self, args)
+        return ClosedIR.interpreter(self, args)
 
 
 def sub_irs(params) -> list:
@@ -215,3 +216,100 @@ def consts_as_args(closed: ClosedIR) -> tuple:
     if not ir.constvars:
         return closed, ()
     return ClosedIR(IR((), (*ir.constvars, *ir.invars), ir.eqns, ir.outvars)), closed.consts
+
+
+# the display tree: names in print order, rendered as text or HTML by ir/pretty.py -------------
+def _names():
+    letters = string.ascii_lowercase
+    for size in itertools.count(1):
+        for chars in itertools.product(letters, repeat=size):
+            yield "".join(chars)
+
+
+class Namer:
+    """Assigns stable names a, b, ..., z, aa, ab, ... in order of first appearance."""
+
+    def __init__(self):
+        self._names = {}
+        self._gen = _names()
+
+    def __call__(self, var) -> str:
+        if isinstance(var, Literal):
+            return format_literal(var)
+        name = self._names.get(var)
+        if name is None:
+            name = self._names[var] = next(self._gen)
+        return name
+
+    def decl(self, var) -> str:
+        return f"{self(var)}:{var.type}"
+
+
+def format_literal(lit: Literal) -> str:
+    v = lit.value
+    if lit.type.dtype == dtypes.bool_:
+        text = str(bool(v))
+    elif dtypes.is_float(lit.type.dtype):
+        text = repr(float(v))
+    else:
+        text = str(int(v))
+    return f"{text}:{lit.type}"
+
+
+def _param(value, namer):
+    """A param as display text, or as a display Block (a sub-IR) or a tuple holding some."""
+    if isinstance(value, (IR, ClosedIR)):
+        return display_block(as_ir(value), namer)
+    if isinstance(value, tuple) and any(isinstance(v, (IR, ClosedIR)) for v in value):
+        return tuple(_param(v, namer) for v in value)
+    if isinstance(value, np.dtype):
+        return dtypes.short_name(value)
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _decl(var, namer) -> pretty.Decl:
+    return pretty.Decl(namer(var), str(var.type))
+
+
+def _atom(a, namer) -> pretty.Atom:
+    return pretty.Atom(namer(a), type(a) is Literal)
+
+
+def eqn_line(eqn: Eqn, namer) -> pretty.EqnLine:
+    outs = [_decl(v, namer) for v in eqn.outputs]
+    params = [(k, _param(v, namer)) for k, v in eqn.params.items() if v is not None]
+    source = None if eqn.source is None else \
+        f"{os.path.basename(eqn.source.file)}:{eqn.source.line}"
+    return pretty.EqnLine(outs, eqn.prim.name, params, [_atom(a, namer) for a in eqn.inputs],
+                          source)
+
+
+def display_block(ir: IR, namer) -> pretty.Block:
+    block = pretty.Block([_decl(v, namer) for v in ir.constvars],
+                         [_decl(v, namer) for v in ir.invars])
+    block.eqns = [eqn_line(e, namer) for e in ir.eqns]
+    block.outs = [_atom(v, namer) for v in ir.outvars]
+    return block
+
+
+def print_eqn(eqn: Eqn, namer=None, indent: int = 0, source: bool = False) -> str:
+    return pretty.eqn_text(eqn_line(eqn, namer or Namer()), indent, source)
+
+
+def print_ir(ir, source: bool = False) -> str:
+    """The text of ``ir`` (an IR or ClosedIR); ``source`` appends each equation's line."""
+    return pretty.to_text(display_block(as_ir(ir), Namer()), 0, source)
+
+
+def ir_to_html(ir, source: bool = True) -> str:
+    """HTML of ``ir`` (an IR or ClosedIR); ``source`` appends each equation's file:line."""
+    return pretty.to_html(display_block(as_ir(ir), Namer()), source)
+
+
+def print_order_namer(ir) -> Namer:
+    """A Namer that already holds the names ``str(ir)`` shows for ``ir``'s variables."""
+    namer = Namer()
+    display_block(as_ir(ir), namer)
+    return namer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ptojax.errors import IRVerificationError, PtoError
 from ptojax.ir.core import IR, ClosedIR, Literal, sub_irs
-from ptojax.ir.printer import print_eqn
+from ptojax.ir.core import print_eqn
 
 
 def verify(ir) -> None:

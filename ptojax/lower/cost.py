@@ -31,6 +31,7 @@ from ptojax.lower.schedule import KLoop, StaticK, Window, kernel_schedule
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.ir.core import print_eqn
 
 
 @dataclass
@@ -169,7 +170,6 @@ def kernel_cost(eqn) -> KernelCost:
 
 
 def _tensor_op_cost(eqn, target) -> KernelCost:
-    from ptojax.ir.printer import print_eqn
     nbytes = sum(a.type.nbytes for a in (*eqn.inputs, *eqn.outputs)
                  if isinstance(a.type, TensorType))
     seconds = nbytes / target.hbm_bandwidth + target.launch_overhead_s

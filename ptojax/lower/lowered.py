@@ -11,6 +11,15 @@ from ptojax.errors import TileError
 from ptojax.ir.core import ClosedIR
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.shard.map import per_device_program
+from ptojax.optimize import optimize
+from ptojax.tile.api import tile_ir
+from ptojax.lower.pto_as import program_pto_as
+from ptojax.lower.pto_cpp import program_cpp
+from ptojax.lower.text import ProgramText
+from ptojax.lower.cost import program_cost
+from ptojax.tile.api import UnfusedOp
+from ptojax.tile.rules import unsupported_reason
 
 
 class UnfusedList(list):
@@ -28,7 +37,6 @@ class TileLowering:
     """The tiled form of one traced function, for one target."""
 
     def __init__(self, closed: ClosedIR, target=None):
-        from ptojax.shard.map import per_device_program
         closed = per_device_program(closed)  # a sharded program lowers its per-device IR
         kernels = [e for e in closed.ir.eqns if e.prim is tile_kernel_p]
         if kernels:
@@ -39,20 +47,15 @@ class TileLowering:
                                 f"but is lowered for {wanted}; pass the same target to "
                                 f"pto.tile and .lower")
             self.target = get_target(planned.pop())
-            from ptojax.optimize import optimize
             self.ir = optimize(closed)
             self._unfused = None
         else:
-            from ptojax.tile.api import tile_ir
             self.target = get_target(target or ascend910b)
             result = tile_ir(closed, None, self.target)
             self.ir = result.ir
             self._unfused = result.unfused
 
     def as_text(self, dialect: str):
-        from ptojax.lower.pto_as import program_pto_as
-        from ptojax.lower.pto_cpp import program_cpp
-        from ptojax.lower.text import ProgramText
         if dialect == "pto":
             return ProgramText(program_pto_as(self.ir, self.target.name), "pto")
         if dialect == "pto-cpp":
@@ -60,12 +63,9 @@ class TileLowering:
         raise ValueError(f"unknown dialect {dialect!r}")
 
     def cost(self):
-        from ptojax.lower.cost import program_cost
         return program_cost(self.ir, self.target)
 
     def unfused(self) -> UnfusedList:
-        from ptojax.tile.api import UnfusedOp
-        from ptojax.tile.rules import unsupported_reason
         if self._unfused is not None:
             return UnfusedList(self._unfused)
         out = UnfusedList()

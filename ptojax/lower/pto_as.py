@@ -24,6 +24,8 @@ from ptojax.ir.core import Literal
 from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
                                    kernel_schedule)
+from ptojax.ir.core import print_eqn
+from ptojax.tile.kernel import tile_kernel_p
 
 MLIR_TYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
              "int16": "i16", "int8": "i8", "uint8": "ui8", "bool": "i8", "int64": "i64"}
@@ -409,8 +411,6 @@ def kernel_pto_as(eqn) -> str:
 
 def program_pto_as(closed, target_name) -> str:
     """PTO-AS for every tile_kernel of a tiled IR (tensor-level ops are listed as comments)."""
-    from ptojax.ir.printer import print_eqn
-    from ptojax.tile.kernel import tile_kernel_p
     ir = closed.ir if hasattr(closed, "ir") else closed
     parts = [HEADER.format(target=target_name),
              'module attributes {"pto.target_arch" = "a2a3"} {']

@@ -71,6 +71,9 @@ from ptojax.ir.core import Literal
 from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
                                    kernel_schedule)
+from ptojax.tile.kernel import tile_kernel_p
+from ptojax.ir.core import print_eqn
+from ptojax.shard.runtime.hccl import hccl_call
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
             "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
@@ -415,8 +418,6 @@ def kernel_cpp(eqn) -> str:
 
 def program_cpp(closed, target_name) -> str:
     """C++ for every tile_kernel of a tiled IR, with the tensor-level ops listed in order."""
-    from ptojax.tile.kernel import tile_kernel_p
-    from ptojax.ir.printer import print_eqn
     parts = [HEADER.format(target=target_name)]
     ir = closed.ir if hasattr(closed, "ir") else closed
     order = []
@@ -425,7 +426,6 @@ def program_cpp(closed, target_name) -> str:
             parts.append(kernel_cpp(eqn))
             order.append(f"launch_{eqn.params['name']}")
         elif getattr(eqn.prim, "collective", False):  # issued by the host through HCCL
-            from ptojax.shard.runtime.hccl import hccl_call
             order.append(hccl_call(eqn).replace("\n", "\n//      "))
         else:
             order.append("tensor op (not lowered): " + print_eqn(eqn).split("\n")[0][:100])

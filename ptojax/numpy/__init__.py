@@ -24,7 +24,11 @@ from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count
 from ptojax.numpy.sorting import argsort, sort
 from ptojax.eval.array import Array as ndarray
 
+import math as _math
+
 import numpy as _np
+
+from ptojax.numpy._promote import result_type as _result_type
 
 pi = _np.pi
 e = _np.e
@@ -36,8 +40,7 @@ float_ = float64
 
 
 def result_type(*args):
-    from ptojax.numpy._promote import result_type as _rt
-    return _rt(*args)[0]
+    return _result_type(*args)[0]
 
 
 def promote_types(a, b):
@@ -62,8 +65,7 @@ def ndim(a):
 
 
 def size(a):
-    import math
-    return math.prod(shape(a))
+    return _math.prod(shape(a))
 
 
 floating = _np.floating

@@ -9,6 +9,7 @@ from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
+from ptojax.tree_util import tree_leaves
 
 _PY_SCALARS = (int, float, bool)
 
@@ -103,11 +104,9 @@ def _default_scalar(x, op):
 
 
 def _from_sequence(seq, dtype, op):
-    from ptojax.tree_util import tree_leaves
     leaves = tree_leaves(list(seq))
     if any(type(v) is Tracer or type(v) is Array for v in leaves):
-        from ptojax.numpy.manipulation import stack
-        return stack([asarray(v, dtype, op) for v in seq])
+        return _stack([asarray(v, dtype, op) for v in seq], op)
     try:
         arr = np.asarray(seq)
     except ValueError:
@@ -120,6 +119,15 @@ def _from_sequence(seq, dtype, op):
     if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
         dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.float32
     return Array(arr.astype(dtype))
+
+
+def _stack(arrays, op):
+    """Equally shaped arrays stacked along a new leading axis, promoted to one dtype."""
+    if any(tuple(a.shape) != tuple(arrays[0].shape) for a in arrays):
+        raise ShapeError(f"stack: all arrays must have one shape, got "
+                         f"{', '.join(str(tuple(a.shape)) for a in arrays)}", user_frame())
+    dtype = result_type(*arrays, op=op)[0]
+    return lax.concatenate([lax.expand_dims(convert(a, dtype), (0,)) for a in arrays], 0)
 
 
 def result_type(*args, op: str = "result_type") -> tuple:

@@ -14,6 +14,9 @@ from ptojax.errors import ConcretizationError, ShapeError
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
+from ptojax.numpy import math as m
+from ptojax.numpy._axes import normalize_axis
+from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 
@@ -121,8 +124,6 @@ def arange(start, stop=None, step=None, dtype=None):
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0):
     """``num`` evenly spaced values from start to stop; integer dtypes take the floor."""
-    from ptojax.numpy import math as m
-    from ptojax.numpy.manipulation import expand_dims, moveaxis
     num = operator.index(_static_number("linspace", "num", num))
     if num < 0:
         raise ShapeError(f"linspace: the number of samples must be non-negative, got {num}",
@@ -136,7 +137,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     divisions = (num - 1) if endpoint else num
     ramp = lax.iota(compute, num)
     for _ in range(max(start.ndim, stop.ndim)):
-        ramp = expand_dims(ramp, -1)
+        ramp = lax.expand_dims(ramp, (ramp.ndim,))
     if divisions > 0:
         step = m.divide(delta, float(divisions))
         out = m.add(start, m.divide(m.multiply(ramp, delta), float(divisions)))
@@ -146,7 +147,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if endpoint and num > 1:
         out = m.where(m.equal(ramp, num - 1), stop, out)
     if axis != 0:
-        out = moveaxis(out, 0, axis)
+        out = move_axis(out, 0, normalize_axis("linspace", axis, out.ndim))
     if dtypes.is_integer(dtype):
         out = m.floor(out)
     out = lax.convert_element_type(out, dtype)

@@ -18,6 +18,8 @@ from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
+from ptojax.numpy.creation import ones_like
+from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
@@ -296,13 +298,10 @@ class _IndexUpdateRef:
         return _update(self.array, self.index, values, "max")
 
     def subtract(self, values):
-        from ptojax.numpy.math import negative
         return _update(self.array, self.index, negative(values), "add")
 
     def divide(self, values):
         """``x[idx] /= values``: x divided by the product of the values at each index."""
-        from ptojax.numpy.creation import ones_like
-        from ptojax.numpy.math import true_divide
         divisor = _update(ones_like(self.array), self.index, values, "mul")
         return true_divide(self.array, divisor)
 
@@ -359,7 +358,6 @@ def _wrapped(indices, n, mode):
     """Indices for ``mode``: taken modulo n (wrap), clamped as they are (clip), else with
     negative ones counted from the end."""
     if mode == "wrap":
-        from ptojax.numpy.math import remainder
         return remainder(indices, max(n, 1))
     if mode == "clip":
         return indices

@@ -7,6 +7,8 @@ import string
 from ptojax import lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
+from ptojax.numpy.manipulation import diagonal, ravel
+from ptojax.numpy.math import multiply
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
 from ptojax.source_info import user_frame
@@ -76,7 +78,6 @@ def _batch_shape(a, b) -> tuple:
 def dot(a, b, *, preferred_element_type=None):
     a, b = _promoted("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        from ptojax.numpy.math import multiply
         return multiply(a, b)
     if b.ndim <= 2:
         _require_sizes_match("dot", a, a.ndim - 1, b, 0)
@@ -87,7 +88,6 @@ def dot(a, b, *, preferred_element_type=None):
 
 
 def vdot(a, b, *, preferred_element_type=None):
-    from ptojax.numpy.manipulation import ravel
     a, b = _promoted("vdot", a, b)
     if a.size != b.size:
         raise ShapeError(f"vdot: the operands need the same number of elements, got {a.aval} "
@@ -98,7 +98,6 @@ def vdot(a, b, *, preferred_element_type=None):
 def inner(a, b, *, preferred_element_type=None):
     a, b = _promoted("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        from ptojax.numpy.math import multiply
         return multiply(a, b)
     _require_sizes_match("inner", a, a.ndim - 1, b, b.ndim - 1)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())),
@@ -106,7 +105,6 @@ def inner(a, b, *, preferred_element_type=None):
 
 
 def outer(a, b):
-    from ptojax.numpy.manipulation import ravel
     a, b = _promoted("outer", a, b)
     return lax.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 
@@ -163,7 +161,6 @@ def einsum(subscripts, *operands, preferred_element_type=None, optimize=None):
 
 
 def _sum_unused(x, labels, keep):
-    from ptojax.numpy.manipulation import diagonal
     labels = list(labels)
     # a label repeated within one operand: take the diagonal
     for c in set(labels):

@@ -11,6 +11,10 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import AxisError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axis
+from ptojax.numpy.creation import tri, zeros
+from ptojax.numpy.indexing import getitem, take
+from ptojax.numpy.math import where
+from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
 from ptojax.source_info import user_frame
@@ -297,7 +301,6 @@ def repeat(a, repeats, axis=None, total_repeat_length=None):
         shape[axis] *= r
         return lax.reshape(out, tuple(shape))
     index = _repeat_index("repeat", a.shape[axis], repeats, total_repeat_length)
-    from ptojax.numpy.indexing import take
     return take(a, index, axis=axis, mode="clip")
 
 
@@ -325,8 +328,6 @@ def _require_matrix(op, m):
 def tril(m, k=0):
     m = asarray(m, op="tril")
     _require_matrix("tril", m)
-    from ptojax.numpy.creation import tri
-    from ptojax.numpy.math import where
     mask = tri(m.shape[-2], m.shape[-1], k, dtypes.bool_)
     return where(mask, m, convert(0, m.dtype))
 
@@ -334,8 +335,6 @@ def tril(m, k=0):
 def triu(m, k=0):
     m = asarray(m, op="triu")
     _require_matrix("triu", m)
-    from ptojax.numpy.creation import tri
-    from ptojax.numpy.math import where
     mask = tri(m.shape[-2], m.shape[-1], k - 1, dtypes.bool_)
     return where(mask, convert(0, m.dtype), m)
 
@@ -367,7 +366,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
     rows = np.arange(builtins.max(0, -offset), builtins.min(n, m - offset))
-    from ptojax.numpy.indexing import getitem
     return getitem(a, (Ellipsis, rows, rows + offset))
 
 
@@ -375,7 +373,6 @@ def diag(v, k=0):
     v = asarray(v)
     if v.ndim == 1:
         n = v.shape[0] + builtins.abs(k)
-        from ptojax.numpy.creation import zeros
         rows = np.arange(v.shape[0]) + builtins.max(0, -k)
         out = zeros((n, n), v.dtype)
         return out.at[rows, rows + k].set(v)
@@ -385,7 +382,6 @@ def diag(v, k=0):
 
 
 def trace(a, offset=0, axis1=0, axis2=1):
-    from ptojax.numpy.reductions import sum
-    return sum(diagonal(a, offset, axis1, axis2), -1)
+    return reductions.sum(diagonal(a, offset, axis1, axis2), -1)
 
 

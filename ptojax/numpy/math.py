@@ -177,8 +177,7 @@ def isinf(x, /):
 
 
 def _full_bool(x, value):
-    from ptojax.numpy.creation import full
-    return full(x.shape, value, dtypes.bool_)
+    return lax.broadcast_in_dim(np.bool_(value), x.shape, ())
 
 
 def signbit(x, /):

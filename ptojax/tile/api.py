@@ -27,7 +27,7 @@ from ptojax.autodiff.api import trace_pytree_fn
 from ptojax.errors import TileError
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var
-from ptojax.ir.printer import print_eqn
+from ptojax.ir.core import print_eqn
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p

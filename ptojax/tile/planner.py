@@ -32,6 +32,7 @@ from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
 from ptojax.tile.memory import align_up, plan_memory
 from ptojax.tile.rules import ROW
+from ptojax.tile.rules import matmul_shape
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,6 @@ CUBE_SIZES = (256, 128, 64, 32, 16)
 
 
 def _cube_dims(group):
-    from ptojax.tile.rules import matmul_shape
     return matmul_shape(group.dot)
 
 

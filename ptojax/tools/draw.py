@@ -8,7 +8,7 @@ import shutil
 
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
-from ptojax.ir.printer import Namer, format_literal
+from ptojax.ir.core import Namer, format_literal
 
 INSTALL_HINT = ("pip install graphviz (the Python package) and apt install graphviz (the `dot` "
                 "program); pto.tools.to_dot(ir) gives the DOT text without them")

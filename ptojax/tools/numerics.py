@@ -39,15 +39,29 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from ptojax.ir.core import ClosedIR, Var, sub_irs
-from ptojax.ir.html import print_order_namer
-from ptojax.ir.printer import print_eqn
+from ptojax.ir.core import print_order_namer
+from ptojax.ir.core import print_eqn
 from ptojax.targets import host_jit
+from ptojax.jit import Jitted
+from ptojax.jit import make_ir
+from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.lower.host.program import HostProgram, kernel_eqns
+from ptojax.optimize import optimize
+from ptojax.tile.api import tile_ir
+from ptojax.tile.kernel import tile_kernel_p
+from ptojax.eval.leaves import leaf_value
+from ptojax.targets import get_target
+from ptojax.tree_util import tree_flatten
+from ptojax.tools.jax_reference import JaxEquations
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TOLERANCES = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2,
               "float8_e4m3fn": 0.125, "float8_e5m2": 0.25}
@@ -277,7 +291,7 @@ def _divergence(stage, var, eqn, namer, reference, error, tol, dtype) -> Diverge
             ("an output passed through unchanged", None)
     else:
         text, source = origin
-    kernel = eqn.params.get("name") if eqn is not None and eqn.prim.name == "tile_kernel" \
+    kernel = eqn.params.get("name") if eqn is not None and eqn.prim is tile_kernel_p \
         else None
     return Divergence(stage, text, source, error, tol, np.dtype(dtype).name, kernel)
 
@@ -285,10 +299,9 @@ def _divergence(stage, var, eqn, namer, reference, error, tol, dtype) -> Diverge
 # --- the stages --------------------------------------------------------------------------------
 def _transform_name(fn) -> Optional[str]:
     """'grad' for the function ``pto.grad`` returns, etc.; None for other functions."""
-    import ptojax
     code = getattr(fn, "__code__", None)
     qualname = getattr(code, "co_qualname", "")
-    if code is None or not code.co_filename.startswith(ptojax.__path__[0]):
+    if code is None or not code.co_filename.startswith(_PACKAGE_DIR):
         return None
     return qualname.split(".<locals>.")[0] if ".<locals>." in qualname else None
 
@@ -296,7 +309,6 @@ def _transform_name(fn) -> Optional[str]:
 def transform_layers(fn) -> list:
     """[(stage name, function)]: the user's function, then each argument-preserving transform
     applied to it, ending with ``fn`` itself (``jit`` is looked through)."""
-    from ptojax.jit import Jitted
     layers = []
     while True:
         if isinstance(fn, Jitted):
@@ -311,7 +323,6 @@ def transform_layers(fn) -> list:
 
 def _trace_stage(name, fn, args, leaves, jax_equations):
     """(StageResult, Reference) of one traced IR; against JAX when ``jax_equations``."""
-    from ptojax.jit import make_ir
     closed = make_ir(fn)(*args)
     if jax_equations is None:
         return (StageResult(name, len(closed.ir.eqns), "reference"),
@@ -326,10 +337,6 @@ def _trace_stage(name, fn, args, leaves, jax_equations):
 
 
 def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
-    from ptojax.lower.host.compiler import compiler_or_none
-    from ptojax.lower.host.program import HostProgram, kernel_eqns
-    from ptojax.optimize import optimize
-    from ptojax.tile.api import tile_ir
     results = []
     optimized = optimize(reference.closed)
     results.append(compare("optimize", optimized, interpret(optimized, leaves), reference))
@@ -357,15 +364,11 @@ def check_numerics(fn, *args, reference: str = "interpreter", target=host_jit,
                    tile_config=None) -> NumericsReport:
     """Run ``fn(*args)`` after each pipeline stage; report the first equation whose result
     diverges from ``reference`` ("interpreter" or "jax") beyond its dtype's tolerance."""
-    from ptojax.eval.leaves import leaf_value
-    from ptojax.targets import get_target
-    from ptojax.tree_util import tree_flatten
     if reference not in REFERENCE_NAMES:
         raise ValueError(f"reference must be 'interpreter' or 'jax', got {reference!r}")
     leaves = [leaf_value(x) for x in tree_flatten((tuple(args), {}))[0]]
     jax_equations = None
     if reference == "jax":
-        from ptojax.tools.jax_reference import JaxEquations
         jax_equations = JaxEquations()
     report = NumericsReport(getattr(fn, "__name__", "fn"), REFERENCE_NAMES[reference])
     traced = None

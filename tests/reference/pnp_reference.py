@@ -12,7 +12,9 @@ import numpy as np
 
 import ptojax as pto
 from ptojax import dtypes
+from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.verify import verify
+from ptojax.tree_util import tree_leaves
 from helpers import assert_close, tol
 
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
@@ -80,12 +82,11 @@ def jax_reference(jax_fn, *args):
 def run_modes(fn, *args):
     """``fn(*args)`` eagerly, under ``pto.jit`` and as ``pto.make_ir``'s verified IR run by
     the interpreter: the three results, as numpy values (one per output leaf)."""
-    from ptojax.tree_util import tree_leaves
     eager = tree_leaves(fn(*args))
     jitted = tree_leaves(pto.jit(fn)(*args))
     closed = pto.make_ir(fn)(*args)
     verify(closed)
-    interpreted = closed(*tree_leaves(list(args)))
+    interpreted = eval_ir(closed, tree_leaves(list(args)))
     return {"eager": eager, "jit": jitted, "ir": interpreted}
 
 

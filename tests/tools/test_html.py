@@ -6,7 +6,8 @@ import numpy as np
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.ir.html import OPEN_UP_TO, ir_to_html
+from ptojax.ir.core import ir_to_html
+from ptojax.ir.pretty import OPEN_UP_TO
 
 F32 = np.float32
 

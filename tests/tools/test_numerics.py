@@ -151,11 +151,11 @@ def test_a_wrong_host_kernel_is_caught_at_the_host_stage(host_kernels, monkeypat
 
 
 def test_a_failing_stage_is_reported_not_raised(monkeypatch):
-    from ptojax.tile import api as tile_module
+    from ptojax.tools import numerics
 
     def broken(*args, **kwargs):
         raise RuntimeError("planner exploded")
-    monkeypatch.setattr(tile_module, "tile_ir", broken)
+    monkeypatch.setattr(numerics, "tile_ir", broken)
     report = pto.tools.check_numerics(layer, W, X)
     assert report.stages[-1].status == "error" and "planner exploded" in report.stages[-1].note
     assert not report.ok and "stage 'tile (host_jit)' failed" in str(report)

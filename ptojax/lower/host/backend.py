@@ -36,6 +36,8 @@ from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.targets import Target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
+from ptojax.lower.host.program import HostProgram, kernel_eqns
+from ptojax.tile.api import tile_ir
 
 
 @dataclass(frozen=True)
@@ -135,8 +137,6 @@ class HostExecutable:
 
     def _build(self, warn: bool):
         """Find the compiler, tile, emit, build and switch ``run`` to the compiled program."""
-        from ptojax.lower.host.program import HostProgram, kernel_eqns
-        from ptojax.tile.api import tile_ir
         try:
             compiler, why = compiler_or_none()
             if compiler is None:

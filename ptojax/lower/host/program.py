@@ -26,6 +26,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
+from ptojax.lower.cost import kernel_cost
 
 CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
 VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
@@ -97,7 +98,6 @@ def _kernel_recorder(eqn):
         nonlocal estimate_us
         duration = time.perf_counter() - start
         if estimate_us is None:
-            from ptojax.lower.cost import kernel_cost
             estimate_us = kernel_cost(eqn).us
         profiler.record(eqn.params["name"], "kernel", start, duration,
                         sum(a.nbytes for a in arrays), estimate_us)

@@ -17,13 +17,8 @@ from ptojax import dtypes
 from ptojax.errors import ShardingError
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
-from ptojax.sharding import NamedSharding, block_index, local_shape, spec_dims
-
-
-class Shard(NamedTuple):
-    device: object
-    index: tuple   # the block of the global array, as slices
-    data: Array
+from ptojax.sharding import (NamedSharding, Shard, block_index, local_shape, spec_dims,
+                             spec_of_dims)
 
 
 def split(value: np.ndarray, dims, mesh, devices) -> list:
@@ -56,7 +51,6 @@ def _replicas(dims, mesh) -> int:
 
 
 def _spec(dims):
-    from ptojax.sharding import spec_of_dims
     return spec_of_dims(dims)
 
 
@@ -128,11 +122,6 @@ def _aval_of(x) -> TensorType:
         return x.aval
     value = np.asarray(x)
     return TensorType(value.shape, dtypes.canonicalize(value.dtype))
-
-
-def single_shard(x: Array) -> Shard:
-    """The one shard of an ordinary Array."""
-    return Shard(x.sharding.device, tuple(slice(0, n) for n in x.shape), x)
 
 
 def global_aval(local: TensorType, dims, mesh) -> TensorType:

@@ -27,6 +27,8 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import CollectiveError
 from ptojax.shard.runtime.in_process import combine_all
+from ptojax.shard.runtime.in_process import Group
+import pickle
 
 _SIGNATURE_BYTES = 160
 
@@ -50,7 +52,6 @@ class MPITransport:
         communicator blocks, so a nonblocking barrier with a deadline first makes sure every
         process got here (a stuck or dead one gives a CollectiveError, not a hang); groups are
         then created in one global order, which cannot deadlock."""
-        from ptojax.shard.runtime.in_process import Group
         new = []
         for axes in sorted(set(axes_sets)):
             for device in mesh.devices.flat:
@@ -197,7 +198,6 @@ class MPITransport:
 
     def allgather_objects(self, obj, timeout: float) -> list:
         """Every process's ``obj`` (pickled), in rank order."""
-        import pickle
         mine = np.frombuffer(pickle.dumps(obj), np.uint8)
         sizes = np.empty(self.comm.Get_size(), np.int64)
         what = "gathering an output's blocks from every process"

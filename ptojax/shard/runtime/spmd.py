@@ -19,6 +19,9 @@ from ptojax.shard.runtime.in_process import (Communicator, DeviceContext, defaul
                                         device_context, process_transport)
 from ptojax.shard.runtime.arrays import ShardedArray, assemble, global_aval, split
 from ptojax.sharding import NamedSharding, block_index, spec_of_dims
+from ptojax.eval.executable import Executable
+from ptojax.optimize import optimize
+from ptojax.shard.runtime.arrays import shards_of
 
 
 class _Pool:
@@ -47,8 +50,6 @@ class SpmdProgram:
     is split as ``in_dims[i]``, output ``j`` as ``out_dims[j]``."""
 
     def __init__(self, body: ClosedIR, mesh, in_dims, out_dims, timeout=None):
-        from ptojax.eval.executable import Executable
-        from ptojax.optimize import optimize
         self.body = optimize(body)
         self.executable = Executable(self.body)
         self.mesh = mesh
@@ -98,7 +99,6 @@ class SpmdProgram:
     # whole arrays in, sharded or whole arrays out --------------------------------------------
     def run_sharded(self, args) -> list:
         """Run on ``args`` (Arrays, ShardedArrays, numpy): ShardedArray outputs."""
-        from ptojax.shard.runtime.arrays import shards_of
         inputs = [shards_of(a, NamedSharding(self.mesh, spec_of_dims(d)))
                   for a, d in zip(args, self.in_dims)]
         outputs = self.run_shards(inputs)
