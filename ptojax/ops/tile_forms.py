@@ -57,6 +57,7 @@ def reduction(**flags) -> TileForm:
     return TileForm("reduce", **flags)
 
 
-def expansion(fn) -> TileForm:
-    """Tiled as the equations ``fn`` builds from tileable primitives."""
-    return TileForm("expand", expand=fn)
+def expansion(fn, check=None) -> TileForm:
+    """Tiled as the equations ``fn`` builds from tileable primitives (when ``check`` finds
+    no reason against it)."""
+    return TileForm("expand", expand=fn, check=check)

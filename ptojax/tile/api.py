@@ -34,7 +34,7 @@ from ptojax.tile.kernel import tile_kernel_p
 from ptojax.optimize import optimize
 from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
-from ptojax.tile.prepare import fold_transposes
+from ptojax.tile.prepare import expand, fold_transposes
 from ptojax.tile.rules import COLSUM
 from ptojax.tree_util import tree_flatten
 from ptojax.ops.arithmetic import integer_pow_p
@@ -92,7 +92,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     if not isinstance(config, TileConfig):
         raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
     target = get_target(target)
-    closed = optimize(closed)
+    closed = optimize(ClosedIR(expand(closed.ir), closed.consts))
     closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
     ir = closed.ir
     fusion = fuse(ir, target)

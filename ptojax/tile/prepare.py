@@ -1,4 +1,10 @@
-"""IR clean-ups that let more of a program tile: transposes folded into matmuls.
+"""IR rewrites that let more of a program tile: expansions and transposes folded into
+matmuls.
+
+A primitive without a PTO instruction of its own (``erfc``, ``lgamma``) may tile as an
+*expansion* (its ``TileForm.expand``): its equation is replaced by the equations of an
+equivalent formula in tileable primitives, and the formula's result keeps the equation's
+output variable, so everything downstream (and ``check_numerics``) sees the same values.
 
 The cube loads either operand of a matmul transposed (a column-major ``TLOAD``), so a 2-D
 ``transpose`` (or one of the last two axes of a batched matmul's operand) feeding a
@@ -9,10 +15,51 @@ kernels instead of leaving transposes as tensor ops.
 """
 from __future__ import annotations
 
-from ptojax.ir.core import IR, Eqn, Var
+from ptojax.errors import TileError
+from ptojax.ir.core import IR, Eqn, Literal, Var
+from ptojax.ops.convert import copy_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.shape import transpose_p
 from ptojax.optimize import dce
+from ptojax.trace import trace_flat
+
+
+# expansions ------------------------------------------------------------------------------------
+def _expansion_of(eqn):
+    """The expand function for ``eqn``, or None when it stays as it is."""
+    form = eqn.prim.fact("tile")
+    if form is None or form.kind != "expand" or (form.check and form.check(eqn)):
+        return None
+    return form.expand
+
+
+def expand(ir: IR) -> IR:
+    """``ir`` with every expandable equation replaced by its formula's equations."""
+    if not any(_expansion_of(e) for e in ir.eqns):
+        return ir
+    eqns = []
+    for eqn in ir.eqns:
+        fn = _expansion_of(eqn)
+        eqns.extend(_expanded(eqn, fn) if fn else [eqn])
+    return IR(ir.constvars, ir.invars, eqns, ir.outvars)
+
+
+def _expanded(eqn, fn) -> list:
+    formula = trace_flat(lambda *xs: [fn(*xs, **eqn.params)], [a.type for a in eqn.inputs],
+                         f"{eqn.prim.name} expansion")
+    if formula.consts:
+        raise TileError(f"the tile expansion of {eqn.prim.name} captured constants; write "
+                        f"it with Python scalars only")
+    sub = formula.ir
+    (result,) = sub.outvars
+    rename = dict(zip(sub.invars, eqn.inputs))
+    produced = {v for e in sub.eqns for v in e.outputs}
+    if type(result) is Literal or result not in produced:   # the formula is an identity
+        return [Eqn(copy_p, [rename.get(result, result)], eqn.outputs, {}, eqn.source)]
+    rename[result] = eqn.outputs[0]
+    return [Eqn(e.prim, [rename.get(a, a) if type(a) is Var else a for a in e.inputs],
+                [rename.get(v, v) for v in e.outputs], e.params, eqn.source)
+            for e in sub.eqns]
 
 
 def _plain_2d_dot(eqn) -> bool:

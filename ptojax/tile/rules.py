@@ -334,6 +334,8 @@ def unsupported_reason(eqn, target) -> Optional[str]:
     fact = eqn.prim.facts.get("tile")
     if type(fact) is Unsupported:
         return fact.reason
+    if fact is not None and fact.kind == "expand" and fact.check:
+        return fact.check(eqn)      # unexpanded: the reason it was not expanded
     rule = rule_of(eqn)
     if rule is None:
         return f"no tile rule for `{eqn.prim.name}`"

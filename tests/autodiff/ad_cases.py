@@ -86,7 +86,8 @@ UNARY = {
     "sqrt": "positive", "rsqrt": "positive", "cbrt": "nonzero", "tanh": "real",
     "logistic": "real", "sin": "real", "cos": "real", "tan": "tan", "asin": "unit",
     "acos": "unit", "atan": "real", "sinh": "real", "cosh": "real", "asinh": "real",
-    "acosh": "above_one", "atanh": "unit", "erf": "real", "erf_inv": "unit",
+    "acosh": "above_one", "atanh": "unit", "erf": "real", "erf_inv": "unit", "erfc": "real",
+    "lgamma": "positive", "digamma": "positive",
 }
 
 

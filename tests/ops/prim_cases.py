@@ -22,7 +22,8 @@ NUMERIC_DTYPES = [d for d in ALL_DTYPES if d != dtypes.bool_]
 
 UNARY = ["neg", "abs", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "log", "log1p",
          "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin",
-         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "not",
+         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "erfc",
+         "lgamma", "digamma", "not",
          "stop_gradient", "copy"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq",
           "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "shift_left",

@@ -1,0 +1,123 @@
+"""erfc, lgamma and digamma against JAX (values, non-finite inputs, gradients, batching), and
+the tile expansions of erfc and lgamma: tiled kernels match the untiled program within the
+expansions' measured float32 bounds, in the numpy tile interpreter and compiled for the host."""
+import math
+
+import numpy as np
+import pytest
+
+import ptojax as pto
+from ptojax import lax
+from ptojax.lower.host.backend import CpuBackend, HostExecutable
+from ptojax.lower.host.compiler import compiler_or_none
+from helpers import assert_close
+
+SPECIAL = ["erfc", "lgamma", "digamma"]
+EDGES = [0.0, 1.0, 2.0, -1.0, -2.0, 0.5, -0.5, 1e-8, -1e-8, -3.5, 30.0, 1e30, np.inf, -np.inf,
+         np.nan]
+# float32 bounds of the tile expansions, measured over [-20, 20] and the tails
+ERFC_ULP = 8          # normal results; subnormal tails flush the way float32 exp does
+LGAMMA_SCALED = 4e-6  # |error| <= 4e-6 * max(1, |lgamma(x)|)
+
+
+def _inputs(dtype, n=4000):
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.uniform(-20, 20, n), rng.uniform(0.5, 3, n // 4),
+                           EDGES]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", SPECIAL)
+def test_values_match_jax(name, dtype, jax, jnp):
+    x = _inputs(dtype)
+    ours = np.asarray(getattr(lax, name)(x))
+    theirs = np.asarray(getattr(jax.lax, name)(jnp.asarray(x)))
+    assert ours.dtype == theirs.dtype
+    finite = np.isfinite(theirs)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_array_equal(ours[~finite & ~np.isnan(theirs)],
+                                  theirs[~finite & ~np.isnan(theirs)])
+    scale = np.maximum(np.abs(theirs[finite]), 1.0)
+    rtol = 1e-11 if dtype == np.float64 else 4e-6   # XLA's float32 kernels: a few ulp
+    assert np.max(np.abs(ours[finite] - theirs[finite]) / scale) < rtol
+
+
+@pytest.mark.parametrize("name", SPECIAL)
+def test_gradients_and_second_derivatives_match_jax(name, jax):
+    x = np.linspace(0.3, 7.0, 23)
+    f, jf = getattr(lax, name), getattr(jax.lax, name)
+    assert_close(pto.grad(lambda v: f(v).sum())(x), jax.grad(lambda v: jf(v).sum())(x),
+                 rtol=1e-9)
+    assert_close(pto.vmap(pto.grad(pto.grad(f)))(x), jax.vmap(jax.grad(jax.grad(jf)))(x),
+                 rtol=1e-7)
+
+
+def test_gradients_on_the_negative_axis_use_the_reflection(jax):
+    x = np.array([-0.3, -1.7, -2.5, -4.2])
+    for name in ("lgamma", "digamma"):
+        f, jf = getattr(lax, name), getattr(jax.lax, name)
+        assert_close(pto.vmap(pto.grad(f))(x), jax.vmap(jax.grad(jf))(x), rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", SPECIAL)
+def test_vmap_matches_a_loop(name):
+    x = _inputs(np.float32, 40)[:48].reshape(6, 8)
+    f = getattr(lax, name)
+    out = pto.vmap(f, in_axes=1)(x)
+    np.testing.assert_array_equal(np.asarray(out), np.stack([f(x[:, i]) for i in range(8)]))
+
+
+def _tiled_error(name, x, tiled):
+    e = np.array([getattr(math, "erfc" if name == "erfc" else "lgamma")(float(v))
+                  if np.isfinite(v) and not (name == "lgamma" and v <= 0 and v == int(v))
+                  else np.nan for v in x])
+    ours = np.asarray(getattr(lax, name)(x))
+    t = np.asarray(tiled)
+    defined = np.isfinite(ours)
+    np.testing.assert_array_equal(t[~defined], ours[~defined])
+    if name == "erfc":
+        normal = defined & (e > np.finfo(np.float32).tiny)
+        return np.max(np.abs(t[normal] - e[normal]) / np.spacing(np.float32(e[normal])))
+    return np.max(np.abs(t[defined] - e[defined]) / np.maximum(np.abs(e[defined]), 1.0))
+
+
+@pytest.mark.parametrize("name, bound", [("erfc", ERFC_ULP), ("lgamma", LGAMMA_SCALED)])
+def test_tile_expansions_stay_within_their_bounds(name, bound):
+    x = _inputs(np.float32)
+    tiled = pto.tile(getattr(lax, name))
+    closed = pto.make_ir(tiled)(x)
+    assert [e.prim.name for e in closed.eqns] == ["tile_kernel"]
+    assert _tiled_error(name, x, tiled(x)) <= bound
+
+
+@pytest.mark.parametrize("name", ["erfc", "lgamma"])
+def test_low_precision_expansions_compute_in_float32(name):
+    x = _inputs(np.float16, 400)
+    x = x[np.isfinite(x) & (np.abs(x) < 100)]
+    tiled = np.asarray(pto.tile(getattr(lax, name))(x))
+    exact = np.asarray(getattr(lax, name)(x.astype(np.float32))).astype(np.float16)
+    ok = np.isfinite(exact)
+    np.testing.assert_allclose(tiled[ok].astype(np.float32), exact[ok].astype(np.float32),
+                               rtol=2e-3, atol=2e-3)
+
+
+def test_float64_is_not_expanded_and_says_why():
+    lowered = pto.jit(lax.erfc).lower(np.ones(64), target="ascend910b")
+    assert "erfc of f64 has no tile form" in str(lowered.unfused())
+
+
+@pytest.mark.skipif(compiler_or_none() is None, reason="needs a C++ compiler")
+@pytest.mark.parametrize("name, bound", [("erfc", ERFC_ULP), ("lgamma", LGAMMA_SCALED)])
+def test_host_kernels_of_the_expansions_stay_within_their_bounds(name, bound):
+    x = _inputs(np.float32)
+    executable = HostExecutable(pto.make_ir(getattr(lax, name))(x),
+                                CpuBackend(min_elements=1, tiered=False))
+    assert executable.status == "compiled"
+    (out,) = executable(x)
+    assert _tiled_error(name, x, out) <= bound
+
+
+def test_expansions_lower_to_pto_vector_instructions():
+    text = pto.jit(lax.lgamma).lower(np.ones((16, 64), np.float32)).as_text("pto")
+    for op in ("pto.tlog", "pto.tdiv", "pto.tsel", "pto.tcvt"):
+        assert op in text
