@@ -11,17 +11,15 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ptojax import dtypes
-from ptojax.errors import DtypeError, NonArrayLeafError, StaticArgumentError
+from ptojax.errors import NonArrayLeafError, StaticArgumentError
 from ptojax.ir.core import ClosedIR
-from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
-from ptojax.eval.leaves import ShapeDtypeStruct, describe_path, leaf_type, leaf_value
+from ptojax.eval.leaves import describe_path, leaf_type, leaf_value
 from ptojax.trace import Tracer, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
+from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 from ptojax.lower.host.backend import make_executable
 from ptojax.lower.lowered import TileLowering
 

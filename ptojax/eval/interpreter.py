@@ -7,7 +7,7 @@ outer ``jit``/``grad``/``vmap``. Each re-emitted equation keeps its original sou
 from __future__ import annotations
 
 from ptojax import source_info
-from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.ir.core import ClosedIR, Var
 from ptojax.eval.array import Array
 from ptojax.trace import bind
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import string
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 

@@ -5,17 +5,12 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, NonArrayLeafError, ShapeError
-from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.tree_util import tree_leaves
 
 _PY_SCALARS = (int, float, bool)
-
-
-def is_array(x) -> bool:
-    return isinstance(x, (Array, Tracer, np.ndarray, np.generic))
 
 
 def dtype_and_weak(x, op: str = "asarray") -> tuple:
@@ -199,7 +194,3 @@ def check_dtype_kind(name, x, kind):
     if kind == "int_or_bool" and not (dtypes.is_integer(dt) or dtypes.is_bool(dt)):
         raise DtypeError(f"{name} requires integer or bool operands, got {x.aval}",
                          user_frame())
-
-
-def aval_of(x) -> TensorType:
-    return asarray(x).aval

@@ -114,13 +114,14 @@ def reduce_abstract(name, kind):
     return abstract_eval
 
 
-def _sum(x, axes):
+def sum_impl(x, axes):
     if dtypes.accumulates_in_f32(x.dtype):
         return np.sum(x, axis=axes, dtype=np.float32).astype(x.dtype)
     return np.sum(x, axis=axes, dtype=x.dtype)
 
 
-reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), _sum, linear=True)
+reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), sum_impl,
+                         linear=True)
 
 
 def reduce_sum(x, axes):

@@ -26,7 +26,7 @@ from ptojax.eval.array import Array
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr
-from ptojax.ops.arithmetic import add, clamp, div, mul, ones_like, sub
+from ptojax.ops.arithmetic import add_tangents, clamp, div, mul, ones_like, sub
 from ptojax.ops.broadcast import (broadcast_at, broadcast_in_dim, broadcast_in_dim_p,
                                   instantiate, to_front, zeros, zeros_like)
 from ptojax.ops.checks import check_axes, fmt_types, require_same_dtype
@@ -35,7 +35,6 @@ from ptojax.ops.costs import no_flops
 from ptojax.ops.logic import bitwise_and, bitwise_or, eq, ge, lt, select
 from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape, squeeze
 from ptojax.ops.slicing import concatenate, iota, slice_in_dim
-from ptojax.ops.arithmetic import add_tangents
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.trace import Primitive, Unsupported
 

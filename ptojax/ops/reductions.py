@@ -42,11 +42,11 @@ def _highest(dtype):
     return np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).max
 
 
-def _max(x, axes):
+def max_impl(x, axes):
     return np.maximum.reduce(x, axis=axes, initial=_identity(x, True))
 
 
-def _min(x, axes):
+def min_impl(x, axes):
     return np.minimum.reduce(x, axis=axes, initial=_identity(x, False))
 
 
@@ -99,9 +99,9 @@ def _reduction(name, impl, kind, shard_kind, reference, **facts):
     return prim
 
 
-reduce_max_p = _reduction("reduce_max", _max, "any", "max", ref.lax_reduce("max", _lowest),
+reduce_max_p = _reduction("reduce_max", max_impl, "any", "max", ref.lax_reduce("max", _lowest),
                           tile=tile_forms.reduction())
-reduce_min_p = _reduction("reduce_min", _min, "any", "min", ref.lax_reduce("min", _highest),
+reduce_min_p = _reduction("reduce_min", min_impl, "any", "min", ref.lax_reduce("min", _highest),
                           tile=tile_forms.reduction())
 reduce_max_p.define(jvp=_extremum_jvp(reduce_max_p))
 reduce_min_p.define(jvp=_extremum_jvp(reduce_min_p))

@@ -11,7 +11,6 @@ from ptojax.ir import pto
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.arithmetic import (NOT_TILED, add, binary_jvp, div, mul, neg, ones_like,
                                    times, unary_divided_jvp, unary_jvp, sub)
-from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.elementwise import elementwise, lax_function
 from ptojax.ops.logic import eq, select
 

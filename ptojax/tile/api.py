@@ -29,7 +29,6 @@ from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.ir.core import print_eqn
 from ptojax.targets import ascend910b, get_target
-from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.optimize import optimize
 from ptojax.tile.fusion import fuse

@@ -17,7 +17,7 @@ from ptojax.ir.types import TensorType
 from ptojax.ops import arithmetic as ar, convert as cv
 from ptojax.tile import ops as T
 from ptojax.tile.rules import (COL, COLSUM, FULL, ROW, SCALAR, broadcast_kind, form_of,
-                               matmul_shape, rule_of, view2d)
+                               matmul_shape, rule_of)
 
 I32 = TensorType((), dtypes.int32)
 

@@ -42,10 +42,10 @@ from ptojax import ops  # noqa: F401  (every family defined: ELEMENTWISE is comp
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir import pto
 from ptojax.ir.pto import row_vector_rows
-from ptojax.ops.broadcast import _sum, reduce_sum_p
+from ptojax.ops.broadcast import reduce_sum_p, sum_impl
 from ptojax.ops.costs import input_size, no_flops, output_size
 from ptojax.ops.elementwise import ELEMENTWISE
-from ptojax.ops.reductions import _max, _min, reduce_max_p, reduce_min_p
+from ptojax.ops.reductions import max_impl, min_impl, reduce_max_p, reduce_min_p
 from ptojax.trace import Primitive, Unsupported
 
 TILE_PRIMS: list = []   # every tile primitive
@@ -303,11 +303,11 @@ def _row_reduce_impl(reduce):
 
 
 tile_row_sum_p = _prim("tile_row_sum", _row_reduce_abstract("tile_row_sum"),
-                       _row_reduce_impl(_sum), scratch="input")
+                       _row_reduce_impl(sum_impl), scratch="input")
 tile_row_max_p = _prim("tile_row_max", _row_reduce_abstract("tile_row_max"),
-                       _row_reduce_impl(_max), scratch="input")
+                       _row_reduce_impl(max_impl), scratch="input")
 tile_row_min_p = _prim("tile_row_min", _row_reduce_abstract("tile_row_min"),
-                       _row_reduce_impl(_min), scratch="input")
+                       _row_reduce_impl(min_impl), scratch="input")
 ROW_REDUCTIONS = {reduce_sum_p: tile_row_sum_p, reduce_max_p: tile_row_max_p,
                   reduce_min_p: tile_row_min_p}
 

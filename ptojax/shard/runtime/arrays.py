@@ -9,7 +9,6 @@ whose blocks live partly in other processes raises ``ShardingError``.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
 
 import numpy as np
 
