@@ -59,6 +59,9 @@ Synchronization and runtime
 Host build (ptojax/lower/host_build.py): compiled with PTO_HOST defined, the source includes
 ``pto_host.h`` instead of ``pto/pto-inst.hpp`` and leaves out the ``launch_*`` functions (the
 host build runs the blocks itself).
+
+The walk over a kernel schedule is ``ptojax.lower.emit``; this module is the dialect: types,
+literals, the instruction and scalar syntax tables, the tiling struct and the launcher.
 """
 from __future__ import annotations
 
@@ -67,13 +70,13 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.ir.core import Literal
-from ptojax.ir.pto import Instr, RowView, Scratch
-from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, StaticK, Window,
-                                   kernel_schedule)
-from ptojax.tile.kernel import tile_kernel_p
 from ptojax.ir.core import print_eqn
+from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.schedule import kernel_schedule
+from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
+from ptojax.ops.convert import convert_element_type_p
 from ptojax.shard.runtime.hccl import hccl_call
+from ptojax.tile.kernel import tile_kernel_p
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
             "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
@@ -89,6 +92,26 @@ HEADER = """\
 #endif
 using namespace pto;
 """
+BLOCK_RANGE = (   # this block's tiles: [t_begin, t_end), the first `extra` blocks one more
+    "const int32_t block = static_cast<int32_t>(get_block_idx());",
+    "const int32_t blocks = static_cast<int32_t>(block_num);",
+    "const int32_t per_block = tiling.num_tiles / blocks;",
+    "const int32_t extra = tiling.num_tiles % blocks;",
+    "const int32_t t_begin = block * per_block + (block < extra ? block : extra);",
+    "const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
+
+# instructions: OP(<dst>, <srcs>, <extra args>, <attrs>); a store is TSTORE(<window>, <tile>)
+ATTRS = {"cmp": "CmpMode::{}".format, "round": "RoundMode::{}".format}
+EXTRA_ARGS = {"TEXTRACT": lambda x: [str(i) for i in x.attrs["index"]],
+              "TCOLSUM": lambda x: ["false"]}        # isBinary: sequential accumulation
+EVENT = {"slot": "ev", "kslot": "kev"}               # a flag's event at the current slot
+GUARD = {"cube": "__DAV_CUBE__", "vector": "__DAV_VEC__"}   # a mixed kernel's per-core code
+
+# scalar lets: ``const T name = <expr>;``
+SCALAR = {add_p: "{0} + {1}", sub_p: "{0} - {1}", mul_p: "{0} * {1}", div_p: "{0} / {1}",
+          rem_p: "{0} % {1}", max_p: "({0} > {1} ? {0} : {1})",
+          min_p: "({0} < {1} ? {0} : {1})", neg_p: "-{0}",
+          convert_element_type_p: "static_cast<{T}>({0})"}
 
 
 def cpp_type(dtype) -> str:
@@ -139,73 +162,55 @@ def _camel(name):
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-class _Printer:
+class _Printer(Emitter):
+    """Emits one kernel, its tiling struct and its host launcher. Slots are runtime values:
+    ``slot``/``ev`` per tile and ``kslot``/``kev`` per K step."""
+    slot = "slot"
+
     def __init__(self, sched):
-        self.s = sched
-        self.lines = []
-        self.depth = 0
-        self.names = {}
-
-    def w(self, text=""):
-        self.lines.append(("    " * self.depth + text) if text else "")
-
-    def open(self, text):
-        self.w(text + " {")
-        self.depth += 1
-
-    def close(self, suffix=""):
-        self.depth -= 1
-        self.w("}" + suffix)
+        super().__init__(sched)
+        self.tiling = f"{_camel(sched.name)}Tiling"
 
     # --- operands ----------------------------------------------------------------------------
-    def atom(self, a):
-        if isinstance(a, Literal):
-            return cpp_literal(a.value, a.type.dtype)
-        if isinstance(a, RowView):
-            return self.names[a.var] + "_r"
-        if isinstance(a, Scratch):
-            return self.names[("scratch", a.eqn)]
-        if isinstance(a, Window):
-            return a.name
-        return self.names[a]
+    def literal(self, a):
+        return cpp_literal(a.value, a.type.dtype)
 
-    # --- the kernel --------------------------------------------------------------------------
-    def kernel(self):
-        s = self.s
+    # --- kernel, sections, regions -----------------------------------------------------------
+    def begin_kernel(self):
+        s = self.sched
         g = s.grid
-        tiling = f"{_camel(s.name)}Tiling"
         (m, n), (r, c) = g.space, g.tile
         self.w(f"// {'-' * 88}")
         self.w(f"// kernel {s.name} ({s.kind}): {m}x{n} in {r}x{c} tiles"
-               + (f", cube tile (m, k, n) = {s_cube(s)}" if s.kind == "cube" else "")
+               + (f", cube tile (m, k, n) = {s.cube}" if s.kind == "cube" else "")
                + f"; {g.num_tiles} tiles on {g.blocks} blocks; {s.buffers} staging buffers")
-        self.open(f"struct {tiling}")
+        self.open(f"struct {self.tiling}")
         self.w("int32_t num_tiles;   // tiles in the grid, numbered row-major")
         self.w("int32_t grid_cols;   // tiles per grid row")
-        self.close(";")
+        self.close("};")
         self.w()
         args = [f"__gm__ {cpp_type(p.type.dtype)} *{p.name}" for p in s.params]
-        self.open(f"__global__ AICORE void {s.name}({', '.join(args + [tiling + ' tiling'])})")
-        self.w("const int32_t block = static_cast<int32_t>(get_block_idx());")
-        self.w("const int32_t blocks = static_cast<int32_t>(block_num);")
-        self.w("const int32_t per_block = tiling.num_tiles / blocks;")
-        self.w("const int32_t extra = tiling.num_tiles % blocks;")
-        self.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
-        self.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
-        for sec in s.sections:
-            self.section(sec)
+        args.append(f"{self.tiling} tiling")
+        self.open(f"__global__ AICORE void {s.name}({', '.join(args)})")
+        for line in BLOCK_RANGE:
+            self.w(line)
+
+    def end_kernel(self):
         self.close()
         self.w()
-        self.launcher(tiling)
+        self.launcher()
 
-    def section(self, sec):
-        guard = {"cube": "__DAV_CUBE__", "vector": "__DAV_VEC__"}[sec.core] \
-            if self.s.mixed or self.s.kind == "cube" else None
-        if guard:
-            self.lines.append(f"#if defined({guard})")
+    def begin_section(self, sec):
+        if self.sched.mixed or self.sched.kind == "cube":
+            self.lines.append(f"#if defined({GUARD[sec.core]})")
         self.open(f"/* {sec.core} core */")
-        for f in sec.prologue:
-            self.stmt(f)
+
+    def end_section(self, sec):
+        self.close()
+        if self.sched.mixed or self.sched.kind == "cube":
+            self.lines.append("#endif")
+
+    def tile_loop(self, sec):
         if sec.split_subblocks:
             self.w("const int32_t sub = static_cast<int32_t>(get_subblockid());")
             self.w("int32_t handled = 0;   // tiles this vector sub-block processed")
@@ -213,129 +218,86 @@ class _Printer:
         self.w("const int32_t ti = t / tiling.grid_cols;")
         self.w("const int32_t tj = t % tiling.grid_cols;")
         if sec.core == "vector" and not sec.split_subblocks:
-            self._slot("static_cast<uint32_t>(t - t_begin)")
+            self.slot_vars("slot", "ev", f"static_cast<uint32_t>(t - t_begin) % "
+                                         f"{self.sched.buffers}")
         self.regions(sec)
         self.close()
-        for f in sec.epilogue:
-            self.stmt(f)
-        self.close()
-        if guard:
-            self.lines.append("#endif")
 
-    def _slot(self, counter):
-        self.w(f"const uint32_t slot = {counter} % {self.s.buffers};")
-        self.w("const event_t ev = static_cast<event_t>(slot);")
+    def slot_vars(self, slot, ev, value):
+        self.w(f"const uint32_t {slot} = {value};")
+        self.w(f"const event_t {ev} = static_cast<event_t>({slot});")
 
-    def regions(self, sec):
-        regions = sec.regions
-        for i, reg in enumerate(regions):
-            conds = [f"{v} {'<' if op == 'lt' else '=='} {k}"
-                     for v, cond in (("ti", reg.row_cond), ("tj", reg.col_cond)) if cond
-                     for op, k in [cond]]
-            if len(regions) == 1:
-                self.w("{")
-                self.depth += 1
-            elif i == 0:
-                self.open(f"if ({' && '.join(conds)})")
-            elif i < len(regions) - 1:
-                self.depth -= 1
-                self.w(f"}} else if ({' && '.join(conds)}) {{")
-                self.depth += 1
-            else:
-                self.depth -= 1
-                self.w("} else {")
-                self.depth += 1
-            self.w(f"// region {i}: valid {reg.valid[0]}x{reg.valid[1]}")
-            self.region(sec, reg)
+    def branch(self, i, regions):
+        """Flat: if (c0) {r0} else if (c1) {r1} else {r2}; one region: a plain block."""
+        conds = " && ".join(f"{index} {'<' if op == 'lt' else '=='} {k}"
+                            for index, op, k in grid_conditions(regions[i]))
+        if len(regions) == 1:
+            self.open("")
+        elif i == 0:
+            self.open(f"if ({conds})")
+        elif i < len(regions) - 1:
+            self.reopen(f"}} else if ({conds}) {{")
+        else:
+            self.reopen("} else {")
+
+    def end_branches(self, regions):
         self.close()
 
-    def region(self, sec, reg):
-        self.names = dict(reg.names)
-        stmts = list(reg.stmts)
-        lets = [x for x in stmts if isinstance(x, Let) and x.op != "scalar_load"]
-        waits = [x for x in stmts if isinstance(x, CrossSync) and x.action == "wait"]
-        rest = [x for x in stmts if x not in lets and x not in waits]
-        for x in lets:
-            self.stmt(x)
-        for x in waits:
-            self.stmt(x)
-        if sec.split_subblocks:
-            self.w("if ((t - t_begin) % 2 != sub) continue;   // the other sub-block's tile")
-            self._slot("static_cast<uint32_t>(handled++)")
-        for d in reg.decls:
-            self.decl(d, "slot")
-        for x in rest:
-            self.stmt(x)
+    def enter_region(self, i, reg):
+        self.w(f"// region {i}: valid {reg.valid[0]}x{reg.valid[1]}")
 
-    def decl(self, d, slot_var):
-        self.w(f"{tile_cpp_type(d)} {d.name};")
-        addr = self.address(d, slot_var)
-        self.w(f"TASSIGN({d.name}, {addr});")
-        if d.row_view:
-            self.w(f"{tile_cpp_type(d, row_view=True)} {d.row_view};")
-            self.w(f"TASSIGN({d.row_view}, {addr});")
+    def subblock_guard(self):
+        self.w("if ((t - t_begin) % 2 != sub) continue;   // the other sub-block's tile")
+        self.slot_vars("slot", "ev", f"static_cast<uint32_t>(handled++) % {self.sched.buffers}")
 
-    @staticmethod
-    def address(d, slot_var):
-        slot = d.slot
-        if slot.copies == 1:
-            return f"0x{slot.offset:x}u"
-        return f"0x{slot.offset:x}u + ({slot_var} % {slot.copies}u) * 0x{slot.stride:x}u"
+    def end_subblock_guard(self):
+        pass
+
+    # --- tiles -------------------------------------------------------------------------------
+    def tile_type(self, d, row_view=False):
+        return tile_cpp_type(d, row_view)
+
+    def address(self, d, slot):
+        s = d.slot
+        if s.copies == 1:
+            return f"0x{s.offset:x}u"
+        return f"0x{s.offset:x}u + ({slot} % {s.copies}u) * 0x{s.stride:x}u"
+
+    def place(self, name, type_, addr):
+        self.w(f"{type_} {name};")
+        self.w(f"TASSIGN({name}, {addr});")
 
     # --- statements --------------------------------------------------------------------------
-    def stmt(self, x):
-        if isinstance(x, Flag):
-            ev = {"slot": "ev", "kslot": "kev"}.get(x.event, None)
-            ev = ev or f"EVENT_ID{x.event}"
-            self.w(f"{x.action}_flag(PIPE_{x.src}, PIPE_{x.dst}, {ev});")
-        elif isinstance(x, Barrier):
-            self.w(f"pipe_barrier(PIPE_{x.pipe});")
-        elif isinstance(x, Let):
-            self.let(x)
-        elif isinstance(x, CrossSync):
-            self.w(f"ffts_cross_core_sync(PIPE_FIX, getFFTSMsg(0x2, {x.flag}));" if
-                   x.action == "set" else f"wait_flag_dev({x.flag});")
-        elif isinstance(x, Instr):
-            self.instr(x)
-        elif isinstance(x, StaticK):
-            self.open(f"/* K step {x.index} */")
-            self.w(f"const uint32_t kslot = {x.index % 2}u;")
-            self.w("const event_t kev = static_cast<event_t>(kslot);")
-            self._k_body(x.decls, x.stmts)
-            self.close()
-        elif isinstance(x, KLoop):
-            self.open(f"for (int32_t k = {x.start}; k < {x.stop}; ++k)")
-            self.w("const uint32_t kslot = static_cast<uint32_t>(k) % 2u;")
-            self.w("const event_t kev = static_cast<event_t>(kslot);")
-            self._k_body(x.decls, x.stmts)
-            self.close()
+    def flag(self, x):
+        ev = EVENT.get(x.event) or f"EVENT_ID{x.event}"
+        self.w(f"{x.action}_flag(PIPE_{x.src}, PIPE_{x.dst}, {ev});")
 
-    def _k_body(self, decls, stmts):
-        for x in stmts:
-            if isinstance(x, Let):
-                self.stmt(x)
-        for d in decls:
-            self.decl(d, "kslot")
-        for x in stmts:
-            if not isinstance(x, Let):
-                self.stmt(x)
+    def barrier(self, x):
+        self.w(f"pipe_barrier(PIPE_{x.pipe});")
+
+    def cross_sync(self, x):
+        self.w(f"ffts_cross_core_sync(PIPE_FIX, getFFTSMsg(0x2, {x.flag}));" if
+               x.action == "set" else f"wait_flag_dev({x.flag});")
+
+    def static_k(self, x):
+        self.open(f"/* K step {x.index} */")
+        self.slot_vars("kslot", "kev", f"{x.index % 2}u")
+        self.k_body(x.decls, x.stmts, "kslot")
+        self.close()
+
+    def k_loop(self, x):
+        self.open(f"for (int32_t k = {x.start}; k < {x.stop}; ++k)")
+        self.slot_vars("kslot", "kev", "static_cast<uint32_t>(k) % 2u")
+        self.k_body(x.decls, x.stmts, "kslot")
+        self.close()
 
     def let(self, x):
-        name = self.names[x.var]
         T_ = cpp_type(x.var.type.dtype)
-        if x.op == "scalar_load":
-            self.w(f"const {T_} {name} = {x.args[0].name}[0];")
-            return
-        a = [self.atom(v) for v in x.args]
-        if x.op == "convert":
-            expr = f"static_cast<{T_}>({a[0]})"
-        elif x.op == "neg":
-            expr = f"-{a[0]}"
-        elif x.op in ("max", "min"):
-            expr = f"({a[0]} {'>' if x.op == 'max' else '<'} {a[1]} ? {a[0]} : {a[1]})"
-        else:
-            expr = f"{a[0]} {dict(mul='*', add='+', sub='-', div='/', rem='%')[x.op]} {a[1]}"
-        self.w(f"const {T_} {name} = {expr};")
+        expr = SCALAR[x.prim].format(*map(self.atom, x.args), T=T_)
+        self.w(f"const {T_} {self.atom(x.var)} = {expr};")
+
+    def scalar_load(self, x):
+        self.w(f"const {cpp_type(x.var.type.dtype)} {self.atom(x.var)} = {x.param.name}[0];")
 
     def window(self, g):
         T_ = cpp_type(g.param.type.dtype)
@@ -353,33 +315,19 @@ class _Printer:
         self.w(f"GlobalTensor<{T_}, Shape<1, 1, 1, {g.rows}, {g.cols}>, {stride}{layout}> "
                f"{g.name}({g.param.name} + ({offset}));")
 
-    def instr(self, x):
-        for op in x.srcs:
-            if isinstance(op, Window):
-                self.window(op)
-        if x.op == "TSTORE":
-            g, src = x.srcs
-            s = self.atom(src)
-            if x.attrs.get("atomic"):
-                self.w(f"TSTORE<decltype({s}), decltype({g.name}), AtomicType::AtomicAdd>"
-                       f"({g.name}, {s});")
-            else:
-                self.w(f"TSTORE({g.name}, {s});")
-            return
-        args = [self.atom(x.dst)] + [self.atom(a) for a in x.srcs]
-        if x.op == "TEXTRACT":
-            args += [str(i) for i in x.attrs["index"]]
-        if "cmp" in x.attrs:
-            args.append(f"CmpMode::{x.attrs['cmp']}")
-        if "round" in x.attrs:
-            args.append(f"RoundMode::{x.attrs['round']}")
-        if x.op == "TCOLSUM":
-            args.append("false")                 # isBinary: sequential accumulation
-        self.w(f"{x.op}({', '.join(args)});")
+    def instruction(self, x):
+        args = [self.atom(a) for a in x.operands()]
+        args += EXTRA_ARGS[x.op](x) if x.op in EXTRA_ARGS else []
+        args += [text(x.attrs[a]) for a, text in ATTRS.items() if a in x.attrs]
+        template = ""
+        if x.op == "TSTORE" and x.attrs.get("atomic"):
+            window, tile = args
+            template = f"<decltype({tile}), decltype({window}), AtomicType::AtomicAdd>"
+        return f"{x.op}{template}({', '.join(args)});"
 
     # --- host --------------------------------------------------------------------------------
-    def launcher(self, tiling):
-        s = self.s
+    def launcher(self):
+        s = self.sched
         args = ", ".join(["void *stream"] + [f"uint8_t *{p.name}" for p in s.params])
         self.w(f"// host launcher: {s.name} on {s.block_dim} blocks"
                + (" (mixed: 1 cube + "
@@ -391,7 +339,7 @@ class _Printer:
         self.w("#if !defined(PTO_HOST)   // the host build launches blocks itself")
         self.open(f"void launch_{s.name}({args})")
         g = s.grid
-        self.w(f"const {tiling} tiling{{{g.num_tiles}, {g.counts[1]}}};")
+        self.w(f"const {self.tiling} tiling{{{g.num_tiles}, {g.counts[1]}}};")
         outs = [p for p in s.params if p.role == "out"]
         for i in s.accumulate:
             p = outs[i]
@@ -404,14 +352,8 @@ class _Printer:
         self.w("#endif")
 
 
-def s_cube(s):
-    return s.cube if hasattr(s, "cube") else None
-
-
 def kernel_cpp(eqn) -> str:
-    sched = kernel_schedule(eqn)
-    sched.cube = eqn.params.get("cube")
-    p = _Printer(sched)
+    p = _Printer(kernel_schedule(eqn))
     p.kernel()
     return "\n".join(p.lines)
 

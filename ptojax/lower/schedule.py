@@ -34,6 +34,7 @@ from ptojax.ir.types import TensorType, TileType
 from ptojax.ir.pto import Instr, RowView, Scratch, is_row_vector
 from ptojax.lower.pto_ops import lower_eqn
 from ptojax.targets import get_target
+from ptojax.trace import Primitive
 from ptojax.tile import ops as T
 from ptojax.tile.interpreter import check_plan_fits
 
@@ -86,9 +87,18 @@ class Barrier:
 
 @dataclass
 class Let:
+    """``var = prim(*args)`` on the scalar unit: index arithmetic and scalar math (add, sub,
+    mul, div, rem, max, min, neg from ``ptojax.ops.arithmetic``; convert_element_type)."""
     var: Var
-    op: str                # mul | add | sub | div | rem | max | min | neg | convert | scalar_load
+    prim: Primitive
     args: tuple
+
+
+@dataclass
+class ScalarLoad:
+    """``var = param[0]``: a scalar operand read from GM (``tile_scalar_load``)."""
+    var: Var
+    param: GmParam
 
 
 @dataclass
@@ -144,6 +154,7 @@ class KernelSchedule:
     sections: list
     accumulate: tuple
     source: object = None
+    cube: Optional[tuple] = None    # a cube kernel's (m, k, n) tile
 
     @property
     def block_dim(self) -> int:
@@ -175,7 +186,7 @@ def kernel_schedule(eqn) -> KernelSchedule:
     if p["kind"] == "cube" and len(sections) == 2:
         sections[1].split_subblocks = target.vector_cores_per_cube > 1
     return KernelSchedule(p["name"], p["kind"], target, p["grid"], p["buffers"], params,
-                          sections, tuple(p.get("accumulate", ())), eqn.source)
+                          sections, tuple(p.get("accumulate", ())), eqn.source, p.get("cube"))
 
 
 def _section(core, regions, buffers, in_cube_kernel):
@@ -291,8 +302,7 @@ class _Region:
     def _let(self, e):
         out = e.outputs[0]
         self.names[out] = self.fresh("s")
-        op = "convert" if e.prim.name == "convert_element_type" else e.prim.name
-        return Let(out, op, tuple(e.inputs))
+        return Let(out, e.prim, tuple(e.inputs))
 
     def window(self, gm, r0, c0, params, tile_type):
         param = self.param_of[gm]
@@ -325,8 +335,7 @@ class _Region:
                 loads.append(Instr("TLOAD", e.outputs[0], (g,)))
             elif e.prim is T.tile_scalar_load_p:
                 self.names[e.outputs[0]] = self.fresh("s")
-                scalars.append(Let(e.outputs[0], "scalar_load",
-                                   (self.param_of[e.inputs[0]],)))
+                scalars.append(ScalarLoad(e.outputs[0], self.param_of[e.inputs[0]]))
             elif e.prim is T.tile_store_p:
                 g = self.window(e.inputs[0], e.inputs[2], e.inputs[3], e.params,
                                 e.inputs[1].type)
