@@ -1,33 +1,40 @@
-"""Shared test helpers: tolerances per dtype and comparison against references."""
+"""Shared test helpers: the one closeness check, with the per-dtype tolerances of
+``ptojax.tools.numerics`` (the table ``check_numerics`` uses too)."""
 import types
 
 import numpy as np
 
 import ptojax  # noqa: F401  (defines every primitive)
-import ptojax.dtypes as dtypes
+from ptojax.tools.numerics import tolerance
 from ptojax.trace import PRIMITIVES
+from ptojax.tree_util import tree_leaves
 
 # every primitive as ``P.<name>_p``
 P = types.SimpleNamespace(**{f"{name}_p": prim for name, prim in PRIMITIVES.items()})
 
-TOLERANCE = {
-    dtypes.float64: 1e-12, dtypes.float32: 1e-5, dtypes.float16: 1e-3, dtypes.bfloat16: 1e-2,
-    dtypes.float8_e4m3fn: 1e-1, dtypes.float8_e5m2: 2e-1,
-}
-
 
 def tol(dtype, scale=1.0):
-    return TOLERANCE.get(np.dtype(dtype), 0) * scale
+    """The relative tolerance for ``dtype`` (0 for exact dtypes), times ``scale``."""
+    return tolerance(dtype) * scale
 
 
-def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True):
-    a, e = np.asarray(actual), np.asarray(expected)
+def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True, scale=1.0):
+    """``actual`` equals ``expected`` (arrays or pytrees of them, leaf by leaf) within the
+    dtype's tolerance times ``scale`` (or ``rtol``/``atol``); integers and bools exactly."""
+    actual_leaves, expected_leaves = tree_leaves(actual), tree_leaves(expected)
+    assert len(actual_leaves) == len(expected_leaves), \
+        f"{len(actual_leaves)} leaves != expected {len(expected_leaves)}"
+    for got, want in zip(actual_leaves, expected_leaves):
+        _assert_leaf_close(np.asarray(got), np.asarray(want), rtol, atol, check_dtype, scale)
+
+
+def _assert_leaf_close(a, e, rtol, atol, check_dtype, scale):
     if check_dtype:
         assert a.dtype == e.dtype, f"dtype {a.dtype} != expected {e.dtype}"
     assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
     if a.dtype.kind in "biu" or a.dtype == np.bool_:
         np.testing.assert_array_equal(a, e)
         return
-    r = tol(a.dtype) if rtol is None else rtol
+    r = tol(a.dtype, scale) if rtol is None else rtol
     at = r if atol is None else atol
     np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=r, atol=at)

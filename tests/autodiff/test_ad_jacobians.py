@@ -46,7 +46,7 @@ HESSIANS = {
 
 
 @pytest.fixture(scope="module")
-def jax_reference(jax):
+def jax_jacobians_and_hessians(jax):
     import jax.numpy as jnp
 
     @jax.jit
@@ -66,16 +66,16 @@ def _assert_same_tree(got, expected):
 
 
 @pytest.mark.parametrize("name", sorted(JACOBIANS))
-def test_jacobian_matches_jax(name, jax_reference):
+def test_jacobian_matches_jax(name, jax_jacobians_and_hessians):
     kind, fn, args, argnums = JACOBIANS[name]
     _assert_same_tree(getattr(pto, kind)(fn(pnp), argnums=argnums)(*args),
-                      jax_reference[0][name])
+                      jax_jacobians_and_hessians[0][name])
 
 
 @pytest.mark.parametrize("name", sorted(HESSIANS))
-def test_hessian_matches_jax(name, jax_reference):
+def test_hessian_matches_jax(name, jax_jacobians_and_hessians):
     fn, args = HESSIANS[name]
-    _assert_same_tree(pto.hessian(fn(pnp))(*args), jax_reference[1][name])
+    _assert_same_tree(pto.hessian(fn(pnp))(*args), jax_jacobians_and_hessians[1][name])
 
 
 @pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])

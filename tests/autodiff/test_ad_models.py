@@ -75,7 +75,7 @@ def _differentiable_argnums(args):
 
 
 @pytest.fixture(scope="module")
-def jax_reference(jax):
+def jax_values_and_grads(jax):
     import jax.numpy as jnp
 
     @jax.jit
@@ -96,14 +96,14 @@ def _assert_tree_close(got, expected, rtol):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 @pytest.mark.parametrize("under_jit", [False, True], ids=["eager", "jit"])
-def test_model_gradient_matches_jax(name, under_jit, jax_reference):
+def test_model_gradient_matches_jax(name, under_jit, jax_values_and_grads):
     fn, args = MODELS[name]
     value_and_grad = pto.value_and_grad(lambda *a: fn(*a, pnp, nn),
                                         argnums=_differentiable_argnums(args))
     if under_jit:
         value_and_grad = pto.jit(value_and_grad)
     value, grads = value_and_grad(*args)
-    expected_value, expected_grads = jax_reference[name]
+    expected_value, expected_grads = jax_values_and_grads[name]
     assert_close(value, np.asarray(expected_value), rtol=1e-10, atol=1e-10)
     _assert_tree_close(grads, expected_grads, 1e-9)
 

@@ -73,7 +73,7 @@ def check(actual, expected, inputs=(), *, index=False, scale=1.0, what=""):
 _FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
-def jax_reference(jax_fn, *args):
+def jax_compiled(jax_fn, *args):
     """``jax_fn(*args)`` computed by JAX (jit-compiled quickly)."""
     import jax
     return jax.jit(jax_fn).lower(*args).compile(_FAST_COMPILE)(*args)
@@ -95,7 +95,7 @@ def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=
     the outputs that are indices (expected int32); ``inputs`` overrides which values decide
     the dtype oracle (default: ``args``); ``labels`` names the outputs in failures."""
     from ptojax.tree_util import tree_leaves
-    expected = tree_leaves(jax_reference(jax_fn, *args))
+    expected = tree_leaves(jax_compiled(jax_fn, *args))
     inputs = args if inputs is None else inputs
     for mode, outs in run_modes(pto_fn, *args).items():
         assert len(outs) == len(expected), f"{mode}: {len(outs)} outputs, JAX {len(expected)}"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ptojax as pto
+from helpers import assert_close
 import ptojax.numpy as pnp
 from ptojax.ir.core import as_ir, sub_irs
 
@@ -53,11 +54,6 @@ def _collectives(ir, inside=True) -> Counter:
     return counts
 
 
-def _close(got, want, tol=2e-5):
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol, atol=tol)
-
-
 # a data-parallel RNN ----------------------------------------------------------------------------
 def rnn(wx, wh, h0, xs):
     def step(h, x):
@@ -79,11 +75,11 @@ def _dp_mesh(n):
 def test_dp_rnn_runs_a_local_scan(n, jax, jnp):
     fn = pto.shard(rnn, mesh=_dp_mesh(n), in_specs=DP_SPECS,
                    out_specs=(P("data"), P(None, "data")))
-    _close(fn(*RNN_ARGS), rnn(*RNN_ARGS))
+    assert_close(fn(*RNN_ARGS), rnn(*RNN_ARGS), rtol=2e-5, atol=2e-5, check_dtype=False)
 
     def jax_rnn(wx, wh, h0, xs):
         return jax.lax.scan(lambda h, x: (jnp.tanh(x @ wx + h @ wh),) * 2, h0, xs)
-    _close(fn(*RNN_ARGS), jax_rnn(*RNN_ARGS))
+    assert_close(fn(*RNN_ARGS), jax_rnn(*RNN_ARGS), rtol=2e-5, atol=2e-5, check_dtype=False)
 
     body = _body(fn, *RNN_ARGS)
     assert _collectives(body) == {}
@@ -103,7 +99,7 @@ def test_dp_rnn_with_an_initial_state_built_inside_keeps_the_batch_split():
 
     sharded = pto.shard(fn, mesh=_dp_mesh(4), in_specs=(P(), P(), P(None, "data")),
                         out_specs=P("data"))
-    _close([sharded(WX, WH, XS)], [fn(WX, WH, XS)])
+    assert_close([sharded(WX, WH, XS)], [fn(WX, WH, XS)], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(sharded, WX, WH, XS)
     assert _collectives(body) == {}
     (scan,) = _eqns(body, "scan")
@@ -116,10 +112,10 @@ def test_dp_rnn_gradients(n):
     want = grad(*RNN_ARGS)
     mesh = _dp_mesh(n)
     of_grad = pto.shard(grad, mesh=mesh, in_specs=DP_SPECS, out_specs=DP_SPECS)
-    _close(of_grad(*RNN_ARGS), want, 1e-4)
+    assert_close(of_grad(*RNN_ARGS), want, rtol=1e-4, atol=1e-4, check_dtype=False)
     through = pto.grad(pto.shard(rnn_loss, mesh=mesh, in_specs=DP_SPECS, out_specs=P()),
                        argnums=(0, 1, 2, 3))
-    _close(through(*RNN_ARGS), want, 1e-4)
+    assert_close(through(*RNN_ARGS), want, rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -150,7 +146,7 @@ def test_replicated_loop_operand_is_sliced_once_before_the_loop():
     decay = RNG.uniform(size=(B, H)).astype(np.float32)
     sharded = pto.shard(fn, mesh=_dp_mesh(4), in_specs=(P(), P("data"), P(None, "data")),
                         out_specs=P("data"))
-    _close([sharded(decay, H0, XS)], [fn(decay, H0, XS)])
+    assert_close([sharded(decay, H0, XS)], [fn(decay, H0, XS)], rtol=2e-5, atol=2e-5, check_dtype=False)
     (scan,) = _eqns(_body(sharded, decay, H0, XS), "scan")
     assert all(B not in a.type.shape for a in scan.inputs)
     assert not _eqns(scan.params["body"], "axis_index")
@@ -177,7 +173,7 @@ def test_cond_with_a_split_operand_stays_split(fn):
     sharded = pto.shard(fn, mesh=pto.make_mesh((4,), ("x",)), in_specs=(P(), P("x")),
                         out_specs=P("x"))
     for p in (1.0, -1.0):
-        _close([sharded(np.float32(p), X)], [fn(np.float32(p), X)])
+        assert_close([sharded(np.float32(p), X)], [fn(np.float32(p), X)], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(sharded, np.float32(1.0), X)
     assert _collectives(body) == {}
     (cond,) = _eqns(body, "cond")
@@ -202,12 +198,11 @@ def test_nested_loops_and_cond_on_a_2d_mesh():
     mesh = pto.make_mesh((2, 2), ("data", "model"))
     specs = (P("model"), P(None, ("data", "model")))
     sharded = pto.shard(fn, mesh=mesh, in_specs=specs, out_specs=(P("data"), P(None, "data")))
-    _close(sharded(w, xs), fn(w, xs))
+    assert_close(sharded(w, xs), fn(w, xs), rtol=2e-5, atol=2e-5, check_dtype=False)
     (outer, inner) = _eqns(_body(sharded, w, xs), "scan")
     assert outer.outputs[0].type.shape == inner.outputs[1].type.shape == (2, 6)
     grad = pto.grad(lambda w, xs: pnp.sum(fn(w, xs)[1] ** 2))
-    _close([pto.shard(grad, mesh=mesh, in_specs=specs, out_specs=P("model"))(w, xs)],
-           [grad(w, xs)], 1e-4)
+    assert_close([pto.shard(grad, mesh=mesh, in_specs=specs, out_specs=P("model"))(w, xs)], [grad(w, xs)], rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 def test_cond_gradients():
@@ -217,11 +212,10 @@ def test_cond_gradients():
     for p in (np.float32(1.0), np.float32(-1.0)):
         want = grad(p, X)
         mesh = pto.make_mesh((4,), ("x",))
-        _close([pto.shard(grad, mesh=mesh, in_specs=(P(), P("x")), out_specs=P("x"))(p, X)],
-               [want], 1e-4)
+        assert_close([pto.shard(grad, mesh=mesh, in_specs=(P(), P("x")), out_specs=P("x"))(p, X)], [want], rtol=1e-4, atol=1e-4, check_dtype=False)
         through = pto.grad(pto.shard(loss, mesh=mesh, in_specs=(P(), P("x")), out_specs=P()),
                            argnums=1)
-        _close([through(p, X)], [want], 1e-4)
+        assert_close([through(p, X)], [want], rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 def switchy(i, x):
@@ -233,7 +227,7 @@ def test_switch_contracting_the_split_dimension_psums_inside_its_branch(jax, jnp
                    out_specs=P("x"))
     for i in range(-1, 4):
         want = jax.lax.switch(i, [lambda x: x * 2, jnp.cos, lambda x: x @ (x.T @ x) * 0.01], X)
-        _close([fn(np.int32(i), X)], [want])
+        assert_close([fn(np.int32(i), X)], [want], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(fn, np.int32(0), X)
     (cond,) = _eqns(body, "cond")
     assert [_collectives(b) for b in cond.params["branches"]] == [{}, {}, {"psum": 1}]
@@ -246,7 +240,7 @@ def test_vmap_of_cond_inside_shard():
     sharded = pto.shard(fn, mesh=pto.make_mesh((2,), ("x",)), in_specs=(P(), P("x")),
                         out_specs=P("x"))
     for p in (1.0, -1.0):
-        _close([sharded(np.float32(p), X)], [fn(np.float32(p), X)])
+        assert_close([sharded(np.float32(p), X)], [fn(np.float32(p), X)], rtol=2e-5, atol=2e-5, check_dtype=False)
     assert _eqns(_body(sharded, np.float32(1.0), X), "cond")[0].outputs[0].type.shape == (4, 1, 6)
 
 
@@ -264,8 +258,8 @@ def newton_sqrt(a):
 def test_while_with_a_split_carry():
     fn = pto.shard(newton_sqrt, mesh=pto.make_mesh((4,), ("x",)), in_specs=P("x"),
                    out_specs=P("x"))
-    _close([fn(A)], [newton_sqrt(A)])
-    _close([fn(A)], [np.sqrt(A)], 1e-5)
+    assert_close([fn(A)], [newton_sqrt(A)], rtol=2e-5, atol=2e-5, check_dtype=False)
+    assert_close([fn(A)], [np.sqrt(A)], rtol=1e-5, atol=1e-5, check_dtype=False)
     body = _body(fn, A)
     (loop,) = _eqns(body, "while")
     assert loop.outputs[1].type.shape == (2, 6)
@@ -281,7 +275,7 @@ def test_fori_loop_with_a_split_carry(traced_bounds):
     sharded = pto.shard(fn, mesh=pto.make_mesh((2, 2), ("x", "y")), in_specs=(P(), P("x", "y")),
                         out_specs=P("x", "y"))
     n = np.int32(5)
-    _close([sharded(n, A)], [fn(n, A)])
+    assert_close([sharded(n, A)], [fn(n, A)], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(sharded, n, A)
     assert _collectives(body) == {}
     loops = _eqns(body, "while" if traced_bounds else "scan")
@@ -304,14 +298,13 @@ def test_carry_whose_split_dimension_is_contracted(w_spec):
     mesh = pto.make_mesh((2,), ("x",))
     specs = (w_spec, P(None, "x"))
     fn = pto.shard(contracting, mesh=mesh, in_specs=specs, out_specs=P(None, "x"))
-    _close([fn(W, HF)], [contracting(W, HF)])
+    assert_close([fn(W, HF)], [contracting(W, HF)], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(fn, W, HF)
     (scan,) = _eqns(body, "scan")
     assert scan.outputs[0].type.shape == (3, 4)
     assert _collectives(scan.params["body"]) == ({"psum": 1} if w_spec == P("x") else {})
     grad = pto.grad(lambda w, h: pnp.sum(contracting(w, h) ** 2), argnums=(0, 1))
-    _close(pto.shard(grad, mesh=mesh, in_specs=specs, out_specs=specs)(W, HF),
-           grad(W, HF), 1e-4)
+    assert_close(pto.shard(grad, mesh=mesh, in_specs=specs, out_specs=specs)(W, HF), grad(W, HF), rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 # fallback ---------------------------------------------------------------------------------------
@@ -324,7 +317,7 @@ def test_a_body_that_cannot_be_partitioned_runs_replicated():
     x = np.arange(32, dtype=np.float32).reshape(4, 8) / 10
     sharded = pto.shard(fn, mesh=pto.make_mesh((2,), ("x",)), in_specs=P("x"),
                         out_specs=P("x"))
-    _close([sharded(x)], [fn(x)])
+    assert_close([sharded(x)], [fn(x)], rtol=2e-5, atol=2e-5, check_dtype=False)
     body = _body(sharded, x)
     assert _collectives(body, inside=False) == {"all_gather": 1}
     assert _eqns(body, "scan")[0].outputs[0].type.shape == (4, 8)

@@ -17,19 +17,11 @@ def _params(table):
     return [(name, specs) for name, (_, _, specs_list) in table.items() for specs in specs_list]
 
 
-def _close(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    if want.dtype.kind in "iub":
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
-
-
 @pytest.mark.parametrize("name,specs", _params(CASES))
 def test_shard_matches_unsharded(name, specs):
     fn, args, _ = CASES[name]
     sharded = pto.shard(fn, mesh=mesh_for(specs), in_specs=specs, out_specs=P())
-    _close(sharded(*args), fn(*args))
+    assert_close(sharded(*args), fn(*args), rtol=2e-5, atol=2e-5, check_dtype=False)
     closed = pto.make_ir(sharded)(*args)
     verify(closed)
     verify(closed.eqns[-1].params["body"])
@@ -41,7 +33,7 @@ def test_shard_of_grad(name, specs):
     grads = pto.grad(loss, argnums=tuple(range(len(args))))
     sharded = pto.shard(grads, mesh=mesh_for(specs), in_specs=specs, out_specs=specs)
     for got, want in zip(sharded(*args), grads(*args)):
-        _close(got, want)
+        assert_close(got, want, rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 @pytest.mark.parametrize("name,specs", _params(GRAD_CASES))
@@ -51,7 +43,7 @@ def test_grad_of_shard(name, specs):
     argnums = tuple(range(len(args)))
     for got, want in zip(pto.grad(sharded, argnums=argnums)(*args),
                          pto.grad(loss, argnums=argnums)(*args)):
-        _close(got, want)
+        assert_close(got, want, rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 def test_outputs_split_as_out_specs():
@@ -61,7 +53,7 @@ def test_outputs_split_as_out_specs():
                     out_specs=P(None, "x"))(a, b)
     assert out.sharding == pto.NamedSharding(mesh, P(None, "x"))
     assert {s.data.shape for s in out.addressable_shards} == {(8, 2)}
-    _close(out, a @ b)
+    assert_close(out, a @ b, rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 # random specs --------------------------------------------------------------------------------

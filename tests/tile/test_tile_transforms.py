@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ptojax as pto
+from helpers import assert_close
 import ptojax.numpy as pnp
 from ptojax.tile.kernel import tile_kernel_p
 
@@ -11,13 +12,6 @@ from ptojax.tile.kernel import tile_kernel_p
 def _kernels(fn, *args):
     closed = pto.make_ir(pto.tile(fn))(*args)
     return [e for e in closed.ir.eqns if e.prim is tile_kernel_p], closed
-
-
-def _close(got, want, rtol=2e-5):
-    for g, w in zip(got if isinstance(got, (tuple, list)) else [got],
-                    want if isinstance(want, (tuple, list)) else [want]):
-        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
-                                   rtol=rtol, atol=rtol)
 
 
 @pytest.fixture
@@ -35,7 +29,7 @@ def test_grad_of_softmax_loss_is_one_kernel_and_matches_jax(jax, jnp, data):
     jf = lambda x, t: jnp.sum(jax.nn.softmax(x) * t)
     ks, _ = _kernels(pto.grad(f), x, t)
     assert len(ks) == 1
-    _close(pto.tile(pto.grad(f))(x, t), jax.grad(jf)(x, t))
+    assert_close(pto.tile(pto.grad(f))(x, t), jax.grad(jf)(x, t), rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 def test_grad_of_layer_norm_fuses_dx_dgamma_dbeta(jax, jnp, data):
@@ -51,7 +45,7 @@ def test_grad_of_layer_norm_fuses_dx_dgamma_dbeta(jax, jnp, data):
     grad = pto.grad(f, argnums=(0, 1, 2))
     ks, _ = _kernels(grad, x, g, b)
     assert len(ks) == 1 and len(ks[0].outputs) == 3       # dx rows + dgamma/dbeta columns
-    _close(pto.tile(grad)(x, g, b), jax.grad(jf, argnums=(0, 1, 2))(x, g, b), 5e-5)
+    assert_close(pto.tile(grad)(x, g, b), jax.grad(jf, argnums=(0, 1, 2))(x, g, b), rtol=5e-5, atol=5e-5, check_dtype=False)
 
 
 def test_grad_of_rms_norm_and_log_softmax(jax, jnp, data):
@@ -62,7 +56,7 @@ def test_grad_of_rms_norm_and_log_softmax(jax, jnp, data):
         y = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * g
         return jnp.sum(jax.nn.log_softmax(y) * t)
     grad = pto.grad(f, argnums=(0, 1))
-    _close(pto.tile(grad)(x, g), jax.grad(jf, argnums=(0, 1))(x, g), 5e-5)
+    assert_close(pto.tile(grad)(x, g), jax.grad(jf, argnums=(0, 1))(x, g), rtol=5e-5, atol=5e-5, check_dtype=False)
 
 
 def test_grad_of_mlp_matches_jax_and_stays_in_kernels(jax, jnp, rng):
@@ -82,26 +76,26 @@ def test_grad_of_mlp_matches_jax_and_stays_in_kernels(jax, jnp, rng):
     ks, closed = _kernels(grad, w1, b1, w2)
     assert all(e.prim is tile_kernel_p for e in closed.ir.eqns)
     assert any(k.params["kind"] == "cube" for k in ks)
-    _close(pto.tile(grad)(w1, b1, w2), jax.grad(jf, argnums=(0, 1, 2))(w1, b1, w2), 1e-4)
+    assert_close(pto.tile(grad)(w1, b1, w2), jax.grad(jf, argnums=(0, 1, 2))(w1, b1, w2), rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 def test_vmap_of_softmax_and_layer_norm(jax, jnp, rng):
     x = rng.normal(size=(3, 17, 50)).astype(np.float32)
     ks, _ = _kernels(pto.vmap(pto.nn.softmax), x)
     assert len(ks) == 1
-    _close(pto.tile(pto.vmap(pto.nn.softmax))(x), jax.vmap(jax.nn.softmax)(x))
+    assert_close(pto.tile(pto.vmap(pto.nn.softmax))(x), jax.vmap(jax.nn.softmax)(x), rtol=2e-5, atol=2e-5, check_dtype=False)
 
     def jln(x):
         mu = x.mean(-1, keepdims=True)
         return (x - mu) / jnp.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
-    _close(pto.tile(pto.vmap(lambda v: pto.nn.layer_norm(v)))(x), jax.vmap(jln)(x), 5e-5)
+    assert_close(pto.tile(pto.vmap(lambda v: pto.nn.layer_norm(v)))(x), jax.vmap(jln)(x), rtol=5e-5, atol=5e-5, check_dtype=False)
 
 
 def test_vmap_of_grad(jax, jnp, rng):
     x = rng.normal(size=(4, 9, 30)).astype(np.float32)
     f = lambda v: pnp.sum(pto.nn.softmax(v) ** 2)
     jf = lambda v: jnp.sum(jax.nn.softmax(v) ** 2)
-    _close(pto.tile(pto.vmap(pto.grad(f)))(x), jax.vmap(jax.grad(jf))(x))
+    assert_close(pto.tile(pto.vmap(pto.grad(f)))(x), jax.vmap(jax.grad(jf))(x), rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 def test_differentiating_tiled_code_says_to_tile_last(data):

@@ -28,12 +28,6 @@ def _mlp_loss(np_, nn):
     return loss
 
 
-def _tree_close(jax, got, want, rtol=RTOL):
-    assert jax.tree_util.tree_structure(want) == jax.tree_util.tree_structure(
-        pto.tree_util.tree_map(np.asarray, got))
-    jax.tree_util.tree_map(lambda g, w: assert_close(g, w, rtol=rtol, atol=rtol), got, want)
-
-
 @pytest.fixture(scope="module")
 def mlp():
     rng = np.random.default_rng(0)
@@ -47,10 +41,10 @@ def test_per_example_gradients_of_an_mlp_match_jax(jax, jnp, mlp):
     params, x, y = mlp
     ours = pto.jit(pto.vmap(pto.grad(_mlp_loss(pnp, pto.nn)), in_axes=(None, 0, 0)))
     theirs = jax.jit(jax.vmap(jax.grad(_mlp_loss(jnp, jax.nn)), in_axes=(None, 0, 0)))
-    _tree_close(jax, ours(params, x, y), theirs(params, x, y))
+    assert_close(ours(params, x, y), theirs(params, x, y), rtol=RTOL, atol=RTOL, check_dtype=False)
     loop = [pto.grad(_mlp_loss(pnp, pto.nn))(params, x[k], y[k]) for k in range(len(x))]
     stacked = pto.tree_util.tree_map(lambda *g: np.stack([np.asarray(a) for a in g]), *loop)
-    _tree_close(jax, ours(params, x, y), stacked)
+    assert_close(ours(params, x, y), stacked, rtol=RTOL, atol=RTOL, check_dtype=False)
 
 
 def test_grad_of_a_vmapped_loss_matches_jax(jax, jnp, mlp):
@@ -61,7 +55,7 @@ def test_grad_of_a_vmapped_loss_matches_jax(jax, jnp, mlp):
 
     ours = batch_loss(pto.vmap, pto.grad, _mlp_loss(pnp, pto.nn))(params)
     theirs = jax.jit(batch_loss(jax.vmap, jax.grad, _mlp_loss(jnp, jax.nn)))(params)
-    _tree_close(jax, ours, theirs)
+    assert_close(ours, theirs, rtol=RTOL, atol=RTOL, check_dtype=False)
 
 
 def test_jit_and_vmap_compose_in_both_orders(jax, jnp):
@@ -89,9 +83,9 @@ def test_vmap_of_jvp_and_jvp_of_vmap(jax, jnp):
         return lambda a: np_.tanh(a) * np_.sum(a ** 2)
 
     ours = pto.vmap(lambda a, b: pto.jvp(f(pnp), (a,), (b,)))(x, t)
-    _tree_close(jax, ours, jax.vmap(lambda a, b: jax.jvp(f(jnp), (a,), (b,)))(x, t), 1e-12)
+    assert_close(ours, jax.vmap(lambda a, b: jax.jvp(f(jnp), (a,), (b,)))(x, t), rtol=1e-12, atol=1e-12, check_dtype=False)
     ours = pto.jvp(pto.vmap(f(pnp)), (x,), (t,))
-    _tree_close(jax, ours, jax.jvp(jax.vmap(f(jnp)), (x,), (t,)), 1e-12)
+    assert_close(ours, jax.jvp(jax.vmap(f(jnp)), (x,), (t,)), rtol=1e-12, atol=1e-12, check_dtype=False)
 
 
 def _jacobian_fn(np_):
@@ -107,10 +101,10 @@ def test_jacobians_built_on_vmap_match_jax(jax, jnp, which):
     x = rng.standard_normal(3)
     ours = getattr(pto, which)(_jacobian_fn(pnp))(p, x)
     theirs = jax.jit(getattr(jax, which)(_jacobian_fn(jnp)))(p, x)
-    _tree_close(jax, ours, theirs, 1e-10)
+    assert_close(ours, theirs, rtol=1e-10, atol=1e-10, check_dtype=False)
     ours = getattr(pto, which)(_jacobian_fn(pnp), argnums=(0, 1))(p, x)
     theirs = jax.jit(getattr(jax, which)(_jacobian_fn(jnp), argnums=(0, 1)))(p, x)
-    _tree_close(jax, ours, theirs, 1e-10)
+    assert_close(ours, theirs, rtol=1e-10, atol=1e-10, check_dtype=False)
 
 
 def test_vmap_of_a_jacobian_matches_jax(jax, jnp):
@@ -175,4 +169,4 @@ def test_call_primitives_under_vmap_match_jax(jax, jnp, call, composition):
     w, xs = rng.standard_normal(3), rng.standard_normal((4, 3))
     ours = COMPOSITIONS[composition](pto, _custom_functions(pto, pnp)[call])(w, xs)
     theirs = jax.jit(COMPOSITIONS[composition](jax, _custom_functions(jax, jnp)[call]))(w, xs)
-    _tree_close(jax, ours, theirs, 1e-12)
+    assert_close(ours, theirs, rtol=1e-12, atol=1e-12, check_dtype=False)
