@@ -347,10 +347,15 @@ def compare(case, kind, actual, expected):
     return None
 
 
-def has_complex(case, expected):
+def complex_case(case):
+    """Whether the case has complex inputs or asks for a complex dtype."""
     dts = list(case.dtypes) + [v for _, v in case.kwargs if isinstance(v, str)]
+    return any("complex" in d for d in dts)
+
+
+def has_complex(case, expected):
     outs = expected if isinstance(expected, list) else []
-    return any("complex" in d for d in dts) or any(o.dtype.kind == "c" for o in outs)
+    return complex_case(case) or any(o.dtype.kind == "c" for o in outs)
 
 
 # (exception message pattern, reason): ptojax limitations worth a category of their own

@@ -20,7 +20,7 @@ class Suite(NamedTuple):
 
 
 SUITES = [
-    Suite("numpy", numpy_ops.RECORDS + numpy_operators.RECORDS, "call", 5),
+    Suite("numpy", numpy_ops.RECORDS + numpy_operators.RECORDS, "call", 4),
     Suite("numpy_grad", numpy_ops.GRAD_RECORDS, "grad", 4),
     Suite("reducers", numpy_reducers.RECORDS, "call", 5),
     Suite("lax", lax_ops.RECORDS, "call", 4),

@@ -3,7 +3,7 @@
     cd tests/reference && python -m jax_records.summary [--suite lax ...] [-k text]
         [--write-known-failures] [--failures]
 
-Prints the number of cases, passes, failures by category (the reason up to its first colon),
+Prints the number of tests (case x mode), passes, failures by category (the reason up to its first colon),
 the pass rate overall, excluding complex dtypes, and excluding complex dtypes and missing
 functions, the most frequently missing functions, and the time taken.
 ``--write-known-failures`` rewrites known_failures.py from this run (after fixes land in
@@ -19,8 +19,8 @@ if __package__ in (None, ""):                    # run as a script
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "jax_records"
 
-from jax_records.check import outcome        # noqa: E402
-from jax_records.suites import all_cases     # noqa: E402
+from jax_records.check import complex_case, outcome  # noqa: E402
+from jax_records.suites import all_cases              # noqa: E402
 
 HEADER = '''"""Record cases that fail today -> reason (category: the text before the first colon).
 
@@ -38,39 +38,39 @@ def category(reason):
 
 
 def run(items):
-    return [(it.id, outcome(it.case, it.mode, it.kind, it.group)) for it in items]
+    return [(it, outcome(it.case, it.mode, it.kind, it.group)) for it in items]
 
 
 def rate(results, keep):
-    kept = [o for _, o in results if keep(o)]
+    kept = [o for it, o in results if keep(it, o)]
     return sum(o.ok for o in kept), len(kept)
 
 
 def report(results, seconds, out=sys.stdout):
     failed = [o for _, o in results if not o.ok]
     p = lambda *a: print(*a, file=out)
-    p(f"cases: {len(results)}  passed: {len(results) - len(failed)}  failed: {len(failed)}"
-      f"  ({seconds:.0f} s)")
+    p(f"tests (case x mode): {len(results)}  passed: {len(results) - len(failed)}"
+      f"  failed: {len(failed)}  ({seconds:.0f} s)")
     p("\nfailures by category:")
     for cat, n in collections.Counter(category(o.reason) for o in failed).most_common():
         p(f"  {n:6d}  {cat}")
-    not_complex = lambda o: o.reason != "complex dtype"
-    not_missing = lambda o: not_complex(o) and not o.reason.startswith("missing:")
+    not_complex = lambda it, o: not complex_case(it.case) and o.reason != "complex dtype"
+    not_missing = lambda it, o: not_complex(it, o) and not o.reason.startswith("missing:")
     p("\npass rate:")
-    for label, keep in [("overall", lambda o: True), ("excluding complex", not_complex),
+    for label, keep in [("overall", lambda it, o: True), ("excluding complex", not_complex),
                         ("excluding complex and missing functions", not_missing)]:
         ok, n = rate(results, keep)
         p(f"  {label:42s} {ok:6d} / {n:6d} = {100 * ok / max(n, 1):5.1f} %")
     missing = collections.Counter(o.reason[len("missing: "):] for o in failed
                                   if o.reason.startswith("missing:"))
-    p(f"\nmissing functions ({len(missing)}), by failed cases:")
+    p(f"\nmissing functions ({len(missing)}), by failed tests:")
     p("  " + ", ".join(f"{name} ({n})" for name, n in missing.most_common()))
 
 
 def by_suite(results, out=sys.stdout):
     suites = collections.defaultdict(list)
-    for cid, o in results:
-        suites[cid.split("::")[0]].append(o)
+    for it, o in results:
+        suites[it.case.suite].append(o)
     print("\nby suite:", file=out)
     for name, outs in suites.items():
         ok = sum(o.ok for o in outs)
@@ -80,9 +80,8 @@ def by_suite(results, out=sys.stdout):
 def write_known_failures(results, path):
     with open(path, "w") as f:
         f.write(HEADER)
-        for cid, o in sorted(results):
-            if not o.ok:
-                f.write(f"    {cid!r}: {o.reason!r},\n")
+        for cid, reason in sorted((it.id, o.reason) for it, o in results if not o.ok):
+            f.write(f"    {cid!r}: {reason!r},\n")
         f.write("}\n")
 
 
@@ -98,9 +97,9 @@ def main(argv=None):
     results = run(items)
     seconds = time.time() - start
     if args.failures:
-        for cid, o in results:
+        for it, o in results:
             if not o.ok:
-                print(f"{cid}  --  {o.reason}")
+                print(f"{it.id}  --  {o.reason}")
     report(results, seconds)
     by_suite(results)
     if args.write_known_failures:
