@@ -277,3 +277,14 @@ RECORDS = [_op(*op) for op in GRAD_OPS] + [
         dict(shapes=(s,), reps=r) for s, r in [((3,), (2,)), ((2, 3), (1, 2)),
                                                ((1, 1, 4), (1, 3, 1))]]),
 ]
+
+NOT_PORTED = {
+    "testReducePairGrad, testIndexTakeGrad, testReduceWindowGrad (dilations, 4-D)":
+        "tuple reducers / not yet ported",
+    "testConvGeneralDilatedGrad (batch_group_count, empty spatial dims)": "not yet ported",
+    "testStopGradient, testPowSecondDerivative, testPowIntPowerAtZero*, "
+    "testHigherOrderGradientOfReciprocal, test_linear_transpose_*, test_scatter_apply_*, "
+    "testDynamic*ValueAndGrad, testGradOfVmapOfDynamicSlice, testDotPreferredElementType":
+        "single examples, not records",
+    "order 3 (testReduceWindowGrad, testTileAutodiff)": "compared up to order 2",
+}
