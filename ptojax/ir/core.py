@@ -287,11 +287,10 @@ def eqn_line(eqn: Eqn, namer) -> pretty.EqnLine:
 
 
 def display_block(ir: IR, namer) -> pretty.Block:
-    block = pretty.Block([_decl(v, namer) for v in ir.constvars],
-                         [_decl(v, namer) for v in ir.invars])
-    block.eqns = [eqn_line(e, namer) for e in ir.eqns]
-    block.outs = [_atom(v, namer) for v in ir.outvars]
-    return block
+    consts = [_decl(v, namer) for v in ir.constvars]
+    invars = [_decl(v, namer) for v in ir.invars]
+    eqns = [eqn_line(e, namer) for e in ir.eqns]
+    return pretty.Block(consts, invars, eqns, [_atom(v, namer) for v in ir.outvars])
 
 
 def print_eqn(eqn: Eqn, namer=None, indent: int = 0, source: bool = False) -> str:

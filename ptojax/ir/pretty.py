@@ -14,7 +14,7 @@ bodies, custom rule bodies) folded into its own ``<details>`` block under its eq
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # sub-IRs with at most this many equations start unfolded
 OPEN_UP_TO = 8
@@ -22,20 +22,17 @@ OPEN_UP_TO = 8
 MAX_ALIGN = 40
 
 
-@dataclass
-class Decl:
+class Decl(NamedTuple):
     name: str
     type: str
 
 
-@dataclass
-class Atom:
+class Atom(NamedTuple):
     text: str
     literal: bool
 
 
-@dataclass
-class EqnLine:
+class EqnLine(NamedTuple):
     outs: list                  # Decl
     prim: str
     params: list                # (key, str | Block | tuple of Blocks)
@@ -43,12 +40,11 @@ class EqnLine:
     source: object = None       # "file:line", or None
 
 
-@dataclass
-class Block:
+class Block(NamedTuple):
     consts: list                # Decl
     invars: list                # Decl
-    eqns: list = field(default_factory=list)    # EqnLine
-    outs: list = field(default_factory=list)    # Atom
+    eqns: list                  # EqnLine
+    outs: list                  # Atom
 
 
 def _sub_blocks(value) -> list:

@@ -27,7 +27,7 @@ a cross-core notification that the vector sub-blocks wait for before loading the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.types import TensorType, TileType
@@ -41,8 +41,7 @@ from ptojax.tile.interpreter import check_plan_fits
 ACC_READY = 0        # cross-core flag: an accumulator tile is in the GM workspace
 
 
-@dataclass
-class GmParam:
+class GmParam(NamedTuple):
     name: str
     type: TensorType
     role: str              # in | out | ws
@@ -58,8 +57,7 @@ class TileDecl:
     row_view: Optional[str] = None
 
 
-@dataclass
-class Window:
+class Window(NamedTuple):
     """A (valid rows x valid cols) window of a GM parameter's 2-D view at (r0, c0)."""
     name: str
     param: GmParam
@@ -71,8 +69,7 @@ class Window:
     cols: int
 
 
-@dataclass
-class Flag:
+class Flag(NamedTuple):
     action: str            # set | wait
     src: str
     dst: str
@@ -80,13 +77,11 @@ class Flag:
     level: int = 0
 
 
-@dataclass
-class Barrier:
+class Barrier(NamedTuple):
     pipe: str
 
 
-@dataclass
-class Let:
+class Let(NamedTuple):
     """``var = prim(*args)`` on the scalar unit: index arithmetic and scalar math (add, sub,
     mul, div, rem, max, min, neg from ``ptojax.ops.arithmetic``; convert_element_type)."""
     var: Var
@@ -94,21 +89,18 @@ class Let:
     args: tuple
 
 
-@dataclass
-class ScalarLoad:
+class ScalarLoad(NamedTuple):
     """``var = param[0]``: a scalar operand read from GM (``tile_scalar_load``)."""
     var: Var
     param: GmParam
 
 
-@dataclass
-class CrossSync:
+class CrossSync(NamedTuple):
     action: str            # set (cube -> vector) | wait
     flag: int
 
 
-@dataclass
-class KLoop:
+class KLoop(NamedTuple):
     var: Var
     start: int
     stop: int
@@ -116,8 +108,7 @@ class KLoop:
     stmts: list
 
 
-@dataclass
-class StaticK:
+class StaticK(NamedTuple):
     """A peeled K step whose index is known statically (its slot is ``index mod copies``)."""
     index: int
     decls: list
@@ -143,8 +134,7 @@ class Section:
     split_subblocks: bool = False
 
 
-@dataclass
-class KernelSchedule:
+class KernelSchedule(NamedTuple):
     name: str
     kind: str
     target: object
