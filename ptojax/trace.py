@@ -253,7 +253,7 @@ class Trace:
                     continue
                 eqn = producers.get(v)
                 if eqn is None:  # an argument or a captured value
-                    values[v] = _concrete(self._sources[v])
+                    values[v] = concrete_value(self._sources[v])
                     pending.pop()
                     continue
                 missing = [a for a in eqn.inputs if type(a) is Var and a not in values]
@@ -282,11 +282,28 @@ class Trace:
         return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
 
 
-def _concrete(x):
-    """The concrete value of a known tracer, or the value itself."""
+def concrete_value(x):
+    """The concrete value of a known tracer or a Deferred, or the value itself."""
     if type(x) is Tracer:
         return x._trace.value_of(x.ir_var)
+    if type(x) is Deferred:
+        return x.value()
     return x
+
+
+class Deferred:
+    """A value an argument of a concrete trace stands for, computed only if Python asks for
+    it (``compute()`` runs with no trace active), then kept."""
+    __slots__ = ("_compute", "_value")
+
+    def __init__(self, compute):
+        self._compute = compute
+        self._value = None
+
+    def value(self):
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
 
 
 def _combined_state(args) -> int:
@@ -318,6 +335,14 @@ def state_of(x) -> int:
     if type(x) is not Tracer:
         return KNOWN
     return x._known if x._trace.active else ABSTRACT
+
+
+def is_concrete(x) -> bool:
+    """Whether Python may read ``x``'s value now (``int(x)``, ``bool(x)``...): any value that
+    is not a tracer, or a known tracer outside an inlined pto.jit function."""
+    if type(x) is not Tracer:
+        return True
+    return x._known != ABSTRACT and x._trace.active and not _state.jit_inlined
 
 
 def _eager_context() -> bool:
@@ -375,6 +400,16 @@ def arg_states(sources, differentiated=None) -> list:
     return states
 
 
+def eager_sources(values, n_abstract: int = 0, plain: bool = False) -> tuple:
+    """(sources, states) for ``trace_flat`` of a function taking ``values`` (each as concrete
+    as it is; ``plain``: carrying no derivative, as JAX hands primals to user rules) then
+    ``n_abstract`` abstract arguments (tangents, cotangents)."""
+    states = arg_states(values)
+    if plain:
+        states = [ABSTRACT if s == ABSTRACT else KNOWN for s in states]
+    return [*values, *[None] * n_abstract], [*states, *[ABSTRACT] * n_abstract]
+
+
 @contextlib.contextmanager
 def inlined_jit(name: str):
     """A pto.jit function inlined into an enclosing trace: values stay abstract inside it
@@ -416,10 +451,9 @@ class Tracer:
     def _value(self, what: str, differentiated_ok: bool = True) -> np.ndarray:
         """The concrete value Python asked for as ``what``, or a ConcretizationError saying
         why it is not available (naming the user's line: two frames up)."""
-        known = self._known
-        if known == ABSTRACT or not self._trace.active or _state.jit_inlined:
+        if not is_concrete(self):
             raise self._concretization_error(what)
-        if known == DIFFERENTIATED and not differentiated_ok:
+        if self._known == DIFFERENTIATED and not differentiated_ok:
             raise ConcretizationError(
                 f"a traced value {self.ir_var.type} that is being differentiated was used as "
                 f"{what}, which would silently drop its derivative. Use x.astype(dtype) to "

@@ -91,7 +91,7 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     n_outs = len(closed.outvars)
     n_diff_outs = n_outs if n_diff_outs is None else n_diff_outs
     nonzeros = [differentiable(t) for t in in_types]
-    jvp_closed, out_nz = _jvp_of_first_outputs(closed, nonzeros, n_diff_outs)
+    jvp_closed, out_nz = _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals)
     n_tangents = sum(nonzeros)
     known, linear, n_res, out_unknown = partial_eval(
         jvp_closed, [False] * len(in_types) + [True] * n_tangents)
@@ -100,7 +100,8 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     # which outputs feed the linear IR: nonzero tangent outputs that depend on a tangent
     tangent_unknown = iter(out_unknown[n_outs:])
     feeds = [nz and next(tangent_unknown) for nz in out_nz]
-    transposed, ct_nonzeros = transpose_ir(linear, [False] * n_res + [True] * n_tangents)
+    transposed, ct_nonzeros = transpose_ir(linear, [False] * n_res + [True] * n_tangents,
+                                           args=residuals)
     transposed = ClosedIR(dce(transposed.ir), transposed.consts)
     diff_types = closed.out_types[:n_diff_outs]
 
@@ -118,10 +119,10 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     return outs[:n_diff_outs], outs[n_diff_outs:], backward
 
 
-def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs):
+def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals):
     """``jvp_ir`` keeping every primal output but only the tangents of the first
     ``n_diff_outs`` outputs (so auxiliary outputs are never transposed)."""
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, primals)
     n_outs = len(closed.outvars)
     n_kept = sum(out_nz[:n_diff_outs])
     ir = jvp_closed.ir
@@ -159,7 +160,7 @@ def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
     nonzeros = _differentiable(flat_p)
     closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux,
                                                  differentiated=nonzeros)
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, flat_p)
     _forbid_custom_vjp(jvp_closed)
     results = eval_ir(jvp_closed, [*flat_p, *[t for t, nz in zip(flat_t, nonzeros) if nz]])
     n = len(closed.outvars)
@@ -217,7 +218,7 @@ def linearize(fn: Callable, *primals):
     flat_p, in_tree = tree_flatten(tuple(primals))
     nonzeros = _differentiable(flat_p)
     closed, out_tree, _ = trace_pytree_fn(fn, flat_p, in_tree, differentiated=nonzeros)
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, flat_p)
     known, linear, n_res, out_unknown = partial_eval(
         jvp_closed, [False] * len(flat_p) + [True] * sum(nonzeros))
     values = eval_ir(known, flat_p)
