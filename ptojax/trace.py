@@ -231,7 +231,8 @@ class Trace:
             if prim.multiple_results:
                 return [Tracer(self, v) for v in outs]
             return Tracer(self, outs[0])
-        in_state = _combined_state(args)
+        # a collective's result depends on the other examples/devices: never known here
+        in_state = ABSTRACT if prim.collective else _combined_state(args)
         if prim.multiple_results:
             return [Tracer(self, v, _out_state(prim, in_state, v)) for v in outs]
         return Tracer(self, outs[0], _out_state(prim, in_state, outs[0]))
