@@ -277,7 +277,6 @@ class Trace:
         self._indexed = len(eqns)
         return producers
 
-
     def to_ir(self, outputs) -> ClosedIR:
         outvars = [self.to_atom(o) for o in outputs]
         return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
@@ -325,9 +324,9 @@ def _out_state(prim, in_state, var) -> int:
     derivative is not identically zero (comparisons, floor, stop_gradient...)."""
     if in_state != DIFFERENTIATED:
         return in_state
-    if not dtypes.is_float(var.type.dtype) or getattr(prim.facts.get("jvp"), "zero_derivative", False):
+    if not dtypes.is_float(var.type.dtype):
         return KNOWN
-    return DIFFERENTIATED
+    return KNOWN if getattr(prim.facts.get("jvp"), "zero_derivative", False) else DIFFERENTIATED
 
 
 def state_of(x) -> int:
