@@ -13,7 +13,15 @@ A collective that cannot complete (another process called a different one, or di
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import time
+
+try:
+    import fcntl
+    import termios
+except ImportError:           # not POSIX: output cannot be drained before an abort
+    fcntl = termios = None
 
 from ptojax.errors import CollectiveError
 from ptojax.shard.runtime import in_process as collectives
@@ -61,10 +69,47 @@ def _abort_job_on_uncaught_errors(MPI) -> None:
 
     def hook(exc_type, exc, tb):
         previous(exc_type, exc, tb)
-        sys.stderr.flush()
+        _drain_output()
         MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
+
+
+DRAIN_TIMEOUT_S = 10.0
+
+
+def _drain_output() -> None:
+    """Flush stdout/stderr and wait until the launcher has read them.
+
+    ``MPI_Abort`` reaches ``mpiexec`` through the launcher's proxy, which also relays this
+    process's output pipes; Hydra's ``mpiexec`` exits as soon as the abort arrives, so any
+    bytes still in a pipe when the proxy handles the abort are lost — the traceback of the
+    error that caused the abort came out truncated on a loaded machine. Once a pipe is empty
+    the proxy has read (and relayed) all of it, so the abort it handles next comes after.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    for fd in (1, 2):
+        while _unread_bytes(fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _unread_bytes(fd: int) -> int:
+    """Bytes written to pipe ``fd`` that its reader has not read yet (0 if not a pipe)."""
+    if fcntl is None:
+        return 0
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return 0
+        count = bytearray(4)
+        fcntl.ioctl(fd, termios.FIONREAD, count)
+    except OSError:
+        return 0
+    return int.from_bytes(count, sys.byteorder)
 
 
 def barrier() -> None:
