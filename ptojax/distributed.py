@@ -23,7 +23,8 @@ try:
 except ImportError:           # not POSIX: output cannot be drained before an abort
     fcntl = termios = None
 
-from ptojax.errors import CollectiveError
+from ptojax.env import env_int
+from ptojax.errors import CollectiveError, ConfigError
 from ptojax.shard.runtime import in_process as collectives
 from ptojax import devices
 from ptojax.shard.runtime.mpi import MPITransport
@@ -45,7 +46,11 @@ def initialize(local_device_count: int | None = None, timeout: float | None = No
         collectives.set_default_timeout(timeout)
     transport = MPITransport(MPI.COMM_WORLD.Dup())
     if local_device_count is None:
-        local_device_count = int(os.environ.get("PTOJAX_NUM_DEVICES", "1"))
+        local_device_count = env_int("PTOJAX_NUM_DEVICES", 1)
+    elif isinstance(local_device_count, bool) or not isinstance(local_device_count, int) \
+            or local_device_count < 1:
+        raise ConfigError(f"pto.distributed.initialize: local_device_count must be a positive "
+                          f"integer, got {local_device_count!r}")
     counts = transport.allgather_objects(local_device_count, collectives.default_timeout())
     if len(set(counts)) != 1:
         raise CollectiveError(f"every process must own the same number of devices, got "
