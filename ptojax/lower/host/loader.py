@@ -60,17 +60,15 @@ class KernelLibrary:
 
 
 def build_and_load(kernel_source: str, entries, target, **options):
-    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded; an entry
-    that is published but cannot be loaded (stale) is discarded and rebuilt once."""
-    built = build_library(kernel_source, entries, target, **options)
-    try:
-        return KernelLibrary(built.path, entries), built
-    except StaleLibraryError:
-        CacheEntry(built.key).discard()
-    built = build_library(kernel_source, entries, target, **options)
-    try:
-        return KernelLibrary(built.path, entries), built
-    except StaleLibraryError as e:
-        CacheEntry(built.key).discard()
-        raise CompileError(f"the host C++ compiler built a kernel library that cannot be "
-                           f"used: {e}") from None
+    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded. A cached
+    library that cannot be loaded (stale, or not what its entry claims) is discarded and
+    rebuilt; a freshly built one that cannot be loaded is a ``CompileError``."""
+    while True:
+        built = build_library(kernel_source, entries, target, **options)
+        try:
+            return KernelLibrary(built.path, entries), built
+        except StaleLibraryError as e:
+            CacheEntry(built.key).discard()
+            if not built.cached:
+                raise CompileError(f"the host C++ compiler built a kernel library that cannot "
+                                   f"be used: {e}") from None

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from handwritten import N, SMALL_SOURCE, small_entries
-from ptojax.errors import CacheError
+from ptojax.errors import CacheError, CompileError
 from ptojax.lower.host import cache
+from ptojax.lower.host import compiler as host_compiler
 from ptojax.lower.host.build import (BOTH_CORES, build_library, library_key,
                                      translation_unit)
 from ptojax.lower.host.cache import CacheEntry, cache_root
@@ -328,3 +329,29 @@ def test_the_startup_sweep_spares_a_live_build(monkeypatch):
         cache.sweep_temporaries(cache_root())
         assert dead.temporaries() == [] and len(live.temporaries()) == 2
     live.remove_temporaries()
+
+
+def test_a_compiler_that_builds_no_library_publishes_nothing(tmp_path, monkeypatch):
+    # works for the probe, then "succeeds" at kernels without a shared library ($OUTPUT)
+    script = tmp_path / "cxx"
+    script.write_text('#!/bin/sh\ncase "$*" in *build.cpp*)\n'
+                      '  for a; do [ "$prev" = -o ] && out=$a; prev=$a; done\n'
+                      '  case $OUTPUT in\n'
+                      '    nothing) rm -f "$out";;\n'
+                      '    empty) : > "$out";;\n'
+                      '    text) echo "not a library" > "$out";;\n'
+                      '  esac; exit 0;;\nesac\nexec g++ "$@"\n')
+    script.chmod(0o700)
+    monkeypatch.setenv("CXX", str(script))
+    host_compiler._find_compiler.cache_clear()
+    try:
+        for output in ("nothing", "empty", "text"):
+            monkeypatch.setenv("OUTPUT", output)
+            source = _unique(f"no library {output}")
+            with pytest.raises(CompileError, match="exited successfully building `small` but"):
+                _build(source)
+            entry = CacheEntry(_key(source))
+            assert entry.published() is None and not entry.manifest.exists()
+            assert entry.temporaries() == [] and not list(entry.dir.glob(f"{entry.key}*.so"))
+    finally:
+        host_compiler._find_compiler.cache_clear()
