@@ -355,3 +355,38 @@ def test_a_compiler_that_builds_no_library_publishes_nothing(tmp_path, monkeypat
             assert entry.temporaries() == [] and not list(entry.dir.glob(f"{entry.key}*.so"))
     finally:
         host_compiler._find_compiler.cache_clear()
+
+
+def test_a_planted_library_never_runs(tmp_path, monkeypatch, good_library):
+    """A library with a constructor, planted (1) through a manifest that names it by absolute
+    path, (2) as a complete entry in a shared 1777 cache directory: its code must not run."""
+    marker = tmp_path / "constructor-ran"
+    planted = tmp_path / "planted.so"
+    (tmp_path / "planted.cpp").write_text(
+        f'#include <cstdio>\n__attribute__((constructor)) static void run() {{ '
+        f'std::fclose(std::fopen("{marker}", "w")); }}\n'
+        f'extern "C" __attribute__((visibility("default"))) int ptojax_host_abi() '
+        f'{{ return 2; }}\n')
+    compiler = find_compiler()
+    subprocess.run([*compiler.command, *compiler.flags, str(tmp_path / "planted.cpp"), "-o",
+                    str(planted)], check=True)
+    source, entry, _ = _cached("planted by path", good_library)
+    _forge_manifest(entry, library=str(planted), size=planted.stat().st_size,
+                    sha256=cache.file_sha256(planted))
+    _runs(_load(source)[0])
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(shared))
+    source = _unique("planted in a shared cache")
+    victim = CacheEntry(_key(source), shared)
+    victim.dir.mkdir(parents=True)
+    library = victim.dir / f"{victim.key}.00000000.so"
+    library.write_bytes(planted.read_bytes())
+    victim.manifest.write_text(json.dumps({
+        "version": cache.MANIFEST_VERSION, "key": victim.key, "library": library.name,
+        "size": library.stat().st_size, "sha256": cache.file_sha256(library)}))
+    with pytest.raises(CacheError, match=f"refusing to use the kernel cache directory {shared}"):
+        _load(source)
+    assert not marker.exists()
