@@ -1,0 +1,20 @@
+"""The examples in the docstrings of the public API run and print what they show."""
+import doctest
+import importlib
+
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+
+MODULES = ["ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
+           "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"pto": pto, "pnp": pnp}, report=False,
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, \
+        f"{result.failed} of {result.attempted} examples in {name} failed (run doctest -v)"
