@@ -4,6 +4,8 @@
     import ptojax.numpy as pnp
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+# the rest of JAX's top-level API (issue 15)
+from ptojax import scipy
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import jit, make_ir
 from ptojax.eval.leaves import ShapeDtypeStruct

@@ -6,9 +6,13 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
+import ptojax.scipy  # noqa: F401  (pto.scipy in the examples)
 
 MODULES = ["ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
-           "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers"]
+           "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers",
+           "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",
+           "ptojax.scipy.special.zeta", "ptojax.scipy.special.entropy",
+           "ptojax.scipy.special.logistic", "ptojax.scipy.special.bernoulli"]
 
 
 @pytest.mark.parametrize("name", MODULES)
