@@ -12,7 +12,12 @@ MODULES = ["ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.norma
            "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers",
            "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",
            "ptojax.scipy.special.zeta", "ptojax.scipy.special.entropy",
-           "ptojax.scipy.special.logistic", "ptojax.scipy.special.bernoulli"]
+           "ptojax.scipy.special.logistic", "ptojax.scipy.special.bernoulli",
+           *(f"ptojax.scipy.stats.{name}" for name in (
+               "norm", "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet",
+               "expon", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",
+               "logistic", "multinomial", "multivariate_normal", "nbinom", "pareto", "poisson",
+               "t", "truncnorm", "uniform", "wrapcauchy", "summary"))]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,2 +1,2 @@
 """``pto.scipy``: JAX's ``jax.scipy`` subpackages."""
-from ptojax.scipy import special
+from ptojax.scipy import special, stats

@@ -8,6 +8,7 @@ import ptojax.numpy as pnp
 from ptojax.scipy import special
 from ptojax.errors import DtypeError
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.default_rng(0)
 POSITIVE = np.concatenate([RNG.uniform(0.05, 3, 12), RNG.uniform(3, 60, 8), [1.0, 2.0, 0.5]])
@@ -71,29 +72,15 @@ def _call(lib, name, args, kwargs):
     return getattr(lib.scipy.special, name)(*args, **kwargs)
 
 
-@pytest.fixture(scope="module")
-def jax_values(jax):
-    """dtype -> {name: jax.scipy.special value}, computed in one jit per dtype."""
-    cache = {}
-
-    def compute(dtype):
-        if dtype not in cache:
-            inputs = {n: tuple(a.astype(dtype) for a in args) for n, (args, _) in CASES.items()}
-            fn = jax.jit(lambda inputs: {n: _call(jax, n, inputs[n], CASES[n][1])
-                                         for n in CASES})
-            cache[dtype] = {n: np.asarray(v) for n, v in fn(inputs).items()}
-        return cache[dtype]
-    return compute
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_values_match_jax(jax_values, name, dtype):
+def test_values_match_jax(name, dtype):
     args, kwargs = CASES[name]
-    ours = _call(pto, name, tuple(a.astype(dtype) for a in args), kwargs)
+    inputs = tuple(a.astype(dtype) for a in args)
+    ours = _call(pto, name, inputs, kwargs)
     table = F32_TOL if dtype == "float32" else F64_TOL
     r = table.get(name, 2e-6 if dtype == "float32" else 1e-13)
-    assert_close(ours, jax_values(dtype)[name], rtol=r, atol=r)
+    assert_close(ours, expected(f"special/{name}/{dtype}", inputs)[0], rtol=r, atol=r)
 
 
 def test_betaln_of_large_arguments_is_accurate():
@@ -105,20 +92,24 @@ def test_betaln_of_large_arguments_is_accurate():
     assert_close(special.betaln(a, b), exact, rtol=1e-14, atol=1e-14)
 
 
-def test_polygamma_matches_jax(jax):
-    n = np.array([0, 1, 2, 3, 1, 2, -1, 1, 4])
-    x = np.array([1.5, 1.5, -0.5, 7.0, 0.0, 30.0, 2.0, -1.0, 0.3])
-    assert_close(special.polygamma(n, x), jax.scipy.special.polygamma(n, x), rtol=1e-10,
-                 atol=1e-12)
-    assert_close(special.polygamma(n, x.astype(np.float32)),
-                 jax.scipy.special.polygamma(n, x.astype(np.float32)), rtol=2e-5, atol=2e-5)
+POLYGAMMA = (np.array([0, 1, 2, 3, 1, 2, -1, 1, 4]),
+             np.array([1.5, 1.5, -0.5, 7.0, 0.0, 30.0, 2.0, -1.0, 0.3]))
+
+
+def test_polygamma_matches_jax():
+    n, x = POLYGAMMA
+    assert_close(special.polygamma(n, x), expected("special/polygamma/float64", POLYGAMMA)[0],
+                 rtol=1e-10, atol=1e-12)
+    x32 = x.astype(np.float32)
+    assert_close(special.polygamma(n, x32), expected("special/polygamma/float32", (n, x32))[0],
+                 rtol=2e-5, atol=2e-5)
     with pytest.raises(DtypeError, match="integer"):
         special.polygamma(1.0, x)
 
 
-def test_bernoulli_matches_jax(jax):
-    assert_close(special.bernoulli(20), jax.scipy.special.bernoulli(20).astype(np.float32),
-                 rtol=1e-6, atol=1e-7)
+def test_bernoulli_matches_jax():
+    theirs = expected("special/bernoulli", [np.int64(20)])[0]
+    assert_close(special.bernoulli(20), theirs.astype(np.float32), rtol=1e-6, atol=1e-7)
     assert special.bernoulli(0).shape == (1,)
     with pytest.raises(ValueError):
         special.bernoulli(-1)
@@ -143,12 +134,11 @@ GRADIENT_CASES = {
 
 
 @pytest.mark.parametrize("name", list(GRADIENT_CASES))
-def test_gradients_match_jax(jax, name):
+def test_gradients_match_jax(name):
     args = GRADIENT_CASES[name]
     argnums = tuple(range(len(args)))
     ours = pto.grad(lambda *a: pnp.sum(getattr(special, name)(*a)), argnums=argnums)(*args)
-    theirs = jax.jit(jax.grad(lambda *a: getattr(jax.scipy.special, name)(*a).sum(),
-                              argnums=argnums))(*args)
+    theirs = tuple(expected(f"special-grad/{name}", args))
     r = 1e-5 if name == "betaln" else 1e-9   # JAX's betaln is less accurate (see above)
     assert_close(ours, theirs, rtol=r, atol=1e-12)
 
@@ -172,6 +162,23 @@ def test_bad_arguments():
         special.zeta(2.0)
     with pytest.raises(NotImplementedError):
         special.factorial(3.0, exact=True)
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py."""
+    for name, (args, kwargs) in CASES.items():
+        for dtype in ("float32", "float64"):
+            yield (f"special/{name}/{dtype}", tuple(a.astype(dtype) for a in args),
+                   jax.jit(lambda *a, name=name, kwargs=kwargs: [_call(jax, name, a, kwargs)]))
+    n, x = POLYGAMMA
+    yield "special/polygamma/float64", POLYGAMMA, lambda *a: [jax.scipy.special.polygamma(*a)]
+    yield ("special/polygamma/float32", (n, x.astype(np.float32)),
+           lambda *a: [jax.scipy.special.polygamma(*a)])
+    yield "special/bernoulli", [np.int64(20)], lambda n: [jax.scipy.special.bernoulli(int(n))]
+    for name, args in GRADIENT_CASES.items():
+        yield (f"special-grad/{name}", args, jax.jit(jax.grad(
+            lambda *a, name=name: getattr(jax.scipy.special, name)(*a).sum(),
+            argnums=tuple(range(len(args))))))
 
 
 def test_names_match_jax(jax):
