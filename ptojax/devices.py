@@ -61,6 +61,12 @@ def topology() -> Topology:
     return _topology[0]
 
 
+def topology_known() -> bool:
+    """Whether the device topology has been fixed (devices were used or
+    ``distributed.initialize`` ran)."""
+    return bool(_topology)
+
+
 def set_topology(process_index: int, process_count: int, local_count: int) -> None:
     """Called once by ``ptojax.distributed.initialize``, before any device is used."""
     _topology[:] = [Topology(process_index, process_count, local_count)]

@@ -102,3 +102,7 @@ class CompileError(PtoError, RuntimeError):
 class KernelCheckError(PtoError, RuntimeError):
     """A host-built kernel failed a runtime check the hardware would not forgive: pipes not
     ordered by set_flag/wait_flag, a tile outside its buffer, a window that does not fit."""
+
+
+class ConfigError(PtoError, ValueError):
+    """An unknown ``pto.config`` option, or a value ptojax does not support for it."""

@@ -11,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ptojax.config import jit_disabled
 from ptojax.errors import NonArrayLeafError, StaticArgumentError
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
@@ -149,7 +150,7 @@ class Jitted:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if tracing():  # under an outer trace: inline the function into it
+        if tracing() or jit_disabled():  # inline into an outer trace, or run op by op
             return self._fn(*args, **kwargs)
         if not kwargs and not self._static_argnums:
             fast = _fast_key(args)

@@ -1,6 +1,9 @@
 """The examples in the docstrings of the public API run and print what they show."""
 import doctest
+import functools
 import importlib
+
+import numpy as np
 
 import pytest
 
@@ -8,7 +11,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 import ptojax.scipy  # noqa: F401  (pto.scipy in the examples)
 
-MODULES = ["ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
+MODULES = ["ptojax.config", "ptojax.test_util", "ptojax.shard.runtime.arrays",
+           "ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
            "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers",
            "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",
            "ptojax.scipy.special.zeta", "ptojax.scipy.special.entropy",
@@ -23,7 +27,8 @@ MODULES = ["ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.norma
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, extraglobs={"pto": pto, "pnp": pnp}, report=False,
+    result = doctest.testmod(module, extraglobs={"pto": pto, "pnp": pnp, "np": np,
+                                                       "functools": functools}, report=False,
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, \
         f"{result.failed} of {result.attempted} examples in {name} failed (run doctest -v)"
