@@ -5,7 +5,7 @@
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 # the rest of JAX's top-level API (issue 15)
-from ptojax import scipy, test_util, tree
+from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get

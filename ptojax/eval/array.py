@@ -154,7 +154,9 @@ class Array:
         return str(self._value)
 
     def __format__(self, spec):
-        return format(self._value.item(), spec) if self._value.ndim == 0 else str(self)
+        if spec and self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return str(self)
 
     def __reduce__(self):
         return (Array, (self._value, self.weak_type))
