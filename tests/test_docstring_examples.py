@@ -11,7 +11,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 import ptojax.scipy  # noqa: F401  (pto.scipy in the examples)
 
-MODULES = ["ptojax.config", "ptojax.test_util", "ptojax.shard.runtime.arrays", "ptojax.debug",
+MODULES = ["ptojax.sharding", "ptojax.shard.explicit", "ptojax.config", "ptojax.test_util", "ptojax.shard.runtime.arrays", "ptojax.debug",
            "ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
            "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers",
            "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",

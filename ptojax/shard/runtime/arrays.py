@@ -18,8 +18,8 @@ from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.devices import Device
 from ptojax.tree_util import tree_broadcast, tree_flatten, tree_leaves, tree_map
-from ptojax.sharding import (NamedSharding, Shard, SingleDeviceSharding, block_index,
-                             local_shape, spec_dims, spec_of_dims)
+from ptojax.sharding import (NamedSharding, PartitionSpec, Shard, SingleDeviceSharding,
+                             block_index, local_shape, named_sharding, spec_dims, spec_of_dims)
 
 
 def split(value: np.ndarray, dims, mesh, devices) -> list:
@@ -107,8 +107,9 @@ def shards_of(x, sharding: NamedSharding) -> list:
 
 def device_put(x, sharding=None):
     """``x`` (an array or a pytree of them) placed as ``sharding`` says (a pytree prefix of
-    ``x``): a ``NamedSharding`` splits a value into per-device blocks; None, a device or a
-    single-device sharding gives an ordinary Array.
+    ``x``): a ``NamedSharding`` (or a PartitionSpec, on the mesh of ``pto.set_mesh``) splits a
+    value into per-device blocks; None, a device or a single-device sharding gives an
+    ordinary Array.
 
     Example:
       >>> mesh = pto.make_mesh((2,), ("data",))
@@ -124,10 +125,13 @@ def device_put(x, sharding=None):
 
 
 def _is_sharding(x) -> bool:
-    return x is None or isinstance(x, (NamedSharding, SingleDeviceSharding, Device))
+    return x is None or isinstance(x, (NamedSharding, PartitionSpec, SingleDeviceSharding,
+                                       Device))
 
 
 def _put_leaf(x, sharding):
+    if isinstance(sharding, PartitionSpec):
+        sharding = named_sharding(sharding, "device_put")
     if not isinstance(sharding, NamedSharding):
         if isinstance(x, Array) and type(x) is Array:
             return x
