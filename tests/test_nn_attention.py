@@ -8,6 +8,7 @@ import ptojax.numpy as pnp
 from ptojax import nn
 from ptojax.errors import DtypeError, ShapeError
 from helpers import assert_close
+from jax_golden import expected
 
 B, T, S, H = 2, 5, 6, 8
 
@@ -53,47 +54,63 @@ def _arguments(case, seed=0):
     return (q, k, v), kwargs
 
 
+def _attention(lib, args, kwargs, **more):
+    return lib.nn.dot_product_attention(*args, **kwargs, **more)
+
+
+def _case_inputs(name, seed=0):
+    """(arguments, keyword arguments, every array among them for the stored values' key)."""
+    args, kwargs = _arguments(CASES[name], seed)
+    arrays = [*args, *(v for v in kwargs.values() if isinstance(v, np.ndarray))]
+    return args, kwargs, arrays
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_attention_matches_jax(jax, name):
-    args, kwargs = _arguments(CASES[name])
-    ours = nn.dot_product_attention(*args, **kwargs, return_residual=True)
-    theirs = jax.jit(lambda *a: jax.nn.dot_product_attention(*a, **kwargs,
-                                                             return_residual=True))(*args)
-    assert_close(ours, theirs, rtol=2e-5, atol=2e-6)
+def test_attention_matches_jax(name):
+    args, kwargs, arrays = _case_inputs(name)
+    ours = _attention(pto, args, kwargs, return_residual=True)
+    assert_close(ours, tuple(expected(f"attention/{name}", arrays)), rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("name", ["gqa", "bias", "causal", "lengths"])
-def test_attention_gradient_matches_jax(jax, name):
-    (q, k, v), kwargs = _arguments(CASES[name], seed=3)
-    w = np.random.default_rng(4).normal(size=q.shape).astype(np.float32)
-
-    def loss(lib):
-        return lambda q, k, v: (lib.nn.dot_product_attention(q, k, v, **kwargs) * w).sum()
-
-    ours = pto.jit(pto.grad(loss(pto), argnums=(0, 1, 2)))(q, k, v)
-    theirs = jax.jit(jax.grad(loss(jax), argnums=(0, 1, 2)))(q, k, v)
-    assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+GRADIENT_CASES = ["gqa", "bias", "causal", "lengths"]
 
 
-def test_attention_without_batch_dimension_and_in_low_precision(jax):
-    q, k, v = _qkv(2, 1, batch=False)
-    q16, k16, v16 = (x.astype(np.float16) for x in (q, k, v))
+def _weights(q):
+    return np.random.default_rng(4).normal(size=q.shape).astype(np.float32)
+
+
+def _loss(lib, kwargs, w):
+    return lambda q, k, v: (_attention(lib, (q, k, v), kwargs) * w).sum()
+
+
+@pytest.mark.parametrize("name", GRADIENT_CASES)
+def test_attention_gradient_matches_jax(name):
+    args, kwargs, arrays = _case_inputs(name, seed=3)
+    ours = pto.jit(pto.grad(_loss(pto, kwargs, _weights(args[0])), argnums=(0, 1, 2)))(*args)
+    assert_close(ours, tuple(expected(f"attention-grad/{name}", arrays)), rtol=1e-4,
+                 atol=1e-5)
+
+
+def _unbatched():
+    return _qkv(2, 1, batch=False)
+
+
+def test_attention_without_batch_dimension_and_in_low_precision():
+    q, k, v = _unbatched()
+    plain, causal = expected("attention/unbatched", (q, k, v))
+    assert_close(nn.dot_product_attention(q, k, v), plain, rtol=2e-5, atol=2e-6)
     # JAX's float16 path asks for a dot precision its CPU jit rejects: compare with float32
-    expected = jax.jit(lambda *a: [jax.nn.dot_product_attention(*a),
-                                   jax.nn.dot_product_attention(*a, is_causal=True)])(
-        q, k, v)
-    assert_close(nn.dot_product_attention(q, k, v), expected[0], rtol=2e-5, atol=2e-6)
+    q16, k16, v16 = (x.astype(np.float16) for x in (q, k, v))
     out = nn.dot_product_attention(q16, k16, v16, is_causal=True)
     assert out.dtype == np.float16
-    assert_close(out, expected[1].astype(np.float16), rtol=1e-2, atol=1e-2)
+    assert_close(out, causal.astype(np.float16), rtol=1e-2, atol=1e-2)
 
 
-def test_attention_under_vmap_and_jit(jax):
-    (q, k, v), _ = _arguments(CASES["gqa"])
+def test_attention_under_vmap_and_jit():
+    args, _, arrays = _case_inputs("gqa")
     fn = lambda q, k, v: nn.dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
-    expected = jax.jit(jax.vmap(lambda q, k, v: jax.nn.dot_product_attention(
-        q, k, v, is_causal=True)))(q, k, v)
-    assert_close(pto.jit(pto.vmap(fn))(q, k, v), expected, rtol=2e-5, atol=2e-6)
+    (theirs,) = expected("attention/vmap", arrays)
+    assert_close(pto.jit(pto.vmap(fn))(*args), theirs, rtol=2e-5, atol=2e-6)
 
 
 def test_attention_rejects_bad_arguments():
@@ -110,3 +127,24 @@ def test_attention_rejects_bad_arguments():
     with pytest.raises(ValueError, match="implementation"):
         nn.dot_product_attention(q, k, v, implementation="flash")
     assert pnp.asarray(nn.dot_product_attention(q, k, v, implementation="xla")).shape == q.shape
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py."""
+    for name in CASES:
+        args, kwargs, arrays = _case_inputs(name)
+        yield (f"attention/{name}", arrays, jax.jit(
+            lambda *_, args=args, kwargs=kwargs: list(_attention(jax, args, kwargs,
+                                                                 return_residual=True))))
+    for name in GRADIENT_CASES:
+        args, kwargs, arrays = _case_inputs(name, seed=3)
+        grad = jax.jit(jax.grad(_loss(jax, kwargs, _weights(args[0])), argnums=(0, 1, 2)))
+        yield f"attention-grad/{name}", arrays, lambda *_, grad=grad, args=args: list(
+            grad(*args))
+    q, k, v = _unbatched()
+    yield "attention/unbatched", (q, k, v), jax.jit(lambda q, k, v: [
+        jax.nn.dot_product_attention(q, k, v),
+        jax.nn.dot_product_attention(q, k, v, is_causal=True)])
+    args, _, arrays = _case_inputs("gqa")
+    yield "attention/vmap", arrays, lambda *_, args=args: [jax.jit(jax.vmap(
+        lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True)))(*args)]

@@ -1,19 +1,25 @@
-"""JAX's values for the pto.scipy tables, stored (jax_values.json.gz) because compiling ~300 JAX
-programs takes minutes on a busy machine. Each entry keeps the inputs it was computed from,
-so a changed table fails loudly instead of comparing against stale values.
+"""JAX's values for the larger reference tables (pto.scipy, nn attention and initializers),
+stored in jax_values.json.gz because compiling hundreds of JAX programs takes minutes on a busy
+machine. Each entry keeps a digest of the inputs it was computed from, so a changed table
+fails loudly instead of comparing against stale values.
 
-Regenerate after changing a table (needs JAX):
-    cd tests/scipy && PYTHONPATH=../..:.. python jax_golden.py
+The tables are the ``jax_reference_tables(jax)`` generators of the MODULES below. Regenerate
+after changing one (needs JAX):
+    cd tests && PYTHONPATH=.. python jax_golden.py
 """
 import base64
 import gzip
 import hashlib
+import importlib.util
 import json
 import pathlib
+import sys
 
 import numpy as np
 
 PATH = pathlib.Path(__file__).with_name("jax_values.json.gz")
+MODULES = ["scipy/test_special.py", "scipy/test_stats.py", "test_nn_attention.py",
+           "test_nn_initializers.py"]
 _store: dict = {}
 
 
@@ -58,15 +64,22 @@ def _record(out: dict, key, inputs, outputs):
     out[key] = {"inputs": _digest(inputs), "outputs": [_encode(a) for a in _flat(outputs)]}
 
 
+def _load_module(relative: str):
+    path = pathlib.Path(__file__).parent / relative
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main():
     import jax
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_platforms", "cpu")
-    import test_special
-    import test_stats
     out: dict = {}
-    for module in (test_special, test_stats):
-        for key, inputs, fn in module.jax_reference_tables(jax):
+    for relative in MODULES:
+        for key, inputs, fn in _load_module(relative).jax_reference_tables(jax):
             _record(out, key, inputs, fn(*inputs))
             print(key)
     with gzip.open(PATH, "wt") as f:
