@@ -87,4 +87,3 @@ def partitioned(flat_fn, mesh, leaves):
     as in_specs and the propagated splits as out_specs."""
     specs = tuple(spec_of_leaf(x) for x in leaves)
     return shard(flat_fn, mesh=mesh, in_specs=specs, out_specs=None)
-
