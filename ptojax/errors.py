@@ -106,8 +106,8 @@ class CacheError(CompileError):
 
 
 class ConfigError(PtoError, ValueError):
-    """An option or environment variable with a value ptojax cannot use: the message names
-    the option, the value and what is accepted."""
+    """An unknown ``pto.config`` option, or an option or environment variable with a value
+    ptojax cannot use: the message names the option, the value and what is accepted."""
 
 
 class KernelCheckError(PtoError, RuntimeError):

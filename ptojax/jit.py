@@ -11,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ptojax.config import jit_disabled
 from ptojax.errors import NonArrayLeafError, StaticArgumentError
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
@@ -22,6 +23,7 @@ from ptojax.optimize import optimize
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 from ptojax.lower.host.backend import make_executable
 from ptojax.lower.lowered import TileLowering
+from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 
 log = logging.getLogger("ptojax.jit")
 
@@ -152,6 +154,8 @@ class Jitted:
         if tracing():  # under an outer trace: inline it, its values abstract as under jit
             with inlined_jit(getattr(self._fn, "__name__", "fn")):
                 return self._fn(*args, **kwargs)
+        if jit_disabled():  # jax_disable_jit: run op by op
+            return self._fn(*args, **kwargs)
         if not kwargs and not self._static_argnums:
             fast = _fast_key(args)
             if fast is not None:
@@ -159,6 +163,9 @@ class Jitted:
                 if entry is not None:
                     return _run(entry, [leaf_value(a) for a in args])
         signature, leaves = self._signature(args, kwargs)
+        mesh = mesh_of_sharded(leaves)
+        if mesh is not None:  # sharded arguments: partition with pto.shard
+            return self._partitioned(signature, mesh, leaves, args, kwargs)(*leaves)
         entry = self._cache.get(signature)
         if entry is None:
             entry = self._compile(signature, args, kwargs)
@@ -175,6 +182,20 @@ class Jitted:
         pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
         in_types = tuple(leaf_type(x, p) for p, x in pairs)
         return _Signature(in_tree, in_types, statics), [x for _, x in pairs]
+
+    def _partitioned(self, signature, mesh, leaves, args, kwargs):
+        """``pto.shard`` of this function over the flat leaves, split as they arrive."""
+        key = ("shard", signature, mesh, tuple(spec_of_leaf(x) for x in leaves))
+        sharded = self._cache.get(key)
+        if sharded is None:
+            def flat_fn(*flat):
+                a, kw = signature.in_tree.unflatten(flat)
+                a, kw = _merge_static(a, kw, args, kwargs, self._static_argnums,
+                                      self._static_argnames)
+                return self._fn(*a, **kw)
+            flat_fn.__name__ = getattr(self._fn, "__name__", "fn")
+            sharded = self._cache[key] = partitioned(flat_fn, mesh, leaves)
+        return sharded
 
     def _compile(self, signature, args, kwargs) -> _Entry:
         with self._lock:

@@ -76,12 +76,14 @@ class Primitive:
     elementwise), ``ufunc`` (the numpy ufunc computing it, for buffer reuse), ``call_like`` (it
     evaluates the sub-IR in its ``body`` param), ``collective`` (it communicates over the named
     axes in its ``axes`` param), ``binds_axes`` (its sub-IRs bind mesh axis names of their own,
-    shadowing any outside), ``linear`` (linear in its inputs that may carry tangents).
+    shadowing any outside), ``linear`` (linear in its inputs that may carry tangents),
+    ``effectful`` (running it does something besides computing its results, e.g. a host
+    callback: it is never removed, merged, folded or moved out of a loop).
     """
 
     def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False, *,
                  elementwise=False, ufunc=None, call_like=False, collective=False,
-                 binds_axes=False, linear=False):
+                 binds_axes=False, linear=False, effectful=False):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} already exists")
         PRIMITIVES[name] = self
@@ -95,6 +97,7 @@ class Primitive:
         self.collective = collective
         self.binds_axes = binds_axes
         self.linear = linear
+        self.effectful = effectful
         self.facts: dict = {}
 
     def define(self, **facts) -> "Primitive":

@@ -9,6 +9,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.types import TensorType
+from ptojax.devices import local_devices
 from ptojax.sharding import Shard, single_device_sharding
 
 
@@ -47,6 +48,54 @@ class Array:
     @property
     def addressable_shards(self) -> list:
         return [Shard(self.sharding.device, tuple(slice(0, n) for n in self.shape), self)]
+
+    def devices(self) -> set:
+        """The devices holding (a part of) this array."""
+        return set(self.sharding.device_set)
+
+    @property
+    def device(self):
+        """The device holding this array, or its sharding if it spans several devices."""
+        device_set = self.sharding.device_set
+        return next(iter(device_set)) if len(device_set) == 1 else self.sharding
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated()
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every device holding a part of this array belongs to this process."""
+        local = set(local_devices())
+        return all(d in local for d in self.sharding.device_set)
+
+    def addressable_data(self, index: int) -> "Array":
+        """The block held by the ``index``-th addressable device."""
+        return self.addressable_shards[index].data
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes one device holds for this array."""
+        return self.addressable_shards[0].data.nbytes
+
+    def is_ready(self) -> bool:
+        return True  # values are computed eagerly
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to do: values already live in host memory."""
+
+    def tobytes(self, order="C") -> bytes:
+        return self._value.tobytes(order)
+
+    def __dlpack__(self, **kwargs):
+        """Export through DLPack: a read-only view of the host buffer, or a copy for a
+        consumer whose DLPack version cannot mark a buffer read-only."""
+        try:
+            return np.asarray(self).__dlpack__(**kwargs)
+        except BufferError:
+            return np.array(self._value).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
 
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._value.dtype:
@@ -105,7 +154,9 @@ class Array:
         return str(self._value)
 
     def __format__(self, spec):
-        return format(self._value.item(), spec) if self._value.ndim == 0 else str(self)
+        if spec and self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return str(self)
 
     def __reduce__(self):
         return (Array, (self._value, self.weak_type))

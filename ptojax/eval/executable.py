@@ -75,12 +75,12 @@ def _generate(closed: ClosedIR, impls):
         fn = f"f{i}"
         ins = [name_of(a) for a in eqn.inputs]
         outs = [fresh(v) for v in eqn.outputs]
-        out_type = eqn.outputs[0].type
         ufunc = eqn.prim.ufunc
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
             env[fn] = impls[eqn]
             owned.update(eqn.outputs)
-        elif ufunc is not None and not eqn.params and out_type.ndim > 0:
+        elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
+            out_type = eqn.outputs[0].type
             env[fn] = ufunc
             reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
                         and a.type.shape == out_type.shape and a.type.dtype == out_type.dtype]
@@ -91,8 +91,12 @@ def _generate(closed: ClosedIR, impls):
             continue
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
+        call = f"{fn}({', '.join(ins)})"
+        if not outs:   # an equation run for its effect
+            lines.append(f"    {call}")
+            continue
         lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 and eqn.prim.multiple_results else ''}"
-                     f" = {fn}({', '.join(ins)})")
+                     f" = {call}")
     results = [name_of(v) for v in ir.outvars]
     lines.append(f"    return [{', '.join(results)}]")
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
