@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from typing import NamedTuple, Optional
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The file name of the code ptojax generates (eval/executable.py): not the user's code either.
+GENERATED_FILE = "<ptojax generated>"
 
 
 class SourceInfo(NamedTuple):
@@ -41,7 +43,8 @@ def user_frame(depth: int = 1) -> Optional[SourceInfo]:
     frame = sys._getframe(depth)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen") \
+                and filename != GENERATED_FILE:
             return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None

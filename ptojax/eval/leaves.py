@@ -54,13 +54,25 @@ def leaf_type(x, path=()) -> TensorType:
         user_frame(3))
 
 
+# jit traces a Python float argument as this float64 carrier of its full value and gives the
+# function a weak float32 narrowed from it (jit.py); promotion converts from the carrier.
+PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
+
+
+def argument_type(x, path=()) -> TensorType:
+    """The type ``jit`` traces a leaf as: ``leaf_type``, but a Python float is carried at
+    float64 (``PYTHON_FLOAT_CARRIER``)."""
+    return PYTHON_FLOAT_CARRIER if type(x) is float else leaf_type(x, path)
+
+
 def leaf_value(x):
+    """The value ``jit`` passes for a leaf (of ``argument_type``)."""
     t = type(x)
     if t is Array:
         return x._value
     if t is np.ndarray:
         return x
-    return np.asarray(x, leaf_type(x).dtype)
+    return np.asarray(x, argument_type(x).dtype)
 
 
 def describe_path(path) -> str:

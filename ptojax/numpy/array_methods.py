@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import lax
+from ptojax.errors import located
+from ptojax.source_info import user_frame
 from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
 from ptojax.numpy import reductions as red, sorting
 from ptojax.numpy._promote import supported_dtype
@@ -44,7 +46,7 @@ def _getitem(self, idx):
 
 def _iter(self):
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise located(TypeError("iteration over a 0-d array"), user_frame())
     return (indexing.getitem(self, i) for i in range(self.shape[0]))
 
 

@@ -4,8 +4,10 @@ Basic indices (ints, slices, None, Ellipsis) become slice/rev/squeeze/dynamic_sl
 arrays (and concrete boolean masks) become one ``gather`` — or ``scatter`` for ``.at`` — over
 the indexed dimensions; a partial slice among them turns into an iota index of its own, so
 every form of index shares one plan and NumPy's placement of the advanced dimensions is one
-final transpose. Out-of-bounds array indices are clamped on reads and dropped on writes (as
-JAX); a static Python int out of bounds is an error (as NumPy).
+final transpose. Out-of-bounds indices — static ints, traced ints and index arrays alike — are
+clamped on reads and dropped on writes (as JAX); only an axis of size 0 cannot be indexed.
+Negative indices count from the end; each index is normalized exactly once: by
+``_normalize_index`` before a gather/scatter, or by ``lax.dynamic_slice`` itself.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, DtypeError, IndexingError
+from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
 from ptojax.numpy.creation import ones_like
@@ -44,7 +46,9 @@ def _is_array_index(i) -> bool:
 def _entry(i, op):
     """One index entry validated: None, Ellipsis, a slice, a static int, a bool, or an integer
     or boolean array (concrete 0-d integer arrays become static ints)."""
-    if i is None or i is Ellipsis or isinstance(i, slice) or _is_static_int(i):
+    if isinstance(i, slice):
+        return _slice_entry(i, op)
+    if i is None or i is Ellipsis or _is_static_int(i):
         return i
     if isinstance(i, (bool, np.bool_)):
         return bool(i)
@@ -61,6 +65,18 @@ def _entry(i, op):
         return i
     raise DtypeError(f"{op}: an index must be an int, a slice, None, Ellipsis or an integer/"
                      f"boolean array, got {type(i).__name__} {i!r:.40}", user_frame())
+
+
+def _slice_entry(i: slice, op) -> slice:
+    """A slice whose start/stop/step are ints or None (as Python's; a traced bound raises a
+    ConcretizationError) and whose step is not zero."""
+    for bound in (i.start, i.stop, i.step):
+        if bound is not None and not hasattr(bound, "__index__"):
+            raise DtypeError(f"{op}: slice bounds must be integers or None, got "
+                             f"{type(bound).__name__} {bound!r:.30} in {i}", user_frame())
+    if i.step is not None and operator.index(i.step) == 0:
+        raise located(ValueError(f"{op}: slice step cannot be zero ({i})"), user_frame())
+    return i
 
 
 def _consumed(i) -> int:
@@ -99,8 +115,9 @@ def _expand(x, idx, op):
         if isinstance(i, _ARRAYS) and np.dtype(i.dtype) == dtypes.bool_:
             out.extend(_mask_to_indices(i, x.shape[d:d + i.ndim], op))
         else:
-            if _is_static_int(i):
-                _check_bounds(op, i, d, x.shape[d])
+            if _is_int_scalar(i) and x.shape[d] == 0:
+                raise IndexingError(f"{op}: index {i} is out of bounds for axis {d} with "
+                                    f"size 0", user_frame())
             out.append(i)
         d += _consumed(i)
     added = tuple(sorted(new_axes + empty_axes))
@@ -119,12 +136,6 @@ def _mask_to_indices(mask, shape, op):
         raise IndexingError(f"{op}: a boolean mask of shape {mask.shape} does not match the "
                             f"indexed dimensions of shape {tuple(shape)}", user_frame())
     return list(np.nonzero(mask))
-
-
-def _check_bounds(op, i, axis, n):
-    if not -n <= i < n:
-        raise IndexingError(f"{op}: index {i} is out of bounds for axis {axis} with size {n}",
-                            user_frame())
 
 
 def getitem(x, idx):
@@ -150,9 +161,10 @@ def _basic(x, entries):
             limits.append(start + (count - 1) * step + 1 if count else start)
             strides.append(step)
             continue
-        if _is_static_int(i):
-            starts.append(operator.index(i) % n)
-            limits.append(operator.index(i) % n + 1)
+        if _is_static_int(i):  # out of bounds clamps, as JAX
+            start = min(max(_count_from_end(i, n), 0), n - 1)
+            starts.append(start)
+            limits.append(start + 1)
         else:  # a traced 0-d integer
             dynamic.append((d, i))
             starts.append(0)
@@ -165,17 +177,24 @@ def _basic(x, entries):
     if dynamic:
         begin = [lax.convert_element_type(0, dtypes.int32)] * x.ndim
         sizes = list(x.shape)
-        for d, i in dynamic:
-            begin[d] = _normalize_index(i, x.shape[d])
+        for d, i in dynamic:  # dynamic_slice normalizes and clamps it
+            begin[d] = i
             sizes[d] = 1
         x = lax.dynamic_slice(x, begin, sizes)
     return lax.squeeze(x, squeeze)
 
 
+def _count_from_end(i, n) -> int:
+    i = operator.index(i)
+    return i + n if i < 0 else i
+
+
 def _normalize_index(i, n):
-    """Integer index values with negative ones counted from the end (``i + n``)."""
+    """Integer index values with negative ones counted from the end (``i + n``), for a
+    gather/scatter (which do not normalize)."""
     if _is_static_int(i):
-        return Array(np.asarray(operator.index(i) % n if -n <= i < 0 else i, np.int32))
+        i = max(min(operator.index(i), n), -n - 1)  # still out of bounds if it was: int32
+        return Array(np.asarray(_count_from_end(i, n), np.int32))
     if isinstance(i, np.ndarray):
         i = Array(i)
     if dtypes.is_unsigned(i.dtype):

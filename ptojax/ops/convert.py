@@ -12,7 +12,7 @@ from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.costs import no_flops
-from ptojax.ops.elementwise import elementwise, scalar
+from ptojax.ops.elementwise import elementwise, python_scalar_value
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
 from ptojax.tree_util import tree_map
 
@@ -75,8 +75,8 @@ convert_element_type_p = elementwise(
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize(new_dtype)
-    if type(x) in (int, float, bool):
-        return scalar(x, new_dtype) if weak_type else Array(np.asarray(x, new_dtype))
+    if type(x) in (int, float, bool):  # an int wraps around, as JAX's
+        return Array(python_scalar_value(x, new_dtype, wrap=True), weak_type)
     if x.dtype == new_dtype and getattr(x, "weak_type", False) == weak_type:
         return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
