@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, NonArrayLeafError
+from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
@@ -43,9 +43,9 @@ def leaf_type(x, path=()) -> TensorType:
             return TensorType(x.shape, dtypes.canonicalize(x.dtype))
         if t in (float, int, bool):
             return TensorType((), dtypes.python_scalar_dtype(x), True)
-    except DtypeError as e:
+    except (DtypeError, IntegerOverflowError) as e:
         where = f"{describe_path(path)}: " if path else ""
-        raise DtypeError(where + e.message, user_frame(3)) from None
+        raise type(e)(where + e.message, user_frame(3)) from None
     if isinstance(x, (Array, Tracer)):
         return x.aval
     raise NonArrayLeafError(

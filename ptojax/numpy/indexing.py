@@ -19,8 +19,9 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
-from ptojax.numpy.creation import ones_like
+from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
+                                   result_type)
+from ptojax.numpy.creation import ones_like, zeros
 from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
@@ -106,7 +107,7 @@ def _expand(x, idx, op):
         entries[ellipsis[0]:ellipsis[0] + 1] = fill
     else:
         entries += fill
-    out, new_axes, empty_axes, d = [], [], [], 0
+    out, new_axes, empty_axes, d, ints_on_empty_axes = [], [], [], 0, []
     for i in entries:
         if i is None or isinstance(i, bool):
             (new_axes if i is not False else empty_axes).append(len(out))
@@ -116,10 +117,13 @@ def _expand(x, idx, op):
             out.extend(_mask_to_indices(i, x.shape[d:d + i.ndim], op))
         else:
             if _is_int_scalar(i) and x.shape[d] == 0:
-                raise IndexingError(f"{op}: index {i} is out of bounds for axis {d} with "
-                                    f"size 0", user_frame())
+                ints_on_empty_axes.append((i, d))
             out.append(i)
         d += _consumed(i)
+    if ints_on_empty_axes and not any(_is_array_index(i) for i in out):
+        i, d = ints_on_empty_axes[0]  # (with index arrays, the ints join their gather)
+        raise IndexingError(f"{op}: index {i} is out of bounds for axis {d} with size 0",
+                            user_frame())
     added = tuple(sorted(new_axes + empty_axes))
     if added:
         x = lax.expand_dims(x, added)
@@ -219,8 +223,9 @@ class _Plan(NamedTuple):
     gather_shape: tuple  # G + rest
 
 
-def _plan(x, entries):
-    """The gather/scatter plan of an index, or None when every dimension is taken whole."""
+def _plan(x, entries, clip=False):
+    """The gather/scatter plan of an index, or None when every dimension is taken whole.
+    With ``clip`` the index values are clamped into bounds."""
     shape = x.shape
     # integers join the advanced group: with no index arrays the group has no dimensions,
     # so where it lands does not matter
@@ -238,7 +243,10 @@ def _plan(x, entries):
     gshape = bshape + tuple(len(range(*entries[d].indices(shape[d]))) for d in partial)
     components = {}
     for d, v in zip(advanced, adv_values):
-        v = broadcast_to_shape(convert(v, index_dtype), bshape, "x[idx]")
+        v = convert(v, index_dtype)
+        if clip:
+            v = lax.clamp(convert(0, index_dtype), v, convert(shape[d] - 1, index_dtype))
+        v = broadcast_to_shape(v, bshape, "x[idx]")
         components[d] = lax.broadcast_in_dim(v, gshape, tuple(range(nb)))
     for k, d in enumerate(partial):
         ramp = Array(np.arange(*entries[d].indices(shape[d]), dtype=index_dtype))
@@ -277,77 +285,91 @@ class _IndexUpdateHelper:
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: functional updates returning a new array. Out-of-bounds array indices
-    are dropped; repeated indices all apply (``add`` sums them; ``set`` keeps one)."""
+    """``x.at[idx]``: functional updates returning a new array. Out-of-bounds indices are
+    dropped (``mode=None``/"drop"/"fill") or clamped into bounds (``mode="clip"``); repeated
+    indices all apply (``add`` sums them; ``set`` keeps one). ``indices_are_sorted`` and
+    ``unique_indices`` are JAX's performance hints, accepted and unused."""
     __slots__ = ("array", "index")
 
     def __init__(self, array, index):
         self.array = array
         self.index = index
 
-    def get(self, mode=None, fill_value=None):
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
         """``x[idx]``; ``mode="fill"`` gives ``fill_value`` (default NaN / min int) for
         out-of-bounds indices instead of clamping them."""
-        if mode not in (None, "clip", "fill", "promise_in_bounds"):
-            raise IndexingError(f"x.at[idx].get: mode must be 'clip' or 'fill', got {mode!r}",
-                                user_frame())
+        _check_mode("x.at[idx].get", mode)
         x, entries, _ = _expand(asarray(self.array, op="x.at[idx].get"), self.index,
                                 "x.at[idx].get")
-        plan = _plan(x, entries) if mode == "fill" else None
+        plan = _plan(x, entries) if mode in ("fill", "drop") else None
         if plan is None:
             return getitem(self.array, self.index)
         out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
         return lax.transpose(out, plan.to_numpy)
 
-    def set(self, values):
-        return _update(self.array, self.index, values, "set")
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "set", mode)
 
-    def add(self, values):
-        return _update(self.array, self.index, values, "add")
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "add", mode)
 
-    def multiply(self, values):
-        return _update(self.array, self.index, values, "mul")
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "mul", mode)
 
     mul = multiply
 
-    def min(self, values):
-        return _update(self.array, self.index, values, "min")
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "min", mode)
 
-    def max(self, values):
-        return _update(self.array, self.index, values, "max")
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "max", mode)
 
-    def subtract(self, values):
-        return _update(self.array, self.index, negative(values), "add")
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, negative(values), "add", mode)
 
-    def divide(self, values):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= values``: x divided by the product of the values at each index."""
-        divisor = _update(ones_like(self.array), self.index, values, "mul")
+        divisor = _update(ones_like(self.array), self.index, values, "mul", mode)
         return true_divide(self.array, divisor)
 
-    def apply(self, fn):
+    def apply(self, fn, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``fn`` applied to the indexed elements (each element once)."""
-        return _update(self.array, self.index, fn(getitem(self.array, self.index)), "set")
+        values = fn(self.get(mode=mode))
+        return _update(self.array, self.index, values, "set", mode)
+
+
+_AT_MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
+
+
+def _check_mode(op, mode):
+    if mode not in _AT_MODES:
+        raise IndexingError(f"{op}: mode must be one of 'clip', 'fill', 'drop' or "
+                            f"'promise_in_bounds', got {mode!r}", user_frame())
 
 
 _COMBINE = {"set": lambda x, v: v, "add": lax.add, "mul": lax.mul, "min": lax.min,
             "max": lax.max}
 
 
-def _update(x, idx, values, mode):
-    op = f"x.at[idx].{mode}"
+def _update(x, idx, values, kind, mode=None):
+    op = f"x.at[idx].{kind}"
+    _check_mode(op, mode)
     x = asarray(x, op=op)
     original_shape = tuple(x.shape)
     x, entries, new_axes = _expand(x, idx, op)
-    values = convert(asarray(values, op=op), x.dtype)
-    plan = _plan(x, entries)
+    if type(values) in (int, float, bool):
+        result_type(x, values, op=op)  # a Python int must fit int32 (int64 next to 64 bits)
+    values = convert(values, x.dtype)
+    plan = _plan(x, entries, clip=mode == "clip")
     if plan is None:  # every dimension taken whole: an elementwise update
-        out = _COMBINE[mode](x, broadcast_to_shape(values, x.shape, op))
+        out = _COMBINE[kind](x, broadcast_to_shape(values, x.shape, op))
     else:
         # the shape x[idx] has in NumPy's layout, which ``values`` broadcasts to
         numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
         values = broadcast_to_shape(values, numpy_shape, op)
         updates = lax.transpose(values, tuple(np.argsort(plan.to_numpy)))
-        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=mode)
+        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=kind)
     if new_axes:
         out = lax.reshape(out, original_shape)
     return out
@@ -384,11 +406,16 @@ def _wrapped(indices, n, mode):
 
 
 def take(a, indices, axis=None, mode=None, fill_value=None):
+    """As JAX: out-of-bounds indices give ``fill_value`` (mode None/"fill"; negative ones
+    count from the end first), are clamped as they are ("clip") or wrap ("wrap")."""
     a, indices = asarray(a, op="take"), _index_operand("take", indices)
     gather_mode = _take_mode("take", mode)
     if axis is None:
         a, axis = lax.reshape(a, (a.size,)), 0
     axis = normalize_axis("take", axis, a.ndim)
+    if a.shape[axis] == 0 and indices.size:
+        raise IndexingError(f"take: cannot take {indices.aval} from axis {axis} of size 0 in "
+                            f"{a.aval}", user_frame())
     idx = _wrapped(indices, a.shape[axis], mode)
     out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
                      fill_value=fill_value)
@@ -399,7 +426,11 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
     return lax.transpose(out, perm)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
+    """As JAX: negative indices count from the end (unless ``wrap_negative_indices`` is False,
+    or, by default, in mode "promise_in_bounds"); out-of-bounds ones give ``fill_value``
+    (mode None/"fill") or are clamped ("clip")."""
     arr = asarray(arr, op="take_along_axis")
     indices = _index_operand("take_along_axis", indices)
     gather_mode = _take_mode("take_along_axis", mode)
@@ -413,9 +444,16 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         "take_along_axis", (arr.shape[d],), (indices.shape[d],))[0] for d in range(arr.ndim)]
     arr_shape = list(shape)
     arr_shape[axis] = arr.shape[axis]
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if arr.shape[axis] == 0:
+        return zeros(shape, arr.dtype)
     arr = broadcast_to_shape(arr, arr_shape, "take_along_axis")
-    indices = broadcast_to_shape(_wrapped(indices, arr.shape[axis], mode), shape,
-                                 "take_along_axis")
+    if mode == "wrap":
+        indices = _wrapped(indices, arr.shape[axis], mode)
+    elif wrap_negative_indices:
+        indices = _normalize_index(indices, arr.shape[axis])
+    indices = broadcast_to_shape(indices, shape, "take_along_axis")
     # batch over every other dimension: move ``axis`` last, gather with nbatch = ndim - 1
     perm = [d for d in range(arr.ndim) if d != axis] + [axis]
     a_t = lax.transpose(arr, perm)

@@ -86,12 +86,19 @@ def _in_bounds(shape, indices, axes, nbatch):
 def _gather_abstract(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
     if mode not in ("clip", "fill"):
         raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
-    return TensorType(_gather_shape("gather", operand, indices, axes, nbatch), operand.dtype,
-                      operand.weak_type)
+    shape = _gather_shape("gather", operand, indices, axes, nbatch)
+    empty = [a for a in axes if operand.shape[nbatch + a] == 0]
+    if empty and np.prod(shape, dtype=np.int64) > 0:  # nothing to read a value from
+        raise ShapeError(f"gather: {indices} index axis {empty[0]} of {operand}, which has "
+                         f"size 0")
+    return TensorType(shape, operand.dtype, operand.weak_type)
 
 
 def _gather(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
     o_shape = operand.shape[nbatch:]
+    if any(o_shape[a] == 0 for a in axes):  # an empty result (the abstract eval checked)
+        return np.zeros(_gather_shape("gather", operand, indices, axes, nbatch),
+                        operand.dtype)
     clipped = np.stack([np.clip(indices[..., j], 0, max(o_shape[a] - 1, 0))
                         for j, a in enumerate(axes)], axis=-1) if axes else indices
     perm, index = _index_tuple(operand.shape, clipped, axes, nbatch)
