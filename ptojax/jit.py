@@ -18,9 +18,8 @@ from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
 from ptojax.eval.executable import failed_equation_source
-from ptojax import dtypes
 from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
-from ptojax.ops.convert import convert_element_type
+from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
@@ -137,7 +136,7 @@ def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=fr
     out_tree_box = []
 
     def flat_fn(*leaves):
-        leaves = [_python_float(x) if f else x for x, f in zip(leaves, floats)]
+        leaves = [python_float_view(x) if f else x for x, f in zip(leaves, floats)]
         a, kw = in_tree.unflatten(leaves)
         a, kw = _merge_static(a, kw, args, kwargs, static_argnums, static_argnames)
         out = fn(*a, **kw)
@@ -149,15 +148,6 @@ def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=fr
 
     closed = trace_flat(flat_fn, in_types, name or getattr(fn, "__name__", "fn"))
     return closed, in_tree, out_tree_box[0]
-
-
-def _python_float(carrier: Tracer) -> Tracer:
-    """A Python float argument as the function sees it: a weak float32, as eagerly; promotion
-    converts from its float64 ``carrier`` (``trace.full_precision``), so next to float64 it
-    keeps every bit, as eagerly."""
-    narrow = convert_element_type(carrier, dtypes.float32, weak_type=True)
-    carrier._trace.full_precision[narrow.ir_var] = carrier
-    return narrow
 
 
 def _check_output_leaf(x):

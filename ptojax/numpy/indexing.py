@@ -146,10 +146,15 @@ def getitem(x, idx):
     x = asarray(x, op="x[idx]")
     x, entries, _ = _expand(x, idx, "x[idx]")
     if any(_is_array_index(i) for i in entries):
-        plan = _plan(x, entries)
-        out = lax.gather(x, plan.indices, plan.axes)
-        return lax.transpose(out, plan.to_numpy)
+        return _gather(x, _plan(x, entries), "promise_in_bounds")
     return _basic(x, entries)
+
+
+def _gather(x, plan, mode, fill_value=None):
+    """``x`` read at ``plan``'s indices, in NumPy's layout. JAX's default for ``x[idx]`` is
+    "promise_in_bounds": out-of-bounds reads clamp, and their cotangents are dropped."""
+    out = lax.gather(x, plan.indices, plan.axes, mode=mode, fill_value=fill_value)
+    return lax.transpose(out, plan.to_numpy)
 
 
 def _basic(x, entries):
@@ -302,11 +307,10 @@ class _IndexUpdateRef:
         _check_mode("x.at[idx].get", mode)
         x, entries, _ = _expand(asarray(self.array, op="x.at[idx].get"), self.index,
                                 "x.at[idx].get")
-        plan = _plan(x, entries) if mode in ("fill", "drop") else None
+        plan = _plan(x, entries) if mode in ("fill", "drop", "clip") else None
         if plan is None:
             return getitem(self.array, self.index)
-        out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
-        return lax.transpose(out, plan.to_numpy)
+        return _gather(x, plan, "clip" if mode == "clip" else "fill", fill_value)
 
     def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         return _update(self.array, self.index, values, "set", mode)
@@ -376,8 +380,8 @@ def _update(x, idx, values, kind, mode=None):
 
 
 # take / take_along_axis ----------------------------------------------------------------------
-_TAKE_MODES = {None: "fill", "fill": "fill", "clip": "clip", "promise_in_bounds": "clip",
-               "wrap": "clip"}
+_TAKE_MODES = {None: "fill", "fill": "fill", "clip": "clip",
+               "promise_in_bounds": "promise_in_bounds", "wrap": "promise_in_bounds"}
 
 
 def _index_operand(op, indices):

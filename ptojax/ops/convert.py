@@ -82,6 +82,16 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
+def python_float_view(carrier):
+    """A Python float traced at full precision (``carrier``, a weak float64 tracer: a jit
+    argument, or Python arithmetic on one) as user code sees it: a weak float32, as eagerly.
+    Promotion converts from the carrier (``trace.full_precision``), so next to float64 it
+    keeps every bit, as eagerly."""
+    view = convert_element_type(carrier, dtypes.float32, weak_type=True)
+    carrier._trace.full_precision[view.ir_var] = carrier
+    return view
+
+
 # identities ------------------------------------------------------------------------------------
 def _identity_abstract(x):
     return x

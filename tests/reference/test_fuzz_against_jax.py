@@ -133,14 +133,13 @@ def test_python_scalars_next_to_every_dtype(jax, jnp, op, dtype, shape, scalar, 
     def program(np_):
         return (lambda a, s: fn(np_, s, a)) if scalar_first else (lambda a, s: fn(np_, a, s))
 
-    x64 = wide(x)
     what = f"{op}({'s, x' if scalar_first else 'x, s'}) x={dtype}{list(shape)} s={scalar!r}"
-    want = reference(jax, x64, program(jnp), x, scalar)
+    # JAX's eager result is the reference of every mode (XLA folds constants under jit: x / 0
+    # with a closed-over 0 is not always nan there)
+    want = reference(jax, wide(x), program(jnp), x, scalar)
     assert_agree(run(program(pnp), x, scalar), want, f"eager {what}")
-    want_jit = reference(jax, x64, jax.jit(program(jnp)), x, scalar)
-    assert_agree(run(pto.jit(program(pnp)), x, scalar), want_jit, f"jit(traced s) {what}")
-    closed = reference(jax, x64, jax.jit(lambda a: program(jnp)(a, scalar)), x)
-    assert_agree(run(pto.jit(lambda a: program(pnp)(a, scalar)), x), closed,
+    assert_agree(run(pto.jit(program(pnp)), x, scalar), want, f"jit(traced s) {what}")
+    assert_agree(run(pto.jit(lambda a: program(pnp)(a, scalar)), x), want,
                  f"jit(closed-over s) {what}")
 
 
@@ -280,7 +279,7 @@ def gather_program(np_, lax_, kind, axis, mode, size):
             return np_.take(x, i, axis=axis, mode=mode)
         if kind == "take_along_axis":
             return np_.take_along_axis(x, i, axis=axis, mode=mode)
-        starts = [0] * x.ndim
+        starts = [np_.zeros_like(i)] * x.ndim  # JAX wants one dtype for all of them
         starts[axis] = i
         sizes = list(x.shape)
         sizes[axis] = size
