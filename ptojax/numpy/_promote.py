@@ -158,6 +158,8 @@ def result_type(*args, op: str = "result_type") -> tuple:
     except DtypeError as e:
         raise DtypeError(f"{op}: {e.message}", user_frame()) from None
     except IntegerOverflowError as e:
+        if e.source is not None:  # already located (a Python int beyond 64 bits)
+            raise
         ints = ", ".join(str(a) for a in args if type(a) is int and not -2**31 <= a < 2**31)
         value = f"the Python int {ints}: " if ints else ""
         raise IntegerOverflowError(f"{op}: {value}{e.message}", user_frame()) from None

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import ptojax as pto
 import ptojax.numpy as pnp
@@ -108,14 +108,15 @@ PY_SCALARS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True, width=64),
     st.sampled_from([1.5152366018756531, 0.1, -0.0, 1e-30, 3.4e38, 1e300]))
 
-SCALAR_OPS = {
-    "add": lambda np_, a, b: np_.add(a, b),
-    "subtract": lambda np_, a, b: np_.subtract(a, b),
-    "multiply": lambda np_, a, b: np_.multiply(a, b),
-    "true_divide": lambda np_, a, b: np_.true_divide(a, b),
-    "maximum": lambda np_, a, b: np_.maximum(a, b),
-    "less": lambda np_, a, b: np_.less(a, b),
-    "where": lambda np_, a, b: np_.where(np_.asarray(a) != 0, a, b),
+SCALAR_OPS = {  # (numpy namespace, array, scalar, scalar first) -> result
+    "add": lambda np_, x, s, first: np_.add(*((s, x) if first else (x, s))),
+    "subtract": lambda np_, x, s, first: np_.subtract(*((s, x) if first else (x, s))),
+    "multiply": lambda np_, x, s, first: np_.multiply(*((s, x) if first else (x, s))),
+    "true_divide": lambda np_, x, s, first: np_.true_divide(*((s, x) if first else (x, s))),
+    "maximum": lambda np_, x, s, first: np_.maximum(*((s, x) if first else (x, s))),
+    "less": lambda np_, x, s, first: np_.less(*((s, x) if first else (x, s))),
+    "where": lambda np_, x, s, first: np_.where(np_.asarray(x) > 0,
+                                                *((s, x) if first else (x, s))),
 }
 
 
@@ -127,11 +128,13 @@ def test_python_scalars_next_to_every_dtype(jax, jnp, op, dtype, shape, scalar, 
                                             seed):
     """``op(array, scalar)`` eagerly, under jit with the scalar traced, and under jit with it
     closed over; JAX (x64 iff the array is 64-bit) on the same inputs."""
+    # XLA simplifies a division of converted bools (0 / 0 is 0 there, nan in IEEE and ptojax)
+    assume(not (op == "true_divide" and dtype == np.bool_))
     x = random_values(np.random.default_rng(seed), shape, dtype)
     fn = SCALAR_OPS[op]
 
     def program(np_):
-        return (lambda a, s: fn(np_, s, a)) if scalar_first else (lambda a, s: fn(np_, a, s))
+        return lambda a, s: fn(np_, a, s, scalar_first)
 
     what = f"{op}({'s, x' if scalar_first else 'x, s'}) x={dtype}{list(shape)} s={scalar!r}"
     # JAX's eager result is the reference of every mode (XLA folds constants under jit: x / 0
