@@ -126,7 +126,7 @@ def _located_class(cls):
     """PtoError mixed with the most specific builtin exception class ``cls`` derives from."""
     located = _LOCATED.get(cls)
     if located is None:
-        base = next((b for b in cls.__mro__ if b in _BUILTIN_BASES), RuntimeError)
+        base = next(b for b in cls.__mro__ if b in _BUILTIN_BASES)
         located = _LOCATED.get(base)
         if located is None:
             located = type(base.__name__, (PtoError, base), {"__module__": __name__})
@@ -135,15 +135,19 @@ def _located_class(cls):
     return located
 
 
-def located(exc: BaseException, source, what: str = "") -> PtoError:
-    """``exc`` with the user's ``source``: a PtoError is given the source it lacks; any other
-    exception becomes a PtoError of its builtin class whose message says what failed
-    (``what``, e.g. "running `f` (jit)") and keeps the original as ``__cause__``."""
+def located(exc: BaseException, source, what: str = "") -> BaseException:
+    """``exc`` with the user's ``source``: a PtoError is given the source it lacks; an exception
+    of a builtin class becomes a PtoError of that class whose message says what failed
+    (``what``, e.g. "running `f` (jit)"), caused by ``exc`` if it was raised; any other
+    exception (a user's own class) is returned as it is."""
     if isinstance(exc, PtoError):
         return exc.with_source(source)
+    if not any(b in _BUILTIN_BASES for b in type(exc).__mro__):
+        return exc
     message = str(exc) or type(exc).__name__
     if what:
         message = f"{what}: {type(exc).__name__}: {message}"
     err = _located_class(type(exc))(message, source)
-    err.__cause__ = exc
+    if exc.__traceback__ is not None:
+        err.__cause__ = exc
     return err

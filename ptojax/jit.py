@@ -276,7 +276,7 @@ def _run(entry: _Entry, leaves):
         raise e.with_source(failed_equation_source(e.__traceback__) or user_frame())
     except Exception as e:  # numpy's errors at run time name the operation's line
         raise located(e, failed_equation_source(e.__traceback__) or user_frame(),
-                      f"running `{entry.name}` (jit)") from e
+                      f"running `{entry.name}` (jit)")
     return entry.out_tree.unflatten([Array(o, w) for o, w in zip(outs, entry.out_weak)])
 
 

@@ -199,7 +199,7 @@ class Trace:
         except PtoError as e:
             raise e.with_source(source) from None
         except Exception as e:
-            raise located(e, source, prim.name) from e
+            raise located(e, source, prim.name)
         outs = [Var(t) for t in out_types]
         self.eqns.append(Eqn(prim, atoms, outs, params, source))
         if prim.multiple_results:

@@ -63,7 +63,7 @@ def apply_eager(prim, args, params):
     except PtoError as e:
         raise e.with_source(user_frame(3)) from None
     except Exception as e:  # numpy's own errors (a MemoryError, ...): name the user's line
-        raise located(e, user_frame(3), f"{prim.name}") from e
+        raise located(e, user_frame(3), f"{prim.name}")
     if prim.multiple_results:
         return [_wrap(o, t) for o, t in zip(out, out_types)]
     t = out_types[0]
@@ -78,7 +78,7 @@ def _infer(prim, types, params, key):
     except PtoError as e:
         raise e.with_source(user_frame(4)) from None
     except Exception as e:
-        raise located(e, user_frame(4), f"{prim.name}") from e
+        raise located(e, user_frame(4), f"{prim.name}")
     if key is not None:
         if len(_out_types_cache) > 20000:
             _out_types_cache.clear()

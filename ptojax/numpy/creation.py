@@ -69,7 +69,7 @@ def _full(op, shape, fill_value, dtype, weak=None):
         try:
             return Array(np.full(shape, fill._value, fill.dtype), fill.weak_type)
         except Exception as e:  # too large to allocate
-            raise located(e, user_frame(), f"{op}{shape}") from e
+            raise located(e, user_frame(), f"{op}{shape}")
     if fill.ndim == 0:
         return lax.broadcast_in_dim(fill, shape, ())
     return broadcast_to_shape(fill, shape, op)
