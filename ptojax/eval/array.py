@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.errors import located
 from ptojax.ir.types import TensorType
 from ptojax.devices import local_devices
 from ptojax.sharding import Shard, single_device_sharding
+from ptojax.source_info import user_frame
 
 
 class Array:
@@ -126,7 +128,8 @@ class Array:
 
     def __index__(self):
         if not dtypes.is_integer(self.dtype) and self.dtype != dtypes.bool_:
-            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+            raise located(TypeError(f"only integer arrays can be used as an index, not "
+                                    f"{self.dtype}"), user_frame())
         return int(self._value)
 
     def __complex__(self):
@@ -134,11 +137,12 @@ class Array:
 
     def __len__(self):
         if self._value.ndim == 0:
-            raise TypeError("len() of unsized object (a 0-d Array)")
+            raise located(TypeError("len() of unsized object (a 0-d Array)"), user_frame())
         return len(self._value)
 
     def __hash__(self):
-        raise TypeError("unhashable type: 'Array' (use a tuple or a numpy scalar as a key)")
+        raise located(TypeError("unhashable type: 'Array' (use a tuple or a numpy scalar as a "
+                                "key)"), user_frame())
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="Array(")

@@ -14,6 +14,9 @@ import numpy as np
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
+from ptojax.source_info import GENERATED_FILE
+
+_FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then one per eqn
 
 
 class Executable:
@@ -52,7 +55,8 @@ def _generate(closed: ClosedIR, impls):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
-    env = {"__name__": "ptojax.runtime.generated", "np": np}
+    env = {"__name__": "ptojax.runtime.generated", "np": np,
+           "__eqn_sources__": [eqn.source for eqn in ir.eqns]}
 
     def name_of(v):
         if type(v) is Literal:
@@ -100,5 +104,20 @@ def _generate(closed: ClosedIR, impls):
     results = [name_of(v) for v in ir.outvars]
     lines.append(f"    return [{', '.join(results)}]")
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
-    exec(compile(source, "<ptojax generated>", "exec"), env)
+    exec(compile(source, GENERATED_FILE, "exec"), env)
     return source, quietly(env["run"])
+
+
+def failed_equation_source(traceback):
+    """The user's source of the equation whose generated line raised (the innermost generated
+    function in ``traceback``), or None."""
+    source = None
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if frame.f_code.co_filename == GENERATED_FILE:
+            sources = frame.f_globals.get("__eqn_sources__", ())
+            k = traceback.tb_lineno - _FIRST_EQN_LINE
+            if 0 <= k < len(sources) and sources[k] is not None:
+                source = sources[k]
+        traceback = traceback.tb_next
+    return source
