@@ -60,6 +60,9 @@ def _convert_linear(eqn):
 
 def _convert_recipe(eqn):
     src, dst = eqn.inputs[0].type.dtype, eqn.outputs[0].type.dtype
+    if dst == dtypes.bool_ and src != dtypes.bool_:    # a mask is x != 0 (TCVT would round)
+        return [pto.Instr("TCMPS", pto.vec(eqn.outputs[0]),
+                          (pto.vec(eqn.inputs[0]), pto.lit(0, src)), {"cmp": "NE"})]
     mode = "CAST_TRUNC" if dtypes.is_float(src) and dtypes.is_integer(dst) else "CAST_RINT"
     return [pto.Instr("TCVT", pto.vec(eqn.outputs[0]), (pto.vec(eqn.inputs[0]),),
                       {"round": mode})]

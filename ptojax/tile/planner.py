@@ -326,6 +326,8 @@ def _auto_cube(group, shape, itemsize, target, buffers):
 
 def plan_group(group, config, target, name):
     """A KernelPlan for ``group``, or a string saying why it cannot be tiled (auto mode)."""
+    if 0 in group.space or (group.dot is not None and matmul_shape(group.dot).k == 0):
+        return "its tensors are empty (nothing to compute per tile)"
     if group.kind == "cube":
         return plan_cube(group, config, target, name)
     return plan_vector(group, config, target, name)
