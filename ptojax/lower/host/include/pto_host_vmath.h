@@ -255,7 +255,8 @@ static inline PTO_VMATH_INLINE float log1p_f32(float x) {
 // Beyond: tanh|x| = 1 - 2 / (E + 1) with E = e^(2|x|) (|x| clamped to 10, where tanh is 1
 // in float): tanh >= 0.55 there, so the roundings of E, E + 1 and the quotient are damped,
 // and each step is monotonic, so the result is too (exp rather than expm1: a third faster,
-// 0.03 ulp less accurate). Odd, tanh(-0) = -0.
+// 0.03 ulp less accurate). E is exp_f32's value without its range handling (2|x| <= 20:
+// E = 2^n e^r with n <= 29 never overflows). Odd, tanh(-0) = -0.
 // Measured: max 1.35 ulp (every float of 0.625 <= |x| <= 11: 1.36 ulp; 1.35 without FMA).
 static inline PTO_VMATH_INLINE float tanh_f32(float x) {
   const float ax = __builtin_fabsf(x);
@@ -266,7 +267,9 @@ static inline PTO_VMATH_INLINE float tanh_f32(float x) {
   t = fmadd(t, z, 0.13331406f);
   t = fmadd(t, z, -0.33333281f);
   const float small = copy_sign(fmadd(x * z, t, x), x);  // keeps tanh(-0) = -0
-  const float e = exp_f32(2.0f * min_keep_nan(ax, 10.0f));
+  const float y = 2.0f * min_keep_nan(ax, 10.0f);
+  const float n = __builtin_rintf(y * kLog2e);
+  const float e = exp_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, y))) * pow2i(n);
   const float big = copy_sign(1.0f - 2.0f / (e + 1.0f), x);
   return ax < 0.625f ? small : big;
 }
