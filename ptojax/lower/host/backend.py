@@ -18,8 +18,8 @@ each) and ``run`` keeps whichever measured faster, so compiling never makes a fu
 slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
 
 Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log/tanh/
-logistic are the header's own polynomials), so a tiered function's results can differ in the last bits
-between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
+logistic are the header's own polynomials), so a tiered function's results can differ in the
+last bits between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
 first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations

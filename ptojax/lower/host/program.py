@@ -2,9 +2,9 @@
 
 ``HostProgram(tiled, target)`` emits every ``tile_kernel`` equation — as a fused loop nest
 (``fused.py``, the default) or as the PTO C++ that ``as_text("pto-cpp")`` shows —, builds them
-into one shared library (disk-cached), and generates the straight-line executor of ``runtime/executable.py`` with each kernel equation
-calling its compiled launcher; tensor-level equations between kernels keep running through
-their numpy impls.
+into one shared library (disk-cached), and generates the straight-line executor of
+``runtime/executable.py`` with each kernel equation calling its compiled launcher;
+tensor-level equations between kernels keep running through their numpy impls.
 
 Blocks of a mixed (cube + vector) PTO kernel: the host runs a block's cube core, then its vector
 sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
