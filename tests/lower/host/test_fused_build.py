@@ -6,7 +6,6 @@ ragged shapes. The two builds compute the same values — the same per-operation
 and log, summation order and GEMM worker — except tanh and logistic (vmath functions vs the
 PTO instruction sequences) and 16-bit float integer powers (rounded once vs per instruction),
 which are compared within tolerance."""
-import os
 import re
 import subprocess
 
@@ -22,6 +21,7 @@ from ptojax.lower.host import fused
 from ptojax.lower.host.backend import CpuBackend
 from ptojax.lower.host.build import translation_unit
 from ptojax.lower.host.compiler import INCLUDE_DIR, compiler_or_none
+from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.program import kernel_eqns
 from ptojax.tile.ops import ELEMENTWISE_TILE_PRIMS
 
@@ -283,3 +283,14 @@ def test_a_bad_build_choice_is_an_error(monkeypatch):
     fn = pto.jit(lambda v: v * 2)
     with pytest.raises(ValueError, match=r"\$PTOJAX_HOST_KERNELS must be one of .*'Fused'"):
         fn(np.ones((300, 200), np.float32))
+
+
+def test_a_kernel_without_a_fused_form_runs_the_pto_build(monkeypatch):
+    def unsupported(kernels):
+        raise FusedUnsupported("no fused form for the tile op `tile_frobnicate`")
+    monkeypatch.setattr(fused, "program_source", unsupported)
+    fn = host_jit(lambda v: pnp.exp(v) * 2.0)
+    x = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
+    assert_matches(fn(x), interpret(fn._fn, x))
+    program = executable_of(fn, x).program
+    assert program.kernels == "pto" and "tile_frobnicate" in program.fused_error
