@@ -285,12 +285,20 @@ def _integer_pow_recipe(eqn):
     return seq
 
 
+def _integer_pow_cpp(x, *, y):
+    """x**y in a fused host kernel: the multiplications of the PTO recipe."""
+    square = f"op_mul({x}, {x})"
+    power = {1: x, 2: square, 3: f"op_mul({square}, {x})",
+             4: f"op_mul({square}, {square})"}[-y if y < 0 else y]
+    return f"op_recip({power})" if y < 0 else power
+
+
 integer_pow_p = elementwise(
     "integer_pow", _integer_pow, abstract_eval=_integer_pow_abstract, jvp=_integer_pow_jvp,
     # y = 3 and y = -2 re-read their operand after writing the destination
     tile=tile_forms.TileForm("elementwise", arith=True, check=_integer_pow_tile_check,
                              inplace=lambda params: params.get("y") not in (3, -2)),
-    pto=_integer_pow_recipe, host="integer_pow",
+    pto=_integer_pow_recipe, host=_integer_pow_cpp,
     reference=lambda jnp, lax: lambda x, y: lax.integer_pow(x, y))
 
 

@@ -60,16 +60,25 @@ def _convert_linear(eqn):
 
 def _convert_recipe(eqn):
     src, dst = eqn.inputs[0].type.dtype, eqn.outputs[0].type.dtype
+    if dst == dtypes.bool_ and src != dtypes.bool_:    # a mask is x != 0 (TCVT would round)
+        return [pto.Instr("TCMPS", pto.vec(eqn.outputs[0]),
+                          (pto.vec(eqn.inputs[0]), pto.lit(0, src)), {"cmp": "NE"})]
     mode = "CAST_TRUNC" if dtypes.is_float(src) and dtypes.is_integer(dst) else "CAST_RINT"
     return [pto.Instr("TCVT", pto.vec(eqn.outputs[0]), (pto.vec(eqn.inputs[0]),),
                       {"round": mode})]
+
+
+def _convert_cpp(x, *, new_dtype, weak_type=False):
+    """The element converted, in a fused host kernel (``convert_to`` of pto_host_fused.h:
+    float -> int truncates, saturates and sends NaN to 0, as the impl)."""
+    return f"convert_to<{np.dtype(new_dtype).name}_t>({x})"
 
 
 convert_element_type_p = elementwise(
     "convert_element_type", _convert, abstract_eval=_convert_abstract, linear=True,
     shard_linear=_convert_linear, jvp=_convert_jvp, transpose=_convert_transpose,
     tile=tile_forms.TileForm("elementwise", scalar_unit=True), pto=_convert_recipe,
-    host="convert", reference=lambda jnp, lax: lambda x, new_dtype, weak_type=False:
+    host=_convert_cpp, reference=lambda jnp, lax: lambda x, new_dtype, weak_type=False:
         lax.convert_element_type(x, new_dtype))
 
 

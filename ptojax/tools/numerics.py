@@ -12,7 +12,8 @@ Stages, in order:
 - **tile** — the IR tiled for ``target`` (default ``targets.host_jit``, what ``jit``'s cpu
   backend runs; pass ``targets.ascend910b`` to check the Ascend tiling) and ``tile_config``,
   each ``tile_kernel`` run by the numpy tile interpreter.
-- **host kernels** — the same tiled IR with its kernels compiled for the CPU (skipped when
+- **host kernels** — the same tiled IR with its kernels compiled for the CPU as ``jit``
+  builds them (fused loop nests unless ``$PTOJAX_HOST_KERNELS`` says ``pto``; skipped when
   there is no C++ compiler or no kernel).
 
 The reference is the traced IR evaluated equation by equation by the numpy impls, so with
@@ -52,6 +53,7 @@ from ptojax.targets import host_jit
 from ptojax.jit import Jitted
 from ptojax.jit import make_ir
 from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.lower.host.backend import CpuBackend
 from ptojax.lower.host.program import HostProgram, kernel_eqns
 from ptojax.optimize import optimize
 from ptojax.tile.api import tile_ir
@@ -354,7 +356,7 @@ def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
         return results + [StageResult("host kernels", len(tiled.ir.eqns), "skipped",
                                       note=note)]
     try:
-        program = HostProgram(tiled, target)
+        program = HostProgram(tiled, target, kernels=CpuBackend().kernel_build())
         values = interpret(tiled, leaves, program.launchers)
     except Exception as e:
         return results + [StageResult("host kernels", len(tiled.ir.eqns), "error",
