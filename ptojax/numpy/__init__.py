@@ -1,8 +1,9 @@
 """``ptojax.numpy`` (``pnp``): the NumPy API over ptojax arrays, traceable by every transform."""
 from ptojax import dtypes as _dtypes
-from ptojax.dtypes import (bfloat16, bool_, float8_e4m3fn, float8_e5m2, float16, float32,
-                           float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                           finfo, iinfo)
+from ptojax.dtypes import finfo, iinfo
+from ptojax.numpy.scalar_types import (bfloat16, bool_, double, float8_e4m3fn, float8_e5m2,
+                                       float16, float32, float64, float_, int8, int16, int32,
+                                       int64, int_, single, uint, uint8, uint16, uint32, uint64)
 from ptojax.numpy import array_methods as _array_methods
 from ptojax.numpy.creation import (arange, array, asarray, empty, empty_like, eye, full,
                                    full_like, identity, linspace, meshgrid, ones, ones_like,
@@ -28,7 +29,7 @@ import math as _math
 
 import numpy as _np
 
-from ptojax.numpy._promote import result_type as _result_type
+from ptojax.numpy._promote import dtype_and_weak as _dtype_and_weak
 
 pi = _np.pi
 e = _np.e
@@ -36,11 +37,19 @@ inf = _np.inf
 nan = _np.nan
 newaxis = None
 bool = bool_
-float_ = float64
+
+
+def _promotion_type(x):
+    """(dtype, weak) of a value, a dtype, a scalar type or a Python type (weak, as JAX)."""
+    if x is int or x is float or x is bool:
+        return _dtypes.canonicalize(x), x is not bool
+    if isinstance(x, (type, _np.dtype, str)):
+        return _dtypes.canonicalize(x), False
+    return _dtype_and_weak(x, "result_type")
 
 
 def result_type(*args):
-    return _result_type(*args)[0]
+    return _dtypes.promote(tuple(_promotion_type(a) for a in args))[0]
 
 
 def promote_types(a, b):
