@@ -23,6 +23,12 @@ from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
 from ptojax.numpy.sorting import argsort, sort
+# bits and integers (bits.py)
+from ptojax.numpy.bits import bitwise_count, gcd, lcm, packbits, unpackbits
+# whole-array comparisons (comparisons.py)
+from ptojax.numpy.comparisons import allclose, array_equal, array_equiv, isclose
+# floating-point anatomy (floating.py)
+from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray
 
 import math as _math
