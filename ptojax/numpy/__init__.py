@@ -27,6 +27,9 @@ from ptojax.numpy.sorting import argsort, sort
 from ptojax.numpy.bits import bitwise_count, gcd, lcm, packbits, unpackbits
 # whole-array comparisons (comparisons.py)
 from ptojax.numpy.comparisons import allclose, array_equal, array_equiv, isclose
+# NaN-ignoring reductions (nan_reductions.py)
+from ptojax.numpy.nan_reductions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax,
+                                         nanmean, nanmin, nanprod, nanstd, nansum, nanvar)
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray
