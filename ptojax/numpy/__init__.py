@@ -30,6 +30,9 @@ from ptojax.numpy.comparisons import allclose, array_equal, array_equiv, isclose
 # NaN-ignoring reductions (nan_reductions.py)
 from ptojax.numpy.nan_reductions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax,
                                          nanmean, nanmin, nanprod, nanstd, nansum, nanvar)
+# statistics (statistics.py)
+from ptojax.numpy.statistics import (average, corrcoef, cov, median, nanmedian, nanpercentile,
+                                     nanquantile, percentile, quantile)
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray
