@@ -33,6 +33,9 @@ from ptojax.numpy.nan_reductions import (nanargmax, nanargmin, nancumprod, nancu
 # statistics (statistics.py)
 from ptojax.numpy.statistics import (average, corrcoef, cov, median, nanmedian, nanpercentile,
                                      nanquantile, percentile, quantile)
+# finding elements (searching.py); its where() also has the one-argument form
+from ptojax.numpy.searching import (argwhere, bincount, compress, digitize, extract,
+                                    flatnonzero, nonzero, searchsorted, where)
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray
