@@ -13,7 +13,7 @@ from ptojax.numpy.linalg import dot, einsum, inner, matmul, outer, tensordot, vd
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
                                        broadcast_arrays, broadcast_to, column_stack, concat,
                                        concatenate, diag, diagonal, dstack, expand_dims, flip,
-                                       fliplr, flipud, hstack, matrix_transpose, moveaxis, pad,
+                                       fliplr, flipud, hstack, matrix_transpose, moveaxis,
                                        permute_dims, ravel, repeat, reshape, roll, split,
                                        squeeze, stack, swapaxes, tile, trace, transpose, tril,
                                        triu, vstack)
@@ -36,6 +36,17 @@ from ptojax.numpy.statistics import (average, corrcoef, cov, median, nanmedian, 
 # finding elements (searching.py); its where() also has the one-argument form
 from ptojax.numpy.searching import (argwhere, bincount, compress, digitize, extract,
                                     flatnonzero, nonzero, searchsorted, where)
+# index helpers (index_tricks.py)
+from ptojax.numpy.index_tricks import (diag_indices, diag_indices_from, diagflat,
+                                       fill_diagonal, indices, ix_, ravel_multi_index,
+                                       tril_indices, tril_indices_from, triu_indices,
+                                       triu_indices_from, unravel_index)
+# more shape functions (manipulation.py)
+from ptojax.numpy.manipulation import dsplit, hsplit, rollaxis, rot90, unstack, vsplit
+# adding and removing elements (insert_delete.py)
+from ptojax.numpy.insert_delete import append, delete, insert, resize, trim_zeros
+# pad in every mode (padding.py)
+from ptojax.numpy.padding import pad
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ptojax import dtypes, lax
 from ptojax.control_flow import while_loop
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, check_dtype_kind, promote_args
 from ptojax.numpy.math import absolute, floor_divide, multiply, where

@@ -140,7 +140,9 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         ramp = lax.expand_dims(ramp, (ramp.ndim,))
     if divisions > 0:
         step = m.divide(delta, float(divisions))
-        out = m.add(start, m.divide(m.multiply(ramp, delta), float(divisions)))
+        # JAX's formula: start * (1 - t) + stop * t reaches both ends exactly
+        fraction = m.divide(ramp, float(divisions))
+        out = m.add(m.multiply(start, m.subtract(1.0, fraction)), m.multiply(stop, fraction))
     else:  # one sample or none: the step is undefined
         step = m.multiply(delta, float("nan"))
         out = m.add(start, m.multiply(ramp, 0.0))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import ShapeError, UnsupportedError
-from ptojax.numpy._axes import normalize_axes, normalize_axis
+from ptojax.numpy._axes import normalize_axes
 from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, promote_args,
                                    promote_dtypes, supported_dtype)
 from ptojax.numpy import math as ew
