@@ -47,6 +47,20 @@ from ptojax.numpy.manipulation import dsplit, hsplit, rollaxis, rot90, unstack, 
 from ptojax.numpy.insert_delete import append, delete, insert, resize, trim_zeros
 # pad in every mode (padding.py)
 from ptojax.numpy.padding import pad
+# differences, integrals, interpolation (differences.py)
+from ptojax.numpy.differences import diff, ediff1d, gradient, interp, trapezoid, unwrap
+# convolutions (convolution.py)
+from ptojax.numpy.convolution import convolve, correlate
+# vector products (vector_products.py)
+from ptojax.numpy.vector_products import cross, kron, matvec, vecdot, vecmat
+# polynomials (polynomial.py)
+from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyint, polymul,
+                                     polysub, polyval, vander)
+# window functions (windows.py)
+from ptojax.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
+# more creation and sorting functions
+from ptojax.numpy.creation import geomspace, logspace
+from ptojax.numpy.sorting import lexsort
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
 from ptojax.eval.array import Array as ndarray

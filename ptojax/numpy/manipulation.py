@@ -320,12 +320,16 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    for s, ax in zip(shifts, axes):
-        ax = normalize_axis("roll", ax, a.ndim)
+    try:  # shifts and axes broadcast together; shifts of one axis add up (as NumPy)
+        pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
+    except ValueError:
+        raise ShapeError(f"roll: shift {shift!r} and axis {axis!r} do not broadcast together",
+                         user_frame()) from None
+    total = {}
+    for s, ax in pairs:
+        ax = normalize_axis("roll", int(ax), a.ndim)
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in total.items():
         n = a.shape[ax]
         if n == 0:
             continue
@@ -424,7 +428,8 @@ def diag(v, k=0):
     raise ShapeError("diag: input must be 1-D or 2-D", user_frame())
 
 
-def trace(a, offset=0, axis1=0, axis2=1):
-    return reductions.sum(diagonal(a, offset, axis1, axis2), -1)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """The sum of diagonal ``offset`` over axes ``axis1`` and ``axis2`` (in ``dtype``)."""
+    return reductions.sum(diagonal(a, offset, axis1, axis2), -1, dtype=dtype, out=out)
 
 
