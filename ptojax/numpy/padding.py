@@ -26,7 +26,7 @@ _MODE_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "
                 "symmetric": {"reflect_type"}}
 
 
-def _pairs(name, values, ndim):
+def _pairs(name, values, array):
     """``values`` as one (before, after) pair per axis: NumPy's ``((b, a), ...)``, ``((b,
     a),)``, ``(b, a)``, ``(v,)`` or ``v``. The values must be concrete."""
     if any(isinstance(v, Tracer) for v in tree_leaves(values)):
@@ -37,18 +37,18 @@ def _pairs(name, values, ndim):
     except ValueError:
         raise ShapeError(f"pad: {name} entries must all have one shape, got {values!r:.60}",
                          user_frame()) from None
+    ndim = array.ndim
     shapes = {(ndim, 2): lambda: arr, (1, 2): lambda: np.broadcast_to(arr, (ndim, 2)),
               (2,): lambda: np.broadcast_to(arr, (ndim, 2)),
               (1,): lambda: np.full((ndim, 2), arr[0]), (): lambda: np.full((ndim, 2), arr)}
     if arr.shape not in shapes:
-        raise ShapeError(f"pad: {name} of shape {arr.shape} does not fit an array of rank "
-                         f"{ndim}; give shape ({ndim}, 2), (1, 2), (2,), (1,) or ()",
-                         user_frame())
+        raise ShapeError(f"pad: {name} of shape {arr.shape} does not fit {array.aval}; give "
+                         f"shape ({ndim}, 2), (1, 2), (2,), (1,) or ()", user_frame())
     return [tuple(p) for p in shapes[arr.shape]().tolist()]
 
 
-def _widths(pad_width, ndim):
-    widths = _pairs("pad_width", pad_width, ndim)
+def _widths(pad_width, array):
+    widths = _pairs("pad_width", pad_width, array)
     flat = np.asarray(widths).ravel()
     if flat.size and (flat.dtype.kind not in "iu" or (flat < 0).any()):
         raise ShapeError(f"pad: pad_width must be non-negative integers, got "
@@ -60,7 +60,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     """``array`` padded by ``pad_width`` ((before, after) per axis, or broadcast from one
     pair or one int) in ``mode`` (a NumPy mode name or a function, see module doc)."""
     array = asarray(array, op="pad")
-    widths = _widths(pad_width, array.ndim)
+    widths = _widths(pad_width, array)
     if callable(mode):
         return _pad_with_function(array, widths, mode, kwargs)
     if mode not in _MODE_KWARGS:
@@ -84,7 +84,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             x, ax, b, a, mode, reflect_type))
     if mode in ("maximum", "minimum", "mean", "median"):
         lengths = kwargs.get("stat_length")
-        lengths = None if lengths is None else _pairs("stat_length", lengths, array.ndim)
+        lengths = None if lengths is None else _pairs("stat_length", lengths, array)
         return _per_axis(array, widths, mode, lambda x, ax, b, a: _stat(
             x, ax, b, a, mode, None if lengths is None else lengths[ax]))
     return _per_axis(array, widths, mode, {"edge": _edge, "wrap": _wrap,
@@ -206,7 +206,7 @@ def _stat(x, axis, before, after, mode, lengths):
 
 
 def _pad_linear_ramp(array, widths, end_values):
-    ends = _pairs("end_values", end_values, array.ndim)
+    ends = _pairs("end_values", end_values, array)
     for axis, (before, after) in enumerate(widths):
         n = array.shape[axis]
         ramps = []
