@@ -8,8 +8,9 @@ One process owns ``PTOJAX_NUM_DEVICES`` devices (default 8), numbered from 0. Un
 from __future__ import annotations
 
 import functools
-import os
 from typing import NamedTuple
+
+from ptojax.env import env_int
 
 
 
@@ -41,15 +42,7 @@ class Topology(NamedTuple):
 
 
 def _default_local_count() -> int:
-    value = os.environ.get("PTOJAX_NUM_DEVICES", "8")
-    try:
-        count = int(value)
-    except ValueError:
-        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {value!r}") \
-            from None
-    if count < 1:
-        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {count}")
-    return count
+    return env_int("PTOJAX_NUM_DEVICES", 8)
 
 
 _topology: list = []  # [Topology] once known

@@ -99,6 +99,17 @@ class CompileError(PtoError, RuntimeError):
     """The host C++ compiler rejected generated kernel source."""
 
 
+class CacheError(CompileError):
+    """The kernel cache directory cannot be used: it cannot be created or written, or it is
+    not private to this user (another user could plant libraries in it). The message names
+    the path, why, and what to do."""
+
+
+class ConfigError(PtoError, ValueError):
+    """An option or environment variable with a value ptojax cannot use: the message names
+    the option, the value and what is accepted."""
+
+
 class KernelCheckError(PtoError, RuntimeError):
     """A host-built kernel failed a runtime check the hardware would not forgive: pipes not
     ordered by set_flag/wait_flag, a tile outside its buffer, a window that does not fit."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptojax.eval.ieee import quietly
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
 from ptojax.ops.broadcast import broadcast_in_dim_p
@@ -87,6 +88,7 @@ def cse(ir: IR) -> IR:
     return IR(ir.constvars, ir.invars, eqns, outvars)
 
 
+@quietly
 def fold_constants(ir: IR) -> IR:
     """Evaluate equations whose inputs are all literals when the result is a scalar."""
     known: dict = {}

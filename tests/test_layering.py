@@ -12,7 +12,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
-    ("base", ["errors", "dtypes", "source_info", "tree_util", "targets", "sharding", "devices"]),
+    ("base", ["errors", "env", "dtypes", "source_info", "tree_util", "targets", "sharding",
+              "devices"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
     ("ops", ["ops"]),

@@ -9,6 +9,7 @@ from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
+from ptojax.eval.ieee import quietly
 from ptojax.source_info import user_frame
 
 _out_types_cache: dict = {}
@@ -41,6 +42,7 @@ def leaked_tracer_error(tracer) -> LeakedTracerError:
         user_frame(4))
 
 
+@quietly
 def apply_eager(prim, args, params):
     values, types = [], []
     for a in args:

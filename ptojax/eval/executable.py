@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 
 
@@ -106,4 +107,4 @@ def _generate(closed: ClosedIR, impls):
     lines.append(f"    return [{', '.join(results)}]")
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, "<ptojax generated>", "exec"), env)
-    return source, env["run"]
+    return source, quietly(env["run"])

@@ -1,17 +1,11 @@
 """Shared checks for primitive abstract evals: clear errors naming the op and the operands."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import AxisError, DtypeError, PtoError, ShapeError
 from ptojax.source_info import user_frame
-
-# numpy reports IEEE special cases (log(0), x/0, overflow) as RuntimeWarnings; ptojax, like
-# JAX, returns the IEEE result silently. Filtering by module costs nothing on the fast path.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ptojax(\.|$)")
 
 
 def fmt_types(types) -> str:

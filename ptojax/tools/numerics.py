@@ -56,6 +56,7 @@ from ptojax.lower.host.program import HostProgram, kernel_eqns
 from ptojax.optimize import optimize
 from ptojax.tile.api import tile_ir
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.eval.ieee import quietly
 from ptojax.eval.leaves import leaf_value
 from ptojax.targets import get_target
 from ptojax.tree_util import tree_flatten
@@ -190,6 +191,7 @@ class NumericsReport:
 
 
 # --- running a program equation by equation ---------------------------------------------------
+@quietly
 def run_equation(eqn, inputs) -> list:
     """The outputs of one equation computed by its primitive's numpy impl."""
     out = eqn.prim.impl(*inputs, **eqn.params)

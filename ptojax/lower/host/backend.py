@@ -23,17 +23,20 @@ first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
+import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Optional
 
-from ptojax.errors import CompileError, TileError, UnsupportedError
+from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
 from ptojax.ir.core import ClosedIR
+from ptojax.lower.host.cache import checked_root
 from ptojax.lower.host.compiler import compiler_or_none
-from ptojax.targets import Target, host_jit
+from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
 from ptojax.lower.host.program import HostProgram, kernel_eqns
@@ -52,6 +55,23 @@ class CpuBackend:
     min_elements: int = 1 << 15
     target: Target = host_jit
     tile_config: Optional[TileConfig] = None
+
+    def __post_init__(self):
+        for name in ("tiered", "check_sync"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"CpuBackend.{name} must be True or False, got "
+                                  f"{getattr(self, name)!r}")
+        if isinstance(self.min_elements, bool) or not isinstance(self.min_elements, int) \
+                or self.min_elements < 0:
+            raise ConfigError(f"CpuBackend.min_elements must be an integer >= 0, got "
+                              f"{self.min_elements!r}")
+        try:
+            object.__setattr__(self, "target", get_target(self.target))
+        except ValueError as e:
+            raise ConfigError(f"CpuBackend.target: {e}") from None
+        if self.tile_config is not None and not isinstance(self.tile_config, TileConfig):
+            raise ConfigError(f"CpuBackend.tile_config must be a pto.TileConfig or None, got "
+                              f"{self.tile_config!r}")
 
 
 BACKENDS = ("cpu", "interpreter")
@@ -136,12 +156,16 @@ class HostExecutable:
         return self._done.wait(timeout)
 
     def _build(self, warn: bool):
-        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program."""
+        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program.
+        Whatever goes wrong leaves a final status; in the background (``warn``) it is
+        reported by one warning, else raised."""
         try:
+            checked_root()
             compiler, why = compiler_or_none()
             if compiler is None:
                 self.status = "numpy"
-                _warn_no_compiler(why)
+                _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
+                           f"clang++, or set CXX, for compiled host kernels)")
                 return
             tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
@@ -154,12 +178,19 @@ class HostExecutable:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
-        except (CompileError, TileError, UnsupportedError, OSError) as e:
+        except (CompileError, TileError, UnsupportedError, ConfigError, OSError) as e:
             self.status = f"failed: {e}"
             if not warn:
                 raise
-            warnings.warn(f"ptojax: compiling host kernels failed, this function keeps running "
-                          f"on the numpy executor: {e}", RuntimeWarning, stacklevel=1)
+            _warn_once(f"ptojax: compiling host kernels failed, this function keeps running "
+                       f"on the numpy executor: {e}")
+        except Exception as e:           # a bug in ptojax: say where, and keep running
+            self.status = f"failed: internal error: {_crash_site(e)}"
+            if not warn:
+                raise
+            _warn_once(f"ptojax: compiling host kernels crashed (a ptojax bug; please report "
+                       f"it), this function keeps running on the numpy executor: "
+                       f"{_crash_site(e)}")
         finally:
             self._done.set()
 
@@ -224,8 +255,7 @@ class _Worker:
             try:
                 job()
             except Exception as e:     # a bug must not kill the worker; report it
-                warnings.warn(f"ptojax: host kernel compilation crashed: {e!r}",
-                              RuntimeWarning, stacklevel=1)
+                _warn_once(f"ptojax: host kernel compilation crashed: {_crash_site(e)}")
             finally:
                 with self._idle:
                     self._pending -= 1
@@ -253,11 +283,19 @@ _warned = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_no_compiler(why: str):
+def _warn_once(message: str):
+    """One RuntimeWarning per distinct message per process."""
     with _warned_lock:
-        if why in _warned:
+        if message in _warned:
             return
-        _warned.add(why)
-    warnings.warn(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or clang++, "
-                  f"or set CXX, for compiled host kernels)", RuntimeWarning, stacklevel=2)
+        _warned.add(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _crash_site(e: BaseException) -> str:
+    """``e`` and the innermost frame it was raised in."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in " \
+            f"{frames[-1].name})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
 

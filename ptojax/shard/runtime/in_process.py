@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 import time
 
 import numpy as np
 
+from ptojax.env import env_seconds, positive_seconds
 from ptojax.errors import CollectiveError
 from ptojax.shard.runtime.cost import bytes_sent
 from ptojax.sharding import linear_index
@@ -34,11 +34,11 @@ def default_timeout() -> float:
     """Seconds a collective waits for its peers before raising CollectiveError."""
     if _timeout:
         return _timeout[0]
-    return float(os.environ.get("PTOJAX_COLLECTIVE_TIMEOUT", "60"))
+    return env_seconds("PTOJAX_COLLECTIVE_TIMEOUT", 60.0)
 
 
 def set_default_timeout(seconds: float) -> None:
-    _timeout[:] = [float(seconds)]
+    _timeout[:] = [positive_seconds(seconds, "the collective timeout")]
 
 
 _transport: list = []  # [the process transport] once ptojax.distributed is initialized
