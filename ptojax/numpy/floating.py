@@ -31,6 +31,19 @@ def _exponent_limit(dtype) -> int:
     return int(info.maxexp - info.minexp + info.nmant + 2)
 
 
+def _pow2(exponent: int, dtype) -> float:
+    """``2.0 ** exponent`` rounded to ``dtype``: inf above its range, 0 below half its
+    smallest subnormal."""
+    info = dtypes.finfo(dtype)
+    if exponent >= info.maxexp:
+        return math.inf
+    return 0.0 if exponent < info.minexp - info.nmant else 2.0 ** exponent
+
+
+def _constant(value, dtype, shape):
+    return lax.broadcast_in_dim(np.asarray(value, dtype), tuple(shape), ())
+
+
 def exact_pow2(k, dtype):
     """``2.0 ** k`` in ``dtype`` for an int32 array ``k``, exactly (0 or inf out of range)."""
     limit = _exponent_limit(dtype)
@@ -39,10 +52,8 @@ def exact_pow2(k, dtype):
     out = lax.broadcast_in_dim(np.asarray(1, dtype), k.shape, ())
     for j in range(limit.bit_length()):
         step = 2 ** j
-        up = math.inf if step >= 1024 else 2.0 ** step
-        down = 2.0 ** -step if step < 1100 else 0.0
-        factor = lax.select(negative, lax.broadcast_in_dim(np.asarray(down, dtype), k.shape, ()),
-                            lax.broadcast_in_dim(np.asarray(up, dtype), k.shape, ()))
+        factor = lax.select(negative, _constant(_pow2(-step, dtype), dtype, k.shape),
+                            _constant(_pow2(step, dtype), dtype, k.shape))
         bit = lax.ne(lax.bitwise_and(magnitude, step), 0)
         out = lax.select(bit, lax.mul(out, factor), out)
     return out
@@ -60,8 +71,8 @@ def frexp(x, /):
     dtype, compute = x.dtype, _compute_dtype(x.dtype)
     info = dtypes.finfo(compute)
     special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, 0))
-    xc = lax.convert_element_type(x, compute)
-    xc = lax.select(special, lax.add(lax.mul(xc, 0), 1), xc)
+    ones = lax.broadcast_in_dim(np.asarray(1, compute), tuple(x.shape), ())
+    xc = lax.select(special, ones, lax.convert_element_type(x, compute))  # no NaN paths
     a = lax.mul(xc, lax.sign(xc))  # |x| whose derivative is sign(x)
     # subnormals first scaled into the normal range, where log2 is reliable
     shift = info.nmant + 1
@@ -74,10 +85,9 @@ def frexp(x, /):
     m = lax.select(too_big, lax.mul(m, 0.5), lax.select(too_small, lax.mul(m, 2.0), m))
     e = lax.add(estimate, lax.sub(lax.convert_element_type(too_big, dtypes.int32),
                                   lax.convert_element_type(too_small, dtypes.int32)))
-    e = lax.sub(e, lax.select(tiny, lax.broadcast_in_dim(np.int32(shift), e.shape, ()),
-                              lax.broadcast_in_dim(np.int32(0), e.shape, ())))
-    mantissa = lax.convert_element_type(lax.mul(m, lax.sign(xc)), dtype)
     zero = lax.broadcast_in_dim(np.int32(0), e.shape, ())
+    e = lax.sub(e, lax.select(tiny, lax.add(zero, shift), zero))
+    mantissa = lax.convert_element_type(lax.mul(m, lax.sign(xc)), dtype)
     return lax.select(special, x, mantissa), lax.select(special, zero, e)
 
 

@@ -210,15 +210,11 @@ argmax = _arg(lax.argmax, "argmax")
 argmin = _arg(lax.argmin, "argmin")
 
 
-def cumulative_dtype(dtype, promote_integers=False):
-    """Cumulative ops keep the input dtype (as JAX), except that bools count in int32 (and,
-    with ``promote_integers``, narrow integers in 32 bits)."""
-    return _sum_dtype(dtype, promote_integers)
-
-
 def cumulate(name, lax_fn, a, axis, dtype, promote_integers=False):
     """``lax_fn`` (cumsum/cumprod) along ``axis`` (flattened when None), JAX's dtype rules:
-    ``dtype=bool`` accumulates the nonzero flags and reports where the total is nonzero."""
+    the input dtype, bools counted in int32, narrow integers in 32 bits with
+    ``promote_integers``; ``dtype=bool`` accumulates the nonzero flags and reports where the
+    total is nonzero."""
     if axis is None or a.ndim == 0:
         a = lax.reshape(a, (a.size,))
         axis = 0 if axis is None else axis
@@ -227,7 +223,7 @@ def cumulate(name, lax_fn, a, axis, dtype, promote_integers=False):
         flags = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
         total = lax_fn(lax.convert_element_type(flags, dtypes.int32), ax)
         return lax.ne(total, 0)
-    return lax_fn(convert(a, _result_dtype(name, a, dtype, lambda d: cumulative_dtype(
+    return lax_fn(convert(a, _result_dtype(name, a, dtype, lambda d: _sum_dtype(
         d, promote_integers))), ax)
 
 

@@ -107,11 +107,20 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights=None):
     return result
 
 
+def _last_first(x):
+    """``x`` with its last axis moved to the front."""
+    return lax.transpose(x, (x.ndim - 1,) + tuple(range(x.ndim - 1)))
+
+
+def _q_shaped(result, q):
+    """A result whose first axis runs over the flattened ``q``, given ``q``'s shape."""
+    return lax.reshape(result, tuple(q.shape) + tuple(result.shape[1:]))
+
+
 def _order_statistics(x_sorted, positions):
     """``x_sorted[..., positions]``: positions is ``rest + (k,)`` int32; the result is
     ``(k,) + rest``."""
-    values = take_along_axis(x_sorted, positions, -1, mode="clip")
-    return lax.transpose(values, (values.ndim - 1,) + tuple(range(values.ndim - 1)))
+    return _last_first(take_along_axis(x_sorted, positions, -1, mode="clip"))
 
 
 def _per_q(q, count):
@@ -135,7 +144,7 @@ def _interpolated(x, q, count, method):
                                                   dtypes.int32)
     low_value = _order_statistics(x_sorted, to_index(low))
     high_value = _order_statistics(x_sorted, to_index(high))
-    low_weight, high_weight = (_order_statistics_layout(w) for w in (low_weight, high_weight))
+    low_weight, high_weight = _last_first(low_weight), _last_first(high_weight)
     if method == "linear":
         compute = q.dtype
         result = lax.add(lax.mul(lax.convert_element_type(low_value, compute), low_weight),
@@ -148,15 +157,7 @@ def _interpolated(x, q, count, method):
         result = lax.select(lax.le(high_weight, 0.5), low_value, high_value)
     else:  # midpoint
         result = lax.mul(lax.add(low_value, high_value), 0.5)
-    return _squeeze_q(result, q)
-
-
-def _order_statistics_layout(w):
-    return lax.transpose(w, (w.ndim - 1,) + tuple(range(w.ndim - 1)))
-
-
-def _squeeze_q(result, q):
-    return lax.reshape(result, tuple(q.shape) + tuple(result.shape[1:]))
+    return _q_shaped(result, q)
 
 
 def _quantile_weights(name, a, weights, axis):
@@ -176,28 +177,27 @@ def _inverted_cdf(x, q, count, nans, weights, squash_nans):
     """The first order statistic whose cumulative weight reaches ``q`` of the total
     (negative or NaN weights make the slice NaN)."""
     if weights is None:
-        weights = lax.add(lax.mul(lax.convert_element_type(nans, x.dtype), 0.0), 1.0)
+        weights = lax.broadcast_in_dim(np.asarray(1, x.dtype), tuple(x.shape), ())
     x_sorted, weights = lax.sort((x, weights), dimension=x.ndim - 1, num_keys=1)
     nans_sorted = ew.isnan(x_sorted)
     bad = lax.bitwise_or(lax.lt(weights, 0.0), ew.isnan(weights))
     clean = ew.where(lax.bitwise_or(bad, nans_sorted), convert(0.0, weights.dtype), weights)
     cumulative = lax.cumsum(clean, x.ndim - 1)
     total = lax.slice_in_dim(cumulative, x.shape[-1] - 1, x.shape[-1], 1, x.ndim - 1)
-    qs, _ = _per_q(lax.convert_element_type(q, weights.dtype), count)
-    target = lax.mul(qs, broadcast_to_shape(total, tuple(qs.shape)))  # rest + (k,)
-    below = ew.less(lax.expand_dims(cumulative, (x.ndim,)),
+    qs, counts = _per_q(q, count)
+    target = lax.mul(convert(qs, weights.dtype), broadcast_to_shape(total, tuple(qs.shape)))
+    below = ew.less(lax.expand_dims(cumulative, (x.ndim,)),  # rest + (n, k)
                     lax.expand_dims(target, (x.ndim - 1,)))
-    index = red.sum(below, x.ndim - 1)                                # rest + (k,)
-    last = lax.convert_element_type(lax.sub(_per_q(q, count)[1], 1.0), dtypes.int32)
-    index = lax.max(lax.min(index, last), lax.mul(last, 0))
-    result = _order_statistics(x_sorted, index)
+    index = red.sum(below, x.ndim - 1)                       # rest + (k,)
+    last = lax.convert_element_type(lax.sub(counts, 1.0), dtypes.int32)
+    result = _order_statistics(x_sorted, lax.max(lax.min(index, last), 0))
     if squash_nans:
         force_nan = lax.bitwise_or(red.any(bad, -1), lax.eq(count, 0))
     else:
         force_nan = lax.bitwise_or(red.any(bad, -1), red.any(nans, -1))
     result = ew.where(broadcast_to_shape(force_nan, tuple(result.shape)),
                      convert(float("nan"), result.dtype), result)
-    return _squeeze_q(result, q)
+    return _q_shaped(result, q)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
