@@ -227,6 +227,15 @@ def promote_args(name, *args, kind=None):
     return [a if a.ndim == 0 else broadcast_to_shape(a, shape) for a in out]
 
 
+def promote_dtypes(name, *args, kind=None):
+    """The arguments as arrays of their promoted dtype (inexact for ``kind="float"``), each
+    keeping its shape."""
+    dtype, weak = result_type(*args, op=name)
+    if kind == "float":
+        dtype = to_inexact(dtype)
+    return [convert(a, dtype, weak) for a in args]
+
+
 def check_dtype_kind(name, x, kind):
     dt = x.dtype
     if kind == "int_or_bool" and not (dtypes.is_integer(dt) or dtypes.is_bool(dt)):

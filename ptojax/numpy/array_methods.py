@@ -8,7 +8,7 @@ from ptojax import lax
 from ptojax.errors import located
 from ptojax.source_info import user_frame
 from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
-from ptojax.numpy import reductions as red, sorting
+from ptojax.numpy import reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
 from ptojax.ops.convert import python_float_view
@@ -67,6 +67,11 @@ def _astype(self, dtype, copy=False):
     return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
 
 
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return searching.compress(condition, self, axis, size=size, fill_value=fill_value,
+                              out=out)
+
+
 def _copy(self):
     return self  # arrays are immutable: a copy is the same value
 
@@ -107,6 +112,8 @@ _METHODS = {
     "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
     "take": indexing.take, "conj": m.conjugate, "conjugate": m.conjugate,
     "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
+    "nonzero": searching.nonzero, "searchsorted": searching.searchsorted,
+    "compress": _compress,
 }
 
 _PROPERTIES = {

@@ -65,6 +65,10 @@ arccosh = _unary(tr.acosh_p, "arccosh", kind="float")
 arctanh = _unary(tr.atanh_p, "arctanh", kind="float")
 isfinite = _unary(lg.is_finite_p, "isfinite", kind="float")
 
+# the array API's names
+acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
+atan, atanh, atan2 = arctan, arctanh, arctan2
+
 
 def positive(x, /):
     return asarray(x, op="positive")
@@ -100,6 +104,12 @@ def absolute(x, /):
 
 
 abs = absolute
+
+
+def fabs(x, /):
+    """``|x|`` as a float (integers and bools become float32, as JAX)."""
+    (x,) = promote_args("fabs", x, kind="float")
+    return ar.abs_p.bind(x)
 
 
 def sign(x, /):
@@ -174,6 +184,21 @@ def isinf(x, /):
     if not dtypes.is_float(x.dtype):
         return _full_bool(x, False)
     return lax.eq(lax.abs(x), float("inf"))
+
+
+def _infinity_test(name, sign):
+    def fn(x, /):
+        (x,) = promote_args(name, x)
+        if not dtypes.is_float(x.dtype):
+            return _full_bool(x, False)
+        return lax.eq(x, sign * float("inf"))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf (False for integers)."
+    return fn
+
+
+isposinf = _infinity_test("isposinf", 1)
+isneginf = _infinity_test("isneginf", -1)
 
 
 def _full_bool(x, value):
@@ -344,7 +369,7 @@ def _bitwise(prim, name):
 bitwise_and = _bitwise(lg.and_p, "bitwise_and")
 bitwise_or = _bitwise(lg.or_p, "bitwise_or")
 bitwise_xor = _bitwise(lg.xor_p, "bitwise_xor")
-bitwise_not = invert = _bitwise(lg.not_p, "bitwise_not")
+bitwise_not = invert = bitwise_invert = _bitwise(lg.not_p, "bitwise_not")
 
 
 def _shift_args(name, x1, x2):
@@ -366,6 +391,9 @@ def right_shift(x1, x2, /):
     flipped = lax.select(lax.lt(x1, 0), lax.bitwise_not(x1), x1)
     shifted = lax.shift_right_logical(flipped, x2)
     return lax.select(lax.lt(x1, 0), lax.bitwise_not(shifted), shifted)
+
+
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 
 
 # selection -----------------------------------------------------------------------------------

@@ -102,6 +102,33 @@ def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=
             check(a, e, inputs, index=k in index, scale=scale, what=f"{mode} {label}")
 
 
+def check_grad(pto_fn, jax_fn, *args, scale=1.0, what="grad"):
+    """The gradient of ``sum(fn(*args) * w)`` (a fixed random ``w``) with respect to every
+    float argument, eagerly and under ``pto.jit``, against JAX's."""
+    import jax
+    out = np.asarray(jax_compiled(jax_fn, *args))
+    w = np.random.default_rng(7).normal(size=out.shape).astype(out.dtype)
+    argnums = tuple(i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
+    expected = jax_compiled(jax.grad(lambda *a: (jax_fn(*a) * w).sum(), argnums), *args)
+    pto_loss = lambda *a: (pto_fn(*a) * w).sum()
+    for mode, grads in [("eager", pto.grad(pto_loss, argnums)(*args)),
+                        ("jit", pto.jit(pto.grad(pto_loss, argnums))(*args))]:
+        for k, (g, e) in enumerate(zip(grads, expected)):
+            check(g, e, args, scale=scale, what=f"{what} {mode} d/darg{argnums[k]}")
+
+
+def check_vmap(pto_fn, jax_fn, *args, in_axes=0, index=(), scale=1.0, what="vmap"):
+    """``vmap(fn)`` over ``in_axes`` of ``args``, eagerly and under ``pto.jit``."""
+    import jax
+    expected = tree_leaves(jax_compiled(jax.vmap(jax_fn, in_axes), *args))
+    batched = pto.vmap(pto_fn, in_axes)
+    for mode, outs in [("eager", tree_leaves(batched(*args))),
+                       ("jit", tree_leaves(pto.jit(batched)(*args)))]:
+        assert len(outs) == len(expected), f"{what} {mode}: {len(outs)} outputs"
+        for k, (a, e) in enumerate(zip(outs, expected)):
+            check(a, e, args, index=k in index, scale=scale, what=f"{what} {mode} output {k}")
+
+
 def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
     """Values of ``dtype``: floats spread over [low, high), integers in [low, high] (nonzero,
     so they divide), bools at random."""
