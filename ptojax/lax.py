@@ -11,6 +11,7 @@ from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_po
                                    mul, neg, nextafter, reciprocal, rem, round, sign, square,
                                    sub)
 from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
+from ptojax.ops.complex_parts import complex, conj, imag, real
 from ptojax.ops.convert import convert_element_type, stop_gradient
 from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
 from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
@@ -21,7 +22,7 @@ from ptojax.ops.linalg import dot, dot_general
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt,
                               is_finite, le, lt, ne, select, shift_left, shift_right_logical)
 from ptojax.ops.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
-                                   reduce_or, reduce_prod)
+                                   reduce_or, reduce_prod, reduce_xor)
 from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
 from ptojax.ops.slicing import (broadcasted_iota, concatenate, index_in_dim, iota, pad, rev,
                                 slice, slice_in_dim)

@@ -174,7 +174,7 @@ class Trace:
             if x.ndim == 0:
                 return Literal(x, TensorType((), dt))
             return self._capture(x, TensorType(x.shape, dt))
-        if isinstance(x, (bool, int, float)) and not isinstance(x, np.bool_):
+        if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
         raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an "
                                 f"array ({x!r:.60}); pass arrays or Python scalars")

@@ -11,10 +11,12 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.ir.types import TensorType
 from ptojax.ir import pto
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.broadcast import broadcast_in_dim, fit_shape, unbroadcast, zeros_like
 from ptojax.ops.checks import fmt_types, require_kind, require_same_dtype
+from ptojax.ops.complex_parts import conj, real
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.elementwise import (align_elementwise, elementwise, elementwise_dim,
                                     lax_function, operands, scalar)
@@ -143,8 +145,18 @@ mul_p = _binary("mul", np.multiply, "any", "MUL", True, "op_mul({0}, {1})", line
                 shard_linear="one", transpose=_mul_transpose)
 div_p = _binary("div", _int_div, "num", "DIV", False, "op_div({0}, {1})", linear=True,
                 shard_linear="unary", transpose=_div_transpose)
-rem_p = _binary("rem", np.fmod, "num")
-add, sub, mul, div, rem = map(lax_function, (add_p, sub_p, mul_p, div_p, rem_p))
+rem_p = _binary("rem", np.fmod, "real_num")
+add, sub, div, rem = map(lax_function, (add_p, sub_p, div_p, rem_p))
+_mul = lax_function(mul_p)
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise product; with ``out_dtype`` both operands are converted to it first (so
+    they may differ in dtype, and narrow integers multiply without wrapping), as in JAX."""
+    if out_dtype is None:
+        return _mul(x, y)
+    dtype = dtypes.canonicalize(out_dtype)
+    return _mul(convert_element_type(x, dtype), convert_element_type(y, dtype))
 
 
 def _negated(t, x, y, out):
@@ -164,12 +176,22 @@ rem_p.define(jvp=binary_jvp(rem_p, same, times(lambda x, y, o: neg(_trunc(div(x,
 
 
 # neg, abs, sign, floor, ceil, round ------------------------------------------------------------
+def _abs_abstract(x):
+    """The magnitude of a complex value is real."""
+    require_kind("abs", x, "num")
+    return TensorType(x.shape, dtypes.real_dtype(x.dtype), x.weak_type)
+
+
 def _abs_jvp(primals, tangents):
-    """t where x >= 0, else -t (as JAX: the derivative at 0 is 1)."""
+    """t where x >= 0, else -t (as JAX: the derivative at 0 is 1); for complex x,
+    real(t * conj(x) / |x|) with |x| = 0 read as 1 (as JAX)."""
     (x,), (t,) = primals, tangents
     out = abs_p.bind(x)
     if is_zero(t):
         return out, Zero(out.aval)
+    if dtypes.is_complex(x.dtype):
+        magnitude = select(eq(out, 0), ones_like(out), out)
+        return out, real(mul(t, div(conj(x), convert_element_type(magnitude, x.dtype))))
     return out, select(ge(x, convert_element_type(0, x.dtype)), t, neg(t))
 
 
@@ -178,7 +200,8 @@ neg_p = elementwise("neg", np.negative, "num", nargs=1, linear=True, shard_linea
                     tile=tile_forms.TileForm("elementwise", arith=True, scalar_unit=True),
                     pto=pto.unary("TNEG"), host="op_neg({0})", reference=ref.lax_op("neg"))
 neg_p.define(jvp=linear_in_first_jvp(neg_p))
-abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", jvp=_abs_jvp)
+abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", abstract_eval=_abs_abstract,
+               jvp=_abs_jvp)
 sign_p = _unary("sign", np.sign, "num")
 floor_p = _unary("floor", np.floor, "float")
 ceil_p = _unary("ceil", np.ceil, "float")
@@ -233,7 +256,7 @@ def _integer_pow_abstract(x, y):
     require_kind("integer_pow", x, "num")
     if not isinstance(y, int):
         raise DtypeError(f"integer_pow: exponent must be a Python int, got {y!r}")
-    if y < 0 and not dtypes.is_float(x.dtype):
+    if y < 0 and not dtypes.is_inexact(x.dtype):
         raise DtypeError(f"integer_pow: negative exponent {y} for an integer base {x}; "
                          f"convert the base to a float dtype first")
     return x

@@ -25,6 +25,10 @@ def _convert_abstract(x, new_dtype, weak_type=False):
 
 def _convert(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        if new_dtype == dtypes.bool_:
+            return x != 0
+        x = x.real   # complex -> real keeps the real part, as XLA
     if dtypes.is_float(x.dtype) and dtypes.is_integer(new_dtype):
         return _float_to_int(x, new_dtype)
     return x.astype(new_dtype)
@@ -44,7 +48,7 @@ def _float_to_int(x, new_dtype):
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or not dtypes.is_float(new_dtype):
+    if is_zero(t) or not dtypes.is_inexact(new_dtype):
         return out, Zero(out.aval)
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)
 
@@ -54,8 +58,8 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 
 
 def _convert_linear(eqn):
-    """Converting between float types is linear; rounding to integers is not."""
-    return "unary" if dtypes.is_float(eqn.params["new_dtype"]) else None
+    """Converting between float and complex types is linear; rounding to integers is not."""
+    return "unary" if dtypes.is_inexact(eqn.params["new_dtype"]) else None
 
 
 def _convert_recipe(eqn):
@@ -75,7 +79,7 @@ convert_element_type_p = elementwise(
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize(new_dtype)
-    if type(x) in (int, float, bool):
+    if type(x) in dtypes.PYTHON_SCALARS:
         return scalar(x, new_dtype) if weak_type else Array(np.asarray(x, new_dtype))
     if x.dtype == new_dtype and getattr(x, "weak_type", False) == weak_type:
         return x

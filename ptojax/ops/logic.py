@@ -24,8 +24,9 @@ NO_SHIFT_TILES = Unsupported("shifts and xor have no tile form yet (PTO has TSHL
                              "the host build does not implement them)")
 
 
-def _comparison(name, ufunc, cmp, cpp, commutative=False):
-    prim = elementwise(name, ufunc, "any", dtypes.bool_, nargs=2,
+def _comparison(name, ufunc, cmp, cpp, commutative=False, kind="ordered"):
+    """A comparison; complex values compare only for (in)equality, as in JAX."""
+    prim = elementwise(name, ufunc, kind, dtypes.bool_, nargs=2,
                        tile=tile_forms.TileForm("elementwise", arith=True, scalar_operand=True,
                                                 commutative=commutative),
                        pto=pto.compare(cmp), host=cpp, reference=ref.lax_op(name))
@@ -33,8 +34,8 @@ def _comparison(name, ufunc, cmp, cpp, commutative=False):
     return prim
 
 
-eq_p = _comparison("eq", np.equal, "EQ", "({0} == {1})", commutative=True)
-ne_p = _comparison("ne", np.not_equal, "NE", "({0} != {1})", commutative=True)
+eq_p = _comparison("eq", np.equal, "EQ", "({0} == {1})", commutative=True, kind="any")
+ne_p = _comparison("ne", np.not_equal, "NE", "({0} != {1})", commutative=True, kind="any")
 lt_p = _comparison("lt", np.less, "LT", "({0} < {1})")
 le_p = _comparison("le", np.less_equal, "LE", "({0} <= {1})")
 gt_p = _comparison("gt", np.greater, "GT", "({0} > {1})")

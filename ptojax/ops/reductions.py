@@ -1,4 +1,4 @@
-"""Reductions — max min prod and or over axes, argmax/argmin — with every fact (``reduce_sum``,
+"""Reductions — max min prod and or xor over axes, argmax/argmin — with every fact (``reduce_sum``,
 the transpose of broadcasting, is in ``broadcast.py``).
 
 max/min split the tangent equally among tied elements (as JAX); the product's derivative is
@@ -14,7 +14,7 @@ from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import div, mul, ones_like
 from ptojax.ops.broadcast import broadcast_in_dim, reduce_abstract, reduce_batch, reduce_sum
-from ptojax.ops.checks import check_axis, user_axes, user_axis
+from ptojax.ops.checks import check_axis, require_kind, user_axes, user_axis
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.costs import input_size
 from ptojax.ops.cumulative import cumprod
@@ -28,18 +28,18 @@ from ptojax.trace import Primitive, Unsupported
 def _identity(x, lowest: bool):
     if x.dtype == dtypes.bool_:
         return not lowest
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):   # complex values compare by real part first
         return -np.inf if lowest else np.inf
     info = np.iinfo(x.dtype)
     return info.min if lowest else info.max
 
 
 def _lowest(dtype):
-    return -np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).min
+    return -np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).min
 
 
 def _highest(dtype):
-    return np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).max
+    return np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).max
 
 
 def max_impl(x, axes):
@@ -108,13 +108,21 @@ reduce_min_p.define(jvp=_extremum_jvp(reduce_min_p))
 reduce_prod_p = _reduction("reduce_prod", _prod, "any", "",
                            ref.widened(ref.lax_reduce("mul", lambda d: 1)), jvp=_prod_jvp,
                            tile=Unsupported("product reductions have no PTO row instruction"))
-_BOOL = Unsupported("boolean reductions have no tile rule")
-reduce_and_p = _reduction("reduce_and", lambda x, axes: np.all(x, axis=axes), "bool", "",
-                          ref.lax_reduce("bitwise_and", lambda d: True), tile=_BOOL)
-reduce_or_p = _reduction("reduce_or", lambda x, axes: np.any(x, axis=axes), "bool", "",
-                         ref.lax_reduce("bitwise_or", lambda d: False), tile=_BOOL)
-for _prim in (reduce_and_p, reduce_or_p):
-    _prim.define(jvp=zero_jvp(_prim))
+_BITS = Unsupported("bitwise and boolean reductions have no tile rule")
+
+
+def _bitwise_reduction(name, ufunc, identity):
+    """reduce_and/or/xor: logical on bools, bitwise on integers (as JAX)."""
+    prim = _reduction(name, lambda x, axes: ufunc.reduce(x, axis=axes), "int_or_bool", "",
+                      ref.lax_reduce(f"bitwise_{name[len('reduce_'):]}", identity), tile=_BITS)
+    prim.define(jvp=zero_jvp(prim))
+    return prim
+
+
+reduce_and_p = _bitwise_reduction("reduce_and", np.bitwise_and,
+                                  lambda d: True if d == dtypes.bool_ else -1)
+reduce_or_p = _bitwise_reduction("reduce_or", np.bitwise_or, lambda d: 0)
+reduce_xor_p = _bitwise_reduction("reduce_xor", np.bitwise_xor, lambda d: 0)
 
 
 def _lax_reduction(prim):
@@ -125,13 +133,14 @@ def _lax_reduction(prim):
     return fn
 
 
-reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or = map(_lax_reduction, (
-    reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p))
+reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, reduce_xor = map(_lax_reduction, (
+    reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p, reduce_xor_p))
 
 
 # arg-reductions ----------------------------------------------------------------------------------
 def _arg_abstract(name):
     def abstract_eval(x, axis, index_dtype):
+        require_kind(name, x, "ordered")
         axis = check_axis(name, axis, x.ndim)
         if x.shape[axis] == 0:
             raise AxisError(f"{name}: axis {axis} has size 0; there is no extremum")

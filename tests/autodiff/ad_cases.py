@@ -271,6 +271,46 @@ def _convert(data, J):
     return pto_fn, jax_fn, [x]
 
 
+# complex parts: real functions of real inputs through complex intermediates -------------------
+@case("complex", P.complex_p, P.imag_p)
+def _complex(data, J):
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+
+    def pto_fn(a, b):
+        z = lax.complex(a, b)
+        return lax.imag(lax.mul(z, lax.exp(z)))
+
+    def jax_fn(a, b):
+        z = J.lax.complex(a, b)
+        return J.lax.imag(z * J.lax.exp(z))
+    return pto_fn, jax_fn, [x, y]
+
+
+@case("real", P.real_p)
+def _real(data, J):
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+    return (lambda a, b: lax.real(lax.sin(lax.complex(a, b)))), \
+        (lambda a, b: J.lax.real(J.lax.sin(J.lax.complex(a, b)))), [x, y]
+
+
+@case("conj", P.conj_p)
+def _conj(data, J):
+    """conj of a complex value, and of a real one (which makes it complex)."""
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+
+    def pto_fn(a, b):
+        z = lax.complex(a, b)
+        return lax.imag(lax.mul(lax.mul(lax.conj(z), lax.conj(a)), lax.exp(z)))
+
+    def jax_fn(a, b):
+        z = J.lax.complex(a, b)
+        return J.lax.imag(J.lax.conj(z) * J.lax.conj(a) * J.lax.exp(z))
+    return pto_fn, jax_fn, [x, y]
+
+
 # reductions ----------------------------------------------------------------------------------
 def _axes(data, ndim):
     return tuple(sorted(data.draw(st.sets(st.integers(0, ndim - 1), max_size=ndim))
@@ -320,14 +360,15 @@ for _name in ("argmax", "argmin"):
     _arg_case(_name)
 
 
-def _logic_reduction_case(name, jnp_name):
+def _logic_reduction_case(name, jax_name):
     prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
         x = values(rng_of(data), shape_of(data, min_rank=1))
         axes = _axes(data, x.ndim)
-        jax_reduce = getattr(J.jnp, jnp_name)
+        jax_reduce = getattr(J.jnp, jax_name, None) or (
+            lambda m, axis: getattr(J.lax, jax_name)(m, tuple(axis)))
 
         def pto_fn(a):
             hit = prim.bind(lax.gt(a, 0.0), axes=axes)
@@ -341,6 +382,7 @@ def _logic_reduction_case(name, jnp_name):
 
 _logic_reduction_case("reduce_and", "all")
 _logic_reduction_case("reduce_or", "any")
+_logic_reduction_case("reduce_xor", "reduce_xor")
 
 
 CUMULATIVE = {"cumsum": "real", "cumprod": "nonzero", "cummax": "real", "cummin": "real",

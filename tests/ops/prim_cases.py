@@ -19,15 +19,16 @@ CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NUMERIC_DTYPES = [d for d in ALL_DTYPES if d != dtypes.bool_]
+REAL_DTYPES = [d for d in ALL_DTYPES if not dtypes.is_complex(d)]
 
 UNARY = ["neg", "abs", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "log", "log1p",
          "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin",
          "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "erfc",
-         "lgamma", "digamma", "not",
+         "lgamma", "digamma", "not", "real", "imag", "conj",
          "stop_gradient", "copy"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq",
           "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "shift_left",
-          "shift_right_logical"]
+          "shift_right_logical", "complex"]
 
 
 def random_values(rng, shape, dtype) -> np.ndarray:
@@ -38,6 +39,8 @@ def random_values(rng, shape, dtype) -> np.ndarray:
         lo = 1 if dtypes.is_unsigned(dtype) else -9
         out = rng.integers(lo, 10, size=shape)
         out = np.where(out == 0, 1, out).astype(dtype)
+    elif dtypes.is_complex(dtype):
+        out = (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
     else:
         out = (rng.normal(size=shape) * 2).astype(dtype)
     out = np.asarray(out, dtype)
@@ -91,7 +94,7 @@ def _elementwise(prim, nargs, **fixed):
 
 def _integer_pow(data, rng):
     dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
-    low = -3 if dtypes.is_float(dtype) else 0
+    low = -3 if dtypes.is_inexact(dtype) else 0
     y = data.draw(st.integers(low, 3))
     return [random_values(rng, data.draw(shapes), dtype)], {"y": y}
 
@@ -138,7 +141,7 @@ def _reduction(kind_dtypes):
 
 
 def _argminmax(data, rng):
-    dtype = data.draw(st.sampled_from(ALL_DTYPES))
+    dtype = data.draw(st.sampled_from(REAL_DTYPES))
     shape = data.draw(nonempty_shapes)
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     index_dtype = data.draw(st.sampled_from([dtypes.int32, dtypes.int64, dtypes.uint8]))
@@ -370,8 +373,8 @@ def all_cases() -> dict:
         cases[prim.name] = Case(prim, draw)
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
         cases[name] = Case(PRIMITIVES[name], _reduction(ALL_DTYPES))
-    for name in ("reduce_and", "reduce_or"):
-        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_]))
+    for name in ("reduce_and", "reduce_or", "reduce_xor"):
+        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_] + INT_DTYPES))
     for name, prim in ((n, PRIMITIVES[n]) for n in CUMULATIVE):
         cases[name] = Case(prim, _cumulative(prim))
     return cases
