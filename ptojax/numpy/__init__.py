@@ -3,10 +3,13 @@ from ptojax import dtypes as _dtypes
 from ptojax.dtypes import (bfloat16, bool_, float8_e4m3fn, float8_e5m2, float16, float32,
                            float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                            finfo, iinfo)
+from ptojax.dtypes import complex64, complex128
 from ptojax.numpy import array_methods as _array_methods
 from ptojax.numpy.creation import (arange, array, asarray, empty, empty_like, eye, full,
                                    full_like, identity, linspace, meshgrid, ones, ones_like,
                                    tri, zeros, zeros_like)
+from ptojax.numpy.complex_parts import (angle, conj, conjugate, imag, iscomplex, iscomplexobj,
+                                        isreal, isrealobj, real)
 from ptojax.numpy.indexing import take, take_along_axis
 from ptojax.numpy.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
@@ -21,7 +24,7 @@ from ptojax.numpy.math import abs, round, pow  # noqa: F401
 from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
-from ptojax.numpy.sorting import argsort, sort
+from ptojax.numpy.sorting import argsort, sort, sort_complex
 from ptojax.eval.array import Array as ndarray
 
 import math as _math
@@ -37,6 +40,8 @@ nan = _np.nan
 newaxis = None
 bool = bool_
 float_ = float64
+complex_ = cdouble = complex128
+csingle = complex64
 
 
 def result_type(*args):
@@ -73,6 +78,7 @@ integer = _np.integer
 signedinteger = _np.signedinteger
 unsignedinteger = _np.unsignedinteger
 inexact = _np.inexact
+complexfloating = _np.complexfloating
 number = _np.number
 
 _array_methods.install()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from ptojax import lax
+from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy.manipulation import diagonal, ravel
@@ -92,6 +92,8 @@ def vdot(a, b, *, preferred_element_type=None):
     if a.size != b.size:
         raise ShapeError(f"vdot: the operands need the same number of elements, got {a.aval} "
                          f"and {b.aval}", user_frame())
+    if dtypes.is_complex(a.dtype):   # the first operand is conjugated
+        a = lax.conj(a)
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
 

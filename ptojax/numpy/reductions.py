@@ -137,15 +137,25 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
+def _variance_dtype(dtype):
+    """Variances are real: of complex values, the mean squared magnitude (as JAX)."""
+    return dtypes.real_dtype(to_inexact(dtype))
+
+
 def _variance(name, a, axis, dtype, ddof, where):
     a = asarray(a, op=name)
     axes = normalize_axes(name, axis, a.ndim)
-    result_dtype = _result_dtype(name, a, dtype, to_inexact)
-    x = convert(a, _computation_dtype(result_dtype))
+    result_dtype = _result_dtype(name, a, dtype, _variance_dtype)
+    compute = _computation_dtype(result_dtype)
+    x = convert(a, dtypes.complex_dtype(compute) if dtypes.is_complex(a.dtype) else compute)
     centre = mean(x, axes, keepdims=True, where=where)
     centered = lax.sub(x, broadcast_to_shape(centre, x.shape))
-    squares = _where_fill(name, lax.mul(centered, centered), where, 0)
-    count = _count(name, a, axes, where, x.dtype)
+    if dtypes.is_complex(x.dtype):
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squares = lax.mul(centered, centered)
+    squares = _where_fill(name, squares, where, 0)
+    count = _count(name, a, axes, where, squares.dtype)
     normalizer = count - ddof if where is None else lax.sub(count, float(ddof))
     if where is None and normalizer <= 0:
         normalizer = float("nan")

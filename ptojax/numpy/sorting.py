@@ -1,4 +1,5 @@
-"""sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None)."""
+"""sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None);
+sort_complex. Complex values sort by real part, then imaginary part."""
 from __future__ import annotations
 
 from ptojax import dtypes, lax
@@ -33,3 +34,10 @@ def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
         return lax.rev(lax.sub(a.shape[axis] - 1, idx), (axis,))
     _, idx = lax.sort((a, iota), dimension=axis, num_keys=1)
     return idx
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis, as complex values (integers and floats become
+    complex64, or complex128 from 64-bit types, as in JAX)."""
+    a = sort(a, axis=-1)
+    return lax.convert_element_type(a, dtypes.complex_dtype(a.dtype))

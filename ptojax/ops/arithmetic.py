@@ -202,7 +202,20 @@ neg_p = elementwise("neg", np.negative, "num", nargs=1, linear=True, shard_linea
 neg_p.define(jvp=linear_in_first_jvp(neg_p))
 abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", abstract_eval=_abs_abstract,
                jvp=_abs_jvp)
-sign_p = _unary("sign", np.sign, "num")
+def _sign(x):
+    """np.sign; for complex x, x / |x| part by part (0 at 0), as XLA."""
+    if not dtypes.is_complex(x.dtype):
+        return np.sign(x)
+    magnitude = np.abs(x)
+    nonzero = magnitude != 0
+    safe = np.where(nonzero, magnitude, 1)
+    out = np.empty_like(x)
+    out.real = np.where(nonzero, x.real / safe, 0)
+    out.imag = np.where(nonzero, x.imag / safe, 0)
+    return out
+
+
+sign_p = _unary("sign", _sign, "num")
 floor_p = _unary("floor", np.floor, "float")
 ceil_p = _unary("ceil", np.ceil, "float")
 neg, abs, sign, floor, ceil = map(lax_function, (neg_p, abs_p, sign_p, floor_p, ceil_p))

@@ -25,6 +25,13 @@ def _logistic(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
+def _atan2(x, y):
+    """np.arctan2; for complex operands -i log((y + ix) / sqrt(x^2 + y^2)), as StableHLO."""
+    if not dtypes.is_complex(np.result_type(x)):
+        return np.arctan2(x, y)
+    return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(np.result_type(x))
+
+
 def _rsqrt(x):
     return np.reciprocal(np.sqrt(x))
 
@@ -69,7 +76,7 @@ asinh_p = _transcendental("asinh", np.arcsinh)
 acosh_p = _transcendental("acosh", np.arccosh)
 atanh_p = _transcendental("atanh", np.arctanh)
 pow_p = _transcendental("pow", np.power, nargs=2)
-atan2_p = _transcendental("atan2", np.arctan2, nargs=2, kind="float")
+atan2_p = _transcendental("atan2", _atan2, nargs=2)
 
 exp, exp2, log, log1p, expm1 = map(lax_function, (exp_p, exp2_p, log_p, log1p_p, expm1_p))
 sqrt, rsqrt, cbrt, tanh, logistic = map(lax_function, (sqrt_p, rsqrt_p, cbrt_p, tanh_p,

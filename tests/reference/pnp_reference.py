@@ -21,7 +21,12 @@ ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 FLOAT_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32,
-          dtypes.uint64: dtypes.uint32}
+          dtypes.uint64: dtypes.uint32, dtypes.complex128: dtypes.complex64}
+
+
+def _is_64_bit(dtype) -> bool:
+    """64-bit values: 8-byte reals, complex numbers of 8-byte parts."""
+    return dtype == dtypes.complex128 or (dtype.itemsize == 8 and dtype.kind != "c")
 
 
 def explicit_dtypes(*inputs) -> list:
@@ -34,7 +39,7 @@ def expected_dtype(jax_dtype, explicit) -> np.dtype:
     import jax.numpy as jnp
     jax_dtype = np.dtype(jax_dtype)
     promoted = [np.dtype(jnp.result_type(*explicit))] if explicit else []
-    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit + promoted):
+    if jax_dtype not in NARROW or any(_is_64_bit(d) for d in explicit + promoted):
         return jax_dtype
     return NARROW[jax_dtype]
 
@@ -105,8 +110,8 @@ def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=
 
 
 def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
-    """Values of ``dtype``: floats spread over [low, high), integers in [low, high] (nonzero,
-    so they divide), bools at random."""
+    """Values of ``dtype``: floats (and both parts of complex values) spread over [low, high),
+    integers in [low, high] (nonzero, so they divide), bools at random."""
     dtype = np.dtype(dtype)
     if dtype == dtypes.bool_:
         return rng.random(shape) < 0.5
@@ -114,4 +119,7 @@ def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
         low = max(low, 0) if dtypes.is_unsigned(dtype) else low
         values = rng.integers(low, high + 1, size=shape)
         return np.where(values == 0, 1, values).astype(dtype)
+    if dtypes.is_complex(dtype):
+        return (rng.uniform(low, high, size=shape)
+                + 1j * rng.uniform(low, high, size=shape)).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)
