@@ -25,6 +25,7 @@ from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
 from ptojax.numpy.sorting import argsort, sort, sort_complex
+from ptojax.numpy import fft  # noqa: F401  (pnp.fft, as jnp.fft)
 from ptojax.eval.array import Array as ndarray
 
 import math as _math

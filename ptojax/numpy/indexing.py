@@ -21,6 +21,7 @@ from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape,
 from ptojax.numpy.creation import ones_like
 from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
+from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 
@@ -132,7 +133,7 @@ def getitem(x, idx):
     x, entries, _ = _expand(x, idx, "x[idx]")
     if any(_is_array_index(i) for i in entries):
         plan = _plan(x, entries)
-        out = lax.gather(x, plan.indices, plan.axes)
+        out = point_gather(x, plan.indices, plan.axes)
         return lax.transpose(out, plan.to_numpy)
     return _basic(x, entries)
 
@@ -277,7 +278,7 @@ class _IndexUpdateRef:
         plan = _plan(x, entries) if mode == "fill" else None
         if plan is None:
             return getitem(self.array, self.index)
-        out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
+        out = point_gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
         return lax.transpose(out, plan.to_numpy)
 
     def set(self, values):
@@ -328,7 +329,7 @@ def _update(x, idx, values, mode):
         numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
         values = broadcast_to_shape(values, numpy_shape, op)
         updates = lax.transpose(values, tuple(np.argsort(plan.to_numpy)))
-        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=mode)
+        out = point_scatter(x, plan.indices, updates, plan.axes, mode=mode)
     if new_axes:
         out = lax.reshape(out, original_shape)
     return out
@@ -371,7 +372,7 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
         a, axis = lax.reshape(a, (a.size,)), 0
     axis = normalize_axis("take", axis, a.ndim)
     idx = _wrapped(indices, a.shape[axis], mode)
-    out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
+    out = point_gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
                      fill_value=fill_value)
     # gather puts the index dims first; move them to ``axis``
     nidx = idx.ndim
@@ -401,6 +402,6 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     perm = [d for d in range(arr.ndim) if d != axis] + [axis]
     a_t = lax.transpose(arr, perm)
     i_t = lax.transpose(indices, perm)
-    out = lax.gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
+    out = point_gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
                      mode=gather_mode, fill_value=fill_value)
     return lax.transpose(out, tuple(np.argsort(perm)))

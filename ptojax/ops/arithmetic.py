@@ -1,5 +1,5 @@
-"""Arithmetic primitives — add sub mul div rem neg abs sign floor ceil round integer_pow max min
-nextafter clamp — with every fact, and the jvp rule shapes the other elementwise families use.
+"""Arithmetic primitives — add sub mul div rem mulhi neg abs sign floor ceil round integer_pow
+max min nextafter clamp — with every fact, and the jvp rule shapes the other elementwise families use.
 
 Conventions where JAX defines one: max/min split the tangent equally among tied arguments;
 ``abs`` has derivative 1 at 0; clamp's bounds get the tangent only strictly outside. Where JAX
@@ -157,6 +157,35 @@ def mul(x, y, *, out_dtype=None):
         return _mul(x, y)
     dtype = dtypes.canonicalize(out_dtype)
     return _mul(convert_element_type(x, dtype), convert_element_type(y, dtype))
+
+
+# mulhi: the high half of the double-width product -------------------------------------------
+def _mulhi(x, y):
+    bits = x.dtype.itemsize * 8
+    if bits < 64:
+        wide = np.int64 if dtypes.is_integer(x.dtype) and not dtypes.is_unsigned(x.dtype) \
+            else np.uint64
+        return (x.astype(wide) * y.astype(wide) >> wide(bits)).astype(x.dtype)
+    unsigned = _mulhi_u64(x.view(np.uint64), y.view(np.uint64))
+    if dtypes.is_unsigned(x.dtype):
+        return unsigned
+    # signed high half = unsigned high half - (x < 0) * y - (y < 0) * x  (mod 2^64)
+    fix = np.where(x < 0, y.view(np.uint64), 0) + np.where(y < 0, x.view(np.uint64), 0)
+    return (unsigned - fix.astype(np.uint64)).view(np.int64)
+
+
+def _mulhi_u64(x, y):
+    """High 64 bits of x * y from 32-bit halves."""
+    low, s32 = np.uint64(0xFFFFFFFF), np.uint64(32)
+    x0, x1, y0, y1 = x & low, x >> s32, y & low, y >> s32
+    cross = x1 * y0 + ((x0 * y0) >> s32)
+    cross2 = x0 * y1 + (cross & low)
+    return x1 * y1 + (cross >> s32) + (cross2 >> s32)
+
+
+mulhi_p = _binary("mulhi", lambda x, y: _mulhi(np.asarray(x), np.asarray(y)), "int")
+mulhi_p.define(jvp=zero_jvp(mulhi_p))
+mulhi = lax_function(mulhi_p)
 
 
 def _negated(t, x, y, out):
