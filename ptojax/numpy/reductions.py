@@ -9,7 +9,7 @@ import math
 
 
 from ptojax import dtypes, lax
-from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, supported_dtype,
                                    to_inexact)
@@ -146,6 +146,10 @@ def _variance(name, a, axis, dtype, ddof, where):
     a = asarray(a, op=name)
     axes = normalize_axes(name, axis, a.ndim)
     result_dtype = _result_dtype(name, a, dtype, _variance_dtype)
+    if dtypes.is_complex(a.dtype) and dtype is not None and not dtypes.is_complex(result_dtype):
+        raise DtypeError(f"{name}: a real dtype ({result_dtype}) for the variance of complex "
+                         f"values is not supported (as in JAX); leave dtype out for a real "
+                         f"result", user_frame())
     compute = _computation_dtype(result_dtype)
     x = convert(a, dtypes.complex_dtype(compute) if dtypes.is_complex(a.dtype) else compute)
     centre = mean(x, axes, keepdims=True, where=where)

@@ -92,12 +92,16 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
-    compute = lhs.dtype
+    # products accumulate in the preferred type (a complex product keeps its type when only
+    # its real part is asked for); low-precision floats in f32, bools as int32
+    compute = lhs.dtype if dtypes.is_complex(lhs.dtype) and not dtypes.is_complex(out_dtype) \
+        else out_dtype
     if dtypes.accumulates_in_f32(compute):
         compute = np.dtype(np.float32)
-        lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     elif dtypes.is_bool(compute):
-        lhs, rhs = lhs.astype(np.int32), rhs.astype(np.int32)
+        compute = np.dtype(np.int32)
+    if lhs.dtype != compute:
+        lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
         out = lhs @ rhs

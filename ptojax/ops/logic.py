@@ -201,5 +201,13 @@ def select_n(which, *cases):
     if not dtypes.is_integer(which.dtype):
         raise DtypeError(f"select_n: the selector must be bool or an integer, got "
                          f"{which.dtype}")
+    return _select_from(which, cases, 0)
+
+
+def _select_from(which, cases, first):
+    """``cases[which - first]``, for ``which`` in ``[first, first + len(cases))``."""
+    if len(cases) == 1:
+        return cases[0]
     mid = len(cases) // 2
-    return select(lt(which, mid), select_n(which, *cases[:mid]), select_n(which, *cases[mid:]))
+    return select(lt(which, first + mid), _select_from(which, cases[:mid], first),
+                  _select_from(which, cases[mid:], first + mid))
