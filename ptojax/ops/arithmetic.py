@@ -1,5 +1,6 @@
 """Arithmetic primitives — add sub mul div rem mulhi neg abs sign floor ceil round integer_pow
-max min nextafter clamp — with every fact, and the jvp rule shapes the other elementwise families use.
+max min nextafter clamp — with every fact, and the jvp rule shapes the other elementwise
+families use.
 
 Conventions where JAX defines one: max/min split the tangent equally among tied arguments;
 ``abs`` has derivative 1 at 0; clamp's bounds get the tangent only strictly outside. Where JAX
@@ -11,8 +12,8 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
-from ptojax.ir.types import TensorType
 from ptojax.ir import pto
+from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.broadcast import broadcast_in_dim, fit_shape, unbroadcast, zeros_like
 from ptojax.ops.checks import fmt_types, require_kind, require_same_dtype
@@ -231,6 +232,8 @@ neg_p = elementwise("neg", np.negative, "num", nargs=1, linear=True, shard_linea
 neg_p.define(jvp=linear_in_first_jvp(neg_p))
 abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", abstract_eval=_abs_abstract,
                jvp=_abs_jvp)
+
+
 def _sign(x):
     """np.sign; for complex x, x / |x| part by part (0 at 0), as XLA."""
     if not dtypes.is_complex(x.dtype):

@@ -134,12 +134,12 @@ def _type_rank(dtype):
 def _result_dtype(lhs, rhs, preferred):
     """The product's dtype: the higher operand type, or ``preferred`` when given (which must
     not narrow an integer or complex result), as JAX."""
-    a, b = np.result_type(lhs), np.result_type(rhs)
-    ra, rb = _type_rank(dtypes.canonicalize(a)), _type_rank(dtypes.canonicalize(b))
+    a, b = dtypes.canonicalize(lhs.dtype), dtypes.canonicalize(rhs.dtype)
+    ra, rb = _type_rank(a), _type_rank(b)
     if ra == rb and a != b:
         raise DtypeError(f"dot_general: operand dtypes {a} and {b} have no common product "
                          f"type; convert one of them")
-    result = dtypes.canonicalize(a if ra >= rb else b)
+    result = a if ra >= rb else b
     if preferred is not None and not dtypes.is_float(result) and \
             _type_rank(preferred)[3] < _type_rank(result)[3]:
         raise DtypeError(f"dot_general: preferred_element_type {preferred} must not be "
@@ -162,7 +162,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                               **extra)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None):
     """Matrix/vector product contracting lhs's last and rhs's first dimension (rank 1 or 2),
     or any contraction given by ``dimension_numbers``."""
     if dimension_numbers is None:

@@ -1,5 +1,6 @@
-"""Reductions — max min prod and or xor over axes, argmax/argmin — with every fact (``reduce_sum``,
-the transpose of broadcasting, is in ``broadcast.py``); ``lax.reduce`` with a Python combiner.
+"""Reductions — max min prod and or xor over axes, argmax/argmin — with every fact
+(``reduce_sum``, the transpose of broadcasting, is in ``broadcast.py``); ``lax.reduce`` with a
+Python combiner.
 
 max/min split the tangent equally among tied elements (as JAX); the product's derivative is
 exact where some elements are zero.

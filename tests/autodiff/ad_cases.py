@@ -18,7 +18,8 @@ from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
 from helpers import P
 from ptojax.ops.fft import FftType
-from ptojax.ops.gather_scatter import SCATTER_MODES
+from ptojax.ops.gather_scatter import SCATTER_MODES, gather as point_gather
+from ptojax.ops.gather_scatter import scatter as point_scatter
 from ptojax.trace import PRIMITIVES
 
 
@@ -680,7 +681,7 @@ def _gather(data, J):
     mode = data.draw(st.sampled_from(["clip", "fill"]))
     jidx = _jax_indices(idx, x.shape, mode)
     get = _jax_indexed(J, lambda f, i: f.at[i].get(mode=mode, fill_value=-7.0), nbatch, axes)
-    return (lambda a: lax.gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
+    return (lambda a: point_gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
         (lambda a: get(a, jidx)), [x]
 
 
@@ -701,7 +702,7 @@ def _scatter(data, J):
                                                         unique_indices=mode != "add")
         return J.jnp.moveaxis(moved, tuple(range(len(axes))), axes)
     jax_scatter = _jax_indexed(J, put, nbatch, axes)
-    return (lambda a, u: lax.scatter(a, idx, u, axes, nbatch, mode)), \
+    return (lambda a, u: point_scatter(a, idx, u, axes, nbatch, mode)), \
         (lambda a, u: jax_scatter(a, jidx, u)), [x, updates]
 
 
@@ -716,7 +717,7 @@ def _scatter_duplicates(data, J):
     n = x.shape[0]
     idx = rng.integers(0, n, size=(n + 2, 1)).astype(np.int32)
     updates = values(rng, (n + 2,) + x.shape[1:], "nonzero" if mode == "mul" else "real")
-    return (lambda a, u: lax.scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
+    return (lambda a, u: point_scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
 
 
 # linear algebra, sorting ---------------------------------------------------------------------
