@@ -17,7 +17,7 @@ from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
 from ptojax.eval.leaves import describe_path, leaf_type, leaf_value
-from ptojax.trace import Tracer, trace_flat, tracing
+from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 from ptojax.lower.host.backend import make_executable
@@ -149,8 +149,9 @@ class Jitted:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if tracing():  # under an outer trace: inline the function into it
-            return self._fn(*args, **kwargs)
+        if tracing():  # under an outer trace: inline it, its values abstract as under jit
+            with inlined_jit(getattr(self._fn, "__name__", "fn")):
+                return self._fn(*args, **kwargs)
         if not kwargs and not self._static_argnums:
             fast = _fast_key(args)
             if fast is not None:

@@ -8,9 +8,19 @@ transforms nest. With no trace active, ``bind`` runs the primitive's numpy impl 
 
 Transforms are IR → IR functions; evaluating their result while an outer trace is active
 emits its equations there, so ``jit(vmap(grad(f)))`` is trace, rewrite, rewrite, compile.
+
+Eager transforms (grad, jvp, vmap... called outside jit on concrete arguments) trace with
+*concrete* traces: each tracer also records how concrete its value is (``ABSTRACT``,
+``KNOWN``, ``DIFFERENTIATED``), from its inputs. A known value is computed only when Python
+asks for it (``if x > 0``, ``int(i)``): the trace evaluates the equations it needs with their
+numpy impls, once each. So Python control flow on values works under eager grad, as in JAX,
+and the IR is specialized to the path taken. Under jit, in lax control-flow bodies and in
+``pto.jit`` functions inlined into a transform, values stay abstract.
 """
 from __future__ import annotations
 
+import contextlib
+import operator
 import threading
 
 import numpy as np
@@ -126,9 +136,17 @@ class Primitive:
 class _State(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []
+        self.jit_inlined: list[str] = []  # names of pto.jit functions being inlined
 
 
 _state = _State()
+
+# How concrete a tracer's value is (tracked only by concrete traces, see the module doc).
+ABSTRACT = 0        # unknown while tracing: Python cannot use it
+KNOWN = 1           # computable from concrete values: Python may use it
+DIFFERENTIATED = 2  # known, but it carries a derivative: bool/int/index/item() may use it;
+                    # float(), np.asarray() and tolist() refuse, as JAX does (they would
+                    # silently drop the derivative)
 
 
 def tracing() -> bool:
@@ -140,7 +158,8 @@ class Trace:
     """One active tracing context: the equations, arguments and captured constants of the
     function being traced."""
 
-    def __init__(self, level: int, name: str = "fn"):
+    def __init__(self, level: int, name: str = "fn", concrete: bool = False,
+                 abstract_why: str = ""):
         self.level = level
         self.name = name
         self.active = True
@@ -149,11 +168,19 @@ class Trace:
         self.constvars: list[Var] = []
         self.consts: list = []
         self._captured: dict[int, Var] = {}
+        self.concrete = concrete          # tracks how concrete each value is
+        self.abstract_why = abstract_why  # why an argument may be abstract (for messages)
+        self._values: dict = {}           # Var -> concrete value, computed on demand
+        self._sources: dict = {}          # argument/constvar -> the value it stands for
+        self._producers: dict = {}        # Var -> the equation computing it
+        self._indexed = 0                 # equations entered in _producers so far
 
-    def new_arg(self, type) -> "Tracer":
+    def new_arg(self, type, source=None, state=ABSTRACT) -> "Tracer":
         var = Var(type)
         self.invars.append(var)
-        return Tracer(self, var)
+        if state != ABSTRACT:
+            self._sources[var] = source
+        return Tracer(self, var, state)
 
     def to_atom(self, x):
         """The Var or Literal standing for ``x`` in this trace's IR."""
@@ -185,6 +212,8 @@ class Trace:
             var = self._captured[id(x)] = Var(type)
             self.constvars.append(var)
             self.consts.append(x)
+            if self.concrete:
+                self._sources[var] = x
         return var
 
     def process(self, prim: Primitive, args, params, source=None):
@@ -198,18 +227,136 @@ class Trace:
             raise e.with_source(source) from None
         outs = [Var(t) for t in out_types]
         self.eqns.append(Eqn(prim, atoms, outs, params, source))
+        if not self.concrete:
+            if prim.multiple_results:
+                return [Tracer(self, v) for v in outs]
+            return Tracer(self, outs[0])
+        # a collective's result depends on the other examples/devices: never known here
+        in_state = ABSTRACT if prim.collective else _combined_state(args)
         if prim.multiple_results:
-            return [Tracer(self, v) for v in outs]
-        return Tracer(self, outs[0])
+            return [Tracer(self, v, _out_state(prim, in_state, v)) for v in outs]
+        return Tracer(self, outs[0], _out_state(prim, in_state, outs[0]))
+
+    def value_of(self, var: Var):
+        """The concrete value of ``var`` (whose tracer is known): the equations it needs are
+        evaluated with their impls, each once, as if no trace were active."""
+        values = self._values
+        if var in values:
+            return values[var]
+        producers = self._index_producers()
+        saved, _state.stack = _state.stack, []
+        try:
+            pending = [var]
+            while pending:
+                v = pending[-1]
+                if v in values:
+                    pending.pop()
+                    continue
+                eqn = producers.get(v)
+                if eqn is None:  # an argument or a captured value
+                    values[v] = concrete_value(self._sources[v])
+                    pending.pop()
+                    continue
+                missing = [a for a in eqn.inputs if type(a) is Var and a not in values]
+                if missing:
+                    pending.extend(missing)
+                    continue
+                out = apply_eager(eqn.prim, [values[a] if type(a) is Var else a
+                                             for a in eqn.inputs], eqn.params)
+                values.update(zip(eqn.outputs, out if eqn.prim.multiple_results else [out]))
+                pending.pop()
+        finally:
+            _state.stack = saved
+        return values[var]
+
+    def _index_producers(self) -> dict:
+        producers, eqns = self._producers, self.eqns
+        for eqn in eqns[self._indexed:]:
+            for v in eqn.outputs:
+                producers[v] = eqn
+        self._indexed = len(eqns)
+        return producers
 
     def to_ir(self, outputs) -> ClosedIR:
         outvars = [self.to_atom(o) for o in outputs]
         return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
 
 
-def push_trace(name: str = "fn") -> Trace:
+def concrete_value(x):
+    """The concrete value of a known tracer or a Deferred, or the value itself."""
+    if type(x) is Tracer:
+        return x._trace.value_of(x.ir_var)
+    if type(x) is Deferred:
+        return x.value()
+    return x
+
+
+class Deferred:
+    """A value an argument of a concrete trace stands for, computed only if Python asks for
+    it (``compute()`` runs with no trace active), then kept."""
+    __slots__ = ("_compute", "_value")
+
+    def __init__(self, compute):
+        self._compute = compute
+        self._value = None
+
+    def value(self):
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
+
+
+def _combined_state(args) -> int:
+    """ABSTRACT if any input is, else DIFFERENTIATED if any input is, else KNOWN."""
+    state = KNOWN
+    for a in args:
+        if type(a) is Tracer:
+            s = a._known
+            if s == ABSTRACT:
+                return ABSTRACT
+            if s == DIFFERENTIATED:
+                state = DIFFERENTIATED
+    return state
+
+
+def _out_state(prim, in_state, var) -> int:
+    """An output carries a derivative when an input does, it is a float (or complex) and the
+    primitive's derivative is not identically zero (comparisons, floor, stop_gradient...)."""
+    if in_state != DIFFERENTIATED:
+        return in_state
+    if not dtypes.is_inexact(var.type.dtype):
+        return KNOWN
+    return KNOWN if getattr(prim.facts.get("jvp"), "zero_derivative", False) else DIFFERENTIATED
+
+
+def state_of(x) -> int:
+    """How concrete ``x`` is: a tracer's own state (ABSTRACT once its trace ended), KNOWN for
+    any other value."""
+    if type(x) is not Tracer:
+        return KNOWN
+    return x._known if x._trace.active else ABSTRACT
+
+
+def is_concrete(x) -> bool:
+    """Whether Python may read ``x``'s value now (``int(x)``, ``bool(x)``...): any value that
+    is not a tracer, or a known tracer outside an inlined pto.jit function."""
+    if type(x) is not Tracer:
+        return True
+    return x._known != ABSTRACT and x._trace.active and not _state.jit_inlined
+
+
+def _eager_context() -> bool:
+    """Traces opened now may track values: nothing is traced, or the innermost trace tracks
+    them too, and no pto.jit function is being inlined."""
     stack = _state.stack
-    trace = Trace(len(stack), name)
+    return not _state.jit_inlined and (not stack or stack[-1].concrete)
+
+
+def push_trace(name: str = "fn", concrete: bool = False, abstract_why: str = "") -> Trace:
+    stack = _state.stack
+    if concrete and not abstract_why and stack:  # its abstract values come from outside
+        abstract_why = stack[-1].abstract_why
+    trace = Trace(len(stack), name, concrete, abstract_why)
     stack.append(trace)
     return trace
 
@@ -219,17 +366,59 @@ def pop_trace(trace: Trace) -> None:
     assert stack and stack[-1] is trace, "trace stack corrupted"
     stack.pop()
     trace.active = False
+    trace._values = trace._sources = trace._producers = None
 
 
-def trace_flat(fn, in_types, name: str = "fn") -> ClosedIR:
-    """Trace ``fn(*args) -> list of outputs`` on arguments of ``in_types`` into a ClosedIR."""
-    trace = push_trace(name)
+def trace_flat(fn, in_types, name: str = "fn", sources=None, states=None,
+               abstract_why: str = "") -> ClosedIR:
+    """Trace ``fn(*args) -> list of outputs`` on arguments of ``in_types`` into a ClosedIR.
+
+    An eager transform passes the values the arguments stand for (``sources``) and how
+    concrete each is (``states``, see ``arg_states``): outside jit the trace then tracks
+    concrete values, so Python may branch on them. ``abstract_why`` tells the user why an
+    abstract argument is abstract."""
+    concrete = sources is not None and _eager_context()
+    trace = push_trace(name, concrete, abstract_why)
     try:
-        args = [trace.new_arg(t) for t in in_types]
+        if concrete:
+            args = [trace.new_arg(t, x, s) for t, x, s in zip(in_types, sources, states)]
+        else:
+            args = [trace.new_arg(t) for t in in_types]
         outs = fn(*args)
         return trace.to_ir(outs)
     finally:
         pop_trace(trace)
+
+
+def arg_states(sources, differentiated=None) -> list:
+    """The state of each argument of a concrete trace: its value's own (``state_of``),
+    raised to DIFFERENTIATED where ``differentiated`` says the transform differentiates it."""
+    states = [state_of(x) for x in sources]
+    if differentiated is not None:
+        states = [DIFFERENTIATED if d and s != ABSTRACT else s
+                  for s, d in zip(states, differentiated)]
+    return states
+
+
+def eager_sources(values, n_abstract: int = 0, plain: bool = False) -> tuple:
+    """(sources, states) for ``trace_flat`` of a function taking ``values`` (each as concrete
+    as it is; ``plain``: carrying no derivative, as JAX hands primals to user rules) then
+    ``n_abstract`` abstract arguments (tangents, cotangents)."""
+    states = arg_states(values)
+    if plain:
+        states = [ABSTRACT if s == ABSTRACT else KNOWN for s in states]
+    return [*values, *[None] * n_abstract], [*states, *[ABSTRACT] * n_abstract]
+
+
+@contextlib.contextmanager
+def inlined_jit(name: str):
+    """A pto.jit function inlined into an enclosing trace: values stay abstract inside it
+    (as under jit; its outputs are concrete again once it returns, as in JAX)."""
+    _state.jit_inlined.append(name)
+    try:
+        yield
+    finally:
+        _state.jit_inlined.pop()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,13 +431,15 @@ def bind(prim: Primitive, args, params, source=None):
 
 
 class Tracer:
-    """A value being traced: it stands for ``var`` in the IR its trace is building."""
-    __slots__ = ("_trace", "ir_var")
+    """A value being traced: it stands for ``var`` in the IR its trace is building. ``_known``
+    says how concrete its value is (ABSTRACT unless its trace tracks values)."""
+    __slots__ = ("_trace", "ir_var", "_known")
     __array_priority__ = 1000
 
-    def __init__(self, trace: Trace, var: Var):
+    def __init__(self, trace: Trace, var: Var, known: int = ABSTRACT):
         self._trace = trace
         self.ir_var = var
+        self._known = known
 
     aval = property(lambda self: self.ir_var.type)
     shape = property(lambda self: self.ir_var.type.shape)
@@ -257,35 +448,60 @@ class Tracer:
     size = property(lambda self: self.ir_var.type.size)
     weak_type = property(lambda self: self.ir_var.type.weak_type)
 
+    def _value(self, what: str, differentiated_ok: bool = True) -> np.ndarray:
+        """The concrete value Python asked for as ``what``, or a ConcretizationError saying
+        why it is not available (naming the user's line: two frames up)."""
+        if not is_concrete(self):
+            raise self._concretization_error(what)
+        if self._known == DIFFERENTIATED and not differentiated_ok:
+            raise ConcretizationError(
+                f"a traced value {self.ir_var.type} that is being differentiated was used as "
+                f"{what}, which would silently drop its derivative. Use x.astype(dtype) to "
+                f"change its dtype, or pto.lax.stop_gradient(x) if no derivative should flow "
+                f"through this use", user_frame(3))
+        return np.asarray(self._trace.value_of(self.ir_var))
+
     def _concretization_error(self, what: str):
+        trace = self._trace
+        if _state.jit_inlined and trace.active:
+            where = (f"`{_state.jit_inlined[-1]}` is traced for pto.jit (inlined into the "
+                     f"enclosing transform), where values are abstract")
+        elif trace.concrete and trace.active and trace.abstract_why:
+            where = f"while tracing `{trace.name}` its value is unknown: {trace.abstract_why}"
+        else:
+            where = f"while tracing `{trace.name}` its value is unknown"
         return ConcretizationError(
-            f"a traced value {self.ir_var.type} was used as {what}, but while tracing "
-            f"`{self._trace.name}` its value is unknown. Use pto.lax.cond/pto.lax.switch for "
-            f"data-dependent branches, pto.lax.while_loop/fori_loop for data-dependent loops, "
-            f"pnp.where for elementwise choice, or mark the argument static "
-            f"(static_argnums/static_argnames) if it is a compile-time constant.",
-            user_frame(2))
+            f"a traced value {self.ir_var.type} was used as {what}, but {where}. Use "
+            f"pto.lax.cond/pto.lax.switch for data-dependent branches, "
+            f"pto.lax.while_loop/fori_loop for data-dependent loops, pnp.where for elementwise "
+            f"choice, or mark the argument static (static_argnums/static_argnames) if it is a "
+            f"compile-time constant.", user_frame(3))
 
     def __bool__(self):
-        raise self._concretization_error("a Python bool (if/while/and/or)")
+        return bool(self._value("a Python bool (if/while/and/or)"))
 
     def __int__(self):
-        raise self._concretization_error("a Python int")
+        return int(self._value("a Python int"))
 
     def __float__(self):
-        raise self._concretization_error("a Python float")
+        return float(self._value("a Python float", differentiated_ok=False))
+
+    def __complex__(self):
+        return complex(self._value("a Python complex", differentiated_ok=False))
 
     def __index__(self):
-        raise self._concretization_error("a Python index")
+        return operator.index(self._value("a Python index")[()])
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concretization_error("a concrete numpy array (np.asarray/np.array)")
+        value = self._value("a concrete numpy array (np.asarray/np.array)",
+                            differentiated_ok=False)
+        return value if dtype is None else value.astype(dtype)
 
     def tolist(self):
-        raise self._concretization_error("a Python list (tolist)")
+        return self._value("a Python list (tolist)", differentiated_ok=False).tolist()
 
-    def item(self):
-        raise self._concretization_error("a Python scalar (item)")
+    def item(self, *args):
+        return self._value("a Python scalar (item)").item(*args)
 
     def __hash__(self):
         raise TypeError(f"unhashable type: traced value {self.ir_var.type}")

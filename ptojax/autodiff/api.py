@@ -5,6 +5,11 @@ Each is a thin pytree wrapper around the flat IR → IR core: trace the function
 it (``jvp_ir``; for reverse mode then ``partial_eval`` and ``transpose_ir``), evaluate the
 result — eagerly, or into the enclosing trace, so ``make_ir(grad(f))`` shows one plain IR with
 forward and backward equations that can be jitted, vmapped and differentiated again.
+
+Called outside jit on concrete arguments, the function is traced eagerly (``trace.trace_flat``
+with the arguments' values): Python control flow on primal values works, as in JAX, and the
+IR is specialized to the path taken. Nothing here caches a traced IR, so every call traces
+its own path.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from ptojax.autodiff import calls
 from ptojax.eval.array import Array
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer, trace_flat
+from ptojax.trace import Tracer, arg_states, trace_flat
 from ptojax.batching.api import vmap
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.shape import reshape, transpose
@@ -37,11 +42,13 @@ from ptojax.tree_util import tree_flatten, tree_structure
 
 
 # flat core -----------------------------------------------------------------------------------
-def trace_pytree_fn(fn, flat_args, in_tree, has_aux=False, name=None):
+def trace_pytree_fn(fn, flat_args, in_tree, has_aux=False, name=None, differentiated=None):
     """Trace ``fn(*in_tree.unflatten(flat_args))``: (ClosedIR, out_tree, aux_tree).
 
     With ``has_aux`` the function returns ``(out, aux)``; the IR's outputs are out's leaves
-    followed by aux's leaves."""
+    followed by aux's leaves. ``differentiated`` (a flag per leaf: does the transform
+    differentiate it) makes the trace eager: outside jit, Python may use the leaves' values
+    (``trace.trace_flat``)."""
     trees = {}
 
     def flat_fn(*leaves):
@@ -58,7 +65,10 @@ def trace_pytree_fn(fn, flat_args, in_tree, has_aux=False, name=None):
         return [*out_leaves, *aux_leaves]
 
     types = [leaf_type(x) for x in flat_args]
-    closed = trace_flat(flat_fn, types, name or getattr(fn, "__name__", "fn"))
+    sources = states = None
+    if differentiated is not None:
+        sources, states = flat_args, arg_states(flat_args, differentiated)
+    closed = trace_flat(flat_fn, types, name or getattr(fn, "__name__", "fn"), sources, states)
     return closed, trees["out"], trees.get("aux")
 
 
@@ -81,7 +91,7 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     n_outs = len(closed.outvars)
     n_diff_outs = n_outs if n_diff_outs is None else n_diff_outs
     nonzeros = [differentiable(t) for t in in_types]
-    jvp_closed, out_nz = _jvp_of_first_outputs(closed, nonzeros, n_diff_outs)
+    jvp_closed, out_nz = _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals)
     n_tangents = sum(nonzeros)
     known, linear, n_res, out_unknown = partial_eval(
         jvp_closed, [False] * len(in_types) + [True] * n_tangents)
@@ -90,7 +100,8 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     # which outputs feed the linear IR: nonzero tangent outputs that depend on a tangent
     tangent_unknown = iter(out_unknown[n_outs:])
     feeds = [nz and next(tangent_unknown) for nz in out_nz]
-    transposed, ct_nonzeros = transpose_ir(linear, [False] * n_res + [True] * n_tangents)
+    transposed, ct_nonzeros = transpose_ir(linear, [False] * n_res + [True] * n_tangents,
+                                           args=residuals)
     transposed = ClosedIR(dce(transposed.ir), transposed.consts)
     diff_types = closed.out_types[:n_diff_outs]
 
@@ -108,10 +119,10 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     return outs[:n_diff_outs], outs[n_diff_outs:], backward
 
 
-def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs):
+def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals):
     """``jvp_ir`` keeping every primal output but only the tangents of the first
     ``n_diff_outs`` outputs (so auxiliary outputs are never transposed)."""
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, primals)
     n_outs = len(closed.outvars)
     n_kept = sum(out_nz[:n_diff_outs])
     ir = jvp_closed.ir
@@ -146,9 +157,10 @@ def jvp(fn: Callable, primals, tangents, has_aux: bool = False):
                         user_frame(2))
     for i, (p, t) in enumerate(zip(flat_p, flat_t)):
         _check_tangent(p, t, i)
-    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux)
-    nonzeros = [differentiable(leaf_type(p)) for p in flat_p]
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    nonzeros = _differentiable(flat_p)
+    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux,
+                                                 differentiated=nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, flat_p)
     _forbid_custom_vjp(jvp_closed)
     results = eval_ir(jvp_closed, [*flat_p, *[t for t, nz in zip(flat_t, nonzeros) if nz]])
     n = len(closed.outvars)
@@ -204,9 +216,9 @@ def linearize(fn: Callable, *primals):
     """``(fn(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function
     without recomputing the primal (only the linear IR runs)."""
     flat_p, in_tree = tree_flatten(tuple(primals))
-    closed, out_tree, _ = trace_pytree_fn(fn, flat_p, in_tree)
-    nonzeros = [differentiable(leaf_type(p)) for p in flat_p]
-    jvp_closed, out_nz = jvp_ir(closed, nonzeros)
+    nonzeros = _differentiable(flat_p)
+    closed, out_tree, _ = trace_pytree_fn(fn, flat_p, in_tree, differentiated=nonzeros)
+    jvp_closed, out_nz = jvp_ir(closed, nonzeros, flat_p)
     known, linear, n_res, out_unknown = partial_eval(
         jvp_closed, [False] * len(flat_p) + [True] * sum(nonzeros))
     values = eval_ir(known, flat_p)
@@ -233,7 +245,8 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
     """``(fn(*primals), vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn(ct)`` returns a
     tuple with one cotangent per primal."""
     flat_p, in_tree = tree_flatten(primals)
-    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux)
+    closed, out_tree, aux_tree = trace_pytree_fn(fn, flat_p, in_tree, has_aux,
+                                                 differentiated=_differentiable(flat_p))
     n_main = out_tree.num_leaves
     outs, aux, backward = vjp_flat(closed, flat_p, n_main)
     out_types = closed.out_types[:n_main]
@@ -255,6 +268,10 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
     if has_aux:
         return out, vjp_fn, aux_tree.unflatten(aux)
     return out, vjp_fn
+
+
+def _differentiable(leaves) -> list:
+    return [differentiable(leaf_type(x)) for x in leaves]
 
 
 def _as_ct(c, out_type):
@@ -295,7 +312,8 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: 
 
         flat_p, in_tree = tree_flatten(diff)
         closed, out_tree, aux_tree = trace_pytree_fn(partial_fn, flat_p, in_tree, has_aux,
-                                                     getattr(fn, "__name__", "fn"))
+                                                     getattr(fn, "__name__", "fn"),
+                                                     _differentiable(flat_p))
         _check_scalar_output(closed, out_tree, getattr(fn, "__name__", "fn"), holomorphic)
         out_type = closed.out_types[0]
         outs, aux, backward = vjp_flat(closed, flat_p, 1)
@@ -485,7 +503,7 @@ def jacrev(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = F
         flat_in, in_tree = tree_flatten(diff)
         closed, out_tree, aux_tree = trace_pytree_fn(
             lambda *d: partial_fn(*in_tree.unflatten(d)), flat_in, _flat_tree(flat_in),
-            has_aux)
+            has_aux, differentiated=_differentiable(flat_in))
         n_main = out_tree.num_leaves
         _check_outputs("jacrev", closed.out_types[:n_main], holomorphic, real_only=True)
         outs, aux, backward = vjp_flat(closed, flat_in, n_main)

@@ -6,6 +6,11 @@ params carry the body and the user's rules as flat functions. The rules are trac
 the call, while the values they close over are alive (they become extra operands of the
 call), and validated there; evaluating those IRs later, inside jvp/transpose/vmap, is then
 safe. The autodiff and vmap tables give these primitives their meaning.
+
+Eagerly (outside jit), custom_jvp/custom_vjp bodies and rules are traced concretely, so they
+may use Python control flow on values as in JAX: the body on its arguments' values, the jvp
+rule and fwd on the primal values, bwd on the residuals' values (computed only if bwd asks);
+tangents and cotangents stay abstract. A checkpoint body is traced abstractly (as in JAX).
 """
 from __future__ import annotations
 
@@ -20,7 +25,8 @@ from ptojax.eval.leaves import leaf_type
 from ptojax.autodiff import calls
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import trace_flat
+from ptojax.trace import (ABSTRACT, KNOWN, Deferred, arg_states, concrete_value,
+                           eager_sources, trace_flat)
 from ptojax.ops.broadcast import zeros
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.tangents import differentiable
@@ -60,18 +66,31 @@ class _RulesBeingTraced(threading.local):
 _being_traced = _RulesBeingTraced()
 
 
-def _closure_converted(owner, fn, in_types, name):
+def _closure_converted(owner, fn, in_types, name, sources, states):
     """Trace the flat rule ``fn`` now, while the values it closes over (tracers of the
     function being traced, nondiff arguments) are alive: (the const-free rule IR taking those
     values first, the values). None for a call made while ``owner``'s rules are being traced
-    (a rule calling its own function): that call keeps its rules as Python functions."""
+    (a rule calling its own function): that call keeps its rules as Python functions.
+    ``sources``/``states``: the arguments' values, for an eager trace (``trace_flat``)."""
     if id(owner) in _being_traced.owners:
         return None
     _being_traced.owners.add(id(owner))
     try:
-        return consts_as_args(trace_flat(fn, list(in_types), name))
+        return consts_as_args(trace_flat(fn, list(in_types), name, sources, states))
     finally:
         _being_traced.owners.discard(id(owner))
+
+
+def _deferred_outputs(ir, inputs, first):
+    """The values of ``ir``'s outputs from ``first`` on, applied to ``inputs``, as Deferreds
+    computed (all at once) only if asked for; their states (abstract unless every input is
+    known)."""
+    n = len(ir.out_types) - first
+    if any(s == ABSTRACT for s in arg_states(inputs)):
+        return [None] * n, [ABSTRACT] * n
+    outputs = Deferred(lambda: eval_ir(ir, [concrete_value(x) for x in inputs]))
+    return ([Deferred(lambda i=i: outputs.value()[first + i]) for i in range(n)],
+            [KNOWN] * n)
 
 
 def _with_unused_inputs(body, position, types):
@@ -122,16 +141,17 @@ class custom_jvp:
         nondiff, diff = _split_nondiff(args, nums)
         flat, in_tree = tree_flatten(diff)
         closed, out_tree, _ = trace_pytree_fn(
-            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
+            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name,
+            differentiated=[False] * len(flat))
         body, body_consts = consts_as_args(closed)
-        rule, rule_consts = self._flat_rule(nondiff, in_tree, out_tree, closed)
+        rule, rule_consts = self._flat_rule(nondiff, in_tree, out_tree, closed, flat)
         body = _with_unused_inputs(body, len(body_consts), [leaf_type(c) for c in rule_consts])
         outs = calls.custom_jvp_call_p.bind(*body_consts, *rule_consts, *flat, body=body,
                                             jvp=rule,
                                             num_consts=len(body_consts) + len(rule_consts))
         return tree_unflatten(out_tree, outs)
 
-    def _flat_rule(self, nondiff, in_tree, out_tree, closed):
+    def _flat_rule(self, nondiff, in_tree, out_tree, closed, primals):
         """(rule(consts, primals, tangents) -> outs + tangent outs, the values it closes over,
         passed as the call's last constants)."""
         name, user_rule, out_types = self.fun.__name__, self.jvp, closed.out_types
@@ -153,7 +173,8 @@ class custom_jvp:
         n = len(closed.in_types)
         converted = _closure_converted(
             self, lambda *a: validated(a[:n], a[n:]),
-            [*closed.in_types, *[t.strip_weak() for t in closed.in_types]], f"{name}_jvp")
+            [*closed.in_types, *[t.strip_weak() for t in closed.in_types]], f"{name}_jvp",
+            *eager_sources(primals, n, plain=True))
         if converted is None:
             return (lambda consts, primals, tangents: validated(primals, tangents)), ()
         rule_ir, rule_consts = converted
@@ -186,10 +207,11 @@ class custom_vjp:
         nondiff, diff = _split_nondiff(args, nums)
         flat, in_tree = tree_flatten(diff)
         closed, out_tree, _ = trace_pytree_fn(
-            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name)
+            lambda *d: self.fun(*_merge(nondiff, d, nums)), flat, in_tree, name=name,
+            differentiated=[False] * len(flat))
         body, body_consts = consts_as_args(closed)
         fwd, bwd = self._validated_rules(args, nondiff, diff, in_tree, out_tree, closed)
-        fwd, bwd, rule_consts = self._flat_rules(fwd, bwd, closed)
+        fwd, bwd, rule_consts = self._flat_rules(fwd, bwd, closed, flat)
         body = _with_unused_inputs(body, len(body_consts), [leaf_type(c) for c in rule_consts])
         outs = calls.custom_vjp_call_p.bind(*body_consts, *rule_consts, *flat, body=body,
                                             fwd=fwd, bwd=bwd,
@@ -223,12 +245,13 @@ class custom_vjp:
                                       diff, names)
         return fwd, bwd
 
-    def _flat_rules(self, fwd, bwd, closed):
+    def _flat_rules(self, fwd, bwd, closed, primals):
         """(fwd(consts, primals) -> outs + residuals, bwd(residuals, cts) -> input cts, the
         values the rules close over, passed as the call's last constants). The values bwd
         closes over travel with the residuals."""
         name, in_types, out_types = self.fun.__name__, closed.in_types, closed.out_types
-        converted_fwd = _closure_converted(self, lambda *p: fwd(p), in_types, f"{name}_fwd")
+        converted_fwd = _closure_converted(self, lambda *p: fwd(p), in_types, f"{name}_fwd",
+                                           *eager_sources(primals, plain=True))
         if converted_fwd is None:
             return (lambda consts, primals: fwd(primals)), bwd, ()
         fwd_ir, fwd_consts = converted_fwd
@@ -239,9 +262,12 @@ class custom_vjp:
             cts = bwd(res_and_cts[:n_res], res_and_cts[n_res:])
             return [c for c, d in zip(cts, differentiated) if d]
 
+        res_sources, res_states = _deferred_outputs(fwd_ir, [*fwd_consts, *primals],
+                                                    len(out_types))
         bwd_ir, bwd_consts = _closure_converted(
             self, diff_cts, [*fwd_ir.out_types[len(out_types):],
-                             *[t.strip_weak() for t in out_types]], f"{name}_bwd")
+                             *[t.strip_weak() for t in out_types]], f"{name}_bwd",
+            [*res_sources, *[None] * len(out_types)], [*res_states, *[ABSTRACT] * len(out_types)])
         n_fwd, n_bwd = len(fwd_consts), len(bwd_consts)
 
         def flat_fwd(consts, primals):

@@ -18,7 +18,7 @@ from ptojax import dtypes, source_info
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ops.broadcast import fit_shape
 from ptojax.ops.tangents import Zero, as_value, is_zero, tangent_aval
-from ptojax.trace import bind, trace_flat
+from ptojax.trace import bind, eager_sources, trace_flat
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,11 +68,13 @@ def _checked(t, var):
     return fit_shape(t, var.type.shape)
 
 
-def jvp_ir(closed: ClosedIR, nonzeros) -> tuple:
+def jvp_ir(closed: ClosedIR, nonzeros, primals=None) -> tuple:
     """IR of ``(primals, tangents for the True entries of nonzeros) -> (outs, tangent outs)``.
 
     Returns (ClosedIR, out_nonzeros): tangent outputs that are symbolically zero are left out
-    of the IR and marked False."""
+    of the IR and marked False. Given the ``primals``' values, the rewrite is traced eagerly
+    (``trace.trace_flat``), so user rules it runs (custom_jvp rules kept as Python functions)
+    may use primal values; tangents stay abstract."""
     in_types = closed.in_types
     tangent_types = [tangent_aval(t) for t, nz in zip(in_types, nonzeros) if nz]
     out_nonzeros = []
@@ -84,5 +86,6 @@ def jvp_ir(closed: ClosedIR, nonzeros) -> tuple:
         out_nonzeros[:] = [not is_zero(t) for t in touts]
         return [*outs, *[t for t in touts if not is_zero(t)]]
 
-    jvp_closed = trace_flat(fn, [*in_types, *tangent_types], "jvp")
+    eager = () if primals is None else eager_sources(primals, len(tangent_types))
+    jvp_closed = trace_flat(fn, [*in_types, *tangent_types], "jvp", *eager)
     return jvp_closed, out_nonzeros

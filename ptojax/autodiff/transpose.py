@@ -17,7 +17,7 @@ from ptojax import source_info
 from ptojax.ir.core import IR, Var
 from ptojax.ops.arithmetic import add_tangents
 from ptojax.ops.tangents import UndefinedPrimal, Zero, as_value, is_zero
-from ptojax.trace import bind, trace_flat
+from ptojax.trace import bind, eager_sources, trace_flat
 
 
 def backward_pass(ir: IR, consts, args, linear_mask, cts_out):
@@ -56,10 +56,13 @@ def backward_pass(ir: IR, consts, args, linear_mask, cts_out):
     return [cts.get(v, Zero(v.type)) if m else None for v, m in zip(ir.invars, linear_mask)]
 
 
-def transpose_ir(linear: IR, linear_mask, consts=()) -> tuple:
+def transpose_ir(linear: IR, linear_mask, consts=(), args=None) -> tuple:
     """IR of ``(non-linear inputs..., output cotangents...) -> linear-input cotangents``.
 
-    Returns (ClosedIR, ct_nonzeros): cotangents that are symbolically zero are omitted."""
+    Returns (ClosedIR, ct_nonzeros): cotangents that are symbolically zero are omitted. Given
+    the non-linear inputs' values (``args``), the rewrite is traced eagerly
+    (``trace.trace_flat``), so user rules it runs (custom_vjp bwd kept as a Python function)
+    may use them; cotangents stay abstract."""
     args_types = [v.type for v, m in zip(linear.invars, linear_mask) if not m]
     ct_types = [v.type.strip_weak() for v in linear.outvars]
     nonzeros = []
@@ -74,4 +77,5 @@ def transpose_ir(linear: IR, linear_mask, consts=()) -> tuple:
         nonzeros[:] = [not is_zero(c) for c in out]
         return [c for c in out if not is_zero(c)]
 
-    return trace_flat(fn, [*args_types, *ct_types], "transpose"), nonzeros
+    eager = () if args is None else eager_sources(args, len(ct_types))
+    return trace_flat(fn, [*args_types, *ct_types], "transpose", *eager), nonzeros

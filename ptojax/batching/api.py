@@ -16,7 +16,7 @@ from ptojax.errors import BatchingError
 from ptojax.eval.leaves import leaf_type
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import trace_flat
+from ptojax.trace import ABSTRACT, state_of, trace_flat
 from ptojax.batching.vmap import vmap_ir
 from ptojax.eval import axis_env
 from ptojax.ops.broadcast import broadcast_at
@@ -52,7 +52,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         example_types = [t if d is None else t.update(shape=t.shape[:d] + t.shape[d + 1:])
                          for t, d in zip(types, dims)]
         with axis_env.bound_batch_axis(axis_name, size):
-            closed, out_tree = _trace(fn, in_tree, example_types)
+            closed, out_tree = _trace(fn, in_tree, example_types, leaves, dims)
         batched, out_dims = vmap_ir(closed, dims, size, axis_name)
         outs = eval_ir(batched, leaves)
         return _place_outputs(outs, out_dims, out_tree, out_axes, size, source)
@@ -60,7 +60,9 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     return vmapped
 
 
-def _trace(fn, in_tree, types):
+def _trace(fn, in_tree, types, leaves, dims):
+    """Trace ``fn`` on per-example types. Outside jit the trace is eager: Python may use the
+    values of unmapped arguments (as in JAX), never those of mapped ones."""
     trees = []
 
     def flat_fn(*xs):
@@ -69,7 +71,10 @@ def _trace(fn, in_tree, types):
         trees.append(out_tree)
         return out_leaves
 
-    closed = trace_flat(flat_fn, types, getattr(fn, "__name__", "fn"))
+    states = [ABSTRACT if d is not None else state_of(x) for x, d in zip(leaves, dims)]
+    closed = trace_flat(flat_fn, types, getattr(fn, "__name__", "fn"), leaves, states,
+                        "it depends on an argument mapped by vmap, which has one value per "
+                        "example")
     return closed, trees[0]
 
 

@@ -17,7 +17,7 @@ from ptojax.ops.logic import lt
 from ptojax.errors import ControlFlowError
 from ptojax.eval.leaves import leaf_type
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer
+from ptojax.trace import is_concrete
 from ptojax.tree_util import tree_flatten
 from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
                                         mismatch_error, promoted_carry, trace_sub_ir,
@@ -83,7 +83,8 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
 
 def fori_loop(lower, upper, body_fun, init_val):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``. Bounds known while
-    tracing make it a ``scan`` (reverse-mode differentiable); traced bounds a ``while``."""
+    tracing (Python numbers, or concrete values under an eager transform, as in JAX) make it a
+    ``scan`` (reverse-mode differentiable); abstract bounds a ``while``."""
     source = user_frame()
     _check_callable("fori_loop", body_fun, "body_fun", source)
     index_dtype = _index_dtype(lower, upper, source)
@@ -94,7 +95,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     def step(i, val):
         return add(i, one), body_fun(i, val)
 
-    if isinstance(lower, Tracer) or isinstance(upper, Tracer):
+    if not (is_concrete(lower) and is_concrete(upper)):
         _, val = while_loop(lambda carry: lt(carry[0], upper),
                             lambda carry: step(*carry), (lower, init_val))
         return val

@@ -18,7 +18,7 @@ from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer
+from ptojax.trace import Tracer, is_concrete
 
 
 def asarray(a, dtype=None, copy=None):
@@ -98,7 +98,7 @@ def empty_like(a, dtype=None, shape=None):
 
 
 def _static_number(op, name, v):
-    if isinstance(v, Tracer):
+    if isinstance(v, Tracer) and not is_concrete(v):  # concrete under eager transforms
         raise ConcretizationError(f"{op}: {name} must be concrete (the length of the result is "
                                   f"part of its shape); pass it as a Python number or mark it "
                                   f"static", user_frame())

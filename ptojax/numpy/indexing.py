@@ -23,7 +23,7 @@ from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
 from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer
+from ptojax.trace import Tracer, is_concrete
 
 _ARRAYS = (Array, Tracer, np.ndarray)
 
@@ -111,7 +111,7 @@ def _expand(x, idx, op):
 
 
 def _mask_to_indices(mask, shape, op):
-    if type(mask) is Tracer:
+    if type(mask) is Tracer and not is_concrete(mask):  # concrete under eager transforms
         raise ConcretizationError(
             f"{op}: a traced boolean mask selects a data-dependent number of elements; use "
             f"pnp.where(mask, x, fill) to keep the shape static", user_frame())
