@@ -26,6 +26,7 @@ from ptojax.ops.complex_parts import conj
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import linear_in_first_jvp
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 
 
@@ -91,7 +92,7 @@ def fft(x, fft_type, fft_lengths):
             from None
     if kind == FftType.RFFT:
         if dtypes.is_complex(x.dtype):
-            raise DtypeError("fft: RFFT takes real operands only")
+            raise DtypeError("fft: RFFT takes real operands only", user_frame())
         if not dtypes.is_float(x.dtype):
             x = convert_element_type(x, dtypes.float64 if x.dtype.itemsize == 8 else
                                      dtypes.float32)

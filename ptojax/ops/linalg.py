@@ -23,6 +23,7 @@ from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
 
 
@@ -138,12 +139,12 @@ def _result_dtype(lhs, rhs, preferred):
     ra, rb = _type_rank(a), _type_rank(b)
     if ra == rb and a != b:
         raise DtypeError(f"dot_general: operand dtypes {a} and {b} have no common product "
-                         f"type; convert one of them")
+                         f"type; convert one of them", user_frame())
     result = a if ra >= rb else b
     if preferred is not None and not dtypes.is_float(result) and \
             _type_rank(preferred)[3] < _type_rank(result)[3]:
         raise DtypeError(f"dot_general: preferred_element_type {preferred} must not be "
-                         f"narrower than the result type {result}")
+                         f"narrower than the result type {result}", user_frame())
     return result
 
 
@@ -169,7 +170,7 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
         if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2) or lhs.shape[-1] != rhs.shape[0]:
             raise ShapeError(f"dot: without dimension_numbers the operands must be vectors or "
                              f"matrices with matching inner sizes, got shapes "
-                             f"{tuple(lhs.shape)} and {tuple(rhs.shape)}")
+                             f"{tuple(lhs.shape)} and {tuple(rhs.shape)}", user_frame())
         dimension_numbers = (((lhs.ndim - 1,), (0,)), ((), ()))
     return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
@@ -178,7 +179,7 @@ def batch_matmul(lhs, rhs, precision=None):
     """Matrix products over the leading (batch) dimensions of two arrays of one rank >= 2."""
     if min(lhs.ndim, rhs.ndim) < 2 or lhs.ndim != rhs.ndim:
         raise ShapeError(f"batch_matmul: operands must have one rank of at least 2, got "
-                         f"shapes {tuple(lhs.shape)} and {tuple(rhs.shape)}")
+                         f"shapes {tuple(lhs.shape)} and {tuple(rhs.shape)}", user_frame())
     batch = tuple(range(lhs.ndim - 2))
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
                        precision)

@@ -19,6 +19,7 @@ from ptojax.ops.broadcast import fit_shape, instantiate, unbroadcast, zeros_like
 from ptojax.ops.checks import broadcast_scalars, require_same_dtype
 from ptojax.ops.elementwise import elementwise, lax_function, operands
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
+from ptojax.source_info import user_frame
 from ptojax.trace import Unsupported
 
 NO_SHIFT_TILES = Unsupported("shifts and xor have no tile form yet (PTO has TSHL/TSHR/TXOR; "
@@ -196,11 +197,11 @@ def select_n(which, *cases):
     if which.dtype == dtypes.bool_:
         if len(cases) != 2:
             raise DtypeError(f"select_n: a bool selector picks between two cases, got "
-                             f"{len(cases)}")
+                             f"{len(cases)}", user_frame())
         return select(which, cases[1], cases[0])
     if not dtypes.is_integer(which.dtype):
         raise DtypeError(f"select_n: the selector must be bool or an integer, got "
-                         f"{which.dtype}")
+                         f"{which.dtype}", user_frame())
     return _select_from(which, cases, 0)
 
 

@@ -24,6 +24,7 @@ from ptojax.ops.logic import bitwise_and, bitwise_or, bitwise_xor, eq
 from ptojax.ops.shape import canonical_axes, reshape, shift_axes, transpose
 from ptojax.ops.slicing import concatenate, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero, zero_jvp
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Tracer, Unsupported
 from ptojax.tree_util import tree_flatten
 
@@ -228,7 +229,7 @@ def reduce(operands, init_values, computation, dimensions):
     inits, init_tree = tree_flatten(init_values)
     if tree != init_tree:
         raise ShapeError(f"reduce: init_values {init_tree} must have the structure of the "
-                         f"operands {tree}")
+                         f"operands {tree}", user_frame())
     dims = tuple(sorted(user_axes("reduce", dimensions, flat[0].ndim)))
     if len(flat) == 1:
         reduction = _monoid(computation, flat[0], inits[0])
@@ -248,7 +249,8 @@ def _tree_reduce(xs, inits, computation, dims, tree):
     def combine(a, b):
         out, out_tree = tree_flatten(computation(tree.unflatten(a), tree.unflatten(b)))
         if out_tree != tree:
-            raise ShapeError(f"reduce: computation returned {out_tree}, expected {tree}")
+            raise ShapeError(f"reduce: computation returned {out_tree}, expected {tree}",
+                             user_frame())
         return out
 
     while n > 1:

@@ -27,6 +27,7 @@ from ptojax.ops.gather_scatter import default_fill, gather as point_gather, scat
 from ptojax.ops.logic import bitwise_and, ge, le, select
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import broadcasted_iota, concatenate, slice_in_dim
+from ptojax.source_info import user_frame
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -68,7 +69,7 @@ def _mode(mode, what):
     mode = GatherScatterMode.from_any(mode)
     if mode is GatherScatterMode.ONE_HOT:
         raise UnsupportedError(f"{what}: mode ONE_HOT is not supported; use CLIP or "
-                               f"FILL_OR_DROP")
+                               f"FILL_OR_DROP", user_frame())
     return mode
 
 
@@ -92,14 +93,14 @@ def _plan(what, shape, index_shape, window_dims, dropped, start_map, operand_bat
     if len(windowed) != len(window_dims) or list(window_dims) != sorted(window_dims):
         raise ShapeError(f"{what}: the window dimensions {tuple(window_dims)} must be sorted "
                          f"and one per operand dimension that is neither collapsed nor "
-                         f"batching ({len(windowed)})")
+                         f"batching ({len(windowed)})", user_frame())
     if len(start_map) != index_shape[-1]:
         raise ShapeError(f"{what}: the index vectors have {index_shape[-1]} entries but "
-                         f"{len(start_map)} operand dimensions are mapped")
+                         f"{len(start_map)} operand dimensions are mapped", user_frame())
     for d, n in enumerate(shape):
         if not 0 <= sizes[d] <= n:
             raise ShapeError(f"{what}: a window of size {sizes[d]} along dimension {d} does "
-                             f"not fit the operand's size {n}")
+                             f"not fit the operand's size {n}", user_frame())
     starts = {d: k for k, d in enumerate(start_map)}
     out_window = dict(zip(windowed, window_dims))
     whole = tuple(d for d in windowed if sizes[d] == shape[d] and d not in starts)
@@ -171,10 +172,10 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     shape, sizes = tuple(operand.shape), tuple(int(s) for s in slice_sizes)
     if len(sizes) != len(shape):
         raise ShapeError(f"gather: slice_sizes {sizes} needs one entry per dimension of the "
-                         f"operand of shape {shape}")
+                         f"operand of shape {shape}", user_frame())
     if any(sizes[d] != 1 for d in (*dn.collapsed_slice_dims, *dn.operand_batching_dims)):
         raise ShapeError(f"gather: collapsed and batching dimensions need slice size 1, got "
-                         f"slice_sizes {sizes}")
+                         f"slice_sizes {sizes}", user_frame())
     out_rank = start_indices.ndim - 1 + len(dn.offset_dims)
     plan = _plan("gather", shape, tuple(start_indices.shape), dn.offset_dims,
                  dn.collapsed_slice_dims, dn.start_index_map, dn.operand_batching_dims,
@@ -203,7 +204,7 @@ def _scatter(name, point_mode, operand, scatter_indices, updates, dimension_numb
     if len(windowed) != len(dn.update_window_dims):
         raise ShapeError(f"{name}: update_window_dims {dn.update_window_dims} needs one entry "
                          f"per operand dimension neither inserted nor batching "
-                         f"({len(windowed)})")
+                         f"({len(windowed)})", user_frame())
     sizes = [1] * len(shape)
     for d, p in zip(windowed, dn.update_window_dims):
         sizes[d] = updates.shape[p]
