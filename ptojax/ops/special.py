@@ -144,6 +144,7 @@ def _digamma_f64(x):
 # x <= a, else the continued fraction of Q (Cephes' igam/igamc), each carrying its derivative
 # in a alongside (forward mode), in float64
 _EPS = float(np.finfo(np.float64).eps)
+_CONVERGED = 16 * _EPS   # successive terms of the derivatives stall at a few ulp of noise
 _MAX_TERMS = 2000
 
 
@@ -161,7 +162,8 @@ def _p_series(a, x):
         dterm = dterm * (x / r) - term * x / (r * r)
         term = term * (x / r)
         total, dtotal = total + term, dtotal + dterm
-        if np.all(term <= _EPS * total) and np.all(np.abs(dterm) <= _EPS * np.abs(dtotal)):
+        if np.all(term <= _CONVERGED * total) and \
+                np.all(np.abs(dterm) <= _CONVERGED * np.abs(dtotal)):
             break
     scale = np.exp(_log_prefactor(a, x)) / a
     dlog = np.log(x) - _digamma_f64(a + 1.0)
@@ -184,8 +186,8 @@ def _q_continued_fraction(a, x):
         ok = q != 0
         k_new = np.where(ok, p / np.where(ok, q, 1.0), k)
         dk_new = np.where(ok, (dp - k_new * dq) / np.where(ok, q, 1.0), dk)
-        done = np.all(np.abs(k_new - k) <= _EPS * np.abs(k_new)) and \
-            np.all(np.abs(dk_new - dk) <= _EPS * np.abs(dk_new))
+        done = np.all(np.abs(k_new - k) <= _CONVERGED * np.abs(k_new)) and \
+            np.all(np.abs(dk_new - dk) <= _CONVERGED * np.abs(dk_new))
         k, dk = k_new, dk_new
         p2, q2, p1, q1, dp2, dq2, dp1, dq1 = p1, q1, p, q, dp1, dq1, dp, dq
         big = np.abs(p) > 1.0 / _EPS
@@ -258,7 +260,7 @@ def _beta_fraction(a, b, x):
             c = np.where(np.abs(c) < _TINY, _TINY, c)
             step = d * c
             h = h * step
-        if np.all(np.abs(step - 1.0) <= _EPS):
+        if np.all(np.abs(step - 1.0) <= _CONVERGED):
             break
     return h
 

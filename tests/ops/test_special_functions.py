@@ -126,9 +126,9 @@ def test_expansions_lower_to_pto_vector_instructions():
 # incomplete gamma and beta, exponentially scaled Bessel functions --------------------------------
 def _gamma_operands(dtype):
     rng = np.random.default_rng(1)
-    a = np.concatenate([rng.uniform(0.01, 30, 600), [0.0, 1.0, 2.0, -1.0, np.inf, 1.0, 0.5,
+    a = np.concatenate([rng.uniform(0.01, 30, 300), [0.0, 1.0, 2.0, -1.0, np.inf, 1.0, 0.5,
                                                      0.0, 3.0, np.nan]])
-    x = np.concatenate([rng.uniform(0, 40, 600), [1.0, 0.0, np.inf, 1.0, 1.0, -1.0, 0.0, 0.0,
+    x = np.concatenate([rng.uniform(0, 40, 300), [1.0, 0.0, np.inf, 1.0, 1.0, -1.0, 0.0, 0.0,
                                                   np.inf, 1.0]])
     return a.astype(dtype), x.astype(dtype)
 
@@ -144,12 +144,16 @@ def _assert_like_jax(ours, theirs, rtol):
     assert np.max(np.abs(ours[finite] - theirs[finite]) / scale) < rtol
 
 
+GAMMA = ("igamma", "igammac", "igamma_grad_a")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", ["igamma", "igammac", "igamma_grad_a"])
-def test_incomplete_gamma_matches_jax_with_its_edge_values(name, dtype, jax):
+def test_incomplete_gamma_matches_jax_with_its_edge_values(dtype, jax):
     a, x = _gamma_operands(dtype)
+    theirs = jax.jit(lambda u, v: [getattr(jax.lax, n)(u, v) for n in GAMMA])(a, x)
     rtol = 1e-10 if dtype == np.float64 else 2e-5
-    _assert_like_jax(getattr(lax, name)(a, x), getattr(jax.lax, name)(a, x), rtol)
+    for name, expected in zip(GAMMA, theirs):
+        _assert_like_jax(getattr(lax, name)(a, x), expected, rtol)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -173,12 +177,12 @@ def test_scaled_bessel_functions_match_jax(name, dtype, jax):
 
 
 def test_incomplete_gamma_and_beta_gradients_match_jax(jax):
+    """igammac's rule is igamma's negated (checked against finite differences in
+    tests/autodiff): JAX's compilation of these loops is slow, so igamma alone here."""
     a, x = np.linspace(0.5, 6, 12), np.linspace(0.2, 9, 12)
     b, t = np.linspace(0.7, 4, 12), np.linspace(0.05, 0.95, 12)
-    for name in ("igamma", "igammac"):
-        f, jf = getattr(lax, name), getattr(jax.lax, name)
-        assert_close(pto.grad(lambda u, v: f(u, v).sum(), (0, 1))(a, x),
-                     jax.grad(lambda u, v: jf(u, v).sum(), (0, 1))(a, x), rtol=1e-8)
+    assert_close(pto.grad(lambda u, v: lax.igamma(u, v).sum(), (0, 1))(a, x),
+                 jax.grad(lambda u, v: jax.lax.igamma(u, v).sum(), (0, 1))(a, x), rtol=1e-8)
     assert_close(pto.grad(lambda v: lax.betainc(a, b, v).sum())(t),
                  jax.grad(lambda v: jax.lax.betainc(a, b, v).sum())(t), rtol=1e-9)
     with pytest.raises(pto.errors.UnsupportedError, match="with respect to a and b"):
