@@ -168,5 +168,5 @@ def test_jit_of_method():
 def test_unsupported_input_dtype_names_the_argument_and_line():
     from ptojax.errors import DtypeError
     with pytest.raises(DtypeError, match="positional argument 0") as info:
-        pto.jit(lambda x: x)(np.array([1j]))
+        pto.jit(lambda x: x)(np.array([1], np.longdouble))
     assert "test_jit.py" in str(info.value)

@@ -1,13 +1,16 @@
 """``ptojax.numpy`` (``pnp``): the NumPy API over ptojax arrays, traceable by every transform."""
 from ptojax import dtypes as _dtypes
 from ptojax.dtypes import finfo, iinfo
-from ptojax.numpy.scalar_types import (bfloat16, bool_, double, float8_e4m3fn, float8_e5m2,
+from ptojax.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, complex128,
+                                       complex_, csingle, double, float8_e4m3fn, float8_e5m2,
                                        float16, float32, float64, float_, int8, int16, int32,
                                        int64, int_, single, uint, uint8, uint16, uint32, uint64)
 from ptojax.numpy import array_methods as _array_methods
 from ptojax.numpy.creation import (arange, array, asarray, empty, empty_like, eye, full,
                                    full_like, identity, linspace, meshgrid, ones, ones_like,
                                    tri, zeros, zeros_like)
+from ptojax.numpy.complex_parts import (angle, conj, conjugate, imag, iscomplex, iscomplexobj,
+                                        isreal, isrealobj, real)
 from ptojax.numpy.indexing import take, take_along_axis
 from ptojax.numpy.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
@@ -22,7 +25,8 @@ from ptojax.numpy.math import abs, round, pow  # noqa: F401
 from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
-from ptojax.numpy.sorting import argsort, sort
+from ptojax.numpy.sorting import argsort, sort, sort_complex
+from ptojax.numpy import fft  # noqa: F401  (pnp.fft, as jnp.fft)
 # bits and integers (bits.py)
 from ptojax.numpy.bits import bitwise_count, gcd, lcm, packbits, unpackbits
 # whole-array comparisons (comparisons.py)
@@ -122,6 +126,7 @@ integer = _np.integer
 signedinteger = _np.signedinteger
 unsignedinteger = _np.unsignedinteger
 inexact = _np.inexact
+complexfloating = _np.complexfloating
 number = _np.number
 
 _array_methods.install()

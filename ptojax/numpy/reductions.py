@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import AxisError, ShapeError, UnsupportedError
+from ptojax.errors import AxisError, DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    supported_dtype, to_inexact)
@@ -142,6 +142,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
+def _variance_dtype(dtype):
+    """Variances are real: of complex values, the mean squared magnitude (as JAX)."""
+    return dtypes.real_dtype(to_inexact(dtype))
+
+
 def _variance(name, a, axis, dtype, ddof, where, mean_value, correction):
     if correction is None:
         correction = ddof
@@ -149,16 +154,25 @@ def _variance(name, a, axis, dtype, ddof, where, mean_value, correction):
         raise ValueError(f"{name}: ddof and correction cannot both be given")
     a = asarray(a, op=name)
     axes = normalize_axes(name, axis, a.ndim)
-    result_dtype = _result_dtype(name, a, dtype, to_inexact)
-    x = convert(a, _computation_dtype(result_dtype))
+    result_dtype = _result_dtype(name, a, dtype, _variance_dtype)
+    if dtypes.is_complex(a.dtype) and dtype is not None and not dtypes.is_complex(result_dtype):
+        raise DtypeError(f"{name}: a real dtype ({result_dtype}) for the variance of complex "
+                         f"values is not supported (as in JAX); leave dtype out for a real "
+                         f"result", user_frame())
+    compute = _computation_dtype(result_dtype)
+    x = convert(a, dtypes.complex_dtype(compute) if dtypes.is_complex(a.dtype) else compute)
     if mean_value is None:
         centre = mean(x, axes, keepdims=True, where=where)
     else:
         centre = convert(mean_value, x.dtype)
     shape = broadcast_shapes(name, tuple(x.shape), tuple(centre.shape))
     centered = lax.sub(broadcast_to_shape(x, shape), broadcast_to_shape(centre, shape))
-    squares = _where_fill(name, lax.mul(centered, centered), where, 0)
-    count = _count(name, a, axes, where, x.dtype)
+    if dtypes.is_complex(x.dtype):
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squares = lax.mul(centered, centered)
+    squares = _where_fill(name, squares, where, 0)
+    count = _count(name, a, axes, where, squares.dtype)
     normalizer = count - correction if where is None else lax.sub(count, float(correction))
     total = lax.reduce_sum(squares, axes)
     if where is None:

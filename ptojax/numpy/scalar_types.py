@@ -59,12 +59,16 @@ bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16)
 float16 = _scalar_type("float16", dtypes.float16)
 float32 = _scalar_type("float32", dtypes.float32)
 float64 = _scalar_type("float64", dtypes.float64)
+complex64 = _scalar_type("complex64", dtypes.complex64)
+complex128 = _scalar_type("complex128", dtypes.complex128)
 
 # NumPy's other names for the same types (JAX has them too)
 bool = bool_  # noqa: A001
 int_, uint, float_ = int64, uint64, float64
 single, double = float32, float64
+csingle, cdouble, complex_ = complex64, complex128, complex128
 
 __all__ = ["bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32",
-           "float64", "int_", "uint", "float_", "single", "double"]
+           "float64", "complex64", "complex128", "int_", "uint", "float_", "single", "double",
+           "csingle", "cdouble", "complex_"]

@@ -1,4 +1,5 @@
-"""sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None)."""
+"""sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None);
+sort_complex. Complex values sort by real part, then imaginary part."""
 from __future__ import annotations
 
 from ptojax import dtypes, lax
@@ -48,3 +49,10 @@ def lexsort(keys, axis=-1):
     axis = normalize_axis("lexsort", axis, keys[0].ndim)
     iota = lax.broadcasted_iota(dtypes.int32, keys[0].shape, axis)
     return lax.sort((*reversed(keys), iota), dimension=axis, num_keys=len(keys))[-1]
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis, as complex values (integers and floats become
+    complex64, or complex128 from 64-bit types, as in JAX)."""
+    a = sort(a, axis=-1)
+    return lax.convert_element_type(a, dtypes.complex_dtype(a.dtype))

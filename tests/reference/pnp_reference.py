@@ -21,7 +21,12 @@ ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 FLOAT_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32,
-          dtypes.uint64: dtypes.uint32}
+          dtypes.uint64: dtypes.uint32, dtypes.complex128: dtypes.complex64}
+
+
+def _is_64_bit(dtype) -> bool:
+    """64-bit values: 8-byte reals, complex numbers of 8-byte parts."""
+    return dtype == dtypes.complex128 or (dtype.itemsize == 8 and dtype.kind != "c")
 
 
 def explicit_dtypes(*inputs) -> list:
@@ -32,7 +37,7 @@ def explicit_dtypes(*inputs) -> list:
 def expected_dtype(jax_dtype, explicit) -> np.dtype:
     """The dtype ptojax should give where JAX with x64 gives ``jax_dtype``."""
     jax_dtype = np.dtype(jax_dtype)
-    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit):
+    if jax_dtype not in NARROW or any(_is_64_bit(d) for d in explicit):
         return jax_dtype
     return NARROW[jax_dtype]
 
@@ -130,8 +135,8 @@ def check_vmap(pto_fn, jax_fn, *args, in_axes=0, index=(), scale=1.0, what="vmap
 
 
 def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
-    """Values of ``dtype``: floats spread over [low, high), integers in [low, high] (nonzero,
-    so they divide), bools at random."""
+    """Values of ``dtype``: floats (and both parts of complex values) spread over [low, high),
+    integers in [low, high] (nonzero, so they divide), bools at random."""
     dtype = np.dtype(dtype)
     if dtype == dtypes.bool_:
         return rng.random(shape) < 0.5
@@ -139,4 +144,7 @@ def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
         low = max(low, 0) if dtypes.is_unsigned(dtype) else low
         values = rng.integers(low, high + 1, size=shape)
         return np.where(values == 0, 1, values).astype(dtype)
+    if dtypes.is_complex(dtype):
+        return (rng.uniform(low, high, size=shape)
+                + 1j * rng.uniform(low, high, size=shape)).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)
