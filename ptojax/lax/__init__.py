@@ -18,6 +18,7 @@ from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_update_slice_in_dim)
 from ptojax.ops.gather_scatter import gather, scatter
 from ptojax.ops.linalg import dot, dot_general
+from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt,
                               is_finite, le, lt, ne, select, shift_left, shift_right_logical)
 from ptojax.ops.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
