@@ -8,7 +8,9 @@ from ptojax.numpy.creation import (arange, array, asarray, empty, empty_like, ey
                                    full_like, identity, linspace, meshgrid, ones, ones_like,
                                    tri, zeros, zeros_like)
 from ptojax.numpy.indexing import take, take_along_axis
-from ptojax.numpy.products import dot, einsum, inner, matmul, outer, tensordot, vdot
+from ptojax.numpy import linalg
+from ptojax.numpy.products import (cross, dot, einsum, inner, matmul, outer, tensordot, vdot,
+                                   vecdot)
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
                                        broadcast_arrays, broadcast_to, column_stack, concat,
                                        concatenate, diag, diagonal, dstack, expand_dims, flip,

@@ -1,5 +1,5 @@
-"""Products: matmul/@, dot, vdot, inner, outer, tensordot, einsum — all one dot_general each
-(einsum: one per pair of operands)."""
+"""Products: matmul/@, dot, vdot, vecdot, inner, outer, tensordot, einsum — all one dot_general
+each (einsum: one per pair of operands) — and the cross product."""
 from __future__ import annotations
 
 import string
@@ -7,8 +7,9 @@ import string
 from ptojax import lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy.manipulation import diagonal, ravel
-from ptojax.numpy.math import multiply
+from ptojax.numpy.manipulation import broadcast_to, diagonal, moveaxis, ravel, stack
+from ptojax.numpy.creation import zeros_like
+from ptojax.numpy.math import multiply, subtract
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
 from ptojax.source_info import user_frame
@@ -95,6 +96,22 @@ def vdot(a, b, *, preferred_element_type=None):
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
 
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """The dot product of the vectors along ``axis`` (conjugating ``x1``), broadcasting the
+    other dimensions. ``precision`` is accepted for JAX compatibility (products are exact
+    here)."""
+    a, b = _promoted("vecdot", x1, x2)
+    da, db = (normalize_axis("vecdot", axis, x.ndim) for x in (a, b))
+    _require_sizes_match("vecdot", a, da, b, db)
+    a, b = moveaxis(a, da, -1), moveaxis(b, db, -1)
+    batch = broadcast_shapes("vecdot", tuple(a.shape[:-1]), tuple(b.shape[:-1]))
+    a = broadcast_to(a, (*batch, a.shape[-1]))
+    b = broadcast_to(b, (*batch, b.shape[-1]))
+    stack = tuple(range(len(batch)))
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), (stack, stack)),
+                           _preferred("vecdot", preferred_element_type))
+
+
 def inner(a, b, *, preferred_element_type=None):
     a, b = _promoted("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
@@ -107,6 +124,34 @@ def inner(a, b, *, preferred_element_type=None):
 def outer(a, b):
     a, b = _promoted("outer", a, b)
     return lax.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors (or 2-vectors, as if their third entry were 0; two
+    2-vectors give the scalar z-component) along ``axisa``/``axisb``, stacked along
+    ``axisc`` (``axis`` sets all three)."""
+    a, b = _promoted("cross", a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = moveaxis(a, axisa, -1)
+    b = moveaxis(b, axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ShapeError(f"cross: the vectors must have 2 or 3 entries, got {a.shape[-1]} and "
+                         f"{b.shape[-1]}", user_frame())
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return subtract(multiply(a[..., 0], b[..., 1]), multiply(a[..., 1], b[..., 0]))
+    a0, a1, a2 = _components(a)
+    b0, b1, b2 = _components(b)
+    c = [subtract(multiply(a1, b2), multiply(a2, b1)),
+         subtract(multiply(a2, b0), multiply(a0, b2)),
+         subtract(multiply(a0, b1), multiply(a1, b0))]
+    return moveaxis(stack(c), 0, axisc)
+
+
+def _components(v):
+    """The three entries of 3-vectors (a 2-vector's third is zero, as in JAX)."""
+    third = v[..., 2] if v.shape[-1] == 3 else zeros_like(v[..., 0])
+    return v[..., 0], v[..., 1], third
 
 
 def tensordot(a, b, axes=2, *, preferred_element_type=None):
