@@ -1,0 +1,2 @@
+"""``pto.scipy``: SciPy's API over ptojax arrays, as ``jax.scipy``."""
+from ptojax.scipy import linalg  # noqa: F401
