@@ -588,11 +588,15 @@ def _svd(x, *, full_matrices, compute_uv, subset_by_index):
         u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
         return [s, u, vt]
     outs = lapack.nan_on_failure(decompose, x)
-    if subset_by_index is None or full_matrices:
+    if subset_by_index is None:
         return outs
     lo, hi = subset_by_index
     s = outs[0][..., lo:hi]
-    return [s] if not compute_uv else [s, outs[1][..., lo:hi], outs[2][..., lo:hi, :]]
+    if not compute_uv:
+        return [s]
+    if full_matrices:  # then the subset is everything
+        return [s, *outs[1:]]
+    return [s, outs[1][..., lo:hi], outs[2][..., lo:hi, :]]
 
 
 svd_p = Primitive("svd", _svd_abstract, _svd, multiple_results=True)

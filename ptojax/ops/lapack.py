@@ -9,6 +9,8 @@ stack updated at each step.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -77,7 +79,7 @@ def lu(a):
     product (``A[permutation] = L U``)."""
     *batch, m, n = a.shape
     k = min(m, n)
-    work = np.array(a).reshape(-1, m, n)
+    work = np.array(a).reshape(math.prod(batch), m, n)
     stack = np.arange(work.shape[0])
     pivots = np.zeros((work.shape[0], k), np.int32)
     permutation = np.tile(np.arange(m, dtype=np.int32), (work.shape[0], 1))
@@ -98,9 +100,9 @@ def lu(a):
 
 def pivots_to_permutation(pivots, size: int):
     """The permutation of ``range(size)`` made by swapping entry ``j`` with ``pivots[j]`` for
-    each ``j`` in order."""
+    each ``j`` in order (a pivot out of range is clamped into it)."""
     *batch, k = pivots.shape
-    swaps = np.asarray(pivots).reshape(-1, k)
+    swaps = np.clip(pivots, 0, max(size - 1, 0)).reshape(math.prod(batch), k)
     stack = np.arange(swaps.shape[0])
     permutation = np.tile(np.arange(size, dtype=np.int32), (swaps.shape[0], 1))
     for j in range(k):
@@ -115,7 +117,7 @@ def qr_column_order(a):
     column of largest norm below row ``j`` (the first, on ties) moves to position ``j``, then
     a Householder reflection clears column ``j`` below the diagonal."""
     *batch, m, n = a.shape
-    work = np.array(a).reshape(-1, m, n)
+    work = np.array(a).reshape(math.prod(batch), m, n)
     stack = np.arange(work.shape[0])
     order = np.tile(np.arange(n, dtype=np.int32), (work.shape[0], 1))
     for j in range(min(m, n)):

@@ -627,6 +627,149 @@ def _sort(data, J):
         (lambda *a: tuple(J.lax.sort(a, dim, num_keys=num_keys))), xs
 
 
+# decompositions: well-conditioned inputs (separated eigenvalues, singular values and pivots)
+# and outputs invariant under the sign conventions of eigen- and singular vectors ---------------
+def _stack_of(data, max_rank=1):
+    return tuple(data.draw(st.lists(st.integers(1, 2), max_size=max_rank)))
+
+
+def _orthogonal(rng, shape):
+    q, _ = np.linalg.qr(rng.standard_normal(shape))
+    return q
+
+
+def _spectrum(rng, stack, n, spread=1.0):
+    """Values ``1..n`` (times ``spread``) plus noise: well separated."""
+    return (np.arange(1, n + 1) + 0.3 * rng.random((*stack, n))) * spread
+
+
+def _symmetric(rng, stack, n):
+    q = _orthogonal(rng, (*stack, n, n))
+    w = _spectrum(rng, stack, n) * np.where(rng.random((*stack, n)) < 0.5, -1, 1)
+    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _linalg_fd(name, *prims, **options):
+    return case(name, *prims, fd_rtol=1e-5, rtol=1e-8, **options)
+
+
+@_linalg_fd("cholesky", P.cholesky_p)
+def _cholesky(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    a = rng.standard_normal((*stack, n, n))
+    x = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    return lax.linalg.cholesky, J.lax.linalg.cholesky, [x]
+
+
+@_linalg_fd("triangular_solve", P.triangular_solve_p)
+def _triangular_solve(data, J):
+    rng, stack, m = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    k = data.draw(st.integers(1, 3))
+    params = {f: data.draw(st.booleans())
+              for f in ("left_side", "lower", "transpose_a", "unit_diagonal")}
+    a = rng.standard_normal((*stack, m, m)) + 3 * np.eye(m)
+    b = rng.standard_normal((*stack, *((m, k) if params["left_side"] else (k, m))))
+    return (lambda a, b: lax.linalg.triangular_solve(a, b, **params)), \
+        (lambda a, b: J.lax.linalg.triangular_solve(a, b, **params)), [a, b]
+
+
+def _clear_pivots(rng, stack, m, n):
+    """A matrix whose partial pivoting is clear-cut: in each of the first min(m, n) columns
+    one entry, in a distinct row, is far larger than the others."""
+    x = rng.standard_normal((*stack, m, n))
+    k = min(m, n)
+    rows = np.argsort(rng.random((*stack, m)), axis=-1)[..., :k]
+    for index in np.ndindex(*stack):
+        x[index][rows[index], np.arange(k)] += 10.0
+    return x
+
+
+@_linalg_fd("lu", P.lu_p)
+def _lu(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = _clear_pivots(rng, stack, m, n)
+    return (lambda a: lax.linalg.lu(a)[0]), (lambda a: J.lax.linalg.lu(a)[0]), [x]
+
+
+@case("lu_pivots_to_permutation", P.lu_pivots_to_permutation_p)
+def _lu_pivots_to_permutation(data, J):
+    """Integer-valued: no derivative flows through the permutation."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    pivots = np.array([rng.integers(j, n) for j in range(n)], np.int32)
+    x = values(rng, (n,))
+    order = np.asarray(lax.linalg.lu_pivots_to_permutation(pivots, n), np.float64)
+    return (lambda a: lax.mul(a, lax.convert_element_type(
+        lax.linalg.lu_pivots_to_permutation(pivots, n), dtypes.float64))), \
+        (lambda a: a * order), [x]
+
+
+@_linalg_fd("qr", P.qr_p)
+def _qr(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    full = data.draw(st.booleans())
+    x = rng.standard_normal((*stack, m, n))
+    return (lambda a: lax.linalg.qr(a, full_matrices=full)), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full)), [x]
+
+
+@_linalg_fd("qr_pivoting", P.qr_p)
+def _qr_pivoting(data, J):
+    """Unstacked and not wide: JAX's pivoting rule fails on stacks and is wrong for wide
+    matrices (tests/ops/test_decompositions.py checks ours against finite differences)."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(n, 5))
+    x = rng.standard_normal((m, n)) * np.arange(1, n + 1) * 2.0  # separated column norms
+    full = data.draw(st.booleans())
+    return (lambda a: lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), [x]
+
+
+@case("geqrf", P.geqrf_p)
+def _geqrf(data, J):
+    """geqrf has no derivative (as in JAX): only its use on values not being
+    differentiated, which must leave the derivative alone."""
+    rng = rng_of(data)
+    x, fixed = values(rng, (3, 2)), values(rng, (3, 2))
+    factor = np.asarray(lax.linalg.geqrf(fixed)[0])
+    return (lambda a: lax.mul(a, lax.linalg.geqrf(fixed)[0])), (lambda a: a * factor), [x]
+
+
+@_linalg_fd("eigh", P.eigh_p)
+def _eigh(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    lower = data.draw(st.booleans())
+
+    def invariant(eigh):
+        def fn(a):
+            v, w = eigh(a, lower=lower)
+            return w, v * v
+        return fn
+    return invariant(lax.linalg.eigh), invariant(J.lax.linalg.eigh), \
+        [_symmetric(rng, stack, n)]
+
+
+@_linalg_fd("svd", P.svd_p)
+def _svd(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    k = min(m, n)
+    uv = data.draw(st.booleans())
+    full = uv and m == n and data.draw(st.booleans())
+    x = (_orthogonal(rng, (*stack, m, k)) * _spectrum(rng, stack, k)[..., None, :]) @ \
+        np.swapaxes(_orthogonal(rng, (*stack, n, k)), -1, -2)
+
+    def invariant(svd):
+        def fn(a):
+            if not uv:
+                return svd(a, full_matrices=full, compute_uv=False)
+            u, s, vt = svd(a, full_matrices=full)
+            return s, u * u, vt * vt
+        return fn
+    return invariant(lax.linalg.svd), invariant(J.lax.linalg.svd), [x]
+
+
 @case("threefry2x32", P.threefry2x32_p)
 def _threefry(data, J):
     x = values(rng_of(data), shape_of(data))
