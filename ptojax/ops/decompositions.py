@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, ShapeError, UnsupportedError
+from ptojax.errors import DtypeError, PtoError, ShapeError, UnsupportedError
+from ptojax.eval.leaves import leaf_type
 from ptojax.ir.types import TensorType
 from ptojax.ops import lapack, sharding_rules as sr
 from ptojax.ops.arithmetic import add, add_tangents, div, integer_pow, mul, neg, sub
@@ -34,6 +35,7 @@ from ptojax.ops.matrix import (by_column, by_row, diag_matrix, diagonal, eye,
 from ptojax.ops.shape import move_axis, reshape
 from ptojax.ops.slicing import concatenate, pad, slice_in_dim
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 
 # The dtypes LAPACK computes in.
@@ -52,6 +54,15 @@ def require_matrices(name, x, square=False, rank=2):
         raise ShapeError(f"{name}: needs square matrices (..., n, n), got {x}")
     if rank == 2:
         require_linalg_dtype(name, x)
+
+
+def check_operand(name, x, square=False):
+    """``require_matrices`` for a user's operand, before any op applies to it: the error
+    names the user's line."""
+    try:
+        require_matrices(name, leaf_type(x), square=square)
+    except PtoError as e:
+        raise e.with_source(user_frame()) from None
 
 
 def require_linalg_dtype(name, x):
@@ -123,9 +134,10 @@ def _cholesky_abstract(x):
 
 
 def _cholesky(x):
+    """The lower factor (NaNs below the diagonal where ``x`` is not positive definite)."""
     def lower_factor(a):
         return [np.linalg.cholesky(a)]
-    return lapack.nan_on_failure(lower_factor, x)[0]
+    return np.tril(lapack.nan_on_failure(lower_factor, x)[0])
 
 
 cholesky_p = Primitive("cholesky", _cholesky_abstract, _cholesky)
@@ -155,6 +167,7 @@ def cholesky(x, *, symmetrize_input=True):
     """The lower Cholesky factor ``L`` of each symmetric positive-definite matrix
     (``x = L L^T``; NaNs where ``x`` is not positive definite). With ``symmetrize_input`` the
     factor is of ``(x + x^T) / 2``; without, only the lower triangle of ``x`` is read."""
+    check_operand("cholesky", x, square=True)
     return cholesky_p.bind(symmetrize(x) if symmetrize_input else x)
 
 
@@ -472,7 +485,13 @@ geqrf_p = Primitive("geqrf", _geqrf_abstract, _geqrf, multiple_results=True)
 _define(geqrf_p, Unsupported("the Householder form of QR has no derivative (as in JAX); "
                              "differentiate qr instead"),
         cost=lambda eqn: _qr_flops(eqn) // 2,
-        reference=lambda jnp, lax: lambda x: list(lax.linalg.geqrf(x)))
+        reference=lambda jnp, lax: lambda x: _geqrf_by_jax_qr(jnp, x))
+
+
+def _geqrf_by_jax_qr(jnp, x):
+    """JAX exposes geqrf as ``jnp.linalg.qr(mode="raw")`` (its result transposed)."""
+    h, taus = jnp.linalg.qr(x, mode="raw")
+    return [jnp.swapaxes(h, -1, -2), taus]
 
 
 def geqrf(x):
@@ -558,6 +577,7 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
     symmetric matrix. With ``symmetrize_input`` of ``(x + x^T) / 2``; without, only the
     ``lower`` (or upper) triangle is read. ``subset_by_index=(lo, hi)`` keeps eigenpairs
     ``lo..hi-1``."""
+    check_operand("eigh", x, square=True)
     subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
     v, w = eigh_p.bind(symmetrize(x) if symmetrize_input else x, lower=bool(lower),
                        sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=subset)
