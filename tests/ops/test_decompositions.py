@@ -344,3 +344,22 @@ def test_flop_counts_follow_the_lapack_operation_counts():
     assert counts["eigh"] == 2 * 9 * 6 ** 3
     assert counts["svd"] == 2 * (14 * 6 ** 3 + 8 * 6 ** 3) + 2 * round(4 * 6 ** 3 - 4 * 6 ** 3
                                                                        / 3)
+
+
+def test_reference_facts_compute_what_the_impls_compute(jax):
+    """check_numerics(reference="jax") evaluates each decomposition equation with JAX."""
+    rng = np.random.default_rng(12)
+    spd, x = _spd(rng, (2,), 4, np.float32), _random(rng, (2, 4, 3), np.float32)
+
+    def fn(spd, x):   # signs are a convention: only sign-free results are compared
+        lower = lax.linalg.cholesky(spd, symmetrize_input=False)
+        lu, pivots, _ = lax.linalg.lu(x)
+        return (lax.linalg.triangular_solve(lower, x, left_side=True, lower=True), lu,
+                lax.linalg.lu_pivots_to_permutation(pivots, 4),
+                lax.linalg.eigh(spd, symmetrize_input=False)[1],
+                lax.linalg.svd(x, compute_uv=False), lax.linalg.qr(x, pivoting=True)[2],
+                geqrf(x)[1])
+    report = pto.tools.check_numerics(fn, spd, x, reference="jax")
+    trace = report.stages[0]
+    assert report.ok and trace.status == "ok" and trace.compared > 0, str(report)
+    assert not trace.note, trace.note
