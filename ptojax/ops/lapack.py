@@ -71,6 +71,11 @@ def _magnitude(x):
     return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
 
 
+# the column panel LU factors one column at a time; the rest of the matrix is updated once per
+# panel by a triangular solve and a matrix product (LAPACK's blocked getrf)
+LU_PANEL = 32
+
+
 def lu(a):
     """``(lu, pivots, permutation)`` of ``P A = L U`` with partial pivoting, as LAPACK getrf:
     at step ``j`` the row of the largest ``|a[i, j]|`` (the first, on ties) moves up; a zero
@@ -80,10 +85,27 @@ def lu(a):
     *batch, m, n = a.shape
     k = min(m, n)
     work = np.array(a).reshape(math.prod(batch), m, n)
-    stack = np.arange(work.shape[0])
     pivots = np.zeros((work.shape[0], k), np.int32)
     permutation = np.tile(np.arange(m, dtype=np.int32), (work.shape[0], 1))
-    for j in range(k):
+    for start in range(0, k, LU_PANEL):
+        stop = min(start + LU_PANEL, k)
+        _lu_panel(work, pivots, permutation, start, stop)
+        if stop < n:
+            unit_lower = np.tril(work[:, start:stop, start:stop], -1) + np.eye(stop - start,
+                                                                              dtype=work.dtype)
+            work[:, start:stop, stop:] = _substitute(unit_lower, work[:, start:stop, stop:],
+                                                     True)
+            # contiguous operands: numpy multiplies strided views without BLAS
+            work[:, stop:, stop:] -= np.ascontiguousarray(work[:, stop:, start:stop]) @ \
+                np.ascontiguousarray(work[:, start:stop, stop:])
+    return (work.reshape(a.shape), pivots.reshape(*batch, k),
+            permutation.reshape(*batch, m))
+
+
+def _lu_panel(work, pivots, permutation, start, stop):
+    """Columns ``start..stop-1`` by elimination, each pivot's row swap applied to whole rows."""
+    stack = np.arange(work.shape[0])
+    for j in range(start, stop):
         p = j + np.argmax(_magnitude(work[:, j:, j]), axis=1)
         pivots[:, j] = p
         work[stack, j], work[stack, p] = work[stack, p], work[stack, j].copy()
@@ -93,9 +115,7 @@ def lu(a):
         nonzero = pivot != 0
         work[:, j + 1:, j] = np.where(nonzero, work[:, j + 1:, j] / np.where(nonzero, pivot, 1),
                                       work[:, j + 1:, j])
-        work[:, j + 1:, j + 1:] -= work[:, j + 1:, j, None] * work[:, j, None, j + 1:]
-    return (work.reshape(a.shape), pivots.reshape(*batch, k),
-            permutation.reshape(*batch, m))
+        work[:, j + 1:, j + 1:stop] -= work[:, j + 1:, j, None] * work[:, j, None, j + 1:stop]
 
 
 def pivots_to_permutation(pivots, size: int):
