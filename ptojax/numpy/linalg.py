@@ -20,7 +20,7 @@ from ptojax import dtypes, lax
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import asarray, broadcast_shapes, convert, result_type, to_inexact
+from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_inexact
 from ptojax.numpy.creation import arange, array, empty, eye, ones, zeros, zeros_like
 from ptojax.numpy.manipulation import (broadcast_to, concatenate, diagonal as _diagonal,
                                        expand_dims, matrix_transpose, moveaxis, ravel, reshape)
@@ -31,7 +31,7 @@ from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
 from ptojax.numpy.reductions import amax, amin, any, count_nonzero, cumprod, prod, sum
 from ptojax.numpy.sorting import sort
 from ptojax.ops import decompositions as dec
-from ptojax.ops.matrix import take_rows
+from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_rows
 from ptojax.source_info import user_frame
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq",
@@ -62,13 +62,6 @@ class SVDResult(NamedTuple):
 
 
 # operands --------------------------------------------------------------------------------------
-def _inexact(op, *xs):
-    """The operands as arrays of their common floating-point dtype."""
-    xs = [asarray(x, op=op) for x in xs]
-    dtype, weak = result_type(*xs, op=op)
-    return [convert(x, to_inexact(dtype), weak) for x in xs]
-
-
 def _require_square(op, a):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ShapeError(f"{op}: needs square matrices of shape (..., n, n), got {a.aval}",
@@ -81,22 +74,14 @@ def _require_matrices(op, a):
                          user_frame())
 
 
-def _mT(x):
-    return lax.transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
-
-
-def _symmetrize(x):
-    return (x + _mT(x)) / 2
-
-
 # decompositions --------------------------------------------------------------------------------
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """The Cholesky factor of symmetric positive-definite matrices: lower ``L`` with
     ``a = L L^T`` (upper ``L^T`` with ``upper``); NaNs where ``a`` is not positive definite."""
-    (a,) = _inexact("cholesky", a)
+    (a,) = promote_inexact("cholesky", a)
     _require_square("linalg.cholesky", a)
     lower = dec.cholesky(a, symmetrize_input=symmetrize_input)
-    return _mT(lower) if upper else lower
+    return mT(lower) if upper else lower
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):
@@ -104,7 +89,7 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     ``symmetrize_input`` both triangles are used (``(a + a^T) / 2``); without, only the
     ``UPLO`` one ('L', the default, or 'U')."""
     lower = _lower("eigh", UPLO)
-    (a,) = _inexact("eigh", a)
+    (a,) = promote_inexact("eigh", a)
     _require_square("linalg.eigh", a)
     v, w = dec.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
@@ -126,7 +111,7 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     """``(U, S, Vh)`` with ``a = U diag(S) Vh`` and ``S`` descending (``S`` alone without
     ``compute_uv``). ``hermitian`` matrices go through ``eigh``."""
-    (a,) = _inexact("svd", a)
+    (a,) = promote_inexact("svd", a)
     _require_matrices("linalg.svd", a)
     if hermitian:
         return _hermitian_svd(a, compute_uv, subset_by_index)
@@ -149,9 +134,9 @@ def _hermitian_svd(a, compute_uv, subset_by_index):
     order = lax.broadcasted_iota(dtypes.int32, s.shape, last)
     s, order, signs = (lax.rev(x, (last,)) for x in
                        lax.sort((s, order, sign(values)), dimension=last, num_keys=1))
-    u = take_rows(_mT(vectors), order)
-    u = _mT(u)
-    return SVDResult(u, s, _mT(u * expand_dims(signs, -2)))
+    u = take_rows(mT(vectors), order)
+    u = mT(u)
+    return SVDResult(u, s, mT(u * expand_dims(signs, -2)))
 
 
 def svdvals(x, /):
@@ -163,11 +148,11 @@ def qr(a, mode="reduced"):
     """``(Q, R)`` with ``a = Q R``: ``mode`` 'reduced' (``Q`` is ``(m, k)``), 'complete'
     (``(m, m)``), 'r' (``R`` only) or 'raw' (LAPACK's Householder form, transposed, and the
     reflectors' scales)."""
-    (a,) = _inexact("qr", a)
+    (a,) = promote_inexact("qr", a)
     _require_matrices("linalg.qr", a)
     if mode == "raw":
         h, taus = dec.geqrf(a)
-        return QRResult(_mT(h), taus)
+        return QRResult(mT(h), taus)
     if mode not in ("reduced", "r", "full", "complete"):
         raise ValueError(f"linalg.qr: unsupported mode {mode!r} (use 'reduced', 'complete', "
                          f"'r' or 'raw')")
@@ -209,7 +194,7 @@ def _solve_stacks(a, b):
 def solve(a, b):
     """``x`` with ``a @ x = b``: ``b`` is a vector ``(m,)`` or a stack of matrices
     ``(..., m, k)``, broadcast against ``a``'s stack."""
-    a, b = _inexact("solve", a, b)
+    a, b = promote_inexact("solve", a, b)
     _require_square("linalg.solve", a)
     m = a.shape[-1]
     if b.ndim > 1 and a.ndim == b.ndim + 1 and b.shape[-1] == m and b.shape[-2] != m:
@@ -227,7 +212,7 @@ def solve(a, b):
 
 def inv(a):
     """The inverse of each square matrix (solving against the identity)."""
-    (a,) = _inexact("inv", a)
+    (a,) = promote_inexact("inv", a)
     _require_square("linalg.inv", a)
     n = a.shape[-1]
     return _solve(a, broadcast_to(eye(n, dtype=a.dtype), a.shape))
@@ -238,7 +223,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     singular values below ``rcond * s[0]`` (default ``eps * max(m, n)``) count as zero.
     ``residuals`` are always computed, unless ``numpy_resid`` asks for NumPy's empty ones
     when the rank is deficient or ``m <= n`` (eagerly only)."""
-    a, b = _inexact("lstsq", a, b)
+    a, b = promote_inexact("lstsq", a, b)
     if a.ndim != 2:
         raise DtypeError(f"linalg.lstsq: a must be two-dimensional, got {a.aval}", user_frame())
     if b.ndim not in (1, 2):
@@ -269,7 +254,7 @@ def _lstsq_svd(a, b, rcond):
     mask = (s > 0) & (s >= convert(rcond, s.dtype) * s[0])
     safe_s = where(mask, s, 1)
     s_inv = expand_dims(where(mask, 1 / safe_s, 0), 1)
-    x = _matmul(_mT(vt), s_inv * _matmul(_mT(u), b))
+    x = _matmul(mT(vt), s_inv * _matmul(mT(u), b))
     return x, sum(mask), s
 
 
@@ -281,7 +266,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         if rtol is not None:
             raise ValueError("linalg.pinv: give only one of rtol and rcond")
         rtol = rcond
-    (a,) = _inexact("pinv", a)
+    (a,) = promote_inexact("pinv", a)
     _require_matrices("linalg.pinv", a)
     return _pinv(a, rtol, hermitian)
 
@@ -296,7 +281,7 @@ def _pinv_value(a, rtol=None, hermitian=False):
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     rtol = reshape(rtol, (1,) * (s.ndim - rtol.ndim - 1) + (*rtol.shape, 1))
     s = where(s > rtol * s[..., 0:1], s, np.inf).astype(u.dtype)
-    return _matmul(_mT(vh), divide(_mT(u), expand_dims(s, -1))).astype(a.dtype)
+    return _matmul(mT(vh), divide(mT(u), expand_dims(s, -1))).astype(a.dtype)
 
 
 _pinv = custom_jvp(_pinv_value, nondiff_argnums=(1, 2))
@@ -308,23 +293,23 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
     (a,), (a_dot,) = primals, tangents
     p = _pinv(a, rtol, hermitian)
     if hermitian:
-        a, a_dot = _symmetrize(a), _symmetrize(a_dot)
+        a, a_dot = symmetrize(a), symmetrize(a_dot)
     m, n = a.shape[-2:]
     mm = _matmul
     if m >= n:
-        s = mm(mm(p, _mT(p)), _mT(a_dot))
-        t = mm(mm(_mT(a_dot), _mT(p)), p)
+        s = mm(mm(p, mT(p)), mT(a_dot))
+        t = mm(mm(mT(a_dot), mT(p)), p)
         p_dot = -mm(mm(p, a_dot), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t)
     else:
-        s = mm(p, mm(_mT(p), _mT(a_dot)))
-        t = mm(_mT(a_dot), mm(_mT(p), p))
+        s = mm(p, mm(mT(p), mT(a_dot)))
+        t = mm(mT(a_dot), mm(mT(p), p))
         p_dot = -mm(p, mm(a_dot, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t))
     return p, p_dot
 
 
 def tensorinv(a, ind=2):
     """The inverse of ``a`` seen as a matrix from its first ``ind`` dimensions to the rest."""
-    (a,) = _inexact("tensorinv", a)
+    (a,) = promote_inexact("tensorinv", a)
     ind = operator.index(ind)
     if ind <= 0:
         raise ValueError(f"linalg.tensorinv: ind must be a positive integer, got {ind}")
@@ -337,7 +322,7 @@ def tensorinv(a, ind=2):
 
 def tensorsolve(a, b, axes=None):
     """``x`` with ``tensordot(a, x, x.ndim) = b``; ``axes`` of ``a`` move to the end first."""
-    a, b = _inexact("tensorsolve", a, b)
+    a, b = promote_inexact("tensorsolve", a, b)
     if axes is not None:
         a = moveaxis(a, axes, [a.ndim - 1] * len(axes))
     out_shape = a.shape[b.ndim:]
@@ -353,7 +338,7 @@ def tensorsolve(a, b, axes=None):
 # determinants ----------------------------------------------------------------------------------
 def det(a):
     """The determinant of each square matrix (closed forms for 2x2 and 3x3)."""
-    (a,) = _inexact("det", a)
+    (a,) = promote_inexact("det", a)
     _require_square("linalg.det", a)
     n = a.shape[-1]
     if n == 2:
@@ -421,7 +406,7 @@ def _cofactor_solve(a, b):
 def slogdet(a, *, method=None):
     """``(sign, logabsdet)`` of each square matrix's determinant, by LU (``method`` None or
     'lu') or QR ('qr'); ``sign`` is 0 and ``logabsdet`` -inf for singular matrices."""
-    (a,) = _inexact("slogdet", a)
+    (a,) = promote_inexact("slogdet", a)
     _require_square("linalg.slogdet", a)
     if method is None or method == "lu":
         small = a.shape[-1] in (1, 2)
@@ -499,7 +484,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     None/2, inf, -inf, 0, 1 or any p for vectors; 'fro', 'nuc', 1, -1, 2, -2, inf, -inf for
     matrices. With no ``axis`` and no ``ord`` every element counts (the 2-norm of the
     flattened array)."""
-    (x,) = _inexact("norm", x)
+    (x,) = promote_inexact("norm", x)
     if axis is None:
         if ord is None:
             return sqrt(_sum_squares(x, keepdims=keepdims))
@@ -596,7 +581,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
         if rtol is not None:
             raise ValueError("linalg.matrix_rank: give only one of tol and rtol")
         rtol = tol
-    (M,) = _inexact("matrix_rank", M)
+    (M,) = promote_inexact("matrix_rank", M)
     if M.ndim < 2:
         return any(M != 0).astype(dtypes.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)

@@ -19,7 +19,7 @@ from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.batching.api import vmap
 from ptojax.errors import ShapeError, UnsupportedError
 from ptojax.numpy import linalg as pnp_linalg
-from ptojax.numpy._promote import asarray, broadcast_shapes, convert, result_type, to_inexact
+from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_inexact, result_type
 from ptojax.numpy.creation import arange, eye, full_like, zeros
 from ptojax.numpy.manipulation import (atleast_2d, broadcast_to, concatenate, expand_dims,
                                        reshape, tril, triu)
@@ -27,6 +27,7 @@ from ptojax.numpy.math import floor, log2, maximum
 from ptojax.numpy.products import matmul
 from ptojax.numpy.reductions import sum
 from ptojax.ops import decompositions as dec
+from ptojax.ops.matrix import matrix_transpose as mT
 from ptojax.source_info import user_frame
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
@@ -34,24 +35,14 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
            "solve_triangular", "svd"]
 
 
-def _inexact(op, *xs):
-    xs = [asarray(x, op=op) for x in xs]
-    dtype, weak = result_type(*xs, op=op)
-    return [convert(x, to_inexact(dtype), weak) for x in xs]
-
-
-def _mT(x):
-    return lax.transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
-
-
 # Cholesky ---------------------------------------------------------------------------------------
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of symmetric positive-definite matrices, upper (``a = U^T U``) by
     default or ``lower``; only that triangle of ``a`` is read. NaNs where ``a`` is not positive
     definite."""
-    (a,) = _inexact("cholesky", a)
-    factor = dec.cholesky(a if lower else _mT(a), symmetrize_input=False)
-    return factor if lower else _mT(factor)
+    (a,) = promote_inexact("cholesky", a)
+    factor = dec.cholesky(a if lower else mT(a), symmetrize_input=False)
+    return factor if lower else mT(factor)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -62,7 +53,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """``x`` with ``a x = b`` from ``cho_factor(a)``'s ``(c, lower)``."""
     c, lower = c_and_lower
-    c, b = _inexact("cho_solve", c, b)
+    c, b = promote_inexact("cho_solve", c, b)
     return _stacked_solve("cho_solve", c, b, functools.partial(_cho_solve, lower=lower))
 
 
@@ -108,7 +99,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     read); ``trans`` 0/'N', 1/'T' or 2/'C' chooses ``op`` (none, transpose, conjugate
     transpose)."""
     transpose_a, conjugate_a = _trans("solve_triangular", trans)
-    a, b = _inexact("solve_triangular", a, b)
+    a, b = promote_inexact("solve_triangular", a, b)
     solve = functools.partial(dec.triangular_solve, left_side=True, lower=lower,
                               transpose_a=transpose_a, conjugate_a=conjugate_a,
                               unit_diagonal=unit_diagonal)
@@ -134,7 +125,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
                          f"{assume_a!r}")
     if assume_a != "pos":
         return pnp_linalg.solve(a, b)
-    a, b = _inexact("solve", a, b)
+    a, b = promote_inexact("solve", a, b)
     if not (a.ndim >= 2 and b.ndim in (a.ndim, a.ndim - 1)
             and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]):
         raise ShapeError(f"solve: needs a of shape (..., m, m) and b of shape (..., m, k) or "
@@ -174,7 +165,7 @@ def det(a, overwrite_a=False, check_finite=True):
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """``(lu, piv)`` for ``lu_solve``: ``L`` (unit diagonal, not stored) and ``U`` in one
     matrix, and the row swapped with each row (int32)."""
-    (a,) = _inexact("lu_factor", a)
+    (a,) = promote_inexact("lu_factor", a)
     lu_, pivots, _ = dec.lu(a)
     return lu_, pivots
 
@@ -183,7 +174,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """``x`` with ``a x = b`` (``trans`` 0), ``a^T x = b`` (1) or ``a^H x = b`` (2) from
     ``lu_factor(a)``."""
     lu_, pivots = lu_and_piv
-    lu_, b = _inexact("lu_solve", lu_, b)
+    lu_, b = promote_inexact("lu_solve", lu_, b)
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
     permutation = dec.lu_pivots_to_permutation(asarray(pivots), lu_.shape[-2])
@@ -196,7 +187,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """``(p, l, u)`` with ``a = p @ l @ u`` (``(p @ l, u)`` with ``permute_l``): ``p`` a
     permutation matrix, ``l`` unit lower triangular ``(m, k)``, ``u`` upper ``(k, n)``."""
-    (a,) = _inexact("lu", a)
+    (a,) = promote_inexact("lu", a)
     lu_, _, permutation = dec.lu(a)
     *batch, m, n = a.shape
     k = min(m, n)
@@ -215,7 +206,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     (``(m, k)``); ``(r,)`` for 'r'. With ``pivoting``, also ``p`` with ``a[:, p] = q r``."""
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"qr: unsupported mode {mode!r} (use 'full', 'economic' or 'r')")
-    (a,) = _inexact("qr", a)
+    (a,) = promote_inexact("qr", a)
     q, r, *p = dec.qr(a, pivoting=pivoting, full_matrices=mode != "economic")
     return ((r, *p) if mode == "r" else (q, r, *p))
 
@@ -224,7 +215,7 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
         lapack_driver="gesdd"):
     """``(u, s, vh)`` with ``a = u diag(s) vh``, ``s`` descending (``s`` alone without
     ``compute_uv``)."""
-    (a,) = _inexact("svd", a)
+    (a,) = promote_inexact("svd", a)
     return dec.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
@@ -243,7 +234,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
         raise UnsupportedError("scipy.linalg.eigh: only eigvals=None is implemented (as in "
                                "JAX); use jax-style subset_by_index via pto.lax.linalg.eigh",
                                user_frame())
-    (a,) = _inexact("eigh", a)
+    (a,) = promote_inexact("eigh", a)
     v, w = dec.eigh(a, lower=lower)
     return w if eigvals_only else (w, v)
 
@@ -253,7 +244,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     """The matrix exponential by scaling and squaring with a Pade approximant (Higham 2005), as
     JAX: NaNs when more than ``max_squarings`` squarings would be needed. With
     ``upper_triangular`` the Pade quotient is a triangular solve."""
-    (A,) = _inexact("expm", A)
+    (A,) = promote_inexact("expm", A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"expm: needs a (stack of) square matrices, got {A.aval}",
                          user_frame())

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
-from helpers import P
+from helpers import P, positive_definite, separated_spectrum
 from ptojax.ops.decompositions import geqrf
 from ptojax.ops.gather_scatter import SCATTER_MODES
 from ptojax.trace import PRIMITIVES
@@ -634,22 +634,6 @@ def _stack_of(data, max_rank=1):
     return tuple(data.draw(st.lists(st.integers(1, 2), max_size=max_rank)))
 
 
-def _orthogonal(rng, shape):
-    q, _ = np.linalg.qr(rng.standard_normal(shape))
-    return q
-
-
-def _spectrum(rng, stack, n, spread=1.0):
-    """Values ``1..n`` (times ``spread``) plus noise: well separated."""
-    return (np.arange(1, n + 1) + 0.3 * rng.random((*stack, n))) * spread
-
-
-def _symmetric(rng, stack, n):
-    q = _orthogonal(rng, (*stack, n, n))
-    w = _spectrum(rng, stack, n) * np.where(rng.random((*stack, n)) < 0.5, -1, 1)
-    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
-
-
 def _linalg_fd(name, *prims, **options):
     return case(name, *prims, fd_rtol=1e-5, rtol=1e-8, **options)
 
@@ -657,9 +641,7 @@ def _linalg_fd(name, *prims, **options):
 @_linalg_fd("cholesky", P.cholesky_p)
 def _cholesky(data, J):
     rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
-    a = rng.standard_normal((*stack, n, n))
-    x = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
-    return lax.linalg.cholesky, J.lax.linalg.cholesky, [x]
+    return lax.linalg.cholesky, J.lax.linalg.cholesky, [positive_definite(rng, (*stack, n, n))]
 
 
 @_linalg_fd("triangular_solve", P.triangular_solve_p)
@@ -748,18 +730,16 @@ def _eigh(data, J):
             return w, v * v
         return fn
     return invariant(lax.linalg.eigh), invariant(J.lax.linalg.eigh), \
-        [_symmetric(rng, stack, n)]
+        [separated_spectrum(rng, (*stack, n, n), symmetric=True)]
 
 
 @_linalg_fd("svd", P.svd_p)
 def _svd(data, J):
     rng, stack = rng_of(data), _stack_of(data)
     m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
-    k = min(m, n)
     uv = data.draw(st.booleans())
     full = uv and m == n and data.draw(st.booleans())
-    x = (_orthogonal(rng, (*stack, m, k)) * _spectrum(rng, stack, k)[..., None, :]) @ \
-        np.swapaxes(_orthogonal(rng, (*stack, n, k)), -1, -2)
+    x = separated_spectrum(rng, (*stack, m, n))
 
     def invariant(svd):
         def fn(a):

@@ -14,7 +14,7 @@ from ptojax import lax
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.ops.decompositions import geqrf
 from ptojax.tools.flops import flops_by_primitive
-from helpers import assert_close, tol
+from helpers import assert_close, positive_definite, tol
 
 DTYPES = [np.float32, np.float64]
 P = pto.P
@@ -22,11 +22,6 @@ P = pto.P
 
 def _random(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
-
-
-def _spd(rng, stack, n, dtype):
-    a = rng.standard_normal((*stack, n, n))
-    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
 
 
 def _signs_fixed(v, axis=-2):
@@ -53,7 +48,7 @@ def test_unique_results_match_jax(jax, dtype):
     """cholesky, triangular_solve (every flag), lu (with its pivots), geqrf (LAPACK's QR, which
     JAX exposes as ``qr(mode="raw")``) and lu_pivots_to_permutation have one answer: JAX's."""
     rng = np.random.default_rng(0)
-    spd = _spd(rng, (2,), 4, dtype)
+    spd = positive_definite(rng, (2, 4, 4), dtype)
     a = (_random(rng, (2, 4, 4), dtype) + 4 * np.eye(4)).astype(dtype)
     b_left, b_right = _random(rng, (2, 4, 3), dtype), _random(rng, (2, 3, 4), dtype)
     wide, tall = _random(rng, (2, 3, 5), dtype), _random(rng, (5, 3), dtype)
@@ -153,7 +148,7 @@ def test_eigh_matches_jax_up_to_signs(jax, dtype):
 
 def test_eigh_subset_by_index_keeps_the_chosen_eigenpairs():
     """(JAX on CPU refuses subset_by_index; the subset is the slice of the full result.)"""
-    x = _spd(np.random.default_rng(3), (2,), 5, np.float64)
+    x = positive_definite(np.random.default_rng(3), (2, 5, 5))
     v, w = lax.linalg.eigh(x)
     vs, ws = lax.linalg.eigh(x, subset_by_index=(1, 4))
     assert_close(ws, np.asarray(w)[..., 1:4])
@@ -189,7 +184,7 @@ def test_failed_factorizations_give_nans_for_their_matrices_only(jax):
 # vmap -------------------------------------------------------------------------------------------
 def test_vmap_of_every_decomposition_matches_jax(jax):
     rng = np.random.default_rng(5)
-    spd = _spd(rng, (3,), 4, np.float32)
+    spd = positive_definite(rng, (3, 4, 4), np.float32)
     a = (_random(rng, (3, 4, 4), np.float32) + 4 * np.eye(4)).astype(np.float32)
     b = _random(rng, (4, 3, 2), np.float32)   # batch on axis 1
 
@@ -247,7 +242,7 @@ def test_wide_pivoted_qr_derivative_matches_finite_differences():
 
 
 def test_grad_of_grad_through_cholesky_matches_jax(jax):
-    x = _spd(np.random.default_rng(8), (), 3, np.float64)
+    x = positive_definite(np.random.default_rng(8), (3, 3))
 
     def loss(linalg, sum_):
         return lambda x: sum_(linalg.cholesky(x) ** 3)
@@ -298,7 +293,7 @@ def _collectives(closed):
 
 def test_a_sharded_stack_factors_each_block_without_communication():
     rng = np.random.default_rng(10)
-    x = _spd(rng, (8,), 3, np.float32)
+    x = positive_definite(rng, (8, 3, 3), np.float32)
     b = _random(rng, (8, 3, 4), np.float32)
     mesh = pto.make_mesh((4,), ("x",))
 
@@ -349,7 +344,7 @@ def test_flop_counts_follow_the_lapack_operation_counts():
 def test_reference_facts_compute_what_the_impls_compute(jax):
     """check_numerics(reference="jax") evaluates each decomposition equation with JAX."""
     rng = np.random.default_rng(12)
-    spd, x = _spd(rng, (2,), 4, np.float32), _random(rng, (2, 4, 3), np.float32)
+    spd, x = positive_definite(rng, (2, 4, 4), np.float32), _random(rng, (2, 4, 3), np.float32)
 
     def fn(spd, x):   # signs are a convention: only sign-free results are compared
         lower = lax.linalg.cholesky(spd, symmetrize_input=False)

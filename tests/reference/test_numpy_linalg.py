@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
-from helpers import assert_close
+from helpers import assert_close, positive_definite, separated_spectrum, well_conditioned
 from pnp_reference import check_modes, jax_compiled, random_array
 
 PRODUCT_DTYPES = [dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64,
@@ -132,32 +132,6 @@ LINALG_DTYPES = [dtypes.float32, dtypes.float64]
 LINALG_SCALE = 50
 
 
-def _square(rng, shape, dtype):
-    n = shape[-1]
-    return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
-
-
-def _spd(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
-
-
-def _orthogonal(rng, shape):
-    return np.linalg.qr(rng.standard_normal(shape))[0]
-
-
-def _separated(rng, shape, dtype, symmetric=False):
-    """Singular values (eigenvalues, when ``symmetric``) 1, 2, ... plus noise."""
-    *stack, m, n = shape
-    k = min(m, n)
-    spectrum = np.arange(1, k + 1) + 0.3 * rng.random((*stack, k))
-    u = _orthogonal(rng, (*stack, m, k))
-    v = u if symmetric else _orthogonal(rng, (*stack, n, k))
-    if symmetric:
-        spectrum = spectrum * np.where(rng.random(spectrum.shape) < 0.5, -1, 1)
-    return ((u * spectrum[..., None, :]) @ np.swapaxes(v, -1, -2)).astype(dtype)
-
-
 def _solvers(m, a, b, v, a5, tall, s3):
     """a: (2, 4, 4), b: (2, 4, 3), v: (4,), a5: (5, 5), tall: (5, 3), s3: (3, 3)."""
     la = m.linalg
@@ -177,9 +151,9 @@ def _solvers(m, a, b, v, a5, tall, s3):
 @pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
 def test_solvers_determinants_and_inverses_match_jax(jnp, dtype):
     rng = np.random.default_rng(10)
-    args = [_square(rng, (2, 4, 4), dtype), rng.standard_normal((2, 4, 3)).astype(dtype),
-            rng.standard_normal(4).astype(dtype), _square(rng, (5, 5), dtype),
-            _separated(rng, (5, 3), dtype), _separated(rng, (3, 3), dtype, symmetric=True)]
+    args = [well_conditioned(rng, (2, 4, 4), dtype), rng.standard_normal((2, 4, 3)).astype(dtype),
+            rng.standard_normal(4).astype(dtype), well_conditioned(rng, (5, 5), dtype),
+            separated_spectrum(rng, (5, 3), dtype), separated_spectrum(rng, (3, 3), dtype, symmetric=True)]
     check_modes(lambda *xs: _solvers(pnp, *xs), lambda *xs: _solvers(jnp, *xs), *args,
                 index=(19, 28, 29, 30), scale=LINALG_SCALE)
 
@@ -241,9 +215,9 @@ def _decompositions(m, spd, sym, tall, wide, square):
 @pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
 def test_decompositions_match_jax_through_sign_invariant_quantities(jnp, dtype):
     rng = np.random.default_rng(12)
-    args = [_spd(rng, (2, 4, 4), dtype), _separated(rng, (2, 4, 4), dtype, symmetric=True),
-            _separated(rng, (2, 5, 3), dtype), _separated(rng, (3, 5), dtype),
-            _separated(rng, (4, 4), dtype)]
+    args = [positive_definite(rng, (2, 4, 4), dtype), separated_spectrum(rng, (2, 4, 4), dtype, symmetric=True),
+            separated_spectrum(rng, (2, 5, 3), dtype), separated_spectrum(rng, (3, 5), dtype),
+            separated_spectrum(rng, (4, 4), dtype)]
     check_modes(lambda *xs: _decompositions(pnp, *xs), lambda *xs: _decompositions(jnp, *xs),
                 *args, scale=LINALG_SCALE)
 
@@ -292,12 +266,12 @@ def _weigh(m, y):
 
 _RNG = np.random.default_rng(15)
 _B = _RNG.standard_normal((2, 4, 3))
-_A = _square(_RNG, (2, 4, 4), np.float64)
-INPUTS = {"square": _A, "rhs": _B, "square5": _square(_RNG, (5, 5), np.float64),
-          "spd": _spd(_RNG, (2, 4, 4), np.float64),
-          "sym": _separated(_RNG, (2, 4, 4), np.float64, symmetric=True),
-          "tall": _separated(_RNG, (5, 3), np.float64),
-          "wide": _separated(_RNG, (2, 3, 4), np.float64),
+_A = well_conditioned(_RNG, (2, 4, 4), np.float64)
+INPUTS = {"square": _A, "rhs": _B, "square5": well_conditioned(_RNG, (5, 5), np.float64),
+          "spd": positive_definite(_RNG, (2, 4, 4), np.float64),
+          "sym": separated_spectrum(_RNG, (2, 4, 4), np.float64, symmetric=True),
+          "tall": separated_spectrum(_RNG, (5, 3), np.float64),
+          "wide": separated_spectrum(_RNG, (2, 3, 4), np.float64),
           "singular": np.array([[1.0, 2.0, 0.5], [2.0, 4.0, 1.0], [0.3, -1.0, 2.0]])}
 # (name, function of (module, x), input): every function JAX differentiates, by composition
 # or by its custom rule (solve, det, slogdet, pinv)
@@ -401,8 +375,8 @@ def _batched(m, vmap, grad, a, b, spd, tall):
 
 def test_vmap_of_pnp_linalg_matches_jax(jax):
     rng = np.random.default_rng(16)
-    a, b = _square(rng, (3, 4, 4), np.float64), rng.standard_normal((3, 4, 2))
-    spd, tall = _spd(rng, (3, 4, 4), np.float64), _separated(rng, (3, 5, 3), np.float64)
+    a, b = well_conditioned(rng, (3, 4, 4), np.float64), rng.standard_normal((3, 4, 2))
+    spd, tall = positive_definite(rng, (3, 4, 4), np.float64), separated_spectrum(rng, (3, 5, 3), np.float64)
     got = _batched(pnp, pto.vmap, pto.grad, a, b, spd, tall)
     want = jax.jit(lambda *xs: _batched(jax.numpy, jax.vmap, jax.grad, *xs))(a, b, spd, tall)
     assert_close(got, want, rtol=1e-9, atol=1e-9)

@@ -8,21 +8,12 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
-from helpers import assert_close
+from helpers import assert_close, positive_definite, well_conditioned
 from pnp_reference import check_modes, jax_compiled
 
 psl = pto.scipy.linalg
 DTYPES = [dtypes.float32, dtypes.float64]
 SCALE = 50   # float32 solves and factorizations: a few hundred ulps
-
-
-def _square(rng, shape, dtype):
-    return (rng.standard_normal(shape) + shape[-1] * np.eye(shape[-1])).astype(dtype)
-
-
-def _spd(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
 
 
 def _solves(sl, a, spd, b, v):
@@ -54,7 +45,7 @@ JAX_INTERNAL_WARNING = "ignore:jax.scipy.linalg.cho_solve:FutureWarning"
 def test_solves_match_jax(jnp, dtype):
     import jax.scipy.linalg as jsl
     rng = np.random.default_rng(0)
-    args = [_square(rng, (2, 4, 4), dtype), _spd(rng, (2, 4, 4), dtype),
+    args = [well_conditioned(rng, (2, 4, 4), dtype), positive_definite(rng, (2, 4, 4), dtype),
             rng.standard_normal((2, 4, 3)).astype(dtype), rng.standard_normal(4).astype(dtype)]
     check_modes(lambda *xs: _solves(psl, *xs), lambda *xs: _solves(jsl, *xs), *args,
                 scale=SCALE)
@@ -143,7 +134,7 @@ GRADS = {
 def test_gradients_match_jax(jax):
     import jax.scipy.linalg as jsl
     rng = np.random.default_rng(3)
-    args = (_square(rng, (2, 4, 4), np.float64) * 0.3, _spd(rng, (2, 4, 4), np.float64),
+    args = (well_conditioned(rng, (2, 4, 4), np.float64) * 0.3, positive_definite(rng, (2, 4, 4), np.float64),
             rng.standard_normal((2, 4, 3)))
 
     def weigh(m, y):
@@ -161,7 +152,7 @@ def test_gradients_match_jax(jax):
 def test_vmap_matches_jax(jax):
     import jax.scipy.linalg as jsl
     rng = np.random.default_rng(4)
-    a, spd = _square(rng, (3, 4, 4), np.float32) * 0.3, _spd(rng, (3, 4, 4), np.float32)
+    a, spd = well_conditioned(rng, (3, 4, 4), np.float32) * 0.3, positive_definite(rng, (3, 4, 4), np.float32)
     b = rng.standard_normal((4, 3)).astype(np.float32)
 
     def run(sl, vmap):
@@ -175,7 +166,7 @@ def test_vmap_matches_jax(jax):
 
 def test_batched_vector_solves_warn_like_jax():
     """JAX deprecates b of shape (..., n) against a stack of (n, n) (a 2D solve some day)."""
-    spd = _spd(np.random.default_rng(5), (2, 3, 3), np.float32)
+    spd = positive_definite(np.random.default_rng(5), (2, 3, 3), np.float32)
     b = np.ones((2, 3), np.float32)
     for call in (lambda: psl.cho_solve((spd, False), b),
                  lambda: psl.solve_triangular(spd, b),
