@@ -31,7 +31,7 @@ from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
 from ptojax.numpy.reductions import amax, amin, any, count_nonzero, cumprod, prod, sum
 from ptojax.numpy.sorting import sort
 from ptojax.ops import decompositions as dec
-from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_rows
+from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_columns, take_rows
 from ptojax.source_info import user_frame
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq",
@@ -134,8 +134,7 @@ def _hermitian_svd(a, compute_uv, subset_by_index):
     order = lax.broadcasted_iota(dtypes.int32, s.shape, last)
     s, order, signs = (lax.rev(x, (last,)) for x in
                        lax.sort((s, order, sign(values)), dimension=last, num_keys=1))
-    u = take_rows(mT(vectors), order)
-    u = mT(u)
+    u = take_columns(vectors, order)
     return SVDResult(u, s, mT(u * expand_dims(signs, -2)))
 
 
