@@ -33,5 +33,20 @@ from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.map import shard_map
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
+from ptojax.public import dir_function as _dir_function
 
 __version__ = "0.1.0"
+
+__all__ = ["Array", "AxisType", "ClosedIR", "IR", "Mesh", "NamedSharding", "P", "PartitionSpec",
+           "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType", "TileConfig", "TileType",
+           "bfloat16", "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp",
+           "debug", "device_count", "device_get", "device_put", "devices", "disable_jit",
+           "distributed", "dtypes", "errors", "float16", "float32", "float64", "float8_e4m3fn",
+           "float8_e5m2", "get_mesh", "grad", "hessian", "int16", "int32", "int64", "int8",
+           "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
+           "local_devices", "make_ir", "make_mesh", "nn", "numpy", "process_count",
+           "process_index", "profile", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
+           "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
+           "with_sharding_constraint"]
+__dir__ = _dir_function(__all__)

@@ -22,6 +22,7 @@ from ptojax.eval.array import Array
 from ptojax.ops.debugging import debug_callback
 from ptojax.trace import Tracer
 from ptojax.tree_util import tree_flatten
+from ptojax.public import dir_function
 
 _ARRAY_LIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float)
 
@@ -157,3 +158,7 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
         raise TypeError(f"pto.debug.print: the two-call form takes no arguments besides "
                         f"ordered/partitioned/skip_format_check; got {args=} {kwargs=}")
     return stage
+
+
+__all__ = ["callback", "print"]
+__dir__ = dir_function(__all__)

@@ -31,6 +31,7 @@ from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
+from ptojax.public import dir_function
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _SQRT2 = math.sqrt(2.0)
@@ -412,3 +413,8 @@ def _weighted_choice(key, n, shape, replace, p):
     scores = pnp.add(gumbel(key, (n,), p.dtype), pnp.log(p))
     top = pnp.argsort(scores, descending=True)[:math.prod(shape)]
     return lax.reshape(top, shape)
+
+
+__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
+           "normal", "permutation", "randint", "split", "truncated_normal", "uniform"]
+__dir__ = dir_function(__all__)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ptojax.devices import devices as all_devices, local_devices, process_index
 from ptojax.errors import ShardingError
+from ptojax.public import dir_function
 
 Dims = tuple  # tuple[tuple[str, ...], ...]: mesh axes splitting each array dimension
 
@@ -405,3 +406,8 @@ def single_device_sharding() -> "SingleDeviceSharding":
 @functools.lru_cache(maxsize=None)
 def _single_device_sharding(device) -> "SingleDeviceSharding":
     return SingleDeviceSharding(device)
+
+
+__all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "SingleDeviceSharding",
+           "get_mesh", "reshard", "set_mesh", "use_mesh"]
+__dir__ = dir_function(__all__)

@@ -14,7 +14,9 @@ from ptojax.tree_util import (static, tree_all as all, tree_broadcast as broadca
                               tree_reduce_associative as reduce_associative,
                               tree_structure as structure, tree_transpose as transpose,
                               tree_unflatten as unflatten)
+from ptojax.public import dir_function
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
            "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",
            "transpose", "unflatten"]
+__dir__ = dir_function(__all__)

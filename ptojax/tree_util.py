@@ -14,6 +14,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 from ptojax.errors import PtoError
+from ptojax.public import dir_function
 
 
 class SequenceKey(NamedTuple):
@@ -471,3 +472,13 @@ def static(**kwargs):
     registered with ``register_dataclass``."""
     metadata = dict(kwargs.pop("metadata", None) or {}, static=True)
     return dataclasses.field(metadata=metadata, **kwargs)
+
+
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "PyTreeDef", "SequenceKey", "all_leaves",
+           "keystr", "register_dataclass", "register_pytree_node", "register_pytree_node_class",
+           "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static",
+           "tree_all", "tree_broadcast", "tree_flatten", "tree_flatten_with_path", "tree_leaves",
+           "tree_leaves_with_path", "tree_map", "tree_map_with_path", "tree_reduce",
+           "tree_reduce_associative", "tree_structure", "tree_transpose", "tree_unflatten",
+           "treedef_children", "treedef_is_leaf", "treedef_tuple"]
+__dir__ = dir_function(__all__)

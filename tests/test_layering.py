@@ -13,7 +13,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
     ("base", ["errors", "env", "dtypes", "source_info", "tree_util", "tree", "targets", "sharding",
-              "devices"]),
+              "devices", "public"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
     ("ops", ["ops"]),

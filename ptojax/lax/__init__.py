@@ -43,6 +43,7 @@ from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterM
 from ptojax.ops.windowed_indexing import scatter_set as scatter
 from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
                                       pmean, pmin, ppermute, psum, psum_scatter)
+from ptojax.public import dir_function as _dir_function, public_names as _public_names
 
 
 def __getattr__(name):
@@ -51,3 +52,7 @@ def __getattr__(name):
     if name == "map":
         return _map
     raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")
+
+
+__all__ = [*_public_names(globals(), submodules=("linalg",)), "map"]
+__dir__ = _dir_function(__all__)

@@ -5,7 +5,9 @@ from ptojax.ops.decompositions import (cholesky, cholesky_p, eigh, eigh_p, lu, l
                                        lu_pivots_to_permutation, lu_pivots_to_permutation_p,
                                        qr, qr_p, svd, svd_p, triangular_solve,
                                        triangular_solve_p)
+from ptojax.public import dir_function
 
 __all__ = ["cholesky", "cholesky_p", "eigh", "eigh_p", "lu", "lu_p", "lu_pivots_to_permutation",
            "lu_pivots_to_permutation_p", "qr", "qr_p", "svd", "svd_p", "triangular_solve",
            "triangular_solve_p"]
+__dir__ = dir_function(__all__)

@@ -13,3 +13,7 @@ from ptojax.nn.attention import dot_product_attention
 from ptojax.nn.encoding import one_hot
 from ptojax.nn.normalization import layer_norm, rms_norm, standardize
 from ptojax.nn.softmax_family import log_softmax, logmeanexp, logsumexp, softmax
+from ptojax.public import dir_function as _dir_function, public_names as _public_names
+
+__all__ = _public_names(globals(), submodules=("initializers",))
+__dir__ = _dir_function(__all__)

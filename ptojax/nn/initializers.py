@@ -15,6 +15,7 @@ from ptojax import dtypes, random
 from ptojax import numpy as pnp
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.source_info import user_frame
+from ptojax.public import dir_function
 
 # the standard deviation of a standard normal truncated to (-2, 2)
 _TRUNCATED_STDDEV = .87962566103423978
@@ -265,3 +266,10 @@ he_uniform = kaiming_uniform = _family(2.0, "fan_in", "uniform", "he_uniform",
                                        "He (Kaiming) uniform initializer")
 he_normal = kaiming_normal = _family(2.0, "fan_in", "truncated_normal", "he_normal",
                                      "He (Kaiming) normal initializer")
+
+
+__all__ = ["constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+           "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
+           "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform",
+           "zeros"]
+__dir__ = dir_function(__all__)

@@ -68,6 +68,7 @@ from ptojax.numpy.creation import geomspace, logspace
 from ptojax.numpy.sorting import lexsort
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
+from ptojax.public import dir_function as _dir_function, public_names as _public_names
 from ptojax.eval.array import Array as ndarray
 
 import math as _math
@@ -131,3 +132,6 @@ complexfloating = _np.complexfloating
 number = _np.number
 
 _array_methods.install()
+
+__all__ = _public_names(globals(), submodules=("fft", "linalg"))
+__dir__ = _dir_function(__all__)

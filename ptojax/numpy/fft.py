@@ -18,6 +18,7 @@ from ptojax.numpy.creation import arange
 from ptojax.numpy.manipulation import moveaxis, roll
 from ptojax.numpy.math import true_divide
 from ptojax.ops.fft import FftType
+from ptojax.public import dir_function
 
 
 def _norm_factor(name, lengths, norm):
@@ -178,3 +179,4 @@ def ifftshift(x, axes=None):
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
            "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
            "rfftn"]
+__dir__ = dir_function(__all__)

@@ -33,11 +33,13 @@ from ptojax.numpy.sorting import sort
 from ptojax.ops import decompositions as dec
 from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_columns, take_rows
 from ptojax.source_info import user_frame
+from ptojax.public import dir_function
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
+__dir__ = dir_function(__all__)
 
 
 class EighResult(NamedTuple):

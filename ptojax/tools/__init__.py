@@ -3,5 +3,7 @@ from ptojax.tools.draw import draw, to_dot
 from ptojax.tools.numerics import check_numerics
 from ptojax.eval.profiler import profile
 from ptojax.tools.progress import progress
+from ptojax.public import dir_function
 
 __all__ = ["check_numerics", "draw", "profile", "progress", "to_dot"]
+__dir__ = dir_function(__all__)

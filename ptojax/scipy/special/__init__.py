@@ -16,3 +16,7 @@ from ptojax.scipy.special.logistic import (boxcox, boxcox1p, expit, log_softmax,
                                            logsumexp, softmax)
 from ptojax.scipy.special.normal import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
 from ptojax.scipy.special.zeta import polygamma, zeta
+from ptojax.public import dir_function as _dir_function, public_names as _public_names
+
+__all__ = _public_names(globals())
+__dir__ = _dir_function(__all__)

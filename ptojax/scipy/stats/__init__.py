@@ -12,3 +12,10 @@ from ptojax.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2,
                                 logistic, multinomial, multivariate_normal, nbinom, norm,
                                 pareto, poisson, t, truncnorm, uniform, wrapcauchy)
 from ptojax.scipy.stats.summary import sem
+from ptojax.public import dir_function
+
+__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
+           "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
+           "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "sem",
+           "t", "truncnorm", "uniform", "wrapcauchy"]
+__dir__ = dir_function(__all__)

@@ -1,0 +1,60 @@
+"""Every public module lists its API in ``__all__`` and ``dir()`` shows only that: no imported
+helper module, no re-imported function that belongs elsewhere (issue 15, part 4)."""
+import importlib
+import types
+
+import pytest
+
+# public module -> its public submodules
+PUBLIC = {
+    "ptojax": {"debug", "distributed", "dtypes", "errors", "lax", "nn", "numpy", "random",
+               "scipy", "sharding", "targets", "test_util", "tools", "tree", "tree_util"},
+    "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
+    "ptojax.lax": {"linalg"}, "ptojax.lax.linalg": set(), "ptojax.random": set(),
+    "ptojax.nn": {"initializers"}, "ptojax.nn.initializers": set(),
+    "ptojax.scipy": {"linalg", "special", "stats"}, "ptojax.scipy.linalg": set(),
+    "ptojax.scipy.special": set(),
+    "ptojax.scipy.stats": {"bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2",
+                           "dirichlet", "expon", "gamma", "gennorm", "geom", "gumbel_l",
+                           "gumbel_r", "laplace", "logistic", "multinomial",
+                           "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
+                           "truncnorm", "uniform", "wrapcauchy"},
+    "ptojax.tree_util": set(), "ptojax.tree": set(), "ptojax.debug": set(),
+    "ptojax.sharding": set(), "ptojax.tools": set(),
+}
+
+# names a module exports that its JAX counterpart does not have: ptojax's own API
+EXTRAS = {
+    "ptojax": {"AxisType", "ClosedIR", "IR", "Mesh", "PartitionSpec", "SingleDeviceSharding",
+               "TensorType", "TileConfig", "TileType", "get_mesh", "make_ir", "profile", "shard",
+               "targets", "test_util", "tile", "tools", "with_sharding_constraint", "bfloat16",
+               "float8_e4m3fn", "float8_e5m2", "float16", "float32", "float64", "int8", "int16",
+               "int32", "int64", "uint8", "uint16", "uint32"},
+    "ptojax.numpy": {"fix"},
+    "ptojax.nn": {"layer_norm", "rms_norm"},
+    "ptojax.sharding": {"P", "use_mesh"},
+    "ptojax.tools": {"check_numerics", "draw", "profile", "progress", "to_dot"},
+}
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_dir_shows_only_the_api(name):
+    module = importlib.import_module(name)
+    assert isinstance(module.__all__, list) and module.__all__, name
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what it lacks: {missing}"
+    shown = dir(module)
+    assert sorted(shown) == sorted(module.__all__), set(shown) ^ set(module.__all__)
+    modules = {n for n in shown if isinstance(getattr(module, n), types.ModuleType)}
+    assert modules == PUBLIC[name], f"{name} shows modules {modules ^ PUBLIC[name]}"
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_api_is_jax_api(name, jax):
+    """A name JAX's counterpart lacks is ptojax's own API, listed in EXTRAS (not a helper)."""
+    if name == "ptojax.tools":
+        theirs = set()
+    else:
+        theirs = set(dir(importlib.import_module(name.replace("ptojax", "jax", 1))))
+    ours = set(importlib.import_module(name).__all__)
+    assert ours - theirs == EXTRAS.get(name, set())
