@@ -76,9 +76,12 @@ def main(steps: int = 600, hidden: int = 64, n_per_class: int = 300, lr: float =
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=600)
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--points-per-class", type=int, default=300)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=600, help="training steps")
+    parser.add_argument("--hidden", type=int, default=64, help="hidden layer width")
+    parser.add_argument("--points-per-class", type=int, default=300,
+                        help="synthetic points per class")
     args = parser.parse_args()
     main(args.steps, args.hidden, args.points_per_class)

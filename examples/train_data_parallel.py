@@ -84,9 +84,12 @@ def main(steps=20, batch_per_device=16, sizes=(32, 64, 64, 10), check=True):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--batch-per-device", type=int, default=16)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=20, help="training steps")
+    parser.add_argument("--batch-per-device", type=int, default=16,
+                        help="examples per device in each batch")
     parser.add_argument("--no-check", action="store_true",
                         help="skip the single-device reference (for timing)")
     args = parser.parse_args()

@@ -91,8 +91,11 @@ def main(steps=20, model_parallel=None, dim=32, hidden=128, blocks=2, batch=32):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--model-parallel", type=int, default=None)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=20, help="training steps")
+    parser.add_argument("--model-parallel", type=int, default=None, 
+                        help="devices along the model axis (None: min(4, device count))")
     args = parser.parse_args()
     main(args.steps, args.model_parallel)

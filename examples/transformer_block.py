@@ -111,11 +111,13 @@ def main(steps: int = 300, dim: int = 32, heads: int = 2, length: int = 12, voca
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--dim", type=int, default=32)
-    parser.add_argument("--heads", type=int, default=2)
-    parser.add_argument("--length", type=int, default=12)
-    parser.add_argument("--batch", type=int, default=32)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=300, help="training steps")
+    parser.add_argument("--dim", type=int, default=32, help="model width")
+    parser.add_argument("--heads", type=int, default=2, help="attention heads")
+    parser.add_argument("--length", type=int, default=12, help="sequence length")
+    parser.add_argument("--batch", type=int, default=32, help="sequences per batch")
     args = parser.parse_args()
     main(args.steps, args.dim, args.heads, args.length, batch=args.batch)

@@ -1,7 +1,33 @@
 """ptojax: JAX-style function transformations for tile-based AI accelerators (Ascend / PTO).
 
-    import ptojax as pto
-    import ptojax.numpy as pnp
+Write array code with ``ptojax.numpy`` (the NumPy API) and transform it as in JAX; ``jit``
+compiles it to PTO tile kernels (or the host backend where no accelerator is present)::
+
+    >>> import ptojax as pto
+    >>> import ptojax.numpy as pnp
+    >>> f = pto.jit(pto.grad(lambda x: pnp.sum(pnp.sin(x) ** 2)))
+    >>> f(pnp.array([0.0, 1.0]))
+    Array([0.       , 0.9092974])
+
+Transforms
+    ``jit``, ``grad``, ``value_and_grad``, ``vmap``, ``jvp``, ``vjp``, ``linearize``,
+    ``jacfwd``, ``jacrev`` (``jacobian``), ``hessian``, ``checkpoint`` (``remat``),
+    ``custom_jvp``, ``custom_vjp``, ``shard_map``, ``shard``; ``tile`` and ``make_ir`` show
+    what a function becomes (tile plan, traced IR).
+
+Namespaces
+    ``numpy`` (with ``numpy.linalg``, ``numpy.fft``), ``lax`` (with ``lax.linalg``),
+    ``nn`` (with ``nn.initializers``), ``random``, ``scipy`` (``linalg``, ``special``,
+    ``stats``), ``tree`` and ``tree_util`` (pytrees), ``sharding`` (meshes and partition
+    specs), ``distributed``, ``debug``, ``tools`` (drawing, profiling, numerics checks),
+    ``config``, ``errors``, ``dtypes``, ``targets``, ``test_util``.
+
+Devices and sharding
+    ``devices``, ``device_count``, ``local_devices``, ``process_index``, ``make_mesh``,
+    ``set_mesh``, ``NamedSharding``, ``P``, ``device_put``, ``device_get``, ``reshard``,
+    ``with_sharding_constraint``.
+
+``dir(ptojax)`` and ``help(ptojax)`` list this API (``__all__``).
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 # the rest of JAX's top-level API (issue 15)

@@ -51,3 +51,12 @@ def test_demo_shows_ir_gradient_kernel_and_falling_loss():
     assert "tile_kernel" in out and "TROWMAX" in out and "cost estimate on ascend910b" in out
     found = losses(out)
     assert len(found) == 6 and found[-1] < found[0]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "examples").glob("*.py")
+                                        if "argparse" in p.read_text()))
+def test_example_help_shows_every_default(name):
+    """``--help`` is quick (the example does no work at import) and states each default."""
+    source = (ROOT / "examples" / name).read_text()
+    text = run([f"examples/{name}", "--help"])
+    assert text.count("(default:") == source.count("add_argument("), text
