@@ -68,7 +68,8 @@ from ptojax.numpy.creation import geomspace, logspace
 from ptojax.numpy.sorting import lexsort
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
-from ptojax.public import dir_function as _dir_function, public_names as _public_names
+from ptojax.public import (add_examples as _add_examples, dir_function as _dir_function,
+                           public_names as _public_names)
 from ptojax.eval.array import Array as ndarray
 
 import math as _math
@@ -135,3 +136,31 @@ _array_methods.install()
 
 __all__ = _public_names(globals(), submodules=("fft", "linalg"))
 __dir__ = _dir_function(__all__)
+
+
+_add_examples(globals(), """
+dtype: The ptojax dtype of a dtype, scalar type or dtype name (64-bit types are kept).
+    >>> pnp.dtype('float32')
+    dtype('float32')
+issubdtype: Whether dtype ``arg1`` is ``arg2`` or below it in the NumPy type hierarchy.
+    >>> pnp.issubdtype(pnp.int32, pnp.integer)
+    True
+ndim: The number of dimensions of ``a`` (an array, or a nested list or scalar).
+    >>> pnp.ndim([[1, 2], [3, 4]])
+    2
+promote_types: The dtype JAX's promotion lattice gives two dtypes.
+    >>> pnp.promote_types(pnp.int8, pnp.uint8)
+    dtype('int16')
+result_type: The dtype an operation on ``args`` returns: JAX's promotion, with Python scalars
+    weak.
+    >>> pnp.result_type(pnp.array([1], dtype=pnp.int8), 2)
+    dtype('int8')
+    >>> pnp.result_type(pnp.int32, 1.0)
+    dtype('float32')
+shape: The shape of ``a`` as a tuple (for arrays, nested lists and scalars).
+    >>> pnp.shape([[1, 2, 3], [4, 5, 6]])
+    (2, 3)
+size: The number of elements of ``a``.
+    >>> pnp.size(pnp.zeros((2, 3)))
+    6
+""")

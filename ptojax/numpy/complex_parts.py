@@ -7,6 +7,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.numpy._promote import dtype_and_weak, promote_args
+from ptojax.public import add_examples as _add_examples
 
 
 def _is_complex(x) -> bool:
@@ -64,3 +65,19 @@ def iscomplexobj(x, /) -> bool:
 
 def isrealobj(x, /) -> bool:
     return not iscomplexobj(x)
+
+
+_add_examples(globals(), """
+conjugate: The complex conjugate, elementwise (``conj``); real inputs are returned unchanged.
+    >>> pnp.conjugate(pnp.array([1 + 2j, 3 - 1j]))
+    Array([1.-2.j, 3.+1.j], dtype=complex64)
+imag: The imaginary part, elementwise (zeros of the input's dtype for real inputs).
+    >>> pnp.imag(pnp.array([1 + 2j, 3 - 1j]))
+    Array([ 2., -1.])
+real: The real part, elementwise (real inputs are returned unchanged).
+    >>> pnp.real(pnp.array([1 + 2j, 3 - 1j]))
+    Array([1., 3.])
+isrealobj: Whether ``x`` has a non-complex dtype (whatever its values).
+    >>> pnp.isrealobj(pnp.array([1.0, 2.0]))
+    True
+""")

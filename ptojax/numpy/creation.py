@@ -20,6 +20,7 @@ from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete, tracing
+from ptojax.public import add_examples as _add_examples
 
 
 def asarray(a, dtype=None, copy=None):
@@ -267,3 +268,65 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if axis != 0:
         out = move_axis(out, 0, normalize_axis("geomspace", axis, out.ndim))
     return lax.convert_element_type(out, dtype)
+
+
+_add_examples(globals(), """
+arange: Evenly spaced values in [``start``, ``stop``) with ``step`` (``arange(stop)`` starts at
+    0); integers unless a bound or ``dtype`` is a float.
+    >>> pnp.arange(5)
+    Array([0, 1, 2, 3, 4])
+    >>> pnp.arange(1.0, 2.0, 0.25)
+    Array([1.  , 1.25, 1.5 , 1.75])
+array: An array from ``object`` (nested lists, NumPy arrays, scalars, arrays), with ``dtype``
+    (default: inferred, 64-bit narrowed to 32-bit as JAX) and at least ``ndmin`` dimensions.
+    >>> pnp.array([[1, 2], [3, 4]])
+    Array([[1, 2],
+           [3, 4]])
+    >>> pnp.array([1, 2], dtype=pnp.float32, ndmin=2)
+    Array([[1., 2.]])
+asarray: ``a`` as an array of ``dtype`` (an array of that dtype is returned as is).
+    >>> pnp.asarray([1.5, 2.5])
+    Array([1.5, 2.5])
+empty: An array of ``shape`` and ``dtype`` (float32 by default); its values are zeros, as in
+    JAX.
+    >>> pnp.empty((2, 2))
+    Array([[0., 0.],
+           [0., 0.]])
+empty_like: An array of the shape and dtype of ``prototype`` (or the ``dtype``/``shape``
+    given), filled with zeros as in JAX.
+    >>> pnp.empty_like(pnp.array([1, 2, 3]))
+    Array([0, 0, 0])
+eye: An ``N`` x ``M`` (default ``N`` x ``N``) array with ones on diagonal ``k`` and zeros
+    elsewhere.
+    >>> pnp.eye(2, 3, k=1)
+    Array([[0., 1., 0.],
+           [0., 0., 1.]])
+full_like: An array of the shape and dtype of ``a`` (or the ``dtype``/``shape`` given) filled
+    with ``fill_value``.
+    >>> pnp.full_like(pnp.array([1, 2, 3]), 7)
+    Array([7, 7, 7])
+identity: The ``n`` x ``n`` identity matrix.
+    >>> pnp.identity(2, dtype=pnp.int32)
+    Array([[1, 0],
+           [0, 1]])
+ones: An array of ``shape`` filled with ones (float32 by default).
+    >>> pnp.ones((2, 3))
+    Array([[1., 1., 1.],
+           [1., 1., 1.]])
+ones_like: An array of ones of the shape and dtype of ``a`` (or the ``dtype``/``shape`` given).
+    >>> pnp.ones_like(pnp.array([1.0, 2.0]))
+    Array([1., 1.])
+tri: An ``N`` x ``M`` array with ones at and below diagonal ``k``, zeros above.
+    >>> pnp.tri(3, k=0, dtype=pnp.int32)
+    Array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+zeros: An array of ``shape`` filled with zeros (float32 by default).
+    >>> pnp.zeros((2, 2), dtype=pnp.int32)
+    Array([[0, 0],
+           [0, 0]])
+zeros_like: An array of zeros of the shape and dtype of ``a`` (or the ``dtype``/``shape``
+    given).
+    >>> pnp.zeros_like(pnp.array([1, 2, 3]))
+    Array([0, 0, 0])
+""")

@@ -18,6 +18,7 @@ from ptojax.numpy.manipulation import ravel, tile
 from ptojax.numpy.reductions import any as _any
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
+from ptojax.public import add_examples as _add_examples
 
 
 def _static_int(name, what, v) -> int:
@@ -206,3 +207,16 @@ def diagflat(v, k=0):
 __all__ = ["diag_indices", "diag_indices_from", "diagflat", "fill_diagonal", "indices",
            "ix_", "ravel_multi_index", "tril_indices", "tril_indices_from", "triu_indices",
            "triu_indices_from", "unravel_index"]
+
+
+_add_examples(globals(), """
+diag_indices_from: The indices of the main diagonal of the square array ``arr``.
+    >>> pnp.diag_indices_from(pnp.zeros((2, 2)))
+    (Array([0, 1]), Array([0, 1]))
+tril_indices_from: The indices of the lower triangle (at and below diagonal ``k``) of ``arr``.
+    >>> pnp.tril_indices_from(pnp.zeros((2, 2)))
+    (Array([0, 1, 1]), Array([0, 0, 1]))
+triu_indices_from: The indices of the upper triangle (at and above diagonal ``k``) of ``arr``.
+    >>> pnp.triu_indices_from(pnp.zeros((2, 2)))
+    (Array([0, 0, 1]), Array([0, 1, 1]))
+""")

@@ -18,6 +18,7 @@ from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def reshape(a, shape=None, order="C", *, newshape=None):
@@ -433,3 +434,145 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return reductions.sum(diagonal(a, offset, axis1, axis2), -1, dtype=dtype, out=out)
 
 
+_add_examples(globals(), """
+array_split: ``ary`` split along ``axis`` into ``indices_or_sections`` parts; unlike ``split``
+    the parts may differ in size by one.
+    >>> pnp.array_split(pnp.arange(5), 2)
+    [Array([0, 1, 2]), Array([3, 4])]
+atleast_1d: Each argument as an array with at least one dimension (a list of them for several
+    arguments).
+    >>> pnp.atleast_1d(3.0)
+    Array([3.], weak_type=True)
+atleast_2d: Each argument as an array with at least two dimensions, adding leading axes.
+    >>> pnp.atleast_2d(pnp.array([1, 2]))
+    Array([[1, 2]])
+atleast_3d: Each argument as an array with at least three dimensions (a vector of n becomes 1 x
+    n x 1).
+    >>> pnp.atleast_3d(pnp.array([1, 2])).shape
+    (1, 2, 1)
+broadcast_arrays: The arguments broadcast to their common shape.
+    >>> pnp.broadcast_arrays(pnp.array([1, 2]), pnp.array([[0], [10]]))
+    [Array([[1, 2],
+           [1, 2]]), Array([[ 0,  0],
+           [10, 10]])]
+broadcast_to: ``array`` broadcast to ``shape`` (size-1 and missing leading axes repeat).
+    >>> pnp.broadcast_to(pnp.array([1, 2]), (2, 2))
+    Array([[1, 2],
+           [1, 2]])
+column_stack: 1-D arrays as the columns of a 2-D array (2-D arrays are stacked along axis 1).
+    >>> pnp.column_stack([pnp.array([1, 2]), pnp.array([3, 4])])
+    Array([[1, 3],
+           [2, 4]])
+concatenate: The ``arrays`` joined along an existing ``axis`` (``concat``; ``axis=None``
+    flattens first).
+    >>> pnp.concatenate([pnp.array([1, 2]), pnp.array([3])])
+    Array([1, 2, 3])
+diag: The ``k``-th diagonal of a 2-D ``v``, or a 2-D array with the 1-D ``v`` on diagonal
+    ``k``.
+    >>> pnp.diag(pnp.array([1, 2]))
+    Array([[1, 0],
+           [0, 2]])
+    >>> pnp.diag(pnp.arange(6).reshape(2, 3))
+    Array([0, 4])
+diagonal: The diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, in the last
+    axis of the result.
+    >>> pnp.diagonal(pnp.arange(6).reshape(2, 3), offset=1)
+    Array([1, 5])
+dsplit: ``ary`` (at least 3-D) split along its third axis.
+    >>> [p.shape for p in pnp.dsplit(pnp.zeros((1, 1, 4)), 2)]
+    [(1, 1, 2), (1, 1, 2)]
+dstack: The arrays stacked along a third axis (made at least 3-D first).
+    >>> pnp.dstack([pnp.array([1, 2]), pnp.array([3, 4])])
+    Array([[[1, 3],
+            [2, 4]]])
+expand_dims: ``a`` with a new size-1 axis at each position in ``axis``.
+    >>> pnp.expand_dims(pnp.array([1, 2]), 0).shape
+    (1, 2)
+flip: ``m`` with the order of its elements reversed along ``axis`` (every axis by default).
+    >>> pnp.flip(pnp.arange(6).reshape(2, 3), axis=1)
+    Array([[2, 1, 0],
+           [5, 4, 3]])
+fliplr: ``m`` with its columns (axis 1) reversed.
+    >>> pnp.fliplr(pnp.arange(6).reshape(2, 3))
+    Array([[2, 1, 0],
+           [5, 4, 3]])
+flipud: ``m`` with its rows (axis 0) reversed.
+    >>> pnp.flipud(pnp.arange(6).reshape(2, 3))
+    Array([[3, 4, 5],
+           [0, 1, 2]])
+hsplit: ``ary`` split along axis 1 (axis 0 for a vector).
+    >>> pnp.hsplit(pnp.arange(4), 2)
+    [Array([0, 1]), Array([2, 3])]
+hstack: The arrays joined along axis 1 (axis 0 for vectors).
+    >>> pnp.hstack([pnp.array([1, 2]), pnp.array([3])])
+    Array([1, 2, 3])
+matrix_transpose: ``x`` with its last two axes swapped (``x.mT``).
+    >>> pnp.matrix_transpose(pnp.arange(6).reshape(2, 3))
+    Array([[0, 3],
+           [1, 4],
+           [2, 5]])
+moveaxis: ``a`` with the axes ``source`` moved to positions ``destination``, the others keeping
+    their order.
+    >>> pnp.moveaxis(pnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+permute_dims: ``a`` with its axes permuted by ``axes`` (the array API name of ``transpose``).
+    >>> pnp.permute_dims(pnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+ravel: ``a`` flattened to one dimension (row-major, ``order='C'``).
+    >>> pnp.ravel(pnp.arange(6).reshape(2, 3))
+    Array([0, 1, 2, 3, 4, 5])
+repeat: Each element of ``a`` repeated ``repeats`` times along ``axis`` (flattened if None).
+    >>> pnp.repeat(pnp.array([1, 2]), 2)
+    Array([1, 1, 2, 2])
+    >>> pnp.repeat(pnp.array([1, 2]), pnp.array([1, 3]), total_repeat_length=4)
+    Array([1, 2, 2, 2])
+reshape: ``a`` with the same elements in ``shape`` (one entry may be -1, inferred), row-major.
+    >>> pnp.reshape(pnp.arange(6), (3, -1))
+    Array([[0, 1],
+           [2, 3],
+           [4, 5]])
+roll: ``a`` with its elements shifted by ``shift`` along ``axis``, wrapping around (flattened
+    if None).
+    >>> pnp.roll(pnp.arange(5), 2)
+    Array([3, 4, 0, 1, 2])
+split: ``ary`` split along ``axis`` into ``indices_or_sections`` equal parts, or at the given
+    indices.
+    >>> pnp.split(pnp.arange(6), [2, 3])
+    [Array([0, 1]), Array([2]), Array([3, 4, 5])]
+squeeze: ``a`` without its size-1 axes (only those in ``axis`` if given).
+    >>> pnp.squeeze(pnp.zeros((1, 3, 1))).shape
+    (3,)
+stack: The ``arrays`` (of one shape) joined along a new ``axis``.
+    >>> pnp.stack([pnp.array([1, 2]), pnp.array([3, 4])], axis=1)
+    Array([[1, 3],
+           [2, 4]])
+swapaxes: ``a`` with ``axis1`` and ``axis2`` interchanged.
+    >>> pnp.swapaxes(pnp.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+tile: ``A`` repeated ``reps`` times along each axis.
+    >>> pnp.tile(pnp.array([1, 2]), (2, 2))
+    Array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
+transpose: ``a`` with its axes permuted by ``axes`` (reversed by default).
+    >>> pnp.transpose(pnp.arange(6).reshape(2, 3))
+    Array([[0, 3],
+           [1, 4],
+           [2, 5]])
+tril: ``m`` with the elements above diagonal ``k`` set to zero (over the last two axes).
+    >>> pnp.tril(pnp.ones((3, 3), dtype=pnp.int32))
+    Array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+triu: ``m`` with the elements below diagonal ``k`` set to zero (over the last two axes).
+    >>> pnp.triu(pnp.ones((3, 3), dtype=pnp.int32), k=1)
+    Array([[0, 1, 1],
+           [0, 0, 1],
+           [0, 0, 0]])
+vsplit: ``ary`` (at least 2-D) split along axis 0.
+    >>> pnp.vsplit(pnp.arange(4).reshape(2, 2), 2)
+    [Array([[0, 1]]), Array([[2, 3]])]
+vstack: The arrays joined along axis 0 (vectors become rows).
+    >>> pnp.vstack([pnp.array([1, 2]), pnp.array([3, 4])])
+    Array([[1, 2],
+           [3, 4]])
+""")

@@ -13,6 +13,7 @@ from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape
 from ptojax.numpy import math as m
 from ptojax.numpy import reductions as red
 from ptojax.numpy.reductions import cumulate
+from ptojax.public import add_examples as _add_examples
 
 
 def _nan_free(a, fill):
@@ -140,3 +141,22 @@ nancumprod = _nan_cumulative("nancumprod", lax.cumprod, 1)
 
 __all__ = ["nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmin",
            "nanprod", "nanstd", "nansum", "nanvar"]
+
+
+_add_examples(globals(), """
+nanmean: The mean along ``axis`` ignoring NaNs (NaN where all are NaN).
+    >>> pnp.nanmean(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(2.)
+nanprod: The product along ``axis`` treating NaNs as one.
+    >>> pnp.nanprod(pnp.array([2.0, pnp.nan, 3.0]))
+    Array(6.)
+nanstd: The standard deviation along ``axis`` ignoring NaNs.
+    >>> pnp.nanstd(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(1.)
+nansum: The sum along ``axis`` treating NaNs as zero.
+    >>> pnp.nansum(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(4.)
+nanvar: The variance along ``axis`` ignoring NaNs.
+    >>> pnp.nanvar(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(1.)
+""")

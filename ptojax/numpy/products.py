@@ -13,6 +13,7 @@ from ptojax.numpy.math import multiply
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _promoted(op, *operands):
@@ -240,3 +241,29 @@ def _expand_ellipsis(subscripts, inputs, output, operands):
         counts = {c: sum(s.count(c) for s in new_inputs) for c in "".join(new_inputs)}
         output = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     return new_inputs, output
+
+
+_add_examples(globals(), """
+dot: The dot product: sum of products over the last axis of ``a`` and the second-to-last of
+    ``b`` (a scalar product for vectors, matmul for matrices).
+    >>> pnp.dot(pnp.array([1, 2, 3]), pnp.array([4, 5, 6]))
+    Array(32)
+inner: Sum of products over the last axes of ``a`` and ``b``.
+    >>> pnp.inner(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
+    Array([3, 7])
+matmul: Matrix product of ``a`` and ``b`` (``a @ b``), broadcasting leading batch axes.
+    >>> pnp.matmul(pnp.array([[1, 2], [3, 4]]), pnp.array([[0, 1], [1, 0]]))
+    Array([[2, 1],
+           [4, 3]])
+outer: The outer product of ``a`` and ``b`` (both flattened).
+    >>> pnp.outer(pnp.array([1, 2]), pnp.array([1, 10, 100]))
+    Array([[  1,  10, 100],
+           [  2,  20, 200]])
+tensordot: Sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` of ``a`` and
+    first of ``b`` when an integer).
+    >>> pnp.tensordot(pnp.ones((2, 3)), pnp.ones((3, 4)), axes=1).shape
+    (2, 4)
+vdot: The dot product of ``a`` and ``b`` flattened, conjugating ``a``.
+    >>> pnp.vdot(pnp.array([1 + 1j, 2]), pnp.array([1, 1j]))
+    Array(1.+1.j, dtype=complex64)
+""")

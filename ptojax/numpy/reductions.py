@@ -15,6 +15,7 @@ from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    supported_dtype, to_inexact)
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _no_out(name, out):
@@ -295,3 +296,25 @@ def count_nonzero(a, axis=None, keepdims=False):
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
            "cumsum", "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "ptp",
            "std", "sum", "var"]
+
+
+_add_examples(globals(), """
+count_nonzero: The number of nonzero elements of ``a`` along ``axis`` (all by default).
+    >>> pnp.count_nonzero(pnp.arange(6).reshape(2, 3), axis=0)
+    Array([1, 2, 2])
+mean: The arithmetic mean along ``axis`` (all elements by default), in a float dtype; ``where``
+    selects the elements counted.
+    >>> pnp.mean(pnp.arange(6).reshape(2, 3), axis=1)
+    Array([1., 4.])
+ptp: Peak to peak: ``max - min`` along ``axis``.
+    >>> pnp.ptp(pnp.arange(6).reshape(2, 3), axis=1)
+    Array([2, 2])
+std: The standard deviation along ``axis``, with ``ddof`` delta degrees of freedom.
+    >>> pnp.std(pnp.array([1.0, 2.0, 3.0, 4.0]))
+    Array(1.118034)
+    >>> pnp.std(pnp.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
+    Array(1.2909944)
+var: The variance along ``axis``, with ``ddof`` delta degrees of freedom.
+    >>> pnp.var(pnp.array([1.0, 2.0, 3.0, 4.0]))
+    Array(1.25)
+""")

@@ -7,6 +7,7 @@ from ptojax.errors import ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, supported_dtype
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _operand(op, a, axis, order):
@@ -56,3 +57,14 @@ def sort_complex(a):
     complex64, or complex128 from 64-bit types, as in JAX)."""
     a = sort(a, axis=-1)
     return lax.convert_element_type(a, dtypes.complex_dtype(a.dtype))
+
+
+_add_examples(globals(), """
+sort: ``a`` sorted along ``axis`` (the last by default; flattened if None), NaNs last;
+    ``descending`` reverses, ``stable`` keeps ties in order.
+    >>> pnp.sort(pnp.array([3, 1, 2]))
+    Array([1, 2, 3])
+    >>> pnp.sort(pnp.array([[3, 1], [0, 2]]), axis=0)
+    Array([[0, 1],
+           [3, 2]])
+""")

@@ -9,6 +9,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.numpy import math as ew
 from ptojax.numpy.floating import i0
+from ptojax.public import add_examples as _add_examples
 
 
 def _samples(M):
@@ -68,3 +69,23 @@ def kaiser(M, beta):
 
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
+
+
+_add_examples(globals(), """
+bartlett: The Bartlett (triangular) window of ``M`` points.
+    >>> pnp.bartlett(5)
+    Array([0. , 0.5, 1. , 0.5, 0. ])
+blackman: The Blackman window of ``M`` points.
+    >>> pnp.blackman(5)
+    Array([-1.4901161e-08,  3.4000003e-01,  9.9999994e-01,  3.3999997e-01,
+           -1.4901161e-08])
+hamming: The Hamming window of ``M`` points.
+    >>> pnp.hamming(5)
+    Array([0.08000001, 0.54      , 1.        , 0.54      , 0.08000001])
+hanning: The Hann window of ``M`` points.
+    >>> pnp.hanning(5)
+    Array([0. , 0.5, 1. , 0.5, 0. ])
+kaiser: The Kaiser window of ``M`` points with shape parameter ``beta``.
+    >>> pnp.kaiser(5, 2.0)
+    Array([0.43867633, 0.8347613 , 1.        , 0.8347613 , 0.43867633])
+""")
