@@ -16,6 +16,7 @@ from ptojax.ops.costs import input_size, no_flops
 from ptojax.ops.shape import canonical_axes, move_axis, reshape, shift_axes
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp
 from ptojax.trace import Primitive
+from ptojax.public import add_examples as _add_examples
 
 
 # broadcast_in_dim ------------------------------------------------------------------------------
@@ -203,3 +204,15 @@ def broadcast_at(x, dim, size=None):
 def to_front(x, d):
     """``x`` with its batch dimension first (unbatched values are broadcast)."""
     return broadcast_at(x, 0) if d is None else move_axis(x, d, 0)
+
+
+_add_examples(globals(), """
+broadcast_in_dim: ``operand`` broadcast to ``shape``: its dimension ``i`` becomes dimension
+    ``broadcast_dimensions[i]`` of the result.
+    >>> pto.lax.broadcast_in_dim(pnp.array([1, 2]), (2, 2), (0,))
+    Array([[1, 1],
+           [2, 2]])
+reduce_sum: The sum of ``operand`` over ``axes``.
+    >>> pto.lax.reduce_sum(pnp.arange(6).reshape(2, 3), (1,))
+    Array([ 3, 12])
+""")

@@ -21,6 +21,7 @@ from ptojax.ops.checks import broadcast_scalars, require_same_dtype
 from ptojax.ops.elementwise import elementwise, lax_function
 from ptojax.ops.tangents import is_undefined, linear_in_first_jvp
 from ptojax.trace import Unsupported
+from ptojax.public import add_examples as _add_examples
 
 NO_COMPLEX_TILES = Unsupported("complex dtypes have no tile form (PTO has no complex types); "
                                "kept as a tensor op between kernels")
@@ -99,3 +100,19 @@ for _prim in (real_p, imag_p, conj_p):
     _prim.define(jvp=linear_in_first_jvp(_prim))
 complex_p.define(jvp=linear_jvp(complex_p))
 real, imag, complex, conj = map(lax_function, (real_p, imag_p, complex_p, conj_p))
+
+
+_add_examples(globals(), """
+complex: ``x + 1j * y`` as a complex array.
+    >>> pto.lax.complex(pnp.array([1.0, 2.0]), pnp.array([3.0, -1.0]))
+    Array([1.+3.j, 2.-1.j], dtype=complex64)
+conj: The complex conjugate, elementwise.
+    >>> pto.lax.conj(pnp.array([1 + 2j]))
+    Array([1.-2.j], dtype=complex64)
+imag: The imaginary part of a complex array.
+    >>> pto.lax.imag(pnp.array([1 + 2j]))
+    Array([2.])
+real: The real part of a complex array.
+    >>> pto.lax.real(pnp.array([1 + 2j]))
+    Array([1.])
+""")

@@ -21,6 +21,7 @@ from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
 from ptojax.trace import Primitive, Unsupported
 from ptojax.tree_util import tree_map
+from ptojax.public import add_examples as _add_examples
 
 IDENTITY = tile_forms.TileForm("elementwise", identity=True)
 
@@ -243,3 +244,15 @@ reduce_precision_p.define(jvp=linear_in_first_jvp(reduce_precision_p))
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
     return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
                                    mantissa_bits=int(mantissa_bits))
+
+
+_add_examples(globals(), """
+convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round toward
+    zero).
+    >>> pto.lax.convert_element_type(pnp.array([1.7, -2.7]), pnp.int32)
+    Array([ 1, -2])
+reduce_precision: ``operand`` rounded to a float format with ``exponent_bits`` and
+    ``mantissa_bits``, kept in its dtype.
+    >>> pto.lax.reduce_precision(pnp.array([1.0001, 3.14159]), exponent_bits=5, mantissa_bits=10)
+    Array([1.      , 3.140625])
+""")

@@ -17,6 +17,7 @@ from ptojax.ops.slicing import concatenate, rev, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp
 from ptojax.ops.transcendental import exp, log1p
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 
 def associative_scan(fn, xs, axis: int, reverse: bool = False):
@@ -133,3 +134,24 @@ def _lax_function(prim):
 
 cumsum, cumprod, cummax, cummin, cumlogsumexp = map(_lax_function, (
     cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p))
+
+
+_add_examples(globals(), """
+cumlogsumexp: Cumulative ``log(sum(exp(x)))`` along ``axis`` (reversed if ``reverse``).
+    >>> pto.lax.cumlogsumexp(pnp.array([0.0, 0.0, 0.0]))
+    Array([0.       , 0.6931472, 1.0986123])
+cummax: Cumulative maximum along ``axis`` (reversed if ``reverse``).
+    >>> pto.lax.cummax(pnp.array([1, 3, 2, 5]))
+    Array([1, 3, 3, 5])
+cummin: Cumulative minimum along ``axis`` (reversed if ``reverse``).
+    >>> pto.lax.cummin(pnp.array([4, 3, 5, 1]))
+    Array([4, 3, 3, 1])
+cumprod: Cumulative product along ``axis`` (reversed if ``reverse``).
+    >>> pto.lax.cumprod(pnp.array([1, 2, 3, 4]))
+    Array([ 1,  2,  6, 24])
+cumsum: Cumulative sum along ``axis`` (reversed if ``reverse``).
+    >>> pto.lax.cumsum(pnp.array([1, 2, 3, 4]))
+    Array([ 1,  3,  6, 10])
+    >>> pto.lax.cumsum(pnp.array([1, 2, 3, 4]), reverse=True)
+    Array([10,  9,  7,  4])
+""")

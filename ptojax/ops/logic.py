@@ -21,6 +21,7 @@ from ptojax.ops.elementwise import elementwise, lax_function, operands
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Unsupported
+from ptojax.public import add_examples as _add_examples
 
 NO_SHIFT_TILES = Unsupported("shifts and xor have no tile form yet (PTO has TSHL/TSHR/TXOR; "
                              "the host build does not implement them)")
@@ -212,3 +213,58 @@ def _select_from(which, cases, first):
     mid = len(cases) // 2
     return select(lt(which, first + mid), _select_from(which, cases[:mid], first),
                   _select_from(which, cases[mid:], first + mid))
+
+
+_add_examples(globals(), """
+bitwise_and: Bitwise AND, elementwise (logical for bools).
+    >>> pto.lax.bitwise_and(pnp.array([12, 10, 7]), 6)
+    Array([4, 2, 6])
+bitwise_not: Bitwise NOT ``~x``, elementwise.
+    >>> pto.lax.bitwise_not(pnp.array([12, 10, 7]))
+    Array([-13, -11,  -8])
+bitwise_or: Bitwise OR, elementwise.
+    >>> pto.lax.bitwise_or(pnp.array([12, 10, 7]), 6)
+    Array([14, 14,  7])
+bitwise_xor: Bitwise exclusive OR, elementwise.
+    >>> pto.lax.bitwise_xor(pnp.array([12, 10, 7]), 6)
+    Array([10, 12,  1])
+clz: The number of leading zero bits of each integer.
+    >>> pto.lax.clz(pnp.array([1, 256, -1]))
+    Array([31, 23,  0])
+eq: Whether ``x == y``, elementwise.
+    >>> pto.lax.eq(pnp.array([1, 2]), 2)
+    Array([False,  True])
+ge: Whether ``x >= y``, elementwise.
+    >>> pto.lax.ge(pnp.array([1, 2, 3]), 2)
+    Array([False,  True,  True])
+gt: Whether ``x > y``, elementwise.
+    >>> pto.lax.gt(pnp.array([1, 2, 3]), 2)
+    Array([False, False,  True])
+is_finite: Whether each element is finite (floats only).
+    >>> pto.lax.is_finite(pnp.array([1.0, pnp.inf, pnp.nan]))
+    Array([ True, False, False])
+le: Whether ``x <= y``, elementwise.
+    >>> pto.lax.le(pnp.array([1, 2, 3]), 2)
+    Array([ True,  True, False])
+lt: Whether ``x < y``, elementwise.
+    >>> pto.lax.lt(pnp.array([1, 2, 3]), 2)
+    Array([ True, False, False])
+ne: Whether ``x != y``, elementwise.
+    >>> pto.lax.ne(pnp.array([1, 2]), 2)
+    Array([ True, False])
+population_count: The number of set bits of each integer.
+    >>> pto.lax.population_count(pnp.array([12, 10, 7]))
+    Array([2, 2, 3])
+shift_left: ``x`` shifted left by ``y`` bits, elementwise (0 when ``y`` >= the bit width).
+    >>> pto.lax.shift_left(pnp.array([1, 3]), pnp.array([2, 2]))
+    Array([ 4, 12])
+shift_right_arithmetic: ``x`` shifted right by ``y`` bits, copying the sign bit, elementwise.
+    >>> pto.lax.shift_right_arithmetic(pnp.array([-16, 16]), pnp.array([2, 2]))
+    Array([-4,  4])
+shift_right_logical: ``x`` shifted right by ``y`` bits, filling with zeros, elementwise.
+    >>> pto.lax.shift_right_logical(pnp.array([-16, 16]), pnp.array([28, 2]))
+    Array([15,  4])
+select: ``on_true`` where the bool ``pred`` holds, else ``on_false`` (all of one shape).
+    >>> pto.lax.select(pnp.array([True, False]), pnp.array([1, 2]), pnp.array([10, 20]))
+    Array([ 1, 20])
+""")

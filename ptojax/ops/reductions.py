@@ -27,6 +27,7 @@ from ptojax.ops.tangents import Zero, is_zero, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Tracer, Unsupported
 from ptojax.tree_util import tree_flatten
+from ptojax.public import add_examples as _add_examples
 
 
 def _identity(x, lowest: bool):
@@ -266,3 +267,14 @@ def _tree_reduce(xs, inits, computation, dims, tree):
     if n == 0:
         return starts
     return combine(starts, [reshape(x, kept_shape) for x in xs])
+
+
+_add_examples(globals(), """
+argmax: The index of the largest element of ``operand`` along ``axis``, as ``index_dtype`` (the
+    first one on ties).
+    >>> pto.lax.argmax(pnp.array([[1, 5, 5], [7, 0, 2]]), 1, pnp.int32)
+    Array([1, 0])
+argmin: The index of the smallest element of ``operand`` along ``axis``, as ``index_dtype``.
+    >>> pto.lax.argmin(pnp.array([[1, 5, 5], [7, 0, 2]]), 1, pnp.int32)
+    Array([0, 1])
+""")

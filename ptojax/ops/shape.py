@@ -13,6 +13,7 @@ from ptojax.ops.checks import check_axes, user_axes, user_axis
 from ptojax.ops.costs import no_flops
 from ptojax.ops.tangents import linear_in_first_jvp
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 
 # axis helpers of batching rules ----------------------------------------------------------------
@@ -230,3 +231,24 @@ for _prim, _batch, _ref in ((squeeze_p, _squeeze_batch, "squeeze"),
         batch=_batch,
         shard=sr.ShardRule(_squeeze_like_factors, linear="unary"),
         tile=tile_forms.RESHAPE, cost=no_flops, reference=ref.lax_op(_ref))
+
+
+_add_examples(globals(), """
+expand_dims: ``array`` with a size-1 axis inserted at each of ``dimensions``.
+    >>> pto.lax.expand_dims(pnp.array([1, 2]), (0,)).shape
+    (1, 2)
+reshape: ``operand`` with its elements in ``new_sizes`` (row-major; ``dimensions`` transposes
+    first).
+    >>> pto.lax.reshape(pnp.arange(6), (2, 3))
+    Array([[0, 1, 2],
+           [3, 4, 5]])
+squeeze: ``array`` without the size-1 ``dimensions``.
+    >>> pto.lax.squeeze(pnp.zeros((1, 3, 1)), (0, 2)).shape
+    (3,)
+transpose: ``operand`` with its axes permuted: axis ``i`` of the result is axis
+    ``permutation[i]``.
+    >>> pto.lax.transpose(pnp.arange(6).reshape(2, 3), (1, 0))
+    Array([[0, 3],
+           [1, 4],
+           [2, 5]])
+""")

@@ -30,6 +30,7 @@ from ptojax.ops.shape import (canonical_axes, example_ndim, move_axis, reshape, 
 from ptojax.ops.tangents import is_undefined, linear_in_first_jvp, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 MOVEMENT = "{} is data movement between tensors; kept as a tensor op"
 
@@ -470,3 +471,37 @@ def tile(operand, reps):
     doubled = tuple(n for r, size in zip(reps, operand.shape) for n in (r, size))
     out = broadcast_in_dim(operand, doubled, tuple(range(1, 2 * operand.ndim, 2)))
     return reshape(out, tuple(r * n for r, n in zip(reps, operand.shape)))
+
+
+_add_examples(globals(), """
+broadcasted_iota: An array of ``shape`` whose values count 0, 1, ... along ``dimension``.
+    >>> pto.lax.broadcasted_iota(pnp.int32, (2, 3), 1)
+    Array([[0, 1, 2],
+           [0, 1, 2]])
+concatenate: The ``operands`` joined along ``dimension`` (no promotion: one dtype).
+    >>> pto.lax.concatenate([pnp.array([1, 2]), pnp.array([3])], 0)
+    Array([1, 2, 3])
+index_in_dim: The slice at ``index`` of ``operand`` along ``axis``, keeping that axis if
+    ``keepdims``.
+    >>> pto.lax.index_in_dim(pnp.arange(6).reshape(2, 3), 1, axis=1, keepdims=False)
+    Array([1, 4])
+iota: ``0, 1, ..., size - 1`` as a vector of ``dtype``.
+    >>> pto.lax.iota(pnp.int32, 4)
+    Array([0, 1, 2, 3])
+pad: ``operand`` padded with ``padding_value``: ``padding_config`` gives (low, high, interior)
+    per dimension (negative low/high crop).
+    >>> pto.lax.pad(pnp.array([1, 2, 3]), 0, [(1, 2, 1)])
+    Array([0, 1, 0, 2, 0, 3, 0, 0])
+rev: ``operand`` with the order of its elements reversed along ``dimensions``.
+    >>> pto.lax.rev(pnp.arange(6).reshape(2, 3), (1,))
+    Array([[2, 1, 0],
+           [5, 4, 3]])
+slice: The part of ``operand`` from ``start_indices`` to ``limit_indices`` (exclusive), taking
+    every ``strides``-th element.
+    >>> pto.lax.slice(pnp.arange(10), (1,), (8,), (3,))
+    Array([1, 4, 7])
+slice_in_dim: The slice ``start_index:limit_index:stride`` of ``operand`` along ``axis``.
+    >>> pto.lax.slice_in_dim(pnp.arange(6).reshape(2, 3), 1, 3, axis=1)
+    Array([[1, 2],
+           [4, 5]])
+""")

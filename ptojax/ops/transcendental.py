@@ -14,6 +14,7 @@ from ptojax.ops.arithmetic import (NOT_TILED, add, binary_jvp, div, mul, neg, on
                                    times, unary_divided_jvp, unary_jvp, sub)
 from ptojax.ops.elementwise import elementwise, lax_function
 from ptojax.ops.logic import eq, select
+from ptojax.public import add_examples as _add_examples
 
 LOG2 = float(np.log(2))
 
@@ -136,3 +137,76 @@ def _pow_dy(x, y, out):
 
 
 pow_p.define(jvp=binary_jvp(pow_p, times(_pow_dx), times(_pow_dy)))
+
+
+_add_examples(globals(), """
+acos: Inverse cosine, elementwise.
+    >>> pto.lax.acos(pnp.array([0.0, 0.5, 1.0]))
+    Array([1.5707964, 1.0471976, 0.       ])
+acosh: Inverse hyperbolic cosine, elementwise.
+    >>> pto.lax.acosh(pnp.array([1.0, 2.0]))
+    Array([0.      , 1.316958])
+asin: Inverse sine, elementwise.
+    >>> pto.lax.asin(pnp.array([0.0, 0.5, 1.0]))
+    Array([0.       , 0.5235988, 1.5707964])
+asinh: Inverse hyperbolic sine, elementwise.
+    >>> pto.lax.asinh(pnp.array([-1.5, 0.0, 2.5]))
+    Array([-1.1947632,  0.       ,  1.6472311])
+atan: Inverse tangent, elementwise.
+    >>> pto.lax.atan(pnp.array([-1.5, 0.0, 2.5]))
+    Array([-0.98279375,  0.        ,  1.19029   ])
+atan2: The angle of (``y``, ``x``) = ``atan(x / y)`` in its quadrant, elementwise.
+    >>> pto.lax.atan2(pnp.array([1.0, -1.0]), pnp.array([-1.0, -1.0]))
+    Array([ 2.3561945, -2.3561945])
+atanh: Inverse hyperbolic tangent, elementwise.
+    >>> pto.lax.atanh(pnp.array([-0.5, 0.0, 0.5]))
+    Array([-0.54930615,  0.        ,  0.54930615])
+cbrt: Real cube root, elementwise.
+    >>> pto.lax.cbrt(pnp.array([-8.0, 27.0]))
+    Array([-2.       ,  2.9999998])
+cos: Cosine, elementwise.
+    >>> pto.lax.cos(pnp.array([0.0, 0.5, 1.0]))
+    Array([1.        , 0.87758255, 0.5403023 ])
+cosh: Hyperbolic cosine, elementwise.
+    >>> pto.lax.cosh(pnp.array([-1.5, 0.0, 2.5]))
+    Array([2.3524096, 1.       , 6.13229  ])
+exp: ``e**x``, elementwise.
+    >>> pto.lax.exp(pnp.array([0.0, 0.5, 1.0]))
+    Array([1.       , 1.6487212, 2.718282 ])
+exp2: ``2**x``, elementwise.
+    >>> pto.lax.exp2(pnp.array([-1.0, 3.0]))
+    Array([0.5, 8. ])
+expm1: ``exp(x) - 1``, accurate near 0, elementwise.
+    >>> pto.lax.expm1(pnp.array([0.0, 0.5, 1.0]))
+    Array([0.       , 0.6487213, 1.7182819])
+log: Natural logarithm, elementwise.
+    >>> pto.lax.log(pnp.array([1.0, 2.0]))
+    Array([0.       , 0.6931472])
+log1p: ``log(1 + x)``, accurate near 0, elementwise.
+    >>> pto.lax.log1p(pnp.array([0.0, 0.5, 1.0]))
+    Array([0.        , 0.40546513, 0.6931472 ])
+logistic: The logistic sigmoid ``1 / (1 + exp(-x))``, elementwise.
+    >>> pto.lax.logistic(pnp.array([-1.5, 0.0, 2.5]))
+    Array([0.18242553, 0.5       , 0.9241418 ])
+pow: ``x ** y``, elementwise (an integer ``y`` array is allowed with a float ``x``).
+    >>> pto.lax.pow(pnp.array([2.0, 3.0]), pnp.array([3.0, 0.5]))
+    Array([8.       , 1.7320509])
+rsqrt: ``1 / sqrt(x)``, elementwise.
+    >>> pto.lax.rsqrt(pnp.array([1.0, 4.0]))
+    Array([1. , 0.5])
+sin: Sine, elementwise.
+    >>> pto.lax.sin(pnp.array([0.0, 0.5, 1.0]))
+    Array([0.        , 0.47942555, 0.841471  ])
+sinh: Hyperbolic sine, elementwise.
+    >>> pto.lax.sinh(pnp.array([-1.5, 0.0, 2.5]))
+    Array([-2.1292794,  0.       ,  6.0502043])
+sqrt: Square root, elementwise.
+    >>> pto.lax.sqrt(pnp.array([4.0, 2.0]))
+    Array([2.       , 1.4142135])
+tan: Tangent, elementwise.
+    >>> pto.lax.tan(pnp.array([0.0, 0.5, 1.0]))
+    Array([0.       , 0.5463025, 1.5574077])
+tanh: Hyperbolic tangent, elementwise.
+    >>> pto.lax.tanh(pnp.array([-1.5, 0.0, 2.5]))
+    Array([-0.9051482,  0.       ,  0.9866143])
+""")

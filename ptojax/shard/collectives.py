@@ -64,6 +64,7 @@ from ptojax.shard.runtime.in_process import current_context
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 from ptojax.tree_util import tree_map
+from ptojax.public import add_examples as _add_examples
 
 
 def normalize_axes(axis_name) -> tuple:
@@ -466,3 +467,13 @@ ppermute_p.define(transpose=lambda ct, x, axes, perm: [
     ppermute_p.bind(ct, axes=axes, perm=tuple((d, s) for s, d in perm))])
 COLLECTIVES = (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p, all_to_all_p,
                ppermute_p, axis_index_p)
+
+
+_add_examples(globals(), """
+pmax: The maximum of ``x`` over the devices (or vmapped instances) of ``axis_name``.
+    >>> pto.vmap(lambda v: pto.lax.pmax(v, 'i'), axis_name='i')(pnp.array([3, 1, 2]))
+    Array([3, 3, 3])
+pmin: The minimum of ``x`` over the devices (or vmapped instances) of ``axis_name``.
+    >>> pto.vmap(lambda v: pto.lax.pmin(v, 'i'), axis_name='i')(pnp.array([3, 1, 2]))
+    Array([1, 1, 1])
+""")
