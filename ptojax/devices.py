@@ -11,6 +11,7 @@ import functools
 from typing import NamedTuple
 
 from ptojax.env import env_int
+from ptojax.public import add_examples as _add_examples
 
 
 
@@ -95,3 +96,21 @@ def process_index() -> int:
 def process_count() -> int:
     return topology().process_count
 
+
+_add_examples(globals(), """
+device_count: The number of devices of the platform in use, over all processes.
+    >>> pto.device_count() == len(pto.devices())
+    True
+local_device_count: The number of devices this process drives.
+    >>> pto.local_device_count() == len(pto.local_devices())
+    True
+local_devices: The devices this process drives, a tuple.
+    >>> pto.local_devices()[0] in pto.devices()
+    True
+process_count: The number of processes of a multi-process run (1 when single-process).
+    >>> pto.process_count()
+    1
+process_index: The index of this process among ``process_count()`` (0 when single-process).
+    >>> pto.process_index()
+    0
+""")

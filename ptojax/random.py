@@ -31,7 +31,7 @@ from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _SQRT2 = math.sqrt(2.0)
@@ -418,3 +418,50 @@ def _weighted_choice(key, n, shape, replace, p):
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
            "normal", "permutation", "randint", "split", "truncated_normal", "uniform"]
 __dir__ = dir_function(__all__)
+
+
+add_examples(globals(), """
+PRNGKey:
+    >>> pto.random.PRNGKey(42)
+    Array([ 0, 42], dtype=uint32)
+key:
+    >>> pto.random.key(42)
+    Array([ 0, 42], dtype=uint32)
+bernoulli:
+    >>> pto.random.bernoulli(pto.random.key(0), 0.5, (4,))
+    Array([False, False,  True,  True])
+bits:
+    >>> pto.random.bits(pto.random.key(0), (2,))
+    Array([4070199207, 4202968722], dtype=uint32)
+categorical:
+    >>> pto.random.categorical(pto.random.key(0), pnp.log(pnp.array([0.1, 0.2, 0.7])), shape=(5,))
+    Array([1, 2, 2, 1, 2])
+choice:
+    >>> pto.random.choice(pto.random.key(0), 5, (3,), replace=False)
+    Array([0, 1, 4])
+fold_in:
+    >>> pto.random.fold_in(pto.random.key(0), 7)
+    Array([2716826189,  292468403], dtype=uint32)
+gumbel:
+    >>> pto.random.gumbel(pto.random.key(0), (3,))
+    Array([ 2.9233725 ,  3.8326178 , -0.09689324])
+normal:
+    >>> pto.random.normal(pto.random.key(0), (3,))
+    Array([ 1.622642  ,  2.0252647 , -0.43359435])
+permutation:
+    >>> pto.random.permutation(pto.random.key(0), 5)
+    Array([0, 1, 4, 3, 2])
+randint:
+    >>> pto.random.randint(pto.random.key(0), (4,), 0, 10)
+    Array([9, 0, 2, 3])
+split:
+    >>> pto.random.split(pto.random.key(0))
+    Array([[1797259609, 2579123966],
+           [ 928981903, 3453687069]], dtype=uint32)
+truncated_normal:
+    >>> pto.random.truncated_normal(pto.random.key(0), -1.0, 1.0, (3,))
+    Array([ 0.8618594 ,  0.9412884 , -0.29104838])
+uniform:
+    >>> pto.random.uniform(pto.random.key(0), (3,))
+    Array([0.947667  , 0.9785799 , 0.33229148])
+""")

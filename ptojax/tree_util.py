@@ -14,7 +14,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 from ptojax.errors import PtoError
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 
 class SequenceKey(NamedTuple):
@@ -482,3 +482,86 @@ __all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "PyTreeDef", "SequenceK
            "tree_reduce_associative", "tree_structure", "tree_transpose", "tree_unflatten",
            "treedef_children", "treedef_is_leaf", "treedef_tuple"]
 __dir__ = dir_function(__all__)
+
+
+add_examples(globals(), """
+DictKey: The key of a dict entry in a key path (``key`` is the dict key).
+    >>> pto.tree_util.DictKey('a')
+    DictKey(key='a')
+FlattenedIndexKey: The key of the ``key``-th child of a node registered without keys.
+    >>> pto.tree_util.FlattenedIndexKey(0)
+    FlattenedIndexKey(key=0)
+GetAttrKey: The key of an attribute ``name`` (dataclasses, named tuples) in a key path.
+    >>> pto.tree_util.GetAttrKey('x')
+    GetAttrKey(name='x')
+SequenceKey: The key of the ``idx``-th element of a list or tuple in a key path.
+    >>> pto.tree_util.SequenceKey(1)
+    SequenceKey(idx=1)
+PyTreeDef:
+    >>> pto.tree_util.tree_structure([1, (2, 3)])
+    PyTreeDef([*, (*, *)])
+all_leaves:
+    >>> pto.tree_util.all_leaves([1, 2.0])
+    True
+    >>> pto.tree_util.all_leaves([[1], 2.0])
+    False
+keystr:
+    >>> pto.tree_util.keystr((pto.tree_util.DictKey('a'), pto.tree_util.SequenceKey(0)))
+    "['a'][0]"
+tree_all: Whether every leaf of ``tree`` is truthy.
+    >>> pto.tree_util.tree_all([True, {'x': 1}])
+    True
+    >>> pto.tree_util.tree_all([True, 0])
+    False
+tree_broadcast:
+    >>> pto.tree_util.tree_broadcast([1, 2], [(0, 0), 3])
+    [(1, 1), 2]
+tree_flatten:
+    >>> pto.tree_util.tree_flatten({'a': [1, 2], 'b': (3, None)})[0]
+    [1, 2, 3]
+tree_flatten_with_path:
+    >>> pto.tree_util.tree_flatten_with_path({'a': [1, 2]})[0]
+    [((DictKey(key='a'), SequenceKey(idx=0)), 1), ((DictKey(key='a'), SequenceKey(idx=1)), 2)]
+tree_leaves: The leaves of ``tree`` in flattening order (``None`` is an empty subtree, not a
+    leaf); ``is_leaf(x)`` may stop the descent at ``x``.
+    >>> pto.tree_util.tree_leaves({'a': [1, 2], 'b': (3, None)})
+    [1, 2, 3]
+tree_leaves_with_path: ``[(path, leaf), ...]``: each leaf of ``tree`` with its key path.
+    >>> pto.tree_util.tree_leaves_with_path({'a': [1, 2]})
+    [((DictKey(key='a'), SequenceKey(idx=0)), 1), ((DictKey(key='a'), SequenceKey(idx=1)), 2)]
+tree_map:
+    >>> pto.tree_util.tree_map(lambda x: x * 10, {'a': [1, 2], 'b': (3, None)})
+    {'a': [10, 20], 'b': (30, None)}
+tree_map_with_path:
+    >>> pto.tree_util.tree_map_with_path(lambda p, x: pto.tree_util.keystr(p), {'a': [1, 2]})
+    {'a': ["['a'][0]", "['a'][1]"]}
+tree_reduce:
+    >>> pto.tree_util.tree_reduce(lambda a, b: a + b, [1, (2, 3)])
+    6
+tree_reduce_associative:
+    >>> pto.tree_util.tree_reduce_associative(lambda a, b: a * b, [1, (2, 3), 4])
+    24
+tree_structure: The ``PyTreeDef`` of ``tree``: its shape as a tree, without the leaves.
+    >>> pto.tree_util.tree_structure({'a': [1, 2], 'b': (3, None)})
+    PyTreeDef({'a': [*, *], 'b': (*, None)})
+tree_transpose:
+    >>> outer = pto.tree_util.tree_structure([0, 0])
+    >>> inner = pto.tree_util.tree_structure((0, 0))
+    >>> pto.tree_util.tree_transpose(outer, inner, [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+tree_unflatten: The pytree of structure ``treedef`` with ``leaves`` in flattening order (the
+    inverse of ``tree_flatten``).
+    >>> leaves, treedef = pto.tree_util.tree_flatten([1, (2, 3)])
+    >>> pto.tree_util.tree_unflatten(treedef, [x * 10 for x in leaves])
+    [10, (20, 30)]
+treedef_children: The treedefs of the children of the root of ``treedef``.
+    >>> pto.tree_util.treedef_children(pto.tree_util.tree_structure([1, (2, 3)]))
+    [PyTreeDef(*), PyTreeDef((*, *))]
+treedef_is_leaf: Whether ``treedef`` is the structure of a single leaf.
+    >>> pto.tree_util.treedef_is_leaf(pto.tree_util.tree_structure(1.0))
+    True
+treedef_tuple:
+    >>> leaf, pair = pto.tree_util.tree_structure(1), pto.tree_util.tree_structure([1, 2])
+    >>> pto.tree_util.treedef_tuple([leaf, pair])
+    PyTreeDef((*, [*, *]))
+""")

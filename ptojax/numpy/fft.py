@@ -18,7 +18,7 @@ from ptojax.numpy.creation import arange
 from ptojax.numpy.manipulation import moveaxis, roll
 from ptojax.numpy.math import true_divide
 from ptojax.ops.fft import FftType
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 
 def _norm_factor(name, lengths, norm):
@@ -180,3 +180,69 @@ __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2"
            "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
            "rfftn"]
 __dir__ = dir_function(__all__)
+
+
+add_examples(globals(), """
+fft:
+    >>> pnp.fft.fft(pnp.array([1.0, 2.0, 0.0, -1.0]))
+    Array([2.+0.j, 1.-3.j, 0.+0.j, 1.+3.j], dtype=complex64)
+ifft:
+    >>> pnp.fft.ifft(pnp.array([2.0, 1 - 3j, 0.0, 1 + 3j]))
+    Array([ 1.+0.j,  2.+0.j,  0.+0.j, -1.+0.j], dtype=complex64)
+fft2:
+    >>> pnp.fft.fft2(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    Array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]], dtype=complex64)
+ifft2:
+    >>> pnp.fft.ifft2(pnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+    Array([[1.+0.j, 2.+0.j],
+           [3.+0.j, 4.+0.j]], dtype=complex64)
+fftn:
+    >>> pnp.fft.fftn(pnp.ones((2, 2)))
+    Array([[4.+0.j, 0.+0.j],
+           [0.+0.j, 0.+0.j]], dtype=complex64)
+ifftn:
+    >>> pnp.fft.ifftn(pnp.array([[4.0, 0.0], [0.0, 0.0]]))
+    Array([[1.+0.j, 1.+0.j],
+           [1.+0.j, 1.+0.j]], dtype=complex64)
+rfft:
+    >>> pnp.fft.rfft(pnp.array([1.0, 2.0, 0.0, -1.0]))
+    Array([2.+0.j, 1.-3.j, 0.+0.j], dtype=complex64)
+irfft:
+    >>> pnp.fft.irfft(pnp.array([2.0, 1 - 3j, 0.0]))
+    Array([ 1.,  2.,  0., -1.])
+rfft2:
+    >>> pnp.fft.rfft2(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    Array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]], dtype=complex64)
+irfft2:
+    >>> pnp.fft.irfft2(pnp.array([[10.0, -2.0], [-4.0, 0.0]]))
+    Array([[1., 2.],
+           [3., 4.]])
+rfftn:
+    >>> pnp.fft.rfftn(pnp.ones((2, 2)))
+    Array([[4.+0.j, 0.+0.j],
+           [0.+0.j, 0.+0.j]], dtype=complex64)
+irfftn:
+    >>> pnp.fft.irfftn(pnp.array([[4.0, 0.0], [0.0, 0.0]]))
+    Array([[1., 1.],
+           [1., 1.]])
+hfft:
+    >>> pnp.fft.hfft(pnp.array([1.0, 2.0, 3.0]))
+    Array([ 8., -2.,  0., -2.])
+ihfft:
+    >>> pnp.fft.ihfft(pnp.array([1.0, 2.0, 0.0, -1.0]))
+    Array([0.5 +0.j  , 0.25+0.75j, 0.  +0.j  ], dtype=complex64)
+fftfreq:
+    >>> pnp.fft.fftfreq(4)
+    Array([ 0.  ,  0.25, -0.5 , -0.25])
+rfftfreq:
+    >>> pnp.fft.rfftfreq(4, d=0.5)
+    Array([0. , 0.5, 1. ])
+fftshift:
+    >>> pnp.fft.fftshift(pnp.arange(5))
+    Array([3, 4, 0, 1, 2])
+ifftshift:
+    >>> pnp.fft.ifftshift(pnp.arange(5))
+    Array([2, 3, 4, 0, 1])
+""")

@@ -33,7 +33,7 @@ from ptojax.numpy.sorting import sort
 from ptojax.ops import decompositions as dec
 from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_columns, take_rows
 from ptojax.source_info import user_frame
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
@@ -709,3 +709,102 @@ def diagonal(x, /, *, offset=0):
 def trace(x, /, *, offset=0, dtype=None):
     """The sums of the diagonals of the matrices in the last two dimensions."""
     return sum(_diagonal(x, offset, -2, -1), axis=-1, dtype=dtype)
+
+
+add_examples(globals(), """
+cholesky:
+    >>> pnp.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array([[2.       , 0.       ],
+           [1.       , 1.4142135]])
+cond:
+    >>> pnp.linalg.cond(pnp.array([[2.0, 0.0], [0.0, 0.5]]))
+    Array(4.)
+cross:
+    >>> pnp.linalg.cross(pnp.array([1.0, 0.0, 0.0]), pnp.array([0.0, 1.0, 0.0]))
+    Array([0., 0., 1.])
+det:
+    >>> pnp.linalg.det(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array(8.)
+diagonal:
+    >>> pnp.linalg.diagonal(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array([4., 3.])
+eigh:
+    >>> pnp.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
+    Array([1., 3.])
+eigvalsh:
+    >>> pnp.linalg.eigvalsh(pnp.array([[2.0, 1.0], [1.0, 2.0]]))
+    Array([1., 3.])
+inv:
+    >>> pnp.linalg.inv(pnp.array([[2.0, 0.0], [0.0, 4.0]]))
+    Array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+lstsq:
+    >>> a = pnp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> pnp.linalg.lstsq(a, pnp.array([1.0, 2.0, 3.0]))[0]
+    Array([0.9999999, 0.9999999])
+matmul:
+    >>> pnp.linalg.matmul(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([1.0, 1.0]))
+    Array([6., 5.])
+matrix_norm:
+    >>> pnp.linalg.matrix_norm(pnp.array([[3.0, 0.0], [0.0, 4.0]]))
+    Array(5.)
+matrix_power:
+    >>> pnp.linalg.matrix_power(pnp.array([[1, 1], [0, 1]]), 3)
+    Array([[1, 3],
+           [0, 1]])
+matrix_rank:
+    >>> pnp.linalg.matrix_rank(pnp.array([[1.0, 2.0], [2.0, 4.0]]))
+    Array(1)
+multi_dot:
+    >>> pnp.linalg.multi_dot([pnp.ones((2, 3)), pnp.ones((3, 4)), pnp.ones(4)])
+    Array([12., 12.])
+norm:
+    >>> pnp.linalg.norm(pnp.array([3.0, 4.0]))
+    Array(5.)
+    >>> pnp.linalg.norm(pnp.array([3.0, -4.0]), ord=1)
+    Array(7.)
+outer:
+    >>> pnp.linalg.outer(pnp.array([1, 2]), pnp.array([3, 4]))
+    Array([[3, 4],
+           [6, 8]])
+pinv:
+    >>> pnp.linalg.pinv(pnp.array([[2.0, 0.0], [0.0, 0.0]]))
+    Array([[0.5, 0. ],
+           [0. , 0. ]])
+qr:
+    >>> pnp.abs(pnp.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]])).R)
+    Array([[4.472136 , 3.130495 ],
+           [0.       , 1.7888544]])
+slogdet:
+    >>> pnp.linalg.slogdet(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    SlogdetResult(sign=Array(1.), logabsdet=Array(2.0794415))
+solve:
+    >>> pnp.linalg.solve(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([2.0, 1.0]))
+    Array([0.5, 0. ])
+svd:
+    >>> pnp.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]])).S
+    Array([5.561553 , 1.4384472])
+svdvals:
+    >>> pnp.linalg.svdvals(pnp.array([[3.0, 0.0], [0.0, -4.0]]))
+    Array([4., 3.])
+tensordot:
+    >>> pnp.linalg.tensordot(pnp.ones((2, 3)), pnp.ones((3, 2)), axes=1)
+    Array([[3., 3.],
+           [3., 3.]])
+tensorinv:
+    >>> pnp.linalg.tensorinv(pnp.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+tensorsolve:
+    >>> pnp.linalg.tensorsolve(2 * pnp.eye(4).reshape(2, 2, 2, 2), pnp.ones((2, 2)))
+    Array([[0.5, 0.5],
+           [0.5, 0.5]])
+trace:
+    >>> pnp.linalg.trace(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array(7.)
+vecdot:
+    >>> pnp.linalg.vecdot(pnp.array([1.0, 2.0]), pnp.array([3.0, 4.0]))
+    Array(11.)
+vector_norm:
+    >>> pnp.linalg.vector_norm(pnp.array([3.0, 4.0]))
+    Array(5.)
+""")
