@@ -135,6 +135,13 @@ def canonicalize(dtype) -> np.dtype:
 
 
 def finfo(dtype):
+    """Machine limits of a float dtype (of a complex dtype's parts): ``eps``, ``max``,
+    ``tiny``, ``bits``, ...; bfloat16 and float8 included.
+
+    Example:
+        >>> pnp.finfo(pnp.bfloat16).bits, float(pnp.finfo(pnp.float32).eps)
+        (16, 1.1920928955078125e-07)
+    """
     dtype = real_dtype(canonicalize(dtype))   # a complex dtype's parts (as numpy)
     if dtype in (bfloat16,) or dtype in FLOAT8:
         return ml_dtypes.finfo(dtype)
@@ -142,6 +149,12 @@ def finfo(dtype):
 
 
 def iinfo(dtype):
+    """Machine limits of an integer dtype: ``min``, ``max``, ``bits``.
+
+    Example:
+        >>> pnp.iinfo(pnp.int8).min, pnp.iinfo(pnp.int8).max
+        (-128, 127)
+    """
     dtype = canonicalize(dtype)
     if dtype == bool_:
         raise DtypeError("iinfo of bool is undefined")

@@ -16,6 +16,17 @@ from ptojax.source_info import user_frame
 
 
 class Array:
+    """A ptojax array (``pnp.ndarray``): an immutable value of a shape and dtype, possibly
+    sharded over devices; the NumPy operators, methods and indexing apply (``x.at[i].set(v)``
+    for updates).
+
+    Example:
+        >>> x = pnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.shape, x.dtype
+        ((2, 2), dtype('float32'))
+        >>> (x.T @ x)[0]
+        Array([10., 14.])
+    """
     __slots__ = ("_value", "weak_type", "_aval", "_sharding", "__weakref__")
     __array_priority__ = 100
 

@@ -31,6 +31,12 @@ from ptojax.trace import Primitive, Unsupported
 
 
 class FftType(enum.IntEnum):
+    """The kind of transform ``pto.lax.fft`` computes.
+
+    Example:
+        >>> pto.lax.fft(pnp.array([1.0, 2.0, 0.0, -1.0]), pto.lax.FftType.RFFT, (4,))
+        Array([2.+0.j, 1.-3.j, 0.+0.j], dtype=complex64)
+    """
     FFT = 0     # complex -> complex
     IFFT = 1    # complex -> complex, inverse
     RFFT = 2    # real -> complex (half spectrum)

@@ -47,6 +47,17 @@ class ScatterDimensionNumbers(NamedTuple):
 
 
 class GatherScatterMode(enum.Enum):
+    """What ``gather`` and the scatters do with out-of-bounds indices: ``CLIP`` them into
+    range, ``FILL_OR_DROP`` (gathers fill, scatters drop the update), or ``PROMISE_IN_BOUNDS``
+    (the caller guarantees they are in bounds); the ``.at[]`` methods take the names as
+    ``mode``.
+
+    Example:
+        >>> pnp.array([1, 2, 3]).at[5].get(mode="fill", fill_value=-1)
+        Array(-1)
+        >>> pto.lax.GatherScatterMode.CLIP
+        <GatherScatterMode.CLIP: 1>
+    """
     CLIP = enum.auto()
     FILL_OR_DROP = enum.auto()
     PROMISE_IN_BOUNDS = enum.auto()
