@@ -10,6 +10,7 @@ from ptojax.numpy.math import absolute, floor_divide, multiply, where
 from ptojax.numpy.manipulation import moveaxis, ravel, reshape
 from ptojax.numpy.reductions import sum as _sum
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _integer_args(name, *xs):
@@ -144,3 +145,22 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 
 
 __all__ = ["bitwise_count", "gcd", "lcm", "packbits", "unpackbits"]
+
+
+_add_examples(globals(), """
+bitwise_count:
+    >>> pnp.bitwise_count(pnp.array([0, 7, 255]))
+    Array([0, 3, 8], dtype=uint8)
+gcd:
+    >>> pnp.gcd(pnp.array([12, 18]), 8)
+    Array([4, 2])
+lcm:
+    >>> pnp.lcm(pnp.array([4, 6]), 10)
+    Array([20, 30])
+packbits:
+    >>> pnp.packbits(pnp.array([1, 0, 1, 1, 0, 0, 0, 1], dtype=pnp.uint8))
+    Array([177], dtype=uint8)
+unpackbits:
+    >>> pnp.unpackbits(pnp.array([177], dtype=pnp.uint8))
+    Array([1, 0, 1, 1, 0, 0, 0, 1], dtype=uint8)
+""")

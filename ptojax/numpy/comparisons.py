@@ -8,6 +8,7 @@ from ptojax.errors import ShapeError
 from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_args
 from ptojax.numpy.math import equal, isfinite, isnan, logical_and, logical_or
 from ptojax.numpy.reductions import all as _all
+from ptojax.public import add_examples as _add_examples
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -50,3 +51,19 @@ def array_equiv(a1, a2):
 
 
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv"]
+
+
+_add_examples(globals(), """
+allclose:
+    >>> pnp.allclose(pnp.array([1.0, 2.0]), pnp.array([1.0, 2.0 + 1e-9]))
+    Array(True)
+array_equal:
+    >>> pnp.array_equal(pnp.array([1, 2]), pnp.array([1, 2]))
+    Array(True)
+array_equiv:
+    >>> pnp.array_equiv(pnp.array([1, 2]), pnp.array([[1, 2], [1, 2]]))
+    Array(True)
+isclose:
+    >>> pnp.isclose(pnp.array([1.0, 1.1]), 1.0)
+    Array([ True, False])
+""")

@@ -80,4 +80,16 @@ real: The real part, elementwise (real inputs are returned unchanged).
 isrealobj: Whether ``x`` has a non-complex dtype (whatever its values).
     >>> pnp.isrealobj(pnp.array([1.0, 2.0]))
     True
+angle:
+    >>> pnp.angle(pnp.array([1j, -1.0, 1 + 1j]))
+    Array([1.5707964, 3.1415927, 0.7853981])
+iscomplex:
+    >>> pnp.iscomplex(pnp.array([1 + 1j, 2 + 0j]))
+    Array([ True, False])
+iscomplexobj:
+    >>> pnp.iscomplexobj(pnp.array([1 + 0j]))
+    True
+isreal:
+    >>> pnp.isreal(pnp.array([1 + 1j, 2 + 0j]))
+    Array([False,  True])
 """)

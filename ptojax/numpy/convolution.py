@@ -11,6 +11,7 @@ from ptojax.numpy._promote import promote_dtypes
 from ptojax.numpy.indexing import take
 from ptojax.numpy.products import matmul
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 _MODES = ("full", "same", "valid")
 
@@ -61,3 +62,13 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
 
 
 __all__ = ["convolve", "correlate"]
+
+
+_add_examples(globals(), """
+convolve:
+    >>> pnp.convolve(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]))
+    Array([0. , 1. , 2.5, 4. , 1.5])
+correlate:
+    >>> pnp.correlate(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]), mode='full')
+    Array([0.5, 2. , 3.5, 3. , 0. ])
+""")

@@ -329,4 +329,22 @@ zeros_like: An array of zeros of the shape and dtype of ``a`` (or the ``dtype``/
     given).
     >>> pnp.zeros_like(pnp.array([1, 2, 3]))
     Array([0, 0, 0])
+full:
+    >>> pnp.full((2, 2), 7)
+    Array([[7, 7],
+           [7, 7]], weak_type=True)
+linspace:
+    >>> pnp.linspace(0.0, 1.0, 5)
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+geomspace:
+    >>> pnp.geomspace(1.0, 1000.0, 4)
+    Array([   1.,   10.,  100., 1000.])
+logspace:
+    >>> pnp.logspace(0.0, 2.0, 3)
+    Array([  1.,  10., 100.])
+meshgrid:
+    >>> pnp.meshgrid(pnp.array([1, 2, 3]), pnp.array([10, 20]))
+    [Array([[1, 2, 3],
+           [1, 2, 3]]), Array([[10, 10, 10],
+           [20, 20, 20]])]
 """)

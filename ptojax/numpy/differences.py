@@ -17,6 +17,7 @@ from ptojax.numpy.reductions import cumsum, sum as _sum
 from ptojax.numpy.searching import searchsorted
 from ptojax.numpy.indexing import take
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _part(x, axis, start, stop):
@@ -211,3 +212,27 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 
 __all__ = ["diff", "ediff1d", "gradient", "interp", "trapezoid", "unwrap"]
+
+
+_add_examples(globals(), """
+diff:
+    >>> pnp.diff(pnp.array([1, 4, 9, 16]))
+    Array([3, 5, 7])
+    >>> pnp.diff(pnp.array([1, 4, 9, 16]), n=2)
+    Array([2, 2])
+ediff1d:
+    >>> pnp.ediff1d(pnp.array([1, 4, 9]), to_begin=0)
+    Array([0, 3, 5])
+gradient:
+    >>> pnp.gradient(pnp.array([1.0, 4.0, 9.0, 16.0]))
+    Array([3., 4., 6., 7.])
+interp:
+    >>> pnp.interp(pnp.array([0.5, 1.5]), pnp.array([0.0, 1.0, 2.0]), pnp.array([0.0, 10.0, 20.0]))
+    Array([ 5., 15.])
+trapezoid:
+    >>> pnp.trapezoid(pnp.array([1.0, 2.0, 3.0]))
+    Array(4.)
+unwrap:
+    >>> pnp.unwrap(pnp.array([0.0, 3.0, 6.5]))
+    Array([0.      , 3.      , 0.216815])
+""")

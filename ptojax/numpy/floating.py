@@ -18,6 +18,7 @@ from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape
                                    promote_args)
 from ptojax.numpy.math import copysign, isinf, isnan, where
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def _compute_dtype(dtype):
@@ -188,3 +189,22 @@ def i0(x):
 
 
 __all__ = ["frexp", "ldexp", "modf", "spacing", "i0"]
+
+
+_add_examples(globals(), """
+frexp:
+    >>> pnp.frexp(pnp.array([8.0, 0.75]))
+    (Array([0.5 , 0.75]), Array([4, 0]))
+i0:
+    >>> pnp.i0(pnp.array([0.0, 1.0]))
+    Array([1.0000001, 1.2660661])
+ldexp:
+    >>> pnp.ldexp(pnp.array([1.0, 0.75]), pnp.array([3, 1]))
+    Array([8. , 1.5])
+modf:
+    >>> pnp.modf(pnp.array([2.5, -1.25]))
+    (Array([ 0.5 , -0.25]), Array([ 2., -1.]))
+spacing:
+    >>> pnp.spacing(pnp.array([1.0], dtype=pnp.float32))
+    Array([1.1920929e-07])
+""")

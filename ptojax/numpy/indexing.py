@@ -27,6 +27,7 @@ from ptojax.eval.array import Array
 from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete
+from ptojax.public import add_examples as _add_examples
 
 _ARRAYS = (Array, Tracer, np.ndarray)
 
@@ -466,3 +467,14 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None, *,
     out = point_gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
                      mode=gather_mode, fill_value=fill_value)
     return lax.transpose(out, tuple(np.argsort(perm)))
+
+
+_add_examples(globals(), """
+take:
+    >>> pnp.take(pnp.array([10, 20, 30]), pnp.array([2, 0]))
+    Array([30, 10])
+take_along_axis:
+    >>> pnp.take_along_axis(pnp.array([[3, 1], [0, 2]]), pnp.array([[1], [0]]), axis=1)
+    Array([[1],
+           [0]])
+""")

@@ -21,6 +21,7 @@ from ptojax.numpy.searching import nonzero
 from ptojax.numpy.sorting import argsort, sort
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
+from ptojax.public import add_examples as _add_examples
 
 
 def _along(axis, index):
@@ -185,3 +186,23 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 
 __all__ = ["append", "delete", "insert", "resize", "trim_zeros"]
+
+
+_add_examples(globals(), """
+append:
+    >>> pnp.append(pnp.array([1, 2]), pnp.array([3, 4]))
+    Array([1, 2, 3, 4])
+delete:
+    >>> pnp.delete(pnp.array([1, 2, 3, 4]), 1)
+    Array([1, 3, 4])
+insert:
+    >>> pnp.insert(pnp.array([1, 2, 3]), 1, 9)
+    Array([1, 9, 2, 3])
+resize:
+    >>> pnp.resize(pnp.array([1, 2, 3]), (2, 2))
+    Array([[1, 2],
+           [3, 1]])
+trim_zeros:
+    >>> pnp.trim_zeros(pnp.array([0, 1, 2, 0]))
+    Array([1, 2])
+""")

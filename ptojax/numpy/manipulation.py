@@ -575,4 +575,17 @@ vstack: The arrays joined along axis 0 (vectors become rows).
     >>> pnp.vstack([pnp.array([1, 2]), pnp.array([3, 4])])
     Array([[1, 2],
            [3, 4]])
+rollaxis:
+    >>> pnp.rollaxis(pnp.zeros((2, 3, 4)), 2).shape
+    (4, 2, 3)
+rot90:
+    >>> pnp.rot90(pnp.array([[1, 2], [3, 4]]))
+    Array([[2, 4],
+           [1, 3]])
+trace:
+    >>> pnp.trace(pnp.array([[1, 2], [3, 4]]))
+    Array(5)
+unstack:
+    >>> pnp.unstack(pnp.array([[1, 2], [3, 4]]))
+    (Array([1, 2]), Array([3, 4]))
 """)

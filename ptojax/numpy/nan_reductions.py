@@ -159,4 +159,22 @@ nansum: The sum along ``axis`` treating NaNs as zero.
 nanvar: The variance along ``axis`` ignoring NaNs.
     >>> pnp.nanvar(pnp.array([1.0, pnp.nan, 3.0]))
     Array(1.)
+nanargmax:
+    >>> pnp.nanargmax(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(2)
+nanargmin:
+    >>> pnp.nanargmin(pnp.array([pnp.nan, 2.0, 1.0]))
+    Array(2)
+nancumprod:
+    >>> pnp.nancumprod(pnp.array([2.0, pnp.nan, 3.0]))
+    Array([2., 2., 6.])
+nancumsum:
+    >>> pnp.nancumsum(pnp.array([1.0, pnp.nan, 3.0]))
+    Array([1., 1., 4.])
+nanmax:
+    >>> pnp.nanmax(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(3.)
+nanmin:
+    >>> pnp.nanmin(pnp.array([1.0, pnp.nan, 3.0]))
+    Array(1.)
 """)

@@ -18,6 +18,7 @@ from ptojax.numpy.statistics import median
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.tree_util import tree_leaves
+from ptojax.public import add_examples as _add_examples
 
 _MODE_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),
                 "linear_ramp": {"end_values"}, "maximum": {"stat_length"},
@@ -232,3 +233,12 @@ def _pad_with_function(array, widths, fn, kwargs):
 
 
 __all__ = ["pad"]
+
+
+_add_examples(globals(), """
+pad:
+    >>> pnp.pad(pnp.array([1, 2, 3]), (1, 2))
+    Array([0, 1, 2, 3, 0, 0])
+    >>> pnp.pad(pnp.array([1, 2, 3]), 2, mode='reflect')
+    Array([3, 2, 1, 2, 3, 2, 1])
+""")

@@ -24,6 +24,7 @@ from ptojax.numpy.products import matmul
 from ptojax.numpy.reductions import sum as _sum
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
+from ptojax.public import add_examples as _add_examples
 
 
 def _coefficients(name, p):
@@ -212,3 +213,39 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 __all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul",
            "polysub", "polyval", "vander"]
+
+
+_add_examples(globals(), """
+poly:
+    >>> pnp.poly(pnp.array([1.0, 2.0]))
+    Array([ 1., -3.,  2.])
+polyadd:
+    >>> pnp.polyadd(pnp.array([1, 2]), pnp.array([1, 0, 1]))
+    Array([1, 1, 3])
+polyder:
+    >>> pnp.polyder(pnp.array([1, 2, 3]))
+    Array([2., 2.])
+polydiv:
+    >>> pnp.polydiv(pnp.array([1.0, 3.0, 2.0]), pnp.array([1.0, 1.0]))
+    (Array([1., 2.]), Array([0., 0., 0.]))
+polyfit:
+    >>> pnp.polyfit(pnp.array([0.0, 1.0, 2.0]), pnp.array([1.0, 3.0, 5.0]), 1)
+    Array([1.9999998, 1.0000001])
+polyint:
+    >>> pnp.polyint(pnp.array([3.0, 2.0]))
+    Array([1.5, 2. , 0. ])
+polymul:
+    >>> pnp.polymul(pnp.array([1, 1]), pnp.array([1, -1]))
+    Array([ 1.,  0., -1.])
+polysub:
+    >>> pnp.polysub(pnp.array([1, 2]), pnp.array([1, 0, 1]))
+    Array([-1,  1,  1])
+polyval:
+    >>> pnp.polyval(pnp.array([1, 2, 3]), pnp.array([0, 1, 2]))
+    Array([ 3,  6, 11])
+vander:
+    >>> pnp.vander(pnp.array([1, 2, 3]), 3)
+    Array([[1, 1, 1],
+           [4, 2, 1],
+           [9, 3, 1]])
+""")

@@ -266,4 +266,7 @@ tensordot: Sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` o
 vdot: The dot product of ``a`` and ``b`` flattened, conjugating ``a``.
     >>> pnp.vdot(pnp.array([1 + 1j, 2]), pnp.array([1, 1j]))
     Array(1.+1.j, dtype=complex64)
+einsum:
+    >>> pnp.einsum('ij,j->i', pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
+    Array([3, 7])
 """)

@@ -317,4 +317,52 @@ std: The standard deviation along ``axis``, with ``ddof`` delta degrees of freed
 var: The variance along ``axis``, with ``ddof`` delta degrees of freedom.
     >>> pnp.var(pnp.array([1.0, 2.0, 3.0, 4.0]))
     Array(1.25)
+all:
+    >>> pnp.all(pnp.array([[True, False], [True, True]]), axis=1)
+    Array([False,  True])
+any:
+    >>> pnp.any(pnp.array([[True, False], [False, False]]), axis=1)
+    Array([ True, False])
+amax:
+    >>> pnp.amax(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
+    Array([4, 5, 3])
+amin:
+    >>> pnp.amin(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
+    Array([1, 0, 2])
+max:
+    >>> pnp.max(pnp.array([[1, 5, 2], [4, 0, 3]]))
+    Array(5)
+    >>> pnp.max(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1, keepdims=True)
+    Array([[5],
+           [4]])
+min:
+    >>> pnp.min(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
+    Array([1, 0])
+argmax:
+    >>> pnp.argmax(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
+    Array([1, 0])
+argmin:
+    >>> pnp.argmin(pnp.array([[1, 5, 2], [4, 0, 3]]))
+    Array(4)
+cumprod:
+    >>> pnp.cumprod(pnp.array([1, 2, 3, 4]))
+    Array([ 1,  2,  6, 24])
+cumsum:
+    >>> pnp.cumsum(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
+    Array([[1, 6, 8],
+           [4, 4, 7]])
+cumulative_prod:
+    >>> pnp.cumulative_prod(pnp.array([1, 2, 3]), include_initial=True)
+    Array([1, 1, 2, 6])
+cumulative_sum:
+    >>> pnp.cumulative_sum(pnp.array([1, 2, 3]))
+    Array([1, 3, 6])
+prod:
+    >>> pnp.prod(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
+    Array([4, 0, 6])
+sum:
+    >>> pnp.sum(pnp.array([[1, 5, 2], [4, 0, 3]]))
+    Array(15)
+    >>> pnp.sum(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
+    Array([5, 5, 5])
 """)

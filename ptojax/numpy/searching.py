@@ -24,6 +24,7 @@ from ptojax.numpy.reductions import cumsum, sum as _sum
 from ptojax.numpy.sorting import argsort
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
+from ptojax.public import add_examples as _add_examples
 
 
 def _concrete(name, x, what):
@@ -237,3 +238,32 @@ def digitize(x, bins, right=False, *, method=None):
 
 __all__ = ["argwhere", "bincount", "compress", "digitize", "extract", "flatnonzero",
            "nonzero", "searchsorted", "where"]
+
+
+_add_examples(globals(), """
+argwhere:
+    >>> pnp.argwhere(pnp.array([[0, 1], [2, 0]]))
+    Array([[0, 1],
+           [1, 0]])
+bincount:
+    >>> pnp.bincount(pnp.array([0, 1, 1, 3]))
+    Array([1, 2, 0, 1])
+compress:
+    >>> pnp.compress(pnp.array([True, False, True]), pnp.array([1, 2, 3]))
+    Array([1, 3])
+digitize:
+    >>> pnp.digitize(pnp.array([0.5, 1.5, 2.5]), pnp.array([1.0, 2.0]))
+    Array([0, 1, 2])
+extract:
+    >>> pnp.extract(pnp.array([1, 0, 1]), pnp.array([4, 5, 6]))
+    Array([4, 6])
+flatnonzero:
+    >>> pnp.flatnonzero(pnp.array([[0, 1], [2, 0]]))
+    Array([1, 2])
+nonzero:
+    >>> pnp.nonzero(pnp.array([[0, 1], [2, 0]]))
+    (Array([0, 1]), Array([1, 0]))
+searchsorted:
+    >>> pnp.searchsorted(pnp.array([1, 3, 5]), pnp.array([0, 3, 6]))
+    Array([0, 1, 3])
+""")

@@ -22,6 +22,7 @@ from ptojax.numpy.indexing import take_along_axis
 from ptojax.numpy.products import dot
 from ptojax.numpy.manipulation import atleast_2d, concatenate, diagonal, reshape
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
@@ -332,3 +333,36 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
 
 __all__ = ["average", "corrcoef", "cov", "median", "nanmedian", "nanpercentile",
            "nanquantile", "percentile", "quantile"]
+
+
+_add_examples(globals(), """
+average:
+    >>> pnp.average(pnp.array([1.0, 2.0, 3.0]), weights=pnp.array([3.0, 1.0, 0.0]))
+    Array(1.25)
+corrcoef:
+    >>> pnp.corrcoef(pnp.array([1.0, 2.0, 3.0]), pnp.array([2.0, 4.0, 7.0]))
+    Array([[1.       , 0.9933992],
+           [0.9933992, 0.9999999]])
+cov:
+    >>> pnp.cov(pnp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]))
+    Array([[1., 2.],
+           [2., 4.]])
+median:
+    >>> pnp.median(pnp.array([3.0, 1.0, 4.0, 2.0]))
+    Array(2.5)
+nanmedian:
+    >>> pnp.nanmedian(pnp.array([3.0, pnp.nan, 1.0]))
+    Array(2.)
+percentile:
+    >>> pnp.percentile(pnp.array([1.0, 2.0, 3.0, 4.0]), 50)
+    Array(2.5)
+nanpercentile:
+    >>> pnp.nanpercentile(pnp.array([1.0, pnp.nan, 3.0]), 50)
+    Array(2.)
+quantile:
+    >>> pnp.quantile(pnp.array([1.0, 2.0, 3.0, 4.0]), pnp.array([0.25, 0.75]))
+    Array([1.75, 3.25])
+nanquantile:
+    >>> pnp.nanquantile(pnp.array([1.0, pnp.nan, 3.0]), 0.5)
+    Array(2.)
+""")

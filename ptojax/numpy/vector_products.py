@@ -11,6 +11,7 @@ from ptojax.numpy import math as ew
 from ptojax.numpy.products import matmul
 from ptojax.numpy.manipulation import moveaxis, reshape
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
@@ -88,3 +89,22 @@ def kron(a, b):
 
 
 __all__ = ["cross", "kron", "matvec", "vecdot", "vecmat"]
+
+
+_add_examples(globals(), """
+cross:
+    >>> pnp.cross(pnp.array([1, 0, 0]), pnp.array([0, 1, 0]))
+    Array([0, 0, 1])
+kron:
+    >>> pnp.kron(pnp.array([1, 10]), pnp.array([1, 2, 3]))
+    Array([ 1,  2,  3, 10, 20, 30])
+matvec:
+    >>> pnp.matvec(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
+    Array([3, 7])
+vecdot:
+    >>> pnp.vecdot(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
+    Array([3, 7])
+vecmat:
+    >>> pnp.vecmat(pnp.array([1, 1]), pnp.array([[1, 2], [3, 4]]))
+    Array([4, 6])
+""")
