@@ -9,6 +9,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.numpy._promote import asarray
+from ptojax.public import add_examples as _add_examples
 
 
 class _ScalarMeta(type):
@@ -72,3 +73,58 @@ __all__ = ["bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
            "uint64", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32",
            "float64", "complex64", "complex128", "int_", "uint", "float_", "single", "double",
            "csingle", "cdouble", "complex_"]
+
+
+_add_examples(globals(), """
+bool_:
+    >>> pnp.bool_([0, 2])
+    Array([False,  True])
+int8:
+    >>> pnp.int8([1, 2.5])
+    Array([1, 2], dtype=int8)
+int16:
+    >>> pnp.int16([1, 2.5])
+    Array([1, 2], dtype=int16)
+int32:
+    >>> pnp.int32([1, 2.5])
+    Array([1, 2])
+int64:
+    >>> pnp.int64([1, 2.5])
+    Array([1, 2], dtype=int64)
+uint8:
+    >>> pnp.uint8([1, 2.5])
+    Array([1, 2], dtype=uint8)
+uint16:
+    >>> pnp.uint16([1, 2.5])
+    Array([1, 2], dtype=uint16)
+uint32:
+    >>> pnp.uint32([1, 2.5])
+    Array([1, 2], dtype=uint32)
+uint64:
+    >>> pnp.uint64([1, 2.5])
+    Array([1, 2], dtype=uint64)
+float8_e4m3fn:
+    >>> pnp.float8_e4m3fn([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3fn)
+float8_e5m2:
+    >>> pnp.float8_e5m2([1, 2.5])
+    Array([1, 2.5], dtype=float8_e5m2)
+bfloat16:
+    >>> pnp.bfloat16([1, 2.5])
+    Array([1, 2.5], dtype=bfloat16)
+float16:
+    >>> pnp.float16([1, 2.5])
+    Array([1. , 2.5], dtype=float16)
+float32:
+    >>> pnp.float32([1, 2.5])
+    Array([1. , 2.5])
+float64:
+    >>> pnp.float64([1, 2.5])
+    Array([1. , 2.5], dtype=float64)
+complex64:
+    >>> pnp.complex64([1, 2.5])
+    Array([1. +0.j, 2.5+0.j], dtype=complex64)
+complex128:
+    >>> pnp.complex128([1, 2.5])
+    Array([1. +0.j, 2.5+0.j], dtype=complex128)
+""")
