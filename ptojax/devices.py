@@ -113,4 +113,7 @@ process_count: The number of processes of a multi-process run (1 when single-pro
 process_index: The index of this process among ``process_count()`` (0 when single-process).
     >>> pto.process_index()
     0
+devices:
+    >>> len(pto.devices()) == pto.device_count()
+    True
 """)

@@ -27,6 +27,7 @@ from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 from ptojax.lower.host.backend import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
+from ptojax.public import add_examples as _add_examples
 
 log = logging.getLogger("ptojax.jit")
 
@@ -397,3 +398,17 @@ def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
         closed, _, _ = trace_to_ir(fn, args, kwargs, nums, names)
         return closed
     return make
+
+
+_add_examples(globals(), """
+jit:
+    >>> f = pto.jit(lambda x: pnp.tanh(x) * 2.0)
+    >>> f(pnp.array([0.0, 1.0]))
+    Array([0.       , 1.5231884])
+make_ir:
+    >>> pto.make_ir(lambda x: x * 2.0 + 1.0)(pnp.ones(3))
+    { lambda ; a:f32[3]. let
+        b:f32[3] = mul a 2.0:f32[]
+        c:f32[3] = add b 1.0:f32[]
+      in (c) }
+""")

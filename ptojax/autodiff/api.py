@@ -39,6 +39,7 @@ from ptojax.optimize import dce
 from ptojax.autodiff.partial_eval import partial_eval
 from ptojax.autodiff.transpose import transpose_ir
 from ptojax.tree_util import tree_flatten, tree_structure
+from ptojax.public import add_examples as _add_examples
 
 
 # flat core -----------------------------------------------------------------------------------
@@ -532,3 +533,38 @@ def _flat_tree(leaves):
 def hessian(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``jacfwd(jacrev(fn))``: forward-over-reverse second derivatives."""
     return jacfwd(jacrev(fn, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+_add_examples(globals(), """
+grad:
+    >>> pto.grad(lambda x: x ** 3)(2.0)
+    Array(12., weak_type=True)
+    >>> pto.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 5.0)
+    (Array(5., weak_type=True), Array(2., weak_type=True))
+value_and_grad:
+    >>> pto.value_and_grad(lambda x: pnp.sum(x ** 2))(pnp.array([1.0, 2.0]))
+    (Array(5.), Array([2., 4.]))
+jvp:
+    >>> pto.jvp(pnp.sin, (0.0,), (2.0,))
+    (Array(0., weak_type=True), Array(2.))
+vjp:
+    >>> y, f_vjp = pto.vjp(lambda x: x ** 2, 3.0)
+    >>> f_vjp(1.0)
+    (Array(6., weak_type=True),)
+linearize:
+    >>> y, f_jvp = pto.linearize(pnp.exp, 0.0)
+    >>> f_jvp(3.0)
+    Array(3.)
+jacfwd:
+    >>> pto.jacfwd(lambda x: x ** 2)(pnp.array([1.0, 2.0]))
+    Array([[2., 0.],
+           [0., 4.]])
+jacrev:
+    >>> pto.jacrev(lambda x: pnp.sum(x) * x)(pnp.array([1.0, 2.0]))
+    Array([[4., 1.],
+           [2., 5.]])
+hessian:
+    >>> pto.hessian(lambda x: pnp.sum(x ** 3))(pnp.array([1.0, 2.0]))
+    Array([[ 6.,  0.],
+           [ 0., 12.]])
+""")

@@ -33,6 +33,7 @@ from ptojax.ops.tangents import differentiable
 from ptojax.autodiff.api import trace_pytree_fn
 from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
                               tree_structure, tree_unflatten)
+from ptojax.public import add_examples as _add_examples
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -384,3 +385,10 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, static_argnums=()):
 
 
 remat = checkpoint
+
+
+_add_examples(globals(), """
+checkpoint:
+    >>> pto.grad(pto.checkpoint(lambda x: pnp.sin(x) ** 2))(1.0)
+    Array(0.9092974, weak_type=True)
+""")

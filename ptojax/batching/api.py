@@ -23,6 +23,7 @@ from ptojax.ops.broadcast import broadcast_at
 from ptojax.ops.shape import move_axis
 from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                               tree_structure)
+from ptojax.public import add_examples as _add_examples
 
 
 def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
@@ -205,3 +206,12 @@ def _place_outputs(outs, out_dims, out_tree, out_axes, size, source):
 
 def _batched_shape(o, d, size) -> tuple:
     return tuple(o.shape) if d is not None else (size, *o.shape)
+
+
+_add_examples(globals(), """
+vmap:
+    >>> pto.vmap(pnp.dot)(pnp.ones((3, 2)), pnp.arange(6.0).reshape(3, 2))
+    Array([1., 5., 9.])
+    >>> pto.vmap(lambda x, y: x + y, in_axes=(0, None))(pnp.arange(3), 10)
+    Array([10, 11, 12])
+""")

@@ -14,6 +14,7 @@ from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.tree_util import keystr
+from ptojax.public import add_examples as _add_examples
 
 
 class ShapeDtypeStruct:
@@ -84,3 +85,10 @@ def describe_path(path) -> str:
     if len(path) >= 2:
         return f"keyword argument {path[1].key!r}{keystr(path[2:])}"
     return "an argument"
+
+
+_add_examples(globals(), """
+ShapeDtypeStruct:
+    >>> pto.ShapeDtypeStruct((2, 3), pnp.float32)
+    ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+""")
