@@ -48,6 +48,7 @@ from ptojax.control_flow.common import (as_index, check_structure, compiled, fla
                                         select_by, strong, trace_sub_ir)
 from ptojax.control_flow.sub_ir import (batch_sub_ir, dce_sub_ir, jvp_sub_ir,
                                         partial_eval_sub_ir, transpose_sub_ir)
+from ptojax.public import add_examples as _add_examples
 
 
 # the primitive --------------------------------------------------------------------------------
@@ -314,3 +315,13 @@ cond_p.define(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_tr
               tile=Unsupported("branches stay tensor-level (loop and branch bodies are not "
                                "tiled today)"),
               cost=_cond_cost, reference=_cond_reference)
+
+
+_add_examples(globals(), """
+cond:
+    >>> pto.lax.cond(True, lambda x: x + 1, lambda x: x - 1, 10)
+    Array(11, weak_type=True)
+switch:
+    >>> pto.lax.switch(2, [lambda x: x, lambda x: -x, lambda x: x * 10], 3)
+    Array(30, weak_type=True)
+""")

@@ -24,6 +24,7 @@ from ptojax.control_flow.common import (check_structure, flat_types, fn_name, le
                                         type_mismatches)
 from ptojax.control_flow.scan import bind_scan, slice_type
 from ptojax.control_flow.while_loop import bind_while
+from ptojax.public import add_examples as _add_examples
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
@@ -203,3 +204,19 @@ def _check_callable(what, fn, name, source):
     if not callable(fn):
         raise ControlFlowError(f"{what}: {name} must be a function, got "
                                f"{type(fn).__name__}", source)
+
+
+_add_examples(globals(), """
+fori_loop:
+    >>> pto.lax.fori_loop(0, 5, lambda i, acc: acc + i, 0)
+    Array(10)
+while_loop:
+    >>> pto.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
+    Array(128)
+scan:
+    >>> pto.lax.scan(lambda c, x: (c + x, c * x), 0, pnp.array([1, 2, 3]))
+    (Array(6), Array([0, 2, 9]))
+map:
+    >>> pto.lax.map(lambda x: x ** 2, pnp.array([1, 2, 3]))
+    Array([1, 4, 9])
+""")

@@ -215,4 +215,9 @@ broadcast_in_dim: ``operand`` broadcast to ``shape``: its dimension ``i`` become
 reduce_sum: The sum of ``operand`` over ``axes``.
     >>> pto.lax.reduce_sum(pnp.arange(6).reshape(2, 3), (1,))
     Array([ 3, 12])
+broadcast:
+    >>> pto.lax.broadcast(pnp.array([1, 2]), (3,))
+    Array([[1, 2],
+           [1, 2],
+           [1, 2]])
 """)

@@ -255,4 +255,10 @@ reduce_precision: ``operand`` rounded to a float format with ``exponent_bits`` a
     ``mantissa_bits``, kept in its dtype.
     >>> pto.lax.reduce_precision(pnp.array([1.0001, 3.14159]), exponent_bits=5, mantissa_bits=10)
     Array([1.      , 3.140625])
+bitcast_convert_type:
+    >>> pto.lax.bitcast_convert_type(pnp.array([1.0]), pnp.int32)
+    Array([1065353216])
+stop_gradient:
+    >>> pto.grad(lambda x: x * pto.lax.stop_gradient(x))(3.0)
+    Array(3., weak_type=True)
 """)

@@ -28,6 +28,7 @@ from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import linear_in_first_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 
 class FftType(enum.IntEnum):
@@ -164,3 +165,11 @@ fft_p.define(
                      "tensor op"),
     reference=lambda jnp, lax: lambda x, fft_type, fft_lengths: lax.fft(
         x, lax.FftType(int(fft_type)), fft_lengths))
+
+
+_add_examples(globals(), """
+fft:
+    >>> impulse = pnp.array([1.0, 0.0, 0.0, 0.0], dtype=pnp.complex64)
+    >>> pto.lax.fft(impulse, pto.lax.FftType.FFT, (4,))
+    Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)
+""")

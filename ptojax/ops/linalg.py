@@ -25,6 +25,7 @@ from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, 
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
+from ptojax.public import add_examples as _add_examples
 
 
 class Precision(enum.Enum):
@@ -341,3 +342,18 @@ dot_general_p.define(
     jvp=_dot_general_jvp, transpose=_dot_general_transpose, batch=_dot_general_batch,
     shard=sr.ShardRule(_dot_general_factors, linear="one"), tile=tile_forms.MATMUL,
     cost=_dot_general_flops, reference=_dot_general_reference)
+
+
+_add_examples(globals(), """
+batch_matmul:
+    >>> pto.lax.batch_matmul(pnp.ones((2, 2, 3)), pnp.ones((2, 3, 1)))[:, :, 0]
+    Array([[3., 3.],
+           [3., 3.]])
+dot:
+    >>> pto.lax.dot(pnp.array([[1.0, 2.0], [3.0, 4.0]]), pnp.array([1.0, 1.0]))
+    Array([3., 7.])
+dot_general:
+    >>> contract, batch = ((2,), (1,)), ((0,), (0,))
+    >>> pto.lax.dot_general(pnp.ones((2, 3, 4)), pnp.ones((2, 4, 5)), (contract, batch)).shape
+    (2, 3, 5)
+""")

@@ -267,4 +267,8 @@ shift_right_logical: ``x`` shifted right by ``y`` bits, filling with zeros, elem
 select: ``on_true`` where the bool ``pred`` holds, else ``on_false`` (all of one shape).
     >>> pto.lax.select(pnp.array([True, False]), pnp.array([1, 2]), pnp.array([10, 20]))
     Array([ 1, 20])
+select_n:
+    >>> ones, twos, threes = pnp.array([1, 1, 1]), pnp.array([2, 2, 2]), pnp.array([3, 3, 3])
+    >>> pto.lax.select_n(pnp.array([0, 1, 2]), ones, twos, threes)
+    Array([1, 2, 3])
 """)

@@ -277,4 +277,25 @@ argmax: The index of the largest element of ``operand`` along ``axis``, as ``ind
 argmin: The index of the smallest element of ``operand`` along ``axis``, as ``index_dtype``.
     >>> pto.lax.argmin(pnp.array([[1, 5, 5], [7, 0, 2]]), 1, pnp.int32)
     Array([0, 1])
+reduce:
+    >>> pto.lax.reduce(pnp.array([1, 2, 3]), 0, pto.lax.add, (0,))
+    Array(6)
+reduce_and:
+    >>> pto.lax.reduce_and(pnp.array([[True, False], [True, True]]), (1,))
+    Array([False,  True])
+reduce_max:
+    >>> pto.lax.reduce_max(pnp.array([[1, 5, 2], [4, 0, 3]]), (1,))
+    Array([5, 4])
+reduce_min:
+    >>> pto.lax.reduce_min(pnp.array([[1, 5, 2], [4, 0, 3]]), (0,))
+    Array([1, 0, 2])
+reduce_or:
+    >>> pto.lax.reduce_or(pnp.array([[True, False], [False, False]]), (1,))
+    Array([ True, False])
+reduce_prod:
+    >>> pto.lax.reduce_prod(pnp.array([[1, 5, 2], [4, 0, 3]]), (0,))
+    Array([4, 0, 6])
+reduce_xor:
+    >>> pto.lax.reduce_xor(pnp.array([[True, True], [True, False]]), (1,))
+    Array([False,  True])
 """)

@@ -504,4 +504,14 @@ slice_in_dim: The slice ``start_index:limit_index:stride`` of ``operand`` along 
     >>> pto.lax.slice_in_dim(pnp.arange(6).reshape(2, 3), 1, 3, axis=1)
     Array([[1, 2],
            [4, 5]])
+full:
+    >>> pto.lax.full((2, 2), 3.0)
+    Array([[3., 3.],
+           [3., 3.]], weak_type=True)
+split:
+    >>> pto.lax.split(pnp.arange(5), (2, 3))
+    [Array([0, 1]), Array([2, 3, 4])]
+tile:
+    >>> pto.lax.tile(pnp.array([1, 2]), (2,))
+    Array([1, 2, 1, 2])
 """)

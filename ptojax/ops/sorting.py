@@ -16,6 +16,7 @@ from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape
 from ptojax.ops.slicing import broadcasted_iota
 from ptojax.ops.tangents import Zero, is_zero
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 
 def _sort_abstract(*operands, dimension, num_keys=1):
@@ -93,3 +94,13 @@ sort_p.define(
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """``keys`` sorted along ``dimension``, and ``values`` permuted alike."""
     return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+_add_examples(globals(), """
+sort:
+    >>> pto.lax.sort(pnp.array([3, 1, 2]))
+    Array([1, 2, 3])
+sort_key_val:
+    >>> pto.lax.sort_key_val(pnp.array([3, 1, 2]), pnp.array([30, 10, 20]))
+    (Array([1, 2, 3]), Array([10, 20, 30]))
+""")

@@ -28,6 +28,7 @@ from ptojax.ops.logic import bitwise_and, ge, le, select
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import broadcasted_iota, concatenate, slice_in_dim
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -250,3 +251,18 @@ scatter_sub = _scatter_function("scatter_sub", "add", negate=True)
 scatter_mul = _scatter_function("scatter_mul", "mul")
 scatter_min = _scatter_function("scatter_min", "min")
 scatter_max = _scatter_function("scatter_max", "max")
+
+
+_add_examples(globals(), """
+gather:
+    >>> dnums = pto.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+    ...                                        start_index_map=(0,))
+    >>> pto.lax.gather(pnp.array([10, 20, 30]), pnp.array([[2], [0]]), dnums, (1,))
+    Array([30, 10])
+scatter_add:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter_add(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
+    Array([4., 0., 2.])
+""")
