@@ -37,6 +37,7 @@ from ptojax.ops.slicing import concatenate, pad, slice_in_dim
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
+from ptojax.public import add_examples as _add_examples
 
 # The dtypes LAPACK computes in.
 LINALG_DTYPES = (dtypes.float32, dtypes.float64)
@@ -696,3 +697,34 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None):
         return outs[0]
     s, u, vt = outs
     return u, s, vt
+
+
+_add_examples(globals(), """
+cholesky:
+    >>> pto.lax.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array([[2.       , 0.       ],
+           [1.       , 1.4142135]])
+eigh:
+    >>> v, w = pto.lax.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    Array([1., 3.])
+lu:
+    >>> lu, pivots, permutation = pto.lax.linalg.lu(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> permutation
+    Array([1, 0])
+lu_pivots_to_permutation:
+    >>> pto.lax.linalg.lu_pivots_to_permutation(pnp.array([2, 2, 2], dtype=pnp.int32), 3)
+    Array([2, 0, 1])
+qr:
+    >>> q, r = pto.lax.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    >>> pnp.abs(r)
+    Array([[4.472136 , 3.130495 ],
+           [0.       , 1.7888544]])
+svd:
+    >>> pto.lax.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]]), compute_uv=False)
+    Array([5.561553 , 1.4384472])
+triangular_solve:
+    >>> lower = pnp.array([[2.0, 0.0], [1.0, 1.0]])
+    >>> pto.lax.linalg.triangular_solve(lower, pnp.array([[4.0, 3.0]]), lower=True)
+    Array([[0.5, 3. ]])
+""")

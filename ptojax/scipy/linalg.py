@@ -29,7 +29,7 @@ from ptojax.numpy.reductions import sum
 from ptojax.ops import decompositions as dec
 from ptojax.ops.matrix import matrix_transpose as mT
 from ptojax.source_info import user_frame
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
            "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
@@ -396,3 +396,69 @@ def block_diag(*arrs):
         rows.append(lax.pad(a, convert(0, dtype), config))
         start += a.shape[1]
     return concatenate(rows, axis=0)
+
+
+add_examples(globals(), """
+block_diag:
+    >>> pto.scipy.linalg.block_diag(pnp.array([[1, 2]]), pnp.array([[3]]))
+    Array([[1, 2, 0],
+           [0, 0, 3]])
+cho_factor:
+    >>> c, lower = pto.scipy.linalg.cho_factor(pnp.array([[4.0, 2.0], [2.0, 3.0]]), lower=True)
+    >>> pnp.tril(c)
+    Array([[2.       , 0.       ],
+           [1.       , 1.4142135]])
+cho_solve:
+    >>> factor = pto.scipy.linalg.cho_factor(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    >>> pto.scipy.linalg.cho_solve(factor, pnp.array([2.0, 1.0]))
+    Array([0.5, 0. ])
+cholesky:
+    >>> pto.scipy.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array([[2.       , 1.       ],
+           [0.       , 1.4142135]])
+det:
+    >>> pto.scipy.linalg.det(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
+    Array(8.)
+eigh:
+    >>> pto.scipy.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
+    Array([1., 3.])
+expm:
+    >>> pto.scipy.linalg.expm(pnp.array([[0.0, 1.0], [0.0, 0.0]]))
+    Array([[1., 1.],
+           [0., 1.]])
+expm_frechet:
+    >>> pto.scipy.linalg.expm_frechet(pnp.zeros((2, 2)), pnp.eye(2), compute_expm=False)
+    Array([[1., 0.],
+           [0., 1.]])
+inv:
+    >>> pto.scipy.linalg.inv(pnp.array([[2.0, 0.0], [0.0, 4.0]]))
+    Array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+lu:
+    >>> p, l, u = pto.scipy.linalg.lu(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> u
+    Array([[3.       , 4.       ],
+           [0.       , 0.6666666]])
+lu_factor:
+    >>> lu, piv = pto.scipy.linalg.lu_factor(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> piv
+    Array([1, 1])
+lu_solve:
+    >>> factors = pto.scipy.linalg.lu_factor(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> pto.scipy.linalg.lu_solve(factors, pnp.array([5.0, 11.0]))
+    Array([1., 2.])
+qr:
+    >>> pnp.abs(pto.scipy.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]]))[1])
+    Array([[4.472136 , 3.130495 ],
+           [0.       , 1.7888544]])
+solve:
+    >>> pto.scipy.linalg.solve(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([2.0, 1.0]))
+    Array([0.5, 0. ])
+solve_triangular:
+    >>> lower = pnp.array([[2.0, 0.0], [1.0, 1.0]])
+    >>> pto.scipy.linalg.solve_triangular(lower, pnp.array([4.0, 3.0]), lower=True)
+    Array([2., 1.])
+svd:
+    >>> pto.scipy.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]]), compute_uv=False)
+    Array([5.561553 , 1.4384472])
+""")
