@@ -21,7 +21,7 @@ import numpy as np
 
 from ptojax.devices import devices as all_devices, local_devices, process_index
 from ptojax.errors import ShardingError
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 Dims = tuple  # tuple[tuple[str, ...], ...]: mesh axes splitting each array dimension
 
@@ -411,3 +411,33 @@ def _single_device_sharding(device) -> "SingleDeviceSharding":
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "SingleDeviceSharding",
            "get_mesh", "reshard", "set_mesh", "use_mesh"]
 __dir__ = dir_function(__all__)
+
+
+add_examples(globals(), """
+Mesh:
+    >>> mesh = pto.make_mesh((2, 4), ('data', 'model'))
+    >>> mesh.shape
+    {'data': 2, 'model': 4}
+NamedSharding:
+    >>> mesh = pto.make_mesh((2, 4), ('data', 'model'))
+    >>> sharding = pto.NamedSharding(mesh, pto.P('data', 'model'))
+    >>> x = pto.device_put(pnp.zeros((4, 8)), sharding)
+    >>> x.sharding.shard_shape(x.shape)
+    (2, 2)
+PartitionSpec:
+    >>> pto.P('data', None)
+    P('data', None)
+SingleDeviceSharding:
+    >>> pto.SingleDeviceSharding(pto.devices()[1]).device_set
+    {VirtualDevice(id=1, process=0)}
+get_mesh:
+    >>> pto.get_mesh() is None
+    True
+    >>> with pto.set_mesh(pto.make_mesh((2,), ('data',))):
+    ...     names = pto.get_mesh().axis_names
+    >>> names
+    ('data',)
+AxisType:
+    >>> pto.sharding.AxisType.Explicit
+    Explicit
+""")

@@ -564,4 +564,70 @@ treedef_tuple:
     >>> leaf, pair = pto.tree_util.tree_structure(1), pto.tree_util.tree_structure([1, 2])
     >>> pto.tree_util.treedef_tuple([leaf, pair])
     PyTreeDef((*, [*, *]))
+register_dataclass:
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Point:
+    ...     x: float
+    ...     y: float
+    ...     name: str = pto.tree.static()
+    >>> _ = pto.tree_util.register_dataclass(Point)
+    >>> pto.tree_util.tree_leaves(Point(1.0, 2.0, 'p'))
+    [1.0, 2.0]
+register_pytree_node:
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> _ = pto.tree_util.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+    ...                                       lambda _, c: Pair(*c))
+    >>> pto.tree_util.tree_leaves([Pair(1, 2), 3])
+    [1, 2, 3]
+register_pytree_node_class:
+    >>> @pto.tree_util.register_pytree_node_class
+    ... class Box:
+    ...     def __init__(self, v):
+    ...         self.v = v
+    ...     def tree_flatten(self):
+    ...         return (self.v,), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> pto.tree_util.tree_map(lambda v: v + 1, Box(1)).v
+    2
+register_pytree_with_keys:
+    >>> class Named:
+    ...     def __init__(self, w):
+    ...         self.w = w
+    >>> key = pto.tree_util.GetAttrKey('w')
+    >>> _ = pto.tree_util.register_pytree_with_keys(Named, lambda n: (((key, n.w),), None),
+    ...                                             lambda _, c: Named(*c))
+    >>> pto.tree_util.tree_leaves_with_path(Named(5))
+    [((GetAttrKey(name='w'),), 5)]
+register_pytree_with_keys_class:
+    >>> @pto.tree_util.register_pytree_with_keys_class
+    ... class Cell:
+    ...     def __init__(self, h):
+    ...         self.h = h
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((pto.tree_util.GetAttrKey('h'), self.h),), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> pto.tree_util.keystr(pto.tree_util.tree_leaves_with_path(Cell(0))[0][0])
+    '.h'
+register_static:
+    >>> @pto.tree_util.register_static
+    ... class Config:
+    ...     pass
+    >>> pto.tree_util.tree_leaves([Config(), 1])
+    [1]
+static:
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Layer:
+    ...     w: float
+    ...     act: str = pto.tree.static()
+    >>> _ = pto.tree_util.register_dataclass(Layer)
+    >>> pto.tree_util.tree_leaves(Layer(0.5, 'relu'))
+    [0.5]
 """)

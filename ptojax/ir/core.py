@@ -16,6 +16,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.ir import pretty
 from ptojax.ir.types import TensorType
+from ptojax.public import add_examples as _add_examples
 
 
 class Var:
@@ -314,3 +315,15 @@ def print_order_namer(ir) -> Namer:
     namer = Namer()
     display_block(as_ir(ir), namer)
     return namer
+
+
+_add_examples(globals(), """
+IR:
+    >>> ir = pto.make_ir(lambda x, y: x * y + 1.0)(pnp.ones(2), pnp.ones(2)).ir
+    >>> [eqn.prim.name for eqn in ir.eqns]
+    ['mul', 'add']
+ClosedIR:
+    >>> closed = pto.make_ir(lambda x: x + 1.0)(pnp.ones(2))
+    >>> closed.ir.invars
+    (Var(f32[2]),)
+""")

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.public import add_examples as _add_examples
 
 SPACES = ("GM", "UB", "L1", "L0A", "L0B", "L0C")
 
@@ -92,3 +93,10 @@ def type_of(x) -> TensorType:
         return aval
     x = np.asarray(x)
     return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+
+
+_add_examples(globals(), """
+TensorType:
+    >>> pto.make_ir(lambda x: x * 2.0)(pnp.ones((2, 3))).ir.invars[0].type
+    f32[2,3]
+""")

@@ -24,6 +24,7 @@ from ptojax.shard.map import (apply_shard_map, check_mesh, leaf_dims,
                                          specs_for_leaves)
 from ptojax.shard.partition import partition, partition_as_propagated
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
+from ptojax.public import add_examples as _add_examples
 
 
 def shard(fn=None, *, mesh, in_specs, out_specs):
@@ -86,3 +87,13 @@ def _out_dims(closed, out_tree, out_specs, mesh, source) -> list:
         except ShardingError as e:
             raise e.with_source(source) from None
     return out_dims
+
+
+_add_examples(globals(), """
+shard:
+    >>> mesh = pto.make_mesh((4,), ('i',))
+    >>> f = pto.shard(lambda x: pnp.sin(x) * 2.0, mesh=mesh, in_specs=pto.P('i'),
+    ...               out_specs=pto.P('i'))
+    >>> f(pnp.zeros(8)).sharding.spec
+    P('i')
+""")

@@ -16,6 +16,7 @@ from ptojax.shard.map import specs_for_leaves
 from ptojax.sharding import NamedSharding, check_dims, spec_of_dims
 from ptojax.trace import Primitive, Unsupported
 from ptojax.tree_util import tree_flatten
+from ptojax.public import add_examples as _add_examples
 
 
 def _abstract_eval(x, spec):
@@ -73,3 +74,14 @@ sharding_constraint_p.define(
     batch=_batch, shard=sr.ShardRule(None, local=_local),
     tile=Unsupported("a sharding constraint is removed by partitioning, before tiling"),
     cost=no_flops, reference=ref.identity)
+
+
+_add_examples(globals(), """
+with_sharding_constraint:
+    >>> mesh = pto.make_mesh((4,), ('i',))
+    >>> def f(x):
+    ...     return pto.with_sharding_constraint(x * 2.0, pto.P('i'))
+    >>> g = pto.shard(f, mesh=mesh, in_specs=pto.P(), out_specs=pto.P('i'))
+    >>> g(pnp.ones(8)).sharding.spec
+    P('i')
+""")

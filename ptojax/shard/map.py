@@ -47,6 +47,7 @@ from ptojax.sharding import (Mesh, PartitionSpec, check_dims, format_dims, spec_
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported, trace_flat, tracing
 from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_structure
+from ptojax.public import add_examples as _add_examples
 
 
 # the primitive ---------------------------------------------------------------------------------
@@ -390,3 +391,13 @@ shard_map_p.define(
     tile=Unsupported("a per-device program runs between kernels; tile its body instead"),
     cost=_shard_map_cost,
     reference=Unsupported("per-device programs run through the device runtime"))
+
+
+_add_examples(globals(), """
+shard_map:
+    >>> mesh = pto.make_mesh((4,), ('i',))
+    >>> total = lambda block: pto.lax.psum(pnp.sum(block), 'i')
+    >>> f = pto.shard_map(total, mesh=mesh, in_specs=pto.P('i'), out_specs=pto.P())
+    >>> f(pnp.arange(8.0))
+    Array(28.)
+""")

@@ -35,6 +35,7 @@ from ptojax.optimize import cse, dce
 from ptojax.tile.memory import align_up, plan_memory
 from ptojax.tile.rules import ROW
 from ptojax.tile.rules import matmul_shape
+from ptojax.public import add_examples as _add_examples
 
 
 @dataclass(frozen=True)
@@ -354,3 +355,10 @@ def plan_group(group, config, target, name):
     if group.kind == "cube":
         return plan_cube(group, config, target, name)
     return plan_vector(group, config, target, name)
+
+
+_add_examples(globals(), """
+TileConfig:
+    >>> pto.TileConfig(vec=(8, 64))
+    TileConfig(vec=(8, 64), cube=None, buffers=2)
+""")
