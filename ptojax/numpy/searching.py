@@ -267,3 +267,12 @@ searchsorted:
     >>> pnp.searchsorted(pnp.array([1, 3, 5]), pnp.array([0, 3, 6]))
     Array([0, 1, 3])
 """)
+
+
+_add_examples(globals(), """
+where:
+    >>> pnp.where(pnp.array([True, False, True]), pnp.array([1, 2, 3]), 0)
+    Array([1, 0, 3])
+    >>> pnp.where(pnp.array([0, 3, 0, 5]))
+    (Array([1, 3]),)
+""")

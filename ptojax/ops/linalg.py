@@ -357,3 +357,10 @@ dot_general:
     >>> pto.lax.dot_general(pnp.ones((2, 3, 4)), pnp.ones((2, 4, 5)), (contract, batch)).shape
     (2, 3, 5)
 """)
+
+
+_add_examples(globals(), """
+Precision:
+    >>> pto.lax.dot(pnp.ones((2, 2)), pnp.ones(2), precision=pto.lax.Precision.HIGHEST)
+    Array([2., 2.])
+""")

@@ -266,3 +266,48 @@ scatter_add:
     >>> pto.lax.scatter_add(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
     Array([4., 0., 2.])
 """)
+
+
+_add_examples(globals(), """
+GatherDimensionNumbers:
+    >>> dnums = pto.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+    ...                                        start_index_map=(0,))
+    >>> dnums.collapsed_slice_dims
+    (0,)
+ScatterDimensionNumbers:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> dnums.inserted_window_dims
+    (0,)
+scatter_set:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)[1:]
+    Array([0., 2.])
+scatter_max:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter_max(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
+    Array([3., 0., 2.])
+scatter_min:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter_min(pnp.zeros(3), indices, pnp.array([-1.0, 2.0, -3.0]), dnums)
+    Array([-3.,  0.,  0.])
+scatter_mul:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter_mul(pnp.ones(3), indices, pnp.array([2.0, 5.0, 3.0]), dnums)
+    Array([6., 1., 5.])
+scatter_sub:
+    >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+    ...                                         scatter_dims_to_operand_dims=(0,))
+    >>> indices = pnp.array([[0], [2], [0]])
+    >>> pto.lax.scatter_sub(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
+    Array([-4.,  0., -2.])
+""")

@@ -41,6 +41,7 @@ from ptojax.ops.broadcast import reduce_sum_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.reductions import reduce_max_p, reduce_min_p
+from ptojax.public import add_examples as _add_examples
 
 __all__ = ["tile", "tile_ir", "TileConfig", "TileResult", "UnfusedOp"]
 
@@ -213,3 +214,11 @@ def tile(fn, config=None, target=ascend910b):
     tiled.tile_config = config
     tiled.tile_target = target
     return tiled
+
+
+_add_examples(globals(), """
+tile:
+    >>> f = pto.tile(lambda x: pnp.exp(x) * 2.0)
+    >>> f(pnp.zeros((8, 64)))[0, :3]
+    Array([2., 2., 2.])
+""")

@@ -9,6 +9,7 @@ import shutil
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.core import Namer, format_literal
+from ptojax.public import add_examples as _add_examples
 
 INSTALL_HINT = ("pip install graphviz (the Python package) and apt install graphviz (the `dot` "
                 "program); pto.tools.to_dot(ir) gives the DOT text without them")
@@ -60,3 +61,11 @@ def draw(ir, name: str = "ir"):
         raise UnsupportedError(f"pto.tools.draw needs the Graphviz `dot` program on PATH: "
                                f"{INSTALL_HINT}")
     return graphviz.Source(to_dot(ir, name))
+
+
+_add_examples(globals(), """
+to_dot:
+    >>> dot = pto.tools.to_dot(pto.make_ir(lambda x: pnp.sin(x) + 1.0)(1.0))
+    >>> dot.splitlines()[0]
+    'digraph ir {'
+""")

@@ -63,6 +63,7 @@ from ptojax.eval.leaves import leaf_value
 from ptojax.targets import get_target
 from ptojax.tree_util import tree_flatten
 from ptojax.tools.jax_reference import JaxEquations
+from ptojax.public import add_examples as _add_examples
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -385,3 +386,11 @@ def check_numerics(fn, *args, reference: str = "interpreter", target=host_jit,
     report.stages.extend(_pipeline_stages(interpreted, leaves, get_target(target),
                                           tile_config))
     return report
+
+
+_add_examples(globals(), """
+check_numerics:
+    >>> report = pto.tools.check_numerics(lambda x: pnp.tanh(x) * 2.0, pnp.ones(4))
+    >>> report.ok
+    True
+""")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from ptojax.public import add_examples as _add_examples
 
 
 def _format_value(value) -> str:
@@ -97,3 +98,11 @@ def _is_interactive(stream) -> bool:
 def progress(iterable, total=None, desc: str = "", **options) -> Progress:
     """A ``Progress`` bar over ``iterable`` (see the module docstring)."""
     return Progress(iterable, total, desc, **options)
+
+
+_add_examples(globals(), """
+progress:
+    >>> import io
+    >>> sum(pto.tools.progress(range(4), desc='steps', file=io.StringIO()))
+    6
+""")
