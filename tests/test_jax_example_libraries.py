@@ -3,63 +3,23 @@ ptojax: their source is read from the INSTALLED jax package at test time and exe
 name-only mapping (``jax`` -> ``ptojax``, ``jax.numpy`` -> ``ptojax.numpy``, ...). Small models and
 every optimizer train a few steps under ``pto.jit(pto.grad(...))`` and must match the same code
 run by JAX (in its default 32-bit mode) on the same inputs."""
-import builtins
-import importlib
 import os
-import types
 
 import numpy as np
 import pytest
 
 import ptojax as pto
-from helpers import assert_close
-
-
-# JAX's private helpers that optimizers.py imports from jax._src.util (plain Python, no arrays)
-def _safe_map(f, *args):
-    assert len({len(a) for a in map(list, args)}) == 1, "length mismatch"
-    return list(map(f, *args))
-
-
-def _safe_zip(*args):
-    assert len({len(a) for a in map(list, args)}) == 1, "length mismatch"
-    return list(zip(*args))
-
-
-def _unzip2(pairs):
-    pairs = list(pairs)
-    return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
-
-
-_PRIVATE_UTIL = types.SimpleNamespace(safe_map=_safe_map, safe_zip=_safe_zip, unzip2=_unzip2)
-
-
-def _mapped_import(name, globals=None, locals=None, fromlist=(), level=0):
-    """``__import__`` with the name-only mapping jax[.x] -> ptojax[.x]."""
-    if name == "jax._src.util":
-        return _PRIVATE_UTIL
-    if name == "jax" or name.startswith("jax."):
-        module = importlib.import_module("ptojax" + name[len("jax"):])
-        return module if fromlist else importlib.import_module("ptojax")
-    return builtins.__import__(name, globals, locals, fromlist, level)
-
-
-def _load_mapped(jax, name):
-    """The installed ``jax.example_libraries.<name>`` source, executed against ptojax."""
-    path = os.path.join(os.path.dirname(jax.__file__), "example_libraries", name + ".py")
-    module = types.ModuleType("ptojax_mapped_" + name)
-    module.__dict__["__builtins__"] = dict(vars(builtins), __import__=_mapped_import)
-    with open(path) as f:
-        exec(compile(f.read(), path, "exec"), module.__dict__)
-    return module
+from helpers import assert_close, load_source
 
 
 @pytest.fixture(scope="module")
 def libs(jax):
     """(stax, optimizers, random, jit, grad, tree) for ptojax and for JAX."""
     from jax.example_libraries import optimizers, stax
-    mapped = (_load_mapped(jax, "stax"), _load_mapped(jax, "optimizers"),
-              pto.random, pto.jit, pto.grad, pto.tree)
+    here = os.path.join(os.path.dirname(jax.__file__), "example_libraries")
+    stax_pto, optimizers_pto = (load_source(os.path.join(here, f"{name}.py"), name, mapped=True)
+                                for name in ("stax", "optimizers"))
+    mapped = (stax_pto, optimizers_pto, pto.random, pto.jit, pto.grad, pto.tree)
     return {"pto": mapped, "jax": (stax, optimizers, jax.random, jax.jit, jax.grad, jax.tree)}
 
 
