@@ -48,7 +48,7 @@ def zeros(key, shape, dtype=None):
 
     Example:
       >>> pto.nn.initializers.zeros(pto.random.key(0), (2,))
-      Array([0., 0.])
+      Array([0., 0.], dtype=float32)
     """
     return pnp.zeros(_shape(shape), dtypes.float32 if dtype is None else dtype)
 
@@ -66,7 +66,7 @@ def ones(key, shape, dtype=None):
 
     Example:
       >>> pto.nn.initializers.ones(pto.random.key(0), (2,))
-      Array([1., 1.])
+      Array([1., 1.], dtype=float32)
     """
     return pnp.ones(_shape(shape), dtypes.float32 if dtype is None else dtype)
 
@@ -83,7 +83,7 @@ def constant(value, dtype=None):
 
     Example:
       >>> pto.nn.initializers.constant(-7.0)(pto.random.key(0), (2,))
-      Array([-7., -7.])
+      Array([-7., -7.], dtype=float32)
     """
     def init(key, shape, dtype=dtype):
         return pnp.full(_shape(shape), value, dtypes.float32 if dtype is None else dtype)

@@ -16,7 +16,7 @@ _LOG_2PI = math.log(2 * math.pi)
           "normal of variance ``cov``; with a vector ``mean`` (last axis of ``x``) and a "
           "scalar ``cov`` it is ``-|x - mean|^2 / (2 cov) - n/2 log(2 pi cov)``.", """
 >>> pto.scipy.stats.multivariate_normal.logpdf(pnp.zeros(2), pnp.zeros(2), 1.0)
-Array(-1.837877)""", returns="An array: ``x``'s shape without its last axis (for a vector "
+Array(-1.837877, dtype=float32)""", returns="An array: ``x``'s shape without its last axis (for a vector "
           "mean).")
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
@@ -39,7 +39,7 @@ def logpdf(x, mean, cov, allow_singular=None):
 
 @describe("The multivariate normal density.", """
 >>> pto.scipy.stats.multivariate_normal.pdf(pnp.zeros(2), pnp.zeros(2), 1.0)
-Array(0.15915497)""", returns="An array: ``x``'s shape without its last axis (for a vector "
+Array(0.15915497, dtype=float32)""", returns="An array: ``x``'s shape without its last axis (for a vector "
           "mean).")
 def pdf(x, mean, cov):
     return pnp.exp(logpdf(x, mean, cov))
