@@ -35,7 +35,7 @@ X = np.random.RandomState(0).randn(6, 5).astype(np.float32)
 Y = np.eye(4, dtype=np.float32)[np.arange(6) % 4]
 
 
-def _train(stax, init_fun, apply_fun, random, jit, grad, tree, steps=3, lr=0.1):
+def _train(stax, init_fun, apply_fun, random, jit, grad, tree, steps=2, lr=0.1):
     """Initialise with key 0, then ``steps`` plain gradient steps of a cross-entropy loss."""
     _, params = init_fun(random.key(0), X.shape)
     loss = lambda p: -(stax.logsoftmax(apply_fun(p, X)) * Y).sum(axis=1).mean()

@@ -23,7 +23,7 @@ def elbo_sample(key, mean, log_std):
 
 
 @partial(jax.jit, static_argnames="num_samples")
-def negative_elbo(params, key, num_samples=16):
+def negative_elbo(params, key, num_samples=8):
     keys = random.split(key, num_samples)
     return -jnp.mean(jax.vmap(elbo_sample, in_axes=(0, None, None))(keys, *params))
 
@@ -31,7 +31,7 @@ def negative_elbo(params, key, num_samples=16):
 def main():
     params = (jnp.zeros(2), jnp.zeros(2))
     velocity = jax.tree.map(jnp.zeros_like, params)
-    for step in range(15):
+    for step in range(8):
         grads = jax.grad(negative_elbo)(params, random.key(step))
         velocity = jax.tree.map(lambda v, g: 0.9 * v - 0.05 * g, velocity, grads)
         params = jax.tree.map(jnp.add, params, velocity)

@@ -47,7 +47,7 @@ def private_step(params, batch, key, clip=1.0, noise=0.5, lr=0.2):
 
 def main(x, y):
     params = init(random.key(0), [x.shape[1], 8, y.shape[1]])
-    for step in range(3):
+    for step in range(2):
         params = private_step(params, (x, y), random.fold_in(random.key(1), step))
     accuracy = jnp.mean(jnp.argmax(predict(params, x), 1) == jnp.argmax(y, 1))
     return params, accuracy

@@ -47,7 +47,7 @@ def main(x, y, x_test):
         s = jax.tree.map(jnp.zeros_like, params)
         value_and_grad = jax.jit(jax.value_and_grad(neg_log_marginal))
         values = []
-        for _ in range(8):
+        for _ in range(5):
             value, grads = value_and_grad(params, x, y)
             values.append(value)
             m = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, m, grads)

@@ -49,7 +49,7 @@ def run_epoch(params, key, data):
 
 def main(data):
     params = init(random.key(0))
-    for epoch in range(2):
+    for epoch in range(1):
         params = run_epoch(params, random.key(epoch + 1), data)
     loss = negative_elbo(params, random.key(9), data > 0.5)
     return loss, params
