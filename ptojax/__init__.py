@@ -38,7 +38,7 @@ from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
-from ptojax.jit import jit, make_ir
+from ptojax.jit import jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
@@ -70,7 +70,7 @@ __all__ = ["Array", "AxisType", "ClosedIR", "IR", "Mesh", "NamedSharding", "P", 
            "distributed", "dtypes", "errors", "float16", "float32", "float64", "float8_e4m3fn",
            "float8_e5m2", "get_mesh", "grad", "hessian", "int16", "int32", "int64", "int8",
            "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
-           "local_devices", "make_ir", "make_mesh", "nn", "numpy", "process_count",
+           "local_devices", "make_ir", "make_jaxpr", "make_mesh", "nn", "numpy", "process_count",
            "process_index", "profile", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",

@@ -400,15 +400,24 @@ def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
     return make
 
 
+def make_jaxpr(fn: Callable, static_argnums=()):
+    """JAX's name for ``make_ir``: ``make_jaxpr(fn)(*args)`` → the ClosedIR ``fn`` traces to
+    (ptojax's IR, printed in its own form rather than as a jaxpr)."""
+    return make_ir(fn, static_argnums)
+
+
 _add_examples(globals(), """
 jit:
     >>> f = pto.jit(lambda x: pnp.tanh(x) * 2.0)
     >>> f(pnp.array([0.0, 1.0]))
-    Array([0.       , 1.5231884])
+    Array([0.       , 1.5231884], dtype=float32)
 make_ir:
     >>> pto.make_ir(lambda x: x * 2.0 + 1.0)(pnp.ones(3))
     { lambda ; a:f32[3]. let
         b:f32[3] = mul a 2.0:f32[]
         c:f32[3] = add b 1.0:f32[]
       in (c) }
+make_jaxpr:
+    >>> pto.make_jaxpr(lambda x: pnp.sin(x) * 2.0)(1.0).ir.outvars
+    (Var(f32[]),)
 """)

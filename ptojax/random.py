@@ -94,6 +94,29 @@ def fold_in(key, data):
     return pnp.stack(_hash(key, (_zero_word(), word)))
 
 
+def key_data(keys):
+    """The uint32 words of ``keys`` (shape ``(..., 2)``). A key here is already its data
+    (JAX's raw layout), so this checks and returns it; for JAX code that unwraps typed keys."""
+    return _check_key_words("key_data", keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Keys from their uint32 words (shape ``(..., 2)``): the words themselves, JAX's raw
+    layout. ``impl`` must be None or ``"threefry2x32"``, the one generator ptojax has."""
+    if impl not in (None, "threefry2x32"):
+        raise PtoError(f"wrap_key_data: impl={impl!r} is not available; ptojax keys are "
+                       f"threefry2x32 (pass impl=None)", user_frame())
+    return _check_key_words("wrap_key_data", key_bits_array)
+
+
+def _check_key_words(name, keys):
+    keys = pnp.asarray(keys)
+    if keys.dtype != dtypes.uint32 or keys.ndim < 1 or keys.shape[-1] != 2:
+        raise DtypeError(f"{name}: key data is a uint32 array of shape (..., 2), got "
+                         f"{keys.aval}", user_frame())
+    return keys
+
+
 def _check_key(name, key):
     key = pnp.asarray(key)
     if key.dtype != dtypes.uint32 or tuple(key.shape) != (2,):
@@ -416,7 +439,8 @@ def _weighted_choice(key, n, shape, replace, p):
 
 
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
-           "normal", "permutation", "randint", "split", "truncated_normal", "uniform"]
+           "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
+           "wrap_key_data"]
 __dir__ = dir_function(__all__)
 
 
@@ -429,39 +453,45 @@ key:
     Array([ 0, 42], dtype=uint32)
 bernoulli:
     >>> pto.random.bernoulli(pto.random.key(0), 0.5, (4,))
-    Array([False, False,  True,  True])
+    Array([False, False,  True,  True], dtype=bool)
 bits:
     >>> pto.random.bits(pto.random.key(0), (2,))
     Array([4070199207, 4202968722], dtype=uint32)
 categorical:
     >>> pto.random.categorical(pto.random.key(0), pnp.log(pnp.array([0.1, 0.2, 0.7])), shape=(5,))
-    Array([1, 2, 2, 1, 2])
+    Array([1, 2, 2, 1, 2], dtype=int32)
 choice:
     >>> pto.random.choice(pto.random.key(0), 5, (3,), replace=False)
-    Array([0, 1, 4])
+    Array([0, 1, 4], dtype=int32)
 fold_in:
     >>> pto.random.fold_in(pto.random.key(0), 7)
     Array([2716826189,  292468403], dtype=uint32)
 gumbel:
     >>> pto.random.gumbel(pto.random.key(0), (3,))
-    Array([ 2.9233725 ,  3.8326178 , -0.09689324])
+    Array([ 2.9233725 ,  3.8326178 , -0.09689324], dtype=float32)
 normal:
     >>> pto.random.normal(pto.random.key(0), (3,))
-    Array([ 1.622642  ,  2.0252647 , -0.43359435])
+    Array([ 1.622642  ,  2.0252647 , -0.43359435], dtype=float32)
 permutation:
     >>> pto.random.permutation(pto.random.key(0), 5)
-    Array([0, 1, 4, 3, 2])
+    Array([0, 1, 4, 3, 2], dtype=int32)
 randint:
     >>> pto.random.randint(pto.random.key(0), (4,), 0, 10)
-    Array([9, 0, 2, 3])
+    Array([9, 0, 2, 3], dtype=int32)
 split:
     >>> pto.random.split(pto.random.key(0))
     Array([[1797259609, 2579123966],
            [ 928981903, 3453687069]], dtype=uint32)
 truncated_normal:
     >>> pto.random.truncated_normal(pto.random.key(0), -1.0, 1.0, (3,))
-    Array([ 0.8618594 ,  0.9412884 , -0.29104838])
+    Array([ 0.8618594 ,  0.9412884 , -0.29104838], dtype=float32)
 uniform:
     >>> pto.random.uniform(pto.random.key(0), (3,))
-    Array([0.947667  , 0.9785799 , 0.33229148])
+    Array([0.947667  , 0.9785799 , 0.33229148], dtype=float32)
+key_data:
+    >>> pto.random.key_data(pto.random.key(42))
+    Array([ 0, 42], dtype=uint32)
+wrap_key_data:
+    >>> pto.random.wrap_key_data(pnp.array([0, 42], dtype=pnp.uint32))
+    Array([ 0, 42], dtype=uint32)
 """)

@@ -56,5 +56,10 @@ def test_api_is_jax_api(name, jax):
         theirs = set()
     else:
         theirs = set(dir(importlib.import_module(name.replace("ptojax", "jax", 1))))
-    ours = set(importlib.import_module(name).__all__)
+    module = importlib.import_module(name)
+    ours = set(module.__all__)
     assert ours - theirs == EXTRAS.get(name, set())
+    # a JAX name the module defines but leaves out of __all__ would be hidden from dir()
+    hidden = {n for n, v in vars(module).items() if n in theirs and n not in ours
+              and not n.startswith("_") and not isinstance(v, types.ModuleType)}
+    assert not hidden, f"{name} defines {sorted(hidden)} (JAX API) but does not list them"

@@ -538,33 +538,33 @@ def hessian(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
 _add_examples(globals(), """
 grad:
     >>> pto.grad(lambda x: x ** 3)(2.0)
-    Array(12., weak_type=True)
+    Array(12., dtype=float32, weak_type=True)
     >>> pto.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 5.0)
-    (Array(5., weak_type=True), Array(2., weak_type=True))
+    (Array(5., dtype=float32, weak_type=True), Array(2., dtype=float32, weak_type=True))
 value_and_grad:
     >>> pto.value_and_grad(lambda x: pnp.sum(x ** 2))(pnp.array([1.0, 2.0]))
-    (Array(5.), Array([2., 4.]))
+    (Array(5., dtype=float32), Array([2., 4.], dtype=float32))
 jvp:
     >>> pto.jvp(pnp.sin, (0.0,), (2.0,))
-    (Array(0., weak_type=True), Array(2.))
+    (Array(0., dtype=float32, weak_type=True), Array(2., dtype=float32))
 vjp:
     >>> y, f_vjp = pto.vjp(lambda x: x ** 2, 3.0)
     >>> f_vjp(1.0)
-    (Array(6., weak_type=True),)
+    (Array(6., dtype=float32, weak_type=True),)
 linearize:
     >>> y, f_jvp = pto.linearize(pnp.exp, 0.0)
     >>> f_jvp(3.0)
-    Array(3.)
+    Array(3., dtype=float32)
 jacfwd:
     >>> pto.jacfwd(lambda x: x ** 2)(pnp.array([1.0, 2.0]))
     Array([[2., 0.],
-           [0., 4.]])
+           [0., 4.]], dtype=float32)
 jacrev:
     >>> pto.jacrev(lambda x: pnp.sum(x) * x)(pnp.array([1.0, 2.0]))
     Array([[4., 1.],
-           [2., 5.]])
+           [2., 5.]], dtype=float32)
 hessian:
     >>> pto.hessian(lambda x: pnp.sum(x ** 3))(pnp.array([1.0, 2.0]))
     Array([[ 6.,  0.],
-           [ 0., 12.]])
+           [ 0., 12.]], dtype=float32)
 """)

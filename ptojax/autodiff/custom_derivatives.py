@@ -390,7 +390,7 @@ remat = checkpoint
 _add_examples(globals(), """
 checkpoint:
     >>> pto.grad(pto.checkpoint(lambda x: pnp.sin(x) ** 2))(1.0)
-    Array(0.9092974, weak_type=True)
+    Array(0.9092974, dtype=float32, weak_type=True)
 custom_jvp:
     >>> @pto.custom_jvp
     ... def f(x):
@@ -400,12 +400,12 @@ custom_jvp:
     ...     (x,), (t,) = primals, tangents
     ...     return f(x), 2.0 * t
     >>> pto.grad(f)(0.0)
-    Array(2., weak_type=True)
+    Array(2., dtype=float32, weak_type=True)
 custom_vjp:
     >>> @pto.custom_vjp
     ... def clip_gradient(x):
     ...     return x
     >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (pnp.clip(g, -1.0, 1.0),))
     >>> pto.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
-    Array(1., weak_type=True)
+    Array(1., dtype=float32, weak_type=True)
 """)

@@ -320,8 +320,8 @@ cond_p.define(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_tr
 _add_examples(globals(), """
 cond:
     >>> pto.lax.cond(True, lambda x: x + 1, lambda x: x - 1, 10)
-    Array(11, weak_type=True)
+    Array(11, dtype=int32, weak_type=True)
 switch:
     >>> pto.lax.switch(2, [lambda x: x, lambda x: -x, lambda x: x * 10], 3)
-    Array(30, weak_type=True)
+    Array(30, dtype=int32, weak_type=True)
 """)

@@ -209,14 +209,14 @@ def _check_callable(what, fn, name, source):
 _add_examples(globals(), """
 fori_loop:
     >>> pto.lax.fori_loop(0, 5, lambda i, acc: acc + i, 0)
-    Array(10)
+    Array(10, dtype=int32)
 while_loop:
     >>> pto.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
-    Array(128)
+    Array(128, dtype=int32)
 scan:
     >>> pto.lax.scan(lambda c, x: (c + x, c * x), 0, pnp.array([1, 2, 3]))
-    (Array(6), Array([0, 2, 9]))
+    (Array(6, dtype=int32), Array([0, 2, 9], dtype=int32))
 map:
     >>> pto.lax.map(lambda x: x ** 2, pnp.array([1, 2, 3]))
-    Array([1, 4, 9])
+    Array([1, 4, 9], dtype=int32)
 """)

@@ -153,10 +153,10 @@ bitwise_count:
     Array([0, 3, 8], dtype=uint8)
 gcd:
     >>> pnp.gcd(pnp.array([12, 18]), 8)
-    Array([4, 2])
+    Array([4, 2], dtype=int32)
 lcm:
     >>> pnp.lcm(pnp.array([4, 6]), 10)
-    Array([20, 30])
+    Array([20, 30], dtype=int32)
 packbits:
     >>> pnp.packbits(pnp.array([1, 0, 1, 1, 0, 0, 0, 1], dtype=pnp.uint8))
     Array([177], dtype=uint8)

@@ -56,14 +56,14 @@ __all__ = ["isclose", "allclose", "array_equal", "array_equiv"]
 _add_examples(globals(), """
 allclose:
     >>> pnp.allclose(pnp.array([1.0, 2.0]), pnp.array([1.0, 2.0 + 1e-9]))
-    Array(True)
+    Array(True, dtype=bool)
 array_equal:
     >>> pnp.array_equal(pnp.array([1, 2]), pnp.array([1, 2]))
-    Array(True)
+    Array(True, dtype=bool)
 array_equiv:
     >>> pnp.array_equiv(pnp.array([1, 2]), pnp.array([[1, 2], [1, 2]]))
-    Array(True)
+    Array(True, dtype=bool)
 isclose:
     >>> pnp.isclose(pnp.array([1.0, 1.1]), 1.0)
-    Array([ True, False])
+    Array([ True, False], dtype=bool)
 """)

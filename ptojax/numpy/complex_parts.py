@@ -73,23 +73,23 @@ conjugate: The complex conjugate, elementwise (``conj``); real inputs are return
     Array([1.-2.j, 3.+1.j], dtype=complex64)
 imag: The imaginary part, elementwise (zeros of the input's dtype for real inputs).
     >>> pnp.imag(pnp.array([1 + 2j, 3 - 1j]))
-    Array([ 2., -1.])
+    Array([ 2., -1.], dtype=float32)
 real: The real part, elementwise (real inputs are returned unchanged).
     >>> pnp.real(pnp.array([1 + 2j, 3 - 1j]))
-    Array([1., 3.])
+    Array([1., 3.], dtype=float32)
 isrealobj: Whether ``x`` has a non-complex dtype (whatever its values).
     >>> pnp.isrealobj(pnp.array([1.0, 2.0]))
     True
 angle:
     >>> pnp.angle(pnp.array([1j, -1.0, 1 + 1j]))
-    Array([1.5707964, 3.1415927, 0.7853981])
+    Array([1.5707964, 3.1415927, 0.7853981], dtype=float32)
 iscomplex:
     >>> pnp.iscomplex(pnp.array([1 + 1j, 2 + 0j]))
-    Array([ True, False])
+    Array([ True, False], dtype=bool)
 iscomplexobj:
     >>> pnp.iscomplexobj(pnp.array([1 + 0j]))
     True
 isreal:
     >>> pnp.isreal(pnp.array([1 + 1j, 2 + 0j]))
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 """)

@@ -67,8 +67,8 @@ __all__ = ["convolve", "correlate"]
 _add_examples(globals(), """
 convolve:
     >>> pnp.convolve(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]))
-    Array([0. , 1. , 2.5, 4. , 1.5])
+    Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
 correlate:
     >>> pnp.correlate(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]), mode='full')
-    Array([0.5, 2. , 3.5, 3. , 0. ])
+    Array([0.5, 2. , 3.5, 3. , 0. ], dtype=float32)
 """)

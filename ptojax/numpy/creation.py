@@ -274,77 +274,77 @@ _add_examples(globals(), """
 arange: Evenly spaced values in [``start``, ``stop``) with ``step`` (``arange(stop)`` starts at
     0); integers unless a bound or ``dtype`` is a float.
     >>> pnp.arange(5)
-    Array([0, 1, 2, 3, 4])
+    Array([0, 1, 2, 3, 4], dtype=int32)
     >>> pnp.arange(1.0, 2.0, 0.25)
-    Array([1.  , 1.25, 1.5 , 1.75])
+    Array([1.  , 1.25, 1.5 , 1.75], dtype=float32)
 array: An array from ``object`` (nested lists, NumPy arrays, scalars, arrays), with ``dtype``
     (default: inferred, 64-bit narrowed to 32-bit as JAX) and at least ``ndmin`` dimensions.
     >>> pnp.array([[1, 2], [3, 4]])
     Array([[1, 2],
-           [3, 4]])
+           [3, 4]], dtype=int32)
     >>> pnp.array([1, 2], dtype=pnp.float32, ndmin=2)
-    Array([[1., 2.]])
+    Array([[1., 2.]], dtype=float32)
 asarray: ``a`` as an array of ``dtype`` (an array of that dtype is returned as is).
     >>> pnp.asarray([1.5, 2.5])
-    Array([1.5, 2.5])
+    Array([1.5, 2.5], dtype=float32)
 empty: An array of ``shape`` and ``dtype`` (float32 by default); its values are zeros, as in
     JAX.
     >>> pnp.empty((2, 2))
     Array([[0., 0.],
-           [0., 0.]])
+           [0., 0.]], dtype=float32)
 empty_like: An array of the shape and dtype of ``prototype`` (or the ``dtype``/``shape``
     given), filled with zeros as in JAX.
     >>> pnp.empty_like(pnp.array([1, 2, 3]))
-    Array([0, 0, 0])
+    Array([0, 0, 0], dtype=int32)
 eye: An ``N`` x ``M`` (default ``N`` x ``N``) array with ones on diagonal ``k`` and zeros
     elsewhere.
     >>> pnp.eye(2, 3, k=1)
     Array([[0., 1., 0.],
-           [0., 0., 1.]])
+           [0., 0., 1.]], dtype=float32)
 full_like: An array of the shape and dtype of ``a`` (or the ``dtype``/``shape`` given) filled
     with ``fill_value``.
     >>> pnp.full_like(pnp.array([1, 2, 3]), 7)
-    Array([7, 7, 7])
+    Array([7, 7, 7], dtype=int32)
 identity: The ``n`` x ``n`` identity matrix.
     >>> pnp.identity(2, dtype=pnp.int32)
     Array([[1, 0],
-           [0, 1]])
+           [0, 1]], dtype=int32)
 ones: An array of ``shape`` filled with ones (float32 by default).
     >>> pnp.ones((2, 3))
     Array([[1., 1., 1.],
-           [1., 1., 1.]])
+           [1., 1., 1.]], dtype=float32)
 ones_like: An array of ones of the shape and dtype of ``a`` (or the ``dtype``/``shape`` given).
     >>> pnp.ones_like(pnp.array([1.0, 2.0]))
-    Array([1., 1.])
+    Array([1., 1.], dtype=float32)
 tri: An ``N`` x ``M`` array with ones at and below diagonal ``k``, zeros above.
     >>> pnp.tri(3, k=0, dtype=pnp.int32)
     Array([[1, 0, 0],
            [1, 1, 0],
-           [1, 1, 1]])
+           [1, 1, 1]], dtype=int32)
 zeros: An array of ``shape`` filled with zeros (float32 by default).
     >>> pnp.zeros((2, 2), dtype=pnp.int32)
     Array([[0, 0],
-           [0, 0]])
+           [0, 0]], dtype=int32)
 zeros_like: An array of zeros of the shape and dtype of ``a`` (or the ``dtype``/``shape``
     given).
     >>> pnp.zeros_like(pnp.array([1, 2, 3]))
-    Array([0, 0, 0])
+    Array([0, 0, 0], dtype=int32)
 full:
     >>> pnp.full((2, 2), 7)
     Array([[7, 7],
-           [7, 7]], weak_type=True)
+           [7, 7]], dtype=int32, weak_type=True)
 linspace:
     >>> pnp.linspace(0.0, 1.0, 5)
-    Array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
 geomspace:
     >>> pnp.geomspace(1.0, 1000.0, 4)
-    Array([   1.,   10.,  100., 1000.])
+    Array([   1.,   10.,  100., 1000.], dtype=float32)
 logspace:
     >>> pnp.logspace(0.0, 2.0, 3)
-    Array([  1.,  10., 100.])
+    Array([  1.,  10., 100.], dtype=float32)
 meshgrid:
     >>> pnp.meshgrid(pnp.array([1, 2, 3]), pnp.array([10, 20]))
     [Array([[1, 2, 3],
-           [1, 2, 3]]), Array([[10, 10, 10],
-           [20, 20, 20]])]
+           [1, 2, 3]], dtype=int32), Array([[10, 10, 10],
+           [20, 20, 20]], dtype=int32)]
 """)

@@ -217,22 +217,22 @@ __all__ = ["diff", "ediff1d", "gradient", "interp", "trapezoid", "unwrap"]
 _add_examples(globals(), """
 diff:
     >>> pnp.diff(pnp.array([1, 4, 9, 16]))
-    Array([3, 5, 7])
+    Array([3, 5, 7], dtype=int32)
     >>> pnp.diff(pnp.array([1, 4, 9, 16]), n=2)
-    Array([2, 2])
+    Array([2, 2], dtype=int32)
 ediff1d:
     >>> pnp.ediff1d(pnp.array([1, 4, 9]), to_begin=0)
-    Array([0, 3, 5])
+    Array([0, 3, 5], dtype=int32)
 gradient:
     >>> pnp.gradient(pnp.array([1.0, 4.0, 9.0, 16.0]))
-    Array([3., 4., 6., 7.])
+    Array([3., 4., 6., 7.], dtype=float32)
 interp:
     >>> pnp.interp(pnp.array([0.5, 1.5]), pnp.array([0.0, 1.0, 2.0]), pnp.array([0.0, 10.0, 20.0]))
-    Array([ 5., 15.])
+    Array([ 5., 15.], dtype=float32)
 trapezoid:
     >>> pnp.trapezoid(pnp.array([1.0, 2.0, 3.0]))
-    Array(4.)
+    Array(4., dtype=float32)
 unwrap:
     >>> pnp.unwrap(pnp.array([0.0, 3.0, 6.5]))
-    Array([0.      , 3.      , 0.216815])
+    Array([0.      , 3.      , 0.216815], dtype=float32)
 """)

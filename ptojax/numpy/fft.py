@@ -210,7 +210,7 @@ rfft:
     Array([2.+0.j, 1.-3.j, 0.+0.j], dtype=complex64)
 irfft:
     >>> pnp.fft.irfft(pnp.array([2.0, 1 - 3j, 0.0]))
-    Array([ 1.,  2.,  0., -1.])
+    Array([ 1.,  2.,  0., -1.], dtype=float32)
 rfft2:
     >>> pnp.fft.rfft2(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
     Array([[10.+0.j, -2.+0.j],
@@ -218,7 +218,7 @@ rfft2:
 irfft2:
     >>> pnp.fft.irfft2(pnp.array([[10.0, -2.0], [-4.0, 0.0]]))
     Array([[1., 2.],
-           [3., 4.]])
+           [3., 4.]], dtype=float32)
 rfftn:
     >>> pnp.fft.rfftn(pnp.ones((2, 2)))
     Array([[4.+0.j, 0.+0.j],
@@ -226,23 +226,23 @@ rfftn:
 irfftn:
     >>> pnp.fft.irfftn(pnp.array([[4.0, 0.0], [0.0, 0.0]]))
     Array([[1., 1.],
-           [1., 1.]])
+           [1., 1.]], dtype=float32)
 hfft:
     >>> pnp.fft.hfft(pnp.array([1.0, 2.0, 3.0]))
-    Array([ 8., -2.,  0., -2.])
+    Array([ 8., -2.,  0., -2.], dtype=float32)
 ihfft:
     >>> pnp.fft.ihfft(pnp.array([1.0, 2.0, 0.0, -1.0]))
     Array([0.5 +0.j  , 0.25+0.75j, 0.  +0.j  ], dtype=complex64)
 fftfreq:
     >>> pnp.fft.fftfreq(4)
-    Array([ 0.  ,  0.25, -0.5 , -0.25])
+    Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
 rfftfreq:
     >>> pnp.fft.rfftfreq(4, d=0.5)
-    Array([0. , 0.5, 1. ])
+    Array([0. , 0.5, 1. ], dtype=float32)
 fftshift:
     >>> pnp.fft.fftshift(pnp.arange(5))
-    Array([3, 4, 0, 1, 2])
+    Array([3, 4, 0, 1, 2], dtype=int32)
 ifftshift:
     >>> pnp.fft.ifftshift(pnp.arange(5))
-    Array([2, 3, 4, 0, 1])
+    Array([2, 3, 4, 0, 1], dtype=int32)
 """)

@@ -194,17 +194,17 @@ __all__ = ["frexp", "ldexp", "modf", "spacing", "i0"]
 _add_examples(globals(), """
 frexp:
     >>> pnp.frexp(pnp.array([8.0, 0.75]))
-    (Array([0.5 , 0.75]), Array([4, 0]))
+    (Array([0.5 , 0.75], dtype=float32), Array([4, 0], dtype=int32))
 i0:
     >>> pnp.i0(pnp.array([0.0, 1.0]))
-    Array([1.0000001, 1.2660661])
+    Array([1.0000001, 1.2660661], dtype=float32)
 ldexp:
     >>> pnp.ldexp(pnp.array([1.0, 0.75]), pnp.array([3, 1]))
-    Array([8. , 1.5])
+    Array([8. , 1.5], dtype=float32)
 modf:
     >>> pnp.modf(pnp.array([2.5, -1.25]))
-    (Array([ 0.5 , -0.25]), Array([ 2., -1.]))
+    (Array([ 0.5 , -0.25], dtype=float32), Array([ 2., -1.], dtype=float32))
 spacing:
     >>> pnp.spacing(pnp.array([1.0], dtype=pnp.float32))
-    Array([1.1920929e-07])
+    Array([1.1920929e-07], dtype=float32)
 """)

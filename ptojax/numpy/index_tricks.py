@@ -212,42 +212,42 @@ __all__ = ["diag_indices", "diag_indices_from", "diagflat", "fill_diagonal", "in
 _add_examples(globals(), """
 diag_indices_from: The indices of the main diagonal of the square array ``arr``.
     >>> pnp.diag_indices_from(pnp.zeros((2, 2)))
-    (Array([0, 1]), Array([0, 1]))
+    (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
 tril_indices_from: The indices of the lower triangle (at and below diagonal ``k``) of ``arr``.
     >>> pnp.tril_indices_from(pnp.zeros((2, 2)))
-    (Array([0, 1, 1]), Array([0, 0, 1]))
+    (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
 triu_indices_from: The indices of the upper triangle (at and above diagonal ``k``) of ``arr``.
     >>> pnp.triu_indices_from(pnp.zeros((2, 2)))
-    (Array([0, 0, 1]), Array([0, 1, 1]))
+    (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
 diag_indices:
     >>> pnp.diag_indices(3)
-    (Array([0, 1, 2]), Array([0, 1, 2]))
+    (Array([0, 1, 2], dtype=int32), Array([0, 1, 2], dtype=int32))
 diagflat:
     >>> pnp.diagflat(pnp.array([1, 2]), k=1)
     Array([[0, 1, 0],
            [0, 0, 2],
-           [0, 0, 0]])
+           [0, 0, 0]], dtype=int32)
 fill_diagonal:
     >>> pnp.fill_diagonal(pnp.zeros((2, 2), dtype=pnp.int32), 5, inplace=False)
     Array([[5, 0],
-           [0, 5]])
+           [0, 5]], dtype=int32)
 indices:
     >>> pnp.indices((2, 3))[1]
     Array([[0, 1, 2],
-           [0, 1, 2]])
+           [0, 1, 2]], dtype=int32)
 ix_:
     >>> [x.shape for x in pnp.ix_(pnp.array([0, 1]), pnp.array([2, 0, 1]))]
     [(2, 1), (1, 3)]
 ravel_multi_index:
     >>> pnp.ravel_multi_index((pnp.array([0, 1]), pnp.array([2, 0])), (2, 3))
-    Array([2, 3])
+    Array([2, 3], dtype=int32)
 tril_indices:
     >>> pnp.tril_indices(2)
-    (Array([0, 1, 1]), Array([0, 0, 1]))
+    (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
 triu_indices:
     >>> pnp.triu_indices(2)
-    (Array([0, 0, 1]), Array([0, 1, 1]))
+    (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
 unravel_index:
     >>> pnp.unravel_index(pnp.array([2, 3]), (2, 3))
-    (Array([0, 1]), Array([2, 0]))
+    (Array([0, 1], dtype=int32), Array([2, 0], dtype=int32))
 """)

@@ -472,9 +472,9 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None, *,
 _add_examples(globals(), """
 take:
     >>> pnp.take(pnp.array([10, 20, 30]), pnp.array([2, 0]))
-    Array([30, 10])
+    Array([30, 10], dtype=int32)
 take_along_axis:
     >>> pnp.take_along_axis(pnp.array([[3, 1], [0, 2]]), pnp.array([[1], [0]]), axis=1)
     Array([[1],
-           [0]])
+           [0]], dtype=int32)
 """)

@@ -191,18 +191,18 @@ __all__ = ["append", "delete", "insert", "resize", "trim_zeros"]
 _add_examples(globals(), """
 append:
     >>> pnp.append(pnp.array([1, 2]), pnp.array([3, 4]))
-    Array([1, 2, 3, 4])
+    Array([1, 2, 3, 4], dtype=int32)
 delete:
     >>> pnp.delete(pnp.array([1, 2, 3, 4]), 1)
-    Array([1, 3, 4])
+    Array([1, 3, 4], dtype=int32)
 insert:
     >>> pnp.insert(pnp.array([1, 2, 3]), 1, 9)
-    Array([1, 9, 2, 3])
+    Array([1, 9, 2, 3], dtype=int32)
 resize:
     >>> pnp.resize(pnp.array([1, 2, 3]), (2, 2))
     Array([[1, 2],
-           [3, 1]])
+           [3, 1]], dtype=int32)
 trim_zeros:
     >>> pnp.trim_zeros(pnp.array([0, 1, 2, 0]))
-    Array([1, 2])
+    Array([1, 2], dtype=int32)
 """)

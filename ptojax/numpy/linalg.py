@@ -715,96 +715,96 @@ add_examples(globals(), """
 cholesky:
     >>> pnp.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
     Array([[2.       , 0.       ],
-           [1.       , 1.4142135]])
+           [1.       , 1.4142135]], dtype=float32)
 cond:
     >>> pnp.linalg.cond(pnp.array([[2.0, 0.0], [0.0, 0.5]]))
-    Array(4.)
+    Array(4., dtype=float32)
 cross:
     >>> pnp.linalg.cross(pnp.array([1.0, 0.0, 0.0]), pnp.array([0.0, 1.0, 0.0]))
-    Array([0., 0., 1.])
+    Array([0., 0., 1.], dtype=float32)
 det:
     >>> pnp.linalg.det(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
-    Array(8.)
+    Array(8., dtype=float32)
 diagonal:
     >>> pnp.linalg.diagonal(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
-    Array([4., 3.])
+    Array([4., 3.], dtype=float32)
 eigh:
     >>> pnp.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
-    Array([1., 3.])
+    Array([1., 3.], dtype=float32)
 eigvalsh:
     >>> pnp.linalg.eigvalsh(pnp.array([[2.0, 1.0], [1.0, 2.0]]))
-    Array([1., 3.])
+    Array([1., 3.], dtype=float32)
 inv:
     >>> pnp.linalg.inv(pnp.array([[2.0, 0.0], [0.0, 4.0]]))
     Array([[0.5 , 0.  ],
-           [0.  , 0.25]])
+           [0.  , 0.25]], dtype=float32)
 lstsq:
     >>> a = pnp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
     >>> pnp.linalg.lstsq(a, pnp.array([1.0, 2.0, 3.0]))[0]
-    Array([0.9999999, 0.9999999])
+    Array([0.9999999, 0.9999999], dtype=float32)
 matmul:
     >>> pnp.linalg.matmul(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([1.0, 1.0]))
-    Array([6., 5.])
+    Array([6., 5.], dtype=float32)
 matrix_norm:
     >>> pnp.linalg.matrix_norm(pnp.array([[3.0, 0.0], [0.0, 4.0]]))
-    Array(5.)
+    Array(5., dtype=float32)
 matrix_power:
     >>> pnp.linalg.matrix_power(pnp.array([[1, 1], [0, 1]]), 3)
     Array([[1, 3],
-           [0, 1]])
+           [0, 1]], dtype=int32)
 matrix_rank:
     >>> pnp.linalg.matrix_rank(pnp.array([[1.0, 2.0], [2.0, 4.0]]))
-    Array(1)
+    Array(1, dtype=int32)
 multi_dot:
     >>> pnp.linalg.multi_dot([pnp.ones((2, 3)), pnp.ones((3, 4)), pnp.ones(4)])
-    Array([12., 12.])
+    Array([12., 12.], dtype=float32)
 norm:
     >>> pnp.linalg.norm(pnp.array([3.0, 4.0]))
-    Array(5.)
+    Array(5., dtype=float32)
     >>> pnp.linalg.norm(pnp.array([3.0, -4.0]), ord=1)
-    Array(7.)
+    Array(7., dtype=float32)
 outer:
     >>> pnp.linalg.outer(pnp.array([1, 2]), pnp.array([3, 4]))
     Array([[3, 4],
-           [6, 8]])
+           [6, 8]], dtype=int32)
 pinv:
     >>> pnp.linalg.pinv(pnp.array([[2.0, 0.0], [0.0, 0.0]]))
     Array([[0.5, 0. ],
-           [0. , 0. ]])
+           [0. , 0. ]], dtype=float32)
 qr:
     >>> pnp.abs(pnp.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]])).R)
     Array([[4.472136 , 3.130495 ],
-           [0.       , 1.7888544]])
+           [0.       , 1.7888544]], dtype=float32)
 slogdet:
     >>> pnp.linalg.slogdet(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
-    SlogdetResult(sign=Array(1.), logabsdet=Array(2.0794415))
+    SlogdetResult(sign=Array(1., dtype=float32), logabsdet=Array(2.0794415, dtype=float32))
 solve:
     >>> pnp.linalg.solve(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([2.0, 1.0]))
-    Array([0.5, 0. ])
+    Array([0.5, 0. ], dtype=float32)
 svd:
     >>> pnp.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]])).S
-    Array([5.561553 , 1.4384472])
+    Array([5.561553 , 1.4384472], dtype=float32)
 svdvals:
     >>> pnp.linalg.svdvals(pnp.array([[3.0, 0.0], [0.0, -4.0]]))
-    Array([4., 3.])
+    Array([4., 3.], dtype=float32)
 tensordot:
     >>> pnp.linalg.tensordot(pnp.ones((2, 3)), pnp.ones((3, 2)), axes=1)
     Array([[3., 3.],
-           [3., 3.]])
+           [3., 3.]], dtype=float32)
 tensorinv:
     >>> pnp.linalg.tensorinv(pnp.eye(4).reshape(4, 2, 2), ind=1).shape
     (2, 2, 4)
 tensorsolve:
     >>> pnp.linalg.tensorsolve(2 * pnp.eye(4).reshape(2, 2, 2, 2), pnp.ones((2, 2)))
     Array([[0.5, 0.5],
-           [0.5, 0.5]])
+           [0.5, 0.5]], dtype=float32)
 trace:
     >>> pnp.linalg.trace(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
-    Array(7.)
+    Array(7., dtype=float32)
 vecdot:
     >>> pnp.linalg.vecdot(pnp.array([1.0, 2.0]), pnp.array([3.0, 4.0]))
-    Array(11.)
+    Array(11., dtype=float32)
 vector_norm:
     >>> pnp.linalg.vector_norm(pnp.array([3.0, 4.0]))
-    Array(5.)
+    Array(5., dtype=float32)
 """)

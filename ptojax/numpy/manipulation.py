@@ -438,14 +438,14 @@ _add_examples(globals(), """
 array_split: ``ary`` split along ``axis`` into ``indices_or_sections`` parts; unlike ``split``
     the parts may differ in size by one.
     >>> pnp.array_split(pnp.arange(5), 2)
-    [Array([0, 1, 2]), Array([3, 4])]
+    [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32)]
 atleast_1d: Each argument as an array with at least one dimension (a list of them for several
     arguments).
     >>> pnp.atleast_1d(3.0)
-    Array([3.], weak_type=True)
+    Array([3.], dtype=float32, weak_type=True)
 atleast_2d: Each argument as an array with at least two dimensions, adding leading axes.
     >>> pnp.atleast_2d(pnp.array([1, 2]))
-    Array([[1, 2]])
+    Array([[1, 2]], dtype=int32)
 atleast_3d: Each argument as an array with at least three dimensions (a vector of n becomes 1 x
     n x 1).
     >>> pnp.atleast_3d(pnp.array([1, 2])).shape
@@ -453,64 +453,64 @@ atleast_3d: Each argument as an array with at least three dimensions (a vector o
 broadcast_arrays: The arguments broadcast to their common shape.
     >>> pnp.broadcast_arrays(pnp.array([1, 2]), pnp.array([[0], [10]]))
     [Array([[1, 2],
-           [1, 2]]), Array([[ 0,  0],
-           [10, 10]])]
+           [1, 2]], dtype=int32), Array([[ 0,  0],
+           [10, 10]], dtype=int32)]
 broadcast_to: ``array`` broadcast to ``shape`` (size-1 and missing leading axes repeat).
     >>> pnp.broadcast_to(pnp.array([1, 2]), (2, 2))
     Array([[1, 2],
-           [1, 2]])
+           [1, 2]], dtype=int32)
 column_stack: 1-D arrays as the columns of a 2-D array (2-D arrays are stacked along axis 1).
     >>> pnp.column_stack([pnp.array([1, 2]), pnp.array([3, 4])])
     Array([[1, 3],
-           [2, 4]])
+           [2, 4]], dtype=int32)
 concatenate: The ``arrays`` joined along an existing ``axis`` (``concat``; ``axis=None``
     flattens first).
     >>> pnp.concatenate([pnp.array([1, 2]), pnp.array([3])])
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 diag: The ``k``-th diagonal of a 2-D ``v``, or a 2-D array with the 1-D ``v`` on diagonal
     ``k``.
     >>> pnp.diag(pnp.array([1, 2]))
     Array([[1, 0],
-           [0, 2]])
+           [0, 2]], dtype=int32)
     >>> pnp.diag(pnp.arange(6).reshape(2, 3))
-    Array([0, 4])
+    Array([0, 4], dtype=int32)
 diagonal: The diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, in the last
     axis of the result.
     >>> pnp.diagonal(pnp.arange(6).reshape(2, 3), offset=1)
-    Array([1, 5])
+    Array([1, 5], dtype=int32)
 dsplit: ``ary`` (at least 3-D) split along its third axis.
     >>> [p.shape for p in pnp.dsplit(pnp.zeros((1, 1, 4)), 2)]
     [(1, 1, 2), (1, 1, 2)]
 dstack: The arrays stacked along a third axis (made at least 3-D first).
     >>> pnp.dstack([pnp.array([1, 2]), pnp.array([3, 4])])
     Array([[[1, 3],
-            [2, 4]]])
+            [2, 4]]], dtype=int32)
 expand_dims: ``a`` with a new size-1 axis at each position in ``axis``.
     >>> pnp.expand_dims(pnp.array([1, 2]), 0).shape
     (1, 2)
 flip: ``m`` with the order of its elements reversed along ``axis`` (every axis by default).
     >>> pnp.flip(pnp.arange(6).reshape(2, 3), axis=1)
     Array([[2, 1, 0],
-           [5, 4, 3]])
+           [5, 4, 3]], dtype=int32)
 fliplr: ``m`` with its columns (axis 1) reversed.
     >>> pnp.fliplr(pnp.arange(6).reshape(2, 3))
     Array([[2, 1, 0],
-           [5, 4, 3]])
+           [5, 4, 3]], dtype=int32)
 flipud: ``m`` with its rows (axis 0) reversed.
     >>> pnp.flipud(pnp.arange(6).reshape(2, 3))
     Array([[3, 4, 5],
-           [0, 1, 2]])
+           [0, 1, 2]], dtype=int32)
 hsplit: ``ary`` split along axis 1 (axis 0 for a vector).
     >>> pnp.hsplit(pnp.arange(4), 2)
-    [Array([0, 1]), Array([2, 3])]
+    [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
 hstack: The arrays joined along axis 1 (axis 0 for vectors).
     >>> pnp.hstack([pnp.array([1, 2]), pnp.array([3])])
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 matrix_transpose: ``x`` with its last two axes swapped (``x.mT``).
     >>> pnp.matrix_transpose(pnp.arange(6).reshape(2, 3))
     Array([[0, 3],
            [1, 4],
-           [2, 5]])
+           [2, 5]], dtype=int32)
 moveaxis: ``a`` with the axes ``source`` moved to positions ``destination``, the others keeping
     their order.
     >>> pnp.moveaxis(pnp.zeros((2, 3, 4)), 0, -1).shape
@@ -520,72 +520,72 @@ permute_dims: ``a`` with its axes permuted by ``axes`` (the array API name of ``
     (4, 2, 3)
 ravel: ``a`` flattened to one dimension (row-major, ``order='C'``).
     >>> pnp.ravel(pnp.arange(6).reshape(2, 3))
-    Array([0, 1, 2, 3, 4, 5])
+    Array([0, 1, 2, 3, 4, 5], dtype=int32)
 repeat: Each element of ``a`` repeated ``repeats`` times along ``axis`` (flattened if None).
     >>> pnp.repeat(pnp.array([1, 2]), 2)
-    Array([1, 1, 2, 2])
+    Array([1, 1, 2, 2], dtype=int32)
     >>> pnp.repeat(pnp.array([1, 2]), pnp.array([1, 3]), total_repeat_length=4)
-    Array([1, 2, 2, 2])
+    Array([1, 2, 2, 2], dtype=int32)
 reshape: ``a`` with the same elements in ``shape`` (one entry may be -1, inferred), row-major.
     >>> pnp.reshape(pnp.arange(6), (3, -1))
     Array([[0, 1],
            [2, 3],
-           [4, 5]])
+           [4, 5]], dtype=int32)
 roll: ``a`` with its elements shifted by ``shift`` along ``axis``, wrapping around (flattened
     if None).
     >>> pnp.roll(pnp.arange(5), 2)
-    Array([3, 4, 0, 1, 2])
+    Array([3, 4, 0, 1, 2], dtype=int32)
 split: ``ary`` split along ``axis`` into ``indices_or_sections`` equal parts, or at the given
     indices.
     >>> pnp.split(pnp.arange(6), [2, 3])
-    [Array([0, 1]), Array([2]), Array([3, 4, 5])]
+    [Array([0, 1], dtype=int32), Array([2], dtype=int32), Array([3, 4, 5], dtype=int32)]
 squeeze: ``a`` without its size-1 axes (only those in ``axis`` if given).
     >>> pnp.squeeze(pnp.zeros((1, 3, 1))).shape
     (3,)
 stack: The ``arrays`` (of one shape) joined along a new ``axis``.
     >>> pnp.stack([pnp.array([1, 2]), pnp.array([3, 4])], axis=1)
     Array([[1, 3],
-           [2, 4]])
+           [2, 4]], dtype=int32)
 swapaxes: ``a`` with ``axis1`` and ``axis2`` interchanged.
     >>> pnp.swapaxes(pnp.zeros((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
 tile: ``A`` repeated ``reps`` times along each axis.
     >>> pnp.tile(pnp.array([1, 2]), (2, 2))
     Array([[1, 2, 1, 2],
-           [1, 2, 1, 2]])
+           [1, 2, 1, 2]], dtype=int32)
 transpose: ``a`` with its axes permuted by ``axes`` (reversed by default).
     >>> pnp.transpose(pnp.arange(6).reshape(2, 3))
     Array([[0, 3],
            [1, 4],
-           [2, 5]])
+           [2, 5]], dtype=int32)
 tril: ``m`` with the elements above diagonal ``k`` set to zero (over the last two axes).
     >>> pnp.tril(pnp.ones((3, 3), dtype=pnp.int32))
     Array([[1, 0, 0],
            [1, 1, 0],
-           [1, 1, 1]])
+           [1, 1, 1]], dtype=int32)
 triu: ``m`` with the elements below diagonal ``k`` set to zero (over the last two axes).
     >>> pnp.triu(pnp.ones((3, 3), dtype=pnp.int32), k=1)
     Array([[0, 1, 1],
            [0, 0, 1],
-           [0, 0, 0]])
+           [0, 0, 0]], dtype=int32)
 vsplit: ``ary`` (at least 2-D) split along axis 0.
     >>> pnp.vsplit(pnp.arange(4).reshape(2, 2), 2)
-    [Array([[0, 1]]), Array([[2, 3]])]
+    [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
 vstack: The arrays joined along axis 0 (vectors become rows).
     >>> pnp.vstack([pnp.array([1, 2]), pnp.array([3, 4])])
     Array([[1, 2],
-           [3, 4]])
+           [3, 4]], dtype=int32)
 rollaxis:
     >>> pnp.rollaxis(pnp.zeros((2, 3, 4)), 2).shape
     (4, 2, 3)
 rot90:
     >>> pnp.rot90(pnp.array([[1, 2], [3, 4]]))
     Array([[2, 4],
-           [1, 3]])
+           [1, 3]], dtype=int32)
 trace:
     >>> pnp.trace(pnp.array([[1, 2], [3, 4]]))
-    Array(5)
+    Array(5, dtype=int32)
 unstack:
     >>> pnp.unstack(pnp.array([[1, 2], [3, 4]]))
-    (Array([1, 2]), Array([3, 4]))
+    (Array([1, 2], dtype=int32), Array([3, 4], dtype=int32))
 """)

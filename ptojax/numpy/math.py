@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
                                    check_dtype_kind, promote_args)
@@ -364,13 +365,32 @@ def _wrap_between(x, a):
 
 def logaddexp(x1, x2, /):
     x1, x2 = promote_args("logaddexp", x1, x2, kind="float")
-    amax = lax.max(x1, x2)
     if dtypes.is_complex(x1.dtype):  # the phase is wrapped into [-pi, pi), as JAX
+        amax = lax.max(x1, x2)
         out = lax.add(amax, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.mul(amax, 2)))))
         return lax.complex(lax.real(out), _wrap_between(lax.imag(out), float(np.pi)))
+    return _real_logaddexp(x1, x2)
+
+
+@custom_jvp
+def _real_logaddexp(x1, x2):
     delta = lax.sub(x1, x2)
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2),
-                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+                      lax.add(lax.max(x1, x2), lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+@_real_logaddexp.defjvp
+def _real_logaddexp_jvp(primals, tangents):
+    """JAX's rule: each tangent weighted by ``exp(x_i - out)`` (so a tie splits evenly, and
+    ``softplus'(0) = 1/2``), ``+inf`` replaced by 0 in the exponent."""
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _real_logaddexp(x1, x2)
+    weight = lambda x: lax.exp(lax.sub(_finite_above(x), _finite_above(out)))
+    return out, lax.add(lax.mul(t1, weight(x1)), lax.mul(t2, weight(x2)))
+
+
+def _finite_above(x):
+    return lax.select(lax.eq(x, float("inf")), lax.full_like(x, 0), x)
 
 
 def logaddexp2(x1, x2, /):
@@ -520,275 +540,275 @@ def astype(x, dtype):
 __all__ = [n for n in dir() if not n.startswith("_") and n not in
            ("annotations", "np", "dtypes", "lax", "ew", "asarray", "promote_args",
             "check_dtype_kind", "broadcast_shapes", "broadcast_to_shape", "user_frame",
-            "DtypeError", "ShapeError", "UnsupportedError")]
+            "DtypeError", "ShapeError", "UnsupportedError", "custom_jvp")]
 
 _add_examples(globals(), """
 absolute: Absolute value, elementwise (``abs`` is the same function); bools and unsigned
     integers are returned unchanged, complex numbers give their magnitude.
     >>> pnp.abs(pnp.array([-1.5, 0.0, 2.5]))
-    Array([1.5, 0. , 2.5])
+    Array([1.5, 0. , 2.5], dtype=float32)
 arccos: Inverse cosine, elementwise, in radians in [0, pi] (``acos``); integers become floats.
     >>> pnp.arccos(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.5707964, 1.0471976, 0.       ])
+    Array([1.5707964, 1.0471976, 0.       ], dtype=float32)
 arccosh: Inverse hyperbolic cosine, elementwise (``acosh``); NaN below 1.
     >>> pnp.arccosh(pnp.array([1.0, 2.0, 10.0]))
-    Array([0.      , 1.316958, 2.993223])
+    Array([0.      , 1.316958, 2.993223], dtype=float32)
 add: Sum of ``x1`` and ``x2``, elementwise, broadcasting their shapes and promoting their
     dtypes as JAX.
     >>> pnp.add(pnp.array([1, 2, 3]), 10)
-    Array([11, 12, 13])
+    Array([11, 12, 13], dtype=int32)
 arcsin: Inverse sine, elementwise, in radians in [-pi/2, pi/2] (``asin``).
     >>> pnp.arcsin(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.5235988, 1.5707964])
+    Array([0.       , 0.5235988, 1.5707964], dtype=float32)
 arcsinh: Inverse hyperbolic sine, elementwise (``asinh``).
     >>> pnp.arcsinh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.1947632,  0.       ,  1.6472311])
+    Array([-1.1947632,  0.       ,  1.6472311], dtype=float32)
 arctan: Inverse tangent, elementwise, in radians in (-pi/2, pi/2) (``atan``).
     >>> pnp.arctan(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-0.98279375,  0.        ,  1.19029   ])
+    Array([-0.98279375,  0.        ,  1.19029   ], dtype=float32)
 arctan2: Angle of the point (``x2``, ``x1``) in radians in [-pi, pi], elementwise with
     broadcasting (``atan2``); the quadrant comes from both signs.
     >>> pnp.arctan2(pnp.array([1.0, 1.0, -1.0]), pnp.array([1.0, -1.0, -1.0]))
-    Array([ 0.7853981,  2.3561945, -2.3561945])
+    Array([ 0.7853981,  2.3561945, -2.3561945], dtype=float32)
 arctanh: Inverse hyperbolic tangent, elementwise (``atanh``); +-inf at +-1.
     >>> pnp.arctanh(pnp.array([-0.5, 0.0, 0.5]))
-    Array([-0.54930615,  0.        ,  0.54930615])
+    Array([-0.54930615,  0.        ,  0.54930615], dtype=float32)
 around:
     >>> pnp.round(pnp.array([0.5, 1.5, 2.675]), 1)
-    Array([0.5, 1.5, 2.7])
+    Array([0.5, 1.5, 2.7], dtype=float32)
 astype: ``x`` converted to ``dtype`` (floats to integers truncate toward zero).
     >>> pnp.astype(pnp.array([1.7, -2.7]), pnp.int32)
-    Array([ 1, -2])
+    Array([ 1, -2], dtype=int32)
 bitwise_and: Bitwise AND of integers or bools, elementwise with broadcasting.
     >>> pnp.bitwise_and(pnp.array([12, 10]), 6)
-    Array([4, 2])
+    Array([4, 2], dtype=int32)
 bitwise_not: Bitwise NOT, elementwise (``invert``, ``bitwise_invert``): ``~x``; logical NOT for
     bools.
     >>> pnp.bitwise_not(pnp.array([0, 5, -1]))
-    Array([-1, -6,  0])
+    Array([-1, -6,  0], dtype=int32)
 left_shift: ``x1`` shifted left by ``x2`` bits, elementwise (``bitwise_left_shift``).
     >>> pnp.left_shift(pnp.array([1, 3]), 2)
-    Array([ 4, 12])
+    Array([ 4, 12], dtype=int32)
 bitwise_or: Bitwise OR of integers or bools, elementwise with broadcasting.
     >>> pnp.bitwise_or(pnp.array([12, 10]), 6)
-    Array([14, 14])
+    Array([14, 14], dtype=int32)
 right_shift: ``x1`` shifted right by ``x2`` bits, elementwise (``bitwise_right_shift``);
     arithmetic shift for signed integers.
     >>> pnp.right_shift(pnp.array([16, -16]), 2)
-    Array([ 4, -4])
+    Array([ 4, -4], dtype=int32)
 bitwise_xor: Bitwise exclusive OR of integers or bools, elementwise with broadcasting.
     >>> pnp.bitwise_xor(pnp.array([12, 10]), 6)
-    Array([10, 12])
+    Array([10, 12], dtype=int32)
 cbrt: Real cube root, elementwise (negative for negative ``x``).
     >>> pnp.cbrt(pnp.array([-8.0, 1.0, 27.0]))
-    Array([-2.       ,  1.       ,  2.9999998])
+    Array([-2.       ,  1.       ,  2.9999998], dtype=float32)
 ceil: Smallest integer-valued float not below ``x``, elementwise; integers and bools are
     returned unchanged.
     >>> pnp.ceil(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.,  0.,  3.])
+    Array([-1.,  0.,  3.], dtype=float32)
 clip: ``a`` limited to [``min``, ``max``] elementwise (``a_min``/``a_max`` are the older
     names); either bound may be None.
     >>> pnp.clip(pnp.array([-2, 0, 3, 9]), 0, 5)
-    Array([0, 0, 3, 5])
+    Array([0, 0, 3, 5], dtype=int32)
 copysign: ``|x1|`` with the sign of ``x2``, elementwise; the result is a float.
     >>> pnp.copysign(pnp.array([1.0, -2.0, 3.0]), -1.0)
-    Array([-1., -2., -3.])
+    Array([-1., -2., -3.], dtype=float32)
 cos: Cosine of ``x`` (radians), elementwise; integers become floats.
     >>> pnp.cos(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.        , 0.87758255, 0.5403023 ])
+    Array([1.        , 0.87758255, 0.5403023 ], dtype=float32)
 cosh: Hyperbolic cosine, elementwise.
     >>> pnp.cosh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([2.3524096, 1.       , 6.13229  ])
+    Array([2.3524096, 1.       , 6.13229  ], dtype=float32)
 deg2rad: Degrees converted to radians, elementwise (``radians``).
     >>> pnp.deg2rad(pnp.array([0.0, 90.0, 180.0]))
-    Array([0.       , 1.5707964, 3.1415927])
+    Array([0.       , 1.5707964, 3.1415927], dtype=float32)
 degrees: Radians converted to degrees, elementwise (``rad2deg``).
     >>> pnp.degrees(pnp.array([0.0, pnp.pi / 2, pnp.pi]))
-    Array([  0.,  90., 180.])
+    Array([  0.,  90., 180.], dtype=float32)
 divide: True division ``x1 / x2``, elementwise with broadcasting (``true_divide``); integers
     divide as floats.
     >>> pnp.divide(pnp.array([1, 2, 3]), 2)
-    Array([0.5, 1. , 1.5])
+    Array([0.5, 1. , 1.5], dtype=float32)
 divmod: ``(floor_divide(x1, x2), mod(x1, x2))`` in one call, elementwise.
     >>> pnp.divmod(pnp.array([7, -7]), 3)
-    (Array([ 2, -3]), Array([1, 2]))
+    (Array([ 2, -3], dtype=int32), Array([1, 2], dtype=int32))
 equal: Whether ``x1 == x2``, elementwise with broadcasting; a bool array.
     >>> pnp.equal(pnp.array([1, 2, 3]), 2)
-    Array([False,  True, False])
+    Array([False,  True, False], dtype=bool)
 exp: Exponential ``e**x``, elementwise; integers become floats.
     >>> pnp.exp(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.       , 1.6487212, 2.718282 ])
+    Array([1.       , 1.6487212, 2.718282 ], dtype=float32)
 exp2: ``2**x``, elementwise, as floats.
     >>> pnp.exp2(pnp.array([-1.0, 0.0, 3.0]))
-    Array([0.5, 1. , 8. ])
+    Array([0.5, 1. , 8. ], dtype=float32)
 expm1: ``exp(x) - 1``, elementwise, accurate for small ``x``.
     >>> pnp.expm1(pnp.array([1e-6, 0.0, 1.0]))
-    Array([1.0000005e-06, 0.0000000e+00, 1.7182819e+00])
+    Array([1.0000005e-06, 0.0000000e+00, 1.7182819e+00], dtype=float32)
 fabs:
     >>> pnp.fabs(pnp.array([-7, 0, 7]))
-    Array([7., 0., 7.])
+    Array([7., 0., 7.], dtype=float32)
 trunc: ``x`` rounded toward zero, elementwise (``fix``); integers are returned unchanged.
     >>> pnp.trunc(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.,  0.,  2.])
+    Array([-1.,  0.,  2.], dtype=float32)
 float_power: ``x1 ** x2`` in the widest float available (float32 without x64), elementwise.
     >>> pnp.float_power(pnp.array([2, 3]), 2)
-    Array([4., 9.])
+    Array([4., 9.], dtype=float32)
 floor: Largest integer-valued float not above ``x``, elementwise; integers and bools are
     returned unchanged.
     >>> pnp.floor(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-2.,  0.,  2.])
+    Array([-2.,  0.,  2.], dtype=float32)
 floor_divide: ``x1 // x2`` (rounded toward minus infinity), elementwise with broadcasting.
     >>> pnp.floor_divide(pnp.array([7, -7]), 2)
-    Array([ 3, -4])
+    Array([ 3, -4], dtype=int32)
 fmax: Elementwise maximum that ignores NaN (NaN only where both are NaN).
     >>> pnp.fmax(pnp.array([1.0, pnp.nan, 3.0]), pnp.array([2.0, 0.0, pnp.nan]))
-    Array([2., 0., 3.])
+    Array([2., 0., 3.], dtype=float32)
 fmin: Elementwise minimum that ignores NaN (NaN only where both are NaN).
     >>> pnp.fmin(pnp.array([1.0, pnp.nan, 3.0]), pnp.array([2.0, 0.0, pnp.nan]))
-    Array([1., 0., 3.])
+    Array([1., 0., 3.], dtype=float32)
 fmod: Remainder of ``x1 / x2`` with the sign of ``x1`` (C ``fmod``), elementwise.
     >>> pnp.fmod(pnp.array([7, -7]), 3)
-    Array([ 1, -1])
+    Array([ 1, -1], dtype=int32)
 greater: Whether ``x1 > x2``, elementwise with broadcasting; complex numbers compare by real
     part, then imaginary part.
     >>> pnp.greater(pnp.array([1, 2, 3]), 2)
-    Array([False, False,  True])
+    Array([False, False,  True], dtype=bool)
 greater_equal: Whether ``x1 >= x2``, elementwise with broadcasting.
     >>> pnp.greater_equal(pnp.array([1, 2, 3]), 2)
-    Array([False,  True,  True])
+    Array([False,  True,  True], dtype=bool)
 heaviside: Heaviside step: 0 where ``x1 < 0``, 1 where ``x1 > 0`` and ``x2`` where ``x1 == 0``.
     >>> pnp.heaviside(pnp.array([-1.0, 0.0, 2.0]), 0.5)
-    Array([0. , 0.5, 1. ])
+    Array([0. , 0.5, 1. ], dtype=float32)
 hypot: ``sqrt(x1**2 + x2**2)`` without overflow, elementwise.
     >>> pnp.hypot(pnp.array([3.0, 5.0]), pnp.array([4.0, 12.0]))
-    Array([ 5., 13.])
+    Array([ 5., 13.], dtype=float32)
 isfinite: Whether each element is finite (not inf or NaN); True for integers.
     >>> pnp.isfinite(pnp.array([1.0, pnp.inf, pnp.nan]))
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 isinf: Whether each element is +inf or -inf.
     >>> pnp.isinf(pnp.array([1.0, -pnp.inf, pnp.nan]))
-    Array([False,  True, False])
+    Array([False,  True, False], dtype=bool)
 isnan: Whether each element is NaN.
     >>> pnp.isnan(pnp.array([1.0, pnp.inf, pnp.nan]))
-    Array([False, False,  True])
+    Array([False, False,  True], dtype=bool)
 isneginf:
     >>> pnp.isneginf(pnp.array([1.0, -pnp.inf, pnp.inf]))
-    Array([False,  True, False])
+    Array([False,  True, False], dtype=bool)
 isposinf:
     >>> pnp.isposinf(pnp.array([1.0, -pnp.inf, pnp.inf]))
-    Array([False, False,  True])
+    Array([False, False,  True], dtype=bool)
 less: Whether ``x1 < x2``, elementwise with broadcasting; complex numbers compare by real part,
     then imaginary part.
     >>> pnp.less(pnp.array([1, 2, 3]), 2)
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 less_equal: Whether ``x1 <= x2``, elementwise with broadcasting.
     >>> pnp.less_equal(pnp.array([1, 2, 3]), 2)
-    Array([ True,  True, False])
+    Array([ True,  True, False], dtype=bool)
 log: Natural logarithm, elementwise; -inf at 0, NaN below.
     >>> pnp.log(pnp.array([1.0, pnp.e, 0.0]))
-    Array([  0.,   1., -inf])
+    Array([  0.,   1., -inf], dtype=float32)
 log10: Base-10 logarithm, elementwise.
     >>> pnp.log10(pnp.array([1.0, 10.0, 1000.0]))
-    Array([0., 1., 3.])
+    Array([0., 1., 3.], dtype=float32)
 log1p: ``log(1 + x)``, elementwise, accurate for small ``x``.
     >>> pnp.log1p(pnp.array([1e-6, 0.0, 1.0]))
-    Array([9.999995e-07, 0.000000e+00, 6.931472e-01])
+    Array([9.999995e-07, 0.000000e+00, 6.931472e-01], dtype=float32)
 log2: Base-2 logarithm, elementwise.
     >>> pnp.log2(pnp.array([1.0, 2.0, 8.0]))
-    Array([0., 1., 3.])
+    Array([0., 1., 3.], dtype=float32)
 logaddexp: ``log(exp(x1) + exp(x2))`` without overflow, elementwise.
     >>> pnp.logaddexp(pnp.array([0.0, 1000.0]), pnp.array([0.0, 1000.0]))
-    Array([6.9314718e-01, 1.0006932e+03])
+    Array([6.9314718e-01, 1.0006932e+03], dtype=float32)
 logaddexp2: ``log2(2**x1 + 2**x2)`` without overflow, elementwise.
     >>> pnp.logaddexp2(pnp.array([0.0, 1.0]), pnp.array([0.0, 3.0]))
-    Array([1.      , 3.321928])
+    Array([1.      , 3.321928], dtype=float32)
 logical_and: Truth of ``x1 and x2``, elementwise with broadcasting (nonzero is true).
     >>> pnp.logical_and(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 logical_not: Truth of ``not x``, elementwise (nonzero is true).
     >>> pnp.logical_not(pnp.array([0, 1, 2]))
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 logical_or: Truth of ``x1 or x2``, elementwise with broadcasting (nonzero is true).
     >>> pnp.logical_or(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([ True,  True, False])
+    Array([ True,  True, False], dtype=bool)
 logical_xor: Truth of ``x1 != x2`` as booleans, elementwise with broadcasting.
     >>> pnp.logical_xor(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([False,  True, False])
+    Array([False,  True, False], dtype=bool)
 maximum: Elementwise maximum with broadcasting; NaN if either is NaN (see ``fmax``).
     >>> pnp.maximum(pnp.array([1, 5, 3]), pnp.array([4, 2, 3]))
-    Array([4, 5, 3])
+    Array([4, 5, 3], dtype=int32)
 minimum: Elementwise minimum with broadcasting; NaN if either is NaN (see ``fmin``).
     >>> pnp.minimum(pnp.array([1, 5, 3]), pnp.array([4, 2, 3]))
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 mod: Remainder of floor division, with the sign of ``x2`` (Python ``%``), elementwise
     (``remainder``).
     >>> pnp.mod(pnp.array([7, -7]), 3)
-    Array([1, 2])
+    Array([1, 2], dtype=int32)
 multiply: Product of ``x1`` and ``x2``, elementwise with broadcasting.
     >>> pnp.multiply(pnp.array([1, 2, 3]), pnp.array([4, 5, 6]))
-    Array([ 4, 10, 18])
+    Array([ 4, 10, 18], dtype=int32)
 nan_to_num: ``x`` with NaN replaced by ``nan`` (0.0) and +-inf by ``posinf``/``neginf`` (the
     largest finite values of the dtype by default).
     >>> pnp.nan_to_num(pnp.array([pnp.nan, pnp.inf, -pnp.inf, 1.0]))
-    Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38,  1.0000000e+00])
+    Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38,  1.0000000e+00],      dtype=float32)
 negative: ``-x``, elementwise.
     >>> pnp.negative(pnp.array([-7, 0, 7]))
-    Array([ 7,  0, -7])
+    Array([ 7,  0, -7], dtype=int32)
 nextafter: The next float after ``x1`` toward ``x2``, elementwise.
     >>> pnp.nextafter(pnp.array([1.0, 1.0]), pnp.array([2.0, 0.0])) - 1.0
-    Array([ 1.1920929e-07, -5.9604645e-08])
+    Array([ 1.1920929e-07, -5.9604645e-08], dtype=float32)
 not_equal: Whether ``x1 != x2``, elementwise with broadcasting; a bool array.
     >>> pnp.not_equal(pnp.array([1, 2, 3]), 2)
-    Array([ True, False,  True])
+    Array([ True, False,  True], dtype=bool)
 positive: ``+x``: a copy of ``x`` as an array (for numbers only).
     >>> pnp.positive(pnp.array([-7, 0, 7]))
-    Array([-7,  0,  7])
+    Array([-7,  0,  7], dtype=int32)
 power: ``x1 ** x2``, elementwise with broadcasting (``pow``); integer powers of integers stay
     integers.
     >>> pnp.power(pnp.array([1, 2, 3]), 2)
-    Array([1, 4, 9])
+    Array([1, 4, 9], dtype=int32)
     >>> pnp.power(2.0, pnp.array([-1.0, 0.5]))
-    Array([0.5      , 1.4142135])
+    Array([0.5      , 1.4142135], dtype=float32)
 reciprocal: ``1 / x``, elementwise, keeping the dtype (integer reciprocals truncate).
     >>> pnp.reciprocal(pnp.array([1.0, 2.0, 4.0]))
-    Array([1.  , 0.5 , 0.25])
+    Array([1.  , 0.5 , 0.25], dtype=float32)
 rint: ``x`` rounded to the nearest integer, halves to even, elementwise; integers are returned
     unchanged.
     >>> pnp.rint(pnp.array([0.5, 1.5, -2.5, 2.7]))
-    Array([ 0.,  2., -2.,  3.])
+    Array([ 0.,  2., -2.,  3.], dtype=float32)
 sign: -1, 0 or 1 by the sign of ``x``, elementwise (NaN stays NaN; ``x / |x|`` for complex).
     >>> pnp.sign(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.,  0.,  1.])
+    Array([-1.,  0.,  1.], dtype=float32)
 signbit: Whether the sign bit is set, elementwise (True for -0.0).
     >>> pnp.signbit(pnp.array([-1.0, -0.0, 0.0, 2.0]))
-    Array([ True,  True, False, False])
+    Array([ True,  True, False, False], dtype=bool)
 sin: Sine of ``x`` (radians), elementwise; integers become floats.
     >>> pnp.sin(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.        , 0.47942555, 0.841471  ])
+    Array([0.        , 0.47942555, 0.841471  ], dtype=float32)
 sinc: Normalized sinc ``sin(pi x) / (pi x)``, elementwise, 1 at 0.
     >>> pnp.sinc(pnp.array([0.0, 0.5, 1.0]))
-    Array([ 1.0000000e+00,  6.3661975e-01, -2.7827534e-08])
+    Array([ 1.0000000e+00,  6.3661975e-01, -2.7827534e-08], dtype=float32)
 sinh: Hyperbolic sine, elementwise.
     >>> pnp.sinh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-2.1292794,  0.       ,  6.0502043])
+    Array([-2.1292794,  0.       ,  6.0502043], dtype=float32)
 sqrt: Square root, elementwise; NaN for negative reals.
     >>> pnp.sqrt(pnp.array([0.0, 4.0, 2.0]))
-    Array([0.       , 2.       , 1.4142135])
+    Array([0.       , 2.       , 1.4142135], dtype=float32)
 square: ``x * x``, elementwise, keeping the dtype.
     >>> pnp.square(pnp.array([-7, 0, 7]))
-    Array([49,  0, 49])
+    Array([49,  0, 49], dtype=int32)
 subtract: Difference ``x1 - x2``, elementwise with broadcasting.
     >>> pnp.subtract(pnp.array([1, 2, 3]), 1)
-    Array([0, 1, 2])
+    Array([0, 1, 2], dtype=int32)
 tan: Tangent of ``x`` (radians), elementwise.
     >>> pnp.tan(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.5463025, 1.5574077])
+    Array([0.       , 0.5463025, 1.5574077], dtype=float32)
 tanh: Hyperbolic tangent, elementwise.
     >>> pnp.tanh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-0.9051482,  0.       ,  0.9866143])
+    Array([-0.9051482,  0.       ,  0.9866143], dtype=float32)
 where:
     >>> pnp.where(pnp.array([True, False, True]), pnp.array([1, 2, 3]), 0)
-    Array([1, 0, 3])
+    Array([1, 0, 3], dtype=int32)
     >>> pnp.where(pnp.array([0, 3, 0, 5]))
-    (Array([1, 3]),)
+    (Array([1, 3], dtype=int32),)
 """)

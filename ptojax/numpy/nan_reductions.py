@@ -146,35 +146,35 @@ __all__ = ["nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanme
 _add_examples(globals(), """
 nanmean: The mean along ``axis`` ignoring NaNs (NaN where all are NaN).
     >>> pnp.nanmean(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(2.)
+    Array(2., dtype=float32)
 nanprod: The product along ``axis`` treating NaNs as one.
     >>> pnp.nanprod(pnp.array([2.0, pnp.nan, 3.0]))
-    Array(6.)
+    Array(6., dtype=float32)
 nanstd: The standard deviation along ``axis`` ignoring NaNs.
     >>> pnp.nanstd(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(1.)
+    Array(1., dtype=float32)
 nansum: The sum along ``axis`` treating NaNs as zero.
     >>> pnp.nansum(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(4.)
+    Array(4., dtype=float32)
 nanvar: The variance along ``axis`` ignoring NaNs.
     >>> pnp.nanvar(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(1.)
+    Array(1., dtype=float32)
 nanargmax:
     >>> pnp.nanargmax(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(2)
+    Array(2, dtype=int32)
 nanargmin:
     >>> pnp.nanargmin(pnp.array([pnp.nan, 2.0, 1.0]))
-    Array(2)
+    Array(2, dtype=int32)
 nancumprod:
     >>> pnp.nancumprod(pnp.array([2.0, pnp.nan, 3.0]))
-    Array([2., 2., 6.])
+    Array([2., 2., 6.], dtype=float32)
 nancumsum:
     >>> pnp.nancumsum(pnp.array([1.0, pnp.nan, 3.0]))
-    Array([1., 1., 4.])
+    Array([1., 1., 4.], dtype=float32)
 nanmax:
     >>> pnp.nanmax(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(3.)
+    Array(3., dtype=float32)
 nanmin:
     >>> pnp.nanmin(pnp.array([1.0, pnp.nan, 3.0]))
-    Array(1.)
+    Array(1., dtype=float32)
 """)

@@ -238,7 +238,7 @@ __all__ = ["pad"]
 _add_examples(globals(), """
 pad:
     >>> pnp.pad(pnp.array([1, 2, 3]), (1, 2))
-    Array([0, 1, 2, 3, 0, 0])
+    Array([0, 1, 2, 3, 0, 0], dtype=int32)
     >>> pnp.pad(pnp.array([1, 2, 3]), 2, mode='reflect')
-    Array([3, 2, 1, 2, 3, 2, 1])
+    Array([3, 2, 1, 2, 3, 2, 1], dtype=int32)
 """)

@@ -218,34 +218,34 @@ __all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polym
 _add_examples(globals(), """
 poly:
     >>> pnp.poly(pnp.array([1.0, 2.0]))
-    Array([ 1., -3.,  2.])
+    Array([ 1., -3.,  2.], dtype=float32)
 polyadd:
     >>> pnp.polyadd(pnp.array([1, 2]), pnp.array([1, 0, 1]))
-    Array([1, 1, 3])
+    Array([1, 1, 3], dtype=int32)
 polyder:
     >>> pnp.polyder(pnp.array([1, 2, 3]))
-    Array([2., 2.])
+    Array([2., 2.], dtype=float32)
 polydiv:
     >>> pnp.polydiv(pnp.array([1.0, 3.0, 2.0]), pnp.array([1.0, 1.0]))
-    (Array([1., 2.]), Array([0., 0., 0.]))
+    (Array([1., 2.], dtype=float32), Array([0., 0., 0.], dtype=float32))
 polyfit:
     >>> pnp.polyfit(pnp.array([0.0, 1.0, 2.0]), pnp.array([1.0, 3.0, 5.0]), 1)
-    Array([1.9999998, 1.0000001])
+    Array([1.9999998, 1.0000001], dtype=float32)
 polyint:
     >>> pnp.polyint(pnp.array([3.0, 2.0]))
-    Array([1.5, 2. , 0. ])
+    Array([1.5, 2. , 0. ], dtype=float32)
 polymul:
     >>> pnp.polymul(pnp.array([1, 1]), pnp.array([1, -1]))
-    Array([ 1.,  0., -1.])
+    Array([ 1.,  0., -1.], dtype=float32)
 polysub:
     >>> pnp.polysub(pnp.array([1, 2]), pnp.array([1, 0, 1]))
-    Array([-1,  1,  1])
+    Array([-1,  1,  1], dtype=int32)
 polyval:
     >>> pnp.polyval(pnp.array([1, 2, 3]), pnp.array([0, 1, 2]))
-    Array([ 3,  6, 11])
+    Array([ 3,  6, 11], dtype=int32)
 vander:
     >>> pnp.vander(pnp.array([1, 2, 3]), 3)
     Array([[1, 1, 1],
            [4, 2, 1],
-           [9, 3, 1]])
+           [9, 3, 1]], dtype=int32)
 """)

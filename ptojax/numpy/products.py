@@ -247,18 +247,18 @@ _add_examples(globals(), """
 dot: The dot product: sum of products over the last axis of ``a`` and the second-to-last of
     ``b`` (a scalar product for vectors, matmul for matrices).
     >>> pnp.dot(pnp.array([1, 2, 3]), pnp.array([4, 5, 6]))
-    Array(32)
+    Array(32, dtype=int32)
 inner: Sum of products over the last axes of ``a`` and ``b``.
     >>> pnp.inner(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
-    Array([3, 7])
+    Array([3, 7], dtype=int32)
 matmul: Matrix product of ``a`` and ``b`` (``a @ b``), broadcasting leading batch axes.
     >>> pnp.matmul(pnp.array([[1, 2], [3, 4]]), pnp.array([[0, 1], [1, 0]]))
     Array([[2, 1],
-           [4, 3]])
+           [4, 3]], dtype=int32)
 outer: The outer product of ``a`` and ``b`` (both flattened).
     >>> pnp.outer(pnp.array([1, 2]), pnp.array([1, 10, 100]))
     Array([[  1,  10, 100],
-           [  2,  20, 200]])
+           [  2,  20, 200]], dtype=int32)
 tensordot: Sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` of ``a`` and
     first of ``b`` when an integer).
     >>> pnp.tensordot(pnp.ones((2, 3)), pnp.ones((3, 4)), axes=1).shape
@@ -268,5 +268,5 @@ vdot: The dot product of ``a`` and ``b`` flattened, conjugating ``a``.
     Array(1.+1.j, dtype=complex64)
 einsum:
     >>> pnp.einsum('ij,j->i', pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
-    Array([3, 7])
+    Array([3, 7], dtype=int32)
 """)

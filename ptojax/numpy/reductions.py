@@ -301,68 +301,68 @@ __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "c
 _add_examples(globals(), """
 count_nonzero: The number of nonzero elements of ``a`` along ``axis`` (all by default).
     >>> pnp.count_nonzero(pnp.arange(6).reshape(2, 3), axis=0)
-    Array([1, 2, 2])
+    Array([1, 2, 2], dtype=int32)
 mean: The arithmetic mean along ``axis`` (all elements by default), in a float dtype; ``where``
     selects the elements counted.
     >>> pnp.mean(pnp.arange(6).reshape(2, 3), axis=1)
-    Array([1., 4.])
+    Array([1., 4.], dtype=float32)
 ptp: Peak to peak: ``max - min`` along ``axis``.
     >>> pnp.ptp(pnp.arange(6).reshape(2, 3), axis=1)
-    Array([2, 2])
+    Array([2, 2], dtype=int32)
 std: The standard deviation along ``axis``, with ``ddof`` delta degrees of freedom.
     >>> pnp.std(pnp.array([1.0, 2.0, 3.0, 4.0]))
-    Array(1.118034)
+    Array(1.118034, dtype=float32)
     >>> pnp.std(pnp.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
-    Array(1.2909944)
+    Array(1.2909944, dtype=float32)
 var: The variance along ``axis``, with ``ddof`` delta degrees of freedom.
     >>> pnp.var(pnp.array([1.0, 2.0, 3.0, 4.0]))
-    Array(1.25)
+    Array(1.25, dtype=float32)
 all:
     >>> pnp.all(pnp.array([[True, False], [True, True]]), axis=1)
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 any:
     >>> pnp.any(pnp.array([[True, False], [False, False]]), axis=1)
-    Array([ True, False])
+    Array([ True, False], dtype=bool)
 amax:
     >>> pnp.amax(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
-    Array([4, 5, 3])
+    Array([4, 5, 3], dtype=int32)
 amin:
     >>> pnp.amin(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
-    Array([1, 0, 2])
+    Array([1, 0, 2], dtype=int32)
 max:
     >>> pnp.max(pnp.array([[1, 5, 2], [4, 0, 3]]))
-    Array(5)
+    Array(5, dtype=int32)
     >>> pnp.max(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1, keepdims=True)
     Array([[5],
-           [4]])
+           [4]], dtype=int32)
 min:
     >>> pnp.min(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
-    Array([1, 0])
+    Array([1, 0], dtype=int32)
 argmax:
     >>> pnp.argmax(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
-    Array([1, 0])
+    Array([1, 0], dtype=int32)
 argmin:
     >>> pnp.argmin(pnp.array([[1, 5, 2], [4, 0, 3]]))
-    Array(4)
+    Array(4, dtype=int32)
 cumprod:
     >>> pnp.cumprod(pnp.array([1, 2, 3, 4]))
-    Array([ 1,  2,  6, 24])
+    Array([ 1,  2,  6, 24], dtype=int32)
 cumsum:
     >>> pnp.cumsum(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=1)
     Array([[1, 6, 8],
-           [4, 4, 7]])
+           [4, 4, 7]], dtype=int32)
 cumulative_prod:
     >>> pnp.cumulative_prod(pnp.array([1, 2, 3]), include_initial=True)
-    Array([1, 1, 2, 6])
+    Array([1, 1, 2, 6], dtype=int32)
 cumulative_sum:
     >>> pnp.cumulative_sum(pnp.array([1, 2, 3]))
-    Array([1, 3, 6])
+    Array([1, 3, 6], dtype=int32)
 prod:
     >>> pnp.prod(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
-    Array([4, 0, 6])
+    Array([4, 0, 6], dtype=int32)
 sum:
     >>> pnp.sum(pnp.array([[1, 5, 2], [4, 0, 3]]))
-    Array(15)
+    Array(15, dtype=int32)
     >>> pnp.sum(pnp.array([[1, 5, 2], [4, 0, 3]]), axis=0)
-    Array([5, 5, 5])
+    Array([5, 5, 5], dtype=int32)
 """)

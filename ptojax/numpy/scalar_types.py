@@ -78,7 +78,7 @@ __all__ = ["bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 _add_examples(globals(), """
 bool_:
     >>> pnp.bool_([0, 2])
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 int8:
     >>> pnp.int8([1, 2.5])
     Array([1, 2], dtype=int8)
@@ -87,7 +87,7 @@ int16:
     Array([1, 2], dtype=int16)
 int32:
     >>> pnp.int32([1, 2.5])
-    Array([1, 2])
+    Array([1, 2], dtype=int32)
 int64:
     >>> pnp.int64([1, 2.5])
     Array([1, 2], dtype=int64)
@@ -117,7 +117,7 @@ float16:
     Array([1. , 2.5], dtype=float16)
 float32:
     >>> pnp.float32([1, 2.5])
-    Array([1. , 2.5])
+    Array([1. , 2.5], dtype=float32)
 float64:
     >>> pnp.float64([1, 2.5])
     Array([1. , 2.5], dtype=float64)

@@ -244,35 +244,35 @@ _add_examples(globals(), """
 argwhere:
     >>> pnp.argwhere(pnp.array([[0, 1], [2, 0]]))
     Array([[0, 1],
-           [1, 0]])
+           [1, 0]], dtype=int32)
 bincount:
     >>> pnp.bincount(pnp.array([0, 1, 1, 3]))
-    Array([1, 2, 0, 1])
+    Array([1, 2, 0, 1], dtype=int32)
 compress:
     >>> pnp.compress(pnp.array([True, False, True]), pnp.array([1, 2, 3]))
-    Array([1, 3])
+    Array([1, 3], dtype=int32)
 digitize:
     >>> pnp.digitize(pnp.array([0.5, 1.5, 2.5]), pnp.array([1.0, 2.0]))
-    Array([0, 1, 2])
+    Array([0, 1, 2], dtype=int32)
 extract:
     >>> pnp.extract(pnp.array([1, 0, 1]), pnp.array([4, 5, 6]))
-    Array([4, 6])
+    Array([4, 6], dtype=int32)
 flatnonzero:
     >>> pnp.flatnonzero(pnp.array([[0, 1], [2, 0]]))
-    Array([1, 2])
+    Array([1, 2], dtype=int32)
 nonzero:
     >>> pnp.nonzero(pnp.array([[0, 1], [2, 0]]))
-    (Array([0, 1]), Array([1, 0]))
+    (Array([0, 1], dtype=int32), Array([1, 0], dtype=int32))
 searchsorted:
     >>> pnp.searchsorted(pnp.array([1, 3, 5]), pnp.array([0, 3, 6]))
-    Array([0, 1, 3])
+    Array([0, 1, 3], dtype=int32)
 """)
 
 
 _add_examples(globals(), """
 where:
     >>> pnp.where(pnp.array([True, False, True]), pnp.array([1, 2, 3]), 0)
-    Array([1, 0, 3])
+    Array([1, 0, 3], dtype=int32)
     >>> pnp.where(pnp.array([0, 3, 0, 5]))
-    (Array([1, 3]),)
+    (Array([1, 3], dtype=int32),)
 """)

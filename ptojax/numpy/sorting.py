@@ -63,16 +63,16 @@ _add_examples(globals(), """
 sort: ``a`` sorted along ``axis`` (the last by default; flattened if None), NaNs last;
     ``descending`` reverses, ``stable`` keeps ties in order.
     >>> pnp.sort(pnp.array([3, 1, 2]))
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
     >>> pnp.sort(pnp.array([[3, 1], [0, 2]]), axis=0)
     Array([[0, 1],
-           [3, 2]])
+           [3, 2]], dtype=int32)
 argsort:
     >>> pnp.argsort(pnp.array([3.0, 1.0, 2.0]))
-    Array([1, 2, 0])
+    Array([1, 2, 0], dtype=int32)
 lexsort:
     >>> pnp.lexsort((pnp.array([2, 1, 3]), pnp.array([1, 1, 0])))
-    Array([2, 1, 0])
+    Array([2, 1, 0], dtype=int32)
 sort_complex:
     >>> pnp.sort_complex(pnp.array([2 + 1j, 1 + 3j, 1 + 2j]))
     Array([1.+2.j, 1.+3.j, 2.+1.j], dtype=complex64)

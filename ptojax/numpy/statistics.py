@@ -338,31 +338,31 @@ __all__ = ["average", "corrcoef", "cov", "median", "nanmedian", "nanpercentile",
 _add_examples(globals(), """
 average:
     >>> pnp.average(pnp.array([1.0, 2.0, 3.0]), weights=pnp.array([3.0, 1.0, 0.0]))
-    Array(1.25)
+    Array(1.25, dtype=float32)
 corrcoef:
     >>> pnp.corrcoef(pnp.array([1.0, 2.0, 3.0]), pnp.array([2.0, 4.0, 7.0]))
     Array([[1.       , 0.9933992],
-           [0.9933992, 0.9999999]])
+           [0.9933992, 0.9999999]], dtype=float32)
 cov:
     >>> pnp.cov(pnp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]))
     Array([[1., 2.],
-           [2., 4.]])
+           [2., 4.]], dtype=float32)
 median:
     >>> pnp.median(pnp.array([3.0, 1.0, 4.0, 2.0]))
-    Array(2.5)
+    Array(2.5, dtype=float32)
 nanmedian:
     >>> pnp.nanmedian(pnp.array([3.0, pnp.nan, 1.0]))
-    Array(2.)
+    Array(2., dtype=float32)
 percentile:
     >>> pnp.percentile(pnp.array([1.0, 2.0, 3.0, 4.0]), 50)
-    Array(2.5)
+    Array(2.5, dtype=float32)
 nanpercentile:
     >>> pnp.nanpercentile(pnp.array([1.0, pnp.nan, 3.0]), 50)
-    Array(2.)
+    Array(2., dtype=float32)
 quantile:
     >>> pnp.quantile(pnp.array([1.0, 2.0, 3.0, 4.0]), pnp.array([0.25, 0.75]))
-    Array([1.75, 3.25])
+    Array([1.75, 3.25], dtype=float32)
 nanquantile:
     >>> pnp.nanquantile(pnp.array([1.0, pnp.nan, 3.0]), 0.5)
-    Array(2.)
+    Array(2., dtype=float32)
 """)

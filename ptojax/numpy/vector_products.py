@@ -94,17 +94,17 @@ __all__ = ["cross", "kron", "matvec", "vecdot", "vecmat"]
 _add_examples(globals(), """
 cross:
     >>> pnp.cross(pnp.array([1, 0, 0]), pnp.array([0, 1, 0]))
-    Array([0, 0, 1])
+    Array([0, 0, 1], dtype=int32)
 kron:
     >>> pnp.kron(pnp.array([1, 10]), pnp.array([1, 2, 3]))
-    Array([ 1,  2,  3, 10, 20, 30])
+    Array([ 1,  2,  3, 10, 20, 30], dtype=int32)
 matvec:
     >>> pnp.matvec(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
-    Array([3, 7])
+    Array([3, 7], dtype=int32)
 vecdot:
     >>> pnp.vecdot(pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
-    Array([3, 7])
+    Array([3, 7], dtype=int32)
 vecmat:
     >>> pnp.vecmat(pnp.array([1, 1]), pnp.array([[1, 2], [3, 4]]))
-    Array([4, 6])
+    Array([4, 6], dtype=int32)
 """)

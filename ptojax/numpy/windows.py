@@ -74,18 +74,18 @@ __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 _add_examples(globals(), """
 bartlett: The Bartlett (triangular) window of ``M`` points.
     >>> pnp.bartlett(5)
-    Array([0. , 0.5, 1. , 0.5, 0. ])
+    Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
 blackman: The Blackman window of ``M`` points.
     >>> pnp.blackman(5)
     Array([-1.4901161e-08,  3.4000003e-01,  9.9999994e-01,  3.3999997e-01,
-           -1.4901161e-08])
+           -1.4901161e-08], dtype=float32)
 hamming: The Hamming window of ``M`` points.
     >>> pnp.hamming(5)
-    Array([0.08000001, 0.54      , 1.        , 0.54      , 0.08000001])
+    Array([0.08000001, 0.54      , 1.        , 0.54      , 0.08000001],      dtype=float32)
 hanning: The Hann window of ``M`` points.
     >>> pnp.hanning(5)
-    Array([0. , 0.5, 1. , 0.5, 0. ])
+    Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
 kaiser: The Kaiser window of ``M`` points with shape parameter ``beta``.
     >>> pnp.kaiser(5, 2.0)
-    Array([0.43867633, 0.8347613 , 1.        , 0.8347613 , 0.43867633])
+    Array([0.43867633, 0.8347613 , 1.        , 0.8347613 , 0.43867633],      dtype=float32)
 """)

@@ -453,61 +453,61 @@ def clamp(min, x, max):
 _add_examples(globals(), """
 abs: ``|x|``, elementwise (the magnitude for complex ``x``).
     >>> pto.lax.abs(pnp.array([-1.5, 0.0, 2.5]))
-    Array([1.5, 0. , 2.5])
+    Array([1.5, 0. , 2.5], dtype=float32)
 add: ``x + y``, elementwise; operands share a dtype (a Python scalar takes the other's).
     >>> pto.lax.add(pnp.array([1, 2]), 3)
-    Array([4, 5])
+    Array([4, 5], dtype=int32)
 ceil: Smallest integer-valued float not below ``x``, elementwise (floats only).
     >>> pto.lax.ceil(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.,  0.,  3.])
+    Array([-1.,  0.,  3.], dtype=float32)
 div: ``x / y``, elementwise; integer division rounds toward zero (C semantics, unlike ``//``).
     >>> pto.lax.div(pnp.array([7, -7]), 2)
-    Array([ 3, -3])
+    Array([ 3, -3], dtype=int32)
 floor: Largest integer-valued float not above ``x``, elementwise (floats only).
     >>> pto.lax.floor(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-2.,  0.,  2.])
+    Array([-2.,  0.,  2.], dtype=float32)
 max: Elementwise maximum (NaN if either is NaN).
     >>> pto.lax.max(pnp.array([1, 5]), pnp.array([4, 2]))
-    Array([4, 5])
+    Array([4, 5], dtype=int32)
 min: Elementwise minimum (NaN if either is NaN).
     >>> pto.lax.min(pnp.array([1, 5]), pnp.array([4, 2]))
-    Array([1, 2])
+    Array([1, 2], dtype=int32)
 mul: ``x * y``, elementwise.
     >>> pto.lax.mul(pnp.array([1, 2]), 3)
-    Array([3, 6])
+    Array([3, 6], dtype=int32)
 mulhi: The high half of the double-width product of two integers, elementwise.
     >>> pto.lax.mulhi(pnp.array([2**30, -3], dtype=pnp.int32), pnp.array([8, 5], dtype=pnp.int32))
-    Array([ 2, -1])
+    Array([ 2, -1], dtype=int32)
 neg: ``-x``, elementwise.
     >>> pto.lax.neg(pnp.array([12, 10, 7]))
-    Array([-12, -10,  -7])
+    Array([-12, -10,  -7], dtype=int32)
 nextafter: The next float after ``x1`` toward ``x2``, elementwise.
     >>> pto.lax.nextafter(pnp.array([0.0]), pnp.array([1.0]))
-    Array([1.e-45])
+    Array([1.e-45], dtype=float32)
 rem: Remainder of ``x / y`` with the sign of ``x`` (C ``fmod``), elementwise.
     >>> pto.lax.rem(pnp.array([7, -7]), 3)
-    Array([ 1, -1])
+    Array([ 1, -1], dtype=int32)
 sign: -1, 0 or 1 by the sign of ``x``, elementwise.
     >>> pto.lax.sign(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.,  0.,  1.])
+    Array([-1.,  0.,  1.], dtype=float32)
 sub: ``x - y``, elementwise.
     >>> pto.lax.sub(pnp.array([1, 2]), 3)
-    Array([-2, -1])
+    Array([-2, -1], dtype=int32)
 clamp: ``x`` limited to [``min``, ``max``] elementwise (note the argument order: ``min, x,
     max``).
     >>> pto.lax.clamp(0, pnp.array([-2, 3, 9]), 5)
-    Array([0, 3, 5])
+    Array([0, 3, 5], dtype=int32)
 integer_pow: ``x ** y`` for a Python integer ``y``, by repeated multiplication.
     >>> pto.lax.integer_pow(pnp.array([2.0, -3.0]), 3)
-    Array([  8., -27.])
+    Array([  8., -27.], dtype=float32)
 reciprocal: ``1 / x``, elementwise.
     >>> pto.lax.reciprocal(pnp.array([1.0, 2.0, 4.0]))
-    Array([1.  , 0.5 , 0.25])
+    Array([1.  , 0.5 , 0.25], dtype=float32)
 round: ``x`` rounded to the nearest integer-valued float, halves away from zero (the default
     ``rounding_method``).
     >>> pto.lax.round(pnp.array([0.5, 1.5, -2.5]))
-    Array([ 1.,  2., -3.])
+    Array([ 1.,  2., -3.], dtype=float32)
 square: ``x * x``, elementwise.
     >>> pto.lax.square(pnp.array([-2, 3]))
-    Array([4, 9])
+    Array([4, 9], dtype=int32)
 """)

@@ -211,13 +211,13 @@ broadcast_in_dim: ``operand`` broadcast to ``shape``: its dimension ``i`` become
     ``broadcast_dimensions[i]`` of the result.
     >>> pto.lax.broadcast_in_dim(pnp.array([1, 2]), (2, 2), (0,))
     Array([[1, 1],
-           [2, 2]])
+           [2, 2]], dtype=int32)
 reduce_sum: The sum of ``operand`` over ``axes``.
     >>> pto.lax.reduce_sum(pnp.arange(6).reshape(2, 3), (1,))
-    Array([ 3, 12])
+    Array([ 3, 12], dtype=int32)
 broadcast:
     >>> pto.lax.broadcast(pnp.array([1, 2]), (3,))
     Array([[1, 2],
            [1, 2],
-           [1, 2]])
+           [1, 2]], dtype=int32)
 """)

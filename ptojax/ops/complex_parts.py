@@ -111,8 +111,8 @@ conj: The complex conjugate, elementwise.
     Array([1.-2.j], dtype=complex64)
 imag: The imaginary part of a complex array.
     >>> pto.lax.imag(pnp.array([1 + 2j]))
-    Array([2.])
+    Array([2.], dtype=float32)
 real: The real part of a complex array.
     >>> pto.lax.real(pnp.array([1 + 2j]))
-    Array([1.])
+    Array([1.], dtype=float32)
 """)

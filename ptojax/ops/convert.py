@@ -250,15 +250,15 @@ _add_examples(globals(), """
 convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round toward
     zero).
     >>> pto.lax.convert_element_type(pnp.array([1.7, -2.7]), pnp.int32)
-    Array([ 1, -2])
+    Array([ 1, -2], dtype=int32)
 reduce_precision: ``operand`` rounded to a float format with ``exponent_bits`` and
     ``mantissa_bits``, kept in its dtype.
     >>> pto.lax.reduce_precision(pnp.array([1.0001, 3.14159]), exponent_bits=5, mantissa_bits=10)
-    Array([1.      , 3.140625])
+    Array([1.      , 3.140625], dtype=float32)
 bitcast_convert_type:
     >>> pto.lax.bitcast_convert_type(pnp.array([1.0]), pnp.int32)
-    Array([1065353216])
+    Array([1065353216], dtype=int32)
 stop_gradient:
     >>> pto.grad(lambda x: x * pto.lax.stop_gradient(x))(3.0)
-    Array(3., weak_type=True)
+    Array(3., dtype=float32, weak_type=True)
 """)

@@ -139,19 +139,19 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = map(_lax_function, (
 _add_examples(globals(), """
 cumlogsumexp: Cumulative ``log(sum(exp(x)))`` along ``axis`` (reversed if ``reverse``).
     >>> pto.lax.cumlogsumexp(pnp.array([0.0, 0.0, 0.0]))
-    Array([0.       , 0.6931472, 1.0986123])
+    Array([0.       , 0.6931472, 1.0986123], dtype=float32)
 cummax: Cumulative maximum along ``axis`` (reversed if ``reverse``).
     >>> pto.lax.cummax(pnp.array([1, 3, 2, 5]))
-    Array([1, 3, 3, 5])
+    Array([1, 3, 3, 5], dtype=int32)
 cummin: Cumulative minimum along ``axis`` (reversed if ``reverse``).
     >>> pto.lax.cummin(pnp.array([4, 3, 5, 1]))
-    Array([4, 3, 3, 1])
+    Array([4, 3, 3, 1], dtype=int32)
 cumprod: Cumulative product along ``axis`` (reversed if ``reverse``).
     >>> pto.lax.cumprod(pnp.array([1, 2, 3, 4]))
-    Array([ 1,  2,  6, 24])
+    Array([ 1,  2,  6, 24], dtype=int32)
 cumsum: Cumulative sum along ``axis`` (reversed if ``reverse``).
     >>> pto.lax.cumsum(pnp.array([1, 2, 3, 4]))
-    Array([ 1,  3,  6, 10])
+    Array([ 1,  3,  6, 10], dtype=int32)
     >>> pto.lax.cumsum(pnp.array([1, 2, 3, 4]), reverse=True)
-    Array([10,  9,  7,  4])
+    Array([10,  9,  7,  4], dtype=int32)
 """)

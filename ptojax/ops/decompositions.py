@@ -703,28 +703,28 @@ _add_examples(globals(), """
 cholesky:
     >>> pto.lax.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
     Array([[2.       , 0.       ],
-           [1.       , 1.4142135]])
+           [1.       , 1.4142135]], dtype=float32)
 eigh:
     >>> v, w = pto.lax.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
-    Array([1., 3.])
+    Array([1., 3.], dtype=float32)
 lu:
     >>> lu, pivots, permutation = pto.lax.linalg.lu(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> permutation
-    Array([1, 0])
+    Array([1, 0], dtype=int32)
 lu_pivots_to_permutation:
     >>> pto.lax.linalg.lu_pivots_to_permutation(pnp.array([2, 2, 2], dtype=pnp.int32), 3)
-    Array([2, 0, 1])
+    Array([2, 0, 1], dtype=int32)
 qr:
     >>> q, r = pto.lax.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
     >>> pnp.abs(r)
     Array([[4.472136 , 3.130495 ],
-           [0.       , 1.7888544]])
+           [0.       , 1.7888544]], dtype=float32)
 svd:
     >>> pto.lax.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]]), compute_uv=False)
-    Array([5.561553 , 1.4384472])
+    Array([5.561553 , 1.4384472], dtype=float32)
 triangular_solve:
     >>> lower = pnp.array([[2.0, 0.0], [1.0, 1.0]])
     >>> pto.lax.linalg.triangular_solve(lower, pnp.array([[4.0, 3.0]]), lower=True)
-    Array([[0.5, 3. ]])
+    Array([[0.5, 3. ]], dtype=float32)
 """)

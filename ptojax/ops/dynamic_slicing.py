@@ -235,23 +235,23 @@ dynamic_index_in_dim: The slice at a traced ``index`` of ``operand`` along ``axi
     into range).
     >>> x = pnp.arange(6).reshape(2, 3)
     >>> pto.lax.dynamic_index_in_dim(x, pnp.array(2), axis=1, keepdims=False)
-    Array([2, 5])
+    Array([2, 5], dtype=int32)
 dynamic_slice: The ``slice_sizes`` block of ``operand`` starting at traced ``start_indices``
     (clamped so the block fits).
     >>> pto.lax.dynamic_slice(pnp.arange(10), (pnp.array(8),), (3,))
-    Array([7, 8, 9])
+    Array([7, 8, 9], dtype=int32)
 dynamic_slice_in_dim: ``slice_size`` elements of ``operand`` along ``axis`` from a traced
     ``start_index`` (clamped).
     >>> pto.lax.dynamic_slice_in_dim(pnp.arange(6), pnp.array(1), 3)
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 dynamic_update_slice: ``operand`` with the block ``update`` written at traced ``start_indices``
     (clamped so it fits).
     >>> zeros = pnp.zeros(5, dtype=pnp.int32)
     >>> pto.lax.dynamic_update_slice(zeros, pnp.array([7, 8]), (pnp.array(1),))
-    Array([0, 7, 8, 0, 0])
+    Array([0, 7, 8, 0, 0], dtype=int32)
 dynamic_update_slice_in_dim: ``operand`` with ``update`` written along ``axis`` at a traced
     ``start_index``.
     >>> zeros = pnp.zeros(5, dtype=pnp.int32)
     >>> pto.lax.dynamic_update_slice_in_dim(zeros, pnp.array([7, 8]), 3, axis=0)
-    Array([0, 0, 0, 7, 8])
+    Array([0, 0, 0, 7, 8], dtype=int32)
 """)

@@ -348,10 +348,10 @@ _add_examples(globals(), """
 batch_matmul:
     >>> pto.lax.batch_matmul(pnp.ones((2, 2, 3)), pnp.ones((2, 3, 1)))[:, :, 0]
     Array([[3., 3.],
-           [3., 3.]])
+           [3., 3.]], dtype=float32)
 dot:
     >>> pto.lax.dot(pnp.array([[1.0, 2.0], [3.0, 4.0]]), pnp.array([1.0, 1.0]))
-    Array([3., 7.])
+    Array([3., 7.], dtype=float32)
 dot_general:
     >>> contract, batch = ((2,), (1,)), ((0,), (0,))
     >>> pto.lax.dot_general(pnp.ones((2, 3, 4)), pnp.ones((2, 4, 5)), (contract, batch)).shape
@@ -362,5 +362,5 @@ dot_general:
 _add_examples(globals(), """
 Precision:
     >>> pto.lax.dot(pnp.ones((2, 2)), pnp.ones(2), precision=pto.lax.Precision.HIGHEST)
-    Array([2., 2.])
+    Array([2., 2.], dtype=float32)
 """)

@@ -218,57 +218,57 @@ def _select_from(which, cases, first):
 _add_examples(globals(), """
 bitwise_and: Bitwise AND, elementwise (logical for bools).
     >>> pto.lax.bitwise_and(pnp.array([12, 10, 7]), 6)
-    Array([4, 2, 6])
+    Array([4, 2, 6], dtype=int32)
 bitwise_not: Bitwise NOT ``~x``, elementwise.
     >>> pto.lax.bitwise_not(pnp.array([12, 10, 7]))
-    Array([-13, -11,  -8])
+    Array([-13, -11,  -8], dtype=int32)
 bitwise_or: Bitwise OR, elementwise.
     >>> pto.lax.bitwise_or(pnp.array([12, 10, 7]), 6)
-    Array([14, 14,  7])
+    Array([14, 14,  7], dtype=int32)
 bitwise_xor: Bitwise exclusive OR, elementwise.
     >>> pto.lax.bitwise_xor(pnp.array([12, 10, 7]), 6)
-    Array([10, 12,  1])
+    Array([10, 12,  1], dtype=int32)
 clz: The number of leading zero bits of each integer.
     >>> pto.lax.clz(pnp.array([1, 256, -1]))
-    Array([31, 23,  0])
+    Array([31, 23,  0], dtype=int32)
 eq: Whether ``x == y``, elementwise.
     >>> pto.lax.eq(pnp.array([1, 2]), 2)
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 ge: Whether ``x >= y``, elementwise.
     >>> pto.lax.ge(pnp.array([1, 2, 3]), 2)
-    Array([False,  True,  True])
+    Array([False,  True,  True], dtype=bool)
 gt: Whether ``x > y``, elementwise.
     >>> pto.lax.gt(pnp.array([1, 2, 3]), 2)
-    Array([False, False,  True])
+    Array([False, False,  True], dtype=bool)
 is_finite: Whether each element is finite (floats only).
     >>> pto.lax.is_finite(pnp.array([1.0, pnp.inf, pnp.nan]))
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 le: Whether ``x <= y``, elementwise.
     >>> pto.lax.le(pnp.array([1, 2, 3]), 2)
-    Array([ True,  True, False])
+    Array([ True,  True, False], dtype=bool)
 lt: Whether ``x < y``, elementwise.
     >>> pto.lax.lt(pnp.array([1, 2, 3]), 2)
-    Array([ True, False, False])
+    Array([ True, False, False], dtype=bool)
 ne: Whether ``x != y``, elementwise.
     >>> pto.lax.ne(pnp.array([1, 2]), 2)
-    Array([ True, False])
+    Array([ True, False], dtype=bool)
 population_count: The number of set bits of each integer.
     >>> pto.lax.population_count(pnp.array([12, 10, 7]))
-    Array([2, 2, 3])
+    Array([2, 2, 3], dtype=int32)
 shift_left: ``x`` shifted left by ``y`` bits, elementwise (0 when ``y`` >= the bit width).
     >>> pto.lax.shift_left(pnp.array([1, 3]), pnp.array([2, 2]))
-    Array([ 4, 12])
+    Array([ 4, 12], dtype=int32)
 shift_right_arithmetic: ``x`` shifted right by ``y`` bits, copying the sign bit, elementwise.
     >>> pto.lax.shift_right_arithmetic(pnp.array([-16, 16]), pnp.array([2, 2]))
-    Array([-4,  4])
+    Array([-4,  4], dtype=int32)
 shift_right_logical: ``x`` shifted right by ``y`` bits, filling with zeros, elementwise.
     >>> pto.lax.shift_right_logical(pnp.array([-16, 16]), pnp.array([28, 2]))
-    Array([15,  4])
+    Array([15,  4], dtype=int32)
 select: ``on_true`` where the bool ``pred`` holds, else ``on_false`` (all of one shape).
     >>> pto.lax.select(pnp.array([True, False]), pnp.array([1, 2]), pnp.array([10, 20]))
-    Array([ 1, 20])
+    Array([ 1, 20], dtype=int32)
 select_n:
     >>> ones, twos, threes = pnp.array([1, 1, 1]), pnp.array([2, 2, 2]), pnp.array([3, 3, 3])
     >>> pto.lax.select_n(pnp.array([0, 1, 2]), ones, twos, threes)
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 """)

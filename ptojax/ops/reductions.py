@@ -273,29 +273,29 @@ _add_examples(globals(), """
 argmax: The index of the largest element of ``operand`` along ``axis``, as ``index_dtype`` (the
     first one on ties).
     >>> pto.lax.argmax(pnp.array([[1, 5, 5], [7, 0, 2]]), 1, pnp.int32)
-    Array([1, 0])
+    Array([1, 0], dtype=int32)
 argmin: The index of the smallest element of ``operand`` along ``axis``, as ``index_dtype``.
     >>> pto.lax.argmin(pnp.array([[1, 5, 5], [7, 0, 2]]), 1, pnp.int32)
-    Array([0, 1])
+    Array([0, 1], dtype=int32)
 reduce:
     >>> pto.lax.reduce(pnp.array([1, 2, 3]), 0, pto.lax.add, (0,))
-    Array(6)
+    Array(6, dtype=int32)
 reduce_and:
     >>> pto.lax.reduce_and(pnp.array([[True, False], [True, True]]), (1,))
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 reduce_max:
     >>> pto.lax.reduce_max(pnp.array([[1, 5, 2], [4, 0, 3]]), (1,))
-    Array([5, 4])
+    Array([5, 4], dtype=int32)
 reduce_min:
     >>> pto.lax.reduce_min(pnp.array([[1, 5, 2], [4, 0, 3]]), (0,))
-    Array([1, 0, 2])
+    Array([1, 0, 2], dtype=int32)
 reduce_or:
     >>> pto.lax.reduce_or(pnp.array([[True, False], [False, False]]), (1,))
-    Array([ True, False])
+    Array([ True, False], dtype=bool)
 reduce_prod:
     >>> pto.lax.reduce_prod(pnp.array([[1, 5, 2], [4, 0, 3]]), (0,))
-    Array([4, 0, 6])
+    Array([4, 0, 6], dtype=int32)
 reduce_xor:
     >>> pto.lax.reduce_xor(pnp.array([[True, True], [True, False]]), (1,))
-    Array([False,  True])
+    Array([False,  True], dtype=bool)
 """)

@@ -241,7 +241,7 @@ reshape: ``operand`` with its elements in ``new_sizes`` (row-major; ``dimensions
     first).
     >>> pto.lax.reshape(pnp.arange(6), (2, 3))
     Array([[0, 1, 2],
-           [3, 4, 5]])
+           [3, 4, 5]], dtype=int32)
 squeeze: ``array`` without the size-1 ``dimensions``.
     >>> pto.lax.squeeze(pnp.zeros((1, 3, 1)), (0, 2)).shape
     (3,)
@@ -250,5 +250,5 @@ transpose: ``operand`` with its axes permuted: axis ``i`` of the result is axis
     >>> pto.lax.transpose(pnp.arange(6).reshape(2, 3), (1, 0))
     Array([[0, 3],
            [1, 4],
-           [2, 5]])
+           [2, 5]], dtype=int32)
 """)

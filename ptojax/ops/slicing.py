@@ -450,6 +450,18 @@ def full(shape, fill_value, dtype=None):
     return broadcast_in_dim(value, shape, ())
 
 
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """``full`` shaped like ``x`` (or ``shape``), of ``x``'s dtype unless ``dtype`` is given;
+    weak when ``x`` is and no ``dtype`` is given, as in JAX. ``sharding`` is accepted for
+    JAX's signature; placement follows ``pto.shard``."""
+    scalar = type(x) in dtypes.PYTHON_SCALARS
+    like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
+    weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
+    out = full(np.shape(x) if shape is None else shape, fill_value,
+               dtypes.canonicalize(like_dtype if dtype is None else dtype))
+    return convert_element_type(out, out.dtype, weak_type=True) if weak else out
+
+
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = user_axis("split", axis, operand.ndim)
@@ -477,41 +489,44 @@ _add_examples(globals(), """
 broadcasted_iota: An array of ``shape`` whose values count 0, 1, ... along ``dimension``.
     >>> pto.lax.broadcasted_iota(pnp.int32, (2, 3), 1)
     Array([[0, 1, 2],
-           [0, 1, 2]])
+           [0, 1, 2]], dtype=int32)
 concatenate: The ``operands`` joined along ``dimension`` (no promotion: one dtype).
     >>> pto.lax.concatenate([pnp.array([1, 2]), pnp.array([3])], 0)
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 index_in_dim: The slice at ``index`` of ``operand`` along ``axis``, keeping that axis if
     ``keepdims``.
     >>> pto.lax.index_in_dim(pnp.arange(6).reshape(2, 3), 1, axis=1, keepdims=False)
-    Array([1, 4])
+    Array([1, 4], dtype=int32)
 iota: ``0, 1, ..., size - 1`` as a vector of ``dtype``.
     >>> pto.lax.iota(pnp.int32, 4)
-    Array([0, 1, 2, 3])
+    Array([0, 1, 2, 3], dtype=int32)
 pad: ``operand`` padded with ``padding_value``: ``padding_config`` gives (low, high, interior)
     per dimension (negative low/high crop).
     >>> pto.lax.pad(pnp.array([1, 2, 3]), 0, [(1, 2, 1)])
-    Array([0, 1, 0, 2, 0, 3, 0, 0])
+    Array([0, 1, 0, 2, 0, 3, 0, 0], dtype=int32)
 rev: ``operand`` with the order of its elements reversed along ``dimensions``.
     >>> pto.lax.rev(pnp.arange(6).reshape(2, 3), (1,))
     Array([[2, 1, 0],
-           [5, 4, 3]])
+           [5, 4, 3]], dtype=int32)
 slice: The part of ``operand`` from ``start_indices`` to ``limit_indices`` (exclusive), taking
     every ``strides``-th element.
     >>> pto.lax.slice(pnp.arange(10), (1,), (8,), (3,))
-    Array([1, 4, 7])
+    Array([1, 4, 7], dtype=int32)
 slice_in_dim: The slice ``start_index:limit_index:stride`` of ``operand`` along ``axis``.
     >>> pto.lax.slice_in_dim(pnp.arange(6).reshape(2, 3), 1, 3, axis=1)
     Array([[1, 2],
-           [4, 5]])
+           [4, 5]], dtype=int32)
 full:
     >>> pto.lax.full((2, 2), 3.0)
     Array([[3., 3.],
-           [3., 3.]], weak_type=True)
+           [3., 3.]], dtype=float32, weak_type=True)
 split:
     >>> pto.lax.split(pnp.arange(5), (2, 3))
-    [Array([0, 1]), Array([2, 3, 4])]
+    [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32)]
 tile:
     >>> pto.lax.tile(pnp.array([1, 2]), (2,))
-    Array([1, 2, 1, 2])
+    Array([1, 2, 1, 2], dtype=int32)
+full_like:
+    >>> pto.lax.full_like(pnp.array([1.0, 2.0]), 7)
+    Array([7., 7.], dtype=float32)
 """)

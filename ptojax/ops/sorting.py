@@ -99,8 +99,8 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 _add_examples(globals(), """
 sort:
     >>> pto.lax.sort(pnp.array([3, 1, 2]))
-    Array([1, 2, 3])
+    Array([1, 2, 3], dtype=int32)
 sort_key_val:
     >>> pto.lax.sort_key_val(pnp.array([3, 1, 2]), pnp.array([30, 10, 20]))
-    (Array([1, 2, 3]), Array([10, 20, 30]))
+    (Array([1, 2, 3], dtype=int32), Array([10, 20, 30], dtype=int32))
 """)

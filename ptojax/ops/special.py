@@ -521,36 +521,36 @@ bessel_i1e_p.define(jvp=unary_jvp(bessel_i1e_p, _bessel_i1e_derivative))
 _add_examples(globals(), """
 bessel_i0e: The exponentially scaled modified Bessel function of order 0, ``exp(-|x|) I0(x)``.
     >>> pto.lax.bessel_i0e(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.        , 0.64503527, 0.4657596 ])
+    Array([1.        , 0.64503527, 0.4657596 ], dtype=float32)
 bessel_i1e: The exponentially scaled modified Bessel function of order 1, ``exp(-|x|) I1(x)``.
     >>> pto.lax.bessel_i1e(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.        , 0.1564208 , 0.20791042])
+    Array([0.        , 0.1564208 , 0.20791042], dtype=float32)
 betainc: The regularized incomplete beta function ``I_x(a, b)``, elementwise.
     >>> pto.lax.betainc(2.0, 3.0, pnp.array([0.25, 0.5]))
-    Array([0.26171875, 0.6875    ])
+    Array([0.26171875, 0.6875    ], dtype=float32)
 digamma: The digamma function (derivative of ``lgamma``), elementwise.
     >>> pto.lax.digamma(pnp.array([1.0, 2.0]))
-    Array([-0.5772157 ,  0.42278433])
+    Array([-0.5772157 ,  0.42278433], dtype=float32)
 erf: The error function, elementwise.
     >>> pto.lax.erf(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.5204999, 0.8427008])
+    Array([0.       , 0.5204999, 0.8427008], dtype=float32)
 erf_inv: The inverse error function, elementwise.
     >>> pto.lax.erf_inv(pnp.array([-0.5, 0.0, 0.5]))
-    Array([-0.47693628,  0.        ,  0.47693628])
+    Array([-0.47693628,  0.        ,  0.47693628], dtype=float32)
 erfc: The complementary error function ``1 - erf(x)``, elementwise.
     >>> pto.lax.erfc(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.        , 0.47950011, 0.1572992 ])
+    Array([1.        , 0.47950011, 0.1572992 ], dtype=float32)
 igamma: The regularized lower incomplete gamma function ``P(a, x)``, elementwise.
     >>> pto.lax.igamma(2.0, pnp.array([0.5, 1.0, 4.0]))
-    Array([0.09020401, 0.26424113, 0.9084218 ])
+    Array([0.09020401, 0.26424113, 0.9084218 ], dtype=float32)
 igamma_grad_a: The derivative of ``igamma(a, x)`` with respect to ``a``, elementwise.
     >>> pto.lax.igamma_grad_a(2.0, pnp.array([0.5, 1.0]))
-    Array([-0.15103424, -0.27619603])
+    Array([-0.15103424, -0.27619603], dtype=float32)
 igammac: The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``,
     elementwise.
     >>> pto.lax.igammac(2.0, pnp.array([0.5, 1.0, 4.0]))
-    Array([0.909796  , 0.7357589 , 0.09157819])
+    Array([0.909796  , 0.7357589 , 0.09157819], dtype=float32)
 lgamma: ``log |Gamma(x)|``, elementwise.
     >>> pto.lax.lgamma(pnp.array([0.5, 1.0, 5.0]))
-    Array([0.5723649, 0.       , 3.1780539])
+    Array([0.5723649, 0.       , 3.1780539], dtype=float32)
 """)

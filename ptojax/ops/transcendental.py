@@ -142,71 +142,71 @@ pow_p.define(jvp=binary_jvp(pow_p, times(_pow_dx), times(_pow_dy)))
 _add_examples(globals(), """
 acos: Inverse cosine, elementwise.
     >>> pto.lax.acos(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.5707964, 1.0471976, 0.       ])
+    Array([1.5707964, 1.0471976, 0.       ], dtype=float32)
 acosh: Inverse hyperbolic cosine, elementwise.
     >>> pto.lax.acosh(pnp.array([1.0, 2.0]))
-    Array([0.      , 1.316958])
+    Array([0.      , 1.316958], dtype=float32)
 asin: Inverse sine, elementwise.
     >>> pto.lax.asin(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.5235988, 1.5707964])
+    Array([0.       , 0.5235988, 1.5707964], dtype=float32)
 asinh: Inverse hyperbolic sine, elementwise.
     >>> pto.lax.asinh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-1.1947632,  0.       ,  1.6472311])
+    Array([-1.1947632,  0.       ,  1.6472311], dtype=float32)
 atan: Inverse tangent, elementwise.
     >>> pto.lax.atan(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-0.98279375,  0.        ,  1.19029   ])
+    Array([-0.98279375,  0.        ,  1.19029   ], dtype=float32)
 atan2: The angle of (``y``, ``x``) = ``atan(x / y)`` in its quadrant, elementwise.
     >>> pto.lax.atan2(pnp.array([1.0, -1.0]), pnp.array([-1.0, -1.0]))
-    Array([ 2.3561945, -2.3561945])
+    Array([ 2.3561945, -2.3561945], dtype=float32)
 atanh: Inverse hyperbolic tangent, elementwise.
     >>> pto.lax.atanh(pnp.array([-0.5, 0.0, 0.5]))
-    Array([-0.54930615,  0.        ,  0.54930615])
+    Array([-0.54930615,  0.        ,  0.54930615], dtype=float32)
 cbrt: Real cube root, elementwise.
     >>> pto.lax.cbrt(pnp.array([-8.0, 27.0]))
-    Array([-2.       ,  2.9999998])
+    Array([-2.       ,  2.9999998], dtype=float32)
 cos: Cosine, elementwise.
     >>> pto.lax.cos(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.        , 0.87758255, 0.5403023 ])
+    Array([1.        , 0.87758255, 0.5403023 ], dtype=float32)
 cosh: Hyperbolic cosine, elementwise.
     >>> pto.lax.cosh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([2.3524096, 1.       , 6.13229  ])
+    Array([2.3524096, 1.       , 6.13229  ], dtype=float32)
 exp: ``e**x``, elementwise.
     >>> pto.lax.exp(pnp.array([0.0, 0.5, 1.0]))
-    Array([1.       , 1.6487212, 2.718282 ])
+    Array([1.       , 1.6487212, 2.718282 ], dtype=float32)
 exp2: ``2**x``, elementwise.
     >>> pto.lax.exp2(pnp.array([-1.0, 3.0]))
-    Array([0.5, 8. ])
+    Array([0.5, 8. ], dtype=float32)
 expm1: ``exp(x) - 1``, accurate near 0, elementwise.
     >>> pto.lax.expm1(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.6487213, 1.7182819])
+    Array([0.       , 0.6487213, 1.7182819], dtype=float32)
 log: Natural logarithm, elementwise.
     >>> pto.lax.log(pnp.array([1.0, 2.0]))
-    Array([0.       , 0.6931472])
+    Array([0.       , 0.6931472], dtype=float32)
 log1p: ``log(1 + x)``, accurate near 0, elementwise.
     >>> pto.lax.log1p(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.        , 0.40546513, 0.6931472 ])
+    Array([0.        , 0.40546513, 0.6931472 ], dtype=float32)
 logistic: The logistic sigmoid ``1 / (1 + exp(-x))``, elementwise.
     >>> pto.lax.logistic(pnp.array([-1.5, 0.0, 2.5]))
-    Array([0.18242553, 0.5       , 0.9241418 ])
+    Array([0.18242553, 0.5       , 0.9241418 ], dtype=float32)
 pow: ``x ** y``, elementwise (an integer ``y`` array is allowed with a float ``x``).
     >>> pto.lax.pow(pnp.array([2.0, 3.0]), pnp.array([3.0, 0.5]))
-    Array([8.       , 1.7320509])
+    Array([8.       , 1.7320509], dtype=float32)
 rsqrt: ``1 / sqrt(x)``, elementwise.
     >>> pto.lax.rsqrt(pnp.array([1.0, 4.0]))
-    Array([1. , 0.5])
+    Array([1. , 0.5], dtype=float32)
 sin: Sine, elementwise.
     >>> pto.lax.sin(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.        , 0.47942555, 0.841471  ])
+    Array([0.        , 0.47942555, 0.841471  ], dtype=float32)
 sinh: Hyperbolic sine, elementwise.
     >>> pto.lax.sinh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-2.1292794,  0.       ,  6.0502043])
+    Array([-2.1292794,  0.       ,  6.0502043], dtype=float32)
 sqrt: Square root, elementwise.
     >>> pto.lax.sqrt(pnp.array([4.0, 2.0]))
-    Array([2.       , 1.4142135])
+    Array([2.       , 1.4142135], dtype=float32)
 tan: Tangent, elementwise.
     >>> pto.lax.tan(pnp.array([0.0, 0.5, 1.0]))
-    Array([0.       , 0.5463025, 1.5574077])
+    Array([0.       , 0.5463025, 1.5574077], dtype=float32)
 tanh: Hyperbolic tangent, elementwise.
     >>> pto.lax.tanh(pnp.array([-1.5, 0.0, 2.5]))
-    Array([-0.9051482,  0.       ,  0.9866143])
+    Array([-0.9051482,  0.       ,  0.9866143], dtype=float32)
 """)

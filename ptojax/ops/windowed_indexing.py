@@ -55,7 +55,7 @@ class GatherScatterMode(enum.Enum):
 
     Example:
         >>> pnp.array([1, 2, 3]).at[5].get(mode="fill", fill_value=-1)
-        Array(-1)
+        Array(-1, dtype=int32)
         >>> pto.lax.GatherScatterMode.CLIP
         <GatherScatterMode.CLIP: 1>
     """
@@ -258,13 +258,13 @@ gather:
     >>> dnums = pto.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
     ...                                        start_index_map=(0,))
     >>> pto.lax.gather(pnp.array([10, 20, 30]), pnp.array([[2], [0]]), dnums, (1,))
-    Array([30, 10])
+    Array([30, 10], dtype=int32)
 scatter_add:
     >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter_add(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
-    Array([4., 0., 2.])
+    Array([4., 0., 2.], dtype=float32)
 """)
 
 
@@ -285,29 +285,29 @@ scatter_set:
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)[1:]
-    Array([0., 2.])
+    Array([0., 2.], dtype=float32)
 scatter_max:
     >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter_max(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
-    Array([3., 0., 2.])
+    Array([3., 0., 2.], dtype=float32)
 scatter_min:
     >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter_min(pnp.zeros(3), indices, pnp.array([-1.0, 2.0, -3.0]), dnums)
-    Array([-3.,  0.,  0.])
+    Array([-3.,  0.,  0.], dtype=float32)
 scatter_mul:
     >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter_mul(pnp.ones(3), indices, pnp.array([2.0, 5.0, 3.0]), dnums)
-    Array([6., 1., 5.])
+    Array([6., 1., 5.], dtype=float32)
 scatter_sub:
     >>> dnums = pto.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
     ...                                         scatter_dims_to_operand_dims=(0,))
     >>> indices = pnp.array([[0], [2], [0]])
     >>> pto.lax.scatter_sub(pnp.zeros(3), indices, pnp.array([1.0, 2.0, 3.0]), dnums)
-    Array([-4.,  0., -2.])
+    Array([-4.,  0., -2.], dtype=float32)
 """)

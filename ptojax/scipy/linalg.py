@@ -402,63 +402,63 @@ add_examples(globals(), """
 block_diag:
     >>> pto.scipy.linalg.block_diag(pnp.array([[1, 2]]), pnp.array([[3]]))
     Array([[1, 2, 0],
-           [0, 0, 3]])
+           [0, 0, 3]], dtype=int32)
 cho_factor:
     >>> c, lower = pto.scipy.linalg.cho_factor(pnp.array([[4.0, 2.0], [2.0, 3.0]]), lower=True)
     >>> pnp.tril(c)
     Array([[2.       , 0.       ],
-           [1.       , 1.4142135]])
+           [1.       , 1.4142135]], dtype=float32)
 cho_solve:
     >>> factor = pto.scipy.linalg.cho_factor(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
     >>> pto.scipy.linalg.cho_solve(factor, pnp.array([2.0, 1.0]))
-    Array([0.5, 0. ])
+    Array([0.5, 0. ], dtype=float32)
 cholesky:
     >>> pto.scipy.linalg.cholesky(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
     Array([[2.       , 1.       ],
-           [0.       , 1.4142135]])
+           [0.       , 1.4142135]], dtype=float32)
 det:
     >>> pto.scipy.linalg.det(pnp.array([[4.0, 2.0], [2.0, 3.0]]))
-    Array(8.)
+    Array(8., dtype=float32)
 eigh:
     >>> pto.scipy.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
-    Array([1., 3.])
+    Array([1., 3.], dtype=float32)
 expm:
     >>> pto.scipy.linalg.expm(pnp.array([[0.0, 1.0], [0.0, 0.0]]))
     Array([[1., 1.],
-           [0., 1.]])
+           [0., 1.]], dtype=float32)
 expm_frechet:
     >>> pto.scipy.linalg.expm_frechet(pnp.zeros((2, 2)), pnp.eye(2), compute_expm=False)
     Array([[1., 0.],
-           [0., 1.]])
+           [0., 1.]], dtype=float32)
 inv:
     >>> pto.scipy.linalg.inv(pnp.array([[2.0, 0.0], [0.0, 4.0]]))
     Array([[0.5 , 0.  ],
-           [0.  , 0.25]])
+           [0.  , 0.25]], dtype=float32)
 lu:
     >>> p, l, u = pto.scipy.linalg.lu(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> u
     Array([[3.       , 4.       ],
-           [0.       , 0.6666666]])
+           [0.       , 0.6666666]], dtype=float32)
 lu_factor:
     >>> lu, piv = pto.scipy.linalg.lu_factor(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> piv
-    Array([1, 1])
+    Array([1, 1], dtype=int32)
 lu_solve:
     >>> factors = pto.scipy.linalg.lu_factor(pnp.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> pto.scipy.linalg.lu_solve(factors, pnp.array([5.0, 11.0]))
-    Array([1., 2.])
+    Array([1., 2.], dtype=float32)
 qr:
     >>> pnp.abs(pto.scipy.linalg.qr(pnp.array([[4.0, 2.0], [2.0, 3.0]]))[1])
     Array([[4.472136 , 3.130495 ],
-           [0.       , 1.7888544]])
+           [0.       , 1.7888544]], dtype=float32)
 solve:
     >>> pto.scipy.linalg.solve(pnp.array([[4.0, 2.0], [2.0, 3.0]]), pnp.array([2.0, 1.0]))
-    Array([0.5, 0. ])
+    Array([0.5, 0. ], dtype=float32)
 solve_triangular:
     >>> lower = pnp.array([[2.0, 0.0], [1.0, 1.0]])
     >>> pto.scipy.linalg.solve_triangular(lower, pnp.array([4.0, 3.0]), lower=True)
-    Array([2., 1.])
+    Array([2., 1.], dtype=float32)
 svd:
     >>> pto.scipy.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]]), compute_uv=False)
-    Array([5.561553 , 1.4384472])
+    Array([5.561553 , 1.4384472], dtype=float32)
 """)

@@ -472,37 +472,37 @@ COLLECTIVES = (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p, all_to_all_
 _add_examples(globals(), """
 pmax: The maximum of ``x`` over the devices (or vmapped instances) of ``axis_name``.
     >>> pto.vmap(lambda v: pto.lax.pmax(v, 'i'), axis_name='i')(pnp.array([3, 1, 2]))
-    Array([3, 3, 3])
+    Array([3, 3, 3], dtype=int32)
 pmin: The minimum of ``x`` over the devices (or vmapped instances) of ``axis_name``.
     >>> pto.vmap(lambda v: pto.lax.pmin(v, 'i'), axis_name='i')(pnp.array([3, 1, 2]))
-    Array([1, 1, 1])
+    Array([1, 1, 1], dtype=int32)
 all_gather:
     >>> pto.vmap(lambda v: pto.lax.all_gather(v, 'i'), axis_name='i')(pnp.array([1, 2]))
     Array([[1, 2],
-           [1, 2]])
+           [1, 2]], dtype=int32)
 all_to_all:
     >>> exchange = lambda v: pto.lax.all_to_all(v, 'i', 0, 0)
     >>> pto.vmap(exchange, axis_name='i')(pnp.array([[1, 2], [3, 4]]))
     Array([[1, 3],
-           [2, 4]])
+           [2, 4]], dtype=int32)
 axis_index:
     >>> pto.vmap(lambda v: pto.lax.axis_index('i'), axis_name='i')(pnp.zeros(3))
-    Array([0, 1, 2])
+    Array([0, 1, 2], dtype=int32)
 axis_size:
     >>> pto.vmap(lambda v: v * pto.lax.axis_size('i'), axis_name='i')(pnp.ones(3))
-    Array([3., 3., 3.])
+    Array([3., 3., 3.], dtype=float32)
 pmean:
     >>> pto.vmap(lambda v: pto.lax.pmean(v, 'i'), axis_name='i')(pnp.array([1.0, 2.0, 6.0]))
-    Array([3., 3., 3.])
+    Array([3., 3., 3.], dtype=float32)
 psum:
     >>> pto.vmap(lambda v: pto.lax.psum(v, 'i'), axis_name='i')(pnp.array([1, 2, 3]))
-    Array([6, 6, 6])
+    Array([6, 6, 6], dtype=int32)
 ppermute:
     >>> rotate = lambda v: pto.lax.ppermute(v, 'i', [(0, 1), (1, 2), (2, 0)])
     >>> pto.vmap(rotate, axis_name='i')(pnp.array([1, 2, 3]))
-    Array([3, 1, 2])
+    Array([3, 1, 2], dtype=int32)
 psum_scatter:
     >>> scatter_sum = lambda v: pto.lax.psum_scatter(v, 'i')
     >>> pto.vmap(scatter_sum, axis_name='i')(pnp.array([[1, 2], [3, 4]]))
-    Array([4, 6])
+    Array([4, 6], dtype=int32)
 """)

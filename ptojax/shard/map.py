@@ -399,5 +399,5 @@ shard_map:
     >>> total = lambda block: pto.lax.psum(pnp.sum(block), 'i')
     >>> f = pto.shard_map(total, mesh=mesh, in_specs=pto.P('i'), out_specs=pto.P())
     >>> f(pnp.arange(8.0))
-    Array(28.)
+    Array(28., dtype=float32)
 """)

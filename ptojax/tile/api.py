@@ -220,5 +220,5 @@ _add_examples(globals(), """
 tile:
     >>> f = pto.tile(lambda x: pnp.exp(x) * 2.0)
     >>> f(pnp.zeros((8, 64)))[0, :3]
-    Array([2., 2., 2.])
+    Array([2., 2., 2.], dtype=float32)
 """)
