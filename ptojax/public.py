@@ -8,6 +8,7 @@ Each public module ends with::
     __dir__ = dir_function(__all__)
 """
 import inspect
+import sys
 import types
 
 
@@ -31,7 +32,10 @@ def add_examples(namespace, table):
     """Document the functions a module makes in families (elementwise functions, lax
     wrappers) from one ``table``: entries ``name: what it does`` (continued on indented
     lines), each followed by indented doctest lines, an executed example. A summary replaces
-    the function's docstring; an entry with none (``name:``) keeps it and adds the example."""
+    the function's docstring; an entry with none (``name:``) keeps it and adds the example.
+    Under ``python -OO`` (docstrings stripped) it does nothing."""
+    if sys.flags.optimize >= 2:
+        return
     for name, summary, example in _entries(table):
         if not example:
             raise ValueError(f"{name} has no example in the table")
