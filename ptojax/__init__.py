@@ -4,6 +4,7 @@
     import ptojax.numpy as pnp
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+from ptojax import mixed_precision, quant
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import jit, make_ir
 from ptojax.eval.leaves import ShapeDtypeStruct

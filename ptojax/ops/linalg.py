@@ -13,13 +13,13 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ShapeError
+from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import add_tangents, mul
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
-from ptojax.ops.convert import convert_element_type
+from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.trace import Primitive
@@ -45,18 +45,35 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
     shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in free_dims(lhs.ndim, lc, lb)]
              + [rhs.shape[d] for d in free_dims(rhs.ndim, rc, rb)])
     out_dtype = dtypes.canonicalize(preferred_element_type or lhs.dtype)
+    if not dtypes.is_float(lhs.dtype) and not dtypes.is_float(out_dtype) and \
+            out_dtype.itemsize < lhs.dtype.itemsize:
+        raise DtypeError(f"dot_general: preferred_element_type {dtypes.short_name(out_dtype)} "
+                         f"is narrower than the operands' {dtypes.short_name(lhs.dtype)}; "
+                         f"pass a type at least as wide (e.g. int32 for int8 operands)")
     return TensorType(shape, out_dtype, lhs.weak_type and rhs.weak_type)
+
+
+def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
+    """The dtype a dot_general of ``in_dtype`` operands returning ``out_dtype`` multiplies and
+    sums in, as the cube unit and XLA do: integers in the (integer) result type, so int8
+    operands with ``preferred_element_type=int32`` are exact; f16/bf16/f8 in f32; otherwise
+    the wider of the operand and (floating-point) result types."""
+    if not dtypes.is_float(in_dtype):
+        if dtypes.is_float(out_dtype):
+            return np.dtype(np.float64 if out_dtype == dtypes.float64 else np.float32)
+        return dtypes.int32 if dtypes.is_bool(out_dtype) else out_dtype
+    compute = dtypes.float32 if dtypes.accumulates_in_f32(in_dtype) else in_dtype
+    if dtypes.is_float(out_dtype) and out_dtype.itemsize > compute.itemsize:
+        compute = out_dtype
+    return compute
 
 
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
-    compute = lhs.dtype
-    if dtypes.accumulates_in_f32(compute):
-        compute = np.dtype(np.float32)
+    compute = accumulation_dtype(lhs.dtype, out_dtype)
+    if compute != lhs.dtype:
         lhs, rhs = lhs.astype(compute), rhs.astype(compute)
-    elif dtypes.is_bool(compute):
-        lhs, rhs = lhs.astype(np.int32), rhs.astype(np.int32)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
         out = lhs @ rhs
@@ -68,7 +85,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
         a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
         b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
         out = np.matmul(a, b).reshape(batch + m + n)
-    return out if out.dtype == out_dtype else out.astype(out_dtype)
+    return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 
 dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True)
