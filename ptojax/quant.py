@@ -119,8 +119,9 @@ def quantize(x, dtype=dtypes.int8, axis=None, symmetric: bool = True) -> QArray:
 
 
 def _safe_scale(span, levels):
-    """``span / levels``, with 1 where the span is 0 (an all-zero channel)."""
-    return pnp.where(span > 0, span / levels, pnp.ones_like(span))
+    """``span / levels``, at least the smallest normal float (an all-zero or subnormal
+    channel keeps a scale that divides without overflow or loss of precision)."""
+    return pnp.maximum(span / levels, float(dtypes.finfo(span.dtype).tiny))
 
 
 def _quantize_symmetric(x, dtype, reduce, axis):
