@@ -25,7 +25,7 @@ from ptojax.ops.reductions import (argmax, argmin, reduce_and, reduce_max, reduc
 from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
 from ptojax.ops.slicing import (broadcasted_iota, concatenate, index_in_dim, iota, pad, rev,
                                 slice, slice_in_dim)
-from ptojax.ops.sorting import sort
+from ptojax.ops.sorting import sort, top_k
 from ptojax.ops.special import digamma, erf, erf_inv, erfc, lgamma
 from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
                                        cosh, exp, exp2, expm1, log, log1p, logistic, pow,

@@ -21,7 +21,7 @@ from ptojax.numpy.math import abs, round, pow  # noqa: F401
 from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
-from ptojax.numpy.sorting import argsort, sort
+from ptojax.numpy.sorting import argpartition, argsort, partition, sort
 from ptojax.eval.array import Array as ndarray
 
 import math as _math
