@@ -12,6 +12,9 @@ from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_po
                                    sub)
 from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
 from ptojax.ops.convert import convert_element_type, stop_gradient
+from ptojax.ops.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
+                                    conv_general_dilated, conv_general_permutations,
+                                    conv_transpose, conv_with_general_padding)
 from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
 from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_slice_in_dim, dynamic_update_slice,
@@ -27,6 +30,7 @@ from ptojax.ops.slicing import (broadcasted_iota, concatenate, index_in_dim, iot
                                 slice, slice_in_dim)
 from ptojax.ops.sorting import sort, top_k
 from ptojax.ops.special import digamma, erf, erf_inv, erfc, lgamma
+from ptojax.ops.windows import padtype_to_pads
 from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
                                        cosh, exp, exp2, expm1, log, log1p, logistic, pow,
                                        rsqrt, sin, sinh, sqrt, tan, tanh)
