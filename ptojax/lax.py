@@ -14,7 +14,9 @@ from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
 from ptojax.ops.convert import convert_element_type, stop_gradient
 from ptojax.ops.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
                                     conv_general_dilated, conv_general_permutations,
-                                    conv_transpose, conv_with_general_padding)
+                                    conv_general_shape_tuple, conv_shape_tuple,
+                                    conv_transpose, conv_transpose_shape_tuple,
+                                    conv_with_general_padding)
 from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
 from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_slice_in_dim, dynamic_update_slice,
@@ -23,6 +25,7 @@ from ptojax.ops.gather_scatter import gather, scatter
 from ptojax.ops.linalg import dot, dot_general
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt,
                               is_finite, le, lt, ne, select, shift_left, shift_right_logical)
+from ptojax.ops.reduce_window import reduce_window, reduce_window_shape_tuple
 from ptojax.ops.reductions import (argmax, argmin, reduce_and, reduce_max, reduce_min,
                                    reduce_or, reduce_prod)
 from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose

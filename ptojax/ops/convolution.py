@@ -212,6 +212,40 @@ conv_general_dilated_p = Primitive("conv_general_dilated", _conv_abstract, _conv
                                    linear=True)
 
 
+# shape helpers (as jax.lax's, used by layer libraries such as stax) ---------------------------
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1) -> tuple:
+    """The output shape of a convolution of operands in canonical (NC..., OI...) order."""
+    if isinstance(pads, str):
+        pads = explicit_pads("conv", pads, lhs_shape[2:], rhs_shape[2:], strides)
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0],
+            *_out_spatial(lhs_shape, rhs_shape, strides, pads, (1,) * len(strides),
+                          (1,) * len(strides)))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers) -> tuple:
+    """The output shape of ``conv_general_dilated`` without dilation."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[d] for d in dn.lhs_spec],
+                           [rhs_shape[d] for d in dn.rhs_spec], window_strides, padding)
+    return tuple(out[list(dn.out_spec).index(d)] for d in range(len(out)))
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers) -> tuple:
+    """The output shape of ``conv_transpose`` (string or explicit padding)."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    lhs = [lhs_shape[d] for d in dn.lhs_spec]
+    rhs = [rhs_shape[d] for d in dn.rhs_spec]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding)
+                   for k, s in zip(rhs[2:], window_strides)]
+    spatial = [(n - 1) * s - k + 2 + lo + hi
+               for n, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], window_strides, padding)]
+    out = (lhs[0], rhs[0], *spatial)
+    return tuple(out[list(dn.out_spec).index(d)] for d in range(len(out)))
+
+
 # the lax functions -----------------------------------------------------------------------------
 def _ints(name, values, k, default=1) -> tuple:
     if values is None:
