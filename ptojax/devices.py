@@ -41,7 +41,8 @@ class Topology(NamedTuple):
     local_count: int
 
 
-def _default_local_count() -> int:
+def configured_local_count() -> int:
+    """Devices per process from PTOJAX_NUM_DEVICES (default 8), validated."""
     return env_int("PTOJAX_NUM_DEVICES", 8)
 
 
@@ -50,8 +51,14 @@ _topology: list = []  # [Topology] once known
 
 def topology() -> Topology:
     if not _topology:
-        _topology.append(Topology(0, 1, _default_local_count()))
+        _topology.append(Topology(0, 1, configured_local_count()))
     return _topology[0]
+
+
+def topology_known() -> bool:
+    """Whether the device topology has been fixed (devices were used or
+    ``distributed.initialize`` ran)."""
+    return bool(_topology)
 
 
 def set_topology(process_index: int, process_count: int, local_count: int) -> None:

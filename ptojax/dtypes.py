@@ -3,7 +3,9 @@
 Promotion follows JAX's lattice: the result of combining dtypes is their least upper bound.
 Python scalars are *weak*: they adopt the other operand's dtype (f16 array * 2.0 stays f16).
 Values made only from Python floats/ints default to float32/int32. An explicit 64-bit input
-stays 64-bit.
+stays 64-bit (JAX with x64); without one, a 64-bit join of narrower types is narrowed to 32
+bits (JAX without x64: int32 + uint32 is int32). A Python int outside the int32 range is a
+weak int64 and may only meet 64-bit operands.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-from ptojax.errors import DtypeError
+from ptojax.errors import DtypeError, IntegerOverflowError
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -157,6 +159,15 @@ def _node(dtype, weak: bool):
     return WEAK_FLOAT if dtype in FLOATS else WEAK_INT
 
 
+# JAX without x64 canonicalizes a 64-bit result to 32 bits; ptojax does so when no operand is
+# 64-bit (an explicit 64-bit operand keeps the x64 result).
+_NARROW = {int64: int32, uint64: uint32, float64: float32}
+
+
+def _describe(types) -> str:
+    return " and ".join(short_name(d) + (" (weak)" if w else "") for d, w in types)
+
+
 @functools.lru_cache(maxsize=4096)
 def promote(types: tuple) -> tuple:
     """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)``."""
@@ -164,14 +175,32 @@ def promote(types: tuple) -> tuple:
     common = functools.reduce(frozenset.intersection, (_UPPER[n] for n in nodes))
     least = [n for n in common if all(m in _UPPER[n] for m in common)]
     if not least:
-        names = " and ".join(short_name(d) + (" (weak)" if w else "") for d, w in types)
-        raise DtypeError(f"no common dtype for {names}; convert explicitly with .astype(...)")
+        raise DtypeError(f"no common dtype for {_describe(types)}; convert explicitly with "
+                         f".astype(...)")
+    _check_wide_python_ints(types)
     node = least[0]
     if node == WEAK_INT:
         return _weak_default(types, is_integer, DEFAULT_INT, int64), True
     if node == WEAK_FLOAT:
         return _weak_default(types, is_float, DEFAULT_FLOAT, float64), True
+    if node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
+        return _NARROW[node], False
     return node, False
+
+
+def _is_wide_python_int(dtype, weak) -> bool:
+    return weak and dtype == int64
+
+
+def _check_wide_python_ints(types) -> None:
+    """A weak int64 (a Python int outside the int32 range) needs a 64-bit operand beside it:
+    JAX with x64 types it int64; without x64 it cannot be typed (OverflowError)."""
+    if any(_is_wide_python_int(d, w) for d, w in types) and not any(
+            d.itemsize == 8 and not _is_wide_python_int(d, w) for d, w in types):
+        raise IntegerOverflowError(
+            f"a Python int outside the int32 range (typed weak i64) can only be combined "
+            f"with 64-bit operands, here {_describe(types)}. Make the other operand 64-bit "
+            f"(e.g. .astype(numpy.int64)) or pass the int as numpy.int64(...)")
 
 
 def _weak_default(types, kind, default, wide):
@@ -188,10 +217,16 @@ def result_type(*dtypes_and_weak) -> tuple:
 
 
 def python_scalar_dtype(x) -> np.dtype:
+    """The (weak) dtype a Python scalar takes: bool, int32 (int64 for an int outside the int32
+    range; no Python int beyond 64 bits has one), float32."""
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
-        return DEFAULT_INT
+        if -2**31 <= x < 2**31:
+            return DEFAULT_INT
+        if -2**63 <= x < 2**63:
+            return int64
+        raise IntegerOverflowError(f"the Python int {x} does not fit in 64 bits")
     if isinstance(x, float):
         return DEFAULT_FLOAT
     if isinstance(x, complex):

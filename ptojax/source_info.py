@@ -15,9 +15,11 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-# frames that are never the user's: ptojax's, the import machinery's, and those of numpy's
-# errstate decorator, which ptojax wraps its numpy work in (eval/ieee.py)
-_NOT_USER = (_PACKAGE_DIR, "<frozen", np.errstate.__init__.__code__.co_filename)
+# The file name of the code ptojax generates (eval/executable.py): not the user's code either.
+GENERATED_FILE = "<ptojax generated>"
+# frames that are never the user's: ptojax's, the import machinery's, the generated code's, and
+# those of numpy's errstate decorator, which ptojax wraps its numpy work in (eval/ieee.py)
+_NOT_USER = (_PACKAGE_DIR, "<frozen", GENERATED_FILE, np.errstate.__init__.__code__.co_filename)
 
 
 class SourceInfo(NamedTuple):

@@ -18,7 +18,7 @@ devices = importlib.import_module("ptojax.devices")   # (pto.devices is the func
 
 READERS = {
     "PTOJAX_COLLECTIVE_TIMEOUT": in_process.default_timeout,
-    "PTOJAX_NUM_DEVICES": devices._default_local_count,
+    "PTOJAX_NUM_DEVICES": devices.configured_local_count,
     "PTOJAX_KEEP_FREED_MEMORY": memory.keep_freed_memory.__wrapped__,
 }
 BAD = {

@@ -12,7 +12,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
-    ("base", ["errors", "env", "dtypes", "source_info", "tree_util", "targets", "sharding",
+    ("base", ["errors", "env", "dtypes", "source_info", "tree_util", "tree", "targets", "sharding",
               "devices"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
@@ -25,7 +25,8 @@ LAYERS = [
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),
     ("api", ["jit", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
-             "config", "debug", "quant", "mixed_precision", "testing", "__init__", "__main__"]),
+             "config", "debug", "quant", "mixed_precision", "testing", "test_util", "__init__",
+             "__main__"]),
 ]
 # the only packages a function-level import may name: optional dependencies
 OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython"}

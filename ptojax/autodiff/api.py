@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import GradError, UnsupportedError
+from ptojax.errors import GradError
 from ptojax.ir.core import IR, ClosedIR
 from ptojax.eval.leaves import leaf_type
 from ptojax.autodiff import calls
@@ -180,7 +180,7 @@ def _forbid_custom_vjp(jvp_closed):
     say so at the user's call of that function."""
     for eqn in jvp_closed.eqns:
         if eqn.prim is calls.custom_lin_p:
-            raise UnsupportedError("forward-mode differentiation (jvp, jacfwd, hessian) of a "
+            raise GradError("forward-mode differentiation (jvp, jacfwd, hessian) of a "
                                    "custom_vjp function is not supported: it defines only "
                                    "reverse mode. Use custom_jvp, or reverse mode (grad, vjp, "
                                    "jacrev)", eqn.source)

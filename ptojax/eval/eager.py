@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError
+from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError, located
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -64,6 +64,8 @@ def apply_eager(prim, args, params):
         out = prim.impl(*values, **params)
     except PtoError as e:
         raise e.with_source(user_frame(3)) from None
+    except Exception as e:  # numpy's own errors (a MemoryError, ...): name the user's line
+        raise located(e, user_frame(3), f"{prim.name}")
     if prim.multiple_results:
         return [_wrap(o, t) for o, t in zip(out, out_types)]
     t = out_types[0]
@@ -77,6 +79,8 @@ def _infer(prim, types, params, key):
         out_types = prim.out_types(types, params)
     except PtoError as e:
         raise e.with_source(user_frame(4)) from None
+    except Exception as e:
+        raise located(e, user_frame(4), f"{prim.name}")
     if key is not None:
         if len(_out_types_cache) > 20000:
             _out_types_cache.clear()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import lax
+from ptojax.errors import located
+from ptojax.source_info import user_frame
 from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
 from ptojax.numpy import reductions as red, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
-from ptojax.trace import Tracer
+from ptojax.ops.convert import python_float_view
+from ptojax.trace import Tracer, full_precision
 
 
 def _swap(fn):
@@ -44,7 +47,7 @@ def _getitem(self, idx):
 
 def _iter(self):
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise located(TypeError("iteration over a 0-d array"), user_frame())
     return (indexing.getitem(self, i) for i in range(self.shape[0]))
 
 
@@ -115,6 +118,29 @@ _PROPERTIES = {
 }
 
 
+# Python's float arithmetic, which a Python float argument of jit keeps doing (below)
+_PYTHON_FLOAT_OPERATORS = {f"__{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv",
+                                                 "mod", "pow", "neg", "pos", "abs", "lt",
+                                                 "le", "gt", "ge", "eq", "ne")}
+_PYTHON_FLOAT_OPERATORS |= {f"__r{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv",
+                                                   "mod", "pow")}
+
+
+def _keeps_python_precision(operator):
+    """A Tracer operator that, on a Python float argument of jit and Python scalars, computes
+    as Python would (float64) and keeps the result at full precision: ``s * 2 + x`` under jit
+    equals the eager result for a float64 ``x``."""
+    def op(self, *args):
+        carrier = full_precision(self)
+        if carrier is None or not all(type(a) in (int, float, bool) or
+                                      full_precision(a) is not None for a in args):
+            return operator(self, *args)
+        out = operator(carrier, *[a if full_precision(a) is None else full_precision(a)
+                                  for a in args])
+        return python_float_view(out) if out.weak_type and out.dtype == np.float64 else out
+    return op
+
+
 def install():
     for cls in (Array, Tracer):
         for name, fn in _OPERATORS.items():
@@ -123,6 +149,8 @@ def install():
             setattr(cls, name, fn)
         for name, fn in _PROPERTIES.items():
             setattr(cls, name, property(fn))
+    for name in _PYTHON_FLOAT_OPERATORS:
+        setattr(Tracer, name, _keeps_python_precision(_OPERATORS[name]))
     Tracer.__iter__ = _iter
     Array.__iter__ = _iter
     Tracer.__array_ufunc__ = _array_ufunc

@@ -5,12 +5,13 @@ numpy inputs keep theirs, as JAX does.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError
+from ptojax.errors import ConcretizationError, ShapeError, located
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
@@ -18,7 +19,7 @@ from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer, is_concrete
+from ptojax.trace import Tracer, is_concrete, tracing
 
 
 def asarray(a, dtype=None, copy=None):
@@ -51,50 +52,69 @@ def _dtype(op, dtype, default):
 
 
 def full(shape, fill_value, dtype=None):
-    shape = _shape("full", shape)
-    fill = _asarray(fill_value, op="full")
-    dtype = _dtype("full", dtype, fill.dtype)
-    if fill.ndim == 0 and type(fill) is Array:
-        return Array(np.full(shape, fill._value, dtype))
-    return broadcast_to_shape(lax.convert_element_type(fill, dtype), shape, "full")
+    """``fill_value`` broadcast to ``shape``. As JAX: weak when ``dtype`` is None and the fill
+    is weak; a Python int fill converts to ``dtype`` as convert_element_type does (wrapping).
+    Eagerly the result is allocated; while tracing it is a broadcast of the fill (no constant
+    of the full size in the IR)."""
+    return _full("full", _shape("full", shape), fill_value, dtype)
+
+
+def _full(op, shape, fill_value, dtype, weak=None):
+    if dtype is None:
+        fill = _asarray(fill_value, op=op)
+    else:
+        fill = lax.convert_element_type(_fill_value(op, fill_value), _dtype(op, dtype, None),
+                                        weak_type=bool(weak))
+    if fill.ndim == 0 and type(fill) is Array and not tracing():
+        try:
+            return Array(np.full(shape, fill._value, fill.dtype), fill.weak_type)
+        except Exception as e:  # too large to allocate
+            raise located(e, user_frame(), f"{op}{shape}")
+    if fill.ndim == 0:
+        return lax.broadcast_in_dim(fill, shape, ())
+    return broadcast_to_shape(fill, shape, op)
+
+
+def _fill_value(op, fill_value):
+    """A fill value: Python scalars as they are (converted with their full value), anything
+    else as an array."""
+    return fill_value if type(fill_value) in (int, float, bool) else _asarray(fill_value, op=op)
 
 
 def zeros(shape, dtype=None):
-    return full(_shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
+    return _full("zeros", _shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
 
 
 def ones(shape, dtype=None):
-    return full(_shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
+    return _full("ones", _shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
 
 
 def empty(shape, dtype=None):
-    return full(_shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
+    return _full("empty", _shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
 
 
-def _like(op, a, dtype, shape):
+def _like(op, a, fill_value, dtype, shape):
+    """``full`` shaped and typed like ``a`` (weak when ``a`` is and no dtype is given)."""
     a = _asarray(a, op=op)
-    return (_shape(op, shape) if shape is not None else tuple(a.shape),
-            _dtype(op, dtype, a.dtype))
+    shape = _shape(op, shape) if shape is not None else tuple(a.shape)
+    weak = dtype is None and a.weak_type
+    return _full(op, shape, fill_value, _dtype(op, dtype, a.dtype), weak)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shape, dtype = _like("full_like", a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    return _like("full_like", a, fill_value, dtype, shape)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    shape, dtype = _like("zeros_like", a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like("zeros_like", a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    shape, dtype = _like("ones_like", a, dtype, shape)
-    return full(shape, 1, dtype)
+    return _like("ones_like", a, 1, dtype, shape)
 
 
 def empty_like(a, dtype=None, shape=None):
-    shape, dtype = _like("empty_like", a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like("empty_like", a, 0, dtype, shape)
 
 
 def _static_number(op, name, v):
@@ -115,10 +135,27 @@ def arange(start, stop=None, step=None, dtype=None):
         (values[0], values[1], values[2] if step is not None else 1)
     if stride == 0:
         raise ShapeError("arange: step must not be zero", user_frame())
-    ramp = np.arange(begin, end, stride)
-    if dtypes.is_integer(dtype) and (begin, stride) == (0, 1) and len(ramp):
-        return lax.iota(dtype, len(ramp))
-    return Array(ramp.astype(dtype))
+    if all(isinstance(v, (int, np.integer)) for v in (begin, end, stride)):
+        count = len(range(begin, end, stride))
+    else:  # numpy's length of a float range
+        count = max(0, math.ceil((end - begin) / stride))
+    integral = all(float(v).is_integer() for v in (begin, stride))
+    if integral and (tracing() or (dtypes.is_integer(dtype) and (begin, stride) == (0, 1))):
+        return _iota_ramp(int(begin), int(stride), count, dtype)
+    # fractional steps stay numpy's values (a constant under tracing, as in JAX)
+    return Array(np.arange(begin, end, stride).astype(dtype))
+
+
+def _iota_ramp(begin: int, stride: int, count: int, dtype):
+    """``begin + stride * i`` for i < count, exactly (integer arithmetic, then ``dtype``)."""
+    last = begin + stride * max(count - 1, 0)
+    work = dtypes.int32 if all(-2**31 <= v < 2**31 for v in (begin, last)) else dtypes.int64
+    ramp = lax.iota(work, count)
+    if stride != 1:
+        ramp = lax.mul(ramp, lax.convert_element_type(stride, work))
+    if begin != 0:
+        ramp = lax.add(ramp, lax.convert_element_type(begin, work))
+    return lax.convert_element_type(ramp, dtype)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,

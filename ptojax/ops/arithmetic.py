@@ -226,7 +226,16 @@ TILE_EXPONENTS = frozenset({-2, -1, 1, 2, 3, 4})
 
 
 def _integer_pow(x, y):
-    return np.power(x, x.dtype.type(y)) if y >= 0 else np.reciprocal(np.power(x, -y))
+    if y < 0:
+        return np.reciprocal(_integer_pow(x, -y))
+    if x.dtype.kind not in "iub":
+        return np.power(x, x.dtype.type(y))
+    out, base = np.ones_like(x), x  # integers: repeated squaring, wrapping as XLA's
+    while y:
+        if y & 1:
+            out = out * base
+        base, y = base * base, y >> 1
+    return out
 
 
 def _integer_pow_abstract(x, y):

@@ -12,7 +12,7 @@ from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.costs import no_flops
-from ptojax.ops.elementwise import elementwise, scalar
+from ptojax.ops.elementwise import elementwise, python_scalar_value
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
 from ptojax.tree_util import tree_map
 
@@ -75,11 +75,21 @@ convert_element_type_p = elementwise(
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize(new_dtype)
-    if type(x) in (int, float, bool):
-        return scalar(x, new_dtype) if weak_type else Array(np.asarray(x, new_dtype))
+    if type(x) in (int, float, bool):  # an int wraps around, as JAX's
+        return Array(python_scalar_value(x, new_dtype, wrap=True), weak_type)
     if x.dtype == new_dtype and getattr(x, "weak_type", False) == weak_type:
         return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def python_float_view(carrier):
+    """A Python float traced at full precision (``carrier``, a weak float64 tracer: a jit
+    argument, or Python arithmetic on one) as user code sees it: a weak float32, as eagerly.
+    Promotion converts from the carrier (``trace.full_precision``), so next to float64 it
+    keeps every bit, as eagerly."""
+    view = convert_element_type(carrier, dtypes.float32, weak_type=True)
+    carrier._trace.full_precision[view.ir_var] = carrier
+    return view
 
 
 # identities ------------------------------------------------------------------------------------

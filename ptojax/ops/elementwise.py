@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.errors import ShapeError
+from ptojax import dtypes
+from ptojax.errors import IntegerOverflowError, ShapeError
 from ptojax.eval import axis_env
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
@@ -19,6 +20,7 @@ from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import broadcast_scalars, require_kind, require_same_dtype
 from ptojax.ops.costs import output_size
 from ptojax.ops.shape import example_ndim, move_axis
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
 
 ELEMENTWISE: list = []   # every elementwise primitive, in definition order
@@ -56,8 +58,19 @@ def elementwise(name, impl, kind="num", result_dtype=None, nargs=None, *, abstra
 
 # Python scalars --------------------------------------------------------------------------------
 def scalar(value, dtype):
-    """A Python scalar as a weakly typed 0-d Array of ``dtype``."""
-    return Array(np.asarray(value, dtype), weak_type=True)
+    """A Python scalar as a weakly typed 0-d Array of ``dtype``, which it must fit."""
+    return Array(python_scalar_value(value, dtype, wrap=False), weak_type=True)
+
+
+def python_scalar_value(value, dtype, wrap: bool) -> np.ndarray:
+    """A Python scalar as a 0-d numpy value of ``dtype``. An int that does not fit wraps
+    around (``wrap``, as JAX's convert_element_type) or is an IntegerOverflowError."""
+    try:
+        return np.asarray(value).astype(dtype) if wrap else np.asarray(value, dtype)
+    except OverflowError:
+        raise IntegerOverflowError(f"the Python int {value} does not fit "
+                                   f"{dtypes.short_name(np.dtype(dtype))}", user_frame()) \
+            from None
 
 
 def constant(value, dtype):

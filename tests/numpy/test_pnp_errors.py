@@ -8,7 +8,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import lax
 from ptojax.errors import (AxisError, ConcretizationError, DtypeError, IndexingError,
-                           NonArrayLeafError, PtoError, ShapeError, UnsupportedError)
+                           IntegerOverflowError, NonArrayLeafError, PtoError, ShapeError,
+                           UnsupportedError)
 
 Y = pnp.ones((4, 5))
 BINARY = [pnp.add, pnp.subtract, pnp.multiply, pnp.divide, pnp.maximum, pnp.minimum,
@@ -119,8 +120,8 @@ AXIS_CASES = [
 ]
 
 INDEX_CASES = [
-    case(lambda x: x[5], IndexingError, "index 5", "axis 0", "size 2", id="int bounds"),
-    case(lambda x: x[0, -4], IndexingError, "index -4", "axis 1", "size 3", id="negative"),
+    case(lambda x: x[:, :0][0, 1], IndexingError, "index 1", "axis 1", "size 0",
+         id="empty axis"),
     case(lambda x: x[0, 0, 0], IndexingError, "too many indices", "f32[2,3]", id="too many"),
     case(lambda x: x[..., 0, ...], IndexingError, "ellipsis", id="two ellipses"),
     case(lambda x: x[np.ones((3, 3), bool)], IndexingError, "mask", "(3, 3)", "(2, 3)",
@@ -133,8 +134,9 @@ INDEX_CASES = [
          id="index arrays broadcast"),
     case(lambda x: x.at[0].set(pnp.ones(4)), ShapeError, "x.at[idx].set", "f32[4]", "(3,)",
          id="at values shape"),
-    case(lambda x: x.at[7].add(1.0), IndexingError, "x.at[idx].add", "index 7",
-         id="at int bounds"),
+    case(lambda x: x[:, :0].at[0, 0].add(1.0), IndexingError, "x.at[idx].add", "size 0",
+         id="at empty axis"),
+    case(lambda x: x[1.5:], DtypeError, "x[idx]", "slice", "float", id="float slice"),
     case(lambda x: x.at[0].get(mode="bad"), IndexingError, "mode", id="at get mode"),
     case(lambda x: pnp.take(x, pnp.array([0.5])), DtypeError, "take", "integers",
          id="take float indices"),
@@ -162,8 +164,19 @@ DTYPE_CASES = [
          "float", id="negative int power"),
     case(lambda x: pnp.add(pnp.ones(2, pnp.float8_e4m3fn), pnp.ones(2, pnp.float16)),
          DtypeError, "f8e4m3fn", "f16", "astype", id="no common dtype"),
-    case(lambda x: pnp.asarray(2**40), DtypeError, "asarray", "int32", "int64",
+    case(lambda x: pnp.asarray(2**40), IntegerOverflowError, "asarray", "int32", "int64",
          id="int too large"),
+    case(lambda x: x.astype(pnp.int32) + 2**40, IntegerOverflowError, "add", "1099511627776",
+         "int32", id="int too large for an array"),
+    case(lambda x: x * 2**40, IntegerOverflowError, "multiply", "int32", id="int next to f32"),
+    case(lambda x: pnp.array(2**40, dtype=pnp.int32), IntegerOverflowError, "array", "i32",
+         id="int too large for dtype"),
+    case(lambda x: pnp.array([300], dtype=pnp.int8), IntegerOverflowError, "array", "300",
+         id="list too large for dtype"),
+    case(lambda x: x.astype(pnp.int32).at[0].set(2**40), IntegerOverflowError, "x.at",
+         "1099511627776", id="at set int too large"),
+    case(lambda x: pnp.full(2, 2**70, dtype=pnp.int8), IntegerOverflowError,
+         "1180591620717411303424", id="int beyond 64 bits"),
 ]
 
 LEAF_CASES = [
@@ -185,8 +198,20 @@ UNSUPPORTED_CASES = [
          id="round integers"),
 ]
 
+# Python's and numpy's own exceptions raised on behalf of the user: still instances of the
+# builtin class (``except MemoryError`` works), and PtoErrors naming the user's line.
+BUILTIN_CASES = [
+    case(lambda x: x[::0], ValueError, "x[idx]", "step cannot be zero", id="slice step 0"),
+    case(lambda x: len(x[0, 0]), TypeError, "len()", id="len of 0-d"),
+    case(lambda x: iter(x[0, 0]), TypeError, "iteration", id="iter of 0-d"),
+    case(lambda x: pnp.broadcast_to(x, (10**10, 10**10, 2, 3)) * 2, ValueError, "too large",
+         id="huge broadcast"),
+    case(lambda x: pnp.zeros((10**7, 10**7)) + x[0, 0], MemoryError, "allocate",
+         id="out of memory"),
+]
+
 ALL_CASES = (SHAPE_CASES + AXIS_CASES + INDEX_CASES + DTYPE_CASES + LEAF_CASES +
-             UNSUPPORTED_CASES)
+             UNSUPPORTED_CASES + BUILTIN_CASES)
 
 
 def _assert_reported(excinfo, fn, error, fragments):

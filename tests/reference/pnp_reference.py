@@ -2,8 +2,8 @@
 
 Dtype oracle: ptojax's defaults are 32-bit unless an input is explicitly 64-bit (DESIGN.md,
 "Numerics decisions"). So a JAX-x64 result of f64/i64/u64 is expected as f32/i32/u32 unless an
-input, or the promotion of the inputs (u32 + i32 is i64), is 64-bit. Index results (argmax,
-argsort) are always int32.
+input is 64-bit (u32 + i32 is i32, as JAX without x64). Index results (argmax, argsort) are
+always int32.
 
 JAX compiles once per operation, shape and dtype (~50 ms each), so the tests batch many
 operations into one ``jax.jit`` per drawn case and keep the universe of shapes small.
@@ -31,10 +31,8 @@ def explicit_dtypes(*inputs) -> list:
 
 def expected_dtype(jax_dtype, explicit) -> np.dtype:
     """The dtype ptojax should give where JAX with x64 gives ``jax_dtype``."""
-    import jax.numpy as jnp
     jax_dtype = np.dtype(jax_dtype)
-    promoted = [np.dtype(jnp.result_type(*explicit))] if explicit else []
-    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit + promoted):
+    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit):
         return jax_dtype
     return NARROW[jax_dtype]
 

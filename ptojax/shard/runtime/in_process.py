@@ -32,8 +32,11 @@ _timeout: list = []  # [seconds] set by ptojax.distributed.initialize(timeout=..
 
 def default_timeout() -> float:
     """Seconds a collective waits for its peers before raising CollectiveError."""
-    if _timeout:
-        return _timeout[0]
+    return _timeout[0] if _timeout else configured_timeout()
+
+
+def configured_timeout() -> float:
+    """PTOJAX_COLLECTIVE_TIMEOUT in seconds (default 60), validated."""
     return env_seconds("PTOJAX_COLLECTIVE_TIMEOUT", 60.0)
 
 
