@@ -14,6 +14,7 @@ EXAMPLES = {
     "transformer_block.py": ["--steps", "25", "--dim", "16", "--length", "6", "--batch", "8"],
     "train_data_parallel.py": ["--steps", "3", "--batch-per-device", "4"],
     "train_tensor_parallel.py": ["--steps", "3"],
+    "resnet_small.py": ["--steps", "8", "--batch", "8", "--width", "4", "--size", "16"],
 }
 
 
