@@ -16,6 +16,7 @@ EXAMPLES = {
     "train_tensor_parallel.py": ["--steps", "3"],
     "resnet_small.py": ["--steps", "8", "--batch", "8", "--width", "4", "--size", "16"],
     "int8_inference.py": ["--steps", "60", "--hidden", "32", "--batch", "64"],
+    "moe.py": ["--steps", "12", "--tokens", "64", "--dim", "8", "--hidden", "16"],
 }
 
 
