@@ -178,33 +178,43 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
 
 
 # host implementation: im2col + matmul --------------------------------------------------------
+def _from_channels_last(out_spec) -> tuple:
+    """The transpose taking a ``(N, *spatial, C)`` result to the ``out_spec`` layout."""
+    k = len(out_spec) - 2
+    current = (0, k + 1, *range(1, k + 1))    # where each canonical dimension is now
+    return tuple(current[list(out_spec).index(d)] for d in range(k + 2))
+
+
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count,
                preferred_element_type=None):
+    """Channels-last im2col: rows of (window offset, channel) patches, copied once, times
+    the kernel as a ``(window * in, out)`` matrix — no copies at all for NHWC/HWIO."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
+    k = len(lhs_spec) - 2
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
-    x = dilate_and_pad(np.transpose(lhs, lhs_spec).astype(compute, copy=False), 2,
-                       lhs_dilation, padding)
-    w = np.transpose(rhs, rhs_spec).astype(compute, copy=False)
+    x = np.transpose(lhs, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))   # (N, *S, C)
+    x = dilate_and_pad(x.astype(compute, copy=False), 1, lhs_dilation, padding)
+    w = np.transpose(rhs, (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))   # (*K, I, O)
+    w = w.astype(compute, copy=False)
     groups = max(feature_group_count, batch_group_count)
     if batch_group_count > 1:   # batch groups side by side as feature groups
-        n, c = x.shape[:2]
-        x = x.reshape(groups, n // groups, c, *x.shape[2:]).swapaxes(0, 1)
-        x = x.reshape(n // groups, groups * c, *x.shape[3:])
-    windows = window_view(x, 2, w.shape[2:], window_strides, rhs_dilation)
-    n, c, k = x.shape[0], x.shape[1], len(w.shape) - 2
-    out_spatial = windows.shape[2:2 + k]
-    cols = windows.reshape(n, groups, c // groups, *windows.shape[2:])
-    # (G, N, *out, C/G, *window) as G stacked (N*P, C/G*K) matrices
-    cols = np.transpose(cols, (1, 0, *range(3, 3 + k), 2, *range(3 + k, 3 + 2 * k)))
+        n = x.shape[0]
+        x = np.moveaxis(x.reshape(groups, n // groups, *x.shape[1:]), 0, -2)
+        x = x.reshape(*x.shape[:-2], -1)
+    windows = window_view(x, 1, w.shape[:k], window_strides, rhs_dilation)  # (N,*out,C,*K)
+    n, out_spatial, c = x.shape[0], windows.shape[1:1 + k], x.shape[-1]
+    windows = windows.reshape(n, *out_spatial, groups, c // groups, *w.shape[:k])
+    cols = np.transpose(windows, (k + 1, 0, *range(1, k + 1), *range(k + 3, 2 * k + 3),
+                                  k + 2))        # (G, N, *out, *K, C/G)
     cols = cols.reshape(groups, n * math.prod(out_spatial), -1)
-    o = w.shape[0]
-    kernel = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    out = np.matmul(cols, kernel)           # (G, N*P, O/G)
-    out = out.reshape(groups, n, *out_spatial, o // groups)
-    out = np.transpose(out, (1, 0, k + 2, *range(2, 2 + k))).reshape(n, o, *out_spatial)
-    out = np.transpose(out, np.argsort(out_spec))
+    o = w.shape[-1]
+    kernel = w.reshape(-1, c // groups, groups, o // groups)
+    kernel = np.transpose(kernel, (2, 0, 1, 3)).reshape(groups, -1, o // groups)
+    out = np.matmul(cols, kernel)                                       # (G, N*P, O/G)
+    out = np.moveaxis(out.reshape(groups, n, *out_spatial, o // groups), 0, -2)
+    out = np.transpose(out.reshape(n, *out_spatial, o), _from_channels_last(out_spec))
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 
@@ -545,8 +555,7 @@ def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
         out = transpose(reshape(out, (groups, n * math.prod(out_spatial), o // groups)),
                         (1, 0, 2))
     out = reshape(out, (n, *out_spatial, o))                        # (N, *out, O)
-    current = (0, k + 1, *range(1, k + 1))    # where each canonical out dimension is now
-    return transpose(out, tuple(current[out_spec.index(d)] for d in range(k + 2)))
+    return transpose(out, _from_channels_last(out_spec))
 
 
 # sharding and cost -----------------------------------------------------------------------------
@@ -586,4 +595,4 @@ def _conv_reference(jnp, lax):
 conv_general_dilated_p.define(
     jvp=_conv_jvp, transpose=_conv_transpose_rule, batch=_conv_batch,
     shard=sr.ShardRule(_conv_factors, linear="one"),
-    tile=tile_forms.expansion(_im2col), cost=_conv_flops, reference=_conv_reference)
+    tile=tile_forms.expansion(_im2col, cube=True), cost=_conv_flops, reference=_conv_reference)

@@ -50,26 +50,35 @@ def explicit_pads(name: str, padding, in_shape, window_shape, window_strides) ->
 
 
 def dilate_and_pad(x: np.ndarray, first: int, dilation, pads, value=0) -> np.ndarray:
-    """``x`` with dims ``first:`` dilated (holes of ``value``) and padded by ``pads``
-    (negative pads crop), as ``lax.pad`` with interior padding."""
-    spatial = x.shape[first:]
+    """``x`` with dims ``first:first + len(pads)`` dilated (holes of ``value``) and padded by
+    ``pads`` (negative pads crop), as ``lax.pad`` with interior padding."""
+    k = len(pads)
+    spatial = x.shape[first:first + k]
     grown = [dilate_dim(n, d) + max(lo, 0) + max(hi, 0)
              for n, d, (lo, hi) in zip(spatial, dilation, pads)]
-    out = np.full(x.shape[:first] + tuple(grown), value, x.dtype)
+    if all(d == 1 for d in dilation) and all(lo == hi == 0 for lo, hi in pads):
+        return x
+    out = np.full(x.shape[:first] + tuple(grown) + x.shape[first + k:], value, x.dtype)
+    lead = (np.s_[:],) * first
     inner = tuple(np.s_[max(lo, 0):max(lo, 0) + dilate_dim(n, d):d]
                   for n, d, (lo, _) in zip(spatial, dilation, pads))
-    out[(Ellipsis,) + inner] = x
+    out[lead + inner] = x
     crop = tuple(np.s_[max(-lo, 0):g - max(-hi, 0)] for g, (lo, hi) in zip(grown, pads))
-    return out[(Ellipsis,) + crop]
+    return out[lead + crop]
 
 
 def window_view(x: np.ndarray, first: int, window, strides, dilation) -> np.ndarray:
-    """A read-only view of shape ``x.shape[:first] + out + window`` whose element
-    ``[..., o, k]`` is ``x[..., o * stride + k * dilation]`` (no copy)."""
+    """A read-only view of shape ``x.shape[:first] + out + x.shape[first + k:] + window``
+    (``k = len(window)``) whose element ``[..., o, ..., w]`` is ``x[..., o * stride + w *
+    dilation, ...]`` (no copy)."""
+    k = len(window)
     spans = [dilate_dim(w, d) for w, d in zip(window, dilation)]
-    out = [strided_dim(n, s, st) for n, s, st in zip(x.shape[first:], spans, strides)]
-    if 0 in out or 0 in x.shape[:first]:
-        return np.zeros(x.shape[:first] + tuple(out) + tuple(window), x.dtype)
-    view = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(first, x.ndim)))
-    return view[(Ellipsis,) + tuple(np.s_[::s] for s in strides)
-                + tuple(np.s_[::d] for d in dilation)]
+    out = [strided_dim(n, s, st) for n, s, st in zip(x.shape[first:first + k], spans, strides)]
+    if 0 in out or 0 in x.shape:
+        return np.zeros(x.shape[:first] + tuple(out) + x.shape[first + k:] + tuple(window),
+                        x.dtype)
+    view = np.lib.stride_tricks.sliding_window_view(x, spans,
+                                                    axis=tuple(range(first, first + k)))
+    rest = x.ndim - first - k
+    return view[(np.s_[:],) * first + tuple(np.s_[::s] for s in strides)
+                + (np.s_[:],) * rest + tuple(np.s_[::d] for d in dilation)]

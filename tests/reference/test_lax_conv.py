@@ -170,3 +170,18 @@ def test_conv_tiles_as_im2col_into_a_cube_kernel_with_its_epilogue(dtype):
         tiered=False, min_elements=0, target=pto.targets.host_cpu))
     assert_close(host(x, w), f(x, w))
     assert "TMATMUL" in pto.jit(f).lower(x, w).as_text("pto-cpp")
+
+
+def test_float32_conv_stays_in_blas_where_the_target_cube_lacks_float32():
+    """host_jit (pto.jit's cpu backend) multiplies float32 in numpy's BLAS: the convolution
+    is not expanded there; float16 still becomes a cube kernel."""
+    x, w = _operands("same")
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, (1, 1), "SAME")
+
+    for dtype, kernels in ((np.float32, []), (np.float16, ["cube"])):
+        a, b = x.astype(dtype), w.astype(dtype)
+        ir = pto.make_ir(pto.tile(f, target=pto.targets.host_jit))(a, b)
+        assert [e.params["kind"] for e in ir.eqns if e.prim.name == "tile_kernel"] == kernels
+        assert any(e.prim.name == "conv_general_dilated" for e in ir.eqns) == (not kernels)
