@@ -202,16 +202,16 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     if batch_group_count > 1:   # batch groups side by side as feature groups
         n = x.shape[0]
         x = np.moveaxis(x.reshape(groups, n // groups, *x.shape[1:]), 0, -2)
-        x = x.reshape(*x.shape[:-2], -1)
+        x = x.reshape(*x.shape[:-2], groups * x.shape[-1])
     windows = window_view(x, 1, w.shape[:k], window_strides, rhs_dilation)  # (N,*out,C,*K)
     n, out_spatial, c = x.shape[0], windows.shape[1:1 + k], x.shape[-1]
     windows = windows.reshape(n, *out_spatial, groups, c // groups, *w.shape[:k])
     cols = np.transpose(windows, (k + 1, 0, *range(1, k + 1), *range(k + 3, 2 * k + 3),
                                   k + 2))        # (G, N, *out, *K, C/G)
-    cols = cols.reshape(groups, n * math.prod(out_spatial), -1)
-    o = w.shape[-1]
-    kernel = w.reshape(-1, c // groups, groups, o // groups)
-    kernel = np.transpose(kernel, (2, 0, 1, 3)).reshape(groups, -1, o // groups)
+    taps, o = math.prod(w.shape[:k]), w.shape[-1]
+    cols = cols.reshape(groups, n * math.prod(out_spatial), taps * (c // groups))
+    kernel = w.reshape(taps, c // groups, groups, o // groups)
+    kernel = np.transpose(kernel, (2, 0, 1, 3)).reshape(groups, taps * (c // groups), o // groups)
     out = np.matmul(cols, kernel)                                       # (G, N*P, O/G)
     out = np.moveaxis(out.reshape(groups, n, *out_spatial, o // groups), 0, -2)
     out = np.transpose(out.reshape(n, *out_spatial, o), _from_channels_last(out_spec))
