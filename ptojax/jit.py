@@ -348,10 +348,10 @@ class Lowered:
             return str(self.ir)
         if dialect == "optimized":
             return str(self.optimized_ir)
-        if dialect in ("pto", "pto-cpp"):
+        if dialect in ("pto", "pto-cpp", "fused-cpp"):
             return self._tiling.as_text(dialect)
         raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized', "
-                         f"'pto', 'pto-cpp'")
+                         f"'pto', 'pto-cpp', 'fused-cpp'")
 
     def cost(self):
         """Per-kernel cycle/time estimates on the target (a model, not a measurement)."""

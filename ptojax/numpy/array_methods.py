@@ -7,8 +7,8 @@ import numpy as np
 from ptojax import lax
 from ptojax.errors import located
 from ptojax.source_info import user_frame
-from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
-from ptojax.numpy import reductions as red, sorting
+from ptojax.numpy import complex_parts, indexing, linalg, manipulation as manip
+from ptojax.numpy import math as m, reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
 from ptojax.ops.convert import python_float_view
@@ -19,7 +19,7 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, list, tuple)
+_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, complex, list, tuple)
 
 
 def _defer(fn, reflected=None):
@@ -28,7 +28,7 @@ def _defer(fn, reflected=None):
     and the bad operand in its error."""
     def op(self, other):
         if not isinstance(other, _OPERANDS) and reflected is not None and \
-                hasattr(type(other), reflected) and not isinstance(other, complex):
+                hasattr(type(other), reflected):
             return NotImplemented
         return fn(self, other)
     return op
@@ -65,6 +65,11 @@ def _transpose(self, *axes):
 
 def _astype(self, dtype, copy=False):
     return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return searching.compress(condition, self, axis, size=size, fill_value=fill_value,
+                              out=out)
 
 
 def _copy(self):
@@ -105,16 +110,18 @@ _METHODS = {
     "squeeze": manip.squeeze, "ravel": manip.ravel, "flatten": manip.ravel,
     "swapaxes": manip.swapaxes, "repeat": manip.repeat, "clip": m.clip, "round": m.round,
     "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
-    "take": indexing.take, "conj": m.conjugate, "conjugate": m.conjugate,
+    "take": indexing.take, "conj": complex_parts.conj, "conjugate": complex_parts.conjugate,
     "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
+    "nonzero": searching.nonzero, "searchsorted": searching.searchsorted,
+    "compress": _compress,
 }
 
 _PROPERTIES = {
     "T": lambda self: manip.transpose(self),
     "mT": lambda self: manip.matrix_transpose(self),
     "at": lambda self: indexing._IndexUpdateHelper(self),
-    "real": lambda self: self,
-    "imag": lambda self: creation.zeros_like(self),
+    "real": complex_parts.real,
+    "imag": complex_parts.imag,
 }
 
 

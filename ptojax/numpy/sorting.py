@@ -1,15 +1,12 @@
 """sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None);
-partition and argpartition (as JAX: built on ``lax.top_k``)."""
+partition and argpartition (as JAX: built on ``lax.top_k``); sort_complex. Complex values
+sort by real part, then imaginary part."""
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ptojax import dtypes, lax
-from ptojax.errors import IndexingError, UnsupportedError
+from ptojax.errors import IndexingError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import asarray
+from ptojax.numpy._promote import asarray, supported_dtype
 from ptojax.source_info import user_frame
 
 
@@ -29,10 +26,12 @@ def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
-    """Indices (int32) that sort ``a``; equal elements keep their order, also descending."""
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    """Indices (int32, or ``dtype``) that sort ``a``; equal elements keep their order, also
+    descending."""
     a, axis = _operand("argsort", a, axis, order)
-    iota = lax.broadcasted_iota(dtypes.int32, a.shape, axis)
+    index_dtype = supported_dtype(dtype, "argsort") if dtype is not None else dtypes.int32
+    iota = lax.broadcasted_iota(index_dtype, a.shape, axis)
     if descending:  # stable descending order: sort the reversed array, map indices back
         _, idx = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, num_keys=1)
         return lax.rev(lax.sub(a.shape[axis] - 1, idx), (axis,))
@@ -89,11 +88,29 @@ def argpartition(a, kth, axis=-1):
     x, kth, axis = _partition_operand("argpartition", a, kth, axis)
     n = x.shape[-1]
     low = lax.top_k(_descending_complement(x), kth + 1)[1]
-    # the others: every index not among ``low``, found as the ones of a 0/1 mask
-    rows = math.prod(x.shape[:-1])
-    marks = lax.scatter(lax.broadcast_in_dim(np.float32(1), (rows, n), ()),
-                        lax.reshape(low, (rows, kth + 1, 1)),
-                        lax.broadcast_in_dim(np.float32(0), (rows, kth + 1), ()),
-                        axes=(0,), nbatch=1, mode="set")
-    high = lax.top_k(lax.reshape(marks, x.shape), n - kth - 1)[1]
+    # the others: every index not among ``low``, in increasing order (ties keep index order)
+    picks = lax.broadcasted_iota(dtypes.int32, (*low.shape, n), x.ndim)
+    chosen = lax.reduce_or(lax.eq(picks, lax.expand_dims(low, (x.ndim,))), (x.ndim - 1,))
+    high = lax.top_k(lax.convert_element_type(lax.bitwise_not(chosen), dtypes.int32),
+                     n - kth - 1)[1]
     return _from_last(lax.concatenate([low, high], x.ndim - 1), x.ndim, axis)
+
+
+def lexsort(keys, axis=-1):
+    """Indices (int32) that sort by several keys, the last one primary (stable)."""
+    keys = [asarray(k, op="lexsort") for k in keys]
+    if not keys:
+        raise ShapeError("lexsort: at least one key is needed", user_frame())
+    if any(tuple(k.shape) != tuple(keys[0].shape) for k in keys):
+        raise ShapeError(f"lexsort: all keys must have one shape, got "
+                         f"{', '.join(str(k.aval) for k in keys)}", user_frame())
+    axis = normalize_axis("lexsort", axis, keys[0].ndim)
+    iota = lax.broadcasted_iota(dtypes.int32, keys[0].shape, axis)
+    return lax.sort((*reversed(keys), iota), dimension=axis, num_keys=len(keys))[-1]
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis, as complex values (integers and floats become
+    complex64, or complex128 from 64-bit types, as in JAX)."""
+    a = sort(a, axis=-1)
+    return lax.convert_element_type(a, dtypes.complex_dtype(a.dtype))

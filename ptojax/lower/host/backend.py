@@ -5,9 +5,10 @@
 - ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
 - ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
   run the numpy executor; when the first one returns, a background worker finds the compiler,
-  tiles the IR for the host target, emits the PTO C++ of its kernels, builds them (or loads
-  them from the disk cache) and then switches ``run`` to the compiled program — so compile
-  latency never reaches the user's first call.
+  tiles the IR for the host target, emits its kernels — fused loop nests by default, or the
+  PTO C++ instruction stream (``CpuBackend(kernels=...)``, ``$PTOJAX_HOST_KERNELS``) —,
+  builds them (or loads them from the disk cache) and then switches ``run`` to the compiled
+  program — so compile latency never reaches the user's first call.
   Functions whose tensors are all small (``min_elements``) stay on numpy: a kernel launch
   costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
   the function keeps running on numpy and one warning says why.
@@ -16,9 +17,9 @@ Once compiled, the two tiers race: the next calls alternate between them (``TRIA
 each) and ``run`` keeps whichever measured faster, so compiling never makes a function
 slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
 
-Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log are
-the header's own polynomials), so a tiered function's results can differ in the last bits
-between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
+Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log/tanh/
+logistic are the header's own polynomials), so a tiered function's results can differ in the
+last bits between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
 first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
-from ptojax.lower.host.program import HostProgram, kernel_eqns
+from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns
 from ptojax.tile.api import tile_ir
 
 
@@ -48,13 +49,44 @@ class CpuBackend:
     """Options of the cpu backend: ``tiered`` (numpy until the kernels are compiled, else
     compile before the first call), ``check_sync`` (build kernels with the set/wait flag
     checker), ``min_elements`` (largest tensor below which a function stays on numpy), the
-    tiling ``target`` and an explicit ``tile_config`` (``pto.TileConfig``; None plans
-    automatically)."""
+    tiling ``target``, an explicit ``tile_config`` (``pto.TileConfig``; None plans
+    automatically) and ``kernels``, the host build of the tile kernels: ``"fused"`` (each
+    kernel one loop nest, its chain computed in registers: the fastest) or ``"pto"`` (the
+    emitted PTO C++ instruction stream, one pass per instruction, as on the NPU; the build
+    ``check_sync`` checks). None: ``$PTOJAX_HOST_KERNELS`` if set, else ``"fused"`` (``"pto"``
+    with ``check_sync``)."""
     tiered: bool = True
     check_sync: bool = False
     min_elements: int = 1 << 15
     target: Target = host_jit
     tile_config: Optional[TileConfig] = None
+    kernels: Optional[str] = None
+
+    def __post_init__(self):
+        if self.kernels is not None:
+            _check_kernels(self.kernels, "CpuBackend(kernels=...)")
+        if self.kernels == "fused" and self.check_sync:
+            raise ValueError("CpuBackend(check_sync=True) checks the set/wait flags of the PTO "
+                             "instruction stream, which fused kernels do not run: use "
+                             "kernels='pto' (or leave kernels unset) with check_sync")
+
+    def kernel_build(self) -> str:
+        """The host build the kernels are compiled as (see the class docstring)."""
+        if self.check_sync:
+            return "pto"
+        if self.kernels is not None:
+            return self.kernels
+        return _check_kernels(os.environ.get(KERNELS_ENV, "fused"), f"${KERNELS_ENV}")
+
+
+KERNELS_ENV = "PTOJAX_HOST_KERNELS"
+
+
+def _check_kernels(value, where) -> str:
+    if value not in KERNEL_BUILDS:
+        raise ValueError(f"{where} must be one of {', '.join(map(repr, KERNEL_BUILDS))} (the "
+                         f"host build of tile kernels), got {value!r}")
+    return value
 
     def __post_init__(self):
         for name in ("tiered", "check_sync"):
@@ -116,6 +148,7 @@ class HostExecutable:
         self._fast = None
         self._trial = None                  # _TierTrial while both tiers are being timed
         self._created = time.perf_counter()
+        self.kernels = options.kernel_build()
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
@@ -171,7 +204,8 @@ class HostExecutable:
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return
-            self.program = HostProgram(tiled, self.options.target, self.options.check_sync)
+            self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
+                                       kernels=self.kernels)
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:

@@ -68,8 +68,9 @@ BOTH_CORES = (SourceCopy("", ("__DAV_CUBE__", "__DAV_VEC__")),)
 
 
 def translation_unit(kernel_source: str, entries, target, check_sync: bool = False,
-                     copies=BOTH_CORES) -> str:
-    """The complete C++ source of a kernel library."""
+                     copies=BOTH_CORES, bodies_at_o1: bool = True) -> str:
+    """The complete C++ source of a kernel library (``bodies_at_o1``: kernel bodies of
+    straight-line instruction calls; fused kernels, whose bodies are the loops, pass False)."""
     lines = ["// ptojax host build of PTO kernels (see ptojax/lower/host_build.py)",
              "#define PTO_HOST 1"]
     lines += [f"#define {SPACE_MACROS[s]} {int(n)}u" for s, n in target.buffers.items()
@@ -81,8 +82,10 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
         lines += [f"#define {m} 1" for m in copy.macros]
         if copy.namespace:
             lines.append(f"namespace {copy.namespace} {{")
-        lines += [*KERNEL_OPTIMIZE, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
-                  '#line 1 "ptojax_entry.cpp"', *KERNEL_OPTIMIZE_END]
+        optimize, optimize_end = (KERNEL_OPTIMIZE, KERNEL_OPTIMIZE_END) if bodies_at_o1 \
+            else ((), ())
+        lines += [*optimize, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
+                  '#line 1 "ptojax_entry.cpp"', *optimize_end]
         if copy.namespace:
             lines.append(f"}}  // namespace {copy.namespace}")
         lines += [f"#undef {m}" for m in copy.macros]
@@ -121,10 +124,10 @@ class BuildResult:
 
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
-                  name: str = "kernels") -> BuildResult:
+                  name: str = "kernels", bodies_at_o1: bool = True) -> BuildResult:
     """The built library for these kernels (compiled now, or found in the disk cache)."""
     compiler = compiler or find_compiler()
-    unit = translation_unit(kernel_source, entries, target, check_sync, copies)
+    unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
     key = library_key(unit, compiler)
     root = checked_root()
     sweep_temporaries(root)
