@@ -195,7 +195,8 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
     x = np.transpose(lhs, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))   # (N, *S, C)
-    x = dilate_and_pad(x.astype(compute, copy=False), 1, lhs_dilation, padding)
+    x = np.ascontiguousarray(dilate_and_pad(x.astype(compute, copy=False), 1, lhs_dilation,
+                                            padding))   # patch rows copy in runs of C
     w = np.transpose(rhs, (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))   # (*K, I, O)
     w = w.astype(compute, copy=False)
     groups = max(feature_group_count, batch_group_count)
