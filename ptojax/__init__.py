@@ -30,6 +30,7 @@ Devices and sharding
 ``dir(ptojax)`` and ``help(ptojax)`` list this API (``__all__``).
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+from ptojax import mixed_precision, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit
