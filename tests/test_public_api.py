@@ -31,7 +31,8 @@ EXTRAS = {
                "float8_e4m3fn", "float8_e5m2", "float16", "float32", "float64", "int8", "int16",
                "int32", "int64", "uint8", "uint16", "uint32"},
     "ptojax.numpy": {"fix"},
-    "ptojax.nn": {"layer_norm", "rms_norm", "conv", "max_pool", "avg_pool", "sum_pool"},  # flax-style
+    "ptojax.nn": {"layer_norm", "rms_norm",
+                  "conv", "max_pool", "avg_pool", "sum_pool"},  # flax-style layers
     "ptojax.sharding": {"P", "use_mesh"},
     "ptojax.tools": {"check_nonfinite", "check_numerics", "draw", "profile", "progress",
                      "to_dot"},
