@@ -20,6 +20,7 @@ Namespaces
     ``nn`` (with ``nn.initializers``), ``random``, ``scipy`` (``linalg``, ``special``,
     ``stats``), ``tree`` and ``tree_util`` (pytrees), ``sharding`` (meshes and partition
     specs), ``distributed``, ``debug``, ``tools`` (drawing, profiling, numerics checks),
+    ``quant`` (int8/fp8 quantization), ``mixed_precision`` (policies, loss scaling),
     ``config``, ``errors``, ``dtypes``, ``targets``, ``test_util``.
 
 Devices and sharding
@@ -71,8 +72,8 @@ __all__ = ["Array", "AxisType", "ClosedIR", "IR", "Mesh", "NamedSharding", "P", 
            "distributed", "dtypes", "errors", "float16", "float32", "float64", "float8_e4m3fn",
            "float8_e5m2", "get_mesh", "grad", "hessian", "int16", "int32", "int64", "int8",
            "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
-           "local_devices", "make_ir", "make_jaxpr", "make_mesh", "nn", "numpy", "process_count",
-           "process_index", "profile", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "local_devices", "make_ir", "make_jaxpr", "make_mesh", "mixed_precision", "nn", "numpy", "process_count",
+           "process_index", "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]

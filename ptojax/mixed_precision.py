@@ -36,9 +36,11 @@ from ptojax import numpy as pnp
 from ptojax.errors import ConfigError, DtypeError
 from ptojax.source_info import user_frame
 from ptojax.tree_util import register_dataclass, tree_leaves, tree_map
+from ptojax.public import add_examples, dir_function
 
 __all__ = ["Policy", "get_policy", "cast", "cast_to_full", "cast_to_half", "NoOpLossScale",
            "StaticLossScale", "DynamicLossScale", "all_finite", "select_tree"]
+__dir__ = dir_function(__all__)
 
 
 # --- policies --------------------------------------------------------------------------------
@@ -295,3 +297,40 @@ def _stochastic_neighbour(x, dtype, key):
     pick = pnp.where(random.uniform(key, x.shape, wide) < p, hi, lo)
     exact = (nearest == a) | ~pnp.isfinite(a) | ~pnp.isfinite(hi)
     return pnp.where(exact, x, pnp.copysign(pick, x))
+
+
+add_examples(globals(), """
+Policy:
+    >>> policy = pto.mixed_precision.get_policy('params=float32,compute=bfloat16,output=float32')
+    >>> policy.compute_dtype
+    dtype(bfloat16)
+get_policy:
+    >>> policy = pto.mixed_precision.get_policy('params=float32,compute=float16,output=float32')
+    >>> policy.param_dtype, policy.compute_dtype
+    (dtype('float32'), dtype('float16'))
+cast:
+    >>> pto.mixed_precision.cast(pnp.array([1.0, 70000.0]), pnp.float16)
+    Array([ 1., inf], dtype=float16)
+cast_to_full:
+    >>> pto.mixed_precision.cast_to_full({'w': pnp.ones(2, dtype=pnp.bfloat16), 'n': 3})
+    {'n': 3, 'w': Array([1., 1.], dtype=float32)}
+cast_to_half:
+    >>> pto.mixed_precision.cast_to_half({'w': pnp.ones(2), 'step': pnp.array(1)})
+    {'step': Array(1, dtype=int32, weak_type=True), 'w': Array([1, 1], dtype=bfloat16)}
+NoOpLossScale:
+    >>> pto.mixed_precision.NoOpLossScale().scale(pnp.array(2.0))
+    Array(2., dtype=float32, weak_type=True)
+StaticLossScale:
+    >>> pto.mixed_precision.StaticLossScale(pnp.array(128.0)).scale(pnp.array(2.0))
+    Array(256., dtype=float32)
+DynamicLossScale:
+    >>> ls = pto.mixed_precision.DynamicLossScale(pnp.array(1024.0))
+    >>> ls.adjust(pnp.array(False)).loss_scale
+    Array(512., dtype=float32, weak_type=True)
+all_finite:
+    >>> pto.mixed_precision.all_finite({'a': pnp.ones(2), 'b': pnp.array([1.0, pnp.inf])})
+    Array(False, dtype=bool)
+select_tree:
+    >>> pto.mixed_precision.select_tree(pnp.array(True), {'w': pnp.ones(2)}, {'w': pnp.zeros(2)})
+    {'w': Array([1., 1.], dtype=float32)}
+""")

@@ -40,8 +40,10 @@ from ptojax.errors import DtypeError, ShapeError
 from ptojax.ops.checks import user_axis
 from ptojax.source_info import user_frame
 from ptojax.tree_util import register_dataclass
+from ptojax.public import add_examples, dir_function
 
 __all__ = ["QArray", "quantize", "dequantize", "quantized_matmul", "fake_quant"]
+__dir__ = dir_function(__all__)
 
 QUANT_DTYPES = (dtypes.int8, dtypes.uint8, dtypes.float8_e4m3fn, dtypes.float8_e5m2)
 
@@ -218,3 +220,27 @@ def quantized_matmul(lhs, rhs, *, lhs_axis=None, preferred_element_type=dtypes.f
     out = out * (lhs_scale[:, None] if lhs_scale.ndim else lhs_scale)
     out = out * _scale_for(name, rq, 1, "rhs")
     return out.astype(dtypes.canonicalize(preferred_element_type))
+
+
+add_examples(globals(), """
+QArray:
+    >>> q = pto.quant.quantize(pnp.array([-1.0, 0.5, 2.0]))
+    >>> q.values, q.scale
+    (Array([-64,  32, 127], dtype=int8), Array([0.01574803], dtype=float32))
+quantize:
+    >>> q = pto.quant.quantize(pnp.array([[1.0, -2.0], [0.5, 4.0]]), axis=1)
+    >>> q.values
+    Array([[127, -64],
+           [ 64, 127]], dtype=int8)
+dequantize:
+    >>> q = pto.quant.quantize(pnp.array([-1.0, 0.5, 2.0]))
+    >>> pto.quant.dequantize(q)
+    Array([-1.007874,  0.503937,  2.      ], dtype=float32)
+quantized_matmul:
+    >>> w = pto.quant.quantize(pnp.array([[1.0, 0.0], [0.0, 2.0]]), axis=1)
+    >>> pto.quant.quantized_matmul(pnp.array([[1.0, 1.0]]), w)
+    Array([[1., 2.]], dtype=float32)
+fake_quant:
+    >>> pto.quant.fake_quant(pnp.array([0.1, 1.0, -3.0]))
+    Array([ 0.09448819,  0.992126  , -3.        ], dtype=float32)
+""")
