@@ -136,15 +136,14 @@ def kernel_cost(eqn) -> KernelCost:
     hz = target.clock_hz
     per_region = {}
     for sec in sched.sections:
-        for reg in sec.regions:
-            per_region.setdefault(reg.valid, []).append((sec, _tile_cost(reg.stmts, target)))
+        for i, reg in enumerate(sec.regions):
+            per_region.setdefault(i, []).append((sec, _tile_cost(reg.stmts, target)))
     worst, total_bytes, total_flops = 0.0, 0, 0
     parts = {"HBM": 0.0, "vector": 0.0, "cube": 0.0}
     for block in range(grid.blocks):
         section_time = {}
         for t in grid.block_range(block):
-            valid = grid.valid(*grid.coords(t))
-            for sec, c in per_region[valid]:
+            for sec, c in per_region[grid.region_of(*grid.coords(t))]:
                 share = 0.5 if sec.split_subblocks else 1.0
                 times = (c.dma_s, c.vec_cycles / hz, c.cube_cycles / hz)
                 step = (max(times) if overlap else sum(times)) * share
@@ -156,7 +155,7 @@ def kernel_cost(eqn) -> KernelCost:
         busy = max(section_time.values(), default=0.0)
         worst = max(worst, busy + (target.dma_latency_cycles / hz if busy else 0.0))
     for t in range(grid.num_tiles):
-        for _, c in per_region[grid.valid(*grid.coords(t))]:
+        for _, c in per_region[grid.region_of(*grid.coords(t))]:
             total_bytes += c.bytes
             total_flops += c.flops
     unique = sum(p.type.nbytes for p in sched.params)

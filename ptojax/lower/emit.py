@@ -153,6 +153,6 @@ def region_order(stmts):
 
 
 def grid_conditions(reg):
-    """``(tile index, "lt" | "eq", n)`` per grid condition of a region (ti: rows, tj: cols)."""
-    return [(index, *cond) for index, cond in (("ti", reg.row_cond), ("tj", reg.col_cond))
-            if cond]
+    """The conditions selecting a region's tiles (``tile_ops.Condition``: an expression of
+    the tile index ti or tj, compared with lt or eq)."""
+    return list(reg.conditions)

@@ -221,10 +221,17 @@ class _Func(Emitter):
 
     def region_cond(self, reg):
         parts = []
-        for index, op, k in grid_conditions(reg):
+        for c in grid_conditions(reg):
+            value = f"%{c.index}_{self.u}"
+            if c.div != 1:
+                value, prev = f"%cdiv{self.fresh()}", value
+                self.w(f"{value} = arith.divui {prev}, {self.const(c.div)} : index")
+            if c.mod:
+                value, prev = f"%cmod{self.fresh()}", value
+                self.w(f"{value} = arith.remui {prev}, {self.const(c.mod)} : index")
             name = f"%cond{self.fresh()}"
-            self.w(f"{name} = arith.cmpi {'ult' if op == 'lt' else 'eq'}, %{index}_{self.u}, "
-                   f"{self.const(k)} : index")
+            self.w(f"{name} = arith.cmpi {'ult' if c.op == 'lt' else 'eq'}, {value}, "
+                   f"{self.const(c.k)} : index")
             parts.append(name)
         if len(parts) == 1:
             return parts[0]

@@ -158,6 +158,12 @@ def tile_cpp_type(decl, row_view=False) -> str:
     return f"{alias}<{T_}, {r}, {c}, {vr}, {vc}>"
 
 
+def _index_expr(c) -> str:
+    """A condition's tile-index expression: ti, (ti / 4), ((ti / 4) % 8)."""
+    text = c.index if c.div == 1 else f"({c.index} / {c.div})"
+    return text if not c.mod else f"({text} % {c.mod})"
+
+
 def _camel(name):
     return "".join(p.capitalize() for p in name.split("_"))
 
@@ -229,8 +235,8 @@ class _Printer(Emitter):
 
     def branch(self, i, regions):
         """Flat: if (c0) {r0} else if (c1) {r1} else {r2}; one region: a plain block."""
-        conds = " && ".join(f"{index} {'<' if op == 'lt' else '=='} {k}"
-                            for index, op, k in grid_conditions(regions[i]))
+        conds = " && ".join(f"{_index_expr(c)} {'<' if c.op == 'lt' else '=='} {c.k}"
+                            for c in grid_conditions(regions[i]))
         if len(regions) == 1:
             self.open("")
         elif i == 0:

@@ -117,9 +117,8 @@ class StaticK(NamedTuple):
 
 @dataclass
 class Region:
-    valid: tuple
-    row_cond: Optional[tuple]     # ("lt" | "eq", n) on the row-tile index
-    col_cond: Optional[tuple]
+    valid: tuple                  # the region's key (a vector/cube kernel: its valid shape)
+    conditions: tuple             # tile_ops.Condition's selecting its tiles
     decls: list
     stmts: list
     names: dict = field(default_factory=dict)
@@ -168,8 +167,8 @@ def kernel_schedule(eqn) -> KernelSchedule:
     cores = ["cube", "vector"] if p["kind"] == "cube" else ["vector"]
     sections = []
     for core in cores:
-        regions = [_Region(body, plan, core, params, n_in, p["grid"], valid).build()
-                   for body, plan, valid in zip(bodies, plans, p["regions"])]
+        regions = [_Region(body, plan, core, params, n_in, p["grid"], valid, i).build()
+                   for i, (body, plan, valid) in enumerate(zip(bodies, plans, p["regions"]))]
         if core == "vector" and p["kind"] == "cube" and not any(r.stmts for r in regions):
             continue
         sections.append(_section(core, regions, p["buffers"], p["kind"] == "cube"))
@@ -211,9 +210,9 @@ def _core_of(eqn) -> Optional[str]:
 
 
 class _Region:
-    def __init__(self, body, plan, core, params, n_in, grid, valid):
+    def __init__(self, body, plan, core, params, n_in, grid, valid, index):
         self.body, self.plan, self.core = body, plan, core
-        self.grid, self.valid = grid, valid
+        self.grid, self.valid, self.index = grid, valid, index
         gm_vars = body.invars[2:]
         self.param_of = dict(zip(gm_vars, params))
         for e in body.eqns:                # a store's result is its destination's parameter
@@ -263,15 +262,8 @@ class _Region:
                                     else self._cube(eqns))
         if self.core == "vector" and not any(isinstance(s, Instr) for s in stmts):
             stmts = []
-        return Region(self.valid, *self._conditions(), self.decls, stmts, self.names)
-
-    def _conditions(self):
-        (m, n), (r, c) = self.grid.space, self.grid.tile
-        nr, nc = self.grid.counts
-        vr, vc = self.valid
-        row = None if nr == 1 or m % r == 0 else ("lt", nr - 1) if vr == r else ("eq", nr - 1)
-        col = None if nc == 1 or n % c == 0 else ("lt", nc - 1) if vc == c else ("eq", nc - 1)
-        return row, col
+        return Region(self.valid, self.grid.region_conditions(self.index), self.decls, stmts,
+                      self.names)
 
     def _lets(self, section_eqns):
         """Scalar index arithmetic the section needs, in body order."""

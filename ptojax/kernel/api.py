@@ -1,0 +1,170 @@
+"""``pto.kernel``: a hand-written tile kernel, as a function of arrays.
+
+    @pto.kernel(out_shape=pto.ShapeDtypeStruct((m, n), pnp.float32), grid=(m // 64,),
+                in_specs=[pto.BlockSpec((64, n), lambda i: (i, 0))],
+                out_specs=pto.BlockSpec((64, n), lambda i: (i, 0)))
+    def softmax_rows(x_ref, o_ref):
+        x = x_ref[...]                                   # a 64 x n tile
+        e = pnp.exp(x - x.max(axis=-1, keepdims=True))
+        o_ref[...] = e / e.sum(axis=-1, keepdims=True)
+
+    y = softmax_rows(x)
+
+The body runs once per program of ``grid``; ``in_specs``/``out_specs`` say which window of
+each operand a program sees (``kernel/spec.py``); the body's operations are those of
+``kernel/body.py`` and ptojax's array functions on tiles. A call traces the body (once per
+ragged-edge region), checks that it lowers to tile IR for ``target`` — the buffers hold its
+tiles, every op has a unit and a dtype it supports — and adds one ``kernel_call`` equation.
+The call composes with ``jit``, ``grad`` (automatic, or ``custom_vjp`` with a backward kernel),
+``vmap`` (a new grid axis) and ``shard`` (the kernel runs per shard).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import ShapeDtypeStruct
+from ptojax.ir.types import TensorType
+from ptojax.kernel import body as B
+from ptojax.kernel.call import kernel_call_p
+from ptojax.kernel.spec import BlockSpec, find_regions, make_window
+from ptojax.source_info import user_frame
+from ptojax.targets import ascend910b, get_target
+from ptojax.trace import Tracer, trace_flat
+from ptojax.tree_util import tree_flatten
+
+I32 = TensorType((), dtypes.int32)
+
+
+def _grid(grid) -> tuple:
+    if isinstance(grid, int):
+        grid = (grid,)
+    grid = tuple(int(g) for g in grid) or (1,)
+    if any(g < 1 for g in grid):
+        raise ShapeError(f"pto.kernel: grid sizes must be positive, got {grid}", user_frame(3))
+    return grid
+
+
+def _specs(specs, n, what):
+    if specs is None:
+        return [None] * n
+    if isinstance(specs, BlockSpec):
+        specs = [specs] * n if what == "in_specs" and n != 1 else [specs]
+    specs = list(specs)
+    if len(specs) != n:
+        raise ShapeError(f"pto.kernel: {len(specs)} {what} for {n} operands", user_frame(3))
+    return specs
+
+
+def _origin(window, pids):
+    """The window's element offsets for traced program ids: index_map(*pids) * block."""
+    if window.index_map is None:
+        return [np.int32(0)] * len(window.shape)
+    idx = window.index_map(*pids)
+    idx = tuple(idx) if isinstance(idx, (tuple, list)) else (idx,)
+    out = []
+    for i, b in zip(idx, window.block):
+        i = B._index32(i)
+        if b == 1:
+            out.append(i)
+        elif isinstance(i, np.integer):
+            out.append(np.int32(int(i) * b))
+        else:
+            out.append(i * np.int32(b))
+    return out
+
+
+def trace_bodies(fn, name, grid, windows, num_inputs, types, regions) -> tuple:
+    """One block program per region: ``(*program ids, *inputs, *outputs) -> outputs``."""
+    bodies = []
+    for region in regions:
+        def traced(*args, region=region):
+            pids = list(args[:len(grid)])
+            ctx = B.BodyContext(name, grid, pids)
+            ctx.refs = [B.Ref(ctx, i, w, "in" if i < num_inputs else "out",
+                              args[len(grid) + i], _origin(w, pids), region.shapes[i])
+                        for i, w in enumerate(windows)]
+            with B.entered(ctx):
+                result = fn(*ctx.refs)
+            if result is not None:
+                raise UnsupportedError(f"the body of kernel {name} returned a value; kernels "
+                                       f"store their results into the output refs")
+            return [r.value for r in ctx.refs[num_inputs:]]
+        closed = trace_flat(traced, [I32] * len(grid) + list(types), name)
+        if any(isinstance(c, Tracer) for c in closed.consts):
+            raise UnsupportedError(
+                f"the body of kernel {name} uses an array it closes over; pass it as an "
+                f"input of the kernel (with a BlockSpec) instead", user_frame(4))
+        bodies.append(closed)
+    return tuple(bodies)
+
+
+def _out_structs(out_shape):
+    leaves, tree = tree_flatten(out_shape, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+    for x in leaves:
+        if not isinstance(x, ShapeDtypeStruct) and not hasattr(x, "shape"):
+            raise ShapeError(f"pto.kernel: out_shape leaves must be pto.ShapeDtypeStruct, got "
+                             f"{x!r}", user_frame(4))
+    return [TensorType(tuple(x.shape), dtypes.canonicalize(x.dtype)) for x in leaves], tree
+
+
+def make_call(fn, *, out_shape, grid=(), in_specs=None, out_specs=None, name=None,
+              target=ascend910b, accumulate=()):
+    """``fn`` (the body) as a function of its input arrays."""
+    grid = _grid(grid)
+    target = get_target(target)
+    name = name or getattr(fn, "__name__", "kernel")
+    out_types, out_tree = _out_structs(out_shape)
+
+    @functools.wraps(fn)
+    def call(*args):
+        arrays = [a if isinstance(a, Tracer) or hasattr(a, "aval") else np.asarray(a)
+                  for a in args]
+        in_types = [TensorType(tuple(a.shape), dtypes.canonicalize(a.dtype)) for a in arrays]
+        windows = [make_window(f"input {i}", s, t.shape)
+                   for i, (s, t) in enumerate(zip(_specs(in_specs, len(args), "in_specs"),
+                                                  in_types))]
+        windows += [make_window(f"output {i}", s, t.shape)
+                    for i, (s, t) in enumerate(zip(_specs(out_specs, len(out_types),
+                                                          "out_specs"), out_types))]
+        regions = find_regions(grid, windows)
+        bodies = trace_bodies(fn, name, grid, windows, len(args), [*in_types, *out_types],
+                              regions)
+        outs = kernel_call_p.bind(*arrays, name=name, grid=grid, windows=tuple(windows),
+                                  regions=regions, bodies=bodies, num_inputs=len(args),
+                                  accumulate=tuple(accumulate), target=target.name)
+        return out_tree.unflatten(list(outs))
+    return call
+
+
+def kernel(body=None, **options):
+    """``pto.kernel(body, out_shape=..., grid=..., in_specs=..., out_specs=...)``, or as a
+    decorator ``@pto.kernel(out_shape=..., ...)``: the kernel as a function of its inputs.
+    See the module docstring."""
+    if body is None:
+        return lambda fn: make_call(fn, **options)
+    return make_call(body, **options)
+
+
+class KernelNamespace:
+    """``pto.kernel``: calling it makes a kernel; its attributes are the body's operations."""
+    __call__ = staticmethod(kernel)
+    BlockSpec = BlockSpec
+    ds = B.ds
+    program_id = staticmethod(B.program_id)
+    num_programs = staticmethod(B.num_programs)
+    fori = staticmethod(B.fori)
+    load = staticmethod(B.load)
+    store = staticmethod(B.store)
+    atomic_add = staticmethod(B.atomic_add)
+    dot = staticmethod(B.dot)
+    iota = staticmethod(B.iota)
+
+    def __repr__(self):
+        return "pto.kernel"
+
+
+namespace = KernelNamespace()

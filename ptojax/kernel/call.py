@@ -1,0 +1,74 @@
+"""``kernel_call``: the equation a ``pto.kernel`` call adds to a program, with every fact.
+
+Params: ``name``, ``grid`` (program ids), ``windows`` (each operand's ``Window``, inputs then
+outputs), ``regions`` (ragged-edge groups of programs) and one body per region (``bodies``:
+ClosedIRs ``(*program ids, *input refs, *output refs) -> output refs``), ``num_inputs``,
+``accumulate`` (outputs that start at zero: atomic-add targets) and ``target`` (the chip the
+kernel is written for: its buffers bound the blocks).
+
+Evaluating the equation runs the block program itself, program by program, with numpy (the
+reference semantics); ``pto.tile`` and ``pto.jit``'s cpu backend lower it to a ``tile_kernel``
+(``kernel/lower.py``), which the tile interpreter and the host build run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.errors import ShapeError
+from ptojax.kernel.primitives import run_body
+from ptojax.kernel.spec import grid_points, region_of
+from ptojax.trace import Primitive
+
+
+def out_types_of(bodies) -> list:
+    return list(bodies[0].ir.out_types)
+
+
+def _abstract(*in_types, name, grid, windows, regions, bodies, num_inputs, accumulate,
+              target):
+    for t, w in zip(in_types, windows[:num_inputs]):
+        if tuple(t.shape) != w.shape:
+            raise ShapeError(f"kernel {name}: operand {w.name} is {t}, but the kernel was "
+                             f"traced for shape {w.shape}")
+    if len(in_types) != num_inputs or len(bodies) != len(regions):
+        raise ShapeError(f"kernel {name}: {len(in_types)} operands for {num_inputs} inputs")
+    return [t.strip_weak() for t in out_types_of(bodies)]
+
+
+def initial_outputs(out_types, accumulate) -> list:
+    """Output arrays before the programs run: zeros for accumulated outputs; NaN (floats) or
+    zeros elsewhere, so that elements no program writes are visible."""
+    outs = []
+    for i, t in enumerate(out_types):
+        fill = 0 if i in accumulate or not dtypes.is_float(t.dtype) else np.nan
+        outs.append(np.full(t.shape, fill, t.dtype))
+    return outs
+
+
+def run_kernel(inputs, *, grid, regions, bodies, accumulate, **_):
+    """The reference semantics: every program's block program, in grid order, on numpy."""
+    inputs = [np.asarray(x) for x in inputs]
+    outs = initial_outputs(out_types_of(bodies), accumulate)
+    for point in grid_points(grid):
+        body = bodies[region_of(regions, point)]
+        outs = run_body(body.ir, [*(np.int32(p) for p in point), *inputs, *outs], body.consts)
+    return outs
+
+
+def _cost(eqn, body_counts):
+    """Each region's body flops times its number of programs."""
+    p = eqn.params
+    counts = [0] * len(p["regions"])
+    for point in grid_points(p["grid"]):
+        counts[region_of(p["regions"], point)] += 1
+    total: dict = {}
+    for n, body in zip(counts, body_counts):
+        for k, v in body.items():
+            total[k] = total.get(k, 0) + n * v
+    return total
+
+
+kernel_call_p = Primitive("kernel_call", _abstract,
+                          lambda *inputs, **params: run_kernel(inputs, **params),
+                          multiple_results=True, linear=True)
