@@ -21,16 +21,21 @@ The call composes with ``jit``, ``grad`` (automatic, or ``custom_vjp`` with a ba
 from __future__ import annotations
 
 import functools
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval import axis_env
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.ir.types import TensorType
 from ptojax.kernel import body as B
 from ptojax.kernel.call import kernel_call_p
 from ptojax.kernel.spec import BlockSpec, find_regions, make_window
+from ptojax.ops.broadcast import to_front
 from ptojax.source_info import user_frame
 from ptojax.targets import ascend910b, get_target
 from ptojax.trace import Tracer, trace_flat
@@ -77,13 +82,14 @@ def _origin(window, pids):
     return out
 
 
-def trace_bodies(fn, name, grid, windows, num_inputs, types, regions) -> tuple:
-    """One block program per region: ``(*program ids, *inputs, *outputs) -> outputs``."""
+def trace_bodies(fn, name, grid, windows, num_inputs, types, regions, batch_axes=0) -> tuple:
+    """One block program per region: ``(*program ids, *inputs, *outputs) -> outputs``. The
+    first ``batch_axes`` grid axes were added by ``vmap``: the body sees the others."""
     bodies = []
     for region in regions:
         def traced(*args, region=region):
             pids = list(args[:len(grid)])
-            ctx = B.BodyContext(name, grid, pids)
+            ctx = B.BodyContext(name, grid[batch_axes:], pids[batch_axes:])
             ctx.refs = [B.Ref(ctx, i, w, "in" if i < num_inputs else "out",
                               args[len(grid) + i], _origin(w, pids), region.shapes[i])
                         for i, w in enumerate(windows)]
@@ -102,6 +108,35 @@ def trace_bodies(fn, name, grid, windows, num_inputs, types, regions) -> tuple:
     return tuple(bodies)
 
 
+@dataclass(frozen=True)
+class KernelDef:
+    """What a kernel call was made from (``vmap`` re-traces the body with a new grid axis)."""
+    fn: Callable
+    name: str
+    grid: tuple
+    in_specs: tuple
+    out_specs: tuple
+    out_types: tuple
+    target: str
+    accumulate: tuple
+    batch_axes: int = 0
+
+
+def bind_kernel(d: KernelDef, arrays) -> list:
+    """Trace ``d``'s body for ``arrays`` and add its ``kernel_call`` equation."""
+    in_types = [TensorType(tuple(a.shape), dtypes.canonicalize(a.dtype)) for a in arrays]
+    windows = [make_window(f"input {i}", s, t.shape)
+               for i, (s, t) in enumerate(zip(d.in_specs, in_types))]
+    windows += [make_window(f"output {i}", s, t.shape)
+                for i, (s, t) in enumerate(zip(d.out_specs, d.out_types))]
+    regions = find_regions(d.grid, windows)
+    bodies = trace_bodies(d.fn, d.name, d.grid, windows, len(arrays),
+                          [*in_types, *d.out_types], regions, d.batch_axes)
+    return kernel_call_p.bind(*arrays, name=d.name, grid=d.grid, windows=tuple(windows),
+                              regions=regions, bodies=bodies, num_inputs=len(arrays),
+                              accumulate=d.accumulate, target=d.target, kernel=d)
+
+
 def _out_structs(out_shape):
     leaves, tree = tree_flatten(out_shape, is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
     for x in leaves:
@@ -118,26 +153,64 @@ def make_call(fn, *, out_shape, grid=(), in_specs=None, out_specs=None, name=Non
     target = get_target(target)
     name = name or getattr(fn, "__name__", "kernel")
     out_types, out_tree = _out_structs(out_shape)
+    outs = tuple(_specs(out_specs, len(out_types), "out_specs"))
 
     @functools.wraps(fn)
     def call(*args):
         arrays = [a if isinstance(a, Tracer) or hasattr(a, "aval") else np.asarray(a)
                   for a in args]
-        in_types = [TensorType(tuple(a.shape), dtypes.canonicalize(a.dtype)) for a in arrays]
-        windows = [make_window(f"input {i}", s, t.shape)
-                   for i, (s, t) in enumerate(zip(_specs(in_specs, len(args), "in_specs"),
-                                                  in_types))]
-        windows += [make_window(f"output {i}", s, t.shape)
-                    for i, (s, t) in enumerate(zip(_specs(out_specs, len(out_types),
-                                                          "out_specs"), out_types))]
-        regions = find_regions(grid, windows)
-        bodies = trace_bodies(fn, name, grid, windows, len(args), [*in_types, *out_types],
-                              regions)
-        outs = kernel_call_p.bind(*arrays, name=name, grid=grid, windows=tuple(windows),
-                                  regions=regions, bodies=bodies, num_inputs=len(args),
-                                  accumulate=tuple(accumulate), target=target.name)
-        return out_tree.unflatten(list(outs))
+        d = KernelDef(fn, name, grid, tuple(_specs(in_specs, len(args), "in_specs")), outs,
+                      tuple(out_types), target.name, tuple(accumulate))
+        return out_tree.unflatten(list(bind_kernel(d, arrays)))
     return call
+
+
+# --- vmap: a new leading grid axis -------------------------------------------------------------
+def _block_indices(index_map, point, ndim) -> tuple:
+    if index_map is None:
+        return (0,) * ndim
+    idx = index_map(*point)
+    return tuple(idx) if isinstance(idx, (tuple, list)) else (idx,)
+
+
+def batched_spec(spec, shape) -> BlockSpec:
+    """``spec`` of an operand of ``shape``, for the operand with a new leading batch axis that
+    the new leading grid axis walks (one squeezed element per program)."""
+    block = shape if spec is None or spec.block_shape is None else spec.block_shape
+    inner = None if spec is None else spec.index_map
+    return BlockSpec((None, *block),
+                     lambda b, *p: (b, *_block_indices(inner, p, len(block))))
+
+
+def unbatched_spec(spec):
+    """``spec`` of an operand every batch element shares."""
+    if spec is None or spec.index_map is None:
+        return spec
+    return BlockSpec(spec.block_shape, lambda b, *p: spec.index_map(*p))
+
+
+def _kernel_batch(args, dims, *, kernel, **_):
+    d = kernel
+    size = axis_env.batch_axis_size()
+    arrays, in_specs = [], []
+    for a, dim, spec in zip(args, dims, d.in_specs):
+        if dim is None:
+            arrays.append(a)
+            in_specs.append(unbatched_spec(spec))
+        else:
+            a = to_front(a, dim)
+            arrays.append(a)
+            in_specs.append(batched_spec(spec, tuple(a.shape[1:])))
+    batched = dataclasses.replace(
+        d, grid=(size, *d.grid), in_specs=tuple(in_specs),
+        out_specs=tuple(batched_spec(s, t.shape) for s, t in zip(d.out_specs, d.out_types)),
+        out_types=tuple(TensorType((size, *t.shape), t.dtype) for t in d.out_types),
+        batch_axes=d.batch_axes + 1)
+    outs = bind_kernel(batched, arrays)
+    return outs, [0] * len(outs)
+
+
+kernel_call_p.define(batch=_kernel_batch)
 
 
 def kernel(body=None, **options):

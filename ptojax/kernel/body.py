@@ -28,7 +28,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import IndexingError, ShapeError, UnsupportedError
-from ptojax.ir.core import consts_as_args
+from ptojax.ir.core import IR, ClosedIR
 from ptojax.ir.types import TensorType
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p
 from ptojax.ops.arithmetic import add
@@ -281,7 +281,9 @@ def fori(lower, upper, body, init):
                 r.value = v
 
     closed = trace_flat(traced, [TensorType((), I32), *carry_types, *ref_types], "fori_body")
-    body_ir, consts = consts_as_args(closed)
+    ir = closed.ir         # (i, *carries, *refs, *captured values): captured values last
+    body_ir = ClosedIR(IR((), (*ir.invars, *ir.constvars), ir.eqns, ir.outvars))
+    consts = closed.consts
     n = len(leaves) + len(outs)
     results = kernel_fori_p.bind(_index32(lower), _index32(upper), *leaves,
                                  *[r.value for r in outs], *consts, body=body_ir, num_carry=n)

@@ -3,8 +3,9 @@
 Params: ``name``, ``grid`` (program ids), ``windows`` (each operand's ``Window``, inputs then
 outputs), ``regions`` (ragged-edge groups of programs) and one body per region (``bodies``:
 ClosedIRs ``(*program ids, *input refs, *output refs) -> output refs``), ``num_inputs``,
-``accumulate`` (outputs that start at zero: atomic-add targets) and ``target`` (the chip the
-kernel is written for: its buffers bound the blocks).
+``accumulate`` (outputs that start at zero: atomic-add targets), ``target`` (the chip the
+kernel is written for: its buffers bound the blocks) and ``kernel`` (the ``KernelDef`` it was
+traced from, which ``vmap`` re-traces with a new grid axis).
 
 Evaluating the equation runs the block program itself, program by program, with numpy (the
 reference semantics); ``pto.tile`` and ``pto.jit``'s cpu backend lower it to a ``tile_kernel``
@@ -18,7 +19,9 @@ from ptojax import dtypes
 from ptojax.errors import ShapeError
 from ptojax.kernel.primitives import run_body
 from ptojax.kernel.spec import grid_points, region_of
-from ptojax.trace import Primitive
+from ptojax.ops.tile_forms import TileForm
+from ptojax.ops.sharding_rules import OpRule, ShardRule
+from ptojax.trace import Primitive, Unsupported
 
 
 def out_types_of(bodies) -> list:
@@ -26,7 +29,7 @@ def out_types_of(bodies) -> list:
 
 
 def _abstract(*in_types, name, grid, windows, regions, bodies, num_inputs, accumulate,
-              target):
+              target, kernel=None):
     for t, w in zip(in_types, windows[:num_inputs]):
         if tuple(t.shape) != w.shape:
             raise ShapeError(f"kernel {name}: operand {w.name} is {t}, but the kernel was "
@@ -69,6 +72,21 @@ def _cost(eqn, body_counts):
     return total
 
 
+def _replicated_factors(eqn):
+    """Every dimension needed whole: a kernel's windows address whole arrays, so pto.shard
+    gathers its operands (inside shard_map the kernel runs on each shard's arrays)."""
+    return OpRule(tuple(((),) * len(a.type.shape) for a in eqn.inputs),
+                  tuple(((),) * len(v.type.shape) for v in eqn.outputs), (), ())
+
+
 kernel_call_p = Primitive("kernel_call", _abstract,
                           lambda *inputs, **params: run_kernel(inputs, **params),
-                          multiple_results=True, linear=True)
+                          multiple_results=True)
+# batch (a new grid axis, re-tracing the body) is defined with the kernel's tracing, in
+# kernel/api.py
+kernel_call_p.define(
+    tile=TileForm("kernel"), cost=_cost, shard=ShardRule(_replicated_factors),
+    jvp=Unsupported("automatic differentiation of pto.kernel bodies is not implemented; "
+                    "wrap the kernel in pto.custom_vjp with a backward kernel"),
+    reference=Unsupported("a kernel's semantics are its body run program by program "
+                          "(kernel/call.py run_kernel); JAX has no such primitive"))

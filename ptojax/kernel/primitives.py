@@ -28,9 +28,9 @@ from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp
 from ptojax.trace import Primitive, Unsupported
 
 ONLY_IN_KERNELS = "it only exists inside pto.kernel bodies"
-KERNEL_AD = ("it is differentiated by the kernel's own rules (kernel/autodiff.py), which "
-             "thread cotangent refs through the body")
-KERNEL_VMAP = "pto.vmap of a kernel adds a grid axis to the whole kernel (kernel/call.py)"
+KERNEL_AD = ("kernel bodies are not differentiated automatically (not implemented); a "
+             "kernel's gradient is a backward kernel given with pto.custom_vjp")
+KERNEL_VMAP = "pto.vmap of a kernel adds a grid axis to the whole kernel (kernel/api.py)"
 
 
 def window_shape(sizes, squeezed) -> tuple:

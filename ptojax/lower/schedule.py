@@ -55,6 +55,7 @@ class TileDecl:
     kind: str              # vec | vec_col | mat_a | mat_b | left | right | acc | scratch
     level: int             # 0: tile loop slot, 1: K-step slot
     row_view: Optional[str] = None
+    core: Optional[str] = None    # a pto.kernel's tile: the core declaring it
 
 
 class Window(NamedTuple):
@@ -73,8 +74,8 @@ class Flag(NamedTuple):
     action: str            # set | wait
     src: str
     dst: str
-    event: object          # int, or "slot" (the slot of the enclosing loop level)
-    level: int = 0
+    event: object          # int; "slot"/"kslot" (the slot of the tile / K step); or
+    level: int = 0         #   ("slot" | "kslot", offset): that slot plus offset
 
 
 class Barrier(NamedTuple):
@@ -96,8 +97,26 @@ class ScalarLoad(NamedTuple):
 
 
 class CrossSync(NamedTuple):
-    action: str            # set (cube -> vector) | wait
+    action: str            # set (notify the other core) | wait
     flag: int
+    pipe: str = "FIX"      # a set fires once this pipe's earlier instructions are done
+
+
+class CoreBlock(NamedTuple):
+    """Statements one core runs (a pto.kernel body interleaves both cores' code: each core's
+    build keeps its own blocks)."""
+    core: str              # cube | vector
+    stmts: list
+
+
+class Loop(NamedTuple):
+    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms;
+    its tiles (``decls``) take their buffer copy from the iteration (``kslot``)."""
+    var: Var
+    start: object
+    stop: object
+    decls: list
+    stmts: list
 
 
 class KLoop(NamedTuple):
@@ -126,11 +145,12 @@ class Region:
 
 @dataclass
 class Section:
-    core: str                     # vector | cube
+    core: str                     # vector | cube | kernel (a pto.kernel: both, in blocks)
     regions: list
     prologue: list
     epilogue: list
     split_subblocks: bool = False
+    one_subblock: bool = False    # vector code runs on sub-block 0 only (a mixed pto.kernel)
 
 
 class KernelSchedule(NamedTuple):

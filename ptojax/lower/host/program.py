@@ -13,7 +13,9 @@ do (``__DAV_VEC__``) — so each core's code can run on its own.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
+from types import MappingProxyType
 
 import numpy as np
 
@@ -21,7 +23,8 @@ from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
-from ptojax.lower.schedule import kernel_schedule
+from ptojax.lower.program_schedule import schedule_of
+from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
@@ -30,6 +33,17 @@ from ptojax.lower.cost import kernel_cost
 
 CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
 VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
+BOTH_COPY = SourceCopy("ptojax_both", ("__DAV_CUBE__", "__DAV_VEC__"))
+
+
+def _arena_target(target, eqns):
+    """``target`` with buffers large enough for every kernel (a pto.kernel keeps the buffer
+    plan of the chip it was written for)."""
+    buffers = dict(target.buffers)
+    for e in eqns:
+        for space, n in get_target(e.params["target"]).buffers.items():
+            buffers[space] = max(buffers.get(space, 0), n)
+    return dataclasses.replace(target, buffers=MappingProxyType(buffers))
 
 
 def kernel_eqns(closed: ClosedIR) -> list:
@@ -46,6 +60,10 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
     split = any(s.split_subblocks for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
     lines = []
+    if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
+        prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
+        lines.append(f"    pto::host::on_core(pto::host::kFirstVectorCore, "
+                     f"[&] {{ {prefix}{call}; }});")
     if "cube" in cores:
         prefix = f"{CUBE_COPY.namespace}::" if split_cores else ""
         lines.append(f"    pto::host::on_core(pto::host::kCubeCore, [&] {{ {prefix}{call}; }});")
@@ -114,14 +132,17 @@ class HostProgram:
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn"):
         eqns = kernel_eqns(tiled)
-        scheds = [kernel_schedule(e) for e in eqns]
+        scheds = [schedule_of(e) for e in eqns]
         split_cores = any(s.mixed for s in scheds)
         self.entries = [_entry(i, e, s, split_cores) for i, (e, s) in enumerate(zip(eqns,
                                                                                  scheds))]
         self.copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
+        if split_cores and any(s.kind == "kernel" for s in scheds):
+            self.copies += (BOTH_COPY,)
         self.source = program_cpp(tiled, target.name)
         self.check_sync = check_sync
-        self.library, self.build = build_and_load(self.source, self.entries, target,
+        self.library, self.build = build_and_load(self.source, self.entries,
+                                                  _arena_target(target, eqns),
                                                   check_sync=check_sync, copies=self.copies,
                                                   name=name)
         self.launchers = {e: _launcher(self.library, i, e, s.block_dim)
