@@ -1,0 +1,106 @@
+"""pto.kernel under transforms: vmap adds a grid axis, grad goes through pto.custom_vjp with a
+backward kernel, shard_map runs the kernel on each shard, pto.shard gathers its operands.
+Automatic differentiation of kernel bodies is not implemented: grad says so."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from helpers import assert_close
+from host_cases import host_jit
+from kernels import matmul_bias_relu, rand, softmax_rows
+
+K = pto.kernel
+S = pto.ShapeDtypeStruct
+P = pto.P
+
+
+def test_vmap_adds_a_grid_axis():
+    sm = softmax_rows(64, 48, 32)
+    xs = rand(3, 64, 48)
+    expected = np.stack([np.asarray(sm(x)) for x in xs])
+    for fn in (pto.vmap(sm), pto.jit(pto.vmap(sm)), pto.tile(pto.vmap(sm))):
+        assert_close(fn(xs), expected)
+    assert_close(pto.vmap(sm, in_axes=1, out_axes=1)(xs.transpose(1, 0, 2)),
+                 expected.transpose(1, 0, 2))
+    (eqn,) = pto.make_ir(pto.vmap(sm))(xs).ir.eqns
+    assert eqn.params["grid"] == (3, 2)
+
+
+def test_vmap_over_some_operands_runs_on_the_host_build():
+    mm = matmul_bias_relu(64, 48, 32, 32, 48)
+    a, b, c = rand(2, 64, 32), rand(32, 48, seed=1), rand(1, 48, seed=2)
+    expected = np.stack([np.maximum(x @ b + c, 0) for x in a])
+    batched = pto.vmap(mm, in_axes=(0, None, None))
+    assert_close(batched(a, b, c), expected, scale=4)
+    assert_close(host_jit(batched)(a, b, c), expected, scale=8)
+
+
+def test_nested_vmap_keeps_the_bodys_program_ids():
+    n = 32
+
+    @K(out_shape=S((n, 16), np.float32), grid=(2,),
+       in_specs=[pto.BlockSpec((16, 16), lambda i: (i, 0))],
+       out_specs=pto.BlockSpec((16, 16), lambda i: (i, 0)))
+    def add_program_id(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + K.program_id(0).astype(np.float32)
+    x = rand(2, 3, n, 16)
+    expected = x + np.repeat(np.arange(2, dtype=np.float32), 16)[:, None]
+    assert_close(pto.vmap(pto.vmap(add_program_id))(x), expected)
+    assert_close(pto.tile(pto.vmap(pto.vmap(add_program_id)))(x), expected)
+
+
+def _softmax_with_backward_kernel(m, n, bm):
+    forward = softmax_rows(m, n, bm)
+
+    @K(out_shape=S((m, n), np.float32), grid=(m // bm,),
+       in_specs=[pto.BlockSpec((bm, n), lambda i: (i, 0))] * 2,
+       out_specs=pto.BlockSpec((bm, n), lambda i: (i, 0)))
+    def softmax_backward(y_ref, g_ref, dx_ref):
+        y, g = y_ref[...], g_ref[...]
+        dx_ref[...] = y * (g - (g * y).sum(axis=-1, keepdims=True))
+
+    @pto.custom_vjp
+    def softmax(x):
+        return forward(x)
+
+    softmax.defvjp(lambda x: (forward(x), forward(x)),
+                   lambda y, g: (softmax_backward(y, g),))
+    return softmax, softmax_backward
+
+
+def test_grad_through_custom_vjp_with_a_backward_kernel(jax, jnp):
+    softmax, backward = _softmax_with_backward_kernel(64, 48, 32)
+    x, w = rand(64, 48), rand(64, 48, seed=1)
+
+    def loss(x):
+        return pnp.sum(softmax(x) * w)
+    expected = jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w))(x)
+    assert_close(pto.grad(loss)(x), np.asarray(expected, np.float32), scale=4)
+    assert_close(pto.jit(pto.grad(loss))(x), np.asarray(expected, np.float32), scale=4)
+    assert_close(host_jit(pto.grad(loss))(x), np.asarray(expected, np.float32), scale=8)
+    lo = pto.jit(pto.grad(loss)).lower(x)
+    names = [e.params["name"] for e in lo.tile_ir.ir.eqns if e.params.get("kind") == "kernel"]
+    assert "softmax_backward" in names
+
+
+def test_grad_without_a_backward_kernel_says_what_to_do():
+    sm = softmax_rows(64, 48, 32)
+    with pytest.raises(pto.errors.UnsupportedError, match="custom_vjp"):
+        pto.grad(lambda x: pnp.sum(sm(x)))(rand(64, 48))
+
+
+def test_shard_map_runs_the_kernel_on_each_shard():
+    sm = softmax_rows(32, 48, 32)
+    mesh = pto.make_mesh((2,), ("x",))
+    fn = pto.shard_map(sm, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    x = rand(64, 48)
+    assert_close(fn(x), np.concatenate([np.asarray(sm(x[:32])), np.asarray(sm(x[32:]))]))
+
+
+def test_shard_gathers_the_operands_of_a_kernel():
+    sm = softmax_rows(64, 48, 32)
+    mesh = pto.make_mesh((2,), ("x",))
+    fn = pto.shard(lambda x: sm(x * 2.0), mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    x = rand(64, 48)
+    assert_close(fn(x), sm(x * 2.0))
