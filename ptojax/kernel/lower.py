@@ -173,6 +173,7 @@ class BodyLowering:
         self.ti, self.tj = Var(I32), Var(I32)
         self.top.defined.update((self.ti, self.tj))
         self.workspaces: list = []
+        self.matmuls = 0
         self.source = None
         self._block_index = None
 
@@ -703,9 +704,10 @@ class BodyLowering:
         a_src = self.cube_source(a, a_t)
         b_src = self.cube_source(b, b_t)
         acc = None
+        self.matmuls += 1          # each operand's K steps share one double buffer
         for k0, kc in self._k_steps(m, kk, n, dt):
-            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A")
-            b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B")
+            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a")
+            b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
             acc = self.emit(T.tile_matmul_p, [a0, b0]) if acc is None else \
                 self.emit(T.tile_matmul_acc_p, [acc, a0, b0])
         out = eqn.outputs[0].type
@@ -759,7 +761,7 @@ class BodyLowering:
         v.made[key] = src
         return src
 
-    def _operand_l0(self, v, src, offset, extent, space):
+    def _operand_l0(self, v, src, offset, extent, space, stage):
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
         reuses an operand it did not compute (the query block of attention) every step."""
         key = ("l0", src[4], offset, extent, space)
@@ -768,12 +770,12 @@ class BodyLowering:
         saved = self.scope
         self.scope = v.scope
         try:
-            v.made[key] = self._to_l0(src, offset, extent, space)
+            v.made[key] = self._to_l0(src, offset, extent, space, stage)
         finally:
             self.scope = saved
         return v.made[key]
 
-    def _to_l0(self, src, offset, extent, space):
+    def _to_l0(self, src, offset, extent, space, stage):
         """TLOAD the (rows, cols) block at ``offset`` of the operand into L1, TEXTRACT it to
         L0A/L0B."""
         gm, view, r0, c0, transposed, _, _ = src
@@ -787,8 +789,8 @@ class BodyLowering:
             lc_ = self.scalar_op(ar.add_p, c0, idx(dc))
         phys, valid = cube_shape(rows, cols)
         l1 = self.emit(T.tile_load_p, [gm, lr, lc_], space="L1", shape=phys, valid=valid,
-                       view=view, transpose=transposed, stage=None)
-        return self.emit(T.tile_move_p, [l1], space=space, stage=None)
+                       view=view, transpose=transposed, stage=stage)
+        return self.emit(T.tile_move_p, [l1], space=space, stage=stage)
 
     # --- loops -------------------------------------------------------------------------------
     def fori(self, eqn, vals):
