@@ -817,6 +817,7 @@ class BodyLowering:
             self.source = eqn.source
             outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form)
                     for o, (atom, form) in zip(body.outvars, inits)]
+            outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
         finally:
             self.scope = outer
         imported = list(inner.imported.items())
@@ -834,6 +835,20 @@ class BodyLowering:
                             body=body_ir, num_carry=n, **params)
         return [self._carry_value(v, r, form, self.scope)
                 for v, r, (_, form) in zip(body.invars[1:1 + n], results, inits)]
+
+    def _copy_if_read_late(self, out, carry, scope):
+        """A carry's new value takes the carry's buffer; if the old value is read after the
+        new one is computed (``alpha = exp(m - m_new)``), the new value is computed elsewhere
+        and copied into the carry's buffer at the end of the step."""
+        if out is carry or not isinstance(out.type, TileType):
+            return out
+        eqns = scope.b.eqns
+        at = next((i for i, e in enumerate(eqns) if out in e.outputs), None)
+        if at is None or not any(carry in e.inputs for e in eqns[at + 1:]):
+            return out
+        dtype = out.type.dtype
+        one = Literal(np.asarray(1, dtype), TensorType((), dtype))
+        return self.emit(T.ELEMENTWISE_TILE_PRIMS[ar.mul_p], [out, one])
 
     def _carry_init(self, value, var, body):
         """(initial atom, form) of a loop carry: a GM ref, or a UB tile of a layout (a 1-d

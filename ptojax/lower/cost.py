@@ -126,7 +126,9 @@ def _scalar(a, scalars):
 
 def _program_scalars(reg, grid, t, block):
     """The scalars a pto.kernel tile starts from: its tile indices and block index."""
-    named = {name: v for v, name in reg.names.items()}
+    named = {}
+    for v, name in reg.names.items():       # the body's own ti/tj come first (loops alias)
+        named.setdefault(name, v)
     ti, tj = grid.coords(t)
     return {named["ti"]: np.int32(ti), named["tj"]: np.int32(tj), BLOCK_INDEX: np.int32(block)}
 

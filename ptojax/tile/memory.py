@@ -125,7 +125,7 @@ class _Walker:
         body = _as_ir(eqn.params["body"])
         n = eqn.params["num_carry"]
         start = self.pos
-        for outer, inner in zip(eqn.inputs[:n], body.invars[1:1 + n]):
+        for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
         span = [start, None]
         self.loops.append(span)
