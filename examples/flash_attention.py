@@ -33,9 +33,8 @@ NEG = -1e30          # "minus infinity" for masked scores (exp underflows to 0, 
 
 def _causal(s, row0, col0):
     """Scores ``s`` with keys after their query masked out."""
-    rows = row0 + K.iota(s.shape, 0)
-    cols = col0 + K.iota(s.shape, 1)
-    return pnp.where(cols <= rows, s, NEG)
+    above = K.iota(s.shape, 1) - K.iota(s.shape, 0)     # column - row within the block
+    return pnp.where(above <= row0 - col0, s, NEG)
 
 
 def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):

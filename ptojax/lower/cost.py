@@ -95,7 +95,7 @@ def _walk(stmts, trip=1, scalars=None):
         elif isinstance(s, CoreBlock):
             yield from _walk(s.stmts, trip, scalars)
         elif isinstance(s, Loop):
-            n = _scalar(s.stop, scalars) - _scalar(s.start, scalars)
+            n = int(_scalar(s.stop, scalars)) - int(_scalar(s.start, scalars))
             yield from _walk(s.stmts, trip * max(0, n), scalars)
         elif isinstance(s, Let) and scalars is not None:
             if s.prim is T.tile_block_index_p:
