@@ -4,6 +4,13 @@
     import ptojax.numpy as pnp
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+# the rest of JAX's top-level API (issue 15)
+from ptojax import debug, scipy, test_util, tree
+from ptojax.config import config, disable_jit
+from ptojax.autodiff.api import jacrev as jacobian
+from ptojax.shard.runtime.arrays import block_until_ready, device_get
+from ptojax.shard.explicit import reshard
+from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.jit import jit, make_ir
 from ptojax.eval.leaves import ShapeDtypeStruct

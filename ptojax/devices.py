@@ -8,8 +8,9 @@ One process owns ``PTOJAX_NUM_DEVICES`` devices (default 8), numbered from 0. Un
 from __future__ import annotations
 
 import functools
-import os
 from typing import NamedTuple
+
+from ptojax.env import env_int
 
 
 
@@ -40,16 +41,9 @@ class Topology(NamedTuple):
     local_count: int
 
 
-def _default_local_count() -> int:
-    value = os.environ.get("PTOJAX_NUM_DEVICES", "8")
-    try:
-        count = int(value)
-    except ValueError:
-        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {value!r}") \
-            from None
-    if count < 1:
-        raise ValueError(f"PTOJAX_NUM_DEVICES must be a positive integer, got {count}")
-    return count
+def configured_local_count() -> int:
+    """Devices per process from PTOJAX_NUM_DEVICES (default 8), validated."""
+    return env_int("PTOJAX_NUM_DEVICES", 8)
 
 
 _topology: list = []  # [Topology] once known
@@ -57,8 +51,14 @@ _topology: list = []  # [Topology] once known
 
 def topology() -> Topology:
     if not _topology:
-        _topology.append(Topology(0, 1, _default_local_count()))
+        _topology.append(Topology(0, 1, configured_local_count()))
     return _topology[0]
+
+
+def topology_known() -> bool:
+    """Whether the device topology has been fixed (devices were used or
+    ``distributed.initialize`` ran)."""
+    return bool(_topology)
 
 
 def set_topology(process_index: int, process_count: int, local_count: int) -> None:

@@ -13,9 +13,18 @@ A collective that cannot complete (another process called a different one, or di
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import time
 
-from ptojax.errors import CollectiveError
+try:
+    import fcntl
+    import termios
+except ImportError:           # not POSIX: output cannot be drained before an abort
+    fcntl = termios = None
+
+from ptojax.env import env_int
+from ptojax.errors import CollectiveError, ConfigError
 from ptojax.shard.runtime import in_process as collectives
 from ptojax import devices
 from ptojax.shard.runtime.mpi import MPITransport
@@ -37,7 +46,11 @@ def initialize(local_device_count: int | None = None, timeout: float | None = No
         collectives.set_default_timeout(timeout)
     transport = MPITransport(MPI.COMM_WORLD.Dup())
     if local_device_count is None:
-        local_device_count = int(os.environ.get("PTOJAX_NUM_DEVICES", "1"))
+        local_device_count = env_int("PTOJAX_NUM_DEVICES", 1)
+    elif isinstance(local_device_count, bool) or not isinstance(local_device_count, int) \
+            or local_device_count < 1:
+        raise ConfigError(f"pto.distributed.initialize: local_device_count must be a positive "
+                          f"integer, got {local_device_count!r}")
     counts = transport.allgather_objects(local_device_count, collectives.default_timeout())
     if len(set(counts)) != 1:
         raise CollectiveError(f"every process must own the same number of devices, got "
@@ -61,10 +74,47 @@ def _abort_job_on_uncaught_errors(MPI) -> None:
 
     def hook(exc_type, exc, tb):
         previous(exc_type, exc, tb)
-        sys.stderr.flush()
+        _drain_output()
         MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
+
+
+DRAIN_TIMEOUT_S = 10.0
+
+
+def _drain_output() -> None:
+    """Flush stdout/stderr and wait until the launcher has read them.
+
+    ``MPI_Abort`` reaches ``mpiexec`` through the launcher's proxy, which also relays this
+    process's output pipes; Hydra's ``mpiexec`` exits as soon as the abort arrives, so any
+    bytes still in a pipe when the proxy handles the abort are lost — the traceback of the
+    error that caused the abort came out truncated on a loaded machine. Once a pipe is empty
+    the proxy has read (and relayed) all of it, so the abort it handles next comes after.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    for fd in (1, 2):
+        while _unread_bytes(fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _unread_bytes(fd: int) -> int:
+    """Bytes written to pipe ``fd`` that its reader has not read yet (0 if not a pipe)."""
+    if fcntl is None:
+        return 0
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return 0
+        count = bytearray(4)
+        fcntl.ioctl(fd, termios.FIONREAD, count)
+    except OSError:
+        return 0
+    return int.from_bytes(count, sys.byteorder)
 
 
 def barrier() -> None:

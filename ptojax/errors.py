@@ -26,8 +26,10 @@ class PtoError(Exception):
         return f"{self.message}\n  --> {self.source}"
 
 
-class ShapeError(PtoError, ValueError):
-    """Operand shapes that do not fit the operation (both shapes and the op are named)."""
+class ShapeError(PtoError, ValueError, TypeError):
+    """Operand shapes that do not fit the operation (both shapes and the op are named). A
+    ValueError (as NumPy's broadcasting errors) and a TypeError (as JAX's shape checks of
+    lax operations, e.g. dot_general), so either ``except`` catches it."""
 
 
 class DtypeError(PtoError, TypeError):
@@ -51,8 +53,14 @@ class LeakedTracerError(PtoError, RuntimeError):
     """A traced value escaped the function being traced and was used after its trace ended."""
 
 
-class StaticArgumentError(PtoError, TypeError):
-    """A static argument is unhashable or a static_argnums/argnames entry is invalid."""
+class StaticArgumentError(PtoError, ValueError, TypeError):
+    """A static argument is unhashable or a static_argnums/argnames entry is invalid (a
+    ValueError, as JAX's)."""
+
+
+class IntegerOverflowError(PtoError, OverflowError):
+    """A Python int too large for the integer type it must take (int32, or int64 next to a
+    64-bit operand), as JAX's OverflowError."""
 
 
 class NonArrayLeafError(PtoError, TypeError):
@@ -99,6 +107,58 @@ class CompileError(PtoError, RuntimeError):
     """The host C++ compiler rejected generated kernel source."""
 
 
+class CacheError(CompileError):
+    """The kernel cache directory cannot be used: it cannot be created or written, or it is
+    not private to this user (another user could plant libraries in it). The message names
+    the path, why, and what to do."""
+
+
+class ConfigError(PtoError, ValueError):
+    """An unknown ``pto.config`` option, or an option or environment variable with a value
+    ptojax cannot use: the message names the option, the value and what is accepted."""
+
+
 class KernelCheckError(PtoError, RuntimeError):
     """A host-built kernel failed a runtime check the hardware would not forgive: pipes not
     ordered by set_flag/wait_flag, a tile outside its buffer, a window that does not fit."""
+
+
+# Python/numpy exceptions raised on behalf of user code --------------------------------------
+# An exception numpy or Python raises inside an operation (a MemoryError allocating a result, a
+# ValueError of a numpy routine) is re-raised as a PtoError that is *also* an instance of a
+# builtin class it was (``except MemoryError`` still catches it) and names the user's line.
+_BUILTIN_BASES = (MemoryError, RecursionError, OverflowError, ZeroDivisionError,
+                  FloatingPointError, ArithmeticError, KeyError, IndexError, LookupError,
+                  NotImplementedError, RuntimeError, ValueError, TypeError)
+_LOCATED: dict = {}
+
+
+def _located_class(cls):
+    """PtoError mixed with the most specific builtin exception class ``cls`` derives from."""
+    located = _LOCATED.get(cls)
+    if located is None:
+        base = next(b for b in cls.__mro__ if b in _BUILTIN_BASES)
+        located = _LOCATED.get(base)
+        if located is None:
+            located = type(base.__name__, (PtoError, base), {"__module__": __name__})
+            _LOCATED[base] = located
+        _LOCATED[cls] = located
+    return located
+
+
+def located(exc: BaseException, source, what: str = "") -> BaseException:
+    """``exc`` with the user's ``source``: a PtoError is given the source it lacks; an exception
+    of a builtin class becomes a PtoError of that class whose message says what failed
+    (``what``, e.g. "running `f` (jit)"), caused by ``exc`` if it was raised; any other
+    exception (a user's own class) is returned as it is."""
+    if isinstance(exc, PtoError):
+        return exc.with_source(source)
+    if not any(b in _BUILTIN_BASES for b in type(exc).__mro__):
+        return exc
+    message = str(exc) or type(exc).__name__
+    if what:
+        message = f"{what}: {type(exc).__name__}: {message}"
+    err = _located_class(type(exc))(message, source)
+    if exc.__traceback__ is not None:
+        err.__cause__ = exc
+    return err

@@ -5,23 +5,28 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import operator
 import threading
 import time
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ptojax.errors import NonArrayLeafError, StaticArgumentError
+from ptojax.config import jit_disabled
+from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, located
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
-from ptojax.eval.leaves import describe_path, leaf_type, leaf_value
+from ptojax.eval.executable import failed_equation_source
+from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
+from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 from ptojax.lower.host.backend import make_executable
 from ptojax.lower.lowered import TileLowering
+from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 
 log = logging.getLogger("ptojax.jit")
 
@@ -30,6 +35,7 @@ class _Signature(NamedTuple):
     in_tree: Any
     in_types: tuple
     statics: tuple
+    python_floats: tuple  # positions of Python float leaves (traced at full precision)
 
 
 def _split_static(fn_sig, args, kwargs, static_argnums, static_argnames):
@@ -61,28 +67,64 @@ def _check_hashable(value, what):
     return value
 
 
-def _normalize_static(fn, static_argnums, static_argnames):
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-    if isinstance(static_argnames, str):
-        static_argnames = (static_argnames,)
-    static_argnums, static_argnames = set(static_argnums or ()), set(static_argnames or ())
+def _normalize_static(fn, static_argnums, static_argnames, donate_argnums=()):
+    """(static positions, static names), each completed from the other and checked against
+    ``fn``'s signature as JAX does: a position or name the function cannot take raises."""
+    static_argnums = _index_tuple("static_argnums", static_argnums)
+    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
+        tuple(static_argnames or ())
     try:
         params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
+    except (TypeError, ValueError):  # no signature (some builtins): nothing to check
+        return frozenset(static_argnums), frozenset(static_argnames)
+    _check_argnums(params, static_argnums, "static_argnums")
+    _check_argnums(params, _index_tuple("donate_argnums", donate_argnums), "donate_argnums")
+    _check_argnames(params, static_argnames)
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
-    for name in list(static_argnames):  # a static name also covers its positional slot
+    nums, names = set(static_argnums), set(static_argnames)
+    for name in static_argnames:  # a static name also covers its positional slot
         if name in positional:
-            static_argnums.add(positional.index(name))
-    for i in list(static_argnums):
-        if i < 0:
-            static_argnums.discard(i)
-            static_argnums.add(len(positional) + i)
-        if 0 <= i < len(positional):
-            static_argnames.add(positional[i])
-    return frozenset(static_argnums), frozenset(static_argnames)
+            nums.add(positional.index(name))
+    for i in static_argnums:
+        i = i + len(positional) if i < 0 else i
+        nums.add(i)
+        if i < len(positional) and params[i].kind == params[i].POSITIONAL_OR_KEYWORD:
+            names.add(positional[i])
+    return frozenset(n for n in nums if n >= 0), frozenset(names)
+
+
+def _index_tuple(what, value) -> tuple:
+    try:
+        return tuple(int(operator.index(v)) for v in (
+            (value,) if isinstance(value, (int, np.integer)) else value or ()))
+    except TypeError:
+        raise StaticArgumentError(f"jit: {what} must be an int or a sequence of ints, got "
+                                  f"{value!r:.60}", user_frame()) from None
+
+
+def _check_argnums(params, argnums, what):
+    """As JAX: unless the function takes *args, every position must be one it has."""
+    if not argnums or any(p.kind == p.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if -min(argnums) > n or max(argnums) >= n:
+        raise StaticArgumentError(f"jit: {what}={argnums}, but the function only accepts {n} "
+                                  f"positional arguments", user_frame())
+
+
+def _check_argnames(params, argnames):
+    """As JAX: a name must be a parameter that can be passed by keyword (any name, given
+    **kwargs), never a positional-only one."""
+    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                            p.VAR_POSITIONAL)}
+    keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
+    bad = set(argnames) & positional_only or (set() if takes_any else set(argnames) - keyword)
+    if bad:
+        raise StaticArgumentError(f"jit: static_argnames has invalid names {sorted(bad)}: the "
+                                  f"function does not take them as keyword arguments "
+                                  f"(parameters: {[p.name for p in params]})", user_frame())
 
 
 def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=frozenset(),
@@ -91,10 +133,12 @@ def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=fr
     dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs, static_argnums,
                                                   static_argnames)
     pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
-    in_types = [leaf_type(x, p) for p, x in pairs]
+    in_types = [argument_type(x, p) for p, x in pairs]
+    floats = [type(x) is float for _, x in pairs]
     out_tree_box = []
 
     def flat_fn(*leaves):
+        leaves = [python_float_view(x) if f else x for x, f in zip(leaves, floats)]
         a, kw = in_tree.unflatten(leaves)
         a, kw = _merge_static(a, kw, args, kwargs, static_argnums, static_argnames)
         out = fn(*a, **kw)
@@ -138,8 +182,8 @@ class Jitted:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._static_argnums, self._static_argnames = _normalize_static(
-            fn, static_argnums, static_argnames)
-        self._donate_argnums = tuple(donate_argnums or ())
+            fn, static_argnums, static_argnames, donate_argnums)
+        self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
         self._cache: dict = {}
         self._lock = threading.Lock()
@@ -152,6 +196,8 @@ class Jitted:
         if tracing():  # under an outer trace: inline it, its values abstract as under jit
             with inlined_jit(getattr(self._fn, "__name__", "fn")):
                 return self._fn(*args, **kwargs)
+        if jit_disabled():  # jax_disable_jit: run op by op
+            return self._fn(*args, **kwargs)
         if not kwargs and not self._static_argnums:
             fast = _fast_key(args)
             if fast is not None:
@@ -159,6 +205,9 @@ class Jitted:
                 if entry is not None:
                     return _run(entry, [leaf_value(a) for a in args])
         signature, leaves = self._signature(args, kwargs)
+        mesh = mesh_of_sharded(leaves)
+        if mesh is not None:  # sharded arguments: partition with pto.shard
+            return self._partitioned(signature, mesh, leaves, args, kwargs)(*leaves)
         entry = self._cache.get(signature)
         if entry is None:
             entry = self._compile(signature, args, kwargs)
@@ -174,7 +223,22 @@ class Jitted:
                                                       self._static_argnames)
         pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
         in_types = tuple(leaf_type(x, p) for p, x in pairs)
-        return _Signature(in_tree, in_types, statics), [x for _, x in pairs]
+        floats = tuple(i for i, (_, x) in enumerate(pairs) if type(x) is float)
+        return _Signature(in_tree, in_types, statics, floats), [x for _, x in pairs]
+
+    def _partitioned(self, signature, mesh, leaves, args, kwargs):
+        """``pto.shard`` of this function over the flat leaves, split as they arrive."""
+        key = ("shard", signature, mesh, tuple(spec_of_leaf(x) for x in leaves))
+        sharded = self._cache.get(key)
+        if sharded is None:
+            def flat_fn(*flat):
+                a, kw = signature.in_tree.unflatten(flat)
+                a, kw = _merge_static(a, kw, args, kwargs, self._static_argnums,
+                                      self._static_argnames)
+                return self._fn(*a, **kw)
+            flat_fn.__name__ = getattr(self._fn, "__name__", "fn")
+            sharded = self._cache[key] = partitioned(flat_fn, mesh, leaves)
+        return sharded
 
     def _compile(self, signature, args, kwargs) -> _Entry:
         with self._lock:
@@ -222,13 +286,19 @@ def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
 
 
 def _run(entry: _Entry, leaves):
-    if profiler.active is None:
-        outs = entry.executable.run(*leaves)
-    else:
-        start = time.perf_counter()
-        outs = entry.executable.run(*leaves)
-        nbytes = sum(getattr(x, "nbytes", 0) for x in (*leaves, *outs))
-        profiler.record(entry.name, "jit", start, time.perf_counter() - start, nbytes)
+    try:
+        if profiler.active is None:
+            outs = entry.executable.run(*leaves)
+        else:
+            start = time.perf_counter()
+            outs = entry.executable.run(*leaves)
+            nbytes = sum(getattr(x, "nbytes", 0) for x in (*leaves, *outs))
+            profiler.record(entry.name, "jit", start, time.perf_counter() - start, nbytes)
+    except PtoError as e:
+        raise e.with_source(failed_equation_source(e.__traceback__) or user_frame())
+    except Exception as e:  # numpy's errors at run time name the operation's line
+        raise located(e, failed_equation_source(e.__traceback__) or user_frame(),
+                      f"running `{entry.name}` (jit)")
     return entry.out_tree.unflatten([Array(o, w) for o, w in zip(outs, entry.out_weak)])
 
 
@@ -237,6 +307,9 @@ def explain_retrace(old: _Signature, new: _Signature) -> str:
         return f"static arguments changed from {old.statics} to {new.statics}"
     if old.in_tree != new.in_tree:
         return f"the argument structure changed from {old.in_tree} to {new.in_tree}"
+    if old.python_floats != new.python_floats:
+        return f"the Python float arguments changed from positions {old.python_floats} " \
+               f"to {new.python_floats}"
     paths = [p for p, _ in tree_flatten_with_path(new.in_tree.unflatten(new.in_types))[0]]
     for path, a, b in zip(paths, old.in_types, new.in_types):
         if a != b:
@@ -275,10 +348,10 @@ class Lowered:
             return str(self.ir)
         if dialect == "optimized":
             return str(self.optimized_ir)
-        if dialect in ("pto", "pto-cpp"):
+        if dialect in ("pto", "pto-cpp", "fused-cpp"):
             return self._tiling.as_text(dialect)
         raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized', "
-                         f"'pto', 'pto-cpp'")
+                         f"'pto', 'pto-cpp', 'fused-cpp'")
 
     def cost(self):
         """Per-kernel cycle/time estimates on the target (a model, not a measurement)."""

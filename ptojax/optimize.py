@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
+from ptojax.eval.ieee import quietly
+from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var, as_ir, sub_irs
 from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
 from ptojax.ops.broadcast import broadcast_in_dim_p
 from ptojax.ops.convert import convert_element_type_p, copy_p
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
 
-# Primitives whose results must not be merged or folded (none are effectful today; the set is
-# where such a primitive would be declared).
-EFFECTFUL: set = set()
 # Do not fold constants into literals bigger than this many elements.
 FOLD_LIMIT = 1
 # A primitive whose outputs are coupled (loop carries) has a ``dce`` fact:
@@ -43,14 +41,22 @@ def _map_sub_irs(params: Params, fn) -> Params:
     return params.replace(**changed) if changed else params
 
 
-def dce(ir: IR, keep_inputs: bool = True) -> IR:
-    """Drop equations whose outputs are never used."""
+def has_effect(eqn) -> bool:
+    """Whether running ``eqn`` has an effect (its primitive is ``effectful``, or a sub-IR it
+    runs holds such an equation)."""
+    return eqn.prim.effectful or any(has_effect(e) for sub in sub_irs(eqn.params)
+                                     for e in as_ir(sub).eqns)
+
+
+def dce(ir: IR, keep_inputs: bool = True, keep_effects: bool = True) -> IR:
+    """Drop equations whose outputs are never used. Equations with effects stay, unless
+    ``keep_effects`` is False (slicing out the computation of some values only)."""
     live = {v for v in ir.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(ir.eqns):
-        if eqn.prim in EFFECTFUL or any(v in live for v in eqn.outputs):
+        if any(v in live for v in eqn.outputs) or keep_effects and has_effect(eqn):
             rule = eqn.prim.fact("dce")
-            if rule is not None and eqn.prim not in EFFECTFUL:
+            if rule is not None:
                 eqn = rule(eqn, [v in live for v in eqn.outputs])
             else:
                 params = _map_sub_irs(eqn.params, dce)
@@ -69,7 +75,7 @@ def cse(ir: IR) -> IR:
         inputs = tuple(rename.get(a, a) if type(a) is Var else a for a in eqn.inputs)
         params = _map_sub_irs(eqn.params, cse)
         key = None
-        if eqn.prim not in EFFECTFUL:
+        if not has_effect(eqn):
             try:
                 key = (eqn.prim, tuple(a if type(a) is Var else ("lit", a) for a in inputs),
                        params)
@@ -87,13 +93,14 @@ def cse(ir: IR) -> IR:
     return IR(ir.constvars, ir.invars, eqns, outvars)
 
 
+@quietly
 def fold_constants(ir: IR) -> IR:
     """Evaluate equations whose inputs are all literals when the result is a scalar."""
     known: dict = {}
     eqns = []
     for eqn in ir.eqns:
         inputs = tuple(known.get(a, a) if type(a) is Var else a for a in eqn.inputs)
-        foldable = (eqn.prim not in EFFECTFUL and not eqn.prim.multiple_results
+        foldable = (not eqn.prim.multiple_results and not eqn.prim.effectful
                     and all(type(a) is Literal for a in inputs)
                     and all(v.type.size <= FOLD_LIMIT and v.type.shape == ()
                             for v in eqn.outputs)
@@ -180,6 +187,8 @@ def _use_scalars_directly(eqn, defs):
 
 def _identity_of(eqn, defs):
     """The atom ``eqn``'s single output equals, if the equation does nothing, else None."""
+    if len(eqn.outputs) != 1:
+        return None
     prim, ins, out = eqn.prim, eqn.inputs, eqn.outputs[0]
 
     def keeps_type(a):

@@ -11,8 +11,10 @@ per array dimension (``(('data',), ())``).
 """
 from __future__ import annotations
 
+import enum
 import functools
 import math
+import threading
 from typing import Iterable, NamedTuple
 
 import numpy as np
@@ -88,13 +90,27 @@ def format_dims(dims: Dims) -> str:
     return repr(spec_of_dims(dims))
 
 
+class AxisType(enum.Enum):
+    """How a mesh axis is used (JAX's ``jax.sharding.AxisType``). ``Explicit`` (the default of
+    ``make_mesh``, as in JAX 0.10) and ``Auto`` axes are both partitioned by ``pto.shard``'s
+    propagation (ptojax does not type-check shardings, so programs JAX's explicit mode rejects
+    as ambiguous still run); ``Manual`` axes are those a ``shard_map`` body sees."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
 class Mesh:
     """Devices in an n-d grid with named axes: ``Mesh(np.array(devices).reshape(4, 2),
-    ('data', 'model'))``."""
+    ('data', 'model'))``, optionally with an ``AxisType`` per axis (default Explicit)."""
 
-    def __init__(self, devices, axis_names):
+    def __init__(self, devices, axis_names, axis_types=None):
         devices = np.asarray(devices, dtype=object)
         axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        self.axis_types = _axis_types(axis_types, len(axis_names))
         if devices.ndim != len(axis_names):
             raise ShardingError(f"Mesh: a {devices.ndim}-d device array needs "
                                 f"{devices.ndim} axis names, got {axis_names}")
@@ -107,7 +123,7 @@ class Mesh:
         self.devices = devices
         self.axis_names = axis_names
         self.shape = dict(zip(axis_names, devices.shape))
-        self._key = (axis_names, devices.shape, tuple(ids))
+        self._key = (axis_names, devices.shape, tuple(ids), self.axis_types)
         self._coords = {d.id: dict(zip(axis_names, idx))
                         for idx, d in np.ndenumerate(devices)}
 
@@ -133,12 +149,49 @@ class Mesh:
         return hash(self._key)
 
     def __repr__(self):
-        return f"Mesh({', '.join(f'{a!r}: {n}' for a, n in self.shape.items())})"
+        axes = ', '.join(f'{a!r}: {n}' for a, n in self.shape.items())
+        if all(t is AxisType.Explicit for t in self.axis_types):
+            return f"Mesh({axes})"
+        return f"Mesh({axes}, axis_types={self.axis_types})"
+
+    def __enter__(self):
+        """``with mesh:`` is ``with pto.set_mesh(mesh):``."""
+        self._context = set_mesh(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._context.__exit__(*exc)
 
 
-def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
+def _axis_types(axis_types, n: int) -> tuple:
+    if axis_types is None:
+        return (AxisType.Explicit,) * n
+    if isinstance(axis_types, AxisType):
+        axis_types = (axis_types,) * n
+    axis_types = tuple(axis_types)
+    if len(axis_types) != n or not all(isinstance(t, AxisType) for t in axis_types):
+        raise ShardingError(f"Mesh: axis_types must be {n} pto.sharding.AxisType values (one "
+                            f"per axis), got {axis_types!r}")
+    return axis_types
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (process-major,
-    so the innermost axes stay within a process)."""
+    so the innermost axes stay within a process).
+
+    Args:
+      axis_shapes: the size of each mesh axis.
+      axis_names: the name of each axis.
+      axis_types: an ``AxisType`` per axis (default ``Explicit``, as JAX 0.10).
+      devices: the devices to use (default ``pto.devices()``).
+
+    Returns:
+      A ``Mesh``.
+
+    Example:
+      >>> pto.make_mesh((2, 2), ("data", "model"), axis_types=(pto.sharding.AxisType.Auto,) * 2)
+      Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto))
+    """
     axis_shapes = (axis_shapes,) if isinstance(axis_shapes, int) else tuple(axis_shapes)
     devices = list(all_devices() if devices is None else devices)
     needed = math.prod(axis_shapes)
@@ -148,7 +201,76 @@ def make_mesh(axis_shapes, axis_names, devices=None) -> Mesh:
                             f"for more virtual devices)")
     grid = np.empty(needed, dtype=object)
     grid[:] = devices[:needed]
-    return Mesh(grid.reshape(axis_shapes), axis_names)
+    return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
+
+
+class _MeshContext(threading.local):
+    def __init__(self):
+        self.mesh = None
+
+
+_context = _MeshContext()
+
+
+def get_mesh():
+    """The mesh set by ``set_mesh`` on this thread, or None."""
+    return _context.mesh
+
+
+class set_mesh:
+    """Set the current mesh (of this thread): as a statement, from now on; as a context
+    manager, inside the ``with`` block. With a mesh set, sharding arguments may be bare
+    PartitionSpecs (``pto.device_put(x, P('data'))``, ``pto.reshard(x, P())``).
+
+    Args:
+      mesh: a ``Mesh``, or None to clear it.
+
+    Example:
+      >>> mesh = pto.make_mesh((2,), ("data",))
+      >>> with pto.set_mesh(mesh):
+      ...     x = pto.device_put(pnp.arange(4.0), pto.P("data"))
+      >>> x.sharding.spec
+      P('data')
+    """
+
+    def __init__(self, mesh):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ShardingError(f"set_mesh needs a Mesh (pto.make_mesh) or None, got "
+                                f"{type(mesh).__name__}")
+        self.mesh = mesh
+        self.previous = _context.mesh
+        _context.mesh = mesh
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _context.mesh = self.previous
+
+
+use_mesh = set_mesh
+
+
+def reshard(xs, out_shardings):
+    """``xs`` resplit as ``out_shardings``: see ``ptojax.shard.explicit.reshard``, which
+    installs itself here (it needs the partitioner, a layer above; as
+    ``ClosedIR.interpreter``)."""
+    raise ShardingError("reshard is installed by ptojax.shard.explicit; import ptojax first")
+
+
+def named_sharding(sharding, what: str) -> "NamedSharding":
+    """``sharding`` as a NamedSharding: a PartitionSpec takes the mesh of ``set_mesh``."""
+    if isinstance(sharding, NamedSharding):
+        return sharding
+    if isinstance(sharding, PartitionSpec):
+        mesh = get_mesh()
+        if mesh is None:
+            raise ShardingError(f"{what}: a bare PartitionSpec {sharding} needs a mesh; use "
+                                f"pto.NamedSharding(mesh, spec) or set one with "
+                                f"pto.set_mesh(mesh)")
+        return NamedSharding(mesh, sharding)
+    raise ShardingError(f"{what}: expected a NamedSharding or a PartitionSpec, got "
+                        f"{sharding!r}")
 
 
 class NamedSharding:

@@ -12,7 +12,14 @@ import threading
 from contextlib import contextmanager
 from typing import NamedTuple, Optional
 
+import numpy as np
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The file name of the code ptojax generates (eval/executable.py): not the user's code either.
+GENERATED_FILE = "<ptojax generated>"
+# frames that are never the user's: ptojax's, the import machinery's, the generated code's, and
+# those of numpy's errstate decorator, which ptojax wraps its numpy work in (eval/ieee.py)
+_NOT_USER = (_PACKAGE_DIR, "<frozen", GENERATED_FILE, np.errstate.__init__.__code__.co_filename)
 
 
 class SourceInfo(NamedTuple):
@@ -41,7 +48,7 @@ def user_frame(depth: int = 1) -> Optional[SourceInfo]:
     frame = sys._getframe(depth)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+        if not filename.startswith(_NOT_USER):
             return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None

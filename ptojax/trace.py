@@ -27,7 +27,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
-                           UnsupportedError)
+                           UnsupportedError, located)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -76,12 +76,14 @@ class Primitive:
     elementwise), ``ufunc`` (the numpy ufunc computing it, for buffer reuse), ``call_like`` (it
     evaluates the sub-IR in its ``body`` param), ``collective`` (it communicates over the named
     axes in its ``axes`` param), ``binds_axes`` (its sub-IRs bind mesh axis names of their own,
-    shadowing any outside), ``linear`` (linear in its inputs that may carry tangents).
+    shadowing any outside), ``linear`` (linear in its inputs that may carry tangents),
+    ``effectful`` (running it does something besides computing its results, e.g. a host
+    callback: it is never removed, merged, folded or moved out of a loop).
     """
 
     def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False, *,
                  elementwise=False, ufunc=None, call_like=False, collective=False,
-                 binds_axes=False, linear=False):
+                 binds_axes=False, linear=False, effectful=False):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} already exists")
         PRIMITIVES[name] = self
@@ -95,6 +97,7 @@ class Primitive:
         self.collective = collective
         self.binds_axes = binds_axes
         self.linear = linear
+        self.effectful = effectful
         self.facts: dict = {}
 
     def define(self, **facts) -> "Primitive":
@@ -168,6 +171,8 @@ class Trace:
         self.constvars: list[Var] = []
         self.consts: list = []
         self._captured: dict[int, Var] = {}
+        # Var of a narrowed Python-scalar argument -> the tracer of its full value (jit)
+        self.full_precision: dict[Var, "Tracer"] = {}
         self.concrete = concrete          # tracks how concrete each value is
         self.abstract_why = abstract_why  # why an argument may be abstract (for messages)
         self._values: dict = {}           # Var -> concrete value, computed on demand
@@ -201,7 +206,7 @@ class Trace:
             if x.ndim == 0:
                 return Literal(x, TensorType((), dt))
             return self._capture(x, TensorType(x.shape, dt))
-        if isinstance(x, (bool, int, float)) and not isinstance(x, np.bool_):
+        if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
         raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an "
                                 f"array ({x!r:.60}); pass arrays or Python scalars")
@@ -225,6 +230,8 @@ class Trace:
             out_types = prim.out_types([a.type for a in atoms], params)
         except PtoError as e:
             raise e.with_source(source) from None
+        except Exception as e:
+            raise located(e, source, prim.name)
         outs = [Var(t) for t in out_types]
         self.eqns.append(Eqn(prim, atoms, outs, params, source))
         if not self.concrete:
@@ -282,6 +289,15 @@ class Trace:
         return ClosedIR(IR(self.constvars, self.invars, self.eqns, outvars), self.consts)
 
 
+def full_precision(x):
+    """The full-precision value behind ``x`` when ``x`` is a Python float argument of ``jit``
+    as its function sees it (a weak float32 narrowed from a float64 carrier), else None.
+    Promotion converts from it, so such a float next to float64 loses no bit (as eagerly)."""
+    if type(x) is Tracer:
+        return x._trace.full_precision.get(x.ir_var)
+    return None
+
+
 def concrete_value(x):
     """The concrete value of a known tracer or a Deferred, or the value itself."""
     if type(x) is Tracer:
@@ -320,11 +336,11 @@ def _combined_state(args) -> int:
 
 
 def _out_state(prim, in_state, var) -> int:
-    """An output carries a derivative when an input does, it is a float and the primitive's
-    derivative is not identically zero (comparisons, floor, stop_gradient...)."""
+    """An output carries a derivative when an input does, it is a float (or complex) and the
+    primitive's derivative is not identically zero (comparisons, floor, stop_gradient...)."""
     if in_state != DIFFERENTIATED:
         return in_state
-    if not dtypes.is_float(var.type.dtype):
+    if not dtypes.is_inexact(var.type.dtype):
         return KNOWN
     return KNOWN if getattr(prim.facts.get("jvp"), "zero_derivative", False) else DIFFERENTIATED
 
@@ -504,11 +520,13 @@ class Tracer:
         return self._value("a Python scalar (item)").item(*args)
 
     def __hash__(self):
-        raise TypeError(f"unhashable type: traced value {self.ir_var.type}")
+        raise located(TypeError(f"unhashable type: traced value {self.ir_var.type}"),
+                      user_frame())
 
     def __len__(self):
         if not self.shape:
-            raise TypeError("len() of a 0-d traced value")
+            raise located(TypeError("len() of unsized object (a 0-d traced value)"),
+                          user_frame())
         return self.shape[0]
 
     def __repr__(self):

@@ -439,3 +439,35 @@ def treedef_tuple(treedefs) -> PyTreeDef:
 def all_leaves(iterable, is_leaf: Callable | None = None) -> bool:
     """True if every element of ``iterable`` is a leaf."""
     return all(tree_structure(x, is_leaf).is_leaf for x in iterable)
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable | None = None):
+    """``prefix_tree`` with each of its leaves repeated over the leaves of the corresponding
+    subtree of ``full_tree`` (so the result has ``full_tree``'s structure)."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = prefix_def.flatten_up_to(full_tree)
+    return prefix_def.unflatten(tree_map(lambda _: leaf, sub, is_leaf=is_leaf)
+                                for leaf, sub in zip(prefix_leaves, subtrees))
+
+
+def tree_reduce_associative(operation: Callable, tree, *, identity=_NO_INITIALIZER,
+                            is_leaf: Callable | None = None):
+    """The leaves combined with the associative ``operation`` pairwise, in a balanced tree
+    (depth log2 of the number of leaves); ``identity`` is returned for a tree without
+    leaves (which otherwise is an error)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass identity=")
+        return identity
+    while len(leaves) > 1:
+        pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
+        leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
+    return leaves[0]
+
+
+def static(**kwargs):
+    """A ``dataclasses.field`` marked static (``metadata={"static": True}``), for classes
+    registered with ``register_dataclass``."""
+    metadata = dict(kwargs.pop("metadata", None) or {}, static=True)
+    return dataclasses.field(metadata=metadata, **kwargs)

@@ -37,4 +37,5 @@ def _assert_leaf_close(a, e, rtol, atol, check_dtype, scale):
         return
     r = tol(a.dtype, scale) if rtol is None else rtol
     at = r if atol is None else atol
-    np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=r, atol=at)
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64
+    np.testing.assert_allclose(a.astype(wide), e.astype(wide), rtol=r, atol=at)

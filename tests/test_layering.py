@@ -12,7 +12,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
-    ("base", ["errors", "dtypes", "source_info", "tree_util", "targets", "sharding", "devices"]),
+    ("base", ["errors", "env", "dtypes", "source_info", "tree_util", "tree", "targets", "sharding",
+              "devices"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
     ("ops", ["ops"]),
@@ -24,7 +25,7 @@ LAYERS = [
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),
     ("api", ["jit", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
-             "config", "debug", "quant", "testing", "__init__", "__main__"]),
+             "config", "debug", "quant", "testing", "test_util", "__init__", "__main__"]),
 ]
 # the only packages a function-level import may name: optional dependencies
 OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython"}

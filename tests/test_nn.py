@@ -19,7 +19,11 @@ DTYPES = ["float32", "float64", "float16", "bfloat16"]
 ACTIVATIONS = [("relu", {}), ("sigmoid", {}), ("silu", {}), ("swish", {}), ("softplus", {}),
                ("log_sigmoid", {}), ("elu", {}), ("elu", {"alpha": 0.5}), ("leaky_relu", {}),
                ("leaky_relu", {"negative_slope": 0.2}), ("gelu", {"approximate": True}),
-               ("gelu", {"approximate": False})]
+               ("gelu", {"approximate": False}), ("identity", {}), ("relu6", {}),
+               ("soft_sign", {}), ("squareplus", {}), ("squareplus", {"b": 1.5}),
+               ("sparse_plus", {}), ("sparse_sigmoid", {}), ("mish", {}), ("tanh", {}),
+               ("celu", {}), ("celu", {"alpha": 0.5}), ("selu", {}), ("hard_tanh", {}),
+               ("hard_sigmoid", {}), ("hard_silu", {}), ("hard_swish", {}), ("log1mexp", {})]
 ACTIVATION_IDS = [f"{n}{kw or ''}" for n, kw in ACTIVATIONS]
 
 
@@ -307,3 +311,66 @@ def test_normalizations_under_jit():
     scale = np.ones(8, np.float16)
     assert_close(pto.jit(nn.layer_norm)(x, scale), nn.layer_norm(x, scale))
     assert_close(pto.jit(nn.rms_norm)(x, scale), nn.rms_norm(x, scale))
+
+
+# glu, logmeanexp, where masks, named one_hot --------------------------------------------------
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_glu_matches_jax(jax, axis):
+    x = np.random.default_rng(14).normal(size=(4, 6)).astype(np.float32)
+    assert_close(nn.glu(x, axis=axis), jax.nn.glu(x, axis=axis))
+    assert_close(pto.jit(lambda v: nn.glu(v, axis))(x), jax.nn.glu(x, axis=axis))
+    with pytest.raises(ValueError, match="even"):
+        nn.glu(np.ones((3, 5), np.float32))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True}])
+def test_logmeanexp_matches_jax(jax, kwargs):
+    x = np.random.default_rng(15).normal(size=(2, 3, 4))
+    where = np.random.default_rng(16).random((2, 3, 4)) > 0.3
+    assert_close(nn.logmeanexp(x, **kwargs), jax.nn.logmeanexp(x, **kwargs))
+    assert_close(nn.logmeanexp(x, where=where, **kwargs),
+                 jax.nn.logmeanexp(x, where=where, **kwargs))
+
+
+def _masked_family(lib, x, where, axis):
+    return [lib.nn.softmax(x, axis=axis, where=where),
+            lib.nn.log_softmax(x, axis=axis, where=where),
+            lib.nn.logsumexp(x, axis=axis, where=where),
+            lib.nn.standardize(x, axis=axis, where=where, algorithm="stable")]
+
+
+@pytest.mark.parametrize("axis", [-1, (0, 1)])
+def test_where_masks_match_jax(jax, axis):
+    rng = np.random.default_rng(17)
+    x = rng.normal(size=(3, 5)).astype(np.float32)
+    where = rng.random((3, 5)) > 0.4
+    where[0] = False  # a fully masked row
+    expected = jax.jit(lambda v, w: _masked_family(jax, v, w, axis))(x, where)
+    for ours, theirs in zip(_masked_family(pto, x, where, axis), expected):
+        assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    grads = pto.grad(lambda v: pnp.sum(nn.softmax(v, where=where) * x))(x)
+    jax_grads = jax.grad(lambda v: (jax.nn.softmax(v, where=where) * x).sum())(x)
+    assert_close(grads, jax_grads, rtol=1e-5, atol=1e-6)
+
+
+def test_logsumexp_leaves_out_zero_weights(jax):
+    a = np.array([1.0, np.inf, 2.0])
+    b = np.array([1.0, 0.0, 2.0])
+    assert_close(nn.logsumexp(a, b=b), jax.nn.logsumexp(a, b=b))
+    assert np.isfinite(float(nn.logsumexp(a, b=b)))
+
+
+def test_one_hot_over_a_named_axis(jax):
+    labels = np.array([2, 0, 1, 2], np.int32)
+    ours = pto.vmap(lambda v: nn.one_hot(v, 4, axis="i", dtype=np.float32), axis_name="i")(labels)
+    theirs = jax.vmap(lambda v: jax.nn.one_hot(v, 4, axis="i", dtype=np.float32), axis_name="i")(labels)
+    assert_close(ours, theirs)
+    with pytest.raises(ValueError, match="size 4"):
+        pto.vmap(lambda v: nn.one_hot(v, 3, axis="i"), axis_name="i")(labels)
+
+
+def test_every_jax_nn_function_exists(jax):
+    ours = {n for n in dir(nn) if not n.startswith("_")}
+    skipped = {"get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul"}
+    theirs = {n for n in dir(jax.nn) if not n.startswith("_") and callable(getattr(jax.nn, n))}
+    assert theirs - skipped - ours == set()

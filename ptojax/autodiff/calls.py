@@ -22,7 +22,7 @@ from __future__ import annotations
 from ptojax import source_info
 from ptojax.batching.api import vmap
 from ptojax.batching.vmap import batched_type, vmap_ir
-from ptojax.errors import CustomRuleError, UnsupportedError
+from ptojax.errors import CustomRuleError, GradError
 from ptojax.eval import axis_env
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, consts_as_args
@@ -82,7 +82,7 @@ def _custom_lin_abstract(*in_types, num_res, bwd, out_types, **_):
 
 
 def _custom_lin_impl(*args, **params):
-    raise UnsupportedError("forward-mode differentiation (jvp/jacfwd) of a custom_vjp "
+    raise GradError("forward-mode differentiation (jvp/jacfwd) of a custom_vjp "
                            "function is not supported: it only defines reverse mode. Use "
                            "custom_jvp, or reverse mode (grad/vjp/jacrev).")
 

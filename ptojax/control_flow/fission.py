@@ -20,7 +20,7 @@ from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ops.linalg import dot_general_p
 from ptojax.eval.interpreter import eval_ir
 from ptojax.trace import trace_flat
-from ptojax.optimize import dce
+from ptojax.optimize import dce, has_effect
 from ptojax.batching.vmap import vmap_ir
 from ptojax.ops.shape import move_axis
 from ptojax.control_flow.common import groups, inline, new_eqn
@@ -57,12 +57,12 @@ def hoist_carry_free(eqn) -> list:
 
 def _carry_free_eqns(body: IR, consts, xs) -> tuple:
     """(equations not depending on the carry, the variables among their results that vary
-    per iteration)."""
+    per iteration). Equations with effects stay in the loop, in their order."""
     free, per_iteration = set(consts) | set(xs), set(xs)
     hoisted = []
     for e in body.eqns:
         reads = [a for a in e.inputs if type(a) is Var]
-        if all(a in free for a in reads):
+        if all(a in free for a in reads) and not has_effect(e):
             hoisted.append(e)
             free.update(e.outputs)
             if any(a in per_iteration for a in reads):

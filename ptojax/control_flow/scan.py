@@ -38,7 +38,7 @@ from ptojax.ops.arithmetic import add_p
 from ptojax.ops.broadcast import instantiate, zeros
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, tangent_aval
-from ptojax.optimize import dce
+from ptojax.optimize import dce, has_effect
 from ptojax.autodiff.partial_eval import partial_eval
 from ptojax.control_flow import partition
 from ptojax.trace import Primitive, Unsupported
@@ -218,7 +218,8 @@ class _ResidualSplit:
 
     def hoisting_ir(self) -> IR:
         """``known consts -> hoisted residuals``."""
-        return dce(IR((), self.const_vars, self.known.eqns, self.hoisted))
+        return dce(IR((), self.const_vars, self.known.eqns, self.hoisted),
+                   keep_effects=False)
 
     def known_body(self) -> ClosedIR:
         """The known body returning its carry and ys, then the stacked residuals."""
@@ -228,10 +229,12 @@ class _ResidualSplit:
 
 
 def _loop_invariant(ir: IR, const_vars) -> set:
-    """The variables of a loop body computed from its consts (and literals) alone."""
+    """The variables of a loop body computed from its consts (and literals) alone, by
+    equations without effects (an effect must happen in every iteration)."""
     invariant = set(const_vars)
     for eqn in ir.eqns:
-        if all(type(a) is not Var or a in invariant for a in eqn.inputs):
+        if all(type(a) is not Var or a in invariant for a in eqn.inputs) and \
+                not has_effect(eqn):
             invariant.update(eqn.outputs)
     return invariant
 

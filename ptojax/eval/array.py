@@ -8,8 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.errors import located
 from ptojax.ir.types import TensorType
+from ptojax.devices import local_devices
 from ptojax.sharding import Shard, single_device_sharding
+from ptojax.source_info import user_frame
 
 
 class Array:
@@ -48,6 +51,54 @@ class Array:
     def addressable_shards(self) -> list:
         return [Shard(self.sharding.device, tuple(slice(0, n) for n in self.shape), self)]
 
+    def devices(self) -> set:
+        """The devices holding (a part of) this array."""
+        return set(self.sharding.device_set)
+
+    @property
+    def device(self):
+        """The device holding this array, or its sharding if it spans several devices."""
+        device_set = self.sharding.device_set
+        return next(iter(device_set)) if len(device_set) == 1 else self.sharding
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated()
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every device holding a part of this array belongs to this process."""
+        local = set(local_devices())
+        return all(d in local for d in self.sharding.device_set)
+
+    def addressable_data(self, index: int) -> "Array":
+        """The block held by the ``index``-th addressable device."""
+        return self.addressable_shards[index].data
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes one device holds for this array."""
+        return self.addressable_shards[0].data.nbytes
+
+    def is_ready(self) -> bool:
+        return True  # values are computed eagerly
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to do: values already live in host memory."""
+
+    def tobytes(self, order="C") -> bytes:
+        return self._value.tobytes(order)
+
+    def __dlpack__(self, **kwargs):
+        """Export through DLPack: a read-only view of the host buffer, or a copy for a
+        consumer whose DLPack version cannot mark a buffer read-only."""
+        try:
+            return np.asarray(self).__dlpack__(**kwargs)
+        except BufferError:
+            return np.array(self._value).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
+
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._value.dtype:
             return self._value.astype(dtype)
@@ -77,7 +128,8 @@ class Array:
 
     def __index__(self):
         if not dtypes.is_integer(self.dtype) and self.dtype != dtypes.bool_:
-            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+            raise located(TypeError(f"only integer arrays can be used as an index, not "
+                                    f"{self.dtype}"), user_frame())
         return int(self._value)
 
     def __complex__(self):
@@ -85,11 +137,12 @@ class Array:
 
     def __len__(self):
         if self._value.ndim == 0:
-            raise TypeError("len() of unsized object (a 0-d Array)")
+            raise located(TypeError("len() of unsized object (a 0-d Array)"), user_frame())
         return len(self._value)
 
     def __hash__(self):
-        raise TypeError("unhashable type: 'Array' (use a tuple or a numpy scalar as a key)")
+        raise located(TypeError("unhashable type: 'Array' (use a tuple or a numpy scalar as a "
+                                "key)"), user_frame())
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="Array(")
@@ -105,7 +158,9 @@ class Array:
         return str(self._value)
 
     def __format__(self, spec):
-        return format(self._value.item(), spec) if self._value.ndim == 0 else str(self)
+        if spec and self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return str(self)
 
     def __reduce__(self):
         return (Array, (self._value, self.weak_type))

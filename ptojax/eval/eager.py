@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError
+from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError, located
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
+from ptojax.eval.ieee import quietly
 from ptojax.source_info import user_frame
 
 _out_types_cache: dict = {}
@@ -22,7 +23,7 @@ def _value_and_type(x):
         return x, TensorType(x.shape, dtypes.canonicalize(x.dtype))
     if t is Literal:
         return x.value, x.type
-    if t in (float, int, bool):
+    if t in dtypes.PYTHON_SCALARS:
         dt = dtypes.python_scalar_dtype(x)
         return np.asarray(x, dt), TensorType((), dt, True)
     if isinstance(x, Array):
@@ -41,6 +42,7 @@ def leaked_tracer_error(tracer) -> LeakedTracerError:
         user_frame(4))
 
 
+@quietly
 def apply_eager(prim, args, params):
     values, types = [], []
     for a in args:
@@ -62,6 +64,8 @@ def apply_eager(prim, args, params):
         out = prim.impl(*values, **params)
     except PtoError as e:
         raise e.with_source(user_frame(3)) from None
+    except Exception as e:  # numpy's own errors (a MemoryError, ...): name the user's line
+        raise located(e, user_frame(3), f"{prim.name}")
     if prim.multiple_results:
         return [_wrap(o, t) for o, t in zip(out, out_types)]
     t = out_types[0]
@@ -75,6 +79,8 @@ def _infer(prim, types, params, key):
         out_types = prim.out_types(types, params)
     except PtoError as e:
         raise e.with_source(user_frame(4)) from None
+    except Exception as e:
+        raise located(e, user_frame(4), f"{prim.name}")
     if key is not None:
         if len(_out_types_cache) > 20000:
             _out_types_cache.clear()

@@ -12,7 +12,11 @@ import itertools
 import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
+from ptojax.source_info import GENERATED_FILE
+
+_FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then one per eqn
 
 
 class Executable:
@@ -36,6 +40,9 @@ def _specialize(prim, params):
 
 
 def _last_uses(ir):
+    """The index of the last equation reading each variable's buffer. An impl other than a
+    ufunc may return a view of its input (reshape, slice, broadcast_in_dim, ...), so its
+    inputs stay alive as long as its outputs do (walked backwards: views of views)."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
         for a in eqn.inputs:
@@ -44,6 +51,13 @@ def _last_uses(ir):
     for v in ir.outvars:
         if type(v) is Var:
             last[v] = len(ir.eqns)
+    for eqn in reversed(ir.eqns):
+        if eqn.prim.ufunc is not None and not eqn.params:
+            continue
+        end = max((last.get(o, -1) for o in eqn.outputs), default=-1)
+        for a in eqn.inputs:
+            if type(a) is Var and end > last[a]:
+                last[a] = end
     return last
 
 
@@ -51,7 +65,8 @@ def _generate(closed: ClosedIR, impls):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
-    env = {"__name__": "ptojax.runtime.generated", "np": np}
+    env = {"__name__": "ptojax.runtime.generated", "np": np,
+           "__eqn_sources__": [eqn.source for eqn in ir.eqns]}
 
     def name_of(v):
         if type(v) is Literal:
@@ -74,12 +89,12 @@ def _generate(closed: ClosedIR, impls):
         fn = f"f{i}"
         ins = [name_of(a) for a in eqn.inputs]
         outs = [fresh(v) for v in eqn.outputs]
-        out_type = eqn.outputs[0].type
         ufunc = eqn.prim.ufunc
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
             env[fn] = impls[eqn]
             owned.update(eqn.outputs)
-        elif ufunc is not None and not eqn.params and out_type.ndim > 0:
+        elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
+            out_type = eqn.outputs[0].type
             env[fn] = ufunc
             reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
                         and a.type.shape == out_type.shape and a.type.dtype == out_type.dtype]
@@ -90,10 +105,29 @@ def _generate(closed: ClosedIR, impls):
             continue
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
+        call = f"{fn}({', '.join(ins)})"
+        if not outs:   # an equation run for its effect
+            lines.append(f"    {call}")
+            continue
         lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 and eqn.prim.multiple_results else ''}"
-                     f" = {fn}({', '.join(ins)})")
+                     f" = {call}")
     results = [name_of(v) for v in ir.outvars]
     lines.append(f"    return [{', '.join(results)}]")
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
-    exec(compile(source, "<ptojax generated>", "exec"), env)
-    return source, env["run"]
+    exec(compile(source, GENERATED_FILE, "exec"), env)
+    return source, quietly(env["run"])
+
+
+def failed_equation_source(traceback):
+    """The user's source of the equation whose generated line raised (the innermost generated
+    function in ``traceback``), or None."""
+    source = None
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if frame.f_code.co_filename == GENERATED_FILE:
+            sources = frame.f_globals.get("__eqn_sources__", ())
+            k = traceback.tb_lineno - _FIRST_EQN_LINE
+            if 0 <= k < len(sources) and sources[k] is not None:
+                source = sources[k]
+        traceback = traceback.tb_next
+    return source

@@ -6,6 +6,8 @@ outer ``jit``/``grad``/``vmap``. Each re-emitted equation keeps its original sou
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ptojax import source_info
 from ptojax.ir.core import ClosedIR, Var
 from ptojax.eval.array import Array
@@ -21,7 +23,7 @@ def eval_ir(closed, args, consts=None) -> list:
     if len(args) != len(ir.invars):
         raise TypeError(f"eval_ir: the IR takes {len(ir.invars)} arguments, got {len(args)}")
     env = dict(zip(ir.constvars, consts))
-    env.update(zip(ir.invars, args))
+    env.update((v, _as_argument(a, v)) for v, a in zip(ir.invars, args))
     with source_info.replaying() as at:
         for eqn in ir.eqns:
             inputs = [env[a] if type(a) is Var else a for a in eqn.inputs]
@@ -32,6 +34,14 @@ def eval_ir(closed, args, consts=None) -> list:
             else:
                 env[eqn.outputs[0]] = out
     return [env[v] if type(v) is Var else Array(v.value, v.type.weak_type) for v in ir.outvars]
+
+
+def _as_argument(x, var):
+    """A Python scalar passed for ``var`` takes its type (a Python float argument of jit is
+    traced at float64: it keeps its full value)."""
+    if type(x) in (float, int, bool):
+        return Array(np.asarray(x, var.type.dtype), var.type.weak_type)
+    return x
 
 
 ClosedIR.interpreter = staticmethod(eval_ir)

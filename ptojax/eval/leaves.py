@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, NonArrayLeafError
+from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
@@ -41,11 +41,11 @@ def leaf_type(x, path=()) -> TensorType:
     try:
         if t is np.ndarray or isinstance(x, np.generic):
             return TensorType(x.shape, dtypes.canonicalize(x.dtype))
-        if t in (float, int, bool):
+        if t in dtypes.PYTHON_SCALARS:
             return TensorType((), dtypes.python_scalar_dtype(x), True)
-    except DtypeError as e:
+    except (DtypeError, IntegerOverflowError) as e:
         where = f"{describe_path(path)}: " if path else ""
-        raise DtypeError(where + e.message, user_frame(3)) from None
+        raise type(e)(where + e.message, user_frame(3)) from None
     if isinstance(x, (Array, Tracer)):
         return x.aval
     raise NonArrayLeafError(
@@ -54,13 +54,25 @@ def leaf_type(x, path=()) -> TensorType:
         user_frame(3))
 
 
+# jit traces a Python float argument as this float64 carrier of its full value and gives the
+# function a weak float32 narrowed from it (jit.py); promotion converts from the carrier.
+PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
+
+
+def argument_type(x, path=()) -> TensorType:
+    """The type ``jit`` traces a leaf as: ``leaf_type``, but a Python float is carried at
+    float64 (``PYTHON_FLOAT_CARRIER``)."""
+    return PYTHON_FLOAT_CARRIER if type(x) is float else leaf_type(x, path)
+
+
 def leaf_value(x):
+    """The value ``jit`` passes for a leaf (of ``argument_type``)."""
     t = type(x)
     if t is Array:
         return x._value
     if t is np.ndarray:
         return x
-    return np.asarray(x, leaf_type(x).dtype)
+    return np.asarray(x, argument_type(x).dtype)
 
 
 def describe_path(path) -> str:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import platform
+
+from ptojax.env import env_flag
 
 MMAP_THRESHOLD = 32 << 20    # glibc ignores larger values on 64-bit (HEAP_MAX_SIZE / 2)
 TRIM_THRESHOLD = 512 << 20
@@ -27,7 +28,7 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3   # mallopt parameter numbers (mal
 def keep_freed_memory() -> bool:
     """Apply the policy (once per process; applying it twice is harmless); True when glibc
     accepted it."""
-    if os.environ.get("PTOJAX_KEEP_FREED_MEMORY", "1") == "0":
+    if not env_flag("PTOJAX_KEEP_FREED_MEMORY", True):
         return False
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False

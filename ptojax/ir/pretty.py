@@ -73,7 +73,8 @@ def eqn_text(e: EqnLine, indent: int = 0, source: bool = False) -> str:
     if e.params:
         params = "[" + " ".join(f"{k}={_param_text(v, indent)}" for k, v in e.params) + "]"
     ins = " ".join(a.text for a in e.ins)
-    line = f"{_decls(e.outs)} = {e.prim}{params} {ins}".rstrip()
+    lhs = f"{_decls(e.outs)} = " if e.outs else ""   # no results: run for its effect
+    line = f"{lhs}{e.prim}{params} {ins}".rstrip()
     if source and e.source is not None:
         line += f"    # {e.source}"
     return line
@@ -127,7 +128,8 @@ def _eqn_html(e: EqnLine, indent: int, width: int, source: bool) -> list:
     pad = " " * max(0, width - used)
     ins = " ".join(_atom_html(a) for a in e.ins)
     where = "    " + _span("c", f"# {e.source}") if source and e.source is not None else ""
-    blocks = [_line(indent, f"{outs}{pad} = {_span('p', e.prim)}{_params_html(e)}"
+    lhs = f"{outs}{pad} = " if e.outs else " " * (width + 3)   # no results: an effect
+    blocks = [_line(indent, f"{lhs}{_span('p', e.prim)}{_params_html(e)}"
                             f"{' ' if ins else ''}{ins}{where}")]
     for key, value in e.params:
         subs = _sub_blocks(value)

@@ -236,7 +236,8 @@ def dot(a, b, trans_a=False, trans_b=False, preferred_element_type=dtypes.float3
         raise ShapeError(f"pto.kernel.dot multiplies 2-d tiles, got {a.shape} and {b.shape}",
                          user_frame())
     contract = ((0 if trans_a else 1,), (1 if trans_b else 0,))
-    return dot_general(a, b, (contract, ((), ())), preferred_element_type)
+    return dot_general(a, b, (contract, ((), ())),
+                       preferred_element_type=preferred_element_type)
 
 
 def iota(shape, dim: int):

@@ -846,9 +846,7 @@ class BodyLowering:
         at = next((i for i, e in enumerate(eqns) if out in e.outputs), None)
         if at is None or not any(carry in e.inputs for e in eqns[at + 1:]):
             return out
-        dtype = out.type.dtype
-        one = Literal(np.asarray(1, dtype), TensorType((), dtype))
-        return self.emit(T.ELEMENTWISE_TILE_PRIMS[ar.mul_p], [out, one])
+        return self._copy(out)
 
     def _carry_init(self, value, var, body):
         """(initial atom, form) of a loop carry: a GM ref, or a UB tile of a layout (a 1-d
@@ -866,7 +864,21 @@ class BodyLowering:
             layout = layout_of(t.shape)
         else:
             layout = _vector_use(body, var)
-        return self.ub(value, layout), layout
+        return self._fresh_tile(value, layout), layout
+
+    def _fresh_tile(self, value, layout):
+        """A UB tile of ``value`` that nothing else reads: the loop updates a carry's buffer in
+        place, so two carries (``(zeros, zeros)``) or a value used after the loop must not
+        share it."""
+        if value.kind == "bcast" and value.layout == "scalar":
+            return self._materialize(value, layout)              # a fill of its own
+        return self._copy(self.ub(value, layout))
+
+    def _copy(self, tile):
+        """A copy of a UB tile (times one: the vector unit has no plain move)."""
+        dtype = tile.type.dtype
+        return self.emit(T.ELEMENTWISE_TILE_PRIMS[ar.mul_p],
+                         [tile, Literal(np.asarray(1, dtype), TensorType((), dtype))])
 
     def _carry_value(self, var, atom, form, scope):
         t = var.type

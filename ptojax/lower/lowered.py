@@ -1,7 +1,8 @@
 """What ``pto.jit(f).lower(*args, target=...)`` exposes about tiling and PTO lowering.
 
 ``jit.Lowered`` delegates here: ``tile_ir`` (the tiled IR: ``f``'s own kernels if it is a
-``pto.tile``-d function, else the automatic tiling of its IR), ``as_text("pto" | "pto-cpp")``,
+``pto.tile``-d function, else the automatic tiling of its IR), ``as_text("pto" | "pto-cpp" |
+"fused-cpp")`` (the last: the host's fused kernels, for a host target),
 ``cost()`` and ``unfused()``. The Ascend output is untested on hardware (none is available);
 see ``ptojax.lower``.
 """
@@ -16,6 +17,7 @@ from ptojax.optimize import optimize
 from ptojax.tile.api import tile_ir
 from ptojax.lower.pto_as import program_pto_as
 from ptojax.lower.pto_cpp import program_cpp
+from ptojax.lower.host import fused
 from ptojax.lower.text import ProgramText
 from ptojax.lower.cost import program_cost
 from ptojax.tile.api import UnfusedOp
@@ -60,6 +62,9 @@ class TileLowering:
             return ProgramText(program_pto_as(self.ir, self.target.name), "pto")
         if dialect == "pto-cpp":
             return ProgramText(program_cpp(self.ir, self.target.name), "pto-cpp")
+        if dialect == "fused-cpp":       # the host's fused kernels (lower/host/fused.py)
+            kernels = [e for e in self.ir.ir.eqns if e.prim is tile_kernel_p]
+            return ProgramText(fused.program_source(kernels), "pto-cpp")
         raise ValueError(f"unknown dialect {dialect!r}")
 
     def cost(self):

@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import DtypeError, NonArrayLeafError, ShapeError
+from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer
+from ptojax.trace import Tracer, full_precision
 from ptojax.tree_util import tree_leaves
 
-_PY_SCALARS = (int, float, bool)
+_PY_SCALARS = dtypes.PYTHON_SCALARS
 
 
 def dtype_and_weak(x, op: str = "asarray") -> tuple:
@@ -21,7 +21,7 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         aval = x.aval
         return aval.dtype, aval.weak_type
     if t in _PY_SCALARS:
-        return dtypes.python_scalar_dtype(x), True
+        return python_scalar_dtype(x, op), True
     if isinstance(x, (np.ndarray, np.generic)):
         return supported_dtype(x.dtype, op, x), False
     if isinstance(x, (list, tuple)):
@@ -50,9 +50,6 @@ def _describe(x) -> str:
 
 
 def _not_an_array(x, op: str):
-    if isinstance(x, complex):
-        return DtypeError(f"{op}: complex numbers are not supported by ptojax (got {x!r})",
-                          user_frame())
     return NonArrayLeafError(f"{op}: expected an array or a Python scalar, got "
                              f"{_describe(x)}; pass a ptojax/numpy array, a number, or a "
                              f"(nested) list of them", user_frame())
@@ -68,7 +65,7 @@ def asarray(x, dtype=None, op: str = "asarray"):
     if t in _PY_SCALARS:
         if dtype is None:
             return _default_scalar(x, op)
-        return scalar_array(x, dtype, False, op)
+        return _scalar_of_dtype(x, dtype, op)
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
         supported_dtype(arr.dtype, op, x)
@@ -80,21 +77,41 @@ def asarray(x, dtype=None, op: str = "asarray"):
     raise _not_an_array(x, op)
 
 
-def scalar_array(x, dtype, weak, op="asarray"):
-    """A Python scalar as a 0-d Array of ``dtype``; integers wrap around as in JAX."""
+def python_scalar_dtype(x, op: str) -> np.dtype:
+    """The weak dtype of a Python scalar (``dtypes.python_scalar_dtype``), errors naming
+    ``op`` and the user's line."""
     try:
-        value = np.asarray(x)
+        return dtypes.python_scalar_dtype(x)
+    except (DtypeError, IntegerOverflowError) as e:
+        raise type(e)(f"{op}: {e.message}", user_frame()) from None
+
+
+def scalar_array(x, dtype, weak, op="asarray"):
+    """A Python scalar converted to a 0-d Array of ``dtype`` (the dtype promotion chose for
+    it): integers wrap around, as JAX's convert_element_type."""
+    try:
+        value = np.asarray(x).astype(dtype)
     except OverflowError:
-        raise DtypeError(f"{op}: the Python int {x} does not fit in 64 bits", user_frame()) \
-            from None
-    return Array(value.astype(dtype), weak_type=weak)
+        raise IntegerOverflowError(f"{op}: the Python int {x} does not fit in 64 bits",
+                                   user_frame()) from None
+    return Array(value, weak_type=weak)
+
+
+def _scalar_of_dtype(x, dtype, op):
+    """``asarray(x, dtype)`` of a Python scalar: as ``numpy.array(x, dtype)`` (and JAX), an
+    int that does not fit ``dtype`` is an error."""
+    try:
+        return Array(np.asarray(x, dtype))
+    except OverflowError:
+        raise IntegerOverflowError(f"{op}: the Python int {x} does not fit "
+                                   f"{dtypes.short_name(dtype)}", user_frame()) from None
 
 
 def _default_scalar(x, op):
-    dtype = dtypes.python_scalar_dtype(x)
-    if dtype == dtypes.int32 and not -2**31 <= x < 2**31:
-        raise DtypeError(f"{op}: the Python int {x} does not fit the default integer dtype "
-                         f"int32; pass dtype=pnp.int64", user_frame())
+    dtype = python_scalar_dtype(x, op)
+    if dtype == dtypes.int64:  # outside int32: JAX without x64 cannot type it
+        raise IntegerOverflowError(f"{op}: the Python int {x} does not fit the default integer "
+                                   f"dtype int32; pass dtype=pnp.int64", user_frame())
     return Array(np.asarray(x, dtype), weak_type=True)
 
 
@@ -113,6 +130,11 @@ def _from_sequence(seq, dtype, op):
     supported_dtype(arr.dtype, op, seq)
     if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
         dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.float32
+    if arr.dtype != dtype and any(type(v) is int for v in leaves):
+        try:  # as numpy.array(seq, dtype) (and JAX): an int that does not fit is an error
+            return Array(np.asarray(seq, dtype))
+        except OverflowError as e:
+            raise IntegerOverflowError(f"{op}: {e}", user_frame()) from None
     return Array(arr.astype(dtype))
 
 
@@ -126,19 +148,31 @@ def _stack(arrays, op):
 
 
 def result_type(*args, op: str = "result_type") -> tuple:
-    """The promoted (dtype, weak) of ``args``, or a DtypeError naming ``op``."""
+    """The promoted (dtype, weak) of ``args``, or a DtypeError (IntegerOverflowError for a
+    Python int too large for its company) naming ``op``."""
     try:
         return dtypes.promote(tuple(dtype_and_weak(a, op) for a in args))
     except DtypeError as e:
         raise DtypeError(f"{op}: {e.message}", user_frame()) from None
+    except IntegerOverflowError as e:
+        if e.source is not None:  # already located (a Python int beyond 64 bits)
+            raise
+        ints = ", ".join(str(a) for a in args if type(a) is int and not -2**31 <= a < 2**31)
+        value = f"the Python int {ints}: " if ints else ""
+        raise IntegerOverflowError(f"{op}: {value}{e.message}", user_frame()) from None
 
 
 def broadcast_shapes(name, *shapes) -> tuple:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{name}: shapes {', '.join(map(str, shapes))} cannot be broadcast "
-                         f"together", user_frame()) from None
+    """NumPy's broadcast of ``shapes`` (computed on the shapes alone: any size works)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        sizes = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(sizes) > 1:
+            raise ShapeError(f"{name}: shapes {', '.join(map(str, shapes))} cannot be "
+                             f"broadcast together", user_frame())
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 def convert(x, dtype, weak=False):
@@ -147,8 +181,9 @@ def convert(x, dtype, weak=False):
     if type(x) in _PY_SCALARS:
         return scalar_array(x, dtype, weak)
     x = asarray(x)
-    if x.dtype != dtype:
-        return lax.convert_element_type(x, dtype, weak_type=weak)
+    if x.dtype != dtype:  # a Python float argument of jit converts from its full value
+        source = full_precision(x)
+        return lax.convert_element_type(x if source is None else source, dtype, weak_type=weak)
     return x
 
 
@@ -165,8 +200,9 @@ def broadcast_to_shape(x, shape, op: str = "broadcast_to"):
 
 
 def to_inexact(dtype):
-    """The float dtype integer/bool values turn into (64-bit integers keep 64 bits)."""
-    if dtypes.is_float(dtype):
+    """The float dtype integer/bool values turn into (64-bit integers keep 64 bits); float
+    and complex dtypes stay."""
+    if dtypes.is_inexact(dtype):
         return dtype
     return dtypes.float64 if dtype in (dtypes.int64, dtypes.uint64) else dtypes.float32
 
@@ -176,7 +212,7 @@ def promote_args(name, *args, kind=None):
     scalars, which elementwise primitives broadcast for free)."""
     if len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:
         ta, tb = args[0].aval, args[1].aval
-        if (ta is tb or ta == tb) and (kind != "float" or ta.dtype in dtypes.FLOATS):
+        if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)):
             return args  # already one dtype and one shape: nothing to do
     dtype, weak = result_type(*args, op=name)
     if kind == "float":
@@ -187,6 +223,15 @@ def promote_args(name, *args, kind=None):
         return out
     shape = broadcast_shapes(name, *shapes)
     return [a if a.ndim == 0 else broadcast_to_shape(a, shape) for a in out]
+
+
+def promote_dtypes(name, *args, kind=None):
+    """The arguments as arrays of their promoted dtype (inexact for ``kind="float"``), each
+    keeping its shape."""
+    dtype, weak = result_type(*args, op=name)
+    if kind == "float":
+        dtype = to_inexact(dtype)
+    return [convert(a, dtype, weak) for a in args]
 
 
 def check_dtype_kind(name, x, kind):

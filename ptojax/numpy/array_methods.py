@@ -5,18 +5,21 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import lax
-from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
-from ptojax.numpy import reductions as red, sorting
+from ptojax.errors import located
+from ptojax.source_info import user_frame
+from ptojax.numpy import complex_parts, indexing, linalg, manipulation as manip
+from ptojax.numpy import math as m, reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
-from ptojax.trace import Tracer
+from ptojax.ops.convert import python_float_view
+from ptojax.trace import Tracer, full_precision
 
 
 def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, list, tuple)
+_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, complex, list, tuple)
 
 
 def _defer(fn, reflected=None):
@@ -25,7 +28,7 @@ def _defer(fn, reflected=None):
     and the bad operand in its error."""
     def op(self, other):
         if not isinstance(other, _OPERANDS) and reflected is not None and \
-                hasattr(type(other), reflected) and not isinstance(other, complex):
+                hasattr(type(other), reflected):
             return NotImplemented
         return fn(self, other)
     return op
@@ -44,7 +47,7 @@ def _getitem(self, idx):
 
 def _iter(self):
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise located(TypeError("iteration over a 0-d array"), user_frame())
     return (indexing.getitem(self, i) for i in range(self.shape[0]))
 
 
@@ -62,6 +65,11 @@ def _transpose(self, *axes):
 
 def _astype(self, dtype, copy=False):
     return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return searching.compress(condition, self, axis, size=size, fill_value=fill_value,
+                              out=out)
 
 
 def _copy(self):
@@ -102,17 +110,42 @@ _METHODS = {
     "squeeze": manip.squeeze, "ravel": manip.ravel, "flatten": manip.ravel,
     "swapaxes": manip.swapaxes, "repeat": manip.repeat, "clip": m.clip, "round": m.round,
     "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
-    "take": indexing.take, "conj": m.conjugate, "conjugate": m.conjugate,
+    "take": indexing.take, "conj": complex_parts.conj, "conjugate": complex_parts.conjugate,
     "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
+    "nonzero": searching.nonzero, "searchsorted": searching.searchsorted,
+    "compress": _compress,
 }
 
 _PROPERTIES = {
     "T": lambda self: manip.transpose(self),
     "mT": lambda self: manip.matrix_transpose(self),
     "at": lambda self: indexing._IndexUpdateHelper(self),
-    "real": lambda self: self,
-    "imag": lambda self: creation.zeros_like(self),
+    "real": complex_parts.real,
+    "imag": complex_parts.imag,
 }
+
+
+# Python's float arithmetic, which a Python float argument of jit keeps doing (below)
+_PYTHON_FLOAT_OPERATORS = {f"__{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv",
+                                                 "mod", "pow", "neg", "pos", "abs", "lt",
+                                                 "le", "gt", "ge", "eq", "ne")}
+_PYTHON_FLOAT_OPERATORS |= {f"__r{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv",
+                                                   "mod", "pow")}
+
+
+def _keeps_python_precision(operator):
+    """A Tracer operator that, on a Python float argument of jit and Python scalars, computes
+    as Python would (float64) and keeps the result at full precision: ``s * 2 + x`` under jit
+    equals the eager result for a float64 ``x``."""
+    def op(self, *args):
+        carrier = full_precision(self)
+        if carrier is None or not all(type(a) in (int, float, bool) or
+                                      full_precision(a) is not None for a in args):
+            return operator(self, *args)
+        out = operator(carrier, *[a if full_precision(a) is None else full_precision(a)
+                                  for a in args])
+        return python_float_view(out) if out.weak_type and out.dtype == np.float64 else out
+    return op
 
 
 def install():
@@ -123,6 +156,8 @@ def install():
             setattr(cls, name, fn)
         for name, fn in _PROPERTIES.items():
             setattr(cls, name, property(fn))
+    for name in _PYTHON_FLOAT_OPERATORS:
+        setattr(Tracer, name, _keeps_python_precision(_OPERATORS[name]))
     Tracer.__iter__ = _iter
     Array.__iter__ = _iter
     Tracer.__array_ufunc__ = _array_ufunc

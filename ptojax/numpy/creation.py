@@ -5,12 +5,13 @@ numpy inputs keep theirs, as JAX does.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError
+from ptojax.errors import ConcretizationError, ShapeError, located
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
@@ -18,7 +19,7 @@ from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer, is_concrete
+from ptojax.trace import Tracer, is_concrete, tracing
 
 
 def asarray(a, dtype=None, copy=None):
@@ -51,50 +52,69 @@ def _dtype(op, dtype, default):
 
 
 def full(shape, fill_value, dtype=None):
-    shape = _shape("full", shape)
-    fill = _asarray(fill_value, op="full")
-    dtype = _dtype("full", dtype, fill.dtype)
-    if fill.ndim == 0 and type(fill) is Array:
-        return Array(np.full(shape, fill._value, dtype))
-    return broadcast_to_shape(lax.convert_element_type(fill, dtype), shape, "full")
+    """``fill_value`` broadcast to ``shape``. As JAX: weak when ``dtype`` is None and the fill
+    is weak; a Python int fill converts to ``dtype`` as convert_element_type does (wrapping).
+    Eagerly the result is allocated; while tracing it is a broadcast of the fill (no constant
+    of the full size in the IR)."""
+    return _full("full", _shape("full", shape), fill_value, dtype)
+
+
+def _full(op, shape, fill_value, dtype, weak=None):
+    if dtype is None:
+        fill = _asarray(fill_value, op=op)
+    else:
+        fill = lax.convert_element_type(_fill_value(op, fill_value), _dtype(op, dtype, None),
+                                        weak_type=bool(weak))
+    if fill.ndim == 0 and type(fill) is Array and not tracing():
+        try:
+            return Array(np.full(shape, fill._value, fill.dtype), fill.weak_type)
+        except Exception as e:  # too large to allocate
+            raise located(e, user_frame(), f"{op}{shape}")
+    if fill.ndim == 0:
+        return lax.broadcast_in_dim(fill, shape, ())
+    return broadcast_to_shape(fill, shape, op)
+
+
+def _fill_value(op, fill_value):
+    """A fill value: Python scalars as they are (converted with their full value), anything
+    else as an array."""
+    return fill_value if type(fill_value) in (int, float, bool) else _asarray(fill_value, op=op)
 
 
 def zeros(shape, dtype=None):
-    return full(_shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
+    return _full("zeros", _shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
 
 
 def ones(shape, dtype=None):
-    return full(_shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
+    return _full("ones", _shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
 
 
 def empty(shape, dtype=None):
-    return full(_shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
+    return _full("empty", _shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
 
 
-def _like(op, a, dtype, shape):
+def _like(op, a, fill_value, dtype, shape):
+    """``full`` shaped and typed like ``a`` (weak when ``a`` is and no dtype is given)."""
     a = _asarray(a, op=op)
-    return (_shape(op, shape) if shape is not None else tuple(a.shape),
-            _dtype(op, dtype, a.dtype))
+    shape = _shape(op, shape) if shape is not None else tuple(a.shape)
+    weak = dtype is None and a.weak_type
+    return _full(op, shape, fill_value, _dtype(op, dtype, a.dtype), weak)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shape, dtype = _like("full_like", a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    return _like("full_like", a, fill_value, dtype, shape)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    shape, dtype = _like("zeros_like", a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like("zeros_like", a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    shape, dtype = _like("ones_like", a, dtype, shape)
-    return full(shape, 1, dtype)
+    return _like("ones_like", a, 1, dtype, shape)
 
 
 def empty_like(a, dtype=None, shape=None):
-    shape, dtype = _like("empty_like", a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like("empty_like", a, 0, dtype, shape)
 
 
 def _static_number(op, name, v):
@@ -115,10 +135,27 @@ def arange(start, stop=None, step=None, dtype=None):
         (values[0], values[1], values[2] if step is not None else 1)
     if stride == 0:
         raise ShapeError("arange: step must not be zero", user_frame())
-    ramp = np.arange(begin, end, stride)
-    if dtypes.is_integer(dtype) and (begin, stride) == (0, 1) and len(ramp):
-        return lax.iota(dtype, len(ramp))
-    return Array(ramp.astype(dtype))
+    if all(isinstance(v, (int, np.integer)) for v in (begin, end, stride)):
+        count = len(range(begin, end, stride))
+    else:  # numpy's length of a float range
+        count = max(0, math.ceil((end - begin) / stride))
+    integral = all(float(v).is_integer() for v in (begin, stride))
+    if integral and (tracing() or (dtypes.is_integer(dtype) and (begin, stride) == (0, 1))):
+        return _iota_ramp(int(begin), int(stride), count, dtype)
+    # fractional steps stay numpy's values (a constant under tracing, as in JAX)
+    return Array(np.arange(begin, end, stride).astype(dtype))
+
+
+def _iota_ramp(begin: int, stride: int, count: int, dtype):
+    """``begin + stride * i`` for i < count, exactly (integer arithmetic, then ``dtype``)."""
+    last = begin + stride * max(count - 1, 0)
+    work = dtypes.int32 if all(-2**31 <= v < 2**31 for v in (begin, last)) else dtypes.int64
+    ramp = lax.iota(work, count)
+    if stride != 1:
+        ramp = lax.mul(ramp, lax.convert_element_type(stride, work))
+    if begin != 0:
+        ramp = lax.add(ramp, lax.convert_element_type(begin, work))
+    return lax.convert_element_type(ramp, dtype)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -140,10 +177,13 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         ramp = lax.expand_dims(ramp, (ramp.ndim,))
     if divisions > 0:
         step = m.divide(delta, float(divisions))
-        out = m.add(start, m.divide(m.multiply(ramp, delta), float(divisions)))
+        # JAX's formula: start * (1 - t) + stop * t reaches both ends exactly
+        fraction = m.divide(ramp, float(divisions))
+        out = m.add(m.multiply(start, m.subtract(1.0, fraction)), m.multiply(stop, fraction))
     else:  # one sample or none: the step is undefined
         step = m.multiply(delta, float("nan"))
-        out = m.add(start, m.multiply(ramp, 0.0))
+        bounds = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
+        out = m.add(broadcast_to_shape(start, bounds, "linspace"), m.multiply(ramp, 0.0))
     if endpoint and num > 1:
         out = m.where(m.equal(ramp, num - 1), stop, out)
     if axis != 0:
@@ -181,17 +221,49 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     return lax.convert_element_type(lax.ge(lax.add(rows, operator.index(k)), cols), dtype)
 
 
-def meshgrid(*xs, indexing="xy"):
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays of the grid spanned by the 1-D ``xi`` ("xy": the first two axes
+    swapped, as NumPy); ``sparse=True`` keeps each one broadcastable instead of full."""
     if indexing not in ("xy", "ij"):
         raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}",
                          user_frame())
-    xs = [_asarray(x, op="meshgrid") for x in xs]
-    shape = [x.size for x in xs]
+    if not copy:
+        raise ValueError("meshgrid: ptojax arrays are immutable, only copy=True is supported")
+    xs = [_asarray(x, op="meshgrid") for x in xi]
+    if any(x.ndim != 1 for x in xs):
+        raise ShapeError(f"meshgrid: the arguments must be 1-D, got "
+                         f"{', '.join(str(x.aval) for x in xs)}", user_frame())
     swap = indexing == "xy" and len(xs) >= 2
-    if swap:
-        shape[0], shape[1] = shape[1], shape[0]
-    out = []
-    for i, x in enumerate(xs):
-        d = 1 - i if swap and i < 2 else i
-        out.append(lax.broadcast_in_dim(lax.reshape(x, (x.size,)), tuple(shape), (d,)))
+    order = [1, 0] + list(range(2, len(xs))) if swap else list(range(len(xs)))
+    sizes = [xs[i].shape[0] for i in order]
+    out = [None] * len(xs)
+    for position, i in enumerate(order):
+        shape = [1] * len(xs) if sparse else list(sizes)
+        shape[position] = sizes[position]
+        out[i] = lax.broadcast_in_dim(xs[i], tuple(shape), (position,))
     return out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop, num)``."""
+    inexact = to_inexact(result_type(start, stop, op="logspace")[0])
+    dtype = _dtype("logspace", dtype, inexact)
+    compute = to_inexact(dtype)
+    exponents = linspace(_asarray(start, compute, "logspace"),
+                         _asarray(stop, compute, "logspace"), num, endpoint, axis=axis)
+    return lax.convert_element_type(m.power(base, exponents), dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Values evenly spaced on a log scale from ``start`` to ``stop`` (same sign)."""
+    inexact = to_inexact(result_type(start, stop, op="geomspace")[0])
+    dtype = _dtype("geomspace", dtype, inexact)
+    compute = to_inexact(dtype)
+    start, stop = _asarray(start, compute, "geomspace"), _asarray(stop, compute, "geomspace")
+    sign = m.sign(start)
+    out = m.multiply(sign, logspace(m.log10(m.divide(start, sign)),
+                                    m.log10(m.divide(stop, sign)), num, endpoint, 10.0,
+                                    compute, 0))
+    if axis != 0:
+        out = move_axis(out, 0, normalize_axis("geomspace", axis, out.ndim))
+    return lax.convert_element_type(out, dtype)

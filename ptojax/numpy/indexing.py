@@ -4,8 +4,10 @@ Basic indices (ints, slices, None, Ellipsis) become slice/rev/squeeze/dynamic_sl
 arrays (and concrete boolean masks) become one ``gather`` — or ``scatter`` for ``.at`` — over
 the indexed dimensions; a partial slice among them turns into an iota index of its own, so
 every form of index shares one plan and NumPy's placement of the advanced dimensions is one
-final transpose. Out-of-bounds array indices are clamped on reads and dropped on writes (as
-JAX); a static Python int out of bounds is an error (as NumPy).
+final transpose. Out-of-bounds indices — static ints, traced ints and index arrays alike — are
+clamped on reads and dropped on writes (as JAX); only an axis of size 0 cannot be indexed.
+Negative indices count from the end; each index is normalized exactly once: by
+``_normalize_index`` before a gather/scatter, or by ``lax.dynamic_slice`` itself.
 """
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, DtypeError, IndexingError
+from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert
-from ptojax.numpy.creation import ones_like
+from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
+                                   result_type)
+from ptojax.numpy.creation import ones_like, zeros
 from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
+from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete
 
@@ -44,7 +48,9 @@ def _is_array_index(i) -> bool:
 def _entry(i, op):
     """One index entry validated: None, Ellipsis, a slice, a static int, a bool, or an integer
     or boolean array (concrete 0-d integer arrays become static ints)."""
-    if i is None or i is Ellipsis or isinstance(i, slice) or _is_static_int(i):
+    if isinstance(i, slice):
+        return _slice_entry(i, op)
+    if i is None or i is Ellipsis or _is_static_int(i):
         return i
     if isinstance(i, (bool, np.bool_)):
         return bool(i)
@@ -61,6 +67,18 @@ def _entry(i, op):
         return i
     raise DtypeError(f"{op}: an index must be an int, a slice, None, Ellipsis or an integer/"
                      f"boolean array, got {type(i).__name__} {i!r:.40}", user_frame())
+
+
+def _slice_entry(i: slice, op) -> slice:
+    """A slice whose start/stop/step are ints or None (as Python's; a traced bound raises a
+    ConcretizationError) and whose step is not zero."""
+    for bound in (i.start, i.stop, i.step):
+        if bound is not None and not hasattr(bound, "__index__"):
+            raise DtypeError(f"{op}: slice bounds must be integers or None, got "
+                             f"{type(bound).__name__} {bound!r:.30} in {i}", user_frame())
+    if i.step is not None and operator.index(i.step) == 0:
+        raise located(ValueError(f"{op}: slice step cannot be zero ({i})"), user_frame())
+    return i
 
 
 def _consumed(i) -> int:
@@ -90,7 +108,7 @@ def _expand(x, idx, op):
         entries[ellipsis[0]:ellipsis[0] + 1] = fill
     else:
         entries += fill
-    out, new_axes, empty_axes, d = [], [], [], 0
+    out, new_axes, empty_axes, d, ints_on_empty_axes = [], [], [], 0, []
     for i in entries:
         if i is None or isinstance(i, bool):
             (new_axes if i is not False else empty_axes).append(len(out))
@@ -99,10 +117,14 @@ def _expand(x, idx, op):
         if isinstance(i, _ARRAYS) and np.dtype(i.dtype) == dtypes.bool_:
             out.extend(_mask_to_indices(i, x.shape[d:d + i.ndim], op))
         else:
-            if _is_static_int(i):
-                _check_bounds(op, i, d, x.shape[d])
+            if _is_int_scalar(i) and x.shape[d] == 0:
+                ints_on_empty_axes.append((i, d))
             out.append(i)
         d += _consumed(i)
+    if ints_on_empty_axes and not any(_is_array_index(i) for i in out):
+        i, d = ints_on_empty_axes[0]  # (with index arrays, the ints join their gather)
+        raise IndexingError(f"{op}: index {i} is out of bounds for axis {d} with size 0",
+                            user_frame())
     added = tuple(sorted(new_axes + empty_axes))
     if added:
         x = lax.expand_dims(x, added)
@@ -121,20 +143,19 @@ def _mask_to_indices(mask, shape, op):
     return list(np.nonzero(mask))
 
 
-def _check_bounds(op, i, axis, n):
-    if not -n <= i < n:
-        raise IndexingError(f"{op}: index {i} is out of bounds for axis {axis} with size {n}",
-                            user_frame())
-
-
 def getitem(x, idx):
     x = asarray(x, op="x[idx]")
     x, entries, _ = _expand(x, idx, "x[idx]")
     if any(_is_array_index(i) for i in entries):
-        plan = _plan(x, entries)
-        out = lax.gather(x, plan.indices, plan.axes)
-        return lax.transpose(out, plan.to_numpy)
+        return _gather(x, _plan(x, entries), "promise_in_bounds")
     return _basic(x, entries)
+
+
+def _gather(x, plan, mode, fill_value=None):
+    """``x`` read at ``plan``'s indices, in NumPy's layout. JAX's default for ``x[idx]`` is
+    "promise_in_bounds": out-of-bounds reads clamp, and their cotangents are dropped."""
+    out = point_gather(x, plan.indices, plan.axes, mode=mode, fill_value=fill_value)
+    return lax.transpose(out, plan.to_numpy)
 
 
 def _basic(x, entries):
@@ -150,9 +171,10 @@ def _basic(x, entries):
             limits.append(start + (count - 1) * step + 1 if count else start)
             strides.append(step)
             continue
-        if _is_static_int(i):
-            starts.append(operator.index(i) % n)
-            limits.append(operator.index(i) % n + 1)
+        if _is_static_int(i):  # out of bounds clamps, as JAX
+            start = min(max(_count_from_end(i, n), 0), n - 1)
+            starts.append(start)
+            limits.append(start + 1)
         else:  # a traced 0-d integer
             dynamic.append((d, i))
             starts.append(0)
@@ -165,17 +187,24 @@ def _basic(x, entries):
     if dynamic:
         begin = [lax.convert_element_type(0, dtypes.int32)] * x.ndim
         sizes = list(x.shape)
-        for d, i in dynamic:
-            begin[d] = _normalize_index(i, x.shape[d])
+        for d, i in dynamic:  # dynamic_slice normalizes and clamps it
+            begin[d] = i
             sizes[d] = 1
         x = lax.dynamic_slice(x, begin, sizes)
     return lax.squeeze(x, squeeze)
 
 
+def _count_from_end(i, n) -> int:
+    i = operator.index(i)
+    return i + n if i < 0 else i
+
+
 def _normalize_index(i, n):
-    """Integer index values with negative ones counted from the end (``i + n``)."""
+    """Integer index values with negative ones counted from the end (``i + n``), for a
+    gather/scatter (which do not normalize)."""
     if _is_static_int(i):
-        return Array(np.asarray(operator.index(i) % n if -n <= i < 0 else i, np.int32))
+        i = max(min(operator.index(i), n), -n - 1)  # still out of bounds if it was: int32
+        return Array(np.asarray(_count_from_end(i, n), np.int32))
     if isinstance(i, np.ndarray):
         i = Array(i)
     if dtypes.is_unsigned(i.dtype):
@@ -200,8 +229,9 @@ class _Plan(NamedTuple):
     gather_shape: tuple  # G + rest
 
 
-def _plan(x, entries):
-    """The gather/scatter plan of an index, or None when every dimension is taken whole."""
+def _plan(x, entries, clip=False):
+    """The gather/scatter plan of an index, or None when every dimension is taken whole.
+    With ``clip`` the index values are clamped into bounds."""
     shape = x.shape
     # integers join the advanced group: with no index arrays the group has no dimensions,
     # so where it lands does not matter
@@ -219,7 +249,10 @@ def _plan(x, entries):
     gshape = bshape + tuple(len(range(*entries[d].indices(shape[d]))) for d in partial)
     components = {}
     for d, v in zip(advanced, adv_values):
-        v = broadcast_to_shape(convert(v, index_dtype), bshape, "x[idx]")
+        v = convert(v, index_dtype)
+        if clip:
+            v = lax.clamp(convert(0, index_dtype), v, convert(shape[d] - 1, index_dtype))
+        v = broadcast_to_shape(v, bshape, "x[idx]")
         components[d] = lax.broadcast_in_dim(v, gshape, tuple(range(nb)))
     for k, d in enumerate(partial):
         ramp = Array(np.arange(*entries[d].indices(shape[d]), dtype=index_dtype))
@@ -258,85 +291,98 @@ class _IndexUpdateHelper:
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: functional updates returning a new array. Out-of-bounds array indices
-    are dropped; repeated indices all apply (``add`` sums them; ``set`` keeps one)."""
+    """``x.at[idx]``: functional updates returning a new array. Out-of-bounds indices are
+    dropped (``mode=None``/"drop"/"fill") or clamped into bounds (``mode="clip"``); repeated
+    indices all apply (``add`` sums them; ``set`` keeps one). ``indices_are_sorted`` and
+    ``unique_indices`` are JAX's performance hints, accepted and unused."""
     __slots__ = ("array", "index")
 
     def __init__(self, array, index):
         self.array = array
         self.index = index
 
-    def get(self, mode=None, fill_value=None):
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
         """``x[idx]``; ``mode="fill"`` gives ``fill_value`` (default NaN / min int) for
         out-of-bounds indices instead of clamping them."""
-        if mode not in (None, "clip", "fill", "promise_in_bounds"):
-            raise IndexingError(f"x.at[idx].get: mode must be 'clip' or 'fill', got {mode!r}",
-                                user_frame())
+        _check_mode("x.at[idx].get", mode)
         x, entries, _ = _expand(asarray(self.array, op="x.at[idx].get"), self.index,
                                 "x.at[idx].get")
-        plan = _plan(x, entries) if mode == "fill" else None
+        plan = _plan(x, entries) if mode in ("fill", "drop", "clip") else None
         if plan is None:
             return getitem(self.array, self.index)
-        out = lax.gather(x, plan.indices, plan.axes, mode="fill", fill_value=fill_value)
-        return lax.transpose(out, plan.to_numpy)
+        return _gather(x, plan, "clip" if mode == "clip" else "fill", fill_value)
 
-    def set(self, values):
-        return _update(self.array, self.index, values, "set")
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "set", mode)
 
-    def add(self, values):
-        return _update(self.array, self.index, values, "add")
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "add", mode)
 
-    def multiply(self, values):
-        return _update(self.array, self.index, values, "mul")
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "mul", mode)
 
     mul = multiply
 
-    def min(self, values):
-        return _update(self.array, self.index, values, "min")
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "min", mode)
 
-    def max(self, values):
-        return _update(self.array, self.index, values, "max")
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, values, "max", mode)
 
-    def subtract(self, values):
-        return _update(self.array, self.index, negative(values), "add")
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _update(self.array, self.index, negative(values), "add", mode)
 
-    def divide(self, values):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= values``: x divided by the product of the values at each index."""
-        divisor = _update(ones_like(self.array), self.index, values, "mul")
+        divisor = _update(ones_like(self.array), self.index, values, "mul", mode)
         return true_divide(self.array, divisor)
 
-    def apply(self, fn):
+    def apply(self, fn, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``fn`` applied to the indexed elements (each element once)."""
-        return _update(self.array, self.index, fn(getitem(self.array, self.index)), "set")
+        values = fn(self.get(mode=mode))
+        return _update(self.array, self.index, values, "set", mode)
+
+
+_AT_MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
+
+
+def _check_mode(op, mode):
+    if mode not in _AT_MODES:
+        raise IndexingError(f"{op}: mode must be one of 'clip', 'fill', 'drop' or "
+                            f"'promise_in_bounds', got {mode!r}", user_frame())
 
 
 _COMBINE = {"set": lambda x, v: v, "add": lax.add, "mul": lax.mul, "min": lax.min,
             "max": lax.max}
 
 
-def _update(x, idx, values, mode):
-    op = f"x.at[idx].{mode}"
+def _update(x, idx, values, kind, mode=None):
+    op = f"x.at[idx].{kind}"
+    _check_mode(op, mode)
     x = asarray(x, op=op)
     original_shape = tuple(x.shape)
     x, entries, new_axes = _expand(x, idx, op)
-    values = convert(asarray(values, op=op), x.dtype)
-    plan = _plan(x, entries)
+    if type(values) in (int, float, bool):
+        result_type(x, values, op=op)  # a Python int must fit int32 (int64 next to 64 bits)
+    values = convert(values, x.dtype)
+    plan = _plan(x, entries, clip=mode == "clip")
     if plan is None:  # every dimension taken whole: an elementwise update
-        out = _COMBINE[mode](x, broadcast_to_shape(values, x.shape, op))
+        out = _COMBINE[kind](x, broadcast_to_shape(values, x.shape, op))
     else:
         # the shape x[idx] has in NumPy's layout, which ``values`` broadcasts to
         numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
         values = broadcast_to_shape(values, numpy_shape, op)
         updates = lax.transpose(values, tuple(np.argsort(plan.to_numpy)))
-        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=mode)
+        out = point_scatter(x, plan.indices, updates, plan.axes, mode=kind)
     if new_axes:
         out = lax.reshape(out, original_shape)
     return out
 
 
 # take / take_along_axis ----------------------------------------------------------------------
-_TAKE_MODES = {None: "fill", "fill": "fill", "clip": "clip", "promise_in_bounds": "clip",
-               "wrap": "clip"}
+_TAKE_MODES = {None: "fill", "fill": "fill", "clip": "clip",
+               "promise_in_bounds": "promise_in_bounds", "wrap": "promise_in_bounds"}
 
 
 def _index_operand(op, indices):
@@ -365,13 +411,18 @@ def _wrapped(indices, n, mode):
 
 
 def take(a, indices, axis=None, mode=None, fill_value=None):
+    """As JAX: out-of-bounds indices give ``fill_value`` (mode None/"fill"; negative ones
+    count from the end first), are clamped as they are ("clip") or wrap ("wrap")."""
     a, indices = asarray(a, op="take"), _index_operand("take", indices)
     gather_mode = _take_mode("take", mode)
     if axis is None:
         a, axis = lax.reshape(a, (a.size,)), 0
     axis = normalize_axis("take", axis, a.ndim)
+    if a.shape[axis] == 0 and indices.size:
+        raise IndexingError(f"take: cannot take {indices.aval} from axis {axis} of size 0 in "
+                            f"{a.aval}", user_frame())
     idx = _wrapped(indices, a.shape[axis], mode)
-    out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
+    out = point_gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
                      fill_value=fill_value)
     # gather puts the index dims first; move them to ``axis``
     nidx = idx.ndim
@@ -380,7 +431,11 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
     return lax.transpose(out, perm)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
+    """As JAX: negative indices count from the end (unless ``wrap_negative_indices`` is False,
+    or, by default, in mode "promise_in_bounds"); out-of-bounds ones give ``fill_value``
+    (mode None/"fill") or are clamped ("clip")."""
     arr = asarray(arr, op="take_along_axis")
     indices = _index_operand("take_along_axis", indices)
     gather_mode = _take_mode("take_along_axis", mode)
@@ -394,13 +449,20 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         "take_along_axis", (arr.shape[d],), (indices.shape[d],))[0] for d in range(arr.ndim)]
     arr_shape = list(shape)
     arr_shape[axis] = arr.shape[axis]
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if arr.shape[axis] == 0:
+        return zeros(shape, arr.dtype)
     arr = broadcast_to_shape(arr, arr_shape, "take_along_axis")
-    indices = broadcast_to_shape(_wrapped(indices, arr.shape[axis], mode), shape,
-                                 "take_along_axis")
+    if mode == "wrap":
+        indices = _wrapped(indices, arr.shape[axis], mode)
+    elif wrap_negative_indices:
+        indices = _normalize_index(indices, arr.shape[axis])
+    indices = broadcast_to_shape(indices, shape, "take_along_axis")
     # batch over every other dimension: move ``axis`` last, gather with nbatch = ndim - 1
     perm = [d for d in range(arr.ndim) if d != axis] + [axis]
     a_t = lax.transpose(arr, perm)
     i_t = lax.transpose(indices, perm)
-    out = lax.gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
+    out = point_gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
                      mode=gather_mode, fill_value=fill_value)
     return lax.transpose(out, tuple(np.argsort(perm)))

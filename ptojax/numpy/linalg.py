@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from ptojax import lax
+from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy.manipulation import diagonal, ravel
@@ -21,10 +21,11 @@ def _promoted(op, *operands):
     return [convert(o, dtype, weak) for o in operands]
 
 
-def _preferred(op, preferred_element_type):
-    if preferred_element_type is None:
-        return None
-    return supported_dtype(preferred_element_type, op)
+def _options(op, precision, preferred_element_type):
+    """dot_general's keyword arguments: the precision (recorded) and the result dtype."""
+    pet = None if preferred_element_type is None else supported_dtype(preferred_element_type,
+                                                                     op)
+    return {"precision": precision, "preferred_element_type": pet}
 
 
 def _require_sizes_match(op, a, da, b, db):
@@ -33,9 +34,9 @@ def _require_sizes_match(op, a, da, b, db):
                          f"dimension {db} of {b.aval} (size {b.shape[db]})", user_frame())
 
 
-def matmul(a, b, *, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("matmul", a, b)
-    pet = _preferred("matmul", preferred_element_type)
+    kw = _options("matmul", precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must be at least 1-D, got {a.aval} and {b.aval}; "
                          f"use * for products with scalars", user_frame())
@@ -50,15 +51,15 @@ def matmul(a, b, *, preferred_element_type=None):
     batch = _batch_shape(a, b)
     nb = len(batch)
     if a.ndim == 2 and b.ndim > 2:  # unbatched lhs: contract against every batch of rhs
-        out = lax.dot_general(a, b, (((1,), (b.ndim - 2,)), ((), ())), pet)
+        out = lax.dot_general(a, b, (((1,), (b.ndim - 2,)), ((), ())), **kw)
         out = lax.transpose(out, (*range(1, 1 + nb), 0, out.ndim - 1))
     elif b.ndim == 2:  # unbatched rhs: fold the batch into the rows
-        out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())), pet)
+        out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())), **kw)
     else:
         a = broadcast_to_shape(a, batch + tuple(a.shape[-2:]), "matmul")
         b = broadcast_to_shape(b, batch + tuple(b.shape[-2:]), "matmul")
         out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                              pet)
+                              **kw)
     if a_vec:
         out = lax.squeeze(out, (out.ndim - 2,))
     if b_vec:
@@ -75,33 +76,36 @@ def _batch_shape(a, b) -> tuple:
                          user_frame()) from None
 
 
-def dot(a, b, *, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if b.ndim <= 2:
         _require_sizes_match("dot", a, a.ndim - 1, b, 0)
-        return matmul(a, b, preferred_element_type=preferred_element_type)
+        return matmul(a, b, precision=precision, preferred_element_type=preferred_element_type)
     _require_sizes_match("dot", a, a.ndim - 1, b, b.ndim - 2)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())),
-                           _preferred("dot", preferred_element_type))
+                           **_options("dot", precision, preferred_element_type))
 
 
-def vdot(a, b, *, preferred_element_type=None):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("vdot", a, b)
     if a.size != b.size:
         raise ShapeError(f"vdot: the operands need the same number of elements, got {a.aval} "
                          f"and {b.aval}", user_frame())
-    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
+    if dtypes.is_complex(a.dtype):   # the first operand is conjugated
+        a = lax.conj(a)
+    return dot(ravel(a), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(a, b, *, preferred_element_type=None):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     _require_sizes_match("inner", a, a.ndim - 1, b, b.ndim - 1)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())),
-                           _preferred("inner", preferred_element_type))
+                           **_options("inner", precision, preferred_element_type))
 
 
 def outer(a, b):
@@ -109,7 +113,7 @@ def outer(a, b):
     return lax.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 
 
-def tensordot(a, b, axes=2, *, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     a, b = _promoted("tensordot", a, b)
     if isinstance(axes, int):
         if not 0 <= axes <= min(a.ndim, b.ndim):
@@ -126,17 +130,18 @@ def tensordot(a, b, axes=2, *, preferred_element_type=None):
     for da, db in zip(ca, cb):
         _require_sizes_match("tensordot", a, da, b, db)
     return lax.dot_general(a, b, ((ca, cb), ((), ())),
-                           _preferred("tensordot", preferred_element_type))
+                           **_options("tensordot", precision, preferred_element_type))
 
 
 # einsum --------------------------------------------------------------------------------------
-def einsum(subscripts, *operands, preferred_element_type=None, optimize=None):
+def einsum(subscripts, *operands, optimize=None, precision=None, preferred_element_type=None):
     """Einstein summation with an explicit or implicit output; each pair of operands becomes
     one dot_general (batch, contracting and free dimensions read off the subscripts)."""
     if not operands:
         raise ShapeError("einsum: needs at least one operand", user_frame())
     operands = _promoted("einsum", *operands)
-    pet = _preferred("einsum", preferred_element_type)
+    kw = _options("einsum", precision, preferred_element_type)
+    pet = kw["preferred_element_type"]
     inputs, output = _parse(subscripts, operands)
     terms = list(zip(inputs, operands))
     while len(terms) > 1:
@@ -150,7 +155,7 @@ def einsum(subscripts, *operands, preferred_element_type=None, optimize=None):
         out = lax.dot_general(a, b, ((tuple(sa.index(c) for c in contract),
                                       tuple(sb.index(c) for c in contract)),
                                      (tuple(sa.index(c) for c in batch),
-                                      tuple(sb.index(c) for c in batch))), pet)
+                                      tuple(sb.index(c) for c in batch))), **kw)
         labels = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
         terms = [("".join(labels), out)] + terms[2:]
     s, x = terms[0]

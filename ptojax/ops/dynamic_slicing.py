@@ -37,17 +37,21 @@ def _clamped_starts(shape, sizes, starts):
 
 
 def _start_indices(indices, shape):
-    """Start indices as integer scalars, negative ones counted from the end once (as JAX);
-    the primitive then clamps the window into bounds."""
-    out = []
-    for i, n in zip(indices, shape):
-        if type(i) is int:
-            out.append(scalar(i + n if i < 0 else i, dtypes.int32))
-        elif dtypes.is_unsigned(i.dtype):
-            out.append(i)
-        else:
-            out.append(select(lt(i, 0), add(i, n), i))
-    return out
+    """Start indices as integer scalars, negative ones counted from the end — the one place
+    they are normalized (as JAX's lax.dynamic_slice) — then the primitive clamps the window
+    into bounds. Narrow integers are widened to int32 first, so ``i + n`` cannot wrap."""
+    return [_start_index(i, n) for i, n in zip(indices, shape)]
+
+
+def _start_index(i, n):
+    if isinstance(i, (int, np.integer)):
+        i = min(max(int(i), -n), n)  # anything further out clamps alike
+        return scalar(i + n if i < 0 else i, dtypes.int32)
+    if not dtypes.is_integer(i.dtype) or dtypes.is_unsigned(i.dtype):
+        return i  # unsigned: nothing to count from the end; non-integers: the type check
+    if i.dtype.itemsize < 4:
+        i = convert_element_type(i, dtypes.int32)
+    return select(lt(i, 0), add(i, n), i)
 
 
 def _starts_matrix(starts, dims, shape, sizes):

@@ -6,7 +6,9 @@ fact.
     result  : B + I + (O without ``axes``)
 
 ``result[b, i, rest] = operand[b, O-index with axes[j] = indices[b, i, j], rest]``. A gather
-index out of bounds is clamped (mode "clip") or yields ``fill_value`` (mode "fill"); scatter
+index out of bounds is clamped (mode "clip") or yields ``fill_value`` (mode "fill"); mode
+"promise_in_bounds" (JAX's default for ``x[idx]``) clamps too, but its transpose drops the
+cotangents of out-of-bounds reads, as XLA's scatter does (JAX's gradients). Scatter
 drops out-of-bounds updates, as XLA does. Negative indices are out of bounds here:
 ``ptojax.numpy`` normalizes them first. Scatter modes: add, set, mul, min, max.
 
@@ -42,6 +44,7 @@ DATA_DEPENDENT = Unsupported("gathers and scatters are data-dependent; kept as t
 NO_JAX_FORM = Unsupported("ptojax's point-indexing form has no single JAX counterpart; "
                           "checked through its numpy impl")
 SCATTER_MODES = ("add", "set", "mul", "min", "max")
+GATHER_MODES = ("clip", "fill", "promise_in_bounds")
 
 
 def _gather_shape(name, operand, indices, axes, nbatch):
@@ -84,14 +87,21 @@ def _in_bounds(shape, indices, axes, nbatch):
 
 # gather ----------------------------------------------------------------------------------------
 def _gather_abstract(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
-    if mode not in ("clip", "fill"):
-        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
-    return TensorType(_gather_shape("gather", operand, indices, axes, nbatch), operand.dtype,
-                      operand.weak_type)
+    if mode not in GATHER_MODES:
+        raise ValueError(f"gather: mode must be one of {GATHER_MODES}, got {mode!r}")
+    shape = _gather_shape("gather", operand, indices, axes, nbatch)
+    empty = [a for a in axes if operand.shape[nbatch + a] == 0]
+    if empty and np.prod(shape, dtype=np.int64) > 0:  # nothing to read a value from
+        raise ShapeError(f"gather: {indices} index axis {empty[0]} of {operand}, which has "
+                         f"size 0")
+    return TensorType(shape, operand.dtype, operand.weak_type)
 
 
 def _gather(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
     o_shape = operand.shape[nbatch:]
+    if any(o_shape[a] == 0 for a in axes):  # an empty result (the abstract eval checked)
+        return np.zeros(_gather_shape("gather", operand, indices, axes, nbatch),
+                        operand.dtype)
     clipped = np.stack([np.clip(indices[..., j], 0, max(o_shape[a] - 1, 0))
                         for j, a in enumerate(axes)], axis=-1) if axes else indices
     perm, index = _index_tuple(operand.shape, clipped, axes, nbatch)
@@ -99,18 +109,20 @@ def _gather(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
     if mode == "fill":
         ok = _in_bounds(operand.shape, indices, axes, nbatch)
         if not ok.all():
-            fill = _default_fill(operand.dtype) if fill_value is None else fill_value
+            fill = default_fill(operand.dtype) if fill_value is None else fill_value
             out = np.where(ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim)), out,
                            np.asarray(fill, operand.dtype))
     return out
 
 
-def _default_fill(dtype):
-    if dtypes.is_float(dtype):
+def default_fill(dtype):
+    """JAX's fill for out-of-bounds reads: NaN, the lowest signed or highest unsigned
+    integer, True."""
+    if dtypes.is_inexact(dtype):
         return np.nan
     if dtype == dtypes.bool_:
         return True
-    return np.iinfo(dtype).min if dtypes.is_integer(dtype) else 0
+    return np.iinfo(dtype).max if dtypes.is_unsigned(dtype) else np.iinfo(dtype).min
 
 
 gather_p = Primitive("gather", _gather_abstract, _gather, linear=True)
@@ -226,7 +238,7 @@ def _gather_local(ctx, eqn, operands, targets):
     p = eqn.params
     o_shape = eqn.inputs[0].type.shape[p["nbatch"]:]
     cols = _index_columns(indices.value)
-    if p["mode"] == "clip":  # clip to the global bounds before looking in the blocks
+    if p["mode"] != "fill":  # clip to the global bounds before looking in the blocks
         cols = [clamp(0, c, o_shape[a] - 1) for c, a in zip(cols, p["axes"])]
     outside = _outside(cols, [o_shape[a] for a in p["axes"]]) if p["mode"] == "fill" else None
     owned = None

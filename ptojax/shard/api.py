@@ -22,14 +22,15 @@ from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat, tracing
 from ptojax.shard.map import (apply_shard_map, check_mesh, leaf_dims,
                                          specs_for_leaves)
-from ptojax.shard.partition import partition
+from ptojax.shard.partition import partition, partition_as_propagated
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path
 
 
 def shard(fn=None, *, mesh, in_specs, out_specs):
     """Partition ``fn`` (written on whole arrays) over ``mesh``: arguments arrive split as
     ``in_specs`` say (pytree prefixes of PartitionSpecs), results leave split as
-    ``out_specs`` say; collectives are inserted where the program needs them."""
+    ``out_specs`` say (None: as propagation splits them); collectives are inserted where the
+    program needs them."""
     if fn is None:
         return functools.partial(shard, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
     check_mesh(mesh, "shard")
@@ -64,6 +65,18 @@ def _partitioned(fn, mesh, leaves, in_tree, dims, out_specs, source):
 
     closed = trace_flat(flat_fn, [leaf_type(x) for x in leaves], getattr(fn, "__name__", "fn"))
     out_tree = trees["out"]
+    body, consts = consts_as_args(closed)
+    in_dims = [((),) * len(t.shape) for t in body.in_types[:len(consts)]] + list(dims)
+    if out_specs is None:
+        local, out_dims = partition_as_propagated(body, mesh, in_dims)
+    else:
+        out_dims = _out_dims(closed, out_tree, out_specs, mesh, source)
+        local = partition(body, mesh, in_dims, out_dims)
+    in_specs = tuple(spec_of_dims(d) for d in in_dims)
+    return local, list(consts), in_specs, tuple(spec_of_dims(d) for d in out_dims), out_tree
+
+
+def _out_dims(closed, out_tree, out_specs, mesh, source) -> list:
     out_flat = specs_for_leaves(out_specs, out_tree.unflatten(closed.out_types),
                                 "shard out_specs")
     out_dims = []
@@ -72,8 +85,4 @@ def _partitioned(fn, mesh, leaves, in_tree, dims, out_specs, source):
             out_dims.append(spec_dims(spec, t.shape, mesh, f"shard output {i} {t}"))
         except ShardingError as e:
             raise e.with_source(source) from None
-    body, consts = consts_as_args(closed)
-    in_dims = [((),) * len(t.shape) for t in body.in_types[:len(consts)]] + list(dims)
-    local = partition(body, mesh, in_dims, out_dims)
-    in_specs = tuple(spec_of_dims(d) for d in in_dims)
-    return local, list(consts), in_specs, tuple(spec_of_dims(d) for d in out_dims), out_tree
+    return out_dims

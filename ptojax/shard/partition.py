@@ -198,6 +198,14 @@ def partition_with(ir, mesh, prop, in_dims, out_dims) -> ClosedIR:
     return ClosedIR(dce(local.ir), local.consts)
 
 
+def partition_as_propagated(closed: ClosedIR, mesh, in_dims) -> tuple:
+    """(the per-device program of ``closed`` whose outputs stay split as propagation splits
+    them, those output dims)."""
+    prop = Propagation(closed.ir, mesh, in_dims)
+    out_dims = [prop.of(v) for v in closed.ir.outvars]
+    return partition_with(closed.ir, mesh, prop, in_dims, out_dims), out_dims
+
+
 def partition(closed: ClosedIR, mesh, in_dims, out_dims) -> ClosedIR:
     """The per-device program of ``closed`` (a global IR without consts) whose inputs are split
     as ``in_dims`` and whose outputs must come out split as ``out_dims``."""

@@ -32,7 +32,7 @@ from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.kernel.call import kernel_call_p
 from ptojax.kernel.lower import lower_kernel
-from ptojax.optimize import optimize
+from ptojax.optimize import has_effect, optimize
 from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
 from ptojax.tile.prepare import expand, fold_transposes
@@ -163,6 +163,7 @@ def _order_units(ir, fusion, standalone, unfused):
         else:
             inputs = {a for a in ir.eqns[item].inputs if type(a) is Var}
         deps.append({producer[a] for a in inputs if a in producer})
+    _chain_effects(ir, units, deps)
     key = [item.first if kind == "group" else item for kind, item in units]
     waiting = [len(d) for d in deps]
     users = [[] for _ in units]
@@ -182,6 +183,17 @@ def _order_units(ir, fusion, standalone, unfused):
     if len(order) != len(units):
         raise TileError("tile: kernels would depend on each other cyclically (internal error)")
     return order
+
+
+def _chain_effects(ir, units, deps):
+    """Equations with effects (host callbacks) keep their program order: each depends on the
+    one before it."""
+    previous = None
+    for u, (kind, item) in enumerate(units):   # tensor equations are listed in program order
+        if kind == "eqn" and has_effect(ir.eqns[item]):
+            if previous is not None:
+                deps[u].add(previous)
+            previous = u
 
 
 # --- the public transform --------------------------------------------------------------------

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from ptojax.errors import TileError
 from ptojax.tile import ops as T
 from ptojax.tile.build import BodyBuilder
@@ -46,14 +48,28 @@ class TileConfig:
     buffers: int = 2
 
     def __post_init__(self):
-        if self.vec is not None and (len(self.vec) != 2 or min(self.vec) < 1):
-            raise TileError(f"TileConfig.vec must be (rows, cols) of positive ints, got "
-                            f"{self.vec}")
-        if self.cube is not None and (len(self.cube) != 3 or min(self.cube) < 1):
-            raise TileError(f"TileConfig.cube must be (m, k, n) of positive ints, got "
-                            f"{self.cube}")
-        if self.buffers not in (1, 2, 3, 4):
-            raise TileError(f"TileConfig.buffers must be 1..4, got {self.buffers}")
+        object.__setattr__(self, "vec", _positive_ints("vec", "(rows, cols)", self.vec))
+        object.__setattr__(self, "cube", _positive_ints("cube", "(m, k, n)", self.cube))
+        if not _is_int(self.buffers) or not 1 <= self.buffers <= 4:
+            raise TileError(f"TileConfig.buffers must be an integer 1..4, got "
+                            f"{self.buffers!r}")
+        object.__setattr__(self, "buffers", int(self.buffers))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _positive_ints(field: str, form: str, value):
+    """``value`` as a tuple of positive ints of the arity of ``form``, or a TileError."""
+    if value is None:
+        return None
+    arity = form.count(",") + 1
+    if not isinstance(value, (tuple, list)) or len(value) != arity or \
+            not all(_is_int(v) and v >= 1 for v in value):
+        raise TileError(f"TileConfig.{field} must be {form}: a tuple of {arity} positive "
+                        f"integers, got {value!r}")
+    return tuple(int(v) for v in value)
 
 
 @dataclass
@@ -324,8 +340,17 @@ def _auto_cube(group, shape, itemsize, target, buffers):
     return None
 
 
+def _has_zero_size_tensor(group) -> bool:
+    return any(getattr(a, "type", None) is not None and a.type.size == 0
+               for e in group.eqns for a in (*e.inputs, *e.outputs))
+
+
 def plan_group(group, config, target, name):
     """A KernelPlan for ``group``, or a string saying why it cannot be tiled (auto mode)."""
+    if _has_zero_size_tensor(group):
+        # nothing to tile: numpy computes an empty result, or fills one from no elements
+        # (a sum over an empty axis), without a kernel
+        return "it has a zero-size tensor (no elements to tile)"
     if group.kind == "cube":
         return plan_cube(group, config, target, name)
     return plan_vector(group, config, target, name)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ptojax.control_flow import cond_p, scan_p, while_p
 from ptojax.errors import UnsupportedError
+from ptojax.eval.ieee import quietly
 from ptojax.ir.core import Literal, as_ir, sub_irs
 
 # their bodies run inside lax.scan/switch/while_loop, where a numpy fallback cannot
@@ -90,7 +91,7 @@ class JaxEquations:
         fallback = self._fallback_name(eqn)
         if fallback is not None:
             self.fallbacks.add(fallback)
-            out = eqn.prim.impl(*[np.asarray(x) for x in inputs], **eqn.params)
+            out = quietly(eqn.prim.impl)(*[np.asarray(x) for x in inputs], **eqn.params)
             outs = out if eqn.prim.multiple_results else [out]
             return [jnp.asarray(np.asarray(o)) for o in outs]
         params = dict(eqn.params.items())

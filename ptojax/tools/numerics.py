@@ -12,7 +12,8 @@ Stages, in order:
 - **tile** — the IR tiled for ``target`` (default ``targets.host_jit``, what ``jit``'s cpu
   backend runs; pass ``targets.ascend910b`` to check the Ascend tiling) and ``tile_config``,
   each ``tile_kernel`` run by the numpy tile interpreter.
-- **host kernels** — the same tiled IR with its kernels compiled for the CPU (skipped when
+- **host kernels** — the same tiled IR with its kernels compiled for the CPU as ``jit``
+  builds them (fused loop nests unless ``$PTOJAX_HOST_KERNELS`` says ``pto``; skipped when
   there is no C++ compiler or no kernel).
 
 The reference is the traced IR evaluated equation by equation by the numpy impls, so with
@@ -52,10 +53,12 @@ from ptojax.targets import host_jit
 from ptojax.jit import Jitted
 from ptojax.jit import make_ir
 from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.lower.host.backend import CpuBackend
 from ptojax.lower.host.program import HostProgram, kernel_eqns
 from ptojax.optimize import optimize
 from ptojax.tile.api import tile_ir
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.eval.ieee import quietly
 from ptojax.eval.leaves import leaf_value
 from ptojax.targets import get_target
 from ptojax.tree_util import tree_flatten
@@ -64,7 +67,8 @@ from ptojax.tools.jax_reference import JaxEquations
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TOLERANCES = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2,
-              "float8_e4m3fn": 0.125, "float8_e5m2": 0.25}
+              "float8_e4m3fn": 0.125, "float8_e5m2": 0.25, "complex128": 1e-12,
+              "complex64": 1e-5}
 
 REFERENCE_NAMES = {"interpreter": "the numpy interpreter", "jax": "JAX"}
 
@@ -85,7 +89,8 @@ def relative_error(actual, expected) -> float:
         return math.inf
     if np.dtype(e.dtype).name not in TOLERANCES:
         return 0.0 if np.array_equal(a, e) else math.inf
-    a, e = a.astype(np.float64), e.astype(np.float64)
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64
+    a, e = a.astype(wide), e.astype(wide)
     if a.size == 0:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
@@ -96,7 +101,7 @@ def relative_error(actual, expected) -> float:
         if np.isinf(diff).any():
             return math.inf
         finite = e[np.isfinite(e)]
-        scale = np.sqrt(np.mean(finite * finite)) if finite.size else 0.0
+        scale = np.sqrt(np.mean(np.abs(finite) ** 2)) if finite.size else 0.0
         magnitude = np.maximum(np.where(np.isfinite(e), np.abs(e), 0.0), scale)
         ratio = diff / np.maximum(magnitude, np.finfo(np.float64).tiny)
         return float(np.max(np.where(diff == 0, 0.0, ratio)))
@@ -190,6 +195,7 @@ class NumericsReport:
 
 
 # --- running a program equation by equation ---------------------------------------------------
+@quietly
 def run_equation(eqn, inputs) -> list:
     """The outputs of one equation computed by its primitive's numpy impl."""
     out = eqn.prim.impl(*inputs, **eqn.params)
@@ -352,7 +358,7 @@ def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
         return results + [StageResult("host kernels", len(tiled.ir.eqns), "skipped",
                                       note=note)]
     try:
-        program = HostProgram(tiled, target)
+        program = HostProgram(tiled, target, kernels=CpuBackend().kernel_build())
         values = interpret(tiled, leaves, program.launchers)
     except Exception as e:
         return results + [StageResult("host kernels", len(tiled.ir.eqns), "error",

@@ -5,7 +5,6 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from ptojax.errors import UnsupportedError
 from ptojax.tree_util import tree_leaves, tree_structure
 from helpers import assert_close
 
@@ -100,10 +99,11 @@ def test_hessian_of_a_custom_vjp_function_differentiates_its_bwd():
     assert_close(pto.hessian(lambda x: pnp.sum(sin(x)))(X), np.diag(-np.sin(X)))
 
 
-def test_jacfwd_of_a_custom_vjp_function_is_unsupported():
+def test_forward_mode_of_a_custom_vjp_function_is_a_type_error_as_in_jax():
     @pto.custom_vjp
     def sin(x):
         return pnp.sin(x)
     sin.defvjp(lambda x: (pnp.sin(x), x), lambda x, g: (g * pnp.cos(x),))
-    with pytest.raises(UnsupportedError, match="custom_vjp"):
-        pto.jacfwd(sin)(X)
+    for forward in (lambda: pto.jacfwd(sin)(X), lambda: pto.jvp(sin, (X,), (X,))):
+        with pytest.raises(TypeError, match="custom_vjp"):
+            forward()

@@ -11,6 +11,7 @@ from ptojax import dtypes
 from ptojax.errors import PtoError
 from ptojax.ir.types import TensorType
 from helpers import P
+from ptojax.ops.fft import FftType
 from ptojax.ops.gather_scatter import SCATTER_MODES
 from ptojax.trace import PRIMITIVES
 
@@ -19,15 +20,18 @@ CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NUMERIC_DTYPES = [d for d in ALL_DTYPES if d != dtypes.bool_]
+REAL_DTYPES = [d for d in ALL_DTYPES if not dtypes.is_complex(d)]
 
 UNARY = ["neg", "abs", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "log", "log1p",
          "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin",
          "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "erfc",
-         "lgamma", "digamma", "not",
+         "lgamma", "digamma", "not", "real", "imag", "conj", "bessel_i0e", "bessel_i1e",
+         "population_count", "clz",
          "stop_gradient", "copy"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq",
           "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "shift_left",
-          "shift_right_logical"]
+          "shift_right_logical", "complex", "igamma", "igammac", "igamma_grad_a", "mulhi",
+          "shift_right_arithmetic"]
 
 
 def random_values(rng, shape, dtype) -> np.ndarray:
@@ -38,6 +42,8 @@ def random_values(rng, shape, dtype) -> np.ndarray:
         lo = 1 if dtypes.is_unsigned(dtype) else -9
         out = rng.integers(lo, 10, size=shape)
         out = np.where(out == 0, 1, out).astype(dtype)
+    elif dtypes.is_complex(dtype):
+        out = (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
     else:
         out = (rng.normal(size=shape) * 2).astype(dtype)
     out = np.asarray(out, dtype)
@@ -91,7 +97,7 @@ def _elementwise(prim, nargs, **fixed):
 
 def _integer_pow(data, rng):
     dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
-    low = -3 if dtypes.is_float(dtype) else 0
+    low = -3 if dtypes.is_inexact(dtype) else 0
     y = data.draw(st.integers(low, 3))
     return [random_values(rng, data.draw(shapes), dtype)], {"y": y}
 
@@ -106,6 +112,42 @@ def _convert(data, rng):
     src, dst = data.draw(st.sampled_from(ALL_DTYPES)), data.draw(st.sampled_from(ALL_DTYPES))
     x = _scalar_or_full(data, rng, data.draw(shapes), src)
     return [x], {"new_dtype": dst, "weak_type": data.draw(st.booleans())}
+
+
+def _betainc(data, rng):
+    dtype = data.draw(st.sampled_from([dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                       dtypes.float64]))
+    shape = data.draw(shapes)
+    return [_scalar_or_full(data, rng, shape, dtype) for _ in range(3)], {}
+
+
+def _bitcast(data, rng):
+    plain = [d for d in NUMERIC_DTYPES if not dtypes.is_complex(d)]
+    src, dst = data.draw(st.sampled_from(plain)), data.draw(st.sampled_from(plain))
+    shape = list(data.draw(shapes))
+    if dst.itemsize > src.itemsize:   # the last dimension is consumed
+        shape.append(dst.itemsize // src.itemsize)
+    return [random_values(rng, tuple(shape), src)], {"new_dtype": dst}
+
+
+def _reduce_precision(data, rng):
+    dtype = data.draw(st.sampled_from([dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                       dtypes.float64]))
+    return [random_values(rng, data.draw(shapes), dtype)], {
+        "exponent_bits": data.draw(st.integers(1, 11)),
+        "mantissa_bits": data.draw(st.integers(0, 52))}
+
+
+def _fft(data, rng):
+    kind = data.draw(st.sampled_from(list(FftType)))
+    lengths = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
+    lead = data.draw(st.lists(st.integers(0, 3), max_size=2))
+    real = kind == FftType.RFFT
+    dtype = data.draw(st.sampled_from([dtypes.float32, dtypes.float64] if real else
+                                      [dtypes.complex64, dtypes.complex128]))
+    minor = (*lengths[:-1], lengths[-1] // 2 + 1) if kind == FftType.IRFFT else lengths
+    return [random_values(rng, (*lead, *minor), dtype)], {"fft_type": kind,
+                                                           "fft_lengths": lengths}
 
 
 def _select(data, rng):
@@ -138,7 +180,7 @@ def _reduction(kind_dtypes):
 
 
 def _argminmax(data, rng):
-    dtype = data.draw(st.sampled_from(ALL_DTYPES))
+    dtype = data.draw(st.sampled_from(REAL_DTYPES))
     shape = data.draw(nonempty_shapes)
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     index_dtype = data.draw(st.sampled_from([dtypes.int32, dtypes.int64, dtypes.uint8]))
@@ -364,14 +406,16 @@ def all_cases() -> dict:
         P.iota_p: _iota, P.dynamic_slice_p: _dynamic_slice,
         P.dynamic_update_slice_p: _dynamic_update_slice, P.gather_p: _gather,
         P.scatter_p: _scatter, P.dot_general_p: _dot_general, P.sort_p: _sort,
-        P.threefry2x32_p: _threefry,
+        P.threefry2x32_p: _threefry, P.betainc_p: _betainc,
+        P.bitcast_convert_type_p: _bitcast, P.reduce_precision_p: _reduce_precision,
+        P.fft_p: _fft,
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
         cases[name] = Case(PRIMITIVES[name], _reduction(ALL_DTYPES))
-    for name in ("reduce_and", "reduce_or"):
-        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_]))
+    for name in ("reduce_and", "reduce_or", "reduce_xor"):
+        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_] + INT_DTYPES))
     for name, prim in ((n, PRIMITIVES[n]) for n in CUMULATIVE):
         cases[name] = Case(prim, _cumulative(prim))
     return cases

@@ -162,3 +162,65 @@ def test_take_along_axis_matches_jax(jnp, shape, data):
     idx = rng.integers(-shape[axis], shape[axis], size=index_shape)
     check_modes(lambda a, i: pnp.take_along_axis(a, i, axis),
                 lambda a, i: jnp.take_along_axis(a, i, axis), x, idx)
+
+
+# Every place that reads or writes at an index normalizes a negative index exactly once, then
+# clamps (reads) or drops (writes) what is still out of bounds — as JAX, whatever the path:
+# basic indexing (dynamic_slice), gathers and scatters, take, lax's dynamic slices.
+INDICES = np.array([-7, -5, -4, -3, -1, 0, 2, 3, 5], np.int32)
+AT_INDEX = {
+    "x[i]": lambda np_, lax_, a, i: a[i],
+    "x[i, 1:]": lambda np_, lax_, a, i: a.reshape(3, 1)[i, :],
+    "x[[i]]": lambda np_, lax_, a, i: a[np_.stack([i, i])],
+    "at get": lambda np_, lax_, a, i: a.at[i].get(),
+    "at get fill": lambda np_, lax_, a, i: a.at[i].get(mode="fill", fill_value=-1.0),
+    "at get clip": lambda np_, lax_, a, i: a.at[i].get(mode="clip"),
+    "at set": lambda np_, lax_, a, i: a.at[i].set(9.0),
+    "at add clip": lambda np_, lax_, a, i: a.at[i].add(9.0, mode="clip"),
+    "at mul drop": lambda np_, lax_, a, i: a.at[i].multiply(3.0, mode="drop"),
+    "at max": lambda np_, lax_, a, i: a.at[i].max(9.0),
+    "take": lambda np_, lax_, a, i: np_.take(a, np_.stack([i]), fill_value=-1.0),
+    "take clip": lambda np_, lax_, a, i: np_.take(a, np_.stack([i]), mode="clip"),
+    "take_along_axis": lambda np_, lax_, a, i: np_.take_along_axis(a, np_.stack([i]), 0,
+                                                                   mode="clip"),
+    "dynamic_slice": lambda np_, lax_, a, i: lax_.dynamic_slice(a, (i,), (2,)),
+    "dynamic_index": lambda np_, lax_, a, i: lax_.dynamic_index_in_dim(a, i, 0, False),
+    "dynamic_update_slice": lambda np_, lax_, a, i: lax_.dynamic_update_slice(
+        a, np_.full((2,), 9.0, a.dtype), (i,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_INDEX))
+def test_each_index_is_normalized_once_then_clamped_or_dropped_like_jax(jax, jnp, name):
+    """Traced int32/int8 indices from -7 to 5 on a length-3 array: eagerly, under jit (each
+    index traced), vmapped over the indices and the gradient, against JAX (without x64)."""
+    from ptojax import lax
+    import ptojax as pto
+    op = AT_INDEX[name]
+    a = np.array([10.0, 20.0, 30.0], np.float32)
+
+    def loss(np_, lax_):
+        def f(x, i):
+            out = op(np_, lax_, x, i)
+            return np_.sum(out * np_.arange(1, out.size + 1, dtype=x.dtype).reshape(out.shape))
+        return f
+
+    def per_index(fn):
+        return lambda x, idx: [fn(x, idx[k]) for k in range(len(idx))]
+
+    for idx in (INDICES, INDICES.astype(np.int8)):
+        with jax.enable_x64(False):
+            want = np.asarray(jax.jit(per_index(lambda x, i: op(jnp, jax.lax, x, i)))(a, idx))
+            want_grad = np.asarray(jax.jit(per_index(jax.grad(loss(jnp, jax.lax))))(a, idx))
+        x = pnp.asarray(a)
+        results = {
+            "eager": [op(pnp, lax, x, pnp.asarray(i)) for i in idx],
+            "jit": pto.jit(per_index(lambda x, i: op(pnp, lax, x, i)))(a, idx),
+            "vmap": pto.vmap(lambda i: op(pnp, lax, x, i))(idx),
+            "grad": [pto.grad(loss(pnp, lax))(x, pnp.asarray(i)) for i in idx],
+            "jit(grad)": pto.jit(per_index(pto.grad(loss(pnp, lax))))(a, idx),
+        }
+        for mode, got in results.items():
+            expected = want_grad if "grad" in mode else want
+            np.testing.assert_array_equal(np.asarray(got), expected,
+                                          err_msg=f"{name} {mode} {idx.dtype}")

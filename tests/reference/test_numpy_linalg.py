@@ -115,3 +115,26 @@ def test_mixed_dtype_products_promote_like_jax(jnp):
     check_modes(lambda x, y: [pnp.matmul(x, y), pnp.einsum("ij,jk", x, y), pnp.outer(x, y)],
                 lambda x, y: [jnp.matmul(x, y), jnp.einsum("ij,jk", x, y), jnp.outer(x, y)],
                 a, b)
+
+
+MISMATCHED_PRODUCTS = {
+    "dot": lambda np_, lax_, a, b: np_.dot(a, b),
+    "matmul": lambda np_, lax_, a, b: np_.matmul(a, b),
+    "@": lambda np_, lax_, a, b: np_.asarray(a) @ b,
+    "dot_general": lambda np_, lax_, a, b: lax_.dot_general(a, b, (((1,), (0,)), ((), ()))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISMATCHED_PRODUCTS))
+def test_product_shape_mismatches_are_type_errors_as_in_jax(jax, jnp, name):
+    """As JAX, a contraction of unequal sizes raises a TypeError (ptojax's ShapeError is both
+    a ValueError and a TypeError)."""
+    from ptojax import lax
+    from ptojax.errors import ShapeError
+    a, b = np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)
+    fn = MISMATCHED_PRODUCTS[name]
+    with pytest.raises(TypeError):
+        fn(jnp, jax.lax, a, b)
+    with pytest.raises(TypeError) as info:
+        fn(pnp, lax, a, b)
+    assert isinstance(info.value, ShapeError) and "test_numpy_linalg.py" in str(info.value)

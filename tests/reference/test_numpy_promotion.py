@@ -78,7 +78,7 @@ def test_scalar_only_operations_give_weak_32_bit_defaults(jax, jnp, a, b):
 def test_result_type_and_promote_types_match_jax(jnp, a):
     for b in ALL_DTYPES:
         try:
-            want = np.dtype(jnp.promote_types(a, b))
+            want = expected_dtype(jnp.promote_types(a, b), [a, b])
         except (TypeError, ValueError):
             with pytest.raises(DtypeError):
                 pnp.promote_types(a, b)

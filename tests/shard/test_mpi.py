@@ -74,3 +74,13 @@ def test_a_dead_or_stuck_process_ends_in_a_collective_error(how):
     assert "CollectiveError" in done.stderr and "timed out after 3 s" in done.stderr
     assert "unreachable" not in done.stdout
     assert seconds < 60
+
+
+def test_an_uncaught_error_reaches_stderr_whole_before_the_job_aborts():
+    # mpiexec exits as soon as the abort arrives; a traceback still in the output pipe was
+    # lost (the last lines first) when the machine was loaded
+    done, _ = mpiexec(os.path.join(HERE, "mpi_programs", "abort_output.py"))
+    assert done.returncode != 0
+    assert "log line 0799" in done.stderr
+    assert "RuntimeError: rank 0 fails on purpose: END OF THE ERROR MESSAGE" in done.stderr
+    assert "unreachable" not in done.stdout

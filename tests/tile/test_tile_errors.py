@@ -1,6 +1,8 @@
 """A TileConfig that overflows a buffer or breaks an alignment rule is rejected before any
 code is generated, with an error naming the kernel, the op, the buffer, the bytes needed and
 available, and a fix."""
+import re
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,19 @@ def test_malformed_configs():
         pto.TileConfig(buffers=0)
     with pytest.raises(TileError, match="TileConfig"):
         pto.tile(pnp.exp, config=(8, 8))(X)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("vec", (8.5, 64)), ("vec", "ab"), ("vec", 8), ("vec", (8, True)), ("vec", (8, None)),
+    ("cube", (16.0, 16, 16)), ("cube", "abc"), ("buffers", 2.0), ("buffers", "2"),
+    ("buffers", True),
+])
+def test_configs_of_the_wrong_type_are_tile_errors_naming_the_field(field, value):
+    with pytest.raises(TileError, match=f"TileConfig.{field} must be .* got "
+                                        f"{re.escape(repr(value))}"):
+        pto.TileConfig(**{field: value})
+
+
+def test_config_fields_are_normalized_to_plain_ints():
+    config = pto.TileConfig(vec=[np.int64(8), 64], buffers=np.int32(3))
+    assert config.vec == (8, 64) and type(config.vec[0]) is int and config.buffers == 3

@@ -101,7 +101,11 @@ def test_jax_reference_translates_loops_and_names_what_it_cannot(jax):
     assert trace.note == "not checked (no JAX equivalent): gather"
 
 
-def test_low_precision_values_are_judged_with_their_tolerance(host_kernels):
+def test_low_precision_values_are_judged_with_their_tolerance(host_kernels, monkeypatch):
+    # the PTO build computes tanh as an instruction sequence, whose float16 results differ
+    # from numpy's by more than float32's tolerance (the fused build's tanh_f32 does not)
+    monkeypatch.setenv("PTOJAX_HOST_KERNELS", "pto")
+
     def column_sums(x):
         return pnp.tanh(pnp.exp(x) * 2.0).sum(0)
     report = pto.tools.check_numerics(column_sums, X.astype(np.float16))

@@ -5,9 +5,10 @@
 - ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
 - ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
   run the numpy executor; when the first one returns, a background worker finds the compiler,
-  tiles the IR for the host target, emits the PTO C++ of its kernels, builds them (or loads
-  them from the disk cache) and then switches ``run`` to the compiled program — so compile
-  latency never reaches the user's first call.
+  tiles the IR for the host target, emits its kernels — fused loop nests by default, or the
+  PTO C++ instruction stream (``CpuBackend(kernels=...)``, ``$PTOJAX_HOST_KERNELS``) —,
+  builds them (or loads them from the disk cache) and then switches ``run`` to the compiled
+  program — so compile latency never reaches the user's first call.
   Functions whose tensors are all small (``min_elements``) stay on numpy: a kernel launch
   costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
   the function keeps running on numpy and one warning says why.
@@ -16,27 +17,30 @@ Once compiled, the two tiers race: the next calls alternate between them (``TRIA
 each) and ``run`` keeps whichever measured faster, so compiling never makes a function
 slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
 
-Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log are
-the header's own polynomials), so a tiered function's results can differ in the last bits
-between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
+Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log/tanh/
+logistic are the header's own polynomials), so a tiered function's results can differ in the
+last bits between its first calls and later ones. ``CpuBackend(tiered=False)`` compiles before the
 first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
+import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Optional
 
-from ptojax.errors import CompileError, TileError, UnsupportedError
+from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
 from ptojax.ir.core import ClosedIR
+from ptojax.lower.host.cache import checked_root
 from ptojax.lower.host.compiler import compiler_or_none
-from ptojax.targets import Target, host_jit
+from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
-from ptojax.lower.host.program import HostProgram, kernel_eqns
+from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns
 from ptojax.tile.api import tile_ir
 
 
@@ -45,13 +49,61 @@ class CpuBackend:
     """Options of the cpu backend: ``tiered`` (numpy until the kernels are compiled, else
     compile before the first call), ``check_sync`` (build kernels with the set/wait flag
     checker), ``min_elements`` (largest tensor below which a function stays on numpy), the
-    tiling ``target`` and an explicit ``tile_config`` (``pto.TileConfig``; None plans
-    automatically)."""
+    tiling ``target``, an explicit ``tile_config`` (``pto.TileConfig``; None plans
+    automatically) and ``kernels``, the host build of the tile kernels: ``"fused"`` (each
+    kernel one loop nest, its chain computed in registers: the fastest) or ``"pto"`` (the
+    emitted PTO C++ instruction stream, one pass per instruction, as on the NPU; the build
+    ``check_sync`` checks). None: ``$PTOJAX_HOST_KERNELS`` if set, else ``"fused"`` (``"pto"``
+    with ``check_sync``)."""
     tiered: bool = True
     check_sync: bool = False
     min_elements: int = 1 << 15
     target: Target = host_jit
     tile_config: Optional[TileConfig] = None
+    kernels: Optional[str] = None
+
+    def __post_init__(self):
+        if self.kernels is not None:
+            _check_kernels(self.kernels, "CpuBackend(kernels=...)")
+        if self.kernels == "fused" and self.check_sync:
+            raise ValueError("CpuBackend(check_sync=True) checks the set/wait flags of the PTO "
+                             "instruction stream, which fused kernels do not run: use "
+                             "kernels='pto' (or leave kernels unset) with check_sync")
+
+    def kernel_build(self) -> str:
+        """The host build the kernels are compiled as (see the class docstring)."""
+        if self.check_sync:
+            return "pto"
+        if self.kernels is not None:
+            return self.kernels
+        return _check_kernels(os.environ.get(KERNELS_ENV, "fused"), f"${KERNELS_ENV}")
+
+
+KERNELS_ENV = "PTOJAX_HOST_KERNELS"
+
+
+def _check_kernels(value, where) -> str:
+    if value not in KERNEL_BUILDS:
+        raise ValueError(f"{where} must be one of {', '.join(map(repr, KERNEL_BUILDS))} (the "
+                         f"host build of tile kernels), got {value!r}")
+    return value
+
+    def __post_init__(self):
+        for name in ("tiered", "check_sync"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"CpuBackend.{name} must be True or False, got "
+                                  f"{getattr(self, name)!r}")
+        if isinstance(self.min_elements, bool) or not isinstance(self.min_elements, int) \
+                or self.min_elements < 0:
+            raise ConfigError(f"CpuBackend.min_elements must be an integer >= 0, got "
+                              f"{self.min_elements!r}")
+        try:
+            object.__setattr__(self, "target", get_target(self.target))
+        except ValueError as e:
+            raise ConfigError(f"CpuBackend.target: {e}") from None
+        if self.tile_config is not None and not isinstance(self.tile_config, TileConfig):
+            raise ConfigError(f"CpuBackend.tile_config must be a pto.TileConfig or None, got "
+                              f"{self.tile_config!r}")
 
 
 BACKENDS = ("cpu", "interpreter")
@@ -96,6 +148,7 @@ class HostExecutable:
         self._fast = None
         self._trial = None                  # _TierTrial while both tiers are being timed
         self._created = time.perf_counter()
+        self.kernels = options.kernel_build()
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
@@ -136,30 +189,42 @@ class HostExecutable:
         return self._done.wait(timeout)
 
     def _build(self, warn: bool):
-        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program."""
+        """Find the compiler, tile, emit, build and switch ``run`` to the compiled program.
+        Whatever goes wrong leaves a final status; in the background (``warn``) it is
+        reported by one warning, else raised."""
         try:
+            checked_root()
             compiler, why = compiler_or_none()
             if compiler is None:
                 self.status = "numpy"
-                _warn_no_compiler(why)
+                _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
+                           f"clang++, or set CXX, for compiled host kernels)")
                 return
             tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return
-            self.program = HostProgram(tiled, self.options.target, self.options.check_sync)
+            self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
+                                       kernels=self.kernels)
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
-        except (CompileError, TileError, UnsupportedError, OSError) as e:
+        except (CompileError, TileError, UnsupportedError, ConfigError, OSError) as e:
             self.status = f"failed: {e}"
             if not warn:
                 raise
-            warnings.warn(f"ptojax: compiling host kernels failed, this function keeps running "
-                          f"on the numpy executor: {e}", RuntimeWarning, stacklevel=1)
+            _warn_once(f"ptojax: compiling host kernels failed, this function keeps running "
+                       f"on the numpy executor: {e}")
+        except Exception as e:           # a bug in ptojax: say where, and keep running
+            self.status = f"failed: internal error: {_crash_site(e)}"
+            if not warn:
+                raise
+            _warn_once(f"ptojax: compiling host kernels crashed (a ptojax bug; please report "
+                       f"it), this function keeps running on the numpy executor: "
+                       f"{_crash_site(e)}")
         finally:
             self._done.set()
 
@@ -224,8 +289,7 @@ class _Worker:
             try:
                 job()
             except Exception as e:     # a bug must not kill the worker; report it
-                warnings.warn(f"ptojax: host kernel compilation crashed: {e!r}",
-                              RuntimeWarning, stacklevel=1)
+                _warn_once(f"ptojax: host kernel compilation crashed: {_crash_site(e)}")
             finally:
                 with self._idle:
                     self._pending -= 1
@@ -253,11 +317,19 @@ _warned = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_no_compiler(why: str):
+def _warn_once(message: str):
+    """One RuntimeWarning per distinct message per process."""
     with _warned_lock:
-        if why in _warned:
+        if message in _warned:
             return
-        _warned.add(why)
-    warnings.warn(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or clang++, "
-                  f"or set CXX, for compiled host kernels)", RuntimeWarning, stacklevel=2)
+        _warned.add(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _crash_site(e: BaseException) -> str:
+    """``e`` and the innermost frame it was raised in."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in " \
+            f"{frames[-1].name})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
 

@@ -10,9 +10,12 @@ A compiler error raises ``CompileError`` quoting the kernel line it points at.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
+import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -21,8 +24,10 @@ from pathlib import Path
 from typing import Optional
 
 from ptojax.errors import CompileError
-from ptojax.lower.host.cache import CacheEntry, cache_root, write_atomic
-from ptojax.lower.host.compiler import INCLUDE_DIR, Compiler, cpu_features, find_compiler
+from ptojax.lower.host.cache import (CacheEntry, checked_root, private_dir, sweep_temporaries,
+                                     write_atomic)
+from ptojax.lower.host.compiler import (INCLUDE_DIR, Compiler, cpu_features, find_compiler,
+                                        not_a_library)
 
 ABI_VERSION = 2
 KERNEL_FILE = "kernels.cpp"
@@ -63,8 +68,9 @@ BOTH_CORES = (SourceCopy("", ("__DAV_CUBE__", "__DAV_VEC__")),)
 
 
 def translation_unit(kernel_source: str, entries, target, check_sync: bool = False,
-                     copies=BOTH_CORES) -> str:
-    """The complete C++ source of a kernel library."""
+                     copies=BOTH_CORES, bodies_at_o1: bool = True) -> str:
+    """The complete C++ source of a kernel library (``bodies_at_o1``: kernel bodies of
+    straight-line instruction calls; fused kernels, whose bodies are the loops, pass False)."""
     lines = ["// ptojax host build of PTO kernels (see ptojax/lower/host_build.py)",
              "#define PTO_HOST 1"]
     lines += [f"#define {SPACE_MACROS[s]} {int(n)}u" for s, n in target.buffers.items()
@@ -76,8 +82,10 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
         lines += [f"#define {m} 1" for m in copy.macros]
         if copy.namespace:
             lines.append(f"namespace {copy.namespace} {{")
-        lines += [*KERNEL_OPTIMIZE, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
-                  '#line 1 "ptojax_entry.cpp"', *KERNEL_OPTIMIZE_END]
+        optimize, optimize_end = (KERNEL_OPTIMIZE, KERNEL_OPTIMIZE_END) if bodies_at_o1 \
+            else ((), ())
+        lines += [*optimize, f'#line 1 "{KERNEL_FILE}"', kernel_source.rstrip("\n"),
+                  '#line 1 "ptojax_entry.cpp"', *optimize_end]
         if copy.namespace:
             lines.append(f"}}  // namespace {copy.namespace}")
         lines += [f"#undef {m}" for m in copy.macros]
@@ -116,12 +124,15 @@ class BuildResult:
 
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
-                  name: str = "kernels") -> BuildResult:
+                  name: str = "kernels", bodies_at_o1: bool = True) -> BuildResult:
     """The built library for these kernels (compiled now, or found in the disk cache)."""
     compiler = compiler or find_compiler()
-    unit = translation_unit(kernel_source, entries, target, check_sync, copies)
+    unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
     key = library_key(unit, compiler)
-    entry = CacheEntry(key)
+    root = checked_root()
+    sweep_temporaries(root)
+    entry = CacheEntry(key, root)
+    entry.make_dirs()                       # and checks they are private
     path = entry.published()
     if path is not None:
         return BuildResult(path, key, True, 0.0)
@@ -130,62 +141,85 @@ def build_library(kernel_source: str, entries, target, *, check_sync: bool = Fal
         if path is not None:
             return BuildResult(path, key, True, 0.0)
         entry.discard()
+        entry.remove_temporaries()          # left by a build of this key that was killed
         start = time.perf_counter()
         built = _compile(unit, compiler, entry, name)
-        path = entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
+        try:
+            path = entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
+        finally:
+            built.unlink(missing_ok=True)
         return BuildResult(path, key, False, time.perf_counter() - start)
 
 
 def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:
-    src = entry.dir / f".{entry.key}.build.cpp"
-    write_atomic(src, unit.encode())
-    out = entry.temporary_library()
-    cmd = [*compiler.command, *compiler.flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)]
+    """The library built from ``unit`` in a temporary file of ``entry`` (hold its lock)."""
+    src, out = entry.temporary(".build.cpp"), entry.temporary(".so.tmp")
     try:
-        returncode, stderr = _run_compiler(cmd)
+        write_atomic(src, unit.encode())
+        cmd = [*compiler.command, *compiler.flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)]
+        returncode, stderr = _run_compiler(cmd, (src, out))
+        if returncode is None:
+            raise CompileError(f"the host C++ compiler did not finish building `{name}` "
+                               f"within {COMPILE_TIMEOUT_S} s")
+        if returncode != 0:
+            raise CompileError(_compile_error_message(name, unit, stderr, compiler,
+                                                      _keep_failed(entry.root, entry.key, unit),
+                                                      returncode))
+        why = not_a_library(out)
+        if why is not None:
+            raise CompileError(f"the host C++ compiler exited successfully building `{name}` "
+                               f"but {why}\n  compiler: {compiler.describe()}")
+        return out
+    except BaseException:
+        out.unlink(missing_ok=True)
+        raise
     finally:
         src.unlink(missing_ok=True)
-    if returncode is None:
-        out.unlink(missing_ok=True)
-        raise CompileError(f"the host C++ compiler did not finish building `{name}` within "
-                           f"{COMPILE_TIMEOUT_S} s")
-    if returncode != 0:
-        out.unlink(missing_ok=True)
-        raise CompileError(_compile_error_message(name, unit, stderr, compiler,
-                                                  _keep_failed(entry.key, unit)))
-    return out
 
 
-_running: set = set()          # compiler processes in flight, killed if Python exits first
+# compiler processes in flight -> their temporary files: killed (with the processes they
+# started) and removed if Python exits first
+_running: dict = {}
 _running_lock = threading.Lock()
 
 
-def _run_compiler(cmd) -> tuple:
-    """(return code, stderr) of the compiler; return code None if it timed out."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def _run_compiler(cmd, temporaries) -> tuple:
+    """(return code, stderr) of the compiler; return code None if it timed out. The compiler
+    runs in a process group of its own, so that killing it kills its cc1plus, as and ld."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     with _running_lock:
-        _running.add(proc)
+        _running[proc] = temporaries
     try:
         _, stderr = proc.communicate(timeout=COMPILE_TIMEOUT_S)
         return proc.returncode, stderr
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_group(proc)
         proc.communicate()
         return None, ""
     finally:
         with _running_lock:
-            _running.discard(proc)
+            _running.pop(proc, None)
+
+
+def _kill_group(proc) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 @atexit.register
 def _kill_running_compilers():
     with _running_lock:
-        for proc in _running:
-            proc.kill()
+        for proc, temporaries in _running.items():
+            _kill_group(proc)
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                proc.wait(timeout=5)
+            for path in temporaries:
+                path.unlink(missing_ok=True)
 
 
-def _keep_failed(key: str, unit: str) -> Path:
-    path = cache_root() / "host-kernels" / "failed" / f"{key}.cpp"
+def _keep_failed(root: Path, key: str, unit: str) -> Path:
+    path = private_dir(private_dir(root / "host-kernels") / "failed") / f"{key}.cpp"
     write_atomic(path, unit.encode())
     return path
 
@@ -195,10 +229,12 @@ _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?erro
 _KERNEL_REF = re.compile(re.escape(KERNEL_FILE) + r":(?P<line>\d+)")
 
 
-def _compile_error_message(name, unit, stderr, compiler, kept: Path) -> str:
+def _compile_error_message(name, unit, stderr, compiler, kept: Path, returncode: int) -> str:
     """The first compiler error and the kernel line it points at."""
     first = _ERROR.search(stderr)
     msg = first.group("msg") if first else (stderr.strip().splitlines() or ["(no output)"])[-1]
+    if first is None and returncode < 0:
+        msg = f"the compiler was killed by signal {-returncode} ({msg})"
     where = _kernel_line(first, stderr)
     kernel_lines = unit.split(f'#line 1 "{KERNEL_FILE}"\n', 1)[-1].splitlines()
     text = f"the host C++ compiler rejected the kernels of `{name}`: {msg}"

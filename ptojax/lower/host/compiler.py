@@ -1,15 +1,20 @@
 """The host C++ compiler: which one, its identity, and the flags kernels are built with.
 
-The compiler is ``$CXX`` (which may carry arguments, e.g. ``ccache g++``) or else the first of
-``g++``/``clang++`` on PATH. Flags are fixed except for probed features — OpenMP (blocks of a
-kernel run in parallel), ``-march=native`` (vector width of this CPU) and GCC's vectorizer
-cost model — each kept only if a test compile with it succeeds; probe results are remembered per compiler identity in the
-cache directory. ``Compiler.identity`` (resolved path + ``--version``) and
-``cpu_features()`` go into every cache key, so a different compiler, flags or CPU never loads
-a library built for another.
+The compiler is ``$CXX`` — split like a shell word list, as make does, so it may carry a
+wrapper or arguments (``ccache g++``, ``g++ -O3``) — or else the first of ``g++``/``clang++``
+on PATH. Flags are fixed except for probed features — OpenMP (blocks of a kernel run in
+parallel), ``-march=native`` (vector width of this CPU) and GCC's vectorizer cost model — each
+kept only if a probe library built with it loads and runs (so a command that exits 0 without
+building, such as ``echo``, or a C compiler that leaves the C++ runtime unlinked, such as
+``gcc``, is no compiler). Probe results are remembered per compiler identity in the cache
+directory; a record is used only if it is a trusted file (``cache.trusted_file``) naming this
+compiler and flags from the fixed lists above, else the compiler is probed again.
+``Compiler.identity`` (resolved path, arguments, ``--version``) and ``cpu_features()`` go into
+every cache key, so a different compiler, flags or CPU never loads a library built for another.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import json
@@ -23,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ptojax.lower.host.cache import cache_root, write_atomic
+from ptojax.errors import CacheError, ConfigError
+from ptojax.lower.host.cache import checked_root, private_dir, read_trusted, write_atomic
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 
@@ -35,18 +41,23 @@ BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-
 # -fvect-cost-model=cheap: GCC's -O2 default ("very cheap") does not vectorize loops that need
 # a remainder, i.e. ragged tiles.
 OPTIONAL_FLAGS = (("-march=native",), ("-fopenmp",), ("-fvect-cost-model=cheap",))
+# The probe library needs what kernels need: OpenMP when enabled, and the C++ runtime
+# (exceptions, strings). ptojax_probe() returns PROBE_RESULT.
 PROBE_SOURCE = """
-#include <cstdio>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-extern "C" int probe() {
+#include <stdexcept>
+#include <string>
+extern "C" __attribute__((visibility("default"))) int ptojax_probe() {
   int n = 0;
 #pragma omp parallel for reduction(+ : n)
   for (int i = 0; i < 4; ++i) n += i;
-  return n;
+  try {
+    throw std::runtime_error(std::to_string(n));
+  } catch (const std::exception& e) {
+    return std::stoi(e.what()) + 1;
+  }
 }
 """
+PROBE_RESULT = 7
 
 
 @dataclass(frozen=True)
@@ -71,9 +82,13 @@ class NoCompilerError(RuntimeError):
 
 def compiler_command() -> tuple:
     """The compiler argv prefix from ``$CXX``, else the first of g++/clang++ on PATH."""
-    cxx = os.environ.get("CXX")
-    if cxx:
-        return tuple(shlex.split(cxx))
+    cxx = os.environ.get("CXX", "")
+    if cxx.strip():
+        try:
+            return tuple(shlex.split(cxx))
+        except ValueError as e:
+            raise ConfigError(f"environment variable CXX={cxx!r} is not valid: {e}; expected "
+                              f"a compiler command such as g++ or 'ccache g++'") from None
     for name in ("g++", "clang++"):
         path = shutil.which(name)
         if path:
@@ -84,17 +99,17 @@ def compiler_command() -> tuple:
 
 @functools.lru_cache(maxsize=8)
 def _find_compiler(command: tuple) -> Compiler:
-    exe = shutil.which(command[-1]) if not os.path.isabs(command[-1]) else command[-1]
-    if exe is None or not os.access(exe, os.X_OK):
-        raise NoCompilerError(f"the C++ compiler {' '.join(command)!r} does not exist or is not "
-                              f"executable")
+    shown = shlex.join(command)
+    exe = shutil.which(command[0])
+    if exe is None:
+        raise NoCompilerError(f"the C++ compiler {shown!r}: {command[0]!r} does not exist or "
+                              f"is not executable")
     try:
         version = subprocess.run([*command, "--version"], capture_output=True, text=True,
                                  timeout=60, check=True).stdout.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError) as e:
-        raise NoCompilerError(f"the C++ compiler {' '.join(command)!r} does not run: {e}") \
-            from None
-    identity = f"{os.path.realpath(exe)}\n{version}"
+        raise NoCompilerError(f"the C++ compiler {shown!r} does not run: {e}") from None
+    identity = "\n".join([os.path.realpath(exe), shlex.join(command[1:]), version])
     return Compiler(command, identity, _probed_flags(command, identity))
 
 
@@ -103,35 +118,114 @@ def find_compiler() -> Compiler:
     return _find_compiler(compiler_command())
 
 
-def _probed_flags(command: tuple, identity: str) -> tuple:
+def probe_record(identity: str) -> Path:
+    """Where the probed flags of the compiler ``identity`` are remembered."""
     probed = f"{identity}\n{BASE_FLAGS}\n{OPTIONAL_FLAGS}"
-    record = cache_root() / "compilers" / (hashlib.sha256(probed.encode()).hexdigest()[:32]
-                                           + ".json")
-    try:
-        return tuple(json.loads(record.read_text())["flags"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    folder = private_dir(checked_root() / "compilers")
+    return folder / (hashlib.sha256(probed.encode()).hexdigest()[:32] + ".json")
+
+
+def _probed_flags(command: tuple, identity: str) -> tuple:
+    record = probe_record(identity)
+    flags = _recorded_flags(read_trusted(record), identity)
+    if flags is not None:
+        return flags
     flags = list(BASE_FLAGS)
-    if not _compiles(command, flags):
-        raise NoCompilerError(f"the C++ compiler {' '.join(command)!r} cannot build a shared "
-                              f"library with {' '.join(flags)}")
+    why = _probe(command, flags)
+    if why is not None:
+        raise NoCompilerError(f"the C++ compiler {shlex.join(command)!r} cannot build a "
+                              f"working shared library with {' '.join(flags)}: {why}")
     for extra in OPTIONAL_FLAGS:
-        if _compiles(command, flags + list(extra)):
+        if _probe(command, flags + list(extra)) is None:
             flags += extra
     write_atomic(record, json.dumps({"identity": identity, "flags": flags}).encode())
     return tuple(flags)
 
 
-def _compiles(command: tuple, flags: list) -> bool:
+def _recorded_flags(data: Optional[bytes], identity: str) -> Optional[tuple]:
+    """The flags of a probe record, if it is one for ``identity`` whose flags are the base
+    flags plus some of the optional groups, in order (nothing else may enter a build)."""
+    try:
+        record = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("identity") != identity:
+        return None
+    flags = record.get("flags")
+    if not isinstance(flags, list) or tuple(flags[:len(BASE_FLAGS)]) != BASE_FLAGS:
+        return None
+    rest = flags[len(BASE_FLAGS):]
+    for group in OPTIONAL_FLAGS:
+        if tuple(rest[:len(group)]) == group:
+            rest = rest[len(group):]
+    return None if rest else tuple(flags)
+
+
+def _probe(command: tuple, flags: list) -> Optional[str]:
+    """None if ``command`` with ``flags`` builds a probe library that loads and runs, else
+    why not."""
     with tempfile.TemporaryDirectory(prefix="ptojax-probe-") as tmp:
-        src = Path(tmp) / "probe.cpp"
+        src, out = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
         src.write_text(PROBE_SOURCE)
         try:
-            result = subprocess.run([*command, *flags, str(src), "-o", str(Path(tmp) / "p.so")],
-                                    capture_output=True, timeout=120)
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return result.returncode == 0
+            result = subprocess.run([*command, *flags, str(src), "-o", str(out)],
+                                    capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"it does not run ({e})"
+        if result.returncode != 0:
+            lines = result.stderr.strip().splitlines() or [f"exit status {result.returncode}"]
+            return f"it failed: {lines[-1]}"
+        why = not_a_library(out)
+        if why is not None:
+            return f"it exited successfully but {why}"
+        passive_openmp_threads()
+        try:
+            answer = ctypes.CDLL(str(out)).ptojax_probe()
+        except (OSError, AttributeError) as e:
+            hint = (" (a C compiler such as gcc does not link the C++ runtime: set CXX to a "
+                    "C++ compiler such as g++ or clang++)" if "undefined symbol" in str(e)
+                    else "")
+            return f"the library it built cannot be loaded: {e}{hint}"
+        if answer != PROBE_RESULT:
+            return f"the library it built computes {answer} instead of {PROBE_RESULT}"
+        return None
+
+
+ELF_MAGIC = b"\x7fELF"
+MACHO_MAGICS = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf",
+                b"\xfe\xed\xfa\xce", b"\xca\xfe\xba\xbe")
+ET_DYN = 3
+
+
+def not_a_library(path: Path) -> Optional[str]:
+    """None if ``path`` looks like a shared library (an ELF shared object, or Mach-O), else
+    what it is instead."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(18)
+    except OSError:
+        return "wrote no library"
+    if not head:
+        return "wrote an empty library file"
+    if head.startswith(ELF_MAGIC):
+        order = "little" if head[5:6] == b"\x01" else "big"
+        if len(head) == 18 and int.from_bytes(head[16:18], order) == ET_DYN:
+            return None
+        return "wrote an ELF file that is not a shared library"
+    if head[:4] in MACHO_MAGICS:
+        return None
+    return "wrote a file that is not a shared library"
+
+
+def passive_openmp_threads():
+    """Make OpenMP worker threads sleep between kernels instead of spinning.
+
+    libgomp reads OMP_WAIT_POLICY once, when the first library that needs it is loaded. Its
+    default (spin for a while after each parallel region) starves the BLAS threads numpy runs
+    between our kernels: a kernel followed by a matmul measured 8-36 ms instead of ~0.9 ms.
+    A policy the user set is kept.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @functools.lru_cache(maxsize=1)
@@ -148,8 +242,8 @@ def cpu_features() -> str:
 
 
 def compiler_or_none() -> tuple[Optional[Compiler], Optional[str]]:
-    """(compiler, None) or (None, why there is none)."""
+    """(compiler, None) or (None, why there is none, or cannot be probed)."""
     try:
         return find_compiler(), None
-    except NoCompilerError as e:
+    except (NoCompilerError, CacheError, ConfigError) as e:
         return None, str(e)

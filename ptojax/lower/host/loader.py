@@ -10,35 +10,25 @@ its buffer, a GM window that does not match its tile) raises ``KernelCheckError`
 from __future__ import annotations
 
 import ctypes
-import os
 from pathlib import Path
 
-from ptojax.errors import KernelCheckError
+from ptojax.errors import CompileError, KernelCheckError
 from ptojax.lower.host.build import ABI_VERSION, build_library
 from ptojax.lower.host.cache import CacheEntry
+from ptojax.lower.host.compiler import passive_openmp_threads
 
 
 class StaleLibraryError(OSError):
     """A library file that cannot be loaded or was built for another ABI."""
 
 
-def _passive_openmp_threads():
-    """Make OpenMP worker threads sleep between kernels instead of spinning.
-
-    libgomp reads OMP_WAIT_POLICY once, when the first library that needs it is loaded. Its
-    default (spin for a while after each parallel region) starves the BLAS threads numpy runs
-    between our kernels: a kernel followed by a matmul measured 8-36 ms instead of ~0.9 ms.
-    A policy the user set is kept.
-    """
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 class KernelLibrary:
     def __init__(self, path: Path, entries):
-        _passive_openmp_threads()
+        passive_openmp_threads()
         try:
             self._dll = ctypes.CDLL(str(path))
             abi = self._dll.ptojax_host_abi
+            self._error = self._dll.ptojax_host_error
         except (OSError, AttributeError) as e:
             raise StaleLibraryError(f"cannot load kernel library {path}: {e}") from None
         abi.restype = ctypes.c_int
@@ -46,7 +36,6 @@ class KernelLibrary:
             raise StaleLibraryError(f"kernel library {path} has ABI {abi()}, "
                                     f"expected {ABI_VERSION}")
         self.path = Path(path)
-        self._error = self._dll.ptojax_host_error
         self._error.restype = ctypes.c_char_p
         self._launchers = []
         self._names = []
@@ -71,12 +60,15 @@ class KernelLibrary:
 
 
 def build_and_load(kernel_source: str, entries, target, **options):
-    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded; an entry
-    that is published but cannot be loaded (stale) is discarded and rebuilt once."""
-    built = build_library(kernel_source, entries, target, **options)
-    try:
-        return KernelLibrary(built.path, entries), built
-    except StaleLibraryError:
-        CacheEntry(built.key).discard()
+    """(KernelLibrary, BuildResult): the library built (or found cached) and loaded. A cached
+    library that cannot be loaded (stale, or not what its entry claims) is discarded and
+    rebuilt; a freshly built one that cannot be loaded is a ``CompileError``."""
+    while True:
         built = build_library(kernel_source, entries, target, **options)
-        return KernelLibrary(built.path, entries), built
+        try:
+            return KernelLibrary(built.path, entries), built
+        except StaleLibraryError as e:
+            CacheEntry(built.key).discard()
+            if not built.cached:
+                raise CompileError(f"the host C++ compiler built a kernel library that cannot "
+                                   f"be used: {e}") from None

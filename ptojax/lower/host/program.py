@@ -1,12 +1,12 @@
 """A tiled IR executed on the host: its tile kernels compiled, the rest on numpy.
 
-``HostProgram(tiled, target)`` emits the PTO C++ of every ``tile_kernel`` equation (the same
-source ``as_text("pto-cpp")`` shows), builds it into one shared library (disk-cached), and
-generates the straight-line executor of ``runtime/executable.py`` with each kernel equation
-calling its compiled launcher; tensor-level equations between kernels keep running through
-their numpy impls.
+``HostProgram(tiled, target)`` emits every ``tile_kernel`` equation — as a fused loop nest
+(``fused.py``, the default) or as the PTO C++ that ``as_text("pto-cpp")`` shows —, builds them
+into one shared library (disk-cached), and generates the straight-line executor of
+``runtime/executable.py`` with each kernel equation calling its compiled launcher;
+tensor-level equations between kernels keep running through their numpy impls.
 
-Blocks of a mixed (cube + vector) kernel: the host runs a block's cube core, then its vector
+Blocks of a mixed (cube + vector) PTO kernel: the host runs a block's cube core, then its vector
 sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
 in the library — once as the cube core sees it (``__DAV_CUBE__``), once as the vector cores
 do (``__DAV_VEC__``) — so each core's code can run on its own.
@@ -21,6 +21,8 @@ import numpy as np
 
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
+from ptojax.lower.host import fused
+from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
@@ -31,16 +33,17 @@ from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
 from ptojax.lower.cost import kernel_cost
 
+KERNEL_BUILDS = ("fused", "pto")
 CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
 VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
 BOTH_COPY = SourceCopy("ptojax_both", ("__DAV_CUBE__", "__DAV_VEC__"))
 
 
-def _arena_target(target, eqns):
+def _arena_target(target, tiled):
     """``target`` with buffers large enough for every kernel (a pto.kernel keeps the buffer
     plan of the chip it was written for)."""
     buffers = dict(target.buffers)
-    for e in eqns:
+    for e in kernel_eqns(tiled):
         for space, n in get_target(e.params["target"]).buffers.items():
             buffers[space] = max(buffers.get(space, 0), n)
     return dataclasses.replace(target, buffers=MappingProxyType(buffers))
@@ -122,30 +125,58 @@ def _kernel_recorder(eqn):
     return record
 
 
+def _pto_build(tiled: ClosedIR, target, check_sync: bool) -> dict:
+    """The PTO-faithful build: the emitted PTO C++ against pto_host.h."""
+    scheds = [schedule_of(e) for e in kernel_eqns(tiled)]
+    split_cores = any(s.mixed for s in scheds)
+    copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
+    if split_cores and any(s.kind == "kernel" for s in scheds):
+        copies += (BOTH_COPY,)
+    return dict(kernel_source=program_cpp(tiled, target.name),
+                entries=[_entry(i, e, s, split_cores)
+                         for i, (e, s) in enumerate(zip(kernel_eqns(tiled), scheds))],
+                check_sync=check_sync, copies=copies)
+
+
+def _fused_build(tiled: ClosedIR) -> dict:
+    """The fused build: each kernel one loop nest (lower/host/fused.py)."""
+    kernels = kernel_eqns(tiled)
+    return dict(kernel_source=fused.program_source(kernels), entries=fused.entries(kernels),
+                bodies_at_o1=False)
+
+
 class HostProgram:
     """``run(*flat_inputs)`` for a tiled IR, its kernels compiled for the host.
 
-    ``source`` is the emitted PTO C++; ``build`` says where the library came from (compiled
-    now or found in the disk cache) and how long compiling took; ``launchers`` maps each
-    ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
+    ``kernels`` is the build: ``"fused"`` (each kernel one loop nest computing its chain in
+    registers, ``lower/host/fused.py``) or ``"pto"`` (the emitted PTO C++ instruction stream
+    against ``pto_host.h``, which a ``check_sync`` build always is); a kernel the fused
+    emitter has no form for makes the program use the PTO build (``fused_error`` says why).
+    ``source`` is the compiled kernel source; ``build`` says where the library came from
+    (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
     """
 
-    def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn"):
-        eqns = kernel_eqns(tiled)
-        scheds = [schedule_of(e) for e in eqns]
-        split_cores = any(s.mixed for s in scheds)
-        self.entries = [_entry(i, e, s, split_cores) for i, (e, s) in enumerate(zip(eqns,
-                                                                                 scheds))]
-        self.copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
-        if split_cores and any(s.kind == "kernel" for s in scheds):
-            self.copies += (BOTH_COPY,)
-        self.source = program_cpp(tiled, target.name)
+    def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
+                 kernels: str = "fused"):
+        if kernels not in KERNEL_BUILDS:
+            raise ValueError(f"unknown host kernel build {kernels!r}; available: "
+                             f"{', '.join(KERNEL_BUILDS)}")
+        self.kernels = "pto" if check_sync else kernels
+        self.fused_error = None
+        if self.kernels == "fused":
+            try:
+                options = _fused_build(tiled)
+            except FusedUnsupported as e:
+                self.kernels, self.fused_error = "pto", str(e)
+        if self.kernels == "pto":
+            options = _pto_build(tiled, target, check_sync)
+        self.entries = options["entries"]
+        self.source = options["kernel_source"]
         self.check_sync = check_sync
-        self.library, self.build = build_and_load(self.source, self.entries,
-                                                  _arena_target(target, eqns),
-                                                  check_sync=check_sync, copies=self.copies,
-                                                  name=name)
-        self.launchers = {e: _launcher(self.library, i, e, s.block_dim)
-                          for i, (e, s) in enumerate(zip(eqns, scheds))}
+        self.library, self.build = build_and_load(target=_arena_target(target, tiled),
+                                                  name=name, **options)
+        self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
+                          for i, e in enumerate(kernel_eqns(tiled))}
         self.executable = Executable(tiled, self.launchers)
         self.run = self.executable.run

@@ -16,8 +16,10 @@ from ptojax import dtypes
 from ptojax.errors import ShardingError
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
-from ptojax.sharding import (NamedSharding, Shard, block_index, local_shape, spec_dims,
-                             spec_of_dims)
+from ptojax.devices import Device
+from ptojax.tree_util import tree_broadcast, tree_flatten, tree_leaves, tree_map
+from ptojax.sharding import (NamedSharding, PartitionSpec, Shard, SingleDeviceSharding,
+                             block_index, local_shape, named_sharding, spec_dims, spec_of_dims)
 
 
 def split(value: np.ndarray, dims, mesh, devices) -> list:
@@ -104,8 +106,32 @@ def shards_of(x, sharding: NamedSharding) -> list:
 
 
 def device_put(x, sharding=None):
-    """``x`` placed as ``sharding`` says: a ``NamedSharding`` splits it into per-device blocks;
-    None or a single-device sharding gives an ordinary Array."""
+    """``x`` (an array or a pytree of them) placed as ``sharding`` says (a pytree prefix of
+    ``x``): a ``NamedSharding`` (or a PartitionSpec, on the mesh of ``pto.set_mesh``) splits a
+    value into per-device blocks; None, a device or a single-device sharding gives an
+    ordinary Array.
+
+    Example:
+      >>> mesh = pto.make_mesh((2,), ("data",))
+      >>> x = pto.device_put(pnp.arange(4.0), pto.NamedSharding(mesh, pto.P("data")))
+      >>> [s.data for s in x.addressable_shards]
+      [Array([0., 1.]), Array([2., 3.])]
+    """
+    leaves, treedef = tree_flatten(x)
+    if treedef.is_leaf:
+        return _put_leaf(x, sharding)
+    shardings = treedef.flatten_up_to(tree_broadcast(sharding, x, is_leaf=_is_sharding))
+    return treedef.unflatten(_put_leaf(leaf, s) for leaf, s in zip(leaves, shardings))
+
+
+def _is_sharding(x) -> bool:
+    return x is None or isinstance(x, (NamedSharding, PartitionSpec, SingleDeviceSharding,
+                                       Device))
+
+
+def _put_leaf(x, sharding):
+    if isinstance(sharding, PartitionSpec):
+        sharding = named_sharding(sharding, "device_put")
     if not isinstance(sharding, NamedSharding):
         if isinstance(x, Array) and type(x) is Array:
             return x
@@ -114,6 +140,33 @@ def device_put(x, sharding=None):
     aval = _aval_of(x)
     spec_dims(sharding.spec, aval.shape, sharding.mesh, f"device_put of {aval}")
     return ShardedArray(shards_of(x, sharding), aval, sharding)
+
+
+def device_get(x):
+    """``x`` (a pytree) with every array replaced by a numpy array holding its value (sharded
+    arrays are assembled); other leaves are returned as they are.
+
+    Example:
+      >>> pto.device_get({"w": pnp.ones(2)})
+      {'w': array([1., 1.], dtype=float32)}
+    """
+    return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
+
+
+def block_until_ready(x):
+    """Wait until every array in the pytree ``x`` is computed, and return ``x``. ptojax
+    computes values eagerly (and jit calls return finished arrays), so this only checks
+    nothing is left to wait for.
+
+    Example:
+      >>> pto.block_until_ready(pnp.ones(2))
+      Array([1., 1.])
+    """
+    for leaf in tree_leaves(x):
+        wait = getattr(leaf, "block_until_ready", None)
+        if wait is not None:
+            wait()
+    return x
 
 
 def _aval_of(x) -> TensorType:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 import time
 
 import numpy as np
 
+from ptojax.env import env_seconds, positive_seconds
 from ptojax.errors import CollectiveError
 from ptojax.shard.runtime.cost import bytes_sent
 from ptojax.sharding import linear_index
@@ -32,13 +32,16 @@ _timeout: list = []  # [seconds] set by ptojax.distributed.initialize(timeout=..
 
 def default_timeout() -> float:
     """Seconds a collective waits for its peers before raising CollectiveError."""
-    if _timeout:
-        return _timeout[0]
-    return float(os.environ.get("PTOJAX_COLLECTIVE_TIMEOUT", "60"))
+    return _timeout[0] if _timeout else configured_timeout()
+
+
+def configured_timeout() -> float:
+    """PTOJAX_COLLECTIVE_TIMEOUT in seconds (default 60), validated."""
+    return env_seconds("PTOJAX_COLLECTIVE_TIMEOUT", 60.0)
 
 
 def set_default_timeout(seconds: float) -> None:
-    _timeout[:] = [float(seconds)]
+    _timeout[:] = [positive_seconds(seconds, "the collective timeout")]
 
 
 _transport: list = []  # [the process transport] once ptojax.distributed is initialized

@@ -141,3 +141,14 @@ def load(check_sync: bool, source: str = SOURCE):
 
 def index_of(name: str) -> int:
     return list(KERNELS).index(name)
+
+
+# one small kernel (``scale``, launcher 0) that builds in about a second: for cache tests
+SMALL_SOURCE = PREAMBLE + KERNELS["scale"]
+
+
+def small_entries(symbol: str = "ptojax_launch_0"):
+    return [EntryPoint(symbol, "scale", "    pto::host::on_core(pto::host::kFirstVectorCore, "
+                       "[&] { scale(static_cast<float*>(args[0]), "
+                       "static_cast<float*>(args[1])); });")]
+

@@ -10,16 +10,20 @@ from ptojax.lower.host.backend import CpuBackend
 
 F32, F16, BF16, I32 = (np.dtype(np.float32), np.dtype(np.float16),
                        np.dtype(ml_dtypes.bfloat16), np.dtype(np.int32))
-# host vs interpreter: the same per-op rounding, but exp/log are the header's own polynomials
-# (a few f32 ulp apart from numpy's), sums are reassociated, and tanh/logistic are PTO
-# instruction sequences (absolute error ~1e-7 near 0): twice the dtype's tolerance
+# host vs interpreter: the same per-op rounding, but exp/log/tanh/logistic are the header's own
+# polynomials (a few f32 ulp apart from numpy's), sums are reassociated, and in the PTO build
+# tanh/logistic are instruction sequences (absolute error ~1e-7 near 0): twice the dtype's
+# tolerance
 HOST_SCALE = 2.0
 
 
-def host_jit(fn, check_sync=False, tile_config=None, target=pto.targets.host_jit):
-    """``fn`` jitted on the cpu backend, compiled before its first call."""
+def host_jit(fn, check_sync=False, tile_config=None, target=pto.targets.host_jit,
+             kernels=None):
+    """``fn`` jitted on the cpu backend, compiled before its first call (``kernels``: the
+    host build, fused or pto; None: the default)."""
     return pto.jit(fn, backend=CpuBackend(tiered=False, min_elements=0, check_sync=check_sync,
-                                          tile_config=tile_config, target=target))
+                                          tile_config=tile_config, target=target,
+                                          kernels=kernels))
 
 
 def executable_of(jitted, *args):

@@ -3,6 +3,8 @@ kernels once built), the interpreter on request, numpy with one warning when the
 compiler or building fails, and compiler errors that quote the kernel line."""
 import os
 import stat
+import subprocess
+import sys
 import time
 import warnings
 
@@ -13,7 +15,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from handwritten import BUILD_OPTIONS, SOURCE, entries
 from host_cases import executable_of
-from ptojax.errors import CompileError
+from ptojax.errors import CacheError, CompileError
 from ptojax.lower.host.build import build_library
 from ptojax.targets import host_cpu
 from ptojax.lower.host import backend as host_backend
@@ -147,3 +149,75 @@ def test_tiers_race_and_the_faster_compiled_program_stays():
 def test_tiers_race_and_a_slower_compiled_program_is_dropped():
     executable = _trial_outcome(numpy_delay=0.0, compiled_delay=0.02)
     assert executable.status.startswith("numpy: the numpy executor measured faster")
+
+
+# --- failures end in a final status and one warning ----------------------------------------------
+def _background_build(x):
+    """A HostExecutable of ``chain`` after its first call and background compile."""
+    executable = HostExecutable(pto.make_ir(chain)(x), CpuBackend())
+    first = executable.run(x)
+    assert executable.wait(600)
+    host_backend.wait_for_compiles(600)
+    return executable, first
+
+
+def test_a_crashed_background_compile_fails_with_one_warning(monkeypatch):
+    def crash(*args, **kwargs):
+        return 1 // 0
+    monkeypatch.setattr(host_backend, "tile_ir", crash)
+    monkeypatch.setattr(host_backend, "_warned", set())
+    x = _x((270, 150))
+    with pytest.warns(RuntimeWarning, match="crashed") as record:
+        executable, first = _background_build(x)
+        _background_build(x)                    # the same crash again: no second warning
+    (warning,) = [w for w in record if "crashed" in str(w.message)]
+    assert "ZeroDivisionError" in str(warning.message) and "test_backend.py" in \
+        str(warning.message)
+    assert executable.status.startswith("failed: internal error: ZeroDivisionError")
+    np.testing.assert_allclose(np.asarray(executable.run(x)[0]), np.asarray(first[0]))
+
+
+def test_an_unusable_cache_warns_once_and_keeps_numpy(monkeypatch, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(blocker))
+    monkeypatch.setattr(host_backend, "_warned", set())
+    x = _x((280, 150))
+    with pytest.warns(RuntimeWarning, match=f"{blocker} is not a directory") as record:
+        executable, first = _background_build(x)
+        _background_build(x)
+    assert len([w for w in record if str(blocker) in str(w.message)]) == 1
+    assert executable.status.startswith("failed: ") and str(blocker) in executable.status
+    np.testing.assert_allclose(np.asarray(first[0]), np.asarray(chain(x)), rtol=1e-6)
+
+
+def test_an_unusable_cache_is_a_cache_error_when_compiling_is_required(monkeypatch,
+                                                                        tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(shared))
+    with pytest.raises(CacheError, match=f"refusing to use the kernel cache directory "
+                                         f"{shared}: it is writable by group and others"):
+        pto.jit(chain, backend=CpuBackend(tiered=False))(_x((260, 150)))
+
+
+FALLBACK_PROGRAM = """
+import numpy as np, ptojax as pto, ptojax.numpy as pnp
+x = np.zeros((256, 160), np.float32)
+for fn in (lambda v: pnp.log(v) * 2, lambda v: 1 / v + 3):
+    pto.jit(fn)(x)
+pto.lower.host.backend.wait_for_compiles(600)
+print(np.asarray(pnp.log(pnp.zeros(3)))[0])
+"""
+
+
+def test_fallback_warnings_reach_a_user_running_with_W_always(tmp_path):
+    # the warning filter ptojax once installed at import outranked -W always and hid these
+    env = {**os.environ, "CXX": "/nonexistent/c++", "PTOJAX_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-W", "always", "-c", FALLBACK_PROGRAM],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "-inf"
+    assert done.stderr.count("RuntimeWarning: ptojax: the C++ compiler") == 1, done.stderr
+    assert "encountered" not in done.stderr          # log(0), 1/0: IEEE results, quietly

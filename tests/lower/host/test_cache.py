@@ -1,17 +1,28 @@
-"""The disk cache of kernel libraries: hits and misses, what the key depends on, corrupt and
-stale entries rebuilt (never fatal), and two processes building the same library at once."""
+"""The disk cache of kernel libraries: hits and misses, what the key depends on, two processes
+building the same library at once — and trust: the cache is private to its user, an entry's
+library is named by its key (never by a path from the manifest), and anything malformed,
+foreign, truncated or left by a killed build is discarded and rebuilt, never loaded."""
 import json
 import os
+import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from handwritten import BUILD_OPTIONS, N, SOURCE, entries, index_of, load
-from ptojax.lower.host.build import build_library
+from handwritten import N, SMALL_SOURCE, small_entries
+from ptojax.errors import CacheError, CompileError
+from ptojax.lower.host import cache
+from ptojax.lower.host import compiler as host_compiler
+from ptojax.lower.host.build import (BOTH_CORES, build_library, library_key,
+                                     translation_unit)
 from ptojax.lower.host.cache import CacheEntry, cache_root
+from ptojax.lower.host.compiler import find_compiler
 from ptojax.lower.host.loader import build_and_load
 from ptojax.targets import host_cpu
 
@@ -19,21 +30,59 @@ HERE = Path(__file__).resolve().parent
 
 
 def _unique(tag: str) -> str:
-    """SOURCE with a distinct comment: a key no other test builds."""
-    return SOURCE + f"\n// cache test: {tag}\n"
+    """A small kernel source with a distinct comment: a key no other test builds."""
+    return SMALL_SOURCE + f"\n// cache test: {tag} {os.getpid()}\n"
+
+
+def _build(source, entries=None):
+    return build_library(source, entries or small_entries(), host_cpu, name="small")
+
+
+def _key(source, check_sync=False):
+    unit = translation_unit(source, small_entries(), host_cpu, check_sync, BOTH_CORES)
+    return library_key(unit, find_compiler())
+
+
+@pytest.fixture(scope="module")
+def good_library():
+    """The bytes of a library of the small kernel (built once for the module)."""
+    return _build(_unique("good")).path.read_bytes()
+
+
+def _cached(tag, good_library):
+    """(source, entry, library): a source no other test builds, found in the cache — a
+    copy of the good library published under its key, so no compile is needed."""
+    source = _unique(tag)
+    entry = CacheEntry(_key(source))
+    with entry.locked():
+        built = entry.temporary(".so.tmp")
+        built.write_bytes(good_library)
+        library = entry.publish(built, source, {})
+    assert _build(source).cached
+    return source, entry, library
+
+
+def _load(source):
+    return build_and_load(source, small_entries(), host_cpu, name="small")
 
 
 def _runs(library):
     x = np.arange(N, dtype=np.float32)
     out = np.zeros(N, np.float32)
-    library.launch(index_of("scale"), [x, out], 4)
+    library.launch(0, [x, out], 4)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def _forge_manifest(entry, **fields):
+    meta = json.loads(entry.manifest.read_text())
+    meta.update(fields)
+    entry.manifest.write_text(json.dumps(meta))
 
 
 def test_miss_then_hit_under_the_cache_dir():
     source = _unique("miss-hit")
-    library, first = load(False, source)
-    _, second = load(False, source)
+    library, first = _load(source)
+    _, second = _load(source)
     assert (first.cached, second.cached) == (False, True)
     assert first.path == second.path and first.seconds > 0 and second.seconds == 0
     assert Path(os.environ["PTOJAX_CACHE_DIR"]) in first.path.parents
@@ -43,67 +92,301 @@ def test_miss_then_hit_under_the_cache_dir():
 
 
 def test_key_depends_on_source_and_sync_checking():
-    keys = {load(False, _unique("key"))[1].key, load(True, _unique("key"))[1].key,
-            load(False, _unique("key2"))[1].key}
-    assert len(keys) == 3
+    source = _unique("key")
+    assert len({_key(source), _key(_unique("key2")), _key(source, check_sync=True)}) == 3
 
 
-def test_truncated_library_is_rebuilt():
-    source = _unique("truncated")
-    built = build_library(source, entries(), host_cpu, **BUILD_OPTIONS)
-    data = built.path.read_bytes()
-    built.path.write_bytes(data[: len(data) // 3])
-    library, rebuilt = build_and_load(source, entries(), host_cpu, **BUILD_OPTIONS)
-    assert not rebuilt.cached
-    _runs(library)
-
-
-def test_garbage_manifest_is_rebuilt():
-    source = _unique("manifest")
-    built = build_library(source, entries(), host_cpu, **BUILD_OPTIONS)
-    CacheEntry(built.key).manifest.write_text("{ not json")
-    library, rebuilt = build_and_load(source, entries(), host_cpu, **BUILD_OPTIONS)
-    assert not rebuilt.cached
-    _runs(library)
-
-
-def test_stale_library_that_lacks_the_launchers_is_rebuilt():
-    source = _unique("stale")
-    built = build_library(source, entries(), host_cpu, **BUILD_OPTIONS)
-    other = build_library(_unique("stale-other"), entries()[:1], host_cpu, **BUILD_OPTIONS)
+def test_cache_directories_and_files_are_private():
+    built = _build(_unique("private"))
     entry = CacheEntry(built.key)
-    built.path.write_bytes(other.path.read_bytes())     # a valid library, wrong launchers
-    meta = json.loads(entry.manifest.read_text())
-    other_meta = json.loads(CacheEntry(other.key).manifest.read_text())
-    meta.update(size=other_meta["size"], sha256=other_meta["sha256"])
-    entry.manifest.write_text(json.dumps(meta))
-    assert entry.published() == built.path
-    library, rebuilt = build_and_load(source, entries(), host_cpu, **BUILD_OPTIONS)
+    for path in (cache_root(), entry.dir.parent, entry.dir):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    for path in (entry.manifest, entry.source, entry.lockfile, built.path):
+        st = path.stat()
+        assert st.st_uid == os.geteuid() and not st.st_mode & 0o077, path
+
+
+# --- malformed entries are rebuilt, never loaded ------------------------------------------------
+def test_truncated_library_is_rebuilt(good_library):
+    source, _, library = _cached("truncated", good_library)
+    library.write_bytes(good_library[: len(good_library) // 3])
+    loaded, rebuilt = _load(source)
     assert not rebuilt.cached
-    _runs(library)
+    _runs(loaded)
 
 
+@pytest.mark.parametrize("manifest", ["{ not json", "[1, 2]", '{"version": 1}'])
+def test_garbage_manifest_is_rebuilt(good_library, manifest):
+    source, entry, _ = _cached(f"manifest {manifest}", good_library)
+    entry.manifest.write_text(manifest)
+    loaded, rebuilt = _load(source)
+    assert not rebuilt.cached
+    _runs(loaded)
+
+
+def _replace_library(entry, library, data):
+    """Swap the library's bytes and make the manifest match them (as a corrupt build
+    would)."""
+    library.write_bytes(data)
+    _forge_manifest(entry, size=len(data), sha256=cache.file_sha256(library))
+    assert entry.published() == library
+
+
+def test_stale_library_that_lacks_the_launchers_is_rebuilt(good_library):
+    source, entry, library = _cached("stale", good_library)
+    other = _build(_unique("stale-other"), small_entries("ptojax_launch_7"))
+    _replace_library(entry, library, other.path.read_bytes())   # valid, wrong launchers
+    loaded, rebuilt = _load(source)
+    assert not rebuilt.cached
+    _runs(loaded)
+
+
+def test_a_library_without_the_error_reporter_is_rebuilt(tmp_path, good_library):
+    source, entry, library = _cached("no-error-symbol", good_library)
+    stub = tmp_path / "stub.cpp"
+    stub.write_text('extern "C" __attribute__((visibility("default"))) int ptojax_host_abi() '
+                    '{ return 2; }\n')
+    compiler = find_compiler()
+    subprocess.run([*compiler.command, *compiler.flags, str(stub), "-o", str(tmp_path / "s")],
+                   check=True)
+    _replace_library(entry, library, (tmp_path / "s").read_bytes())
+    loaded, rebuilt = _load(source)
+    assert not rebuilt.cached
+    _runs(loaded)
+
+
+@pytest.mark.parametrize("name", ["absolute", "parent", "other key"])
+def test_a_manifest_cannot_name_a_library_outside_its_key(tmp_path, good_library, name):
+    source, entry, _ = _cached(f"outside {name}", good_library)
+    other_key = "f" * 64
+    planted = {"absolute": tmp_path / "planted.so", "parent": tmp_path / "planted.so",
+               "other key": entry.dir / f"{other_key}.00000000.so"}[name]
+    planted.write_bytes(good_library)               # a valid library, and it would load
+    library = {"absolute": str(planted), "parent": os.path.relpath(planted, entry.dir),
+               "other key": planted.name}[name]
+    _forge_manifest(entry, library=library)
+    assert entry.published() is None
+    loaded, rebuilt = _load(source)
+    assert not rebuilt.cached and rebuilt.path.parent == entry.dir
+    assert rebuilt.path.name.startswith(entry.key)
+    assert planted.exists()         # discarding the entry did not delete what it named
+    _runs(loaded)
+
+
+@pytest.mark.parametrize("how", ["group-writable", "other-writable", "symlink", "foreign"])
+def test_a_library_someone_else_could_have_written_is_rebuilt(tmp_path, good_library, how):
+    if how == "foreign" and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    source, entry, library = _cached(f"untrusted {how}", good_library)
+    if how == "foreign":
+        os.chown(library, 4242, -1)
+    elif how == "symlink":
+        copy = tmp_path / "copy.so"
+        copy.write_bytes(good_library)
+        library.unlink()
+        library.symlink_to(copy)
+    else:
+        library.chmod(0o720 if how == "group-writable" else 0o702)
+    assert entry.published() is None
+    loaded, rebuilt = _load(source)
+    assert not rebuilt.cached
+    _runs(loaded)
+
+
+# --- an unsafe cache directory is refused ------------------------------------------------------
+def _use_cache(monkeypatch, path):
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(path))
+    monkeypatch.setattr(cache, "_swept", set())
+
+
+@pytest.mark.parametrize("how", ["shared 1777", "group-writable", "foreign owner"])
+def test_a_cache_directory_others_can_write_is_refused(tmp_path, monkeypatch, how):
+    root = tmp_path / "cache"
+    root.mkdir()
+    if how == "shared 1777":
+        root.chmod(0o1777)
+    elif how == "group-writable":
+        root.chmod(0o770)
+    else:
+        monkeypatch.setattr(cache, "current_uid", lambda: os.geteuid() + 4242)
+    _use_cache(monkeypatch, root)
+    with pytest.raises(CacheError, match="refusing to use the kernel cache directory") as e:
+        _build(_unique("refused"))
+    assert str(root) in str(e.value)
+    assert ("owned by uid" if how == "foreign owner" else "writable by") in str(e.value)
+    assert not list(root.iterdir())             # nothing was written into it
+
+
+def test_a_writable_subdirectory_is_refused(tmp_path, monkeypatch, good_library):
+    _use_cache(monkeypatch, tmp_path / "cache")
+    source, entry, _ = _cached("subdir", good_library)
+    entry.dir.chmod(0o777)
+    with pytest.raises(CacheError, match=f"{entry.dir}.*writable by group and others"):
+        _build(source)
+
+
+def test_an_ancestor_anyone_can_replace_is_refused(tmp_path, monkeypatch):
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)                       # no sticky bit: others can rename entries
+    _use_cache(monkeypatch, open_dir / "cache")
+    with pytest.raises(CacheError, match=f"ancestor {open_dir} is writable by others"):
+        _build(_unique("ancestor"))
+
+
+@pytest.mark.parametrize("how", ["a file", "under a file", "manifest is a directory"])
+def test_an_unusable_cache_path_is_a_cache_error(tmp_path, monkeypatch, how):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    root = {"a file": blocker, "under a file": blocker / "cache",
+            "manifest is a directory": tmp_path / "cache"}[how]
+    _use_cache(monkeypatch, root)
+    source = _unique("unusable")
+    if how == "manifest is a directory":
+        key = library_key(translation_unit(source, small_entries(), host_cpu, False,
+                                           BOTH_CORES), find_compiler())
+        CacheEntry(key).manifest.mkdir(parents=True)
+    with pytest.raises(CacheError, match=str(root)):
+        _build(source)
+
+
+# --- killed builds -------------------------------------------------------------------------------
 BUILD_IN_A_PROCESS = textwrap.dedent("""
     import sys, time
     sys.path[:0] = [{here!r}, {tests!r}]
-    from handwritten import SOURCE, load
+    from handwritten import SMALL_SOURCE, small_entries
+    from ptojax.lower.host.build import build_library
+    from ptojax.targets import host_cpu
     start = float(sys.argv[1])
     while time.time() < start:
         pass
-    library, built = load(False, SOURCE + "\\n// cache test: concurrent\\n")
+    built = build_library(SMALL_SOURCE + sys.argv[2], small_entries(), host_cpu, name="small")
     print(built.cached, built.path)
 """)
 
 
-def test_two_processes_building_the_same_library_compile_it_once():
+def _build_in_a_process(tag, start=0.0):
     code = BUILD_IN_A_PROCESS.format(here=str(HERE), tests=str(HERE.parent))
-    import time
-    start = str(time.time() + 2.0)
-    procs = [subprocess.Popen([sys.executable, "-c", code, start], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-             for _ in range(2)]
+    return subprocess.Popen([sys.executable, "-c", code, str(start), tag],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+
+
+def test_two_processes_building_the_same_library_compile_it_once():
+    start = time.time() + 2.0
+    tag = f"\n// cache test: concurrent {os.getpid()}\n"
+    procs = [_build_in_a_process(tag, start) for _ in range(2)]
     results = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in results]
     outcomes = [out.split() for out, _ in results]
     assert sorted(cached for cached, _ in outcomes) == ["False", "True"]
     assert outcomes[0][1] == outcomes[1][1]
+
+
+def _children(pid):
+    """The pids whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_build_killed_mid_compile_leaves_nothing_that_blocks_the_next():
+    tag = f"\n// cache test: killed {os.getpid()}\n"
+    key = library_key(translation_unit(SMALL_SOURCE + tag, small_entries(), host_cpu, False,
+                                       BOTH_CORES), find_compiler())
+    entry = CacheEntry(key)
+    proc = _build_in_a_process(tag)
+    deadline = time.time() + 120
+    while not (compilers := _children(proc.pid)) and proc.poll() is None \
+            and time.time() < deadline:
+        time.sleep(0.01)
+    assert compilers, "the build never started its compiler"
+    proc.kill()                                            # kill -9, mid-compile
+    for pid in compilers:
+        os.killpg(pid, signal.SIGKILL)                      # and the compiler with it
+    proc.communicate()
+    assert {p.suffix for p in entry.temporaries()} >= {".cpp", ".tmp"}
+    assert entry.published() is None
+    rebuilt = _build(SMALL_SOURCE + tag)
+    assert not rebuilt.cached and entry.temporaries() == []
+
+
+def test_the_startup_sweep_spares_a_live_build(monkeypatch):
+    dead, live = (CacheEntry(_key(_unique(t))) for t in ("sweep-dead", "sweep-live"))
+    for entry in (dead, live):
+        entry.temporary(".so.tmp")
+        entry.temporary(".build.cpp")
+    monkeypatch.setattr(cache, "_swept", set())
+    with live.locked():                          # a build of `live` is in progress
+        cache.sweep_temporaries(cache_root())
+        assert dead.temporaries() == [] and len(live.temporaries()) == 2
+    live.remove_temporaries()
+
+
+def test_a_compiler_that_builds_no_library_publishes_nothing(tmp_path, monkeypatch):
+    # works for the probe, then "succeeds" at kernels without a shared library ($OUTPUT)
+    script = tmp_path / "cxx"
+    script.write_text('#!/bin/sh\ncase "$*" in *build.cpp*)\n'
+                      '  for a; do [ "$prev" = -o ] && out=$a; prev=$a; done\n'
+                      '  case $OUTPUT in\n'
+                      '    nothing) rm -f "$out";;\n'
+                      '    empty) : > "$out";;\n'
+                      '    text) echo "not a library" > "$out";;\n'
+                      '  esac; exit 0;;\nesac\nexec g++ "$@"\n')
+    script.chmod(0o700)
+    monkeypatch.setenv("CXX", str(script))
+    host_compiler._find_compiler.cache_clear()
+    try:
+        for output in ("nothing", "empty", "text"):
+            monkeypatch.setenv("OUTPUT", output)
+            source = _unique(f"no library {output}")
+            with pytest.raises(CompileError, match="exited successfully building `small` but"):
+                _build(source)
+            entry = CacheEntry(_key(source))
+            assert entry.published() is None and not entry.manifest.exists()
+            assert entry.temporaries() == [] and not list(entry.dir.glob(f"{entry.key}*.so"))
+    finally:
+        host_compiler._find_compiler.cache_clear()
+
+
+def test_a_planted_library_never_runs(tmp_path, monkeypatch, good_library):
+    """A library with a constructor, planted (1) through a manifest that names it by absolute
+    path, (2) as a complete entry in a shared 1777 cache directory: its code must not run."""
+    marker = tmp_path / "constructor-ran"
+    planted = tmp_path / "planted.so"
+    (tmp_path / "planted.cpp").write_text(
+        f'#include <cstdio>\n__attribute__((constructor)) static void run() {{ '
+        f'std::fclose(std::fopen("{marker}", "w")); }}\n'
+        f'extern "C" __attribute__((visibility("default"))) int ptojax_host_abi() '
+        f'{{ return 2; }}\n')
+    compiler = find_compiler()
+    subprocess.run([*compiler.command, *compiler.flags, str(tmp_path / "planted.cpp"), "-o",
+                    str(planted)], check=True)
+    source, entry, _ = _cached("planted by path", good_library)
+    _forge_manifest(entry, library=str(planted), size=planted.stat().st_size,
+                    sha256=cache.file_sha256(planted))
+    _runs(_load(source)[0])
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(shared))
+    source = _unique("planted in a shared cache")
+    victim = CacheEntry(_key(source), shared)
+    victim.dir.mkdir(parents=True)
+    library = victim.dir / f"{victim.key}.00000000.so"
+    library.write_bytes(planted.read_bytes())
+    victim.manifest.write_text(json.dumps({
+        "version": cache.MANIFEST_VERSION, "key": victim.key, "library": library.name,
+        "size": library.stat().st_size, "sha256": cache.file_sha256(library)}))
+    with pytest.raises(CacheError, match=f"refusing to use the kernel cache directory {shared}"):
+        _load(source)
+    assert not marker.exists()

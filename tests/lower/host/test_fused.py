@@ -1,6 +1,7 @@
-"""Fused patterns end to end on the default (automatic) planner for the host target, built
-with the set/wait flag checker (PTO_HOST_CHECK_SYNC): every kernel the emitter produces for
-them must be correctly synchronized, and must match the numpy interpreter."""
+"""Fused patterns end to end on the default (automatic) planner for the host target: built
+as PTO C++ with the set/wait flag checker (PTO_HOST_CHECK_SYNC), every kernel the emitter
+produces for them must be correctly synchronized and match the numpy interpreter; built as
+fused loop nests (the default build), they must match both."""
 import numpy as np
 import pytest
 
@@ -71,3 +72,19 @@ def test_fused_pattern_matches_interpreter_with_checked_sync(name):
     executable = executable_of(host, *args)
     assert executable.status == "compiled"
     assert executable.program.check_sync
+
+
+# (chains, softmax and the norms are in test_fused_build.py's programs)
+@pytest.mark.parametrize("name", ["log_softmax_f16", "gelu", "relu_grad", "masks_to_floats",
+                                  "mlp_step", "attention_grad"])
+def test_fused_build_of_the_pattern_matches_the_pto_build_and_the_interpreter(name):
+    fn, make_args = CASES[name]
+    args = make_args()
+    fused = host_jit(fn, kernels="fused")
+    with np.errstate(all="ignore"):
+        out = pto.tree_util.tree_leaves(fused(*args))
+        assert_matches(out, pto.tree_util.tree_leaves(interpret(fn, *args)), rtol_scale=8)
+        assert_matches(out, pto.tree_util.tree_leaves(host_jit(fn, check_sync=True)(*args)),
+                       rtol_scale=8)
+    program = executable_of(fused, *args).program
+    assert program.kernels == "fused" and program.fused_error is None

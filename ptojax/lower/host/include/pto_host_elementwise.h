@@ -50,6 +50,21 @@ template <typename C> inline C op_div(C a, C b) {
     return a / b;
   }
 }
+template <typename C> inline C op_neg(C a) { return op_sub(C(0), a); }
+template <typename C> inline C op_abs(C a) {
+  if constexpr (std::is_floating_point<C>::value) return __builtin_fabsf(a);
+  else return a < C(0) ? op_neg(a) : a;
+}
+// bit not; a bool (one 0/1 byte) is negated logically
+template <typename C> inline C op_not(C a) {
+  if constexpr (std::is_same<C, bool>::value) return !a;
+  else return static_cast<C>(~a);
+}
+template <typename C> inline C op_recip(C a) { return C(1) / a; }
+inline float sqrt_f32(float a) { return __builtin_sqrtf(a); }
+inline float rsqrt_f32(float a) { return 1.0f / __builtin_sqrtf(a); }
+inline bool is_finite_f32(float a) { return __builtin_fabsf(a) < __builtin_inff(); }
+
 // NaN-propagating: a NaN a is kept by `a != a`; a NaN b fails `a > b` and is selected.
 template <typename C> inline C op_max(C a, C b) {
   if constexpr (std::is_floating_point<C>::value) return (a > b || a != a) ? a : b;
@@ -84,29 +99,15 @@ PTO_HOST_BINARY_OP(Or, static_cast<C>(a | b))
       return EXPR;                    \
     }                                 \
   };
-PTO_HOST_UNARY_OP(Neg, op_sub(C(0), a))
+PTO_HOST_UNARY_OP(Neg, op_neg(a))
+PTO_HOST_UNARY_OP(Abs, op_abs(a))
+PTO_HOST_UNARY_OP(Not, op_not(a))
 PTO_HOST_UNARY_OP(Exp, exp_f32(a))
 PTO_HOST_UNARY_OP(Log, log_f32(a))
-PTO_HOST_UNARY_OP(Sqrt, __builtin_sqrtf(a))
-PTO_HOST_UNARY_OP(Rsqrt, 1.0f / __builtin_sqrtf(a))
-PTO_HOST_UNARY_OP(Recip, C(1) / a)
+PTO_HOST_UNARY_OP(Sqrt, sqrt_f32(a))
+PTO_HOST_UNARY_OP(Rsqrt, rsqrt_f32(a))
+PTO_HOST_UNARY_OP(Recip, op_recip(a))
 #undef PTO_HOST_UNARY_OP
-
-struct Abs {
-  template <typename C>
-  C operator()(C a) const {
-    if constexpr (std::is_floating_point<C>::value) return __builtin_fabsf(a);
-    else return a < C(0) ? op_sub(C(0), a) : a;
-  }
-};
-
-struct Not {
-  template <typename C>
-  C operator()(C a) const {
-    if constexpr (std::is_same<C, bool>::value) return !a;
-    else return static_cast<C>(~a);
-  }
-};
 
 // op(x, s) and op(s, x) for a scalar s held in the compute type.
 template <typename Op, typename C>

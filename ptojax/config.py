@@ -1,0 +1,217 @@
+"""``pto.config``: ptojax's options, under JAX's flag names where ptojax behaves as JAX does.
+
+    pto.config.update("jax_disable_jit", True)
+    pto.config.jax_enable_x64          # False: defaults are 32-bit, as JAX without x64
+
+Three kinds of option:
+
+- **Fixed** JAX flags: ptojax has exactly one behaviour, the one JAX has at the value listed
+  (``jax_enable_x64=False``: Python scalars and default dtypes are 32-bit; ptojax also keeps
+  explicit 64-bit inputs 64-bit, as JAX with x64 does). Reading gives that value; updating to
+  it is accepted; any other value raises ``ConfigError`` saying what ptojax does instead.
+- **Flags** held here: ``jax_disable_jit`` (``pto.jit`` runs functions op by op; results are
+  the same up to the last bits of fused host kernels).
+- **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
+  the devices are first used), ``ptojax_collective_timeout`` and ``ptojax_cache_dir``;
+  updating one sets its ``PTOJAX_*`` environment variable, which the runtime reads.
+
+An unknown name raises ``ConfigError`` (an ``AttributeError`` on attribute reads) listing the
+options.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Callable
+
+from ptojax import devices
+from ptojax.env import env_path
+from ptojax.errors import ConfigError
+from ptojax.shard.runtime.in_process import configured_timeout
+from ptojax.source_info import user_frame
+
+
+class Fixed:
+    """A JAX flag ptojax supports at one value only."""
+
+    def __init__(self, value, why: str, accepted=()):
+        self.value = value
+        self.why = why
+        self.accepted = (value, *accepted)
+
+    def get(self):
+        return self.value
+
+    def set(self, name, value):
+        if value not in self.accepted:
+            raise ConfigError(f"config option {name!r} cannot be {value!r} in ptojax: "
+                              f"{self.why}", user_frame(3))
+
+
+class Flag:
+    """A boolean held by this module."""
+
+    def __init__(self, value: bool, doc: str):
+        self.value = value
+        self.doc = doc
+
+    def get(self):
+        return self.value
+
+    def set(self, name, value):
+        if not isinstance(value, bool):
+            raise ConfigError(f"config option {name!r} must be a bool, got {value!r}",
+                              user_frame(3))
+        self.value = value
+
+
+class Environment:
+    """An option stored in an environment variable, validated by the same reader (``env.py``)
+    the runtime uses when it needs the value."""
+
+    def __init__(self, variable: str, read: Callable, check=None):
+        self.variable = variable
+        self.read = read
+        self.check = check
+
+    def get(self):
+        return self.read()
+
+    def set(self, name, value):
+        previous = os.environ.get(self.variable)
+        os.environ[self.variable] = str(value)
+        try:
+            parsed = self.read()
+            if self.check is not None:
+                self.check(name, parsed)
+        except ConfigError as e:
+            _restore(self.variable, previous)
+            raise ConfigError(f"config option {name!r}: {e.message}", user_frame(3)) from None
+
+
+def _restore(variable: str, previous) -> None:
+    if previous is None:
+        os.environ.pop(variable, None)
+    else:
+        os.environ[variable] = previous
+
+
+def _device_count(name, value):
+    if devices.topology_known() and value != devices.topology().local_count:
+        raise ConfigError(f"it must be set before the devices are first used (this process "
+                          f"already has {devices.topology().local_count} devices); set it at "
+                          f"the start of the program or set PTOJAX_NUM_DEVICES")
+
+
+_OPTIONS: dict = {
+    "jax_enable_x64": Fixed(False, "default dtypes are always 32-bit (Python scalars are "
+                            "float32/int32), while explicit 64-bit arrays and dtypes stay "
+                            "64-bit; pass float64 arrays or dtype=float64 where you need "
+                            "double precision"),
+    "jax_platforms": Fixed("cpu", "ptojax executes on the host CPU (Ascend code is emitted, "
+                           "not run)", accepted=(None, "")),
+    "jax_platform_name": Fixed("cpu", "ptojax executes on the host CPU", accepted=(None, "")),
+    "jax_threefry_partitionable": Fixed(True, "pto.random always uses JAX's partitionable "
+                                        "Threefry scheme"),
+    "jax_default_prng_impl": Fixed("threefry2x32", "pto.random implements Threefry-2x32 "
+                                   "only"),
+    "jax_numpy_rank_promotion": Fixed("allow", "ptojax.numpy always broadcasts ranks as "
+                                      "NumPy does"),
+    "jax_numpy_dtype_promotion": Fixed("standard", "ptojax.numpy promotes with JAX's "
+                                       "standard lattice only"),
+    "jax_default_matmul_precision": Fixed(None, "float32 matmuls always compute in full "
+                                          "float32", accepted=("highest", "float32")),
+    "jax_debug_nans": Fixed(False, "there is no NaN checking mode; use "
+                            "pto.tools.check_numerics to find where values diverge"),
+    "jax_debug_infs": Fixed(False, "there is no inf checking mode; use "
+                            "pto.tools.check_numerics"),
+    "jax_enable_checks": Fixed(False, "there is no internal checking mode"),
+    "jax_log_compiles": Fixed(False, "use logging.getLogger('ptojax.jit') to see retraces"),
+    "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
+    "ptojax_num_devices": Environment("PTOJAX_NUM_DEVICES", devices.configured_local_count,
+                                      _device_count),
+    "ptojax_collective_timeout": Environment("PTOJAX_COLLECTIVE_TIMEOUT",
+                                             configured_timeout),
+    "ptojax_cache_dir": Environment("PTOJAX_CACHE_DIR",
+                                    lambda: env_path("PTOJAX_CACHE_DIR")),
+}
+_ALIASES = {"jax_num_cpu_devices": "ptojax_num_devices"}
+
+
+def _option(name: str):
+    option = _OPTIONS.get(_ALIASES.get(name, name))
+    if option is None:
+        raise ConfigError(f"unknown config option {name!r}; ptojax's options are "
+                          f"{sorted([*_OPTIONS, *_ALIASES])}", user_frame(3))
+    return option
+
+
+class Config:
+    """ptojax's options: read them as attributes, change them with ``update``."""
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option ``name`` to ``value``.
+
+        Args:
+          name: an option name (JAX's flag name where ptojax has the same behaviour).
+          value: the new value.
+
+        Raises:
+          ConfigError: for an unknown option, or a value ptojax does not support.
+
+        Example:
+          >>> pto.config.update("jax_disable_jit", False)
+          >>> pto.config.jax_disable_jit
+          False
+        """
+        _option(name).set(name, value)
+
+    def read(self, name: str) -> Any:
+        """The value of option ``name`` (as ``getattr(config, name)``)."""
+        return _option(name).get()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return _option(name).get()
+        except ConfigError as e:
+            raise AttributeError(e.message) from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"use pto.config.update({name!r}, {value!r}) to change an option")
+
+    def __dir__(self):
+        return sorted([*_OPTIONS, *_ALIASES, "update", "read"])
+
+    def __repr__(self):
+        return "Config(" + ", ".join(f"{n}={o.get()!r}" for n, o in _OPTIONS.items()) + ")"
+
+
+config = Config()
+
+
+def jit_disabled() -> bool:
+    """Whether ``jax_disable_jit`` is set (read by ``pto.jit`` on every call)."""
+    return _OPTIONS["jax_disable_jit"].value
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """A context in which ``pto.jit`` functions run op by op (``jax_disable_jit``).
+
+    Args:
+      disable: whether to disable jit inside the context (default True).
+
+    Example:
+      >>> with pto.disable_jit():
+      ...     pto.jit(lambda x: pnp.sin(x) + 1)(pnp.zeros(2))
+      Array([1., 1.])
+    """
+    flag = _OPTIONS["jax_disable_jit"]
+    previous = flag.value
+    flag.set("jax_disable_jit", bool(disable))
+    try:
+        yield
+    finally:
+        flag.value = previous

@@ -1,0 +1,54 @@
+// pto_host_fused.h — what fused host kernels (ptojax/lower/host/fused.py) add to pto_host.h.
+//
+// A fused kernel computes a tile kernel's chain one element at a time in registers: a value
+// of element type T is held in T's compute type (float for half / bfloat16_t, bool for masks)
+// and, for the 16-bit floats, rounded to T after every operation (round_as), so that each
+// primitive rounds once, as numpy and the PTO build's instructions do. The element
+// functions are the primitives' `host` facts: op_add ... op_not, exp_f32 ... (pto_host_
+// elementwise.h, pto_host_vmath.h), convert_to below.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "pto_host.h"
+
+namespace pto {
+namespace host {
+
+using bool_t = bool;   // a mask's element type in convert_to<bool_t>
+
+// v rounded to element type T, back in T's compute type (the identity unless T is 16-bit float)
+template <typename T>
+static inline PTO_VMATH_INLINE compute_t<T> round_as(compute_t<T> v) {
+  return widen(narrow<T>(v));
+}
+
+// x converted to element type To, in To's compute type: float -> integer truncates toward
+// zero, saturates and sends NaN to 0; the other conversions are mode-independent.
+template <typename To, typename C>
+static inline PTO_VMATH_INLINE compute_t<To> convert_to(C x) {
+  return widen(convert<To>(x, RoundMode::CAST_TRUNC));
+}
+
+// Per-thread scratch arrays of a fused kernel (row buffers, accumulators), one per `which`.
+template <typename T>
+inline T* fused_buffer(int which, std::size_t n) {
+  static thread_local std::vector<std::vector<T>> buffers;
+  if (static_cast<int>(buffers.size()) <= which) buffers.resize(which + 1);
+  std::vector<T>& b = buffers[which];
+  if (b.size() < n) b.resize(n);
+  return b.data();
+}
+
+// The kReduceLanes partial results of a row reduction combined pairwise, as reduce_contiguous
+// (pto_host_reduce.h) combines them: fused kernels reduce in the same order as TROWSUM & co.
+template <typename C, typename Op>
+static inline C fold_lanes(C (&part)[kReduceLanes], Op op) {
+  for (int w = kReduceLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) part[l] = op(part[l], part[l + w]);
+  return part[0];
+}
+
+}  // namespace host
+}  // namespace pto

@@ -1,0 +1,267 @@
+"""``pto.nn.initializers``: JAX's weight initializers, drawing from ``pto.random`` keys.
+
+An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float32). The
+variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas exactly, so
+with the same key it draws JAX's values: the uniform ones bit for bit up to the final scaling,
+the normal ones to a few ulps (see ``pto.random``). Complex dtypes are not supported; neither
+are ``orthogonal``/``delta_orthogonal`` (they need a QR decomposition).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+from ptojax import dtypes, random
+from ptojax import numpy as pnp
+from ptojax.errors import DtypeError, ShapeError
+from ptojax.source_info import user_frame
+
+# the standard deviation of a standard normal truncated to (-2, 2)
+_TRUNCATED_STDDEV = .87962566103423978
+
+
+def _dtype(name, dtype):
+    dtype = dtypes.float32 if dtype is None else dtypes.canonicalize(dtype)
+    if not dtypes.is_float(dtype):
+        raise DtypeError(f"nn.initializers.{name}: dtype must be a floating-point dtype, got "
+                         f"{dtype}", user_frame(2))
+    return dtype
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(operator.index(n) for n in shape)
+
+
+def zeros(key, shape, dtype=None):
+    """An array of zeros (``key`` is ignored).
+
+    Args:
+      key: a ``pto.random`` key (unused).
+      shape: the result shape.
+      dtype: the result dtype, default float32.
+
+    Returns:
+      ``pnp.zeros(shape, dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.zeros(pto.random.key(0), (2,))
+      Array([0., 0.])
+    """
+    return pnp.zeros(_shape(shape), dtypes.float32 if dtype is None else dtype)
+
+
+def ones(key, shape, dtype=None):
+    """An array of ones (``key`` is ignored).
+
+    Args:
+      key: a ``pto.random`` key (unused).
+      shape: the result shape.
+      dtype: the result dtype, default float32.
+
+    Returns:
+      ``pnp.ones(shape, dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.ones(pto.random.key(0), (2,))
+      Array([1., 1.])
+    """
+    return pnp.ones(_shape(shape), dtypes.float32 if dtype is None else dtype)
+
+
+def constant(value, dtype=None):
+    """An initializer filling arrays with ``value``.
+
+    Args:
+      value: the fill value.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.constant(-7.0)(pto.random.key(0), (2,))
+      Array([-7., -7.])
+    """
+    def init(key, shape, dtype=dtype):
+        return pnp.full(_shape(shape), value, dtypes.float32 if dtype is None else dtype)
+    return init
+
+
+def uniform(scale=1e-2, dtype=None):
+    """An initializer drawing uniformly from ``[0, scale)``.
+
+    Args:
+      scale: the upper bound, default 0.01.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.uniform(10.0)(pto.random.key(42), (2,)).shape
+      (2,)
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("uniform", dtype)
+        return pnp.multiply(random.uniform(key, _shape(shape), dtype),
+                            pnp.asarray(scale, dtype))
+    return init
+
+
+def normal(stddev=1e-2, dtype=None):
+    """An initializer drawing from a normal distribution of mean 0 and ``stddev``.
+
+    Args:
+      stddev: the standard deviation, default 0.01.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.normal(5.0)(pto.random.key(42), (2, 3)).shape
+      (2, 3)
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("normal", dtype)
+        return pnp.multiply(random.normal(key, _shape(shape), dtype),
+                            pnp.asarray(stddev, dtype))
+    return init
+
+
+def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
+    """An initializer drawing from a normal distribution truncated to ``(lower, upper)``
+    before it is scaled by ``stddev`` (no variance correction, as JAX).
+
+    Args:
+      stddev: the standard deviation of the untruncated distribution, default 0.01.
+      dtype: the initializer's default dtype (float32 if None).
+      lower: the lower truncation bound (in standard deviations), default -2.
+      upper: the upper truncation bound, default 2.
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.truncated_normal(5.0)(pto.random.key(42), (2, 3)).shape
+      (2, 3)
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("truncated_normal", dtype)
+        draws = random.truncated_normal(key, lower, upper, _shape(shape), dtype)
+        return pnp.multiply(draws, pnp.asarray(stddev, dtype))
+    return init
+
+
+def _size(shape, axes) -> int:
+    if isinstance(axes, int):
+        return shape[axes]
+    return math.prod(shape[a] for a in axes)
+
+
+def compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
+    """``(fan_in, fan_out)`` of a weight of ``shape``: the sizes of ``in_axis`` and
+    ``out_axis`` times the receptive field (the product of the axes in neither, nor in
+    ``batch_axis``)."""
+    if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
+        raise ShapeError(f"nn.initializers: cannot compute the input and output sizes of a "
+                         f"{len(shape)}-d weight of shape {shape} with the default in_axis; "
+                         f"use a shape of rank >= 2 or pass in_axis", user_frame(3))
+    in_size, out_size = _size(shape, in_axis), _size(shape, out_axis)
+    receptive_field = math.prod(shape) / in_size / out_size / _size(shape, batch_axis)
+    return in_size * receptive_field, out_size * receptive_field
+
+
+_DENOMINATORS = {
+    "fan_in": lambda fan_in, fan_out: fan_in,
+    "fan_out": lambda fan_in, fan_out: fan_out,
+    "fan_avg": lambda fan_in, fan_out: (fan_in + fan_out) / 2,
+    "fan_geo_avg": lambda fan_in, fan_out: (fan_in * fan_out) ** 0.5,
+}
+_DISTRIBUTIONS = ("truncated_normal", "normal", "uniform")
+
+
+def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(),
+                     dtype=None):
+    """An initializer whose samples have mean 0 and variance ``scale / n``.
+
+    ``n`` is, by ``mode``: ``"fan_in"`` the number of inputs, ``"fan_out"`` of outputs,
+    ``"fan_avg"`` their mean, ``"fan_geo_avg"`` their geometric mean (times the receptive
+    field: axes not in ``in_axis``/``out_axis``/``batch_axis``, e.g. conv kernel axes).
+
+    Args:
+      scale: the variance scale (a positive float).
+      mode: ``"fan_in"``, ``"fan_out"``, ``"fan_avg"`` or ``"fan_geo_avg"``.
+      distribution: ``"truncated_normal"`` (truncated at 2 standard deviations, rescaled to
+        the target variance), ``"normal"`` or ``"uniform"`` (on ``[-sqrt(3 v), sqrt(3 v))``).
+      in_axis: the input axis or axes of the weight, default -2.
+      out_axis: the output axis or axes, default -1.
+      batch_axis: axes to ignore, default none.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> init = pto.nn.initializers.variance_scaling(2.0, "fan_in", "normal")
+      >>> init(pto.random.key(0), (64, 32)).shape
+      (64, 32)
+    """
+    if mode not in _DENOMINATORS:
+        raise ValueError(f"variance_scaling: invalid mode {mode!r}; expected one of "
+                         f"{sorted(_DENOMINATORS)}")
+    if distribution not in _DISTRIBUTIONS:
+        raise ValueError(f"variance_scaling: invalid distribution {distribution!r}; expected "
+                         f"one of {list(_DISTRIBUTIONS)}")
+
+    def init(key, shape, dtype=dtype):
+        shape = _shape(shape)
+        dtype = _dtype("variance_scaling", dtype)
+        fan_in, fan_out = compute_fans(shape, in_axis, out_axis, batch_axis)
+        variance = pnp.asarray(scale / _DENOMINATORS[mode](fan_in, fan_out), dtype)
+        if distribution == "truncated_normal":
+            stddev = pnp.divide(pnp.sqrt(variance), pnp.asarray(_TRUNCATED_STDDEV, dtype))
+            return pnp.multiply(random.truncated_normal(key, -2, 2, shape, dtype), stddev)
+        if distribution == "normal":
+            return pnp.multiply(random.normal(key, shape, dtype), pnp.sqrt(variance))
+        return pnp.multiply(random.uniform(key, shape, dtype, -1),
+                            pnp.sqrt(pnp.multiply(3, variance)))
+    return init
+
+
+def _family(scale, mode, distribution, name, summary):
+    def build(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None):
+        return variance_scaling(scale, mode, distribution, in_axis=in_axis,
+                                out_axis=out_axis, batch_axis=batch_axis, dtype=dtype)
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"""{summary}: ``variance_scaling({scale}, "{mode}", "{distribution}")``.
+
+    Args:
+      in_axis: the input axis or axes of the weight, default -2.
+      out_axis: the output axis or axes, default -1.
+      batch_axis: axes to ignore, default none.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``.
+
+    Example:
+      >>> pto.nn.initializers.{name}()(pto.random.key(42), (2, 3)).shape
+      (2, 3)
+    """
+    return build
+
+
+glorot_uniform = xavier_uniform = _family(1.0, "fan_avg", "uniform", "glorot_uniform",
+                                          "Glorot (Xavier) uniform initializer")
+glorot_normal = xavier_normal = _family(1.0, "fan_avg", "truncated_normal", "glorot_normal",
+                                        "Glorot (Xavier) normal initializer")
+lecun_uniform = _family(1.0, "fan_in", "uniform", "lecun_uniform", "LeCun uniform initializer")
+lecun_normal = _family(1.0, "fan_in", "truncated_normal", "lecun_normal",
+                       "LeCun normal initializer")
+he_uniform = kaiming_uniform = _family(2.0, "fan_in", "uniform", "he_uniform",
+                                       "He (Kaiming) uniform initializer")
+he_normal = kaiming_normal = _family(2.0, "fan_in", "truncated_normal", "he_normal",
+                                     "He (Kaiming) normal initializer")

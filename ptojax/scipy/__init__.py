@@ -1,0 +1,2 @@
+"""``pto.scipy``: JAX's ``jax.scipy`` subpackages."""
+from ptojax.scipy import special, stats

@@ -1,0 +1,33 @@
+"""The beta distribution on ``[loc, loc + scale]`` (``cdf``/``sf`` need the incomplete beta
+function, which is not here yet)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import numpy as pnp
+from ptojax.scipy.special.entropy import xlog1py, xlogy
+from ptojax.scipy.special.gamma_family import betaln
+from ptojax.scipy.stats.common import describe, inexact, standardized, where_outside
+
+
+@describe("The beta log density ``(a-1) log y + (b-1) log(1-y) - betaln(a, b) - log scale``,"
+          " ``y = (x - loc) / scale`` (``-inf`` outside [0, 1], NaN for non-positive "
+          "``a``, ``b`` or ``scale``).", """
+>>> pto.scipy.stats.beta.logpdf(pnp.array([0.5]), 2.0, 2.0)
+Array([0.40546513])""")
+def logpdf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = inexact("beta.logpdf", x, a, b, loc, scale)
+    y = standardized(x, loc, scale)
+    log_linear = pnp.add(xlogy(pnp.subtract(a, 1.0), y),
+                         xlog1py(pnp.subtract(b, 1.0), pnp.negative(y)))
+    log_probs = pnp.subtract(pnp.subtract(log_linear, betaln(a, b)), pnp.log(scale))
+    outside = pnp.greater(x, pnp.add(loc, scale)) | pnp.less(x, loc)
+    invalid = pnp.less_equal(a, 0) | pnp.less_equal(b, 0) | pnp.less_equal(scale, 0)
+    return pnp.where(invalid, np.nan, where_outside(outside, log_probs))
+
+
+@describe("The beta density.", """
+>>> pto.scipy.stats.beta.pdf(pnp.array([0.5]), 2.0, 2.0)
+Array([1.5])""")
+def pdf(x, a, b, loc=0, scale=1):
+    return pnp.exp(logpdf(x, a, b, loc, scale))

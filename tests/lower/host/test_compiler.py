@@ -1,0 +1,91 @@
+"""The host compiler: $CXX split like a shell word list, a compiler counts only if the library
+it builds loads and runs, and the probe record in the cache is validated before its flags
+enter a build."""
+import json
+
+import pytest
+
+from ptojax.errors import ConfigError
+from ptojax.lower.host import compiler as host_compiler
+from ptojax.lower.host.compiler import (BASE_FLAGS, NoCompilerError, compiler_or_none,
+                                        find_compiler, probe_record)
+
+
+@pytest.fixture
+def cxx(monkeypatch):
+    """Set $CXX for one test, with no compiler remembered from another."""
+    host_compiler._find_compiler.cache_clear()
+
+    def use(value):
+        monkeypatch.setenv("CXX", value)
+    yield use
+    host_compiler._find_compiler.cache_clear()
+
+
+def test_cxx_may_carry_arguments(cxx):
+    cxx("g++")
+    plain = find_compiler()
+    cxx("g++ -O3")
+    compiler = find_compiler()
+    assert compiler.command == ("g++", "-O3") and compiler.flags == plain.flags
+    assert compiler.identity != plain.identity        # so its libraries get other keys
+
+
+@pytest.mark.parametrize("command, why", [
+    ("echo", "exited successfully but wrote no library"),
+    ("true", "exited successfully but wrote no library"),
+    ("gcc", "cannot be loaded: .*undefined symbol.* set CXX to a C\\+\\+ compiler"),
+    ("/nonexistent/c++", "does not exist or is not executable"),
+])
+def test_a_command_that_builds_no_working_library_is_no_compiler(cxx, command, why):
+    cxx(command)
+    with pytest.raises(NoCompilerError, match=why):
+        find_compiler()
+    compiler, reason = compiler_or_none()
+    assert compiler is None and command in reason
+
+
+def test_unparsable_cxx_is_a_config_error(cxx):
+    cxx("g++ 'unbalanced")
+    with pytest.raises(ConfigError, match="CXX=\"g\\+\\+ 'unbalanced\" is not valid"):
+        find_compiler()
+
+
+@pytest.mark.parametrize("record", [
+    {"flags": [*BASE_FLAGS, "-fplugin=/tmp/evil.so"]},            # injected
+    {"flags": [*BASE_FLAGS, "-fopenmp", "-march=native"]},        # out of order
+    {"flags": [*BASE_FLAGS, "-fopenmp", "-fopenmp"]},             # repeated
+    {"flags": ["-O0"]},                                            # not the base flags
+    {"flags": "-std=c++17"},
+    {"identity": "another compiler"},
+    [],
+])
+def test_a_probe_record_must_name_the_compiler_and_known_flags(record):
+    identity = "/usr/bin/g++\n\ng++ 12"
+    if isinstance(record, dict):
+        record = {"identity": identity, "flags": list(BASE_FLAGS), **record}
+    assert host_compiler._recorded_flags(json.dumps(record).encode(), identity) is None
+    good = {"identity": identity, "flags": [*BASE_FLAGS, "-march=native", "-fopenmp"]}
+    assert host_compiler._recorded_flags(json.dumps(good).encode(), identity) == \
+        tuple(good["flags"])
+
+
+def test_a_bad_probe_record_is_probed_again(cxx):
+    cxx("g++")
+    good = find_compiler()
+    path = probe_record(good.identity)
+    path.write_text(json.dumps({"identity": good.identity,
+                                "flags": [*BASE_FLAGS, "-fplugin=/tmp/evil.so"]}))
+    host_compiler._find_compiler.cache_clear()
+    assert find_compiler().flags == good.flags
+    assert json.loads(path.read_text())["flags"] == list(good.flags)
+
+
+def test_a_probe_record_others_could_write_is_ignored(cxx):
+    cxx("g++")
+    good = find_compiler()
+    path = probe_record(good.identity)
+    path.write_text(json.dumps({"identity": good.identity, "flags": list(BASE_FLAGS)}))
+    path.chmod(0o666)
+    host_compiler._find_compiler.cache_clear()
+    assert find_compiler().flags == good.flags

@@ -1,0 +1,296 @@
+"""The fused host build (each tile kernel one loop nest, lower/host/fused.py) against the
+PTO-faithful build (the emitted PTO C++ instruction stream) and the numpy tile interpreter, on
+the same programs: chains over every tiled elementwise primitive in every dtype the host
+tiles, row reductions (softmax, layer norm, ...), column sums, matmuls with epilogues, on
+ragged shapes. The two builds compute the same values — the same per-operation rounding, exp
+and log, summation order and GEMM worker — except tanh and logistic (vmath functions vs the
+PTO instruction sequences) and 16-bit float integer powers (rounded once vs per instruction),
+which are compared within tolerance."""
+import re
+import subprocess
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from host_cases import (BF16, F16, F32, I32, assert_matches, executable_of,
+                        has_ragged_regions, host_jit, interpret, kernels_of)
+from ptojax.lower.host import fused
+from ptojax.lower.host.backend import CpuBackend
+from ptojax.lower.host.build import translation_unit
+from ptojax.lower.host.compiler import INCLUDE_DIR, compiler_or_none
+from ptojax.lower.host.fused_plan import FusedUnsupported
+from ptojax.lower.host.program import kernel_eqns
+from ptojax.tile.ops import ELEMENTWISE_TILE_PRIMS
+
+I16, I8, U8, BOOL = (np.dtype(t) for t in (np.int16, np.int8, np.uint8, np.bool_))
+SMALL_TILES = pto.TileConfig(vec=(8, 32))
+SMALL_CUBE = pto.TileConfig(cube=(32, 32, 32))
+
+
+# --- the programs ---------------------------------------------------------------------------
+def float_chains(x, y):
+    """Every float elementwise primitive with a tile form. The first two outputs use tanh
+    and logistic, the next five are integer powers (which 16-bit floats round differently in
+    the two builds)."""
+    a = pnp.abs(y) + 0.5
+    return (pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x,
+            pto.nn.sigmoid(x - y) * 3.0,
+            x ** 2, x ** 3 + 1.0, x ** 4 * 0.25, x ** -1, x ** -2,
+            pnp.log(a) / pnp.sqrt(a) - pto.lax.rsqrt(a),
+            pnp.maximum(x, y) - pnp.minimum(x, 0.5) + pto.lax.stop_gradient(x) * 3.0,
+            pnp.where((x > y) & ~(x == y) | (x <= -1.0) | (x >= 2.0), x, -y),
+            pnp.where((x != y) & (x < y) & pnp.isfinite(x / y), x / y, 2.0 - x),
+            (x * 8).astype(pnp.int32), (x * 0.25).astype(pnp.bool_),
+            x.astype(pnp.float16 if x.dtype == pnp.float32 else pnp.float32))
+
+
+FLOAT_OUTPUTS = 14
+
+
+def floats(x32, y32, x16, y16, xb, yb):
+    return float_chains(x32, y32) + float_chains(x16, y16) + float_chains(xb, yb)
+
+
+def int_chains(i, j):
+    d = pnp.maximum(pnp.abs(j), 1)
+    return ((i + j) * 3 - pto.lax.div(i, d), pnp.minimum(i, j) - pnp.maximum(-i, j),
+            i ** 2 + i ** 3, (i & j) | ~i, pnp.where((i > j) | (i == 0), i, j),
+            (i < j).astype(i.dtype) + (i >= j), i.astype(pnp.float32) * 0.5)
+
+
+def ints(i32, j32, i16, j16):
+    return int_chains(i32, j32) + int_chains(i16, j16)
+
+
+def masks(m, n, b, c):
+    """bool masks and bytes: logic, select and conversions (no byte arithmetic on the host)."""
+    return (pnp.where(m & ~n | (n & m), b, c), ~m | n, b.astype(pnp.bool_) & m,
+            m.astype(pnp.uint8), pnp.where(n, c.astype(pnp.int8), b.astype(pnp.int8)),
+            (m | n).astype(pnp.float32) * 2.0)
+
+
+def row_ops(x, g, b):
+    return (pto.nn.softmax(x), pto.nn.log_softmax(x), pto.nn.layer_norm(x, g, b),
+            pto.nn.rms_norm(x, g), pnp.sum(x, -1), pnp.max(x, -1), pnp.min(x, -1),
+            pnp.mean(x * x, -1) * 2.0, x * pnp.max(x, -1, keepdims=True) + g,
+            x.reshape(-1, x.shape[-1]).sum(0))
+
+
+def rows(x32, g32, b32, x16, g16, b16, xb, gb, bb):
+    return row_ops(x32, g32, b32) + row_ops(x16, g16, b16) + row_ops(xb, gb, bb)
+
+
+def cube_ops(x, w, b, q, k):
+    return (pnp.maximum(x @ w + b, 0.0), x @ w, q @ pnp.swapaxes(k, -1, -2))
+
+
+def cubes(x16, w16, b16, q16, k16, xb, wb, bb, qb, kb):
+    return cube_ops(x16, w16, b16, q16, k16) + cube_ops(xb, wb, bb, qb, kb)
+
+
+def _floats(rng, shape, dtype, specials=True):
+    x = rng.standard_normal(shape).astype(np.float32) * 2
+    if specials:
+        x.flat[:7] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-40, 0.5]
+    return x.astype(dtype)
+
+
+def _args(name):
+    rng = np.random.default_rng(11)
+    if name == "floats":
+        return [_floats(rng, (37, 70), dt) for dt in (F32, F32, F16, F16, BF16, BF16)]
+    if name == "ints":
+        return [rng.integers(-30000, 30000, (3, 5, 40)).astype(dt)
+                for dt in (I32, I32, I16, I16)]
+    if name == "masks":
+        return [rng.random((37, 70)) < 0.5, rng.random((37, 70)) < 0.3,
+                rng.integers(0, 256, (37, 70)).astype(U8),
+                rng.integers(0, 256, (37, 70)).astype(U8)]
+    if name == "rows":
+        return [_floats(rng, s, dt, specials=False) for dt in (F32, F16, BF16)
+                for s in ((7, 40, 33), (33,), (33,))]
+    return [_floats(rng, s, dt, specials=False) for dt in (F16, BF16)
+            for s in ((100, 70), (70, 50), (50,), (2, 64, 16), (2, 64, 16))]
+
+
+# name -> (function, tile config, target, outputs that may differ between the two builds)
+PROGRAMS = {
+    "floats": (floats, SMALL_TILES, pto.targets.host_jit,
+               {0, 1} | {FLOAT_OUTPUTS * k + i for k in (1, 2) for i in range(7)}),
+    "ints": (ints, SMALL_TILES, pto.targets.host_jit, set()),
+    "masks": (masks, SMALL_TILES, pto.targets.host_jit, set()),
+    "rows": (rows, None, pto.targets.host_jit, set()),
+    "cubes": (cubes, SMALL_CUBE, pto.targets.host_cpu, set()),
+}
+BUILT = {}
+
+
+def _run(name, kernels):
+    """(jitted, outputs) of program ``name`` on the ``kernels`` build (built once)."""
+    if (name, kernels) not in BUILT:
+        fn, config, target, _ = PROGRAMS[name]
+        jitted = host_jit(fn, tile_config=config, target=target, kernels=kernels)
+        with np.errstate(all="ignore"):
+            BUILT[name, kernels] = jitted, [np.asarray(o) for o in jitted(*_args(name))]
+    return BUILT[name, kernels]
+
+
+def _same(a, b):
+    if a.dtype.kind in "fc" or a.dtype == ml_dtypes.bfloat16:
+        return np.array_equal(a.astype(np.float64), b.astype(np.float64), equal_nan=True)
+    return np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_fused_build_matches_the_interpreter(name):
+    jitted, outs = _run(name, "fused")
+    fn, _, _, _ = PROGRAMS[name]
+    with np.errstate(all="ignore"):
+        expected = interpret(fn, *_args(name))
+    assert_matches(outs, [np.asarray(e) for e in expected], rtol_scale=4)
+    program = executable_of(jitted, *_args(name)).program
+    assert program.kernels == "fused" and program.fused_error is None
+    assert has_ragged_regions(jitted, *_args(name))
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_fused_build_computes_what_the_pto_build_computes(name):
+    (_, fused_outs), (pto_jitted, pto_outs) = _run(name, "fused"), _run(name, "pto")
+    assert executable_of(pto_jitted, *_args(name)).program.kernels == "pto"
+    approximate = PROGRAMS[name][3]
+    for i, (a, b) in enumerate(zip(fused_outs, pto_outs)):
+        if i in approximate:
+            with np.errstate(all="ignore"):
+                assert_matches(a, b, rtol_scale=4)
+        else:
+            assert _same(a, b), f"output {i} of {name} differs between the builds"
+
+
+def test_the_programs_cover_every_tiled_elementwise_primitive():
+    seen = set()
+    for name in PROGRAMS:
+        jitted, _ = _run(name, "fused")
+        for k in kernels_of(jitted, *_args(name)):
+            seen |= {e.prim for body in k.params["bodies"] for e in body.eqns}
+    wanted = {tp for p, tp in ELEMENTWISE_TILE_PRIMS.items() if not p.fact("tile").identity}
+    missing = sorted(p.name for p in wanted - seen)
+    assert not missing, f"no fused-build case runs {missing}"
+
+
+def test_every_op_runs_in_a_kernel():
+    for name in ("floats", "ints", "masks"):
+        jitted, _ = _run(name, "fused")
+        ir = executable_of(jitted, *_args(name)).program.executable.closed.ir
+        assert {e.prim.name for e in ir.eqns} == {"tile_kernel"}, name
+
+
+def test_zero_size_arrays_run_without_kernels():
+    x = np.zeros((0, 70), np.float32)
+    for kernels in ("fused", "pto"):
+        fn = host_jit(lambda v: (pnp.exp(v) * 2 + v, pto.nn.softmax(v)), kernels=kernels)
+        out = fn(x)
+        assert [o.shape for o in out] == [(0, 70), (0, 70)]
+        assert executable_of(fn, x).status == "numpy"
+
+
+# --- the generated code ---------------------------------------------------------------------
+def softmax(x):
+    e = pnp.exp(x - pnp.max(x, axis=-1, keepdims=True))
+    return e / pnp.sum(e, axis=-1, keepdims=True)
+
+
+def layer_norm(x, g, b):
+    mean = pnp.mean(x, axis=-1, keepdims=True)
+    var = pnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / pnp.sqrt(var + 1e-5) * g + b
+
+
+CODE_CASES = {
+    "chain": (lambda x: pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x, [(1 << 16,)], 1),
+    "softmax": (softmax, [(512, 1024)], 3),
+    "layer_norm": (layer_norm, [(512, 1024), (1024,), (1024,)], 3),
+}
+
+
+def _fused_text(name):
+    fn, shapes, _ = CODE_CASES[name]
+    args = [np.zeros(s, np.float32) for s in shapes]
+    return pto.jit(fn).lower(*args, target=pto.targets.host_jit).as_text("fused-cpp")
+
+
+@pytest.mark.parametrize("name", list(CODE_CASES))
+def test_a_kernel_is_one_loop_nest_with_a_pass_per_row_reduction(name):
+    text = _fused_text(name)
+    assert text.count("static void k") == 1
+    passes = len(re.findall(r"for \(int j = 0; j < cols|for \(int j0 = 0;", text))
+    assert passes == CODE_CASES[name][2], text
+    assert "TLOAD" not in text and "TEXP" not in text
+
+
+def test_pass_loops_vectorize(tmp_path):
+    """Every pass of the chain, softmax and layer norm kernels is vectorized by GCC with the
+    kernel flags (-O2 -march=native -fvect-cost-model=cheap)."""
+    compiler, why = compiler_or_none()
+    if compiler is None:
+        pytest.skip(f"no C++ compiler: {why}")
+    if not {"-march=native", "-fvect-cost-model=cheap"} <= set(compiler.flags):
+        pytest.skip("the kernel flags lack -march=native or -fvect-cost-model=cheap")
+    for name in CODE_CASES:
+        fn, shapes, _ = CODE_CASES[name]
+        tiled = pto.jit(fn).lower(*[np.zeros(s, np.float32) for s in shapes],
+                                  target=pto.targets.host_jit).tile_ir
+        kernels = kernel_eqns(tiled)
+        unit = translation_unit(fused.program_source(kernels), fused.entries(kernels),
+                                pto.targets.host_jit, bodies_at_o1=False)
+        src = tmp_path / f"{name}.cpp"
+        src.write_text(unit)
+        flags = [f for f in compiler.flags if f not in ("-shared", "-fPIC", "-w")]
+        cmd = [*compiler.command, *flags, f"-I{INCLUDE_DIR}", "-c", str(src), "-o",
+               str(tmp_path / f"{name}.o"), "-fopt-info-vec-optimized"]
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if result.returncode != 0 and "fopt-info" in result.stderr:
+            pytest.skip(f"{compiler.command[-1]} has no -fopt-info-vec-optimized")
+        assert result.returncode == 0, result.stderr
+        kernel = unit.split('#line 1 "kernels.cpp"\n', 1)[1].splitlines()
+        loops = {n + 1 for n, line in enumerate(kernel, 1)       # each pass's element loop
+                 if line.strip() == "PTO_HOST_IVDEP"}
+        vectorized = {int(m) for m in re.findall(
+            r"kernels\.cpp:(\d+):\d+: optimized: loop vectorized", result.stderr)}
+        assert loops and loops <= vectorized, \
+            f"{name}: pass loops at lines {sorted(loops)}, vectorized {sorted(vectorized)}"
+
+
+# --- choosing the build ---------------------------------------------------------------------
+def test_the_build_is_an_option_and_an_environment_variable(monkeypatch):
+    monkeypatch.delenv("PTOJAX_HOST_KERNELS", raising=False)
+    assert CpuBackend().kernel_build() == "fused"
+    assert CpuBackend(kernels="pto").kernel_build() == "pto"
+    assert CpuBackend(check_sync=True).kernel_build() == "pto"
+    monkeypatch.setenv("PTOJAX_HOST_KERNELS", "pto")
+    assert CpuBackend().kernel_build() == "pto"
+    assert CpuBackend(kernels="fused").kernel_build() == "fused"
+
+
+def test_a_bad_build_choice_is_an_error(monkeypatch):
+    with pytest.raises(ValueError, match=r"kernels=\.\.\.\) must be one of 'fused', 'pto'"):
+        CpuBackend(kernels="fast")
+    with pytest.raises(ValueError, match="check_sync.*kernels='pto'"):
+        CpuBackend(kernels="fused", check_sync=True)
+    monkeypatch.setenv("PTOJAX_HOST_KERNELS", "Fused")
+    fn = pto.jit(lambda v: v * 2)
+    with pytest.raises(ValueError, match=r"\$PTOJAX_HOST_KERNELS must be one of .*'Fused'"):
+        fn(np.ones((300, 200), np.float32))
+
+
+def test_a_kernel_without_a_fused_form_runs_the_pto_build(monkeypatch):
+    def unsupported(kernels):
+        raise FusedUnsupported("no fused form for the tile op `tile_frobnicate`")
+    monkeypatch.setattr(fused, "program_source", unsupported)
+    fn = host_jit(lambda v: pnp.exp(v) * 2.0)
+    x = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
+    assert_matches(fn(x), interpret(fn._fn, x))
+    program = executable_of(fn, x).program
+    assert program.kernels == "pto" and "tile_frobnicate" in program.fused_error
