@@ -129,3 +129,22 @@ def test_check_numerics_runs_the_kernel_through_the_pipeline():
     kernel, args, _, _ = CASES["softmax_rows"]
     report = pto.tools.check_numerics(kernel, *args)
     assert report.ok, str(report)
+
+
+def test_casts_and_a_half_precision_matmul_with_a_gelu_epilogue():
+    K = pto.kernel
+
+    @K(out_shape=pto.ShapeDtypeStruct((64, 64), np.float16), grid=(2, 2),
+       in_specs=[pto.BlockSpec((32, 64), lambda i, j: (i, 0)),
+                 pto.BlockSpec((64, 32), lambda i, j: (0, j))],
+       out_specs=pto.BlockSpec((32, 32), lambda i, j: (i, j)))
+    def matmul_gelu_f16(a_ref, b_ref, o_ref):
+        acc = K.dot(a_ref[...].astype(np.float16), b_ref[...].astype(np.float16))
+        o_ref[...] = pto.nn.gelu(acc).astype(np.float16)
+    a, b = rand(64, 64), rand(64, 64, seed=1)
+    a16, b16 = a.astype(np.float16).astype(np.float32), b.astype(np.float16).astype(np.float32)
+    expected = np.asarray(pto.nn.gelu(a16 @ b16)).astype(np.float16)
+    assert_close(matmul_gelu_f16(a, b), expected, scale=4)
+    assert_close(pto.tile(matmul_gelu_f16)(a, b), expected, scale=4)
+    assert_close(host_jit(matmul_gelu_f16)(a, b), expected, scale=8)
+    assert "half" in str(pto.jit(matmul_gelu_f16).lower(a, b).as_text("pto-cpp"))
