@@ -32,6 +32,7 @@ from ptojax.errors import ShapeError, UnsupportedError
 from ptojax.eval import axis_env
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.ir.types import TensorType
+from ptojax.kernel import autodiff  # noqa: F401  (the kernel's jvp and transpose rules)
 from ptojax.kernel import body as B
 from ptojax.kernel.call import kernel_call_p
 from ptojax.kernel.spec import BlockSpec, find_regions, make_window

@@ -29,7 +29,7 @@ def out_types_of(bodies) -> list:
 
 
 def _abstract(*in_types, name, grid, windows, regions, bodies, num_inputs, accumulate,
-              target, kernel=None):
+              target, kernel=None, num_primals=None):
     for t, w in zip(in_types, windows[:num_inputs]):
         if tuple(t.shape) != w.shape:
             raise ShapeError(f"kernel {name}: operand {w.name} is {t}, but the kernel was "
@@ -79,14 +79,26 @@ def _replicated_factors(eqn):
                   tuple(((),) * len(v.type.shape) for v in eqn.outputs), (), ())
 
 
+NO_REFERENCE = ("a kernel's semantics are its body run program by program "
+                "(kernel/call.py run_kernel); JAX has no such primitive")
+
 kernel_call_p = Primitive("kernel_call", _abstract,
                           lambda *inputs, **params: run_kernel(inputs, **params),
                           multiple_results=True)
-# batch (a new grid axis, re-tracing the body) is defined with the kernel's tracing, in
-# kernel/api.py
+# jvp (kernel/autodiff.py) and batch (a new grid axis, re-tracing the body: kernel/api.py) are
+# defined with the machinery they need
 kernel_call_p.define(
     tile=TileForm("kernel"), cost=_cost, shard=ShardRule(_replicated_factors),
-    jvp=Unsupported("automatic differentiation of pto.kernel bodies is not implemented; "
-                    "wrap the kernel in pto.custom_vjp with a backward kernel"),
-    reference=Unsupported("a kernel's semantics are its body run program by program "
-                          "(kernel/call.py run_kernel); JAX has no such primitive"))
+    reference=Unsupported(NO_REFERENCE))
+
+# The tangent of a kernel call: linear in its inputs after the first ``num_primals`` (its
+# body is the JVP of the block program); transposed in kernel/autodiff.py
+kernel_linear_call_p = Primitive("kernel_linear_call", _abstract,
+                                 lambda *inputs, **params: run_kernel(inputs, **params),
+                                 multiple_results=True, linear=True)
+kernel_linear_call_p.define(
+    tile=TileForm("kernel"), cost=_cost, shard=ShardRule(_replicated_factors),
+    reference=Unsupported(NO_REFERENCE),
+    jvp=Unsupported("higher-order derivatives of kernels are not implemented"),
+    batch=Unsupported("vmap of a kernel's derivative is not implemented; vmap the "
+                      "function before differentiating it"))

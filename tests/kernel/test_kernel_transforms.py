@@ -1,6 +1,7 @@
-"""pto.kernel under transforms: vmap adds a grid axis, grad goes through pto.custom_vjp with a
-backward kernel, shard_map runs the kernel on each shard, pto.shard gathers its operands.
-Automatic differentiation of kernel bodies is not implemented: grad says so."""
+"""pto.kernel under transforms: vmap adds a grid axis; grad is automatic (the body's JVP,
+transposed with the kernel's blocking) for kernels without loops, or goes through
+pto.custom_vjp with a backward kernel; shard_map runs the kernel on each shard, pto.shard
+gathers its operands."""
 import numpy as np
 import pytest
 
@@ -8,7 +9,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
 from host_cases import host_jit
-from kernels import matmul_bias_relu, rand, softmax_rows
+from kernels import layer_norm, matmul_bias_relu, matmul_k_loop, rand, softmax_rows
 
 K = pto.kernel
 S = pto.ShapeDtypeStruct
@@ -84,10 +85,59 @@ def test_grad_through_custom_vjp_with_a_backward_kernel(jax, jnp):
     assert "softmax_backward" in names
 
 
-def test_grad_without_a_backward_kernel_says_what_to_do():
+def test_automatic_grad_of_softmax_matches_jax_on_every_backend(jax, jnp):
     sm = softmax_rows(64, 48, 32)
-    with pytest.raises(pto.errors.UnsupportedError, match="custom_vjp"):
-        pto.grad(lambda x: pnp.sum(sm(x)))(rand(64, 48))
+    x, w = rand(64, 48), rand(64, 48, seed=1)
+    step = pto.grad(lambda x: pnp.sum(sm(x) * w))
+    expected = np.asarray(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w))(x),
+                          np.float32)
+    assert_close(step(x), expected, scale=4)
+    assert_close(pto.tile(step)(x), expected, scale=4)
+    assert_close(host_jit(step, check_sync=True)(x), expected, scale=8)
+    names = [e.params["name"] for e in pto.make_ir(step)(x).ir.eqns
+             if e.prim.name == "kernel_call"]
+    assert names == ["softmax_rows", "softmax_rows_vjp"]      # the backward is one kernel
+
+
+def test_automatic_grad_accumulates_shared_windows_atomically(jax, jnp):
+    ln = layer_norm(64, 48, 32)          # gamma and beta: one window read by every program
+    x, g, b, w = rand(64, 48), rand(1, 48, seed=1), rand(1, 48, seed=2), rand(64, 48, seed=3)
+    step = pto.grad(lambda x, g, b: pnp.sum(ln(x, g, b) * w), argnums=(0, 1, 2))
+
+    def reference(x, g, b):
+        mean = jnp.mean(x, -1, keepdims=True)
+        d = x - mean
+        return jnp.sum((d * jax.lax.rsqrt(jnp.mean(d * d, -1, keepdims=True) + 1e-5) * g + b)
+                       * w)
+    expected = jax.grad(reference, argnums=(0, 1, 2))(x, g, b)
+    for got in (step(x, g, b), pto.tile(step)(x, g, b)):
+        for a, e in zip(got, expected):
+            assert_close(a, np.asarray(e, np.float32), scale=8)
+
+
+def test_automatic_grad_of_a_matmul_with_an_epilogue(jax, jnp):
+    mm = matmul_bias_relu(64, 48, 32, 32, 48)
+    a, b, c, w = rand(64, 32), rand(32, 48, seed=1), rand(1, 48, seed=2), rand(64, 48, seed=3)
+    step = pto.grad(lambda a, b, c: pnp.sum(mm(a, b, c) * w), argnums=(0, 1, 2))
+    expected = jax.grad(lambda a, b, c: jnp.sum(jax.nn.relu(a @ b + c) * w),
+                        argnums=(0, 1, 2))(a, b, c)
+    for got in (step(a, b, c), pto.tile(step)(a, b, c), host_jit(step)(a, b, c)):
+        for g, e in zip(got, expected):
+            assert_close(g, np.asarray(e, np.float32), scale=8)
+
+
+def test_grad_of_a_kernel_with_a_loop_asks_for_a_backward_kernel():
+    mm = matmul_k_loop(32, 32, 64, 32, 32, 32)
+    with pytest.raises(pto.errors.UnsupportedError, match="fori loops.*custom_vjp"):
+        pto.grad(lambda a: pnp.sum(mm(a, a.T)))(rand(32, 64))
+
+
+def test_jvp_of_a_kernel_matches_jax(jax, jnp):
+    sm = softmax_rows(64, 48, 32)
+    x, t = rand(64, 48), rand(64, 48, seed=1)
+    out, tangent = pto.jvp(sm, (x,), (t,))
+    _, expected = jax.jvp(lambda x: jax.nn.softmax(x, axis=-1), (x,), (t,))
+    assert_close(tangent, np.asarray(expected, np.float32), scale=4)
 
 
 def test_shard_map_runs_the_kernel_on_each_shard():
