@@ -28,8 +28,9 @@ from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp
 from ptojax.trace import Primitive, Unsupported
 
 ONLY_IN_KERNELS = "it only exists inside pto.kernel bodies"
-KERNEL_AD = ("kernel bodies are not differentiated automatically (not implemented); a "
-             "kernel's gradient is a backward kernel given with pto.custom_vjp")
+KERNEL_AD = ("a kernel body is transposed as a whole by kernel/autodiff.py (a load's "
+             "cotangent is an atomic add into the input's cotangent, a store's a load of the "
+             "output's); loops are not differentiated: use pto.custom_vjp")
 KERNEL_VMAP = "pto.vmap of a kernel adds a grid axis to the whole kernel (kernel/api.py)"
 
 
