@@ -12,7 +12,8 @@ from ptojax.numpy.creation import (arange, array, asarray, empty, empty_like, ey
 from ptojax.numpy.complex_parts import (angle, conj, conjugate, imag, iscomplex, iscomplexobj,
                                         isreal, isrealobj, real)
 from ptojax.numpy.indexing import take, take_along_axis
-from ptojax.numpy.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
+from ptojax.numpy import linalg
+from ptojax.numpy.products import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
                                        broadcast_arrays, broadcast_to, column_stack, concat,
                                        concatenate, diag, diagonal, dstack, expand_dims, flip,

@@ -207,6 +207,14 @@ def to_inexact(dtype):
     return dtypes.float64 if dtype in (dtypes.int64, dtypes.uint64) else dtypes.float32
 
 
+def promote_inexact(op, *xs) -> list:
+    """The operands as arrays of their common floating-point dtype (integers and bools become
+    float32, 64-bit integers float64), shapes untouched (JAX's ``promote_dtypes_inexact``)."""
+    xs = [asarray(x, op=op) for x in xs]
+    dtype, weak = result_type(*xs, op=op)
+    return [convert(x, to_inexact(dtype), weak) for x in xs]
+
+
 def promote_args(name, *args, kind=None):
     """Promote to a common dtype and broadcast to a common shape (rank-0 operands stay
     scalars, which elementwise primitives broadcast for free)."""

@@ -7,7 +7,7 @@ import numpy as np
 from ptojax import lax
 from ptojax.errors import located
 from ptojax.source_info import user_frame
-from ptojax.numpy import complex_parts, indexing, linalg, manipulation as manip
+from ptojax.numpy import complex_parts, indexing, manipulation as manip, products
 from ptojax.numpy import math as m, reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
@@ -78,7 +78,7 @@ def _copy(self):
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """numpy ufuncs on traced values dispatch to ptojax.numpy (``np.exp(x)`` under jit)."""
-    fn = getattr(m, ufunc.__name__, None) or getattr(linalg, ufunc.__name__, None)
+    fn = getattr(m, ufunc.__name__, None) or getattr(products, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs:
         return NotImplemented
     return fn(*inputs)
@@ -87,7 +87,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 _ARITHMETIC = {
     "add": m.add, "sub": m.subtract, "mul": m.multiply, "truediv": m.true_divide,
     "floordiv": m.floor_divide, "mod": m.remainder, "divmod": m.divmod, "pow": m.power,
-    "matmul": linalg.matmul, "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
+    "matmul": products.matmul, "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
     "lshift": m.left_shift, "rshift": m.right_shift,
 }
 
@@ -109,7 +109,7 @@ _METHODS = {
     "ptp": red.ptp, "reshape": _reshape, "transpose": _transpose, "astype": _astype,
     "squeeze": manip.squeeze, "ravel": manip.ravel, "flatten": manip.ravel,
     "swapaxes": manip.swapaxes, "repeat": manip.repeat, "clip": m.clip, "round": m.round,
-    "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
+    "dot": products.dot, "sort": sorting.sort, "argsort": sorting.argsort,
     "take": indexing.take, "conj": complex_parts.conj, "conjugate": complex_parts.conjugate,
     "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
     "nonzero": searching.nonzero, "searchsorted": searching.searchsorted,

@@ -9,7 +9,7 @@ from ptojax.errors import ShapeError
 from ptojax.eval.array import Array
 from ptojax.numpy._promote import promote_dtypes
 from ptojax.numpy.indexing import take
-from ptojax.numpy.linalg import matmul
+from ptojax.numpy.products import matmul
 from ptojax.source_info import user_frame
 
 _MODES = ("full", "same", "valid")

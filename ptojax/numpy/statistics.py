@@ -19,7 +19,7 @@ from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, promote
 from ptojax.numpy import math as ew
 from ptojax.numpy import reductions as red
 from ptojax.numpy.indexing import take_along_axis
-from ptojax.numpy.linalg import dot
+from ptojax.numpy.products import dot
 from ptojax.numpy.manipulation import atleast_2d, concatenate, diagonal, reshape
 from ptojax.source_info import user_frame
 

@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax import lax
+from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, promote_dtypes
 from ptojax.numpy import math as ew
-from ptojax.numpy.linalg import matmul
+from ptojax.numpy.products import matmul
 from ptojax.numpy.manipulation import moveaxis, reshape
 from ptojax.source_info import user_frame
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    """The dot product of the vectors along ``axis`` of each (other axes broadcast)."""
+    """The dot product of the vectors along ``axis`` of each (other axes broadcast), ``x1``
+    conjugated (as JAX)."""
     x1, x2 = promote_dtypes("vecdot", x1, x2)
+    if dtypes.is_complex(x1.dtype):
+        x1 = lax.conj(x1)
     a1, a2 = (normalize_axis("vecdot", axis, x.ndim) for x in (x1, x2))
     if x1.shape[a1] != x2.shape[a2]:
         raise ShapeError(f"vecdot: axis {axis} has size {x1.shape[a1]} in {x1.aval} but "

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
-from helpers import P
+from helpers import P, positive_definite, separated_spectrum
+from ptojax.ops.decompositions import geqrf
 from ptojax.ops.fft import FftType
-from ptojax.ops.gather_scatter import SCATTER_MODES, gather as point_gather
+from ptojax.ops.gather_scatter import gather as point_gather
 from ptojax.ops.gather_scatter import scatter as point_scatter
 from ptojax.trace import PRIMITIVES
 
@@ -752,6 +753,129 @@ def _sort(data, J):
     xs = [values(rng, shape) for _ in range(n)]
     return (lambda *a: tuple(lax.sort(a, dim, num_keys=num_keys))), \
         (lambda *a: tuple(J.lax.sort(a, dim, num_keys=num_keys))), xs
+
+
+# decompositions: well-conditioned inputs (separated eigenvalues, singular values and pivots)
+# and outputs invariant under the sign conventions of eigen- and singular vectors ---------------
+def _stack_of(data, max_rank=1):
+    return tuple(data.draw(st.lists(st.integers(1, 2), max_size=max_rank)))
+
+
+def _linalg_fd(name, *prims, **options):
+    return case(name, *prims, fd_rtol=1e-5, rtol=1e-8, **options)
+
+
+@_linalg_fd("cholesky", P.cholesky_p)
+def _cholesky(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    return lax.linalg.cholesky, J.lax.linalg.cholesky, [positive_definite(rng, (*stack, n, n))]
+
+
+@_linalg_fd("triangular_solve", P.triangular_solve_p)
+def _triangular_solve(data, J):
+    rng, stack, m = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    k = data.draw(st.integers(1, 3))
+    params = {f: data.draw(st.booleans())
+              for f in ("left_side", "lower", "transpose_a", "unit_diagonal")}
+    a = rng.standard_normal((*stack, m, m)) + 3 * np.eye(m)
+    b = rng.standard_normal((*stack, *((m, k) if params["left_side"] else (k, m))))
+    return (lambda a, b: lax.linalg.triangular_solve(a, b, **params)), \
+        (lambda a, b: J.lax.linalg.triangular_solve(a, b, **params)), [a, b]
+
+
+def _clear_pivots(rng, stack, m, n):
+    """A matrix whose partial pivoting is clear-cut: in each of the first min(m, n) columns
+    one entry, in a distinct row, is far larger than the others."""
+    x = rng.standard_normal((*stack, m, n))
+    k = min(m, n)
+    rows = np.argsort(rng.random((*stack, m)), axis=-1)[..., :k]
+    for index in np.ndindex(*stack):
+        x[index][rows[index], np.arange(k)] += 10.0
+    return x
+
+
+@_linalg_fd("lu", P.lu_p)
+def _lu(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = _clear_pivots(rng, stack, m, n)
+    return (lambda a: lax.linalg.lu(a)[0]), (lambda a: J.lax.linalg.lu(a)[0]), [x]
+
+
+@case("lu_pivots_to_permutation", P.lu_pivots_to_permutation_p)
+def _lu_pivots_to_permutation(data, J):
+    """Integer-valued: no derivative flows through the permutation."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    pivots = np.array([rng.integers(j, n) for j in range(n)], np.int32)
+    x = values(rng, (n,))
+    order = np.asarray(lax.linalg.lu_pivots_to_permutation(pivots, n), np.float64)
+    return (lambda a: lax.mul(a, lax.convert_element_type(
+        lax.linalg.lu_pivots_to_permutation(pivots, n), dtypes.float64))), \
+        (lambda a: a * order), [x]
+
+
+@_linalg_fd("qr", P.qr_p)
+def _qr(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    full = data.draw(st.booleans())
+    x = rng.standard_normal((*stack, m, n))
+    return (lambda a: lax.linalg.qr(a, full_matrices=full)), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full)), [x]
+
+
+@_linalg_fd("qr_pivoting", P.qr_p)
+def _qr_pivoting(data, J):
+    """Unstacked and not wide: JAX's pivoting rule fails on stacks and is wrong for wide
+    matrices (tests/ops/test_decompositions.py checks ours against finite differences)."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(n, 5))
+    x = rng.standard_normal((m, n)) * np.arange(1, n + 1) * 2.0  # separated column norms
+    full = data.draw(st.booleans())
+    return (lambda a: lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), [x]
+
+
+@case("geqrf", P.geqrf_p)
+def _geqrf(data, J):
+    """geqrf has no derivative (as in JAX): only its use on values not being
+    differentiated, which must leave the derivative alone."""
+    rng = rng_of(data)
+    x, fixed = values(rng, (3, 2)), values(rng, (3, 2))
+    factor = np.asarray(geqrf(fixed)[0])
+    return (lambda a: lax.mul(a, geqrf(fixed)[0])), (lambda a: a * factor), [x]
+
+
+@_linalg_fd("eigh", P.eigh_p)
+def _eigh(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    lower = data.draw(st.booleans())
+
+    def invariant(eigh):
+        def fn(a):
+            v, w = eigh(a, lower=lower)
+            return w, v * v
+        return fn
+    return invariant(lax.linalg.eigh), invariant(J.lax.linalg.eigh), \
+        [separated_spectrum(rng, (*stack, n, n), symmetric=True)]
+
+
+@_linalg_fd("svd", P.svd_p)
+def _svd(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    uv = data.draw(st.booleans())
+    full = uv and m == n and data.draw(st.booleans())
+    x = separated_spectrum(rng, (*stack, m, n))
+
+    def invariant(svd):
+        def fn(a):
+            if not uv:
+                return svd(a, full_matrices=full, compute_uv=False)
+            u, s, vt = svd(a, full_matrices=full)
+            return s, u * u, vt * vt
+        return fn
+    return invariant(lax.linalg.svd), invariant(J.lax.linalg.svd), [x]
 
 
 @case("threefry2x32", P.threefry2x32_p)

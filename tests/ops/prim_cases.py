@@ -1,5 +1,5 @@
 """Valid (operands, params) for every primitive of ptojax/ops/{elementwise, reductions, shape,
-indexing, linalg, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy
+indexing, linalg, decompositions, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy
 impl returns exactly the shapes and dtypes its abstract eval promises (the jit executor trusts
 them)."""
 import math
@@ -384,6 +384,63 @@ def _sort(data, rng):
                 "num_keys": data.draw(st.integers(1, n))}
 
 
+# decompositions ------------------------------------------------------------------------------
+LINALG_DTYPES = [dtypes.float32, dtypes.float64]
+
+
+def _matrices(data, rng, square=False, rows=None):
+    """A stack of (square) matrices of a LAPACK dtype, sides 0..4."""
+    stack = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2)))
+    m = data.draw(st.integers(0, 4)) if rows is None else rows
+    n = m if square else data.draw(st.integers(0, 4))
+    return random_values(rng, (*stack, m, n), data.draw(st.sampled_from(LINALG_DTYPES)))
+
+
+def _triangular_solve(data, rng):
+    a = _matrices(data, rng, square=True)
+    left = data.draw(st.booleans())
+    k = data.draw(st.integers(0, 3))
+    m = a.shape[-1]
+    b = random_values(rng, (*a.shape[:-2], *((m, k) if left else (k, m))), a.dtype)
+    flags = {f: data.draw(st.booleans())
+             for f in ("lower", "transpose_a", "conjugate_a", "unit_diagonal")}
+    return [a, b], {"left_side": left, **flags}
+
+
+def _lu_pivots(data, rng):
+    stack = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2)))
+    size = data.draw(st.integers(0, 4))
+    k = data.draw(st.integers(0, size))
+    pivots = np.stack([rng.integers(j, size, size=stack) for j in range(k)], -1) if k else \
+        np.zeros((*stack, 0))
+    return [pivots.astype(np.int32)], {"permutation_size": size}
+
+
+def _subset(data, k):
+    if not data.draw(st.booleans()):
+        return None
+    lo = data.draw(st.integers(0, k))
+    return lo, data.draw(st.integers(lo, k))
+
+
+def _eigh(data, rng):
+    x = _matrices(data, rng, square=True)
+    return [x], {"lower": data.draw(st.booleans()), "sort_eigenvalues": True,
+                 "subset_by_index": _subset(data, x.shape[-1])}
+
+
+def _svd(data, rng):
+    x = _matrices(data, rng)
+    full, uv = data.draw(st.booleans()), data.draw(st.booleans())
+    subset = None if full and uv else _subset(data, min(x.shape[-2:]))
+    return [x], {"full_matrices": full, "compute_uv": uv, "subset_by_index": subset}
+
+
+def _qr(data, rng):
+    return [_matrices(data, rng)], {"pivoting": data.draw(st.booleans()),
+                                    "full_matrices": data.draw(st.booleans())}
+
+
 def _threefry(data, rng):
     shape = data.draw(shapes)
     return [_scalar_or_full(data, rng, shape, dtypes.uint32) for _ in range(4)], {}
@@ -409,6 +466,12 @@ def all_cases() -> dict:
         P.threefry2x32_p: _threefry, P.betainc_p: _betainc,
         P.bitcast_convert_type_p: _bitcast, P.reduce_precision_p: _reduce_precision,
         P.fft_p: _fft,
+        P.cholesky_p: lambda data, rng: ([_matrices(data, rng, square=True)], {}),
+        P.triangular_solve_p: _triangular_solve,
+        P.lu_p: lambda data, rng: ([_matrices(data, rng)], {}),
+        P.lu_pivots_to_permutation_p: _lu_pivots, P.qr_p: _qr,
+        P.geqrf_p: lambda data, rng: ([_matrices(data, rng)], {}),
+        P.eigh_p: _eigh, P.svd_p: _svd,
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)

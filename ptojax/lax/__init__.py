@@ -22,6 +22,7 @@ from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_update_slice_in_dim)
 from ptojax.ops.fft import FftType, fft
 from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
+from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
