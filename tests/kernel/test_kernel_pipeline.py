@@ -148,3 +148,13 @@ def test_casts_and_a_half_precision_matmul_with_a_gelu_epilogue():
     assert_close(pto.tile(matmul_gelu_f16)(a, b), expected, scale=4)
     assert_close(host_jit(matmul_gelu_f16)(a, b), expected, scale=8)
     assert "half" in str(pto.jit(matmul_gelu_f16).lower(a, b).as_text("pto-cpp"))
+
+
+def test_profile_records_the_kernel_with_its_cost_estimate():
+    kernel, args, _, _ = CASES["softmax_rows"]
+    jitted = host_jit(kernel)
+    jitted(*args)
+    with pto.profile() as p:
+        jitted(*args)
+    (row,) = [r for r in p.report().rows if r["kind"] == "kernel"]
+    assert row["name"] == "softmax_rows" and row["calls"] == 1 and row["estimate_us"] > 0
