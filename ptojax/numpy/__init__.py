@@ -59,8 +59,8 @@ from ptojax.numpy.convolution import convolve, correlate
 # vector products (vector_products.py)
 from ptojax.numpy.vector_products import cross, kron, matvec, vecdot, vecmat
 # polynomials (polynomial.py)
-from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyint, polymul,
-                                     polysub, polyval, vander)
+from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,
+                                     polymul, polysub, polyval, vander)
 # window functions (windows.py)
 from ptojax.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 # more creation and sorting functions

@@ -1,6 +1,6 @@
 """Polynomials as coefficient arrays, highest power first: ``polyval``, ``polyadd``,
 ``polysub``, ``polymul``, ``polydiv``, ``polyder``, ``polyint``, ``poly`` (from roots),
-``vander``. Options that trim leading zeros make the shape depend on the values, so they need
+``vander``, ``polyfit`` (least squares). Options that trim leading zeros make the shape depend on the values, so they need
 concrete inputs (as in JAX)."""
 from __future__ import annotations
 
@@ -8,17 +8,22 @@ import operator
 
 import numpy as np
 
-from ptojax import lax
+from ptojax import dtypes, lax
 from ptojax.control_flow import scan
-from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
 from ptojax.eval.array import Array
-from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_dtypes
+from ptojax.numpy._promote import (asarray, broadcast_shapes, convert, promote_dtypes,
+                                   promote_inexact)
 from ptojax.numpy import math as ew
 from ptojax.numpy.convolution import convolve
 from ptojax.numpy.creation import zeros
 from ptojax.numpy.insert_delete import trim_zeros
+from ptojax.numpy.linalg import inv, lstsq
 from ptojax.numpy.manipulation import atleast_1d, concatenate
+from ptojax.numpy.products import matmul
+from ptojax.numpy.reductions import sum as _sum
 from ptojax.source_info import user_frame
+from ptojax.trace import Tracer
 
 
 def _coefficients(name, p):
@@ -154,5 +159,56 @@ def vander(x, N=None, increasing=False):
     return ew.power(lax.expand_dims(x, (1,)), lax.expand_dims(powers, (0,)))
 
 
-__all__ = ["poly", "polyadd", "polyder", "polydiv", "polyint", "polymul", "polysub",
-           "polyval", "vander"]
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The least-squares polynomial of degree ``deg`` through ``(x, y)``, highest power first
+    (one column of coefficients per column of a 2-D ``y``), as NumPy and JAX: the weighted
+    Vandermonde columns are scaled to unit norm, then solved by ``linalg.lstsq`` with
+    ``rcond`` (default ``len(x) * eps``). ``full`` also returns the residuals, rank, singular
+    values and rcond; ``cov`` the coefficients' covariance (``"unscaled"``: not scaled by the
+    residual variance)."""
+    if isinstance(deg, Tracer):
+        raise ConcretizationError("polyfit: deg must be a concrete int (it sets the result's "
+                                  "shape)", user_frame())
+    deg = operator.index(deg)
+    if deg < 0:
+        raise ShapeError(f"polyfit: deg must be non-negative, got {deg}", user_frame())
+    x, y = promote_inexact("polyfit", x, y)
+    if x.ndim != 1 or y.ndim not in (1, 2) or y.shape[0] != x.shape[0]:
+        raise ShapeError(f"polyfit: needs a 1-D x and a 1-D or 2-D y of the same length, got "
+                         f"{x.aval} and {y.aval}", user_frame())
+    order = deg + 1
+    if rcond is None:
+        rcond = x.shape[0] * float(dtypes.finfo(x.dtype).eps)
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = convert(asarray(w, op="polyfit"), x.dtype)
+        if w.shape != x.shape:
+            raise ShapeError(f"polyfit: w must have the shape of x {x.aval}, got {w.aval}",
+                             user_frame())
+        lhs = ew.multiply(lhs, lax.expand_dims(w, (1,)))
+        rhs = ew.multiply(rhs, w if y.ndim == 1 else lax.expand_dims(w, (1,)))
+    scale = ew.sqrt(_sum(ew.multiply(lhs, lhs), axis=0))
+    lhs = ew.divide(lhs, scale)
+    c, residuals, rank, s = lstsq(lhs, rhs, rcond=rcond)
+    c = ew.divide(c, scale if c.ndim == 1 else lax.expand_dims(scale, (1,)))
+    if full:
+        return c, residuals, rank, s, asarray(rcond, x.dtype)
+    if not cov:
+        return c
+    base = ew.divide(inv(matmul(lax.transpose(lhs, (1, 0)), lhs)),
+                     ew.multiply(lax.expand_dims(scale, (1,)), lax.expand_dims(scale, (0,))))
+    if cov == "unscaled":
+        factor = asarray(1, x.dtype)
+    else:
+        if x.shape[0] <= order:
+            raise ShapeError(f"polyfit: scaling the covariance needs more data points "
+                             f"({x.shape[0]}) than coefficients ({order}); pass "
+                             f"cov='unscaled'", user_frame())
+        factor = ew.divide(residuals, x.shape[0] - order)
+    if y.ndim == 1:
+        return c, ew.multiply(base, factor)
+    return c, ew.multiply(lax.expand_dims(base, (2,)), factor)
+
+
+__all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul",
+           "polysub", "polyval", "vander"]

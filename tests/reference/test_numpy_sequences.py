@@ -76,6 +76,30 @@ def test_polynomials_match_jax(jnp):
                 p, q, x, scale=10.0)
 
 
+def _polyfit_calls(m, x, y, w):
+    return [m.polyfit(x, y[:, 0], 3), m.polyfit(x, y, 2, rcond=1e-9), m.polyfit(x, y, 1, w=w),
+            *m.polyfit(x, y[:, 0], 2, full=True), *m.polyfit(x, y, 3, cov=True),
+            *m.polyfit(x, y[:, 1], 2, w=w, cov="unscaled")]
+
+
+def test_polyfit_matches_jax(jnp):
+    """Least squares through lstsq: every option, its gradient, and the errors."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=12).astype(np.float32)
+    y = random_array(rng, (12, 5), dtypes.float32)
+    w = rng.uniform(0.5, 1.5, size=12).astype(np.float32)
+    check_modes(lambda *a: _polyfit_calls(pnp, *a), lambda *a: _polyfit_calls(jnp, *a), x, y, w,
+                index=(5,), scale=20.0)
+    check_grad(lambda v: pnp.polyfit(x, v, 2), lambda v: jnp.polyfit(x, v, 2), y[:, 0],
+               scale=20.0)
+    with pytest.raises(ValueError, match="deg must be non-negative"):
+        pnp.polyfit(x, y, -1)
+    with pytest.raises(ValueError, match="more data points"):
+        pnp.polyfit(x[:3], y[:3], 3, cov=True)
+    with pytest.raises(ValueError, match="same length"):
+        pnp.polyfit(x, y[:5], 1)
+
+
 def _product_calls(m, a, b, v):
     return [m.vecdot(a, b), m.vecdot(a, b[0], axis=-1), m.vecdot(a[..., :2], b[..., :2], axis=0),
             m.matvec(a[..., :3], v[:3]), m.matvec(a[:, None, :, :3], b[..., :3]),
