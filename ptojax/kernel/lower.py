@@ -174,6 +174,8 @@ class BodyLowering:
         self.top.defined.update((self.ti, self.tj))
         self.workspaces: list = []
         self.matmuls = 0
+        self.acc_into: dict = {}       # dot output var -> the L0C carry Value it adds into
+        self.acc_adds: dict = {}       # carry + dot eqn -> the index of its dot operand
         self.source = None
         self._block_index = None
 
@@ -265,6 +267,8 @@ class BodyLowering:
     # --- equations ---------------------------------------------------------------------------
     def eqn(self, eqn, vals):
         prim = eqn.prim
+        if eqn in self.acc_adds:                      # carry + dot: accumulated in L0C
+            return vals[self.acc_adds[eqn]]
         out = eqn.outputs[0].type if eqn.outputs else None
         if prim is kernel_load_p:
             return self.load(eqn, vals)
@@ -703,7 +707,8 @@ class BodyLowering:
         n = bt.shape[0] if rc[0] == 1 else bt.shape[1]
         a_src = self.cube_source(a, a_t)
         b_src = self.cube_source(b, b_t)
-        acc = None
+        into = self.acc_into.get(eqn.outputs[0])     # a loop's L0C accumulator carry
+        acc = None if into is None else into.atom
         self.matmuls += 1          # each operand's K steps share one double buffer
         for k0, kc in self._k_steps(m, kk, n, dt):
             a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a")
@@ -798,7 +803,33 @@ class BodyLowering:
         body = loop_body(eqn.params)
         lo, hi, *args = vals
         carries, consts = args[:n], args[n:]
-        inits = [self._carry_init(c, v, body) for c, v in zip(carries, body.invars[1:1 + n])]
+        accs = _accumulated_carries(body, n, carries)
+        steps = [self.as_scalar(b) for b in (lo, hi)]
+        if accs and all(type(b) is Literal for b in steps) and \
+                int(steps[1].value) > int(steps[0].value):
+            return self._fori_in_l0c(eqn, body, n, int(steps[0].value), int(steps[1].value),
+                                     carries, consts, accs)
+        return self._fori(eqn, body, n, lo, hi, carries, consts, {})
+
+    def _fori_in_l0c(self, eqn, body, n, lo, hi, carries, consts, accs):
+        """A loop whose carries accumulate matmuls (``acc + K.dot(a, b)``, from zeros) keeps
+        them in L0C: the first step runs before the loop with TMATMUL, the others
+        accumulate with TMATMUL_ACC into the carried L0C tile."""
+        env = {body.invars[0]: self._literal(idx(lo))}
+        env.update(zip(body.invars[1:1 + n], carries))
+        env.update(zip(body.invars[1 + n:], consts))
+        self.acc_adds.update((add, d) for _, add, d in accs.values())
+        self.run(body.eqns, env)
+        self.source = eqn.source
+        first = [env[o] if type(o) is Var else self._literal(o) for o in body.outvars]
+        if hi == lo + 1:
+            return first
+        return self._fori(eqn, body, n, self._literal(idx(lo + 1)), self._literal(idx(hi)),
+                          first, consts, accs)
+
+    def _fori(self, eqn, body, n, lo, hi, carries, consts, accs):
+        inits = [(c.atom, "acc") if i in accs else self._carry_init(c, v, body)
+                 for i, (c, v) in enumerate(zip(carries, body.invars[1:1 + n]))]
         outer = self.scope
         inner = Scope(outer)
         self.scope = inner
@@ -813,6 +844,8 @@ class BodyLowering:
                 carry_vars.append(cv_)
                 env[v] = self._carry_value(v, cv_, form, inner)
             env.update(zip(body.invars[1 + n:], consts))
+            for i, (dot, _, _) in accs.items():
+                self.acc_into[dot] = env[body.invars[1 + i]]
             self.run(body.eqns, env)
             self.source = eqn.source
             outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form)
@@ -882,11 +915,15 @@ class BodyLowering:
 
     def _carry_value(self, var, atom, form, scope):
         t = var.type
+        if form == "acc":
+            return Value("acc", t.shape, t.dtype, scope, atom=atom)
         if form == "gm":
             return Value("gm", t.shape, t.dtype, scope, atom=atom)
         return Value("tile", t.shape, t.dtype, scope, atom=atom, layout=form)
 
     def _carry_out(self, value, init_atom, form):
+        if form == "acc":
+            return self.scope.atom(value.atom)
         if form == "gm":
             return self.scope.atom(value.atom)
         atom = self.scope.atom(self.ub(value, form))
@@ -894,6 +931,30 @@ class BodyLowering:
             raise self.error(ShapeError, (
                 f"a loop carry changes from {init_atom.type} to {atom.type} in the body"))
         return atom
+
+
+def _accumulated_carries(body: IR, n, carries) -> dict:
+    """{carry index: (dot output var, add eqn, index of the dot among the add's operands)} for
+    carries that start at zero and only accumulate one matmul per step (``acc + K.dot``)."""
+    uses: dict = {}
+    for e in body.eqns:
+        for a in e.inputs:
+            if type(a) is Var:
+                uses.setdefault(a, []).append(e)
+    dots = {e.outputs[0] for e in body.eqns if e.prim is dot_general_p}
+    out = {}
+    for i, (v, o, c) in enumerate(zip(body.invars[1:1 + n], body.outvars, carries)):
+        zero = c.kind == "bcast" and c.layout == "scalar" and type(c.src.atom) is Literal \
+            and float(c.src.atom.value) == 0.0 and len(c.shape) == 2
+        add = next((e for e in body.eqns if o in e.outputs), None)
+        if not zero or add is None or add.prim is not ar.add_p or len(uses.get(v, ())) != 1:
+            continue
+        if uses[v][0] is not add:
+            continue
+        d = add.inputs[1] if add.inputs[0] is v else add.inputs[0]
+        if d in dots and len(uses.get(d, ())) == 1 and d.type.dtype == v.type.dtype:
+            out[i] = (d, add, add.inputs.index(d))
+    return out
 
 
 def _vector_use(body: IR, var) -> str:
