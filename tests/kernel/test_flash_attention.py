@@ -82,3 +82,15 @@ def test_scores_stay_in_the_kernels(qkvw):
 
 def test_example_script_runs():
     fa.main(["--heads", "1", "--seq", "64", "--dim", "16", "--block", "32"])
+
+
+def test_vmap_over_a_batch_adds_a_third_grid_axis(qkvw):
+    q, k, v, _ = qkvw
+    forward = fa.forward_kernel(H, S, D, True, BLOCK, BLOCK)
+    batched = pto.vmap(lambda q, k, v: forward(q, k, v)[0])
+    qs, ks, vs = (np.stack([x, x[::-1]]) for x in (q, k, v))
+    expected = np.stack([np.asarray(fa.unfused_attention(a, b, c))
+                         for a, b, c in zip(qs, ks, vs)])
+    assert pto.make_ir(batched)(qs, ks, vs).ir.eqns[0].params["grid"] == (2, H, S // BLOCK)
+    for fn in (batched, pto.tile(batched), host_jit(batched)):
+        assert_close(fn(qs, ks, vs), expected, scale=8)
