@@ -15,8 +15,8 @@ each operand a program sees (``kernel/spec.py``); the body's operations are thos
 ``kernel/body.py`` and ptojax's array functions on tiles. A call traces the body (once per
 ragged-edge region), checks that it lowers to tile IR for ``target`` — the buffers hold its
 tiles, every op has a unit and a dtype it supports — and adds one ``kernel_call`` equation.
-The call composes with ``jit``, ``grad`` (automatic for kernels without loops:
-``kernel/autodiff.py``; or ``custom_vjp`` with a backward kernel), ``vmap`` (a new grid axis)
+The call composes with ``jit``, ``grad`` (automatic, loops with static bounds
+unrolled: ``kernel/autodiff.py``; or ``custom_vjp`` with a backward kernel), ``vmap`` (a new grid axis)
 and ``shard`` (``shard_map`` runs the kernel per shard; ``pto.shard`` gathers its operands).
 """
 from __future__ import annotations

@@ -11,18 +11,20 @@ then walks the linear equations backwards through their primitives' ``transpose`
 except for the refs: the cotangent of a ``kernel_store``d window is a ``kernel_load`` of the
 output cotangent, and the cotangent of a ``kernel_load``ed window is added into the input's
 cotangent with an atomic ``kernel_store(add=True)`` — programs that read overlapping windows
-(all query blocks read the same keys) accumulate into the same elements. Kernel loops
-(``pto.kernel.fori``) are not differentiated: such a kernel needs ``pto.custom_vjp`` with a
-backward kernel.
+(all query blocks read the same keys) accumulate into the same elements. The derivative
+kernels unroll ``pto.kernel.fori`` loops with static bounds; a loop with run-time bounds needs
+``pto.custom_vjp`` with a backward kernel.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ptojax import source_info
 from ptojax.autodiff.jvp import jvp_eval
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal, Var
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
-from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p
+from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.spec import Region
 from ptojax.ops.arithmetic import add_tangents
 from ptojax.ops.broadcast import zeros
@@ -31,13 +33,46 @@ from ptojax.optimize import optimize
 from ptojax.trace import bind, trace_flat
 
 
-def _check_no_loops(params):
-    for body in params["bodies"]:
-        if any(e.prim is kernel_fori_p for e in body.ir.eqns):
-            raise UnsupportedError(
-                f"kernel {params['name']}: automatic differentiation of kernels with "
-                f"pto.kernel.fori loops is not implemented; wrap the kernel in "
-                f"pto.custom_vjp with a backward kernel")
+MAX_UNROLLED_STEPS = 64       # loop steps a derivative kernel may unroll
+
+
+def unrolled(body, name):
+    """``body`` with its ``pto.kernel.fori`` loops unrolled (their bounds must be static): the
+    derivative kernels are straight-line code over the same blocks."""
+    if not any(e.prim is kernel_fori_p for e in body.ir.eqns):
+        return body
+    return optimize(trace_flat(lambda *args: _run_unrolled(body.ir, body.consts, args, name),
+                               body.in_types, "kernel_unrolled"))
+
+
+def _run_unrolled(ir, consts, args, name):
+    env = dict(zip(ir.constvars, consts))
+    env.update(zip(ir.invars, args))
+
+    def val(a):
+        return env[a] if type(a) is Var else a
+
+    for eqn in ir.eqns:
+        ins = [val(a) for a in eqn.inputs]
+        if eqn.prim is kernel_fori_p:
+            lo, hi = eqn.inputs[:2]
+            if type(lo) is not Literal or type(hi) is not Literal or \
+                    int(hi.value) - int(lo.value) > MAX_UNROLLED_STEPS:
+                raise UnsupportedError(
+                    f"kernel {name}: automatic differentiation unrolls pto.kernel.fori loops, "
+                    f"which needs static bounds and at most {MAX_UNROLLED_STEPS} steps; wrap "
+                    f"the kernel in pto.custom_vjp with a backward kernel instead",
+                    eqn.source)
+            n = eqn.params["num_carry"]
+            outs, rest = ins[2:2 + n], ins[2 + n:]
+            for i in range(int(lo.value), int(hi.value)):
+                outs = _run_unrolled(loop_body(eqn.params), (), [np.int32(i), *outs, *rest],
+                                     name)
+        else:
+            outs = bind(eqn.prim, ins, eqn.params)
+            outs = outs if eqn.prim.multiple_results else [outs]
+        env.update(zip(eqn.outputs, outs))
+    return [val(v) for v in ir.outvars]
 
 
 def _pick(seq, mask):
@@ -74,7 +109,6 @@ def _kernel_jvp(primals, tangents, **params):
     nonzero = [not is_zero(t) for t in tangents]
     if not any(nonzero):
         return outs, [Zero(o.aval) for o in outs]
-    _check_no_loops(params)
     n_in, k = params["num_inputs"], len(params["grid"])
     n_out = len(params["windows"]) - n_in
     order = [*range(n_in), *_pick(range(n_in), nonzero), *range(n_in, n_in + n_out)]
@@ -82,7 +116,8 @@ def _kernel_jvp(primals, tangents, **params):
         *primals, *_pick(tangents, nonzero), name=params["name"] + "_jvp",
         grid=params["grid"], windows=tuple(params["windows"][i] for i in order),
         regions=_regions(params["regions"], order),
-        bodies=tuple(tangent_body(b, k, n_in, nonzero) for b in params["bodies"]),
+        bodies=tuple(tangent_body(unrolled(b, params["name"]), k, n_in, nonzero)
+                     for b in params["bodies"]),
         num_inputs=n_in + sum(nonzero), accumulate=params["accumulate"],
         target=params["target"], num_primals=n_in)
     return outs, touts

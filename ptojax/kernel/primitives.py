@@ -30,7 +30,7 @@ from ptojax.trace import Primitive, Unsupported
 ONLY_IN_KERNELS = "it only exists inside pto.kernel bodies"
 KERNEL_AD = ("a kernel body is transposed as a whole by kernel/autodiff.py (a load's "
              "cotangent is an atomic add into the input's cotangent, a store's a load of the "
-             "output's); loops are not differentiated: use pto.custom_vjp")
+             "output's); static loops are unrolled there, others need pto.custom_vjp")
 KERNEL_VMAP = "pto.vmap of a kernel adds a grid axis to the whole kernel (kernel/api.py)"
 
 

@@ -1,5 +1,5 @@
 """pto.kernel under transforms: vmap adds a grid axis; grad is automatic (the body's JVP,
-transposed with the kernel's blocking) for kernels without loops, or goes through
+transposed with the kernel's blocking; loops with static bounds unrolled), or goes through
 pto.custom_vjp with a backward kernel; shard_map runs the kernel on each shard, pto.shard
 gathers its operands."""
 import numpy as np
@@ -126,10 +126,28 @@ def test_automatic_grad_of_a_matmul_with_an_epilogue(jax, jnp):
             assert_close(g, np.asarray(e, np.float32), scale=8)
 
 
-def test_grad_of_a_kernel_with_a_loop_asks_for_a_backward_kernel():
-    mm = matmul_k_loop(32, 32, 64, 32, 32, 32)
-    with pytest.raises(pto.errors.UnsupportedError, match="fori loops.*custom_vjp"):
-        pto.grad(lambda a: pnp.sum(mm(a, a.T)))(rand(32, 64))
+def test_automatic_grad_unrolls_a_static_loop(jax, jnp):
+    mm = matmul_k_loop(64, 64, 96, 32, 32, 32)
+    a, b, w = rand(64, 96), rand(96, 64, seed=1), rand(64, 64, seed=2)
+    step = pto.grad(lambda a, b: pnp.sum(mm(a, b) * w), argnums=(0, 1))
+    expected = jax.grad(lambda a, b: jnp.sum((a @ b) * w), argnums=(0, 1))(a, b)
+    for got in (step(a, b), pto.tile(step)(a, b), host_jit(step, check_sync=True)(a, b)):
+        for g, e in zip(got, expected):
+            assert_close(g, np.asarray(e, np.float32), scale=8)
+
+
+def test_grad_of_a_loop_with_run_time_bounds_asks_for_a_backward_kernel():
+    n = 64
+
+    @K(out_shape=S((n, 16), np.float32), grid=(n // 16,),
+       in_specs=[pto.BlockSpec((n, 16), lambda i: (0, 0))],
+       out_specs=pto.BlockSpec((16, 16), lambda i: (i, 0)))
+    def prefix_sums(x_ref, o_ref):
+        o_ref[...] = K.fori(0, K.program_id(0) + 1,
+                            lambda s, acc: acc + x_ref[K.ds(s * 16, 16), :],
+                            np.zeros((16, 16), np.float32))
+    with pytest.raises(pto.errors.UnsupportedError, match="static bounds.*custom_vjp"):
+        pto.grad(lambda x: pnp.sum(prefix_sums(x)))(rand(n, 16))
 
 
 def test_jvp_of_a_kernel_matches_jax(jax, jnp):
