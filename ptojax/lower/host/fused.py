@@ -309,7 +309,6 @@ class BodyPrinter(_Lines):
     def run_pass(self, ps):
         """One loop over the row: row pointers and buffers first, then the element loop (with
         kReduceLanes partial results when the pass reduces), then the reductions' results."""
-        plan = self.plan
         for e in ps.work:
             if e.prim is T.tile_store_p:
                 gm, _, r0, c0 = e.inputs
