@@ -21,6 +21,7 @@ import numpy as np
 
 from ptojax import source_info
 from ptojax.autodiff.jvp import jvp_eval
+from ptojax.autodiff.transpose import forward_pass, transpose_eqn
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal, Var
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
@@ -28,7 +29,7 @@ from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_
 from ptojax.kernel.spec import Region
 from ptojax.ops.arithmetic import add_tangents
 from ptojax.ops.broadcast import zeros
-from ptojax.ops.tangents import UndefinedPrimal, Zero, as_value, is_zero
+from ptojax.ops.tangents import Zero, is_zero
 from ptojax.optimize import optimize
 from ptojax.trace import bind, trace_flat
 
@@ -147,17 +148,8 @@ def transposed_body(body, k, n_primal, n_tangent):
         env = dict(zip(ir.constvars, body.consts))
         env.update(zip(ir.invars[:k + n_primal], known))
         linear = set(ir.invars[k + n_primal:])
-        linear_eqns = []
         with source_info.replaying() as at:
-            for eqn in ir.eqns:                  # recompute the primal values of the block
-                if any(type(a) is Var and a in linear for a in eqn.inputs):
-                    linear.update(eqn.outputs)
-                    linear_eqns.append(eqn)
-                    continue
-                at(eqn.source)
-                outs = bind(eqn.prim, [env[a] if type(a) is Var else a for a in eqn.inputs],
-                            eqn.params)
-                env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
+            linear_eqns = forward_pass(ir.eqns, env, linear, at)   # the block's primal values
             cts = dict(zip(ir.outvars, ct_outs))   # refs: the output cotangent arrays
             for eqn in reversed(linear_eqns):
                 at(eqn.source)
@@ -186,16 +178,7 @@ def _transpose_eqn(eqn, env, linear, cts, ct_ins):
         ct_ins[ref] = kernel_store_p.bind(ct_ins[ref], ct, *_starts(eqn, env),
                                           sizes=p["sizes"], squeezed=p["squeezed"], add=True)
         return
-    outs_ct = [cts.pop(v, Zero(v.type)) for v in eqn.outputs]
-    if all(is_zero(c) for c in outs_ct):
-        return
-    rule = eqn.prim.rule("transpose", "reverse-mode differentiation", eqn.source)
-    invals = [UndefinedPrimal(a.type) if type(a) is Var and a in linear
-              else (env[a] if type(a) is Var else as_value(a)) for a in eqn.inputs]
-    in_cts = rule(outs_ct if eqn.prim.multiple_results else outs_ct[0], *invals, **p)
-    for a, ct in zip(eqn.inputs, in_cts):
-        if type(a) is Var and a in linear and ct is not None and not is_zero(ct):
-            cts[a] = add_tangents(cts.get(a, Zero(a.type)), ct)
+    transpose_eqn(eqn, env, linear, cts)
 
 
 def _kernel_transpose(cts, *inputs, name, grid, windows, regions, bodies, num_inputs,

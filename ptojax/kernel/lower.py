@@ -38,7 +38,6 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
-from ptojax.kernel.spec import grid_points
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
 from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p

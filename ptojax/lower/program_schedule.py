@@ -27,7 +27,6 @@ checks every ordering it relies on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ptojax.errors import TileError
 from ptojax.ir.core import ClosedIR, Literal, Var
@@ -198,8 +197,8 @@ class _Builder:
 
     def _loop(self, e, level):
         if level:
-            raise TileError(f"kernel body: a loop inside a loop; kernels support one level of "
-                            f"pto.kernel.fori", e.source)
+            raise TileError("kernel body: a loop inside a loop; kernels support one level of "
+                            "pto.kernel.fori", e.source)
         body = e.params["body"]
         body = body.ir if isinstance(body, ClosedIR) else body
         carries, invariants, start, stop = T.loop_operands(list(e.inputs), e.params)
