@@ -32,10 +32,12 @@ from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
 from ptojax.eval import axis_env
 from ptojax.eval.leaves import ShapeDtypeStruct
+from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
 from ptojax.kernel import autodiff  # noqa: F401  (the kernel's jvp and transpose rules)
 from ptojax.kernel import body as B
-from ptojax.kernel.call import kernel_call_p
+from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
+from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p
 from ptojax.kernel.spec import BlockSpec, find_regions, make_window
 from ptojax.ops.broadcast import to_front
 from ptojax.source_info import user_frame
@@ -191,7 +193,9 @@ def unbatched_spec(spec):
     return BlockSpec(spec.block_shape, lambda b, *p: spec.index_map(*p))
 
 
-def _kernel_batch(args, dims, *, kernel, **_):
+def _kernel_batch(args, dims, *, kernel, **params):
+    if kernel is None:            # a derivative kernel: its bodies are rewritten instead
+        return _derived_kernel_batch(args, dims, **params)
     d = kernel
     size = axis_env.batch_axis_size()
     arrays, in_specs = [], []
@@ -212,7 +216,79 @@ def _kernel_batch(args, dims, *, kernel, **_):
     return outs, [0] * len(outs)
 
 
+def _spec_of(w) -> BlockSpec:
+    """The BlockSpec a Window was made from."""
+    if w.index_map is None:
+        return BlockSpec()
+    return BlockSpec(tuple(None if sq else b for b, sq in zip(w.block, w.squeezed)),
+                     w.index_map)
+
+
+def _derived_kernel_batch(args, dims, *, name, grid, windows, regions, bodies, num_inputs,
+                          accumulate, target, prim=kernel_call_p, **rest):
+    """vmap of a kernel without a body function (a derivative kernel): each body reads and
+    writes batch element ``program_id(0)`` of the batched operands (``batched_body``)."""
+    size = axis_env.batch_axis_size()
+    arrays = [a if d is None else to_front(a, d) for a, d in zip(args, dims)]
+    mask = [d is not None for d in dims] + [True] * (len(windows) - num_inputs)
+    new_windows = tuple(
+        make_window(w.name, batched_spec(_spec_of(w), w.shape) if m else
+                    unbatched_spec(_spec_of(w)), (size, *w.shape) if m else w.shape)
+        for w, m in zip(windows, mask))
+    new_grid = (size, *grid)
+    new_regions = find_regions(new_grid, new_windows)
+    by_shapes = {r.shapes: b for r, b in zip(regions, bodies)}
+    new_bodies = tuple(batched_body(by_shapes[r.shapes], len(grid), mask, size)
+                       for r in new_regions)
+    outs = prim.bind(*arrays, name=name, grid=new_grid, windows=new_windows,
+                     regions=new_regions, bodies=new_bodies, num_inputs=num_inputs,
+                     accumulate=accumulate, target=target, **rest)
+    return outs, [0] * len(outs)
+
+
+def batched_body(body, k, mask, size):
+    """``(b, *program ids, *operands) -> outputs``: ``body`` on batch element ``b`` of the
+    operands marked in ``mask`` (their loads and stores get a leading squeezed index)."""
+    types = body.in_types
+    new_types = [I32, *types[:k]] + [TensorType((size, *t.shape), t.dtype) if m else t
+                                    for t, m in zip(types[k:], mask)]
+    batched = {v for v, m in zip(body.ir.invars[k:], mask) if m}
+
+    def fn(b, *args):
+        return _run_batched(body.ir, body.consts, args, batched, b)
+    return trace_flat(fn, new_types, "kernel_batched")
+
+
+def _run_batched(ir, consts, args, batched, b):
+    env = dict(zip(ir.constvars, consts))
+    env.update(zip(ir.invars, args))
+    batched = set(batched)
+
+    def val(a):
+        return env[a] if type(a) is Var else a
+
+    for eqn in ir.eqns:
+        ins = [val(a) for a in eqn.inputs]
+        p = dict(eqn.params)
+        if eqn.prim in (kernel_load_p, kernel_store_p) and eqn.inputs[0] in batched:
+            at = 1 if eqn.prim is kernel_load_p else 2
+            ins = [*ins[:at], b, *ins[at:]]
+            p.update(sizes=(1, *p["sizes"]), squeezed=(True, *p["squeezed"]))
+        if eqn.prim is kernel_fori_p:      # derivative kernels have their loops unrolled
+            raise UnsupportedError("vmap of a derivative kernel with a loop")
+        outs = eqn.prim.bind(*ins, **p)
+        outs = outs if eqn.prim.multiple_results else [outs]
+        if eqn.prim is kernel_store_p and eqn.inputs[0] in batched:
+            batched.add(eqn.outputs[0])
+        env.update(zip(eqn.outputs, outs))
+    return [val(v) for v in ir.outvars]
+
+
 kernel_call_p.define(batch=_kernel_batch)
+kernel_linear_call_p.define(
+    batch=lambda args, dims, **params: _derived_kernel_batch(
+        args, dims, prim=kernel_linear_call_p, **{k: v for k, v in params.items()
+                                                  if k != "kernel"}))
 
 
 def kernel(body=None, **options):

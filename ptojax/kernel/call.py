@@ -99,6 +99,5 @@ kernel_linear_call_p = Primitive("kernel_linear_call", _abstract,
 kernel_linear_call_p.define(
     tile=TileForm("kernel"), cost=_cost, shard=ShardRule(_replicated_factors),
     reference=Unsupported(NO_REFERENCE),
-    jvp=Unsupported("higher-order derivatives of kernels are not implemented"),
-    batch=Unsupported("vmap of a kernel's derivative is not implemented; vmap the "
-                      "function before differentiating it"))
+    jvp=Unsupported("higher-order derivatives of kernels are not implemented"))
+# its batch rule (rewriting the bodies) is in kernel/api.py, with kernel_call's

@@ -172,3 +172,17 @@ def test_shard_gathers_the_operands_of_a_kernel():
     fn = pto.shard(lambda x: sm(x * 2.0), mesh=mesh, in_specs=P("x"), out_specs=P("x"))
     x = rand(64, 48)
     assert_close(fn(x), sm(x * 2.0))
+
+
+def test_per_example_gradients_batch_the_derivative_kernels(jax, jnp):
+    sm = softmax_rows(64, 48, 32)
+    xs, w = rand(3, 64, 48), rand(64, 48, seed=1)
+    per_example = pto.vmap(pto.grad(lambda x: pnp.sum(sm(x) * w)))
+    expected = jax.vmap(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w)))(xs)
+    for fn in (per_example, pto.tile(per_example)):
+        assert_close(fn(xs), np.asarray(expected, np.float32), scale=4)
+    mm = matmul_k_loop(32, 32, 64, 32, 32, 32)                  # a loop in the body too
+    a, b = rand(2, 32, 64), rand(64, 32, seed=2)
+    grads = pto.vmap(pto.grad(lambda a: pnp.sum(mm(a, b) ** 2)))(a)
+    expected = jax.vmap(jax.grad(lambda a: jnp.sum((a @ b) ** 2)))(a)
+    assert_close(grads, np.asarray(expected, np.float32), scale=8)
