@@ -12,7 +12,7 @@ from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
-from ptojax.jit import jit, make_ir
+from ptojax.jit import jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array

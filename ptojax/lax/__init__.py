@@ -29,8 +29,8 @@ from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
 from ptojax.ops.reductions import (argmax, argmin, reduce, reduce_and, reduce_max, reduce_min,
                                    reduce_or, reduce_prod, reduce_xor)
 from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
-from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, index_in_dim, iota, pad,
-                                rev, slice, slice_in_dim, split, tile)
+from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, full_like, index_in_dim,
+                                iota, pad, rev, slice, slice_in_dim, split, tile)
 from ptojax.ops.sorting import sort, sort_key_val
 from ptojax.ops.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
                                 igamma, igamma_grad_a, igammac, lgamma)

@@ -449,6 +449,18 @@ def full(shape, fill_value, dtype=None):
     return broadcast_in_dim(value, shape, ())
 
 
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """``full`` shaped like ``x`` (or ``shape``), of ``x``'s dtype unless ``dtype`` is given;
+    weak when ``x`` is and no ``dtype`` is given, as in JAX. ``sharding`` is accepted for
+    JAX's signature; placement follows ``pto.shard``."""
+    scalar = type(x) in dtypes.PYTHON_SCALARS
+    like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
+    weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
+    out = full(np.shape(x) if shape is None else shape, fill_value,
+               dtypes.canonicalize(like_dtype if dtype is None else dtype))
+    return convert_element_type(out, out.dtype, weak_type=True) if weak else out
+
+
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = user_axis("split", axis, operand.ndim)
