@@ -4,6 +4,7 @@
     import ptojax.numpy as pnp
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+from ptojax import mixed_precision, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit

@@ -29,11 +29,13 @@ from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
                               select_p)
+from ptojax.targets import get_target
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile.ops import tile_block_index_p
 
 MLIR_TYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
-             "int16": "i16", "int8": "i8", "uint8": "ui8", "bool": "i8", "int64": "i64"}
+             "int16": "i16", "int8": "i8", "uint8": "ui8", "bool": "i8", "int64": "i64",
+             "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2"}
 LOC = {"UB": "vec", "L1": "mat", "L0A": "left", "L0B": "right", "L0C": "acc"}
 LAYOUT = {"vec": ("row_major", "none_box", 512), "scratch": ("row_major", "none_box", 512),
           "vec_col": ("col_major", "none_box", 512), "mat_a": ("col_major", "row_major", 512),
@@ -450,7 +452,7 @@ def program_pto_as(closed, target_name) -> str:
     """PTO-AS for every tile_kernel of a tiled IR (tensor-level ops are listed as comments)."""
     ir = closed.ir if hasattr(closed, "ir") else closed
     parts = [HEADER.format(target=target_name),
-             'module attributes {"pto.target_arch" = "a2a3"} {']
+             f'module attributes {{"pto.target_arch" = "{get_target(target_name).arch}"}} {{']
     for eqn in ir.eqns:
         if eqn.prim is tile_kernel_p:
             parts.append(kernel_pto_as(eqn))

@@ -26,7 +26,7 @@ from ptojax.numpy.math import abs, round, pow  # noqa: F401
 from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
-from ptojax.numpy.sorting import argsort, sort, sort_complex
+from ptojax.numpy.sorting import argpartition, argsort, partition, sort, sort_complex
 from ptojax.numpy import fft  # noqa: F401  (pnp.fft, as jnp.fft)
 # bits and integers (bits.py)
 from ptojax.numpy.bits import bitwise_count, gcd, lcm, packbits, unpackbits

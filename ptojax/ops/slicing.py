@@ -115,9 +115,12 @@ def _slice_factors(eqn) -> sr.OpRule:
 
 
 def _slice_localize(params, in_shapes, out_shapes):
-    limits = tuple(hi if n_out == hi - lo else lo + n_out
-                   for lo, hi, n_out in zip(params["start_indices"], params["limit_indices"],
-                                            out_shapes[0]))
+    """Split dimensions (whole, stride 1) end at their block's size; the others keep their
+    limits (a strided dimension's result is shorter than ``limit - start`` unsplit too)."""
+    strides = params["strides"] or (1,) * len(params["start_indices"])
+    limits = tuple(hi if n_out == -(-(hi - lo) // st) else lo + n_out
+                   for lo, hi, st, n_out in zip(params["start_indices"],
+                                                params["limit_indices"], strides, out_shapes[0]))
     return params.replace(limit_indices=limits)
 
 

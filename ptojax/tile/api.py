@@ -93,7 +93,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     if not isinstance(config, TileConfig):
         raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
     target = get_target(target)
-    closed = optimize(ClosedIR(expand(closed.ir), closed.consts))
+    closed = optimize(ClosedIR(expand(closed.ir, target), closed.consts))
     closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
     ir = closed.ir
     fusion = fuse(ir, target)
