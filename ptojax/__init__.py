@@ -51,6 +51,8 @@ from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
 from ptojax.tile.planner import TileConfig
+from ptojax.kernel.api import namespace as kernel
+from ptojax.kernel.spec import BlockSpec
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
 from ptojax.devices import (device_count, devices, local_device_count, local_devices,

@@ -20,7 +20,7 @@ LAYERS = [
     ("optimize", ["optimize"]),
     ("batching", ["batching"]),
     ("autodiff", ["autodiff"]),
-    ("tile", ["tile"]),
+    ("tile", ["tile", "kernel"]),
     ("shard", ["shard"]),
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),

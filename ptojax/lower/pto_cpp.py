@@ -41,6 +41,7 @@ Vector (dst, src0[, src1]); dst may equal a source
     TSEL(dst, mask, a, b)                 dst = mask ? a : b
     TCVT(dst, src, RoundMode::CAST_RINT | RoundMode::CAST_TRUNC)
     TEXPANDS(dst, scalar)                 fill
+    TCI<TileT, int32_t, 0>(dst, start)    dst = start, start + 1, ... (int32, ascending)
     TROWEXPAND(dst, rowvec)               dst[i, j] = rowvec[i]
     TCOLEXPAND(dst, colvec)               dst[i, j] = colvec[0, j]
     TROWEXPAND{ADD,SUB,MUL,DIV,MAX,MIN}(dst, src, rowvec)   dst[i, j] = src[i, j] op rowvec[i]
@@ -74,11 +75,14 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.ir.core import print_eqn
 from ptojax.lower.emit import Emitter, grid_conditions
-from ptojax.lower.schedule import kernel_schedule
+from ptojax.lower.program_schedule import schedule_of
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
+from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
+                              select_p)
 from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.tile.ops import tile_block_index_p
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
             "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
@@ -108,13 +112,18 @@ ATTRS = {"cmp": "CmpMode::{}".format, "round": "RoundMode::{}".format}
 EXTRA_ARGS = {"TEXTRACT": lambda x: [str(i) for i in x.attrs["index"]],
               "TCOLSUM": lambda x: ["false"]}        # isBinary: sequential accumulation
 EVENT = {"slot": "ev", "kslot": "kev"}               # a flag's event at the current slot
+SLOT = {"slot": "slot", "kslot": "kslot"}
 GUARD = {"cube": "__DAV_CUBE__", "vector": "__DAV_VEC__"}   # a mixed kernel's per-core code
 
 # scalar lets: ``const T name = <expr>;``
 SCALAR = {add_p: "{0} + {1}", sub_p: "{0} - {1}", mul_p: "{0} * {1}", div_p: "{0} / {1}",
           rem_p: "{0} % {1}", max_p: "({0} > {1} ? {0} : {1})",
           min_p: "({0} < {1} ? {0} : {1})", neg_p: "-{0}",
-          convert_element_type_p: "static_cast<{T}>({0})"}
+          convert_element_type_p: "static_cast<{T}>({0})",
+          lt_p: "({0} < {1})", le_p: "({0} <= {1})", gt_p: "({0} > {1})",
+          ge_p: "({0} >= {1})", eq_p: "({0} == {1})", ne_p: "({0} != {1})",
+          select_p: "({0} ? {1} : {2})", and_p: "({0} && {1})", or_p: "({0} || {1})",
+          not_p: "(!{0})", tile_block_index_p: "static_cast<int32_t>(get_block_idx())"}
 
 
 def cpp_type(dtype) -> str:
@@ -159,6 +168,12 @@ def tile_cpp_type(decl, row_view=False) -> str:
                 f"SLayout::ColMajor>")
     alias = {"left": "TileLeft", "right": "TileRight", "acc": "TileAcc"}[kind]
     return f"{alias}<{T_}, {r}, {c}, {vr}, {vc}>"
+
+
+def _index_expr(c) -> str:
+    """A condition's tile-index expression: ti, (ti / 4), ((ti / 4) % 8)."""
+    text = c.index if c.div == 1 else f"({c.index} / {c.div})"
+    return text if not c.mod else f"({text} % {c.mod})"
 
 
 def _camel(name):
@@ -206,12 +221,47 @@ class _Printer(Emitter):
     def begin_section(self, sec):
         if self.sched.mixed or self.sched.kind == "cube":
             self.lines.append(f"#if defined({GUARD[sec.core]})")
-        self.open(f"/* {sec.core} core */")
+        self.open(f"/* {sec.core} core */" if sec.core != "kernel" else
+                  "/* cube and vector code, each guarded by its core */")
 
     def end_section(self, sec):
         self.close()
         if self.sched.mixed or self.sched.kind == "cube":
             self.lines.append("#endif")
+
+    def core_block(self, x):
+        """One core's statements: only that core's build compiles them; the vector side runs
+        on sub-block 0 of the cube core's pair."""
+        guard = x.core == "vector" and self.sched.sections[0].one_subblock
+        self.lines.append(f"#if defined({GUARD[x.core]})")
+        if guard:
+            self.open("if (get_subblockid() == 0)")
+        for s in x.stmts:
+            self.stmt(s)
+        if guard:
+            self.close()
+        self.lines.append("#endif")
+
+    def decls(self, decls, slot):
+        """A pto.kernel's tiles, each in its core's build."""
+        for core in (None, "cube", "vector"):
+            mine = [d for d in decls if d.core == core]
+            if not mine:
+                continue
+            if core:
+                self.lines.append(f"#if defined({GUARD[core]})")
+            for d in mine:
+                self.decl(d, slot)
+            if core:
+                self.lines.append("#endif")
+
+    def loop(self, x):
+        start, stop = (str(b) if isinstance(b, int) else self.atom(b) for b in (x.start,
+                                                                                  x.stop))
+        self.open(f"for (int32_t k = {start}; k < {stop}; ++k)")
+        self.slot_vars("kslot", "kev", "static_cast<uint32_t>(k) % 2u")
+        self.k_body(x.decls, x.stmts, "kslot")
+        self.close()
 
     def tile_loop(self, sec):
         if sec.split_subblocks:
@@ -220,7 +270,7 @@ class _Printer(Emitter):
         self.open("for (int32_t t = t_begin; t < t_end; ++t)")
         self.w("const int32_t ti = t / tiling.grid_cols;")
         self.w("const int32_t tj = t % tiling.grid_cols;")
-        if sec.core == "vector" and not sec.split_subblocks:
+        if sec.core in ("vector", "kernel") and not sec.split_subblocks:
             self.slot_vars("slot", "ev", f"static_cast<uint32_t>(t - t_begin) % "
                                          f"{self.sched.buffers}")
         self.regions(sec)
@@ -232,8 +282,8 @@ class _Printer(Emitter):
 
     def branch(self, i, regions):
         """Flat: if (c0) {r0} else if (c1) {r1} else {r2}; one region: a plain block."""
-        conds = " && ".join(f"{index} {'<' if op == 'lt' else '=='} {k}"
-                            for index, op, k in grid_conditions(regions[i]))
+        conds = " && ".join(f"{_index_expr(c)} {'<' if c.op == 'lt' else '=='} {c.k}"
+                            for c in grid_conditions(regions[i]))
         if len(regions) == 1:
             self.open("")
         elif i == 0:
@@ -247,7 +297,8 @@ class _Printer(Emitter):
         self.close()
 
     def enter_region(self, i, reg):
-        self.w(f"// region {i}: valid {reg.valid[0]}x{reg.valid[1]}")
+        self.w(f"// region {i}" + (f": valid {reg.valid[0]}x{reg.valid[1]}"
+                                   if isinstance(reg.valid, tuple) else ""))
 
     def subblock_guard(self):
         self.w("if ((t - t_begin) % 2 != sub) continue;   // the other sub-block's tile")
@@ -272,14 +323,18 @@ class _Printer(Emitter):
 
     # --- statements --------------------------------------------------------------------------
     def flag(self, x):
-        ev = EVENT.get(x.event) or f"EVENT_ID{x.event}"
+        if isinstance(x.event, tuple):
+            slot, offset = x.event
+            ev = f"static_cast<event_t>({SLOT[slot]} % {self.sched.buffers}u + {offset}u)"
+        else:
+            ev = EVENT.get(x.event) or f"EVENT_ID{x.event}"
         self.w(f"{x.action}_flag(PIPE_{x.src}, PIPE_{x.dst}, {ev});")
 
     def barrier(self, x):
         self.w(f"pipe_barrier(PIPE_{x.pipe});")
 
     def cross_sync(self, x):
-        self.w(f"ffts_cross_core_sync(PIPE_FIX, getFFTSMsg(0x2, {x.flag}));" if
+        self.w(f"ffts_cross_core_sync(PIPE_{x.pipe}, getFFTSMsg(0x2, {x.flag}));" if
                x.action == "set" else f"wait_flag_dev({x.flag});")
 
     def static_k(self, x):
@@ -326,6 +381,8 @@ class _Printer(Emitter):
         if x.op == "TSTORE" and x.attrs.get("atomic"):
             window, tile = args
             template = f"<decltype({tile}), decltype({window}), AtomicType::AtomicAdd>"
+        if x.op == "TCI":
+            template = f"<decltype({args[0]}), int32_t, 0>"      # ascending
         return f"{x.op}{template}({', '.join(args)});"
 
     # --- host --------------------------------------------------------------------------------
@@ -356,7 +413,7 @@ class _Printer(Emitter):
 
 
 def kernel_cpp(eqn) -> str:
-    p = _Printer(kernel_schedule(eqn))
+    p = _Printer(schedule_of(eqn))
     p.kernel()
     return "\n".join(p.lines)
 

@@ -419,6 +419,8 @@ def _body_lines(eqn, body, depth) -> list:
 def kernel_source(eqn) -> str:
     """The C++ function running kernel ``eqn`` over this block's tiles."""
     p = eqn.params
+    if p["kind"] == "kernel":
+        raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
     grid = p["grid"]
     (m, n), (r, c) = grid.space, grid.tile
     args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
