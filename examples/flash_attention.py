@@ -181,12 +181,15 @@ def unfused_attention(q, k, v, causal=True):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--heads", type=int, default=2)
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--dim", type=int, default=32)
-    parser.add_argument("--block", type=int, default=64)
-    parser.add_argument("--show", choices=("pto", "pto-cpp", "cost"), default=None)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--heads", type=int, default=2, help="attention heads")
+    parser.add_argument("--seq", type=int, default=128, help="sequence length")
+    parser.add_argument("--dim", type=int, default=32, help="head dimension")
+    parser.add_argument("--block", type=int, default=64, help="rows per kernel block")
+    parser.add_argument("--show", choices=("pto", "pto-cpp", "cost"), default=None,
+                        help="also print the kernel's PTO-AS, PTO C++ or cost estimate")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     q, k, v, w = (rng.standard_normal((args.heads, args.seq, args.dim)).astype(np.float32)

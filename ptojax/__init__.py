@@ -13,7 +13,8 @@ Transforms
     ``jit``, ``grad``, ``value_and_grad``, ``vmap``, ``jvp``, ``vjp``, ``linearize``,
     ``jacfwd``, ``jacrev`` (``jacobian``), ``hessian``, ``checkpoint`` (``remat``),
     ``custom_jvp``, ``custom_vjp``, ``shard_map``, ``shard``; ``tile`` and ``make_ir`` show
-    what a function becomes (tile plan, traced IR).
+    what a function becomes (tile plan, traced IR); ``kernel`` (with ``BlockSpec``) writes
+    tile kernels by hand.
 
 Namespaces
     ``numpy`` (with ``numpy.linalg``, ``numpy.fft``), ``lax`` (with ``lax.linalg``),
@@ -67,15 +68,16 @@ from ptojax.public import dir_function as _dir_function
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "AxisType", "ClosedIR", "IR", "Mesh", "NamedSharding", "P", "PartitionSpec",
-           "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType", "TileConfig", "TileType",
-           "bfloat16", "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp",
-           "debug", "device_count", "device_get", "device_put", "devices", "disable_jit",
-           "distributed", "dtypes", "errors", "float16", "float32", "float64", "float8_e4m3fn",
-           "float8_e5m2", "get_mesh", "grad", "hessian", "int16", "int32", "int64", "int8",
-           "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "local_device_count",
-           "local_devices", "make_ir", "make_jaxpr", "make_mesh", "mixed_precision", "nn", "numpy", "process_count",
-           "process_index", "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+__all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "IR", "Mesh", "NamedSharding", "P",
+           "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
+           "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
+           "devices", "disable_jit", "distributed", "dtypes", "errors", "float16", "float32",
+           "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
+           "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
+           "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
+           "make_mesh", "mixed_precision", "nn", "numpy", "process_count", "process_index",
+           "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]

@@ -33,7 +33,7 @@ EXTRAS = {
     "ptojax": {"AxisType", "ClosedIR", "IR", "Mesh", "PartitionSpec", "SingleDeviceSharding",
                "TensorType", "TileConfig", "TileType", "get_mesh", "make_ir", "profile", "shard",
                "targets", "test_util", "tile", "tools", "with_sharding_constraint", "bfloat16",
-               "quant", "mixed_precision",
+               "quant", "mixed_precision", "kernel", "BlockSpec",
                "float8_e4m3fn", "float8_e5m2", "float16", "float32", "float64", "int8", "int16",
                "int32", "int64", "uint8", "uint16", "uint32"},
     "ptojax.numpy": {"fix"},

@@ -301,7 +301,17 @@ def kernel(body=None, **options):
 
 
 class KernelNamespace:
-    """``pto.kernel``: calling it makes a kernel; its attributes are the body's operations."""
+    """``pto.kernel``: calling it makes a kernel; its attributes are the body's operations.
+
+    Example:
+        >>> @pto.kernel(out_shape=pto.ShapeDtypeStruct((4, 8), pnp.float32), grid=(2,),
+        ...             in_specs=[pto.BlockSpec((2, 8), lambda i: (i, 0))],
+        ...             out_specs=pto.BlockSpec((2, 8), lambda i: (i, 0)))
+        ... def double(x_ref, o_ref):
+        ...     o_ref[...] = x_ref[...] * 2.0
+        >>> double(pnp.ones((4, 8)))[:, 0]
+        Array([2., 2., 2., 2.], dtype=float32)
+    """
     __call__ = staticmethod(kernel)
     BlockSpec = BlockSpec
     ds = B.ds

@@ -28,7 +28,17 @@ from ptojax.source_info import SourceInfo
 class BlockSpec:
     """``block_shape`` (one entry per array dimension: an int, or None for a squeezed size-1
     dimension) and ``index_map(*program_ids) -> block indices``. Both None: the whole array
-    is one window."""
+    is one window. Program ``i`` of the kernel below reads and writes rows ``2i`` and ``2i+1``.
+
+    Example:
+        >>> @pto.kernel(out_shape=pto.ShapeDtypeStruct((4, 8), pnp.float32), grid=(2,),
+        ...             in_specs=[pto.BlockSpec((2, 8), lambda i: (i, 0))],
+        ...             out_specs=pto.BlockSpec((2, 8), lambda i: (i, 0)))
+        ... def double(x_ref, o_ref):
+        ...     o_ref[...] = x_ref[...] * 2.0
+        >>> double(pnp.ones((4, 8)))[:, 0]
+        Array([2., 2., 2., 2.], dtype=float32)
+    """
     block_shape: Optional[tuple] = None
     index_map: Optional[Callable] = None
 
