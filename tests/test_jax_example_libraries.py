@@ -35,10 +35,10 @@ X = np.random.RandomState(0).randn(6, 5).astype(np.float32)
 Y = np.eye(4, dtype=np.float32)[np.arange(6) % 4]
 
 
-def _train(stax, init_fun, apply_fun, random, jit, grad, tree, steps=2, lr=0.1):
+def _train(stax, init_fun, apply_fun, random, jit, grad, tree, x=X, steps=2, lr=0.1):
     """Initialise with key 0, then ``steps`` plain gradient steps of a cross-entropy loss."""
-    _, params = init_fun(random.key(0), X.shape)
-    loss = lambda p: -(stax.logsoftmax(apply_fun(p, X)) * Y).sum(axis=1).mean()
+    _, params = init_fun(random.key(0), x.shape)
+    loss = lambda p: -(stax.logsoftmax(apply_fun(p, x)) * Y).sum(axis=1).mean()
 
     @jit
     def step(p):
@@ -46,7 +46,7 @@ def _train(stax, init_fun, apply_fun, random, jit, grad, tree, steps=2, lr=0.1):
 
     for _ in range(steps):
         params = step(params)
-    return params, apply_fun(params, X)
+    return params, apply_fun(params, x)
 
 
 MODELS = {
@@ -63,6 +63,22 @@ MODELS = {
         s.FanInConcat(axis=-1), s.Dense(4)),
     "shape_dependent": lambda s: s.serial(s.Dense(8), s.Flatten, s.Dense(4), s.Exp, s.Dense(4)),
 }
+
+
+IMAGES = np.random.RandomState(1).rand(6, 8, 8, 2).astype(np.float32)  # NHWC
+# differentially_private_sgd's shape: convolutions and max pooling, flattened into a dense head
+CONV_NET = lambda s: s.serial(s.Conv(3, (3, 3), padding="SAME", strides=(2, 2)), s.Relu,
+                              s.MaxPool((2, 2), (1, 1)), s.Conv(4, (2, 2)), s.Relu,
+                              s.AvgPool((2, 2), padding="SAME"), s.Flatten, s.Dense(4))
+
+
+def test_stax_conv_net_trains_like_jax(jax, libs):
+    def program(stax, optimizers, random, jit, grad, tree):
+        init_fun, apply_fun = CONV_NET(stax)
+        return _train(stax, init_fun, apply_fun, random, jit, grad, tree, x=IMAGES)
+
+    got, want = _run_both(jax, libs, program)
+    assert_close(got, want, rtol=2e-5, atol=2e-6)
 
 
 @pytest.mark.parametrize("name", MODELS)
