@@ -7,7 +7,7 @@ compiles it to PTO tile kernels (or the host backend where no accelerator is pre
     >>> import ptojax.numpy as pnp
     >>> f = pto.jit(pto.grad(lambda x: pnp.sum(pnp.sin(x) ** 2)))
     >>> f(pnp.array([0.0, 1.0]))
-    Array([0.       , 0.9092974])
+    Array([0.       , 0.9092974], dtype=float32)
 
 Transforms
     ``jit``, ``grad``, ``value_and_grad``, ``vmap``, ``jvp``, ``vjp``, ``linearize``,

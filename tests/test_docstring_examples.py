@@ -13,7 +13,7 @@ import ptojax.scipy  # noqa: F401  (pto.scipy in the examples)
 
 from test_public_api import PUBLIC
 
-MODULES = ["ptojax.sharding", "ptojax.shard.explicit", "ptojax.config", "ptojax.test_util", "ptojax.shard.runtime.arrays", "ptojax.debug",
+MODULES = ["ptojax", "ptojax.sharding", "ptojax.shard.explicit", "ptojax.config", "ptojax.test_util", "ptojax.shard.runtime.arrays", "ptojax.debug",
            "ptojax.nn.activations", "ptojax.nn.softmax_family", "ptojax.nn.normalization",
            "ptojax.nn.encoding", "ptojax.nn.attention", "ptojax.nn.initializers",
            "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",
