@@ -48,8 +48,15 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
     return TensorType(shape, out_dtype, lhs.weak_type and rhs.weak_type)
 
 
+_MATMUL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.int32)))
+
+
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
+    if lc == (1,) and rc == (0,) and not lb and lhs.ndim == 2 and rhs.ndim == 2 \
+            and preferred_element_type is None and lhs.dtype in _MATMUL_DTYPES \
+            and rhs.dtype == lhs.dtype:
+        return lhs @ rhs    # the common case, without the general path's bookkeeping
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = lhs.dtype
     if dtypes.accumulates_in_f32(compute):
