@@ -22,12 +22,14 @@ _FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then 
 class Executable:
     """``run(*flat_inputs) -> list of numpy arrays`` for one IR, plus its generated source.
     ``impls`` maps equations to callables run in place of their primitive's impl (the host
-    backend runs compiled kernels this way)."""
+    backend runs compiled kernels and loops this way); their outputs are fresh buffers later
+    operations may overwrite, except those of the equations in ``borrowing`` (a loop may
+    return its operands)."""
 
-    def __init__(self, closed: ClosedIR, impls=None):
+    def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset()):
         keep_freed_memory()
         self.closed = closed
-        self.source, self.run = _generate(closed, impls or {})
+        self.source, self.run = _generate(closed, impls or {}, borrowing)
 
     def __call__(self, *args):
         return self.run(*args)
@@ -51,7 +53,7 @@ def _last_uses(ir):
     return last
 
 
-def _generate(closed: ClosedIR, impls):
+def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -89,7 +91,8 @@ def _generate(closed: ClosedIR, impls):
             continue
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
             env[fn] = impls[eqn]
-            owned.update(eqn.outputs)
+            if eqn not in borrowing:
+                owned.update(eqn.outputs)
         elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
             out_type = eqn.outputs[0].type
             env[fn] = ufunc

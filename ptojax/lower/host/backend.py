@@ -24,6 +24,7 @@ first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import threading
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
+from ptojax.control_flow.scan import run_scan, scan_p
+from ptojax.control_flow.while_loop import run_while, while_p
+from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.cache import checked_root
 from ptojax.lower.host.compiler import compiler_or_none
@@ -135,12 +139,14 @@ class HostExecutable:
     ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
+    ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``).
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend):
         self.closed = closed
         self.options = options
-        self.numpy = Executable(closed)
+        self.loops, self.loop_bodies = _loop_runners(closed, options)
+        self.numpy = Executable(closed, self.loops, frozenset(self.loops))
         self.source = self.numpy.source
         self.program = None
         self.ready_after = None
@@ -205,7 +211,7 @@ class HostExecutable:
                 self.status = "numpy"
                 return
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
-                                       kernels=self.kernels)
+                                       kernels=self.kernels, loops=self.loops)
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
@@ -230,6 +236,35 @@ class HostExecutable:
 
     def _compile_in_background(self):
         self._build(warn=True)
+
+
+def _loop_runners(closed: ClosedIR, options: CpuBackend):
+    """({scan/while equation of ``closed``: its loop with the body run by the body's own
+    ``HostExecutable``}, [those executables]). A body is tiered and compiled like a jitted
+    function, so a loop's steps (a ``fori_loop`` epoch of train steps) run compiled kernels,
+    not the numpy executor."""
+    runners, bodies = {}, []
+    for eqn in closed.ir.eqns:
+        p = eqn.params
+        if eqn.prim is scan_p:
+            bodies.append(HostExecutable(p["body"], options))
+            runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],
+                                             p["num_consts"], p["num_carry"], p["length"],
+                                             p["reverse"])
+        elif eqn.prim is while_p:
+            bodies.append(HostExecutable(p["body"], options))
+            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]), bodies[-1].run,
+                                             p["cond_nconsts"], p["body_nconsts"],
+                                             p["max_steps"])
+    return runners, bodies
+
+
+def _run_scan(step, body, num_consts, num_carry, length, reverse, *args):
+    return run_scan(step, args, body, num_consts, num_carry, length, reverse)
+
+
+def _run_while(test, step, cond_nconsts, body_nconsts, max_steps, *args):
+    return run_while(test, step, args, cond_nconsts, body_nconsts, max_steps)
 
 
 class _TierTrial:

@@ -134,11 +134,12 @@ class HostProgram:
     emitter has no form for makes the program use the PTO build (``fused_error`` says why).
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
-    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
+    ``loops`` maps loop equations to the runners the backend made for them.
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
-                 kernels: str = "fused"):
+                 kernels: str = "fused", loops=None):
         if kernels not in KERNEL_BUILDS:
             raise ValueError(f"unknown host kernel build {kernels!r}; available: "
                              f"{', '.join(KERNEL_BUILDS)}")
@@ -157,5 +158,6 @@ class HostProgram:
         self.library, self.build = build_and_load(target=target, name=name, **options)
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
-        self.executable = Executable(tiled, self.launchers)
+        loops = loops or {}   # loop equations -> runners of their bodies' own programs
+        self.executable = Executable(tiled, {**self.launchers, **loops}, frozenset(loops))
         self.run = self.executable.run
