@@ -24,7 +24,9 @@ first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import os
 import queue
 import threading
@@ -39,7 +41,9 @@ from ptojax.control_flow.scan import run_scan, scan_p
 from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
-from ptojax.lower.host.cache import checked_root
+from ptojax.lower.host.build import ABI_VERSION, NotCached
+from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
+                                     write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
@@ -188,16 +192,38 @@ class HostExecutable:
             if not self._pending:
                 return
             self._pending = False
-        _worker().submit(self._compile_in_background)
+        if not self._load_cached():
+            _worker().submit(self._compile_in_background)
+
+    def _fingerprint(self) -> str:
+        o = self.options
+        text = f"{ABI_VERSION}\0{self.kernels}\0{o.target.name}\0{o.tile_config!r}\0" \
+               f"{o.check_sync}\0{self.closed}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _load_cached(self) -> bool:
+        """A warm cache is used from the first call: if this program's library was built
+        before (``cache.program_hint``) and is still published, tile, emit and load it now,
+        on the calling thread (no compiling: ``NotCached`` falls back to the background)."""
+        try:
+            root = checked_root()
+            key = read_program_hint(root, self._fingerprint())
+            if key is None or CacheEntry(key, root).published() is None:
+                return False
+        except (OSError, ConfigError, CompileError):
+            return False
+        return self._build(warn=True, cached_only=True)
 
     def wait(self, timeout=None) -> bool:
         """Block until compiling has finished (or failed); False on timeout."""
         return self._done.wait(timeout)
 
-    def _build(self, warn: bool):
+    def _build(self, warn: bool, cached_only: bool = False) -> bool:
         """Find the compiler, tile, emit, build and switch ``run`` to the compiled program.
         Whatever goes wrong leaves a final status; in the background (``warn``) it is
-        reported by one warning, else raised."""
+        reported by one warning, else raised. ``cached_only``: False, and nothing changed,
+        if the library is not in the cache."""
+        finished = True
         try:
             checked_root()
             compiler, why = compiler_or_none()
@@ -205,19 +231,24 @@ class HostExecutable:
                 self.status = "numpy"
                 _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
                            f"clang++, or set CXX, for compiled host kernels)")
-                return
+                return True
             tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
                 self.status = "numpy"
-                return
+                return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
-                                       kernels=self.kernels, loops=self.loops)
+                                       kernels=self.kernels, loops=self.loops,
+                                       cached_only=cached_only)
+            self._remember_library()
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
+        except NotCached:
+            finished = False
+            return False
         except (CompileError, TileError, UnsupportedError, ConfigError, OSError) as e:
             self.status = f"failed: {e}"
             if not warn:
@@ -232,7 +263,14 @@ class HostExecutable:
                        f"it), this function keeps running on the numpy executor: "
                        f"{_crash_site(e)}")
         finally:
-            self._done.set()
+            if finished:
+                self._done.set()
+        return True
+
+    def _remember_library(self):
+        with contextlib.suppress(OSError, CompileError):
+            write_atomic(program_hint(checked_root(), self._fingerprint()),
+                         self.program.build.key.encode())
 
     def _compile_in_background(self):
         self._build(warn=True)

@@ -118,6 +118,10 @@ def library_key(unit: str, compiler: Compiler) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
+class NotCached(Exception):
+    """``build_library(cached_only=True)``: the library of this key is not in the cache."""
+
+
 @dataclass(frozen=True)
 class BuildResult:
     path: Path
@@ -128,8 +132,10 @@ class BuildResult:
 
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
-                  name: str = "kernels", bodies_at_o1: bool = True) -> BuildResult:
-    """The built library for these kernels (compiled now, or found in the disk cache)."""
+                  name: str = "kernels", bodies_at_o1: bool = True,
+                  cached_only: bool = False) -> BuildResult:
+    """The built library for these kernels (compiled now, or found in the disk cache; with
+    ``cached_only``, ``NotCached`` instead of compiling)."""
     compiler = compiler or find_compiler()
     unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
     key = library_key(unit, compiler)
@@ -140,6 +146,8 @@ def build_library(kernel_source: str, entries, target, *, check_sync: bool = Fal
     path = entry.published()
     if path is not None:
         return BuildResult(path, key, True, 0.0)
+    if cached_only:
+        raise NotCached(key)
     start = time.perf_counter()
     path, cached = _build_detached(unit, compiler, entry, name)
     return BuildResult(path, key, cached, 0.0 if cached else time.perf_counter() - start)
