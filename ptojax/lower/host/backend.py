@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import os
 import queue
 import threading
@@ -143,7 +144,8 @@ class HostExecutable:
     ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
-    ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``).
+    ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
+    ``warm`` says whether its first call found its library in the cache.
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend):
@@ -162,6 +164,7 @@ class HostExecutable:
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
+        self.warm = False
         if _largest_tensor(closed) < options.min_elements:
             self._done.set()
             return
@@ -192,7 +195,10 @@ class HostExecutable:
             if not self._pending:
                 return
             self._pending = False
-        if not self._load_cached():
+        self.warm = self._warm_cache()
+        if self.warm:   # only tile, emit and load: ahead of any compile in the queue
+            _worker().submit(self._load_in_background, first=True)
+        else:
             _worker().submit(self._compile_in_background)
 
     def _fingerprint(self) -> str:
@@ -201,18 +207,19 @@ class HostExecutable:
                f"{o.check_sync}\0{self.closed}"
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def _load_cached(self) -> bool:
-        """A warm cache is used from the first call: if this program's library was built
-        before (``cache.program_hint``) and is still published, tile, emit and load it now,
-        on the calling thread (no compiling: ``NotCached`` falls back to the background)."""
+    def _warm_cache(self) -> bool:
+        """Whether this program's library was built before (``cache.program_hint``) and is
+        still published: then the worker loads it first, ahead of compiles."""
         try:
             root = checked_root()
             key = read_program_hint(root, self._fingerprint())
-            if key is None or CacheEntry(key, root).published() is None:
-                return False
+            return key is not None and CacheEntry(key, root).published() is not None
         except (OSError, ConfigError, CompileError):
             return False
-        return self._build(warn=True, cached_only=True)
+
+    def _load_in_background(self):
+        if not self._build(warn=True, cached_only=True):   # a stale hint: compile after all
+            self._build(warn=True)
 
     def wait(self, timeout=None) -> bool:
         """Block until compiling has finished (or failed); False on timeout."""
@@ -342,15 +349,17 @@ class _Worker:
     """One daemon thread compiling in submission order; never delays interpreter exit."""
 
     def __init__(self):
-        self._jobs: queue.Queue = queue.Queue()
+        self._jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
         self._idle = threading.Condition()
         self._pending = 0
         threading.Thread(target=self._loop, name="ptojax-host-compiler", daemon=True).start()
 
-    def submit(self, job):
+    def submit(self, job, first: bool = False):
+        """Queue ``job``; ``first`` jobs (loads from the cache) run before the others."""
         with self._idle:
             self._pending += 1
-        self._jobs.put(job)
+        self._jobs.put((0 if first else 1, next(self._order), job))
 
     def wait_idle(self, timeout=None) -> bool:
         with self._idle:
@@ -358,7 +367,7 @@ class _Worker:
 
     def _loop(self):
         while True:
-            job = self._jobs.get()
+            *_, job = self._jobs.get()
             try:
                 job()
             except Exception as e:     # a bug must not kill the worker; report it
