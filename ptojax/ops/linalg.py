@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError
+from ptojax.eval.machine_load import matmul
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import add_tangents, mul
@@ -56,7 +57,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     if lc == (1,) and rc == (0,) and not lb and lhs.ndim == 2 and rhs.ndim == 2 \
             and preferred_element_type is None and lhs.dtype in _MATMUL_DTYPES \
             and rhs.dtype == lhs.dtype:
-        return lhs @ rhs    # the common case, without the general path's bookkeeping
+        return matmul(lhs, rhs)   # the common case, without the general path's bookkeeping
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = lhs.dtype
     if dtypes.accumulates_in_f32(compute):
@@ -66,7 +67,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
         lhs, rhs = lhs.astype(np.int32), rhs.astype(np.int32)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
-        out = lhs @ rhs
+        out = matmul(lhs, rhs)
     else:
         batch = [lhs.shape[d] for d in lb]
         m = [lhs.shape[d] for d in lf]
@@ -74,7 +75,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
         k = math.prod(lhs.shape[d] for d in lc)
         a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
         b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
-        out = np.matmul(a, b).reshape(batch + m + n)
+        out = matmul(a, b).reshape(batch + m + n)
     return out if out.dtype == out_dtype else out.astype(out_dtype)
 
 

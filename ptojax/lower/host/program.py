@@ -28,6 +28,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
+from ptojax.eval.machine_load import machine_busy
 from ptojax.lower.cost import kernel_cost
 
 KERNEL_BUILDS = ("fused", "pto")
@@ -61,7 +62,8 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
 
 
 # Kernels over fewer elements than this run their blocks on the calling thread: waking the
-# OpenMP threads costs more than it saves there.
+# OpenMP threads costs more than it saves there. So do all kernels while the machine is busy
+# (eval/machine_load.py).
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
@@ -82,11 +84,12 @@ def _launcher(library, index, eqn, blocks):
         outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
                 for i, t in enumerate(out_types)]
         spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
+        threads = parallel and not machine_busy()
         if profiler.active is None:
-            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            library.launch(index, arrays + outs + spaces, blocks, threads)
         else:
             start = time.perf_counter()
-            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            library.launch(index, arrays + outs + spaces, blocks, threads)
             record(start, arrays + outs)
         return outs
     return launch
