@@ -2,10 +2,10 @@
 
 Promotion follows JAX's lattice: the result of combining dtypes is their least upper bound.
 Python scalars are *weak*: they adopt the other operand's dtype (f16 array * 2.0 stays f16).
-Values made only from Python floats/ints default to float32/int32. An explicit 64-bit input
-stays 64-bit (JAX with x64); without one, a 64-bit join of narrower types is narrowed to 32
-bits (JAX without x64: int32 + uint32 is int32). A Python int outside the int32 range is a
-weak int64 and may only meet 64-bit operands.
+Values made only from Python floats/ints/complex numbers default to float32/int32/complex64.
+An explicit 64-bit input stays 64-bit (JAX with x64: float64 * 1j is complex128); without one, a
+64-bit join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
+A Python int outside the int32 range is a weak int64 and may only meet 64-bit operands.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.fl
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
 float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 float0 = np.dtype([("float0", np.void, 0)])  # tangent type of integer/bool values, as in JAX
 
 SHORT_NAMES = {
@@ -30,6 +31,7 @@ SHORT_NAMES = {
     uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
     float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
     float8_e4m3fn: "f8e4m3fn", float8_e5m2: "f8e5m2", float0: "float0",
+    complex64: "c64", complex128: "c128",
 }
 SUPPORTED = frozenset(SHORT_NAMES) - {float0}
 FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2})
@@ -37,9 +39,12 @@ FLOATS = frozenset({float16, bfloat16, float32, float64}) | FLOAT8
 SIGNED = frozenset({int8, int16, int32, int64})
 UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 INTEGERS = SIGNED | UNSIGNED
+COMPLEX = frozenset({complex64, complex128})
 
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int32
+DEFAULT_COMPLEX = complex64
+PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays
 
 
 def short_name(dtype) -> str:
@@ -48,6 +53,28 @@ def short_name(dtype) -> str:
 
 def is_float(dtype) -> bool:
     return dtype in FLOATS
+
+
+def is_complex(dtype) -> bool:
+    return dtype in COMPLEX
+
+
+def is_inexact(dtype) -> bool:
+    """Floating-point or complex: the dtypes that have derivatives."""
+    return dtype in FLOATS or dtype in COMPLEX
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of the real and imaginary parts of ``dtype`` (itself when real)."""
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype with parts of ``dtype`` (64-bit parts for float64 and 64-bit ints,
+    else 32-bit ones)."""
+    if dtype in COMPLEX:
+        return dtype
+    return complex128 if dtype in (float64, int64, uint64) else complex64
 
 
 def is_integer(dtype) -> bool:
@@ -69,7 +96,8 @@ def accumulates_in_f32(dtype) -> bool:
 
 
 _ALIASES = {"bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
-            "bf16": bfloat16, "f16": float16, "f32": float32, "f64": float64}
+            "bf16": bfloat16, "f16": float16, "f32": float32, "f64": float64,
+            "c64": complex64, "c128": complex128}
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,6 +110,8 @@ def _canonicalize(dtype) -> np.dtype:
         return DEFAULT_INT
     if dtype is bool:
         return bool_
+    if dtype is complex:
+        return DEFAULT_COMPLEX
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -105,7 +135,7 @@ def canonicalize(dtype) -> np.dtype:
 
 
 def finfo(dtype):
-    dtype = canonicalize(dtype)
+    dtype = real_dtype(canonicalize(dtype))   # a complex dtype's parts (as numpy)
     if dtype in (bfloat16,) or dtype in FLOAT8:
         return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)
@@ -119,16 +149,18 @@ def iinfo(dtype):
 
 
 # ---------------------------------------------------------------------------------------------
-# Promotion lattice (JAX's, non-strict). Nodes are dtypes plus the weak kinds "i*" and "f*".
-WEAK_INT, WEAK_FLOAT = "i*", "f*"
+# Promotion lattice (JAX's, non-strict). Nodes are dtypes plus the weak kinds "i*", "f*", "c*".
+WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX = "i*", "f*", "c*"
 _LATTICE = {
     bool_: [WEAK_INT],
     WEAK_INT: [uint8, int8],
     uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [WEAK_FLOAT],
-    WEAK_FLOAT: [float8_e4m3fn, float8_e5m2, bfloat16, float16],
+    WEAK_FLOAT: [float8_e4m3fn, float8_e5m2, bfloat16, float16, WEAK_COMPLEX],
     float8_e4m3fn: [], float8_e5m2: [],
-    bfloat16: [float32], float16: [float32], float32: [float64], float64: [],
+    bfloat16: [float32], float16: [float32], float32: [float64, complex64],
+    float64: [complex128],
+    WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
 }
 
 
@@ -156,6 +188,8 @@ def _node(dtype, weak: bool):
         return dtype
     if dtype == bool_:
         return bool_
+    if dtype in COMPLEX:
+        return WEAK_COMPLEX
     return WEAK_FLOAT if dtype in FLOATS else WEAK_INT
 
 
@@ -183,6 +217,10 @@ def promote(types: tuple) -> tuple:
         return _weak_default(types, is_integer, DEFAULT_INT, int64), True
     if node == WEAK_FLOAT:
         return _weak_default(types, is_float, DEFAULT_FLOAT, float64), True
+    if node == WEAK_COMPLEX:
+        # a weak float among the operands counts as the complex type with its parts
+        widened = tuple((complex_dtype(d) if is_inexact(d) else d, w) for d, w in types)
+        return _weak_default(widened, is_complex, DEFAULT_COMPLEX, complex128), True
     if node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
         return _NARROW[node], False
     return node, False
@@ -230,5 +268,5 @@ def python_scalar_dtype(x) -> np.dtype:
     if isinstance(x, float):
         return DEFAULT_FLOAT
     if isinstance(x, complex):
-        raise DtypeError("complex numbers are not supported by ptojax")
+        return DEFAULT_COMPLEX
     raise DtypeError(f"{type(x).__name__} is not a Python scalar")

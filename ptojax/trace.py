@@ -206,7 +206,7 @@ class Trace:
             if x.ndim == 0:
                 return Literal(x, TensorType((), dt))
             return self._capture(x, TensorType(x.shape, dt))
-        if isinstance(x, (bool, int, float)) and not isinstance(x, np.bool_):
+        if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
         raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an "
                                 f"array ({x!r:.60}); pass arrays or Python scalars")
@@ -336,11 +336,11 @@ def _combined_state(args) -> int:
 
 
 def _out_state(prim, in_state, var) -> int:
-    """An output carries a derivative when an input does, it is a float and the primitive's
-    derivative is not identically zero (comparisons, floor, stop_gradient...)."""
+    """An output carries a derivative when an input does, it is a float (or complex) and the
+    primitive's derivative is not identically zero (comparisons, floor, stop_gradient...)."""
     if in_state != DIFFERENTIATED:
         return in_state
-    if not dtypes.is_float(var.type.dtype):
+    if not dtypes.is_inexact(var.type.dtype):
         return KNOWN
     return KNOWN if getattr(prim.facts.get("jvp"), "zero_derivative", False) else DIFFERENTIATED
 

@@ -37,4 +37,32 @@ def _assert_leaf_close(a, e, rtol, atol, check_dtype, scale):
         return
     r = tol(a.dtype, scale) if rtol is None else rtol
     at = r if atol is None else atol
-    np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=r, atol=at)
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64
+    np.testing.assert_allclose(a.astype(wide), e.astype(wide), rtol=r, atol=at)
+
+
+# well-conditioned matrices for the linear algebra tests ------------------------------------------
+def well_conditioned(rng, shape, dtype=np.float64):
+    """Stacks of random square matrices plus ``n`` times the identity."""
+    n = shape[-1]
+    return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
+
+
+def positive_definite(rng, shape, dtype=np.float64):
+    """Stacks of symmetric positive-definite matrices ``a a^T + n I``."""
+    a = rng.standard_normal(shape)
+    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def separated_spectrum(rng, shape, dtype=np.float64, symmetric=False):
+    """Stacks of matrices whose singular values are 1, 2, ... plus noise (symmetric ones with
+    those eigenvalues, random signs): eigen- and singular vectors defined up to sign."""
+    *stack, m, n = shape
+    k = min(m, n)
+    spectrum = np.arange(1, k + 1) + 0.3 * rng.random((*stack, k))
+    u = np.linalg.qr(rng.standard_normal((*stack, m, k)))[0]
+    if symmetric:
+        v, spectrum = u, spectrum * np.where(rng.random(spectrum.shape) < 0.5, -1, 1)
+    else:
+        v = np.linalg.qr(rng.standard_normal((*stack, n, k)))[0]
+    return ((u * spectrum[..., None, :]) @ np.swapaxes(v, -1, -2)).astype(dtype)

@@ -286,8 +286,13 @@ def _argnums_tuple(argnums):
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
-def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False):
-    """A function returning ``(fn(*args), gradient of fn w.r.t. args[argnums])``."""
+def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False):
+    """A function returning ``(fn(*args), gradient of fn w.r.t. args[argnums])``.
+
+    ``fn`` returns a real scalar; a real function of complex inputs gets the conjugate of the
+    gradient used for descent, as in JAX. With ``holomorphic=True``, ``fn`` maps complex
+    inputs to a complex scalar and the result is its complex derivative."""
     single = isinstance(argnums, int)
     nums = _argnums_tuple(argnums)
 
@@ -297,7 +302,7 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bo
             raise GradError(f"grad: argnums {argnums} refers past the {len(args)} positional "
                             f"arguments given", user_frame(2))
         diff = tuple(args[i] for i in nums)
-        _check_inputs(diff, nums, allow_int)
+        _check_inputs(diff, nums, allow_int, holomorphic)
 
         def partial_fn(*d):
             full = list(args)
@@ -309,7 +314,7 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bo
         closed, out_tree, aux_tree = trace_pytree_fn(partial_fn, flat_p, in_tree, has_aux,
                                                      getattr(fn, "__name__", "fn"),
                                                      _differentiable(flat_p))
-        _check_scalar_output(closed, out_tree, getattr(fn, "__name__", "fn"))
+        _check_scalar_output(closed, out_tree, getattr(fn, "__name__", "fn"), holomorphic)
         out_type = closed.out_types[0]
         outs, aux, backward = vjp_flat(closed, flat_p, 1)
         one = Array(np.ones((), out_type.dtype))
@@ -323,8 +328,9 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bo
     return value_and_grad_fn
 
 
-def _check_scalar_output(closed, out_tree, name):
-    """grad needs one real scalar output; otherwise say what came out and what to use."""
+def _check_scalar_output(closed, out_tree, name, holomorphic=False):
+    """grad needs one real scalar output (complex with ``holomorphic``); otherwise say what
+    came out and what to use."""
     if out_tree.num_leaves != 1:
         raise GradError(f"grad requires `{name}` to return a single scalar, but it returned a "
                         f"pytree with {out_tree.num_leaves} leaves ({out_tree}); use pto.vjp "
@@ -336,16 +342,28 @@ def _check_scalar_output(closed, out_tree, name):
                         f"{tuple(t.shape)} (dtype {t.dtype}); use pto.vjp for the gradient of "
                         f"a weighted sum of the outputs, or pto.jacrev for the Jacobian",
                         user_frame(3))
-    if not dtypes.is_float(t.dtype):
+    if holomorphic and not dtypes.is_complex(t.dtype):
+        raise GradError(f"grad with holomorphic=True requires `{name}` to return a complex "
+                        f"scalar, but its output has dtype {t.dtype}", user_frame(3))
+    if dtypes.is_complex(t.dtype) and not holomorphic:
+        raise GradError(f"grad requires `{name}` to return a real-valued scalar, but its "
+                        f"output has dtype {t.dtype}; for holomorphic differentiation pass "
+                        f"holomorphic=True, else differentiate a real part (pnp.real, "
+                        f"pnp.abs)", user_frame(3))
+    if not dtypes.is_inexact(t.dtype):
         raise GradError(f"grad requires `{name}` to return a floating-point scalar, but its "
                         f"output has dtype {t.dtype}", user_frame(3))
 
 
-def _check_inputs(diff, nums, allow_int):
+def _check_inputs(diff, nums, allow_int, holomorphic=False):
     for argnum, arg in zip(nums, diff):
         for leaf in tree_flatten(arg)[0]:
             t = leaf_type(leaf)
-            if not dtypes.is_float(t.dtype) and not allow_int:
+            if holomorphic and not dtypes.is_complex(t.dtype):
+                raise GradError(f"grad with holomorphic=True requires complex inputs, but "
+                                f"argument {argnum} has a leaf of type {t}; convert it with "
+                                f".astype(pnp.complex64)", user_frame(4))
+            if not dtypes.is_inexact(t.dtype) and not allow_int:
                 raise GradError(
                     f"grad requires floating-point inputs, but argument {argnum} has a leaf "
                     f"of type {t}; convert it with .astype(pnp.float32), leave it out of "
@@ -353,9 +371,11 @@ def _check_inputs(diff, nums, allow_int):
                     user_frame(4))
 
 
-def grad(fn: Callable, argnums=0, has_aux: bool = False, allow_int: bool = False):
-    """The gradient of scalar-valued ``fn`` w.r.t. ``args[argnums]`` (same structure)."""
-    vg = value_and_grad(fn, argnums, has_aux, allow_int)
+def grad(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False):
+    """The gradient of scalar-valued ``fn`` w.r.t. ``args[argnums]`` (same structure); see
+    ``value_and_grad`` for complex inputs and ``holomorphic``."""
+    vg = value_and_grad(fn, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fn)
     def grad_fn(*args, **kwargs):
@@ -393,14 +413,36 @@ def _split_jacobian(stacked, sizes, row_types, col_shape):
     return out
 
 
-def _diff_args(fn, args, argnums, who):
+def _kind_check(who, what, t, holomorphic, real_only):
+    """The dtype rule of JAX's Jacobians for one input or output leaf: complex with
+    ``holomorphic``, else floating-point (or complex, unless ``real_only``)."""
+    if holomorphic and not dtypes.is_complex(t.dtype):
+        return f"{who} with holomorphic=True requires complex {what}s, but got {t}"
+    if holomorphic or dtypes.is_float(t.dtype):
+        return None
+    if dtypes.is_complex(t.dtype) and not real_only:
+        return None
+    kind = "real-valued" if real_only else "floating-point or complex"
+    return f"{who} requires {kind} {what}s, but got {t}" + (
+        "; for holomorphic differentiation pass holomorphic=True" if
+        dtypes.is_complex(t.dtype) else "")
+
+
+def _check_outputs(who, types, holomorphic, real_only):
+    for t in types:
+        reason = _kind_check(who, "output", t, holomorphic, real_only)
+        if reason:
+            raise GradError(reason, user_frame(3))
+
+
+def _diff_args(fn, args, argnums, who, holomorphic=False, real_only=False):
     nums = _argnums_tuple(argnums)
     diff = tuple(args[i] for i in nums)
     for argnum, arg in zip(nums, diff):
         for leaf in tree_flatten(arg)[0]:
-            if not dtypes.is_float(leaf_type(leaf).dtype):
-                raise GradError(f"{who} requires floating-point inputs, but argument {argnum} "
-                                f"has a leaf of type {leaf_type(leaf)}", user_frame(3))
+            reason = _kind_check(who, "input", leaf_type(leaf), holomorphic, real_only)
+            if reason:
+                raise GradError(f"{reason} (argument {argnum})", user_frame(3))
 
     def partial_fn(*d):
         full = list(args)
@@ -415,13 +457,15 @@ def _transpose_leading(block, n_lead, n_rest):
     return transpose(block, (*range(n_lead, n_lead + n_rest), *range(n_lead)))
 
 
-def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
-    """The Jacobian of ``fn`` by forward mode: one batched JVP (vmap over the input basis)."""
+def jacfwd(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian of ``fn`` by forward mode: one batched JVP (vmap over the input basis).
+    Inputs are real, or complex with ``holomorphic=True`` (as JAX)."""
     single = isinstance(argnums, int)
 
     @functools.wraps(fn)
     def jac_fn(*args):
-        partial_fn, diff = _diff_args(fn, args, argnums, "jacfwd")
+        partial_fn, diff = _diff_args(fn, args, argnums, "jacfwd", holomorphic,
+                                      real_only=True)
         flat_in, in_tree = tree_flatten(diff)
         in_types = [leaf_type(x) for x in flat_in]
         basis, sizes = _std_basis(in_types)
@@ -433,6 +477,7 @@ def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
         result = vmap(push, out_axes=(None, 0, None) if has_aux else (None, 0))(*basis)
         out, tout = result[0], result[1]
         flat_out, out_tree = tree_flatten(out)
+        _check_outputs("jacfwd", [leaf_type(o) for o in flat_out], holomorphic, False)
         flat_t = tree_flatten(tout)[0]
         jac = []
         for o, t in zip(flat_out, flat_t):
@@ -447,18 +492,20 @@ def jacfwd(fn: Callable, argnums=0, has_aux: bool = False):
     return jac_fn
 
 
-def jacrev(fn: Callable, argnums=0, has_aux: bool = False):
-    """The Jacobian of ``fn`` by reverse mode: one batched VJP (vmap over the output basis)."""
+def jacrev(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian of ``fn`` by reverse mode: one batched VJP (vmap over the output basis).
+    Outputs are real, or complex with ``holomorphic=True`` (as JAX)."""
     single = isinstance(argnums, int)
 
     @functools.wraps(fn)
     def jac_fn(*args):
-        partial_fn, diff = _diff_args(fn, args, argnums, "jacrev")
+        partial_fn, diff = _diff_args(fn, args, argnums, "jacrev", holomorphic)
         flat_in, in_tree = tree_flatten(diff)
         closed, out_tree, aux_tree = trace_pytree_fn(
             lambda *d: partial_fn(*in_tree.unflatten(d)), flat_in, _flat_tree(flat_in),
             has_aux, differentiated=_differentiable(flat_in))
         n_main = out_tree.num_leaves
+        _check_outputs("jacrev", closed.out_types[:n_main], holomorphic, real_only=True)
         outs, aux, backward = vjp_flat(closed, flat_in, n_main)
         out_types = [t for t in closed.out_types[:n_main]]
         basis, sizes = _std_basis([t.strip_weak() for t in out_types])
@@ -482,6 +529,6 @@ def _flat_tree(leaves):
     return tree_structure(tuple(leaves))
 
 
-def hessian(fn: Callable, argnums=0, has_aux: bool = False):
+def hessian(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``jacfwd(jacrev(fn))``: forward-over-reverse second derivatives."""
-    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fn, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

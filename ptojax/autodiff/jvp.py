@@ -61,8 +61,9 @@ def jvp_eval(closed: ClosedIR, primals, tangents):
 
 
 def _checked(t, var):
-    """Zero tangents for non-float outputs; rank-0 tangents broadcast to the output's shape."""
-    if type(t) is Zero or not dtypes.is_float(var.type.dtype):
+    """Zero tangents for integer and bool outputs; rank-0 tangents broadcast to the output's
+    shape."""
+    if type(t) is Zero or not dtypes.is_inexact(var.type.dtype):
         return Zero(var.type)
     return fit_shape(t, var.type.shape)
 

@@ -23,7 +23,7 @@ def _value_and_type(x):
         return x, TensorType(x.shape, dtypes.canonicalize(x.dtype))
     if t is Literal:
         return x.value, x.type
-    if t in (float, int, bool):
+    if t in dtypes.PYTHON_SCALARS:
         dt = dtypes.python_scalar_dtype(x)
         return np.asarray(x, dt), TensorType((), dt, True)
     if isinstance(x, Array):

@@ -42,6 +42,9 @@ def _specialize(prim, params):
 
 
 def _last_uses(ir):
+    """The index of the last equation reading each variable's buffer. An impl other than a
+    ufunc may return a view of its input (reshape, slice, broadcast_in_dim, ...), so its
+    inputs stay alive as long as its outputs do (walked backwards: views of views)."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
         for a in eqn.inputs:
@@ -50,6 +53,13 @@ def _last_uses(ir):
     for v in ir.outvars:
         if type(v) is Var:
             last[v] = len(ir.eqns)
+    for eqn in reversed(ir.eqns):
+        if eqn.prim.ufunc is not None and not eqn.params:
+            continue
+        end = max((last.get(o, -1) for o in eqn.outputs), default=-1)
+        for a in eqn.inputs:
+            if type(a) is Var and end > last[a]:
+                last[a] = end
     return last
 
 

@@ -82,7 +82,7 @@ def _walk_other(x, t, values, key):
         key.append((t, len(x)))
         for child in x:
             _walk(child, values, key)
-    elif isinstance(x, np.generic):   # its type fixes its dtype
+    elif t is complex or isinstance(x, np.generic):   # its type fixes its dtype
         values.append(leaf_value(x))
         key.append(t)
     else:

@@ -41,7 +41,7 @@ def leaf_type(x, path=()) -> TensorType:
     try:
         if t is np.ndarray or isinstance(x, np.generic):
             return TensorType(x.shape, dtypes.canonicalize(x.dtype))
-        if t in (float, int, bool):
+        if t in dtypes.PYTHON_SCALARS:
             return TensorType((), dtypes.python_scalar_dtype(x), True)
     except (DtypeError, IntegerOverflowError) as e:
         where = f"{describe_path(path)}: " if path else ""

@@ -251,6 +251,8 @@ def format_literal(lit: Literal) -> str:
         text = str(bool(v))
     elif dtypes.is_float(lit.type.dtype):
         text = repr(float(v))
+    elif dtypes.is_complex(lit.type.dtype):
+        text = repr(complex(v))
     else:
         text = str(int(v))
     return f"{text}:{lit.type}"

@@ -10,7 +10,7 @@ from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
 from ptojax.tree_util import tree_leaves
 
-_PY_SCALARS = (int, float, bool)
+_PY_SCALARS = dtypes.PYTHON_SCALARS
 
 
 def dtype_and_weak(x, op: str = "asarray") -> tuple:
@@ -50,9 +50,6 @@ def _describe(x) -> str:
 
 
 def _not_an_array(x, op: str):
-    if isinstance(x, complex):
-        return DtypeError(f"{op}: complex numbers are not supported by ptojax (got {x!r})",
-                          user_frame())
     return NonArrayLeafError(f"{op}: expected an array or a Python scalar, got "
                              f"{_describe(x)}; pass a ptojax/numpy array, a number, or a "
                              f"(nested) list of them", user_frame())
@@ -203,10 +200,19 @@ def broadcast_to_shape(x, shape, op: str = "broadcast_to"):
 
 
 def to_inexact(dtype):
-    """The float dtype integer/bool values turn into (64-bit integers keep 64 bits)."""
-    if dtypes.is_float(dtype):
+    """The float dtype integer/bool values turn into (64-bit integers keep 64 bits); float
+    and complex dtypes stay."""
+    if dtypes.is_inexact(dtype):
         return dtype
     return dtypes.float64 if dtype in (dtypes.int64, dtypes.uint64) else dtypes.float32
+
+
+def promote_inexact(op, *xs) -> list:
+    """The operands as arrays of their common floating-point dtype (integers and bools become
+    float32, 64-bit integers float64), shapes untouched (JAX's ``promote_dtypes_inexact``)."""
+    xs = [asarray(x, op=op) for x in xs]
+    dtype, weak = result_type(*xs, op=op)
+    return [convert(x, to_inexact(dtype), weak) for x in xs]
 
 
 def promote_args(name, *args, kind=None):
@@ -214,7 +220,7 @@ def promote_args(name, *args, kind=None):
     scalars, which elementwise primitives broadcast for free)."""
     if len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:
         ta, tb = args[0].aval, args[1].aval
-        if (ta is tb or ta == tb) and (kind != "float" or ta.dtype in dtypes.FLOATS):
+        if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)):
             return args  # already one dtype and one shape: nothing to do
     dtype, weak = result_type(*args, op=name)
     if kind == "float":
@@ -225,6 +231,15 @@ def promote_args(name, *args, kind=None):
         return out
     shape = broadcast_shapes(name, *shapes)
     return [a if a.ndim == 0 else broadcast_to_shape(a, shape) for a in out]
+
+
+def promote_dtypes(name, *args, kind=None):
+    """The arguments as arrays of their promoted dtype (inexact for ``kind="float"``), each
+    keeping its shape."""
+    dtype, weak = result_type(*args, op=name)
+    if kind == "float":
+        dtype = to_inexact(dtype)
+    return [convert(a, dtype, weak) for a in args]
 
 
 def check_dtype_kind(name, x, kind):

@@ -7,8 +7,8 @@ import numpy as np
 from ptojax import lax
 from ptojax.errors import located
 from ptojax.source_info import user_frame
-from ptojax.numpy import creation, indexing, linalg, manipulation as manip, math as m
-from ptojax.numpy import reductions as red, sorting
+from ptojax.numpy import complex_parts, indexing, manipulation as manip, products
+from ptojax.numpy import math as m, reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
 from ptojax.ops.convert import python_float_view
@@ -19,7 +19,7 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, list, tuple)
+_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, complex, list, tuple)
 
 
 def _defer(fn, reflected=None):
@@ -28,7 +28,7 @@ def _defer(fn, reflected=None):
     and the bad operand in its error."""
     def op(self, other):
         if not isinstance(other, _OPERANDS) and reflected is not None and \
-                hasattr(type(other), reflected) and not isinstance(other, complex):
+                hasattr(type(other), reflected):
             return NotImplemented
         return fn(self, other)
     return op
@@ -67,13 +67,18 @@ def _astype(self, dtype, copy=False):
     return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
 
 
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return searching.compress(condition, self, axis, size=size, fill_value=fill_value,
+                              out=out)
+
+
 def _copy(self):
     return self  # arrays are immutable: a copy is the same value
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """numpy ufuncs on traced values dispatch to ptojax.numpy (``np.exp(x)`` under jit)."""
-    fn = getattr(m, ufunc.__name__, None) or getattr(linalg, ufunc.__name__, None)
+    fn = getattr(m, ufunc.__name__, None) or getattr(products, ufunc.__name__, None)
     if method != "__call__" or fn is None or kwargs:
         return NotImplemented
     return fn(*inputs)
@@ -82,7 +87,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 _ARITHMETIC = {
     "add": m.add, "sub": m.subtract, "mul": m.multiply, "truediv": m.true_divide,
     "floordiv": m.floor_divide, "mod": m.remainder, "divmod": m.divmod, "pow": m.power,
-    "matmul": linalg.matmul, "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
+    "matmul": products.matmul, "and": m.bitwise_and, "or": m.bitwise_or, "xor": m.bitwise_xor,
     "lshift": m.left_shift, "rshift": m.right_shift,
 }
 
@@ -104,17 +109,19 @@ _METHODS = {
     "ptp": red.ptp, "reshape": _reshape, "transpose": _transpose, "astype": _astype,
     "squeeze": manip.squeeze, "ravel": manip.ravel, "flatten": manip.ravel,
     "swapaxes": manip.swapaxes, "repeat": manip.repeat, "clip": m.clip, "round": m.round,
-    "dot": linalg.dot, "sort": sorting.sort, "argsort": sorting.argsort,
-    "take": indexing.take, "conj": m.conjugate, "conjugate": m.conjugate,
+    "dot": products.dot, "sort": sorting.sort, "argsort": sorting.argsort,
+    "take": indexing.take, "conj": complex_parts.conj, "conjugate": complex_parts.conjugate,
     "diagonal": manip.diagonal, "trace": manip.trace, "copy": _copy,
+    "nonzero": searching.nonzero, "searchsorted": searching.searchsorted,
+    "compress": _compress,
 }
 
 _PROPERTIES = {
     "T": lambda self: manip.transpose(self),
     "mT": lambda self: manip.matrix_transpose(self),
     "at": lambda self: indexing._IndexUpdateHelper(self),
-    "real": lambda self: self,
-    "imag": lambda self: creation.zeros_like(self),
+    "real": complex_parts.real,
+    "imag": complex_parts.imag,
 }
 
 

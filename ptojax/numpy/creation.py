@@ -177,10 +177,13 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         ramp = lax.expand_dims(ramp, (ramp.ndim,))
     if divisions > 0:
         step = m.divide(delta, float(divisions))
-        out = m.add(start, m.divide(m.multiply(ramp, delta), float(divisions)))
+        # JAX's formula: start * (1 - t) + stop * t reaches both ends exactly
+        fraction = m.divide(ramp, float(divisions))
+        out = m.add(m.multiply(start, m.subtract(1.0, fraction)), m.multiply(stop, fraction))
     else:  # one sample or none: the step is undefined
         step = m.multiply(delta, float("nan"))
-        out = m.add(start, m.multiply(ramp, 0.0))
+        bounds = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
+        out = m.add(broadcast_to_shape(start, bounds, "linspace"), m.multiply(ramp, 0.0))
     if endpoint and num > 1:
         out = m.where(m.equal(ramp, num - 1), stop, out)
     if axis != 0:
@@ -218,17 +221,49 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     return lax.convert_element_type(lax.ge(lax.add(rows, operator.index(k)), cols), dtype)
 
 
-def meshgrid(*xs, indexing="xy"):
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays of the grid spanned by the 1-D ``xi`` ("xy": the first two axes
+    swapped, as NumPy); ``sparse=True`` keeps each one broadcastable instead of full."""
     if indexing not in ("xy", "ij"):
         raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}",
                          user_frame())
-    xs = [_asarray(x, op="meshgrid") for x in xs]
-    shape = [x.size for x in xs]
+    if not copy:
+        raise ValueError("meshgrid: ptojax arrays are immutable, only copy=True is supported")
+    xs = [_asarray(x, op="meshgrid") for x in xi]
+    if any(x.ndim != 1 for x in xs):
+        raise ShapeError(f"meshgrid: the arguments must be 1-D, got "
+                         f"{', '.join(str(x.aval) for x in xs)}", user_frame())
     swap = indexing == "xy" and len(xs) >= 2
-    if swap:
-        shape[0], shape[1] = shape[1], shape[0]
-    out = []
-    for i, x in enumerate(xs):
-        d = 1 - i if swap and i < 2 else i
-        out.append(lax.broadcast_in_dim(lax.reshape(x, (x.size,)), tuple(shape), (d,)))
+    order = [1, 0] + list(range(2, len(xs))) if swap else list(range(len(xs)))
+    sizes = [xs[i].shape[0] for i in order]
+    out = [None] * len(xs)
+    for position, i in enumerate(order):
+        shape = [1] * len(xs) if sparse else list(sizes)
+        shape[position] = sizes[position]
+        out[i] = lax.broadcast_in_dim(xs[i], tuple(shape), (position,))
     return out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop, num)``."""
+    inexact = to_inexact(result_type(start, stop, op="logspace")[0])
+    dtype = _dtype("logspace", dtype, inexact)
+    compute = to_inexact(dtype)
+    exponents = linspace(_asarray(start, compute, "logspace"),
+                         _asarray(stop, compute, "logspace"), num, endpoint, axis=axis)
+    return lax.convert_element_type(m.power(base, exponents), dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Values evenly spaced on a log scale from ``start`` to ``stop`` (same sign)."""
+    inexact = to_inexact(result_type(start, stop, op="geomspace")[0])
+    dtype = _dtype("geomspace", dtype, inexact)
+    compute = to_inexact(dtype)
+    start, stop = _asarray(start, compute, "geomspace"), _asarray(stop, compute, "geomspace")
+    sign = m.sign(start)
+    out = m.multiply(sign, logspace(m.log10(m.divide(start, sign)),
+                                    m.log10(m.divide(stop, sign)), num, endpoint, 10.0,
+                                    compute, 0))
+    if axis != 0:
+        out = move_axis(out, 0, normalize_axis("geomspace", axis, out.ndim))
+    return lax.convert_element_type(out, dtype)

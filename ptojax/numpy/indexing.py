@@ -24,6 +24,7 @@ from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape
 from ptojax.numpy.creation import ones_like, zeros
 from ptojax.numpy.math import negative, remainder, true_divide
 from ptojax.eval.array import Array
+from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete
 
@@ -153,7 +154,7 @@ def getitem(x, idx):
 def _gather(x, plan, mode, fill_value=None):
     """``x`` read at ``plan``'s indices, in NumPy's layout. JAX's default for ``x[idx]`` is
     "promise_in_bounds": out-of-bounds reads clamp, and their cotangents are dropped."""
-    out = lax.gather(x, plan.indices, plan.axes, mode=mode, fill_value=fill_value)
+    out = point_gather(x, plan.indices, plan.axes, mode=mode, fill_value=fill_value)
     return lax.transpose(out, plan.to_numpy)
 
 
@@ -373,7 +374,7 @@ def _update(x, idx, values, kind, mode=None):
         numpy_shape = tuple(plan.gather_shape[p] for p in plan.to_numpy)
         values = broadcast_to_shape(values, numpy_shape, op)
         updates = lax.transpose(values, tuple(np.argsort(plan.to_numpy)))
-        out = lax.scatter(x, plan.indices, updates, plan.axes, mode=kind)
+        out = point_scatter(x, plan.indices, updates, plan.axes, mode=kind)
     if new_axes:
         out = lax.reshape(out, original_shape)
     return out
@@ -421,7 +422,7 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
         raise IndexingError(f"take: cannot take {indices.aval} from axis {axis} of size 0 in "
                             f"{a.aval}", user_frame())
     idx = _wrapped(indices, a.shape[axis], mode)
-    out = lax.gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
+    out = point_gather(a, lax.expand_dims(idx, (idx.ndim,)), (axis,), mode=gather_mode,
                      fill_value=fill_value)
     # gather puts the index dims first; move them to ``axis``
     nidx = idx.ndim
@@ -462,6 +463,6 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None, *,
     perm = [d for d in range(arr.ndim) if d != axis] + [axis]
     a_t = lax.transpose(arr, perm)
     i_t = lax.transpose(indices, perm)
-    out = lax.gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
+    out = point_gather(a_t, lax.expand_dims(i_t, (i_t.ndim,)), (0,), nbatch=arr.ndim - 1,
                      mode=gather_mode, fill_value=fill_value)
     return lax.transpose(out, tuple(np.argsort(perm)))

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import AxisError, ShapeError, UnsupportedError
+from ptojax.errors import AxisError, ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy.creation import tri, zeros
 from ptojax.numpy.indexing import getitem, take
@@ -88,6 +88,41 @@ def moveaxis(a, source, destination):
     return lax.transpose(a, order)
 
 
+def rollaxis(a, axis, start=0):
+    """``a`` with ``axis`` moved to lie before position ``start`` (NumPy's older form of
+    moveaxis)."""
+    a = asarray(a, op="rollaxis")
+    axis = normalize_axis("rollaxis", axis, a.ndim)
+    start = operator.index(start)
+    if not -a.ndim <= start <= a.ndim:
+        raise AxisError(f"rollaxis: start {start} is out of bounds for an array of rank "
+                        f"{a.ndim} (valid: {-a.ndim}..{a.ndim})", user_frame())
+    start = start + a.ndim if start < 0 else start
+    return moveaxis(a, axis, start - 1 if start > axis else start)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes`` (from the first axis
+    towards the second)."""
+    m = asarray(m, op="rot90")
+    if m.ndim < 2:
+        raise ShapeError(f"rot90: the array must have at least 2 dimensions, got {m.aval}",
+                         user_frame())
+    ax1, ax2 = (normalize_axis("rot90", ax, m.ndim) for ax in axes)
+    if ax1 == ax2:
+        raise AxisError(f"rot90: the axes must differ, got {axes}", user_frame())
+    k = operator.index(k) % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return lax.rev(m, (ax1, ax2))
+    perm = list(range(m.ndim))
+    perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
+    if k == 1:
+        return lax.transpose(lax.rev(m, (ax2,)), perm)
+    return lax.rev(lax.transpose(m, perm), (ax2,))
+
+
 def matrix_transpose(x):
     x = asarray(x)
     return swapaxes(x, -1, -2)
@@ -135,22 +170,31 @@ def stack(arrays, axis=0, dtype=None):
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
 
 
-def hstack(arrays):
-    arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
+def hstack(tup, dtype=None):
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1, dtype)
 
 
-def vstack(arrays):
-    return concatenate([atleast_2d(a) for a in arrays], 0)
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
-def dstack(arrays):
-    return concatenate([atleast_3d(a) for a in arrays], 2)
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
 
 
-def column_stack(arrays):
-    arrays = [asarray(a) for a in arrays]
+def column_stack(tup):
+    arrays = [asarray(a) for a in tup]
     return concatenate([reshape(a, (a.size, 1)) if a.ndim < 2 else a for a in arrays], 1)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    x = asarray(x, op="unstack")
+    if x.ndim == 0:
+        raise ShapeError("unstack: a 0-d array has no axis to unstack", user_frame())
+    axis = normalize_axis("unstack", axis, x.ndim)
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
 def atleast_1d(a):
@@ -199,6 +243,27 @@ def array_split(ary, indices_or_sections, axis=0):
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         indices_or_sections = list(np.cumsum(sizes)[:-1])
     return split(ary, indices_or_sections, axis)
+
+
+def _split_along(name, ary, indices_or_sections, axis, min_ndim):
+    ary = asarray(ary, op=name)
+    if ary.ndim < min_ndim:
+        raise ShapeError(f"{name}: the array must have at least {min_ndim} dimensions, got "
+                         f"{ary.aval}", user_frame())
+    return split(ary, indices_or_sections, axis)
+
+
+def vsplit(ary, indices_or_sections):
+    return _split_along("vsplit", ary, indices_or_sections, 0, 2)
+
+
+def hsplit(ary, indices_or_sections):
+    ary = asarray(ary, op="hsplit")
+    return _split_along("hsplit", ary, indices_or_sections, 1 if ary.ndim > 1 else 0, 1)
+
+
+def dsplit(ary, indices_or_sections):
+    return _split_along("dsplit", ary, indices_or_sections, 2, 3)
 
 
 def squeeze(a, axis=None):
@@ -255,12 +320,16 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    for s, ax in zip(shifts, axes):
-        ax = normalize_axis("roll", ax, a.ndim)
+    try:  # shifts and axes broadcast together; shifts of one axis add up (as NumPy)
+        pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
+    except ValueError:
+        raise ShapeError(f"roll: shift {shift!r} and axis {axis!r} do not broadcast together",
+                         user_frame()) from None
+    total = {}
+    for s, ax in pairs:
+        ax = normalize_axis("roll", int(ax), a.ndim)
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in total.items():
         n = a.shape[ax]
         if n == 0:
             continue
@@ -339,28 +408,6 @@ def triu(m, k=0):
     return where(mask, convert(0, m.dtype), m)
 
 
-def pad(array, pad_width, mode="constant", constant_values=0):
-    array = asarray(array, op="pad")
-    if mode != "constant":
-        raise UnsupportedError(f"pad: only mode='constant' is supported, got {mode!r}",
-                               user_frame())
-    widths = np.asarray(pad_width)
-    try:
-        widths = np.broadcast_to(widths, (array.ndim, 2))
-    except ValueError:
-        raise ShapeError(f"pad: pad_width {pad_width!r:.60} does not fit {array.aval}: give "
-                         f"one (before, after) pair per dimension, one pair, or one int",
-                         user_frame()) from None
-    if widths.dtype.kind not in "iu" or (widths < 0).any():
-        raise ShapeError(f"pad: pad_width must be non-negative integers, got {pad_width!r:.60}",
-                         user_frame())
-    value = asarray(constant_values, op="pad")
-    if value.ndim:
-        raise UnsupportedError("pad: constant_values must be a scalar", user_frame())
-    return lax.pad(array, convert(value, array.dtype),
-                   [(int(lo), int(hi), 0) for lo, hi in widths])
-
-
 def diagonal(a, offset=0, axis1=0, axis2=1):
     a = asarray(a)
     a = moveaxis(a, (axis1, axis2), (-2, -1))
@@ -381,7 +428,8 @@ def diag(v, k=0):
     raise ShapeError("diag: input must be 1-D or 2-D", user_frame())
 
 
-def trace(a, offset=0, axis1=0, axis2=1):
-    return reductions.sum(diagonal(a, offset, axis1, axis2), -1)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """The sum of diagonal ``offset`` over axes ``axis1`` and ``axis2`` (in ``dtype``)."""
+    return reductions.sum(diagonal(a, offset, axis1, axis2), -1, dtype=dtype, out=out)
 
 

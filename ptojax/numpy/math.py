@@ -38,10 +38,27 @@ arctan2 = _binary(tr.atan2_p, "arctan2", kind="float")
 nextafter = _binary(ar.nextafter_p, "nextafter", kind="float")
 equal = _binary(lg.eq_p, "equal")
 not_equal = _binary(lg.ne_p, "not_equal")
-less = _binary(lg.lt_p, "less")
-less_equal = _binary(lg.le_p, "less_equal")
-greater = _binary(lg.gt_p, "greater")
-greater_equal = _binary(lg.ge_p, "greater_equal")
+
+
+def _ordering(prim, name):
+    """An order comparison; complex numbers order by real part, then imaginary part (as NumPy
+    and JAX)."""
+    def fn(x1, x2, /):
+        x1, x2 = promote_args(name, x1, x2)
+        if not dtypes.is_complex(x1.dtype):
+            return prim.bind(x1, x2)
+        r1, r2 = lax.real(x1), lax.real(x2)
+        return lax.select(lax.eq(r1, r2), prim.bind(lax.imag(x1), lax.imag(x2)),
+                          prim.bind(r1, r2))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting (NumPy semantics)."
+    return fn
+
+
+less = _ordering(lg.lt_p, "less")
+less_equal = _ordering(lg.le_p, "less_equal")
+greater = _ordering(lg.gt_p, "greater")
+greater_equal = _ordering(lg.ge_p, "greater_equal")
 
 negative = _unary(ar.neg_p, "negative")
 exp = _unary(tr.exp_p, "exp", kind="float")
@@ -63,7 +80,10 @@ cosh = _unary(tr.cosh_p, "cosh", kind="float")
 arcsinh = _unary(tr.asinh_p, "arcsinh", kind="float")
 arccosh = _unary(tr.acosh_p, "arccosh", kind="float")
 arctanh = _unary(tr.atanh_p, "arctanh", kind="float")
-isfinite = _unary(lg.is_finite_p, "isfinite", kind="float")
+
+# the array API's names
+acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
+atan, atanh, atan2 = arctan, arctanh, arctan2
 
 
 def positive(x, /):
@@ -102,6 +122,12 @@ def absolute(x, /):
 abs = absolute
 
 
+def fabs(x, /):
+    """``|x|`` as a float (integers and bools become float32, as JAX)."""
+    (x,) = promote_args("fabs", x, kind="float")
+    return ar.abs_p.bind(x)
+
+
 def sign(x, /):
     (x,) = promote_args("sign", x)
     if x.dtype == dtypes.bool_:
@@ -129,9 +155,17 @@ def reciprocal(x, /):
     return lax.div(1, x)
 
 
+def _on_parts(fn, x):
+    """``fn`` applied to the real and imaginary parts of complex ``x``."""
+    return lax.complex(fn(lax.real(x)), fn(lax.imag(x)))
+
+
 def round(a, decimals: int = 0):
-    """Round half to even at ``decimals`` digits; integers are unchanged (decimals >= 0)."""
+    """Round half to even at ``decimals`` digits; integers are unchanged (decimals >= 0);
+    complex values round both parts."""
     (a,) = promote_args("round", a)
+    if dtypes.is_complex(a.dtype):
+        return _on_parts(lambda part: round(part, decimals), a)
     if not dtypes.is_float(a.dtype):
         if decimals < 0:
             raise UnsupportedError(f"round: rounding integers {a.aval} to {decimals} decimals "
@@ -149,6 +183,8 @@ around = round
 
 def rint(x, /):
     (x,) = promote_args("rint", x, kind="float")
+    if dtypes.is_complex(x.dtype):
+        return _on_parts(rint, x)
     return lax.round(x, "half_even")
 
 
@@ -162,18 +198,47 @@ def trunc(x, /):
 fix = trunc
 
 
+def _either_part(test, x):
+    """``test`` of real ``x``; of complex ``x``, whether either part passes it."""
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_or(test(lax.real(x)), test(lax.imag(x)))
+    return test(x)
+
+
 def isnan(x, /):
     (x,) = promote_args("isnan", x)
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return _full_bool(x, False)
-    return lax.ne(x, x)
+    return _either_part(lambda v: lax.ne(v, v), x)
 
 
 def isinf(x, /):
     (x,) = promote_args("isinf", x)
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return _full_bool(x, False)
-    return lax.eq(lax.abs(x), float("inf"))
+    return _either_part(lambda v: lax.eq(lax.abs(v), float("inf")), x)
+
+
+def isfinite(x, /):
+    (x,) = promote_args("isfinite", x, kind="float")
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
+def _infinity_test(name, sign):
+    def fn(x, /):
+        (x,) = promote_args(name, x)
+        if not dtypes.is_float(x.dtype):
+            return _full_bool(x, False)
+        return lax.eq(x, sign * float("inf"))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf (False for integers)."
+    return fn
+
+
+isposinf = _infinity_test("isposinf", 1)
+isneginf = _infinity_test("isneginf", -1)
 
 
 def _full_bool(x, value):
@@ -205,7 +270,7 @@ def power(x1, x2, /):
                              user_frame())
         return lax.integer_pow(x1, x2)
     x1, x2 = _numeric_args("power", x1, x2)
-    if dtypes.is_float(x1.dtype):
+    if dtypes.is_inexact(x1.dtype):
         return lax.pow(x1, x2)
     return _integer_power(x1, x2)
 
@@ -277,14 +342,31 @@ def divmod(x1, x2, /):
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
+def _no_complex(name, *xs):
+    """JAX leaves ``name`` undefined for complex values: say so."""
+    if any(dtypes.is_complex(x.dtype) for x in xs):
+        raise DtypeError(f"{name} is not defined for complex values ({xs[0].aval}); convert "
+                         f"to real values first, e.g. with pnp.abs or pnp.real", user_frame())
+
+
 def hypot(x1, x2, /):
     x1, x2 = promote_args("hypot", x1, x2, kind="float")
+    _no_complex("hypot", x1, x2)
     return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+
+
+def _wrap_between(x, a):
+    """``x`` wrapped into [-a, a)."""
+    r = lax.rem(lax.add(x, a), 2 * a)
+    return lax.sub(lax.select(lax.lt(r, 0), lax.add(r, 2 * a), r), a)
 
 
 def logaddexp(x1, x2, /):
     x1, x2 = promote_args("logaddexp", x1, x2, kind="float")
     amax = lax.max(x1, x2)
+    if dtypes.is_complex(x1.dtype):  # the phase is wrapped into [-pi, pi), as JAX
+        out = lax.add(amax, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.mul(amax, 2)))))
+        return lax.complex(lax.real(out), _wrap_between(lax.imag(out), float(np.pi)))
     delta = lax.sub(x1, x2)
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2),
                       lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
@@ -344,7 +426,7 @@ def _bitwise(prim, name):
 bitwise_and = _bitwise(lg.and_p, "bitwise_and")
 bitwise_or = _bitwise(lg.or_p, "bitwise_or")
 bitwise_xor = _bitwise(lg.xor_p, "bitwise_xor")
-bitwise_not = invert = _bitwise(lg.not_p, "bitwise_not")
+bitwise_not = invert = bitwise_invert = _bitwise(lg.not_p, "bitwise_not")
 
 
 def _shift_args(name, x1, x2):
@@ -366,6 +448,9 @@ def right_shift(x1, x2, /):
     flipped = lax.select(lax.lt(x1, 0), lax.bitwise_not(x1), x1)
     shifted = lax.shift_right_logical(flipped, x2)
     return lax.select(lax.lt(x1, 0), lax.bitwise_not(shifted), shifted)
+
+
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 
 
 # selection -----------------------------------------------------------------------------------
@@ -390,6 +475,7 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     out = asarray(a)
+    _no_complex("clip", *(asarray(v) for v in (out, lo, hi) if v is not None))
     if lo is not None:
         out = maximum(out, lo)
     if hi is not None:
@@ -409,6 +495,8 @@ def fmin(x1, x2, /):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     (x,) = promote_args("nan_to_num", x)
+    if dtypes.is_complex(x.dtype):
+        return _on_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     if not dtypes.is_float(x.dtype):
         return x
     info = dtypes.finfo(x.dtype)
@@ -422,13 +510,6 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def heaviside(x1, x2, /):
     x1, x2 = promote_args("heaviside", x1, x2, kind="float")
     return where(lax.lt(x1, 0), 0.0, where(lax.gt(x1, 0), 1.0, x2))
-
-
-def conjugate(x, /):
-    return asarray(x)
-
-
-conj = real = conjugate
 
 
 def astype(x, dtype):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.errors import AxisError, DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axes, single_axis
-from ptojax.numpy._promote import (asarray, broadcast_to_shape, convert, supported_dtype,
-                                   to_inexact)
+from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
+                                   supported_dtype, to_inexact)
 from ptojax.source_info import user_frame
 
 
@@ -28,9 +29,12 @@ def _keep(out, x, axes, keepdims):
     return lax.reshape(out, tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
 
 
-def _sum_dtype(dtype):
-    """Sums of bools and narrow integers accumulate in the default integer width."""
-    if dtype == dtypes.bool_ or (dtypes.is_integer(dtype) and dtype.itemsize < 4):
+def _sum_dtype(dtype, promote_integers=True):
+    """Sums of bools count in int32; narrow integers accumulate in the default integer width
+    unless ``promote_integers=False``."""
+    if dtype == dtypes.bool_:
+        return dtypes.int32
+    if promote_integers and dtypes.is_integer(dtype) and dtype.itemsize < 4:
         return dtypes.uint32 if dtypes.is_unsigned(dtype) else dtypes.int32
     return dtype
 
@@ -52,26 +56,27 @@ def _result_dtype(name, a, dtype, default):
     return supported_dtype(dtype, name) if dtype is not None else default(a.dtype)
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out("sum", out)
-    a = asarray(a, op="sum")
-    axes = normalize_axes("sum", axis, a.ndim)
-    x = _where_fill("sum", convert(a, _result_dtype("sum", a, dtype, _sum_dtype)), where, 0)
-    result = lax.reduce_sum(x, axes)
-    if initial is not None:
-        result = lax.add(result, convert(initial, result.dtype))
-    return _keep(result, a, axes, keepdims)
+def _additive(name, lax_reduce, lax_combine, identity):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+           promote_integers=True):
+        _no_out(name, out)
+        a = asarray(a, op=name)
+        axes = normalize_axes(name, axis, a.ndim)
+        result_dtype = _result_dtype(name, a, dtype,
+                                     lambda d: _sum_dtype(d, promote_integers))
+        x = _where_fill(name, convert(a, result_dtype), where, identity)
+        result = lax_reduce(x, axes)
+        if initial is not None:
+            result = lax_combine(result, convert(initial, result.dtype))
+        return _keep(result, a, axes, keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {name} over ``axis``; bools and narrow integers accumulate in 32 bits "
+                  f"unless ``promote_integers=False`` (as JAX).")
+    return fn
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _no_out("prod", out)
-    a = asarray(a, op="prod")
-    axes = normalize_axes("prod", axis, a.ndim)
-    x = _where_fill("prod", convert(a, _result_dtype("prod", a, dtype, _sum_dtype)), where, 1)
-    result = lax.reduce_prod(x, axes)
-    if initial is not None:
-        result = lax.mul(result, convert(initial, result.dtype))
-    return _keep(result, a, axes, keepdims)
+sum = _additive("sum", lax.reduce_sum, lax.add, 0)
+prod = _additive("prod", lax.reduce_prod, lax.mul, 1)
 
 
 def _extremum(name, lax_reduce, lax_combine):
@@ -137,30 +142,60 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
-def _variance(name, a, axis, dtype, ddof, where):
+def _variance_dtype(dtype):
+    """Variances are real: of complex values, the mean squared magnitude (as JAX)."""
+    return dtypes.real_dtype(to_inexact(dtype))
+
+
+def _variance(name, a, axis, dtype, ddof, where, mean_value, correction):
+    if correction is None:
+        correction = ddof
+    elif ddof != 0:
+        raise ValueError(f"{name}: ddof and correction cannot both be given")
     a = asarray(a, op=name)
     axes = normalize_axes(name, axis, a.ndim)
-    result_dtype = _result_dtype(name, a, dtype, to_inexact)
-    x = convert(a, _computation_dtype(result_dtype))
-    centre = mean(x, axes, keepdims=True, where=where)
-    centered = lax.sub(x, broadcast_to_shape(centre, x.shape))
-    squares = _where_fill(name, lax.mul(centered, centered), where, 0)
-    count = _count(name, a, axes, where, x.dtype)
-    normalizer = count - ddof if where is None else lax.sub(count, float(ddof))
-    if where is None and normalizer <= 0:
-        normalizer = float("nan")
-    return lax.div(lax.reduce_sum(squares, axes), normalizer), result_dtype, axes, a
+    result_dtype = _result_dtype(name, a, dtype, _variance_dtype)
+    if dtypes.is_complex(a.dtype) and dtype is not None and not dtypes.is_complex(result_dtype):
+        raise DtypeError(f"{name}: a real dtype ({result_dtype}) for the variance of complex "
+                         f"values is not supported (as in JAX); leave dtype out for a real "
+                         f"result", user_frame())
+    compute = _computation_dtype(result_dtype)
+    x = convert(a, dtypes.complex_dtype(compute) if dtypes.is_complex(a.dtype) else compute)
+    if mean_value is None:
+        centre = mean(x, axes, keepdims=True, where=where)
+    else:
+        centre = convert(mean_value, x.dtype)
+    shape = broadcast_shapes(name, tuple(x.shape), tuple(centre.shape))
+    centered = lax.sub(broadcast_to_shape(x, shape), broadcast_to_shape(centre, shape))
+    if dtypes.is_complex(x.dtype):
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        squares = lax.mul(centered, centered)
+    squares = _where_fill(name, squares, where, 0)
+    count = _count(name, a, axes, where, squares.dtype)
+    normalizer = count - correction if where is None else lax.sub(count, float(correction))
+    total = lax.reduce_sum(squares, axes)
+    if where is None:
+        result = lax.div(total, normalizer if normalizer > 0 else float("nan"))
+    else:
+        result = lax.select(lax.gt(normalizer, 0), lax.div(total, normalizer),
+                            lax.add(lax.mul(total, 0), float("nan")))
+    return result, result_dtype, axes, a
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
     _no_out("var", out)
-    result, result_dtype, axes, a = _variance("var", a, axis, dtype, ddof, where)
+    result, result_dtype, axes, a = _variance("var", a, axis, dtype, ddof, where, mean,
+                                              correction)
     return _keep(convert(result, result_dtype), a, axes, keepdims)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
     _no_out("std", out)
-    result, result_dtype, axes, a = _variance("std", a, axis, dtype, ddof, where)
+    result, result_dtype, axes, a = _variance("std", a, axis, dtype, ddof, where, mean,
+                                              correction)
     return _keep(convert(lax.sqrt(result), result_dtype), a, axes, keepdims)
 
 
@@ -189,25 +224,62 @@ argmax = _arg(lax.argmax, "argmax")
 argmin = _arg(lax.argmin, "argmin")
 
 
-def _cumulative_dtype(dtype):
-    """Cumulative ops keep the input dtype (as JAX), except that bools count in int32."""
-    return dtypes.int32 if dtype == dtypes.bool_ else dtype
+def cumulate(name, lax_fn, a, axis, dtype, promote_integers=False):
+    """``lax_fn`` (cumsum/cumprod) along ``axis`` (flattened when None), JAX's dtype rules:
+    the input dtype, bools counted in int32, narrow integers in 32 bits with
+    ``promote_integers``; ``dtype=bool`` accumulates the nonzero flags and reports where the
+    total is nonzero."""
+    if axis is None or a.ndim == 0:
+        a = lax.reshape(a, (a.size,))
+        axis = 0 if axis is None else axis
+    ax = single_axis(name, axis, a.ndim)
+    if dtype is not None and supported_dtype(dtype, name) == dtypes.bool_:
+        flags = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
+        total = lax_fn(lax.convert_element_type(flags, dtypes.int32), ax)
+        return lax.ne(total, 0)
+    return lax_fn(convert(a, _result_dtype(name, a, dtype, lambda d: _sum_dtype(
+        d, promote_integers))), ax)
 
 
 def _cumulative(lax_fn, name):
-    def fn(a, axis=None, dtype=None):
-        a = asarray(a, op=name)
-        if axis is None:
-            a, axis = lax.reshape(a, (a.size,)), 0
-        ax = single_axis(name, axis, a.ndim)
-        return lax_fn(convert(a, _result_dtype(name, a, dtype, _cumulative_dtype)), ax)
+    def fn(a, axis=None, dtype=None, out=None):
+        _no_out(name, out)
+        return cumulate(name, lax_fn, asarray(a, op=name), axis, dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when axis is None)."
     return fn
 
 
-cumsum = cumulative_sum = _cumulative(lax.cumsum, "cumsum")
-cumprod = cumulative_prod = _cumulative(lax.cumprod, "cumprod")
+cumsum = _cumulative(lax.cumsum, "cumsum")
+cumprod = _cumulative(lax.cumprod, "cumprod")
+
+
+def _array_api_cumulative(lax_fn, name, identity, promote_integers):
+    def fn(x, /, *, axis=None, dtype=None, include_initial=False):
+        x = asarray(x, op=name)
+        if x.ndim == 0:
+            raise ShapeError(f"{name}: the input must have at least one dimension, got "
+                             f"{x.aval}", user_frame())
+        if axis is None:
+            if x.ndim > 1:
+                raise AxisError(f"{name}: axis is required for an input of rank {x.ndim} "
+                                f"(it may only be omitted for 1-D inputs)", user_frame())
+            axis = 0
+        axis = single_axis(name, axis, x.ndim)
+        out = cumulate(name, lax_fn, x, axis, dtype, promote_integers)
+        if include_initial:
+            shape = tuple(1 if d == axis else n for d, n in enumerate(out.shape))
+            first = lax.broadcast_in_dim(np.asarray(identity, out.dtype), shape, ())
+            out = lax.concatenate([first, out], axis)
+        return out
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The array API's cumulative {name[11:]} along ``axis`` (required unless "
+                  f"1-D); ``include_initial`` prepends the identity.")
+    return fn
+
+
+cumulative_sum = _array_api_cumulative(lax.cumsum, "cumulative_sum", 0, True)
+cumulative_prod = _array_api_cumulative(lax.cumprod, "cumulative_prod", 1, False)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):

@@ -1,5 +1,6 @@
-"""Arithmetic primitives — add sub mul div rem neg abs sign floor ceil round integer_pow max min
-nextafter clamp — with every fact, and the jvp rule shapes the other elementwise families use.
+"""Arithmetic primitives — add sub mul div rem mulhi neg abs sign floor ceil round integer_pow
+max min nextafter clamp — with every fact, and the jvp rule shapes the other elementwise
+families use.
 
 Conventions where JAX defines one: max/min split the tangent equally among tied arguments;
 ``abs`` has derivative 1 at 0; clamp's bounds get the tangent only strictly outside. Where JAX
@@ -12,9 +13,11 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir import pto
+from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.broadcast import broadcast_in_dim, fit_shape, unbroadcast, zeros_like
 from ptojax.ops.checks import fmt_types, require_kind, require_same_dtype
+from ptojax.ops.complex_parts import conj, real
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.elementwise import (align_elementwise, elementwise, elementwise_dim,
                                     lax_function, operands, scalar)
@@ -143,8 +146,47 @@ mul_p = _binary("mul", np.multiply, "any", "MUL", True, "op_mul({0}, {1})", line
                 shard_linear="one", transpose=_mul_transpose)
 div_p = _binary("div", _int_div, "num", "DIV", False, "op_div({0}, {1})", linear=True,
                 shard_linear="unary", transpose=_div_transpose)
-rem_p = _binary("rem", np.fmod, "num")
-add, sub, mul, div, rem = map(lax_function, (add_p, sub_p, mul_p, div_p, rem_p))
+rem_p = _binary("rem", np.fmod, "real_num")
+add, sub, div, rem = map(lax_function, (add_p, sub_p, div_p, rem_p))
+_mul = lax_function(mul_p)
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise product; with ``out_dtype`` both operands are converted to it first (so
+    they may differ in dtype, and narrow integers multiply without wrapping), as in JAX."""
+    if out_dtype is None:
+        return _mul(x, y)
+    dtype = dtypes.canonicalize(out_dtype)
+    return _mul(convert_element_type(x, dtype), convert_element_type(y, dtype))
+
+
+# mulhi: the high half of the double-width product -------------------------------------------
+def _mulhi(x, y):
+    bits = x.dtype.itemsize * 8
+    if bits < 64:
+        wide = np.int64 if dtypes.is_integer(x.dtype) and not dtypes.is_unsigned(x.dtype) \
+            else np.uint64
+        return (x.astype(wide) * y.astype(wide) >> wide(bits)).astype(x.dtype)
+    unsigned = _mulhi_u64(x.view(np.uint64), y.view(np.uint64))
+    if dtypes.is_unsigned(x.dtype):
+        return unsigned
+    # signed high half = unsigned high half - (x < 0) * y - (y < 0) * x  (mod 2^64)
+    fix = np.where(x < 0, y.view(np.uint64), 0) + np.where(y < 0, x.view(np.uint64), 0)
+    return (unsigned - fix.astype(np.uint64)).view(np.int64)
+
+
+def _mulhi_u64(x, y):
+    """High 64 bits of x * y from 32-bit halves."""
+    low, s32 = np.uint64(0xFFFFFFFF), np.uint64(32)
+    x0, x1, y0, y1 = x & low, x >> s32, y & low, y >> s32
+    cross = x1 * y0 + ((x0 * y0) >> s32)
+    cross2 = x0 * y1 + (cross & low)
+    return x1 * y1 + (cross >> s32) + (cross2 >> s32)
+
+
+mulhi_p = _binary("mulhi", lambda x, y: _mulhi(np.asarray(x), np.asarray(y)), "int")
+mulhi_p.define(jvp=zero_jvp(mulhi_p))
+mulhi = lax_function(mulhi_p)
 
 
 def _negated(t, x, y, out):
@@ -164,12 +206,22 @@ rem_p.define(jvp=binary_jvp(rem_p, same, times(lambda x, y, o: neg(_trunc(div(x,
 
 
 # neg, abs, sign, floor, ceil, round ------------------------------------------------------------
+def _abs_abstract(x):
+    """The magnitude of a complex value is real."""
+    require_kind("abs", x, "num")
+    return TensorType(x.shape, dtypes.real_dtype(x.dtype), x.weak_type)
+
+
 def _abs_jvp(primals, tangents):
-    """t where x >= 0, else -t (as JAX: the derivative at 0 is 1)."""
+    """t where x >= 0, else -t (as JAX: the derivative at 0 is 1); for complex x,
+    real(t * conj(x) / |x|) with |x| = 0 read as 1 (as JAX)."""
     (x,), (t,) = primals, tangents
     out = abs_p.bind(x)
     if is_zero(t):
         return out, Zero(out.aval)
+    if dtypes.is_complex(x.dtype):
+        magnitude = select(eq(out, 0), ones_like(out), out)
+        return out, real(mul(t, div(conj(x), convert_element_type(magnitude, x.dtype))))
     return out, select(ge(x, convert_element_type(0, x.dtype)), t, neg(t))
 
 
@@ -178,8 +230,24 @@ neg_p = elementwise("neg", np.negative, "num", nargs=1, linear=True, shard_linea
                     tile=tile_forms.TileForm("elementwise", arith=True, scalar_unit=True),
                     pto=pto.unary("TNEG"), host="op_neg({0})", reference=ref.lax_op("neg"))
 neg_p.define(jvp=linear_in_first_jvp(neg_p))
-abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", jvp=_abs_jvp)
-sign_p = _unary("sign", np.sign, "num")
+abs_p = _unary("abs", np.abs, "num", "TABS", "op_abs({0})", abstract_eval=_abs_abstract,
+               jvp=_abs_jvp)
+
+
+def _sign(x):
+    """np.sign; for complex x, x / |x| part by part (0 at 0), as XLA."""
+    if not dtypes.is_complex(x.dtype):
+        return np.sign(x)
+    magnitude = np.abs(x)
+    nonzero = magnitude != 0
+    safe = np.where(nonzero, magnitude, 1)
+    out = np.empty_like(x)
+    out.real = np.where(nonzero, x.real / safe, 0)
+    out.imag = np.where(nonzero, x.imag / safe, 0)
+    return out
+
+
+sign_p = _unary("sign", _sign, "num")
 floor_p = _unary("floor", np.floor, "float")
 ceil_p = _unary("ceil", np.ceil, "float")
 neg, abs, sign, floor, ceil = map(lax_function, (neg_p, abs_p, sign_p, floor_p, ceil_p))
@@ -242,7 +310,7 @@ def _integer_pow_abstract(x, y):
     require_kind("integer_pow", x, "num")
     if not isinstance(y, int):
         raise DtypeError(f"integer_pow: exponent must be a Python int, got {y!r}")
-    if y < 0 and not dtypes.is_float(x.dtype):
+    if y < 0 and not dtypes.is_inexact(x.dtype):
         raise DtypeError(f"integer_pow: negative exponent {y} for an integer base {x}; "
                          f"convert the base to a float dtype first")
     return x

@@ -52,16 +52,23 @@ def require_same_dtype(name: str, types) -> None:
                          f"convert them to one dtype first (pnp functions promote for you)")
 
 
+_KINDS = {  # kind -> (test, what the error says is required)
+    "float": (dtypes.is_float, "a floating-point"),
+    "inexact": (dtypes.is_inexact, "a floating-point or complex"),
+    "int": (dtypes.is_integer, "an integer"),
+    "int_or_bool": (lambda d: dtypes.is_integer(d) or dtypes.is_bool(d), "an integer or bool"),
+    "real_num": (lambda d: dtypes.is_integer(d) or dtypes.is_float(d),
+                 "an integer or floating-point"),
+    "ordered": (lambda d: not dtypes.is_complex(d), "a real (non-complex)"),
+    "num": (lambda d: not dtypes.is_bool(d), "a numeric (non-bool)"),
+    "any": (lambda d: True, ""),
+    "bool": (dtypes.is_bool, "a bool"),
+}
+
+
 def require_kind(name: str, t, kind: str) -> None:
-    ok = {"float": dtypes.is_float(t.dtype),
-          "int": dtypes.is_integer(t.dtype),
-          "int_or_bool": dtypes.is_integer(t.dtype) or dtypes.is_bool(t.dtype),
-          "num": not dtypes.is_bool(t.dtype),
-          "any": True,
-          "bool": dtypes.is_bool(t.dtype)}[kind]
-    if not ok:
-        what = {"float": "a floating-point", "int": "an integer", "int_or_bool": "an integer or "
-                "bool", "num": "a numeric (non-bool)", "bool": "a bool"}[kind]
+    ok, what = _KINDS[kind]
+    if not ok(t.dtype):
         hint = " (convert with .astype(pnp.float32))" if kind == "float" else ""
         raise DtypeError(f"{name} requires {what} operand, got {t}{hint}")
 

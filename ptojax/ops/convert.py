@@ -1,19 +1,25 @@
-"""``convert_element_type`` and the identities ``copy`` and ``stop_gradient``, with every fact.
+"""``convert_element_type``, ``bitcast_convert_type``, ``reduce_precision`` and the identities
+``copy`` and ``stop_gradient``, with every fact.
 
-float -> int conversion truncates toward zero, saturates and maps NaN to 0 (as XLA).
+float -> int conversion truncates toward zero, saturates and maps NaN to 0; complex -> real
+keeps the real part (as XLA).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.errors import DtypeError, ShapeError
 from ptojax.eval.array import Array
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
-from ptojax.ops import references as ref, tile_forms
+from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
+from ptojax.ops.checks import require_kind
 from ptojax.ops.costs import no_flops
 from ptojax.ops.elementwise import elementwise, python_scalar_value
+from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
+from ptojax.trace import Primitive, Unsupported
 from ptojax.tree_util import tree_map
 
 IDENTITY = tile_forms.TileForm("elementwise", identity=True)
@@ -25,6 +31,10 @@ def _convert_abstract(x, new_dtype, weak_type=False):
 
 def _convert(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        if new_dtype == dtypes.bool_:
+            return x != 0
+        x = x.real   # complex -> real keeps the real part, as XLA
     if dtypes.is_float(x.dtype) and dtypes.is_integer(new_dtype):
         return _float_to_int(x, new_dtype)
     return x.astype(new_dtype)
@@ -44,7 +54,7 @@ def _float_to_int(x, new_dtype):
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or not dtypes.is_float(new_dtype):
+    if is_zero(t) or not dtypes.is_inexact(new_dtype):
         return out, Zero(out.aval)
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)
 
@@ -54,8 +64,8 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 
 
 def _convert_linear(eqn):
-    """Converting between float types is linear; rounding to integers is not."""
-    return "unary" if dtypes.is_float(eqn.params["new_dtype"]) else None
+    """Converting between float and complex types is linear; rounding to integers is not."""
+    return "unary" if dtypes.is_inexact(eqn.params["new_dtype"]) else None
 
 
 def _convert_recipe(eqn):
@@ -84,7 +94,7 @@ convert_element_type_p = elementwise(
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize(new_dtype)
-    if type(x) in (int, float, bool):  # an int wraps around, as JAX's
+    if type(x) in dtypes.PYTHON_SCALARS:  # an int wraps around, as JAX's
         return Array(python_scalar_value(x, new_dtype, wrap=True), weak_type)
     if x.dtype == new_dtype and getattr(x, "weak_type", False) == weak_type:
         return x
@@ -121,3 +131,115 @@ stop_gradient_p.define(jvp=zero_jvp(stop_gradient_p))
 def stop_gradient(x):
     """``x`` (a pytree) with zero derivative: no gradient flows through it."""
     return tree_map(lambda v: stop_gradient_p.bind(v), x)
+
+
+# bitcast_convert_type ------------------------------------------------------------------------
+def _bitcast_shape(x, new_dtype):
+    """JAX's rule: equal widths keep the shape; a narrower type adds a trailing dimension of
+    the width ratio; a wider one consumes a trailing dimension of that size."""
+    old, new = x.dtype.itemsize, new_dtype.itemsize
+    if old == new:
+        return tuple(x.shape)
+    if old > new:
+        return (*x.shape, old // new)
+    if not x.shape or x.shape[-1] * old != new:
+        raise ShapeError(f"bitcast_convert_type: {x} to {dtypes.short_name(new_dtype)} needs a "
+                         f"last dimension of {new // old} (elements of {old} bytes make one "
+                         f"of {new})")
+    return tuple(x.shape[:-1])
+
+
+def _bitcast_abstract(x, new_dtype):
+    for d in (x.dtype, new_dtype):
+        if d == dtypes.bool_ or dtypes.is_complex(d):
+            raise DtypeError(f"bitcast_convert_type: {dtypes.short_name(d)} values have no "
+                             f"bit pattern to reinterpret (use integer or float dtypes)")
+    return TensorType(_bitcast_shape(x, new_dtype), new_dtype)
+
+
+def _bitcast(x, new_dtype):
+    x = np.asarray(x, order="C")
+    return x.reshape(-1).view(new_dtype).reshape(_bitcast_shape(x, np.dtype(new_dtype)))
+
+
+def _bitcast_batch(args, dims, new_dtype):
+    (x,), (d,) = args, dims
+    if x.dtype.itemsize != new_dtype.itemsize:   # a trailing dimension changes: batch first
+        x, d = move_axis(x, d, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+def _bitcast_factors(eqn) -> sr.OpRule:
+    """Leading dimensions pass; a trailing dimension that appears or goes stays whole."""
+    f = sr.Factors()
+    x, out = sr.shape_of(eqn.inputs[0]), sr.shape_of(eqn.outputs[0])
+    common = [f.new(n) for n in (x if len(x) <= len(out) else out)]
+    extra = [()] * abs(len(x) - len(out))
+    return f.rule([common + extra if len(x) > len(out) else common],
+                  [common + extra if len(out) > len(x) else common])
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type", _bitcast_abstract, _bitcast)
+bitcast_convert_type_p.define(
+    jvp=zero_jvp(bitcast_convert_type_p), batch=_bitcast_batch,
+    shard=sr.ShardRule(_bitcast_factors), cost=no_flops,
+    tile=Unsupported("bitcasts have no tile rule"),
+    reference=lambda jnp, lax: lambda x, new_dtype: lax.bitcast_convert_type(x, new_dtype))
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """``operand``'s bits read as ``new_dtype`` (see ``_bitcast_shape`` for the shape)."""
+    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize(new_dtype))
+
+
+# reduce_precision ----------------------------------------------------------------------------
+def _reduce_precision_abstract(x, exponent_bits, mantissa_bits):
+    require_kind("reduce_precision", x, "float")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: needs exponent_bits >= 1 and mantissa_bits >= 0, "
+                         f"got {exponent_bits} and {mantissa_bits}")
+    return x
+
+
+def _reduce_precision(x, exponent_bits, mantissa_bits):
+    """Round to ``mantissa_bits`` (to nearest, ties to even) and to the exponent range of
+    ``exponent_bits`` (overflow to inf, below the smallest normal to zero; NaN stays), as
+    XLA."""
+    x = np.asarray(x)
+    info = dtypes.finfo(x.dtype)
+    exp_bits, mant_bits = int(info.nexp), int(info.nmant)
+    utype = np.dtype(f"u{x.dtype.itemsize}")
+    one = utype.type(1)
+    bits = np.asarray(x, order="C").view(utype).copy()
+    if mantissa_bits < mant_bits:
+        drop = utype.type(mant_bits - mantissa_bits)
+        last = one << drop
+        bias = ((bits & last) >> drop) + ((last >> one) - one)
+        bits = (bits + bias) & ~(last - one)
+    if exponent_bits < exp_bits:
+        exponent_mask = ((one << utype.type(exp_bits)) - one) << utype.type(mant_bits)
+        sign = bits & (one << utype.type(exp_bits + mant_bits))
+        src_bias = (1 << (exp_bits - 1)) - 1
+        dst_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exponent_mask
+        overflow = exponent > utype.type(src_bias + dst_bias) << utype.type(mant_bits)
+        underflow = exponent <= utype.type(src_bias - dst_bias) << utype.type(mant_bits)
+        bits = np.where(overflow, sign | exponent_mask, np.where(underflow, sign, bits))
+    return np.where(np.isnan(x), x, bits.astype(utype).view(x.dtype))
+
+
+reduce_precision_p = elementwise(
+    "reduce_precision", _reduce_precision, abstract_eval=_reduce_precision_abstract,
+    linear=True, shard_linear="unary",
+    transpose=lambda ct, x, exponent_bits, mantissa_bits: [reduce_precision_p.bind(
+        ct, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)],
+    tile=Unsupported("reduce_precision has no tile form yet: kept as a tensor op"),
+    reference=lambda jnp, lax: lambda x, exponent_bits, mantissa_bits: lax.reduce_precision(
+        x, exponent_bits, mantissa_bits))
+# treated as linear, as JAX does (the tangent is rounded the same way)
+reduce_precision_p.define(jvp=linear_in_first_jvp(reduce_precision_p))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
+                                   mantissa_bits=int(mantissa_bits))

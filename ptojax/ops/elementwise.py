@@ -2,9 +2,10 @@
 
 Operands of one elementwise equation share a dtype and a shape; a rank-0 operand broadcasts (so
 ``mul a 2.0:f32[]`` needs no broadcast). NumPy-style broadcasting and promotion happen in
-``ptojax.numpy`` before anything is bound; the lax-level functions only give a Python scalar
-the dtype of the array it meets. The members are defined by family: ``arithmetic.py``,
-``logic.py``, ``convert.py``, ``transcendental.py``, ``special.py``.
+``ptojax.numpy`` before anything is bound; the lax-level functions give a Python scalar the
+dtype of the array it meets and broadcast size-1 dimensions of equal-rank operands (as
+``jax.lax``). The members are defined by family: ``arithmetic.py``, ``logic.py``,
+``convert.py``, ``complex_parts.py``, ``transcendental.py``, ``special.py``.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def elementwise(name, impl, kind="num", result_dtype=None, nargs=None, *, abstra
     return prim
 
 
-# Python scalars --------------------------------------------------------------------------------
+# Python scalars and size-1 broadcasting of the lax-level functions ----------------------------
 def scalar(value, dtype):
     """A Python scalar as a weakly typed 0-d Array of ``dtype``, which it must fit."""
     return Array(python_scalar_value(value, dtype, wrap=False), weak_type=True)
@@ -79,19 +80,48 @@ def constant(value, dtype):
 
 
 def operands(*xs):
-    """Python scalars take the dtype of the first array operand."""
+    """Python scalars take the dtype of the first array operand (a complex scalar meeting a
+    real array stays complex, so the dtype check names the mismatch)."""
     dtype = next((x.dtype for x in xs if hasattr(x, "dtype")), None)
     if dtype is None:
         return xs
-    return tuple(scalar(x, dtype) if type(x) in (int, float, bool) else x for x in xs)
+    return tuple(_scalar_operand(x, dtype) if type(x) in dtypes.PYTHON_SCALARS else x
+                 for x in xs)
+
+
+def _scalar_operand(x, dtype):
+    if type(x) is complex and not dtypes.is_complex(dtype):
+        return scalar(x, dtypes.complex_dtype(dtype))
+    return scalar(x, dtype)
+
+
+def broadcast_ones(xs):
+    """Operands of one rank whose dimensions differ only where some are 1, broadcast to
+    their common shape (as ``jax.lax``'s binary ops do); rank-0 operands stay scalars and
+    anything else is left for the primitive to reject."""
+    shapes = [tuple(getattr(x, "shape", ())) for x in xs]
+    full = {s for s in shapes if s}
+    if len(full) <= 1 or len({len(s) for s in full}) != 1:
+        return xs
+    target = []
+    for sizes in zip(*full):
+        other = {n for n in sizes if n != 1}
+        if len(other) > 1:
+            return xs
+        target.append(other.pop() if other else 1)
+    target = tuple(target)
+    dims = tuple(range(len(target)))
+    return tuple(x if s in ((), target) else broadcast_in_dim(x, target, dims)
+                 for x, s in zip(xs, shapes))
 
 
 def lax_function(prim):
     """The lax-level function of an elementwise primitive."""
     def fn(*xs):
-        return prim.bind(*operands(*xs))
+        return prim.bind(*broadcast_ones(operands(*xs)))
     fn.__name__ = prim.name
-    fn.__doc__ = f"Elementwise ``{prim.name}`` (operands share dtype and shape, or are scalars)."
+    fn.__doc__ = f"Elementwise ``{prim.name}`` (operands share a dtype and a shape up to " \
+                 f"size-1 dimensions, or are scalars)."
     return fn
 
 

@@ -109,18 +109,20 @@ def _gather(operand, indices, axes, nbatch=0, mode="clip", fill_value=None):
     if mode == "fill":
         ok = _in_bounds(operand.shape, indices, axes, nbatch)
         if not ok.all():
-            fill = _default_fill(operand.dtype) if fill_value is None else fill_value
+            fill = default_fill(operand.dtype) if fill_value is None else fill_value
             out = np.where(ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim)), out,
                            np.asarray(fill, operand.dtype))
     return out
 
 
-def _default_fill(dtype):
-    if dtypes.is_float(dtype):
+def default_fill(dtype):
+    """JAX's fill for out-of-bounds reads: NaN, the lowest signed or highest unsigned
+    integer, True."""
+    if dtypes.is_inexact(dtype):
         return np.nan
     if dtype == dtypes.bool_:
         return True
-    return np.iinfo(dtype).min if dtypes.is_integer(dtype) else 0
+    return np.iinfo(dtype).max if dtypes.is_unsigned(dtype) else np.iinfo(dtype).min
 
 
 gather_p = Primitive("gather", _gather_abstract, _gather, linear=True)

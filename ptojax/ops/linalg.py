@@ -8,12 +8,13 @@ the result needs no transpose; a batched dot_general whose contraction has one e
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ShapeError
+from ptojax.errors import DtypeError, ShapeError
 from ptojax.eval.machine_load import matmul
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
@@ -23,7 +24,47 @@ from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
+
+
+class Precision(enum.Enum):
+    """JAX's matmul precision: accepted and recorded in the IR; on the host (numpy) it does
+    not change results, as on JAX's CPU backend."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        return _PRECISION_NAMES.get(value)
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_NAMES = {"default": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+                    "bfloat16": Precision.DEFAULT, "high": Precision.HIGH,
+                    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+                    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST}
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of Precisions (one per operand) from a Precision, a name, or a pair."""
+    if precision is None:
+        return None
+    if isinstance(precision, (Precision, str)):
+        precision = (precision, precision)
+    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+        try:
+            return tuple(Precision(p) for p in precision)
+        except ValueError:
+            pass
+    raise ValueError(f"precision must be None, a lax.Precision, one of "
+                     f"{sorted(_PRECISION_NAMES)} or a pair of them, got {precision!r}")
 
 
 def free_dims(ndim, *used):
@@ -31,7 +72,8 @@ def free_dims(ndim, *used):
     return [d for d in range(ndim) if d not in taken]
 
 
-def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=None):
+def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=None,
+                          precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     require_same_dtype("dot_general", (lhs, rhs))
     check_axes("dot_general", (*lc, *lb), lhs.ndim)
@@ -52,19 +94,23 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
 _MATMUL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.int32)))
 
 
-def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
+def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if lc == (1,) and rc == (0,) and not lb and lhs.ndim == 2 and rhs.ndim == 2 \
             and preferred_element_type is None and lhs.dtype in _MATMUL_DTYPES \
             and rhs.dtype == lhs.dtype:
         return matmul(lhs, rhs)   # the common case, without the general path's bookkeeping
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
-    compute = lhs.dtype
+    # products accumulate in the preferred type (a complex product keeps its type when only
+    # its real part is asked for); low-precision floats in f32, bools as int32
+    compute = lhs.dtype if dtypes.is_complex(lhs.dtype) and not dtypes.is_complex(out_dtype) \
+        else out_dtype
     if dtypes.accumulates_in_f32(compute):
         compute = np.dtype(np.float32)
-        lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     elif dtypes.is_bool(compute):
-        lhs, rhs = lhs.astype(np.int32), rhs.astype(np.int32)
+        compute = np.dtype(np.int32)
+    if lhs.dtype != compute:
+        lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
         out = matmul(lhs, rhs)
@@ -76,31 +122,80 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
         a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
         b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
         out = matmul(a, b).reshape(batch + m + n)
+    if dtypes.is_complex(out.dtype) and not dtypes.is_complex(out_dtype):
+        out = out.real   # a real preferred type keeps the real part, as a conversion does
     return out if out.dtype == out_dtype else out.astype(out_dtype)
 
 
 dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True)
 
 
-def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
+def _type_rank(dtype):
+    """XLA's order of operand types in a mixed-type product (the higher one is the result):
+    complex, exponent range, mantissa, width, signedness."""
+    part = dtypes.real_dtype(dtype)
+    info = dtypes.finfo(part) if dtypes.is_float(part) else None
+    return (dtypes.is_complex(dtype), int(info.maxexp) if info else -1,
+            int(info.nmant) if info else -1, part.itemsize * 8 if part != dtypes.bool_ else 1,
+            not dtypes.is_unsigned(part))
+
+
+def _result_dtype(lhs, rhs, preferred):
+    """The product's dtype: the higher operand type, or ``preferred`` when given (which must
+    not narrow an integer or complex result), as JAX."""
+    a, b = dtypes.canonicalize(lhs.dtype), dtypes.canonicalize(rhs.dtype)
+    ra, rb = _type_rank(a), _type_rank(b)
+    if ra == rb and a != b:
+        raise DtypeError(f"dot_general: operand dtypes {a} and {b} have no common product "
+                         f"type; convert one of them", user_frame())
+    result = a if ra >= rb else b
+    if preferred is not None and not dtypes.is_float(result) and \
+            _type_rank(preferred)[3] < _type_rank(result)[3]:
+        raise DtypeError(f"dot_general: preferred_element_type {preferred} must not be "
+                         f"narrower than the result type {result}", user_frame())
+    return result
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """JAX's dot_general: operands of different dtypes are multiplied in the higher one;
+    ``precision`` is recorded (it does not change host results)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((user_axes("dot_general", lc, lhs.ndim), user_axes("dot_general", rc, rhs.ndim)),
           (user_axes("dot_general", lb, lhs.ndim), user_axes("dot_general", rb, rhs.ndim)))
     pet = None if preferred_element_type is None else dtypes.canonicalize(
         preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
+    dtype = _result_dtype(lhs, rhs, pet)
+    lhs, rhs = convert_element_type(lhs, dtype), convert_element_type(rhs, dtype)
+    extra = {} if precision is None else {"precision": canonicalize_precision(precision)}
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet,
+                              **extra)
 
 
-def dot(lhs, rhs, preferred_element_type=None):
-    """Matrix/vector product contracting lhs's last and rhs's first dimension (rank <= 2)."""
-    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), preferred_element_type)
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None):
+    """Matrix/vector product contracting lhs's last and rhs's first dimension (rank 1 or 2),
+    or any contraction given by ``dimension_numbers``."""
+    if dimension_numbers is None:
+        if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2) or lhs.shape[-1] != rhs.shape[0]:
+            raise ShapeError(f"dot: without dimension_numbers the operands must be vectors or "
+                             f"matrices with matching inner sizes, got shapes "
+                             f"{tuple(lhs.shape)} and {tuple(rhs.shape)}", user_frame())
+        dimension_numbers = (((lhs.ndim - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over the leading (batch) dimensions of two arrays of one rank >= 2."""
+    if min(lhs.ndim, rhs.ndim) < 2 or lhs.ndim != rhs.ndim:
+        raise ShapeError(f"batch_matmul: operands must have one rank of at least 2, got "
+                         f"shapes {tuple(lhs.shape)} and {tuple(rhs.shape)}", user_frame())
+    batch = tuple(range(lhs.ndim - 2))
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
+                       precision)
 
 
 # autodiff --------------------------------------------------------------------------------------
-def _dot_general_jvp(primals, tangents, dimension_numbers, preferred_element_type=None):
+def _dot_general_jvp(primals, tangents, **kw):
     (lhs, rhs), (tl, tr) = primals, tangents
-    kw = dict(dimension_numbers=dimension_numbers,
-              preferred_element_type=preferred_element_type)
     out = dot_general_p.bind(lhs, rhs, **kw)
     tout = Zero(out.aval)
     if not is_zero(tl):
@@ -117,7 +212,7 @@ def _ranges_like(*groups):
         start += len(g)
 
 
-def _transpose_operand(ct, x_aval, y, dimension_numbers, swap_ans=False):
+def _transpose_operand(ct, x_aval, y, dimension_numbers, precision, swap_ans=False):
     """The cotangent of ``x`` in ``dot_general(x, y)`` (or of ``dot_general(y, x)`` with
     ``swap_ans``): a dot_general of ``ct`` with ``y`` contracting y's free dimensions. The
     operands are ordered so the result comes out in x's layout when either order allows it,
@@ -134,32 +229,35 @@ def _transpose_operand(ct, x_aval, y, dimension_numbers, swap_ans=False):
     y_first = list(x_batch) + x_contract_by_y + x_kept
     if y.dtype != ct.dtype:  # mixed precision: multiply at the cotangent's precision
         y = convert_element_type(y, ct.dtype)
+    extra = {} if precision is None else {"precision": precision}
     if y_first == sorted(y_first) and ct_first != sorted(ct_first):
         out = dot_general_p.bind(
             y, ct, dimension_numbers=((tuple(y_kept), ans_y), (tuple(y_batch), ans_batch)),
-            preferred_element_type=None)
+            preferred_element_type=None, **extra)
     else:
         out = dot_general_p.bind(
             ct, y, dimension_numbers=((ans_y, tuple(y_kept)), (ans_batch, tuple(y_batch))),
-            preferred_element_type=None)
+            preferred_element_type=None, **extra)
         out = transpose(out, tuple(int(a) for a in np.argsort(ct_first)))
     if out.dtype != x_aval.dtype:
         out = convert_element_type(out, x_aval.dtype)
     return out
 
 
-def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, preferred_element_type=None):
+def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, preferred_element_type=None,
+                           precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     ct_l = ct_r = None
     if is_undefined(lhs):
-        ct_l = _transpose_operand(ct, lhs.aval, rhs, dimension_numbers)
+        ct_l = _transpose_operand(ct, lhs.aval, rhs, dimension_numbers, precision)
     if is_undefined(rhs):
-        ct_r = _transpose_operand(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), swap_ans=True)
+        ct_r = _transpose_operand(ct, rhs.aval, lhs, ((rc, lc), (rb, lb)), precision,
+                                  swap_ans=True)
     return [ct_l, ct_r]
 
 
 # batching --------------------------------------------------------------------------------------
-def _dot_general_batch(args, dims, dimension_numbers, preferred_element_type=None):
+def _dot_general_batch(args, dims, dimension_numbers, preferred_element_type=None, **extra):
     """No transposes: the batch becomes a paired batch dimension (both operands batched) or
     stays a free dimension of the one batched operand."""
     (lhs, rhs), (ld, rd) = args, dims
@@ -182,7 +280,7 @@ def _dot_general_batch(args, dims, dimension_numbers, preferred_element_type=Non
         n_lhs_free = lhs.ndim - len(lc) - len(lb)
         out_dim = len(lb) + n_lhs_free + free_dims(rhs.ndim, rc, rb).index(rd)
     out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type, **extra)
     return out, out_dim
 
 
@@ -241,7 +339,7 @@ def _dot_general_flops(eqn) -> int:
 
 
 def _dot_general_reference(jnp, lax):
-    def run(a, b, dimension_numbers, preferred_element_type=None):
+    def run(a, b, dimension_numbers, preferred_element_type=None, precision=None):
         return lax.dot_general(a, b, dimension_numbers, lax.Precision.HIGHEST,
                                preferred_element_type=preferred_element_type)
     return run

@@ -1,4 +1,5 @@
-"""Comparisons, bit logic, ``is_finite`` and ``select``, with every fact.
+"""Comparisons, bit logic (and, or, not, xor, shifts, population_count, clz), ``is_finite`` and
+``select``, with every fact.
 
 Comparisons and ``is_finite`` return bool masks; their derivative is zero. ``select`` is linear
 in its two branches.
@@ -18,14 +19,16 @@ from ptojax.ops.broadcast import fit_shape, instantiate, unbroadcast, zeros_like
 from ptojax.ops.checks import broadcast_scalars, require_same_dtype
 from ptojax.ops.elementwise import elementwise, lax_function, operands
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, zero_jvp
+from ptojax.source_info import user_frame
 from ptojax.trace import Unsupported
 
 NO_SHIFT_TILES = Unsupported("shifts and xor have no tile form yet (PTO has TSHL/TSHR/TXOR; "
                              "the host build does not implement them)")
 
 
-def _comparison(name, ufunc, cmp, cpp, commutative=False):
-    prim = elementwise(name, ufunc, "any", dtypes.bool_, nargs=2,
+def _comparison(name, ufunc, cmp, cpp, commutative=False, kind="ordered"):
+    """A comparison; complex values compare only for (in)equality, as in JAX."""
+    prim = elementwise(name, ufunc, kind, dtypes.bool_, nargs=2,
                        tile=tile_forms.TileForm("elementwise", arith=True, scalar_operand=True,
                                                 commutative=commutative),
                        pto=pto.compare(cmp), host=cpp, reference=ref.lax_op(name))
@@ -33,8 +36,8 @@ def _comparison(name, ufunc, cmp, cpp, commutative=False):
     return prim
 
 
-eq_p = _comparison("eq", np.equal, "EQ", "({0} == {1})", commutative=True)
-ne_p = _comparison("ne", np.not_equal, "NE", "({0} != {1})", commutative=True)
+eq_p = _comparison("eq", np.equal, "EQ", "({0} == {1})", commutative=True, kind="any")
+ne_p = _comparison("ne", np.not_equal, "NE", "({0} != {1})", commutative=True, kind="any")
 lt_p = _comparison("lt", np.less, "LT", "({0} < {1})")
 le_p = _comparison("le", np.less_equal, "LE", "({0} <= {1})")
 gt_p = _comparison("gt", np.greater, "GT", "({0} > {1})")
@@ -80,6 +83,53 @@ shift_right_logical_p = _logic("shift_right_logical", _shift_right_logical, "int
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(lax_function,
                                                         (and_p, or_p, xor_p, not_p))
 shift_left, shift_right_logical = map(lax_function, (shift_left_p, shift_right_logical_p))
+
+
+# arithmetic shift, bit counts -----------------------------------------------------------------
+def _signed_view(x):
+    return x.view(np.dtype(f"i{x.dtype.itemsize}"))
+
+
+def _shift_right_arithmetic(x, y):
+    """x >> y filling with the top bit; amounts outside [0, bits) shift everything out."""
+    bits = x.dtype.itemsize * 8
+    y = np.asarray(y)
+    amount = np.where((y < 0) | (y >= bits), bits - 1, y).astype(np.int64)
+    signed = _signed_view(np.asarray(x, order="C"))
+    return np.right_shift(signed, amount.astype(signed.dtype)).astype(signed.dtype).view(
+        x.dtype)
+
+
+def _unsigned_view(x):
+    return np.asarray(x, order="C").view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _population_count(x):
+    """Set bits of the two's complement (np.bitwise_count counts those of |x|)."""
+    return np.bitwise_count(_unsigned_view(x)).astype(x.dtype)
+
+
+def _clz(x):
+    """Leading zero bits: the width minus the set bits of x with every bit below its top bit
+    set."""
+    bits = x.dtype.itemsize * 8
+    u = _unsigned_view(x).copy()
+    shift = 1
+    while shift < bits:
+        u |= u >> u.dtype.type(shift)
+        shift *= 2
+    return (bits - np.bitwise_count(u).astype(np.int64)).astype(x.dtype)
+
+
+shift_right_arithmetic_p = _logic("shift_right_arithmetic", _shift_right_arithmetic, "int", 2,
+                                  "shift_right_arithmetic")
+_NO_BIT_COUNT_TILES = Unsupported("bit counts have no tile form (PTO has no population-count "
+                                  "instruction)")
+population_count_p = _logic("population_count", _population_count, "int", 1,
+                            "population_count", _NO_BIT_COUNT_TILES)
+clz_p = _logic("clz", _clz, "int", 1, "clz", _NO_BIT_COUNT_TILES)
+shift_right_arithmetic, population_count, clz = map(lax_function, (
+    shift_right_arithmetic_p, population_count_p, clz_p))
 
 
 # is_finite -------------------------------------------------------------------------------------
@@ -135,3 +185,30 @@ select_p = elementwise("select", np.where, abstract_eval=_select_abstract, linea
 def select(pred, on_true, on_false):
     on_true, on_false = operands(on_true, on_false)
     return select_p.bind(pred, on_true, on_false)
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise: ``which`` is bool (two cases: False picks the first) or
+    an integer in ``[0, len(cases))``; written as a tree of ``select``s."""
+    if not cases:
+        raise ValueError("select_n: needs at least one case")
+    if len(cases) == 1:
+        return operands(*cases)[0]
+    if which.dtype == dtypes.bool_:
+        if len(cases) != 2:
+            raise DtypeError(f"select_n: a bool selector picks between two cases, got "
+                             f"{len(cases)}", user_frame())
+        return select(which, cases[1], cases[0])
+    if not dtypes.is_integer(which.dtype):
+        raise DtypeError(f"select_n: the selector must be bool or an integer, got "
+                         f"{which.dtype}", user_frame())
+    return _select_from(which, cases, 0)
+
+
+def _select_from(which, cases, first):
+    """``cases[which - first]``, for ``which`` in ``[first, first + len(cases))``."""
+    if len(cases) == 1:
+        return cases[0]
+    mid = len(cases) // 2
+    return select(lt(which, first + mid), _select_from(which, cases[:mid], first),
+                  _select_from(which, cases[mid:], first + mid))

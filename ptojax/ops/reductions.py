@@ -1,5 +1,6 @@
-"""Reductions — max min prod and or over axes, argmax/argmin — with every fact (``reduce_sum``,
-the transpose of broadcasting, is in ``broadcast.py``).
+"""Reductions — max min prod and or xor over axes, argmax/argmin — with every fact
+(``reduce_sum``, the transpose of broadcasting, is in ``broadcast.py``); ``lax.reduce`` with a
+Python combiner.
 
 max/min split the tangent equally among tied elements (as JAX); the product's derivative is
 exact where some elements are zero.
@@ -9,37 +10,40 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import AxisError
+from ptojax.errors import AxisError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
-from ptojax.ops.arithmetic import div, mul, ones_like
+from ptojax.ops import arithmetic
+from ptojax.ops.arithmetic import add, div, mul, ones_like
 from ptojax.ops.broadcast import broadcast_in_dim, reduce_abstract, reduce_batch, reduce_sum
-from ptojax.ops.checks import check_axis, user_axes, user_axis
+from ptojax.ops.checks import check_axis, require_kind, user_axes, user_axis
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.costs import input_size
 from ptojax.ops.cumulative import cumprod
-from ptojax.ops.logic import eq
+from ptojax.ops.logic import bitwise_and, bitwise_or, bitwise_xor, eq
 from ptojax.ops.shape import canonical_axes, reshape, shift_axes, transpose
 from ptojax.ops.slicing import concatenate, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero, zero_jvp
-from ptojax.trace import Primitive, Unsupported
+from ptojax.source_info import user_frame
+from ptojax.trace import Primitive, Tracer, Unsupported
+from ptojax.tree_util import tree_flatten
 
 
 def _identity(x, lowest: bool):
     if x.dtype == dtypes.bool_:
         return not lowest
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):   # complex values compare by real part first
         return -np.inf if lowest else np.inf
     info = np.iinfo(x.dtype)
     return info.min if lowest else info.max
 
 
 def _lowest(dtype):
-    return -np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).min
+    return -np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).min
 
 
 def _highest(dtype):
-    return np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).max
+    return np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).max
 
 
 def max_impl(x, axes):
@@ -108,13 +112,21 @@ reduce_min_p.define(jvp=_extremum_jvp(reduce_min_p))
 reduce_prod_p = _reduction("reduce_prod", _prod, "any", "",
                            ref.widened(ref.lax_reduce("mul", lambda d: 1)), jvp=_prod_jvp,
                            tile=Unsupported("product reductions have no PTO row instruction"))
-_BOOL = Unsupported("boolean reductions have no tile rule")
-reduce_and_p = _reduction("reduce_and", lambda x, axes: np.all(x, axis=axes), "bool", "",
-                          ref.lax_reduce("bitwise_and", lambda d: True), tile=_BOOL)
-reduce_or_p = _reduction("reduce_or", lambda x, axes: np.any(x, axis=axes), "bool", "",
-                         ref.lax_reduce("bitwise_or", lambda d: False), tile=_BOOL)
-for _prim in (reduce_and_p, reduce_or_p):
-    _prim.define(jvp=zero_jvp(_prim))
+_BITS = Unsupported("bitwise and boolean reductions have no tile rule")
+
+
+def _bitwise_reduction(name, ufunc, identity):
+    """reduce_and/or/xor: logical on bools, bitwise on integers (as JAX)."""
+    prim = _reduction(name, lambda x, axes: ufunc.reduce(x, axis=axes), "int_or_bool", "",
+                      ref.lax_reduce(f"bitwise_{name[len('reduce_'):]}", identity), tile=_BITS)
+    prim.define(jvp=zero_jvp(prim))
+    return prim
+
+
+reduce_and_p = _bitwise_reduction("reduce_and", np.bitwise_and,
+                                  lambda d: True if d == dtypes.bool_ else -1)
+reduce_or_p = _bitwise_reduction("reduce_or", np.bitwise_or, lambda d: 0)
+reduce_xor_p = _bitwise_reduction("reduce_xor", np.bitwise_xor, lambda d: 0)
 
 
 def _lax_reduction(prim):
@@ -125,13 +137,14 @@ def _lax_reduction(prim):
     return fn
 
 
-reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or = map(_lax_reduction, (
-    reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p))
+reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, reduce_xor = map(_lax_reduction, (
+    reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p, reduce_xor_p))
 
 
 # arg-reductions ----------------------------------------------------------------------------------
 def _arg_abstract(name):
     def abstract_eval(x, axis, index_dtype):
+        require_kind(name, x, "ordered")
         axis = check_axis(name, axis, x.ndim)
         if x.shape[axis] == 0:
             raise AxisError(f"{name}: axis {axis} has size 0; there is no extremum")
@@ -177,3 +190,79 @@ def argmax(x, axis, index_dtype=dtypes.int32):
 def argmin(x, axis, index_dtype=dtypes.int32):
     return argmin_p.bind(x, axis=user_axis("argmin", axis, x.ndim),
                          index_dtype=dtypes.canonicalize(index_dtype))
+
+
+# lax.reduce: a Python combiner -----------------------------------------------------------------
+def _all_ones(dtype):
+    return True if dtype == dtypes.bool_ else -1
+
+
+# the monoids lax.reduce recognises, as JAX: combiner -> (reduction, its identity for a dtype)
+MONOIDS = {
+    add: (reduce_sum, lambda d: 0), mul: (reduce_prod, lambda d: 1),
+    arithmetic.max: (reduce_max, lambda d: _identity(np.zeros((), d), True)),
+    arithmetic.min: (reduce_min, lambda d: _identity(np.zeros((), d), False)),
+    bitwise_and: (reduce_and, _all_ones), bitwise_or: (reduce_or, lambda d: False),
+    bitwise_xor: (reduce_xor, lambda d: False),
+}
+
+
+def _monoid(computation, operand, init):
+    """The named reduction when ``computation`` is a known monoid and ``init`` a concrete
+    scalar equal to its identity (else None)."""
+    entry = MONOIDS.get(computation)
+    if entry is None or type(init) is Tracer or np.ndim(init) != 0:
+        return None
+    reduction, identity = entry
+    value = np.asarray(init, operand.dtype)
+    return reduction if np.array_equal(value, np.asarray(identity(operand.dtype),
+                                                         operand.dtype)) else None
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """JAX's ``lax.reduce``: ``computation`` (a binary function on pytrees shaped like
+    ``operands``) folds ``dimensions`` away, starting from ``init_values``. A known monoid with
+    its identity becomes the named reduction (reduce_sum, reduce_max, ...); anything else is a
+    pairwise tree of ``computation`` calls, then one with the initial values, which is the
+    result for an associative ``computation`` (XLA requires one)."""
+    flat, tree = tree_flatten(operands)
+    inits, init_tree = tree_flatten(init_values)
+    if tree != init_tree:
+        raise ShapeError(f"reduce: init_values {init_tree} must have the structure of the "
+                         f"operands {tree}", user_frame())
+    dims = tuple(sorted(user_axes("reduce", dimensions, flat[0].ndim)))
+    if len(flat) == 1:
+        reduction = _monoid(computation, flat[0], inits[0])
+        if reduction is not None:
+            return tree.unflatten([reduction(flat[0], dims)])
+    return tree.unflatten(_tree_reduce(flat, inits, computation, dims, tree))
+
+
+def _tree_reduce(xs, inits, computation, dims, tree):
+    ndim = xs[0].ndim
+    kept = [d for d in range(ndim) if d not in dims]
+    kept_shape = tuple(xs[0].shape[d] for d in kept)
+    n = int(np.prod([xs[0].shape[d] for d in dims]))
+    xs = [reshape(transpose(x, (*kept, *dims)), (*kept_shape, n)) for x in xs]
+    last = len(kept_shape)
+
+    def combine(a, b):
+        out, out_tree = tree_flatten(computation(tree.unflatten(a), tree.unflatten(b)))
+        if out_tree != tree:
+            raise ShapeError(f"reduce: computation returned {out_tree}, expected {tree}",
+                             user_frame())
+        return out
+
+    while n > 1:
+        half = n // 2
+        pairs = combine([slice_in_dim(x, 0, half, 1, last) for x in xs],
+                        [slice_in_dim(x, half, 2 * half, 1, last) for x in xs])
+        if n % 2:
+            pairs = [concatenate([p, slice_in_dim(x, n - 1, n, 1, last)], last)
+                     for p, x in zip(pairs, xs)]
+        xs, n = pairs, half + n % 2
+    starts = [broadcast_in_dim(convert_element_type(v, x.dtype), kept_shape, ())
+              for v, x in zip(inits, xs)]
+    if n == 0:
+        return starts
+    return combine(starts, [reshape(x, kept_shape) for x in xs])

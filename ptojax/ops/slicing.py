@@ -1,4 +1,5 @@
-"""Static data movement — slice, pad, concatenate, rev — and ``iota``, with every fact.
+"""Static data movement — slice, pad, concatenate, rev — and ``iota``, with every fact; the
+lax compositions ``full``, ``split`` and ``tile``.
 
 Under ``pto.shard`` an ``iota`` split along its dimension adds this device's offset, a split
 ``rev`` reverses the order of the blocks with a ``ppermute``, and a concatenation of slices
@@ -24,7 +25,8 @@ from ptojax.ops.convert import convert_element_type
 from ptojax.ops.costs import no_flops
 from ptojax.ops.elementwise import constant, operands
 from ptojax.ops.logic import select
-from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, shift_axes, squeeze
+from ptojax.ops.shape import (canonical_axes, example_ndim, move_axis, reshape, shift_axes,
+                              squeeze)
 from ptojax.ops.tangents import is_undefined, linear_in_first_jvp, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
@@ -431,3 +433,40 @@ iota_p.define(
     tile=Unsupported("iota is a constant; kept as a tensor op"), cost=no_flops,
     reference=lambda jnp, lax: lambda dtype, shape, dimension: lax.broadcasted_iota(
         dtype, shape, dimension))
+
+
+# compositions: full, split, tile ---------------------------------------------------------------
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value`` (weak when that is a Python scalar and
+    no ``dtype`` is given, as in JAX)."""
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    if np.ndim(fill_value) != 0:
+        raise ShapeError(f"full: fill_value must be a scalar, got shape {np.shape(fill_value)}")
+    weak = dtype is None and type(fill_value) in dtypes.PYTHON_SCALARS
+    if dtype is None:
+        dtype = dtypes.python_scalar_dtype(fill_value) if weak else fill_value.dtype
+    value = convert_element_type(fill_value, dtypes.canonicalize(dtype), weak_type=weak)
+    return broadcast_in_dim(value, shape, ())
+
+
+def split(operand, sizes, axis=0):
+    """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
+    axis = user_axis("split", axis, operand.ndim)
+    sizes = tuple(int(n) for n in sizes)
+    if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:
+        raise ShapeError(f"split: sizes {sizes} must be non-negative and add up to the size "
+                         f"{operand.shape[axis]} of axis {axis}", user_frame())
+    starts = np.cumsum((0,) + sizes)
+    return [slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts, starts[1:])]
+
+
+def tile(operand, reps):
+    """``operand`` repeated ``reps[d]`` times along each dimension ``d``."""
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != operand.ndim or builtins.min(reps, default=0) < 0:
+        raise ShapeError(f"tile: reps {reps} needs one non-negative count per dimension of "
+                         f"{operand.aval if hasattr(operand, 'aval') else operand.shape}",
+                         user_frame())
+    doubled = tuple(n for r, size in zip(reps, operand.shape) for n in (r, size))
+    out = broadcast_in_dim(operand, doubled, tuple(range(1, 2 * operand.ndim, 2)))
+    return reshape(out, tuple(r * n for r, n in zip(reps, operand.shape)))

@@ -88,3 +88,8 @@ sort_p.define(
     tile=Unsupported("sorting has no tile rule"), cost=_sort_flops,
     reference=lambda jnp, lax: lambda *xs, dimension, num_keys=1: lax.sort(
         xs, dimension=dimension, is_stable=True, num_keys=num_keys))
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """``keys`` sorted along ``dimension``, and ``values`` permuted alike."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)

@@ -1,4 +1,6 @@
-"""Special functions — erf, erfc, erf_inv, lgamma, digamma — with every fact.
+"""Special functions — erf, erfc, erf_inv, lgamma, digamma, the regularized incomplete gamma
+(igamma, igammac, igamma_grad_a) and beta (betainc) functions, the exponentially scaled Bessel
+functions bessel_i0e and bessel_i1e — with every fact.
 
 The numpy impls compute in float64 (series, continued fractions, Lanczos) and round to the
 operand's dtype. PTO has no instruction for these, so erfc and lgamma tile as *expansions*:
@@ -12,11 +14,16 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ops import references as ref, tile_forms
-from ptojax.ops.arithmetic import NOT_TILED, abs, add, div, mul, neg, sub, unary_jvp
+from ptojax.errors import UnsupportedError
+from ptojax.ops.arithmetic import (NOT_TILED, abs, add, binary_jvp, div, mul, neg, sign, sub,
+                                   times, unary_jvp)
+from ptojax.ops.broadcast import fit_shape
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.elementwise import elementwise, lax_function
-from ptojax.ops.logic import eq, ge, lt, select
-from ptojax.ops.transcendental import exp, log, sin
+from ptojax.ops.logic import eq, ge, le, lt, select
+from ptojax.ops.tangents import Zero, is_zero
+from ptojax.ops.transcendental import exp, log, log1p, sin
+from ptojax.trace import Unsupported
 
 SQRT_PI = math.sqrt(math.pi)
 TWO_OVER_SQRT_PI = 2.0 / SQRT_PI
@@ -133,11 +140,205 @@ def _digamma_f64(x):
     return np.where(x == np.inf, np.inf, out)
 
 
+# regularized incomplete gamma P(a, x), Q(a, x) and dP/da: the series of P for x < 1 or
+# x <= a, else the continued fraction of Q (Cephes' igam/igamc), each carrying its derivative
+# in a alongside (forward mode), in float64
+_EPS = float(np.finfo(np.float64).eps)
+_CONVERGED = 16 * _EPS   # successive terms of the derivatives stall at a few ulp of noise
+_MAX_TERMS = 2000
+
+
+def _log_prefactor(a, x):
+    """log(x^a e^-x / Gamma(a))."""
+    return a * np.log(x) - x - _lgamma_f64(a)
+
+
+def _p_series(a, x):
+    """(P, dP/da) by P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1)...(a+n))."""
+    r, term, total = a.copy(), np.ones_like(a), np.ones_like(a)
+    dterm, dtotal = np.zeros_like(a), np.zeros_like(a)
+    for _ in range(_MAX_TERMS):
+        r = r + 1.0
+        dterm = dterm * (x / r) - term * x / (r * r)
+        term = term * (x / r)
+        total, dtotal = total + term, dtotal + dterm
+        if np.all(term <= _CONVERGED * total) and \
+                np.all(np.abs(dterm) <= _CONVERGED * np.abs(dtotal)):
+            break
+    scale = np.exp(_log_prefactor(a, x)) / a
+    dlog = np.log(x) - _digamma_f64(a + 1.0)
+    return total * scale, scale * (total * dlog + dtotal)
+
+
+def _q_continued_fraction(a, x):
+    """(Q, dQ/da) by the continued fraction of Q = x^a e^-x / Gamma(a) * K, evaluated with
+    its convergents p/q (rescaled against overflow) and their derivatives in a."""
+    y, z, c = 1.0 - a, x + 2.0 - a, np.zeros_like(a)
+    p2, q2, p1, q1 = np.ones_like(a), x.copy(), x + 1.0, (x + 2.0 - a) * x
+    dp2, dq2, dp1, dq1 = np.zeros_like(a), np.zeros_like(a), np.zeros_like(a), -x
+    k = p1 / q1
+    dk = (dp1 - k * dq1) / q1
+    for _ in range(_MAX_TERMS):
+        c, y, z = c + 1.0, y + 1.0, z + 2.0
+        yc = y * c
+        p, q = p1 * z - p2 * yc, q1 * z - q2 * yc
+        dp, dq = dp1 * z - p1 - dp2 * yc + p2 * c, dq1 * z - q1 - dq2 * yc + q2 * c
+        ok = q != 0
+        k_new = np.where(ok, p / np.where(ok, q, 1.0), k)
+        dk_new = np.where(ok, (dp - k_new * dq) / np.where(ok, q, 1.0), dk)
+        done = np.all(np.abs(k_new - k) <= _CONVERGED * np.abs(k_new)) and \
+            np.all(np.abs(dk_new - dk) <= _CONVERGED * np.abs(dk_new))
+        k, dk = k_new, dk_new
+        p2, q2, p1, q1, dp2, dq2, dp1, dq1 = p1, q1, p, q, dp1, dq1, dp, dq
+        big = np.abs(p) > 1.0 / _EPS
+        for v in (p2, q2, p1, q1, dp2, dq2, dp1, dq1):
+            v[big] *= _EPS
+        if done:
+            break
+    scale = np.exp(_log_prefactor(a, x))
+    return k * scale, scale * (k * (np.log(x) - _digamma_f64(a)) + dk)
+
+
+def _igamma_parts(a, x):
+    """(P, Q, dP/da) where a > 0 and 0 < x < inf (NaN elsewhere)."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    p, q, dp = (np.full(a.shape, np.nan) for _ in range(3))
+    valid = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    series = valid & ((x < 1.0) | (x <= a))
+    fraction = valid & ~series
+    if series.any():
+        p[series], dp[series] = _p_series(a[series], x[series])
+        q[series] = 1.0 - p[series]
+    if fraction.any():
+        q[fraction], dq = _q_continued_fraction(a[fraction], x[fraction])
+        p[fraction], dp[fraction] = 1.0 - q[fraction], -dq
+    return p, q, dp
+
+
+def _igamma_edges(a, x, out, at_zero, at_inf):
+    """JAX's values where the series do not apply: x = 0, x = inf; NaN for x < 0, a < 0,
+    a = x = 0 or NaN operands."""
+    out = np.where(x == 0, at_zero, out)
+    out = np.where(np.isposinf(x), at_inf, out)
+    bad = (x < 0) | (a < 0) | ((a == 0) & (x == 0)) | np.isnan(a) | np.isnan(x)
+    return np.where(bad, np.nan, out)
+
+
+def _igamma_f64(a, x):
+    p = _igamma_edges(a, x, _igamma_parts(a, x)[0], 0.0, 1.0)
+    return np.where((a == 0) & (x > 0), 1.0, p)
+
+
+def _igammac_f64(a, x):
+    q = _igamma_edges(a, x, _igamma_parts(a, x)[1], 1.0, 0.0)
+    return np.where((a == 0) & (x > 0), 0.0, q)
+
+
+def _igamma_grad_a_f64(a, x):
+    dp = np.where(x == 0, 0.0, _igamma_parts(a, x)[2])
+    return np.where((x < 0) | (a <= 0) | np.isnan(a) | np.isnan(x), np.nan, dp)
+
+
+# regularized incomplete beta I_x(a, b): its continued fraction (Numerical Recipes' betacf,
+# modified Lentz) where x < (a + 1) / (a + b + 2), else through I_x(a, b) = 1 - I_1-x(b, a)
+_TINY = 1e-300
+
+
+def _beta_fraction(a, b, x):
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    d = 1.0 - qab * x / qap
+    d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
+    h = d.copy()
+    for m in range(1, _MAX_TERMS):
+        m2 = 2.0 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
+            c = 1.0 + aa / c
+            c = np.where(np.abs(c) < _TINY, _TINY, c)
+            step = d * c
+            h = h * step
+        if np.all(np.abs(step - 1.0) <= _CONVERGED):
+            break
+    return h
+
+
+def _log_beta(a, b):
+    return _lgamma_f64(a) + _lgamma_f64(b) - _lgamma_f64(a + b)
+
+
+def _betainc_f64(a, b, x):
+    a, b, x = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, x))
+    out = np.full(a.shape, np.nan)
+    inside = (a > 0) & (b > 0) & (x > 0) & (x < 1) & np.isfinite(a) & np.isfinite(b)
+    direct = inside & (x < (a + 1.0) / (a + b + 2.0))
+    flipped = inside & ~direct
+    for mask, (p, q, y) in ((direct, (a, b, x)), (flipped, (b, a, 1.0 - x))):
+        if mask.any():
+            p, q, y = p[mask], q[mask], y[mask]
+            value = np.exp(p * np.log(y) + q * np.log1p(-y) - _log_beta(p, q)) / p * \
+                _beta_fraction(p, q, y)
+            out[mask] = value if mask is direct else 1.0 - value
+    # the limits, as JAX: a = 0 (or b = inf) puts all mass at 0, b = 0 (or a = inf) at 1
+    a_zero, b_zero = (a == 0) | np.isposinf(b), (b == 0) | np.isposinf(a)
+    out = np.where((x == 0) & (a > 0) & (b >= 0) & ~b_zero, 0.0, out)
+    out = np.where((x == 1) & (b > 0) & (a >= 0) & ~a_zero, 1.0, out)
+    out = np.where((b_zero & (x != 1)) | (a_zero & (x == 0)), 0.0, out)
+    out = np.where((a_zero & (x != 0)) | (b_zero & (x == 1)), 1.0, out)
+    bad = (a < 0) | (b < 0) | (x < 0) | (x > 1) | (a_zero & b_zero) | \
+        np.isnan(a) | np.isnan(b) | np.isnan(x)
+    return np.where(bad, np.nan, out)
+
+
+# exponentially scaled modified Bessel functions: the power series up to |x| = 20, the
+# asymptotic series of Hankel beyond (its smallest term there is ~e^-40)
+_SERIES_LIMIT = 20.0
+
+
+def _bessel_ie_f64(order):
+    def fn(x):
+        x = np.asarray(x, np.float64)
+        ax = np.abs(x)
+        near = ax <= _SERIES_LIMIT
+        out = np.empty_like(ax)
+        out[near] = _bessel_series(order, ax[near]) * np.exp(-ax[near])
+        out[~near] = _bessel_asymptotic(order, ax[~near])
+        out = np.where(np.isposinf(ax), 0.0, out)
+        out = np.copysign(out, x) if order == 1 else out
+        return np.where(np.isnan(x), np.nan, out)
+    return fn
+
+
+def _bessel_series(order, x):
+    """I_order(x) = (x/2)^order sum_k (x^2/4)^k / (k! (k + order)!)."""
+    q = x * x / 4.0
+    term = (x / 2.0) ** order / math.factorial(order)
+    total = term.copy()
+    for k in range(1, 80):
+        term = term * q / (k * (k + order))
+        total = total + term
+    return total
+
+
+def _bessel_asymptotic(order, x):
+    """e^-x I_order(x) ~ 1/sqrt(2 pi x) sum_k (-1)^k prod_j (4 order^2 - (2j-1)^2) / (j 8x)."""
+    mu = 4.0 * order * order
+    term = np.ones_like(x)
+    total = term.copy()
+    for j in range(1, 40):
+        term = -term * (mu - (2 * j - 1) ** 2) / (j * 8.0 * x)
+        total = total + term
+    return total / np.sqrt(2.0 * np.pi * x)
+
+
 def _in_dtype(f64_fn):
-    def impl(x):
-        x = np.asarray(x)
+    """A float64 function applied to operands of any float dtype, rounded to theirs."""
+    def impl(*xs):
+        dtype = np.asarray(xs[0]).dtype
         with np.errstate(all="ignore"):
-            return f64_fn(x).astype(x.dtype)
+            return np.asarray(f64_fn(*(np.asarray(x, np.float64) for x in xs))).astype(dtype)
     return impl
 
 
@@ -237,8 +438,8 @@ def _trigamma(x):
 
 
 # the primitives --------------------------------------------------------------------------------
-def _special(name, f64_fn, **facts):
-    return elementwise(name, _in_dtype(f64_fn), "float", nargs=1,
+def _special(name, f64_fn, nargs=1, **facts):
+    return elementwise(name, _in_dtype(f64_fn), "float", nargs=nargs,
                        reference=ref.lax_op(name), **facts)
 
 
@@ -257,3 +458,60 @@ erfc_p.define(jvp=unary_jvp(erfc_p, lambda x, o: mul(exp(neg(mul(x, x))), -TWO_O
 erf_inv_p.define(jvp=unary_jvp(erf_inv_p, lambda x, o: mul(exp(mul(o, o)), SQRT_PI / 2)))
 lgamma_p.define(jvp=unary_jvp(lgamma_p, lambda x, o: digamma(x)))
 digamma_p.define(jvp=unary_jvp(digamma_p, lambda x, o: _trigamma(x)))
+
+
+# incomplete gamma and beta, Bessel ------------------------------------------------------------
+def _gamma_density(a, x):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
+    return exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a)))
+
+
+def _beta_density(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+    return exp(sub(add(mul(sub(b, 1.0), log1p(neg(x))), mul(sub(a, 1.0), log(x))), log_beta))
+
+
+def _betainc_jvp(primals, tangents):
+    """Only in x, as JAX (which has no derivative in a or b either)."""
+    (a, b, x), (ta, tb, tx) = primals, tangents
+    if not (is_zero(ta) and is_zero(tb)):
+        raise UnsupportedError("betainc: the derivative with respect to a and b is not "
+                               "supported (as in JAX); differentiate with respect to x only")
+    out = betainc_p.bind(a, b, x)
+    if is_zero(tx):
+        return out, Zero(out.aval)
+    return out, mul(fit_shape(tx, out.shape), _beta_density(a, b, x))
+
+
+igamma_p = _special("igamma", _igamma_f64, nargs=2, tile=NOT_TILED)
+igammac_p = _special("igammac", _igammac_f64, nargs=2, tile=NOT_TILED)
+igamma_grad_a_p = _special(
+    "igamma_grad_a", _igamma_grad_a_f64, nargs=2, tile=NOT_TILED,
+    jvp=Unsupported("igamma_grad_a has no derivative (as in JAX): igamma is differentiable "
+                    "once in a"))
+betainc_p = elementwise("betainc", _in_dtype(_betainc_f64), "float", nargs=3,
+                        reference=ref.lax_op("betainc"), tile=NOT_TILED, jvp=_betainc_jvp)
+bessel_i0e_p = _special("bessel_i0e", _bessel_ie_f64(0), tile=NOT_TILED)
+bessel_i1e_p = _special("bessel_i1e", _bessel_ie_f64(1), tile=NOT_TILED)
+igamma, igammac, igamma_grad_a, betainc, bessel_i0e, bessel_i1e = map(lax_function, (
+    igamma_p, igammac_p, igamma_grad_a_p, betainc_p, bessel_i0e_p, bessel_i1e_p))
+
+igamma_p.define(jvp=binary_jvp(igamma_p, times(lambda a, x, o: igamma_grad_a(a, x)),
+                               times(lambda a, x, o: _gamma_density(a, x))))
+igammac_p.define(jvp=binary_jvp(igammac_p, times(lambda a, x, o: neg(igamma_grad_a(a, x))),
+                                times(lambda a, x, o: neg(_gamma_density(a, x)))))
+
+
+def _bessel_i1e_derivative(x, out):
+    """i0e(x) - i1e(x) (sign(x) + 1/x), and 1/2 at |x| <= eps (as JAX)."""
+    eps = float(dtypes.finfo(x.dtype).eps)
+    tiny = le(abs(x), eps)
+    safe = select(tiny, convert_element_type(eps, x.dtype), x)
+    slope = sub(bessel_i0e(safe), mul(out, add(sign(safe), div(1.0, safe))))
+    return select(tiny, convert_element_type(0.5, x.dtype), slope)
+
+
+bessel_i0e_p.define(jvp=unary_jvp(bessel_i0e_p, lambda x, o: sub(bessel_i1e(x),
+                                                                   mul(sign(x), o))))
+bessel_i1e_p.define(jvp=unary_jvp(bessel_i1e_p, _bessel_i1e_derivative))

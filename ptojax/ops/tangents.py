@@ -43,11 +43,12 @@ def is_undefined(x) -> bool:
 
 
 def differentiable(aval) -> bool:
-    return dtypes.is_float(aval.dtype)
+    return dtypes.is_inexact(aval.dtype)
 
 
 def tangent_aval(aval) -> TensorType:
-    """The tangent type of a primal: itself for floats, float0 for integers and bools."""
+    """The tangent type of a primal: itself for floats and complex values, float0 for
+    integers and bools."""
     if differentiable(aval):
         return aval.strip_weak()
     return TensorType(aval.shape, dtypes.float0)

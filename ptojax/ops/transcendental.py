@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptojax import dtypes
 from ptojax.ir import pto
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.arithmetic import (NOT_TILED, add, binary_jvp, div, mul, neg, ones_like,
@@ -18,19 +19,29 @@ LOG2 = float(np.log(2))
 
 
 def _logistic(x):
+    if dtypes.is_complex(x.dtype):
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def _atan2(x, y):
+    """np.arctan2; for complex operands -i log((y + ix) / sqrt(x^2 + y^2)), as StableHLO."""
+    if not dtypes.is_complex(np.result_type(x)):
+        return np.arctan2(x, y)
+    return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(np.result_type(x))
 
 
 def _rsqrt(x):
     return np.reciprocal(np.sqrt(x))
 
 
-def _transcendental(name, impl, nargs=1, pto_recipe=None, cpp=None, **facts):
-    """A float-only primitive; with a PTO recipe it has a vector tile form."""
+def _transcendental(name, impl, nargs=1, pto_recipe=None, cpp=None, kind="inexact", **facts):
+    """A floating-point (and, unless ``kind`` says "float", complex) primitive; with a PTO
+    recipe it has a vector tile form."""
     tiled = dict(tile=tile_forms.ARITH, pto=pto_recipe, host=cpp) if pto_recipe else \
         dict(tile=NOT_TILED)
-    return elementwise(name, impl, "float", nargs=nargs, reference=ref.lax_op(name),
+    return elementwise(name, impl, kind, nargs=nargs, reference=ref.lax_op(name),
                        **{**tiled, **facts})
 
 
@@ -49,7 +60,7 @@ expm1_p = _transcendental("expm1", np.expm1)
 sqrt_p = _transcendental("sqrt", np.sqrt, pto_recipe=pto.unary("TSQRT"), cpp="sqrt_f32({0})")
 rsqrt_p = _transcendental("rsqrt", _rsqrt, pto_recipe=pto.unary("TRSQRT"),
                           cpp="rsqrt_f32({0})")
-cbrt_p = _transcendental("cbrt", np.cbrt)
+cbrt_p = _transcendental("cbrt", np.cbrt, kind="float")
 tanh_p = _transcendental("tanh", np.tanh, pto_recipe=TANH, cpp="tanh_f32({0})")
 logistic_p = _transcendental("logistic", _logistic, pto_recipe=LOGISTIC,
                              cpp="logistic_f32({0})")
@@ -65,7 +76,7 @@ asinh_p = _transcendental("asinh", np.arcsinh)
 acosh_p = _transcendental("acosh", np.arccosh)
 atanh_p = _transcendental("atanh", np.arctanh)
 pow_p = _transcendental("pow", np.power, nargs=2)
-atan2_p = _transcendental("atan2", np.arctan2, nargs=2)
+atan2_p = _transcendental("atan2", _atan2, nargs=2)
 
 exp, exp2, log, log1p, expm1 = map(lax_function, (exp_p, exp2_p, log_p, log1p_p, expm1_p))
 sqrt, rsqrt, cbrt, tanh, logistic = map(lax_function, (sqrt_p, rsqrt_p, cbrt_p, tanh_p,

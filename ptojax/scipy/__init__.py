@@ -1,2 +1,2 @@
 """``pto.scipy``: JAX's ``jax.scipy`` subpackages."""
-from ptojax.scipy import special, stats
+from ptojax.scipy import linalg, special, stats  # noqa: F401

@@ -182,7 +182,7 @@ axis_index_p = _collective("axis_index", _axis_index_abstract)
 
 # user functions (exported by pto.lax) ---------------------------------------------------------
 def _is_python_scalar(x) -> bool:
-    return type(x) in (int, float, bool)
+    return type(x) in dtypes.PYTHON_SCALARS
 
 
 def psum(x, axis_name):

@@ -347,16 +347,16 @@ def _transpose_rule(cts, *invals, body, mesh, in_specs, out_specs):
 
 def _scale_replicated(ct, spec, mesh):
     n = mesh.axis_size(_unmentioned(spec, mesh))
-    return ct if n == 1 or not _is_float(ct) else div(ct, n)
+    return ct if n == 1 or not _is_inexact(ct) else div(ct, n)
 
 
 def _sum_replicated(ct, spec, mesh):
     axes = _unmentioned(spec, mesh)
-    return ct if not axes or not _is_float(ct) else psum_p.bind(ct, axes=axes)
+    return ct if not axes or not _is_inexact(ct) else psum_p.bind(ct, axes=axes)
 
 
-def _is_float(x) -> bool:
-    return dtypes.is_float(x.dtype)
+def _is_inexact(x) -> bool:
+    return dtypes.is_inexact(x.dtype)
 
 
 def _batch_rule(args, dims, body, mesh, in_specs, out_specs):

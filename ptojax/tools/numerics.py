@@ -67,7 +67,8 @@ from ptojax.tools.jax_reference import JaxEquations
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TOLERANCES = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2,
-              "float8_e4m3fn": 0.125, "float8_e5m2": 0.25}
+              "float8_e4m3fn": 0.125, "float8_e5m2": 0.25, "complex128": 1e-12,
+              "complex64": 1e-5}
 
 REFERENCE_NAMES = {"interpreter": "the numpy interpreter", "jax": "JAX"}
 
@@ -88,7 +89,8 @@ def relative_error(actual, expected) -> float:
         return math.inf
     if np.dtype(e.dtype).name not in TOLERANCES:
         return 0.0 if np.array_equal(a, e) else math.inf
-    a, e = a.astype(np.float64), e.astype(np.float64)
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64
+    a, e = a.astype(wide), e.astype(wide)
     if a.size == 0:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
@@ -99,7 +101,7 @@ def relative_error(actual, expected) -> float:
         if np.isinf(diff).any():
             return math.inf
         finite = e[np.isfinite(e)]
-        scale = np.sqrt(np.mean(finite * finite)) if finite.size else 0.0
+        scale = np.sqrt(np.mean(np.abs(finite) ** 2)) if finite.size else 0.0
         magnitude = np.maximum(np.where(np.isfinite(e), np.abs(e), 0.0), scale)
         ratio = diff / np.maximum(magnitude, np.finfo(np.float64).tiny)
         return float(np.max(np.where(diff == 0, 0.0, ratio)))

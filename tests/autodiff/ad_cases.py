@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 
 from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
-from helpers import P
-from ptojax.ops.gather_scatter import SCATTER_MODES
+from helpers import P, positive_definite, separated_spectrum
+from ptojax.ops.decompositions import geqrf
+from ptojax.ops.fft import FftType
+from ptojax.ops.gather_scatter import gather as point_gather
+from ptojax.ops.gather_scatter import scatter as point_scatter
 from ptojax.trace import PRIMITIVES
 
 
@@ -87,7 +90,8 @@ UNARY = {
     "logistic": "real", "sin": "real", "cos": "real", "tan": "tan", "asin": "unit",
     "acos": "unit", "atan": "real", "sinh": "real", "cosh": "real", "asinh": "real",
     "acosh": "above_one", "atanh": "unit", "erf": "real", "erf_inv": "unit", "erfc": "real",
-    "lgamma": "positive", "digamma": "positive",
+    "lgamma": "positive", "digamma": "positive", "bessel_i0e": "nonzero",
+    "bessel_i1e": "nonzero",
 }
 
 
@@ -203,29 +207,59 @@ def _bits(a, J=None):
 
 
 INTEGER_OPS = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-               "shift_left": "shift_left", "shift_right_logical": "shift_right_logical"}
+               "shift_left": "shift_left", "shift_right_logical": "shift_right_logical",
+               "shift_right_arithmetic": "shift_right_arithmetic", "mulhi": "mulhi",
+               "population_count": "population_count", "clz": "clz"}
 
 
 def _integer_op_case(name, jax_name):
     prim = PRIMITIVES[name]
+    unary = name in ("population_count", "clz")
 
-    @case(name, prim)
+    # XLA:CPU fails to compile a scalar mulhi inside JAX's jitted jvp reference
+    @case(name, prim, jax_reference=name != "mulhi")
     def build(data, J):
         x = values(rng_of(data), shape_of(data))
         jax_op = getattr(J.lax, jax_name)
 
         def pto_fn(a):
-            k = prim.bind(_bits(a), lax.convert_element_type(3, dtypes.int32))
+            bits = _bits(a)
+            k = prim.bind(bits) if unary else prim.bind(bits, lax.full((), 3, dtypes.int32))
             return lax.mul(lax.convert_element_type(k, dtypes.float64), a)
 
         def jax_fn(a):
-            k = jax_op(_bits(a, J), J.jnp.int32(3))
+            bits = _bits(a, J)
+            k = jax_op(bits) if unary else jax_op(bits, J.jnp.full(bits.shape, 3, "int32"))
             return k.astype(J.jnp.float64) * a
         return pto_fn, jax_fn, [x]
 
 
 for _name, _jax_name in INTEGER_OPS.items():
     _integer_op_case(_name, _jax_name)
+
+
+@case("bitcast_convert_type", P.bitcast_convert_type_p)
+def _bitcast(data, J):
+    x = values(rng_of(data), shape_of(data))
+
+    def pto_fn(a):
+        k = lax.bitcast_convert_type(lax.convert_element_type(a, dtypes.float32), dtypes.int32)
+        return lax.mul(lax.convert_element_type(lax.shift_right_logical(k, 20), dtypes.float64),
+                       a)
+
+    def jax_fn(a):
+        k = J.lax.bitcast_convert_type(a.astype(J.jnp.float32), J.jnp.int32)
+        return J.lax.shift_right_logical(k, J.jnp.int32(20)).astype(J.jnp.float64) * a
+    return pto_fn, jax_fn, [x]
+
+
+@case("reduce_precision", P.reduce_precision_p)
+def _reduce_precision(data, J):
+    """Full float64 precision with float32's exponent range (the values stay inside it), so
+    the map JAX treats as linear is the identity and the adjoint identity holds exactly."""
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.mul(lax.reduce_precision(a, 8, 52), a)), \
+        (lambda a: J.lax.reduce_precision(a, 8, 52) * a), [x]
 
 
 @case("not", P.not_p)
@@ -269,6 +303,98 @@ def _convert(data, J):
         low = a.astype(J.jnp.float32)
         return (low * low).astype(J.jnp.float64)
     return pto_fn, jax_fn, [x]
+
+
+# complex parts: real functions of real inputs through complex intermediates -------------------
+@case("complex", P.complex_p, P.imag_p)
+def _complex(data, J):
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+
+    def pto_fn(a, b):
+        z = lax.complex(a, b)
+        return lax.imag(lax.mul(z, lax.exp(z)))
+
+    def jax_fn(a, b):
+        z = J.lax.complex(a, b)
+        return J.lax.imag(z * J.lax.exp(z))
+    return pto_fn, jax_fn, [x, y]
+
+
+@case("real", P.real_p)
+def _real(data, J):
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+    return (lambda a, b: lax.real(lax.sin(lax.complex(a, b)))), \
+        (lambda a, b: J.lax.real(J.lax.sin(J.lax.complex(a, b)))), [x, y]
+
+
+@case("conj", P.conj_p)
+def _conj(data, J):
+    """conj of a complex value, and of a real one (which makes it complex)."""
+    shape = shape_of(data)
+    x, y = values(rng_of(data), shape), values(rng_of(data), shape)
+
+    def pto_fn(a, b):
+        z = lax.complex(a, b)
+        return lax.imag(lax.mul(lax.mul(lax.conj(z), lax.conj(a)), lax.exp(z)))
+
+    def jax_fn(a, b):
+        z = J.lax.complex(a, b)
+        return J.lax.imag(J.lax.conj(z) * J.lax.conj(a) * J.lax.exp(z))
+    return pto_fn, jax_fn, [x, y]
+
+
+# special functions of two or three operands ---------------------------------------------------
+# JAX compiles igamma's while loops for seconds per shape: its gradients are compared once,
+# in tests/ops/test_special_functions.py; here finite differences and the adjoint identity
+@case("igamma", P.igamma_p, P.igamma_grad_a_p, fd_rtol=1e-5, jax_reference=False)
+def _igamma(data, J):
+    """Both derivatives of igamma; the one in a is igamma_grad_a (itself not differentiable,
+    as in JAX)."""
+    rng, shape = rng_of(data), shape_of(data)
+    a, x = values(rng, shape, "positive") * 3, values(rng, shape, "positive") * 3
+    return (lambda u, v: lax.igamma(u, v)), (lambda u, v: J.lax.igamma(u, v)), [a, x]
+
+
+@case("igammac", P.igammac_p, fd_rtol=1e-5, jax_reference=False)
+def _igammac(data, J):
+    rng, shape = rng_of(data), shape_of(data)
+    a, x = values(rng, shape, "positive") * 3, values(rng, shape, "positive") * 3
+    return (lambda u, v: lax.igammac(u, v)), (lambda u, v: J.lax.igammac(u, v)), [a, x]
+
+
+@case("betainc", P.betainc_p, jax_reference=False)   # compared with JAX once, as igamma
+def _betainc(data, J):
+    """Differentiable in x only (as in JAX): a and b are captured."""
+    rng, shape = rng_of(data), shape_of(data)
+    a, b = values(rng, shape, "positive") * 2, values(rng, shape, "positive") * 2
+    x = rng.uniform(0.05, 0.95, shape)
+    return (lambda v: lax.betainc(a, b, v)), (lambda v: J.lax.betainc(a, b, v)), [x]
+
+
+# fft -------------------------------------------------------------------------------------------
+@case("fft", P.fft_p)
+def _fft(data, J):
+    """Each kind between real inputs and a real output (complex in the middle)."""
+    kind = data.draw(st.sampled_from(list(FftType)))
+    lengths = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
+    lead = tuple(data.draw(st.lists(st.integers(1, 2), max_size=1)))
+    rng = rng_of(data)
+    jax_kind = J.lax.FftType(int(kind))
+    weight = 0.3 + 0.7j
+    if kind == FftType.RFFT:
+        x = values(rng, lead + lengths)
+        return (lambda a: lax.real(lax.mul(lax.fft(a, kind, lengths), weight))), \
+            (lambda a: J.lax.real(J.lax.fft(a, jax_kind, lengths) * weight)), [x]
+    minor = (*lengths[:-1], lengths[-1] // 2 + 1) if kind == FftType.IRFFT else lengths
+    x, y = values(rng, lead + minor), values(rng, lead + minor)
+    if kind == FftType.IRFFT:
+        return (lambda a, b: lax.fft(lax.complex(a, b), kind, lengths)), \
+            (lambda a, b: J.lax.fft(J.lax.complex(a, b), jax_kind, lengths)), [x, y]
+    return (lambda a, b: lax.imag(lax.mul(lax.fft(lax.complex(a, b), kind, lengths), weight))), \
+        (lambda a, b: J.lax.imag(J.lax.fft(J.lax.complex(a, b), jax_kind, lengths) * weight)), \
+        [x, y]
 
 
 # reductions ----------------------------------------------------------------------------------
@@ -320,14 +446,15 @@ for _name in ("argmax", "argmin"):
     _arg_case(_name)
 
 
-def _logic_reduction_case(name, jnp_name):
+def _logic_reduction_case(name, jax_name):
     prim = PRIMITIVES[name]
 
     @case(name, prim)
     def build(data, J):
         x = values(rng_of(data), shape_of(data, min_rank=1))
         axes = _axes(data, x.ndim)
-        jax_reduce = getattr(J.jnp, jnp_name)
+        jax_reduce = getattr(J.jnp, jax_name, None) or (
+            lambda m, axis: getattr(J.lax, jax_name)(m, tuple(axis)))
 
         def pto_fn(a):
             hit = prim.bind(lax.gt(a, 0.0), axes=axes)
@@ -341,6 +468,7 @@ def _logic_reduction_case(name, jnp_name):
 
 _logic_reduction_case("reduce_and", "all")
 _logic_reduction_case("reduce_or", "any")
+_logic_reduction_case("reduce_xor", "reduce_xor")
 
 
 CUMULATIVE = {"cumsum": "real", "cumprod": "nonzero", "cummax": "real", "cummin": "real",
@@ -556,7 +684,7 @@ def _gather(data, J):
     mode = data.draw(st.sampled_from(["clip", "fill"]))
     jidx = _jax_indices(idx, x.shape, mode)
     get = _jax_indexed(J, lambda f, i: f.at[i].get(mode=mode, fill_value=-7.0), nbatch, axes)
-    return (lambda a: lax.gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
+    return (lambda a: point_gather(a, idx, axes, nbatch, mode, fill_value=-7.0)), \
         (lambda a: get(a, jidx)), [x]
 
 
@@ -577,7 +705,7 @@ def _scatter(data, J):
                                                         unique_indices=mode != "add")
         return J.jnp.moveaxis(moved, tuple(range(len(axes))), axes)
     jax_scatter = _jax_indexed(J, put, nbatch, axes)
-    return (lambda a, u: lax.scatter(a, idx, u, axes, nbatch, mode)), \
+    return (lambda a, u: point_scatter(a, idx, u, axes, nbatch, mode)), \
         (lambda a, u: jax_scatter(a, jidx, u)), [x, updates]
 
 
@@ -592,7 +720,7 @@ def _scatter_duplicates(data, J):
     n = x.shape[0]
     idx = rng.integers(0, n, size=(n + 2, 1)).astype(np.int32)
     updates = values(rng, (n + 2,) + x.shape[1:], "nonzero" if mode == "mul" else "real")
-    return (lambda a, u: lax.scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
+    return (lambda a, u: point_scatter(a, idx, u, (0,), 0, mode)), None, [x, updates]
 
 
 # linear algebra, sorting ---------------------------------------------------------------------
@@ -625,6 +753,129 @@ def _sort(data, J):
     xs = [values(rng, shape) for _ in range(n)]
     return (lambda *a: tuple(lax.sort(a, dim, num_keys=num_keys))), \
         (lambda *a: tuple(J.lax.sort(a, dim, num_keys=num_keys))), xs
+
+
+# decompositions: well-conditioned inputs (separated eigenvalues, singular values and pivots)
+# and outputs invariant under the sign conventions of eigen- and singular vectors ---------------
+def _stack_of(data, max_rank=1):
+    return tuple(data.draw(st.lists(st.integers(1, 2), max_size=max_rank)))
+
+
+def _linalg_fd(name, *prims, **options):
+    return case(name, *prims, fd_rtol=1e-5, rtol=1e-8, **options)
+
+
+@_linalg_fd("cholesky", P.cholesky_p)
+def _cholesky(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    return lax.linalg.cholesky, J.lax.linalg.cholesky, [positive_definite(rng, (*stack, n, n))]
+
+
+@_linalg_fd("triangular_solve", P.triangular_solve_p)
+def _triangular_solve(data, J):
+    rng, stack, m = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    k = data.draw(st.integers(1, 3))
+    params = {f: data.draw(st.booleans())
+              for f in ("left_side", "lower", "transpose_a", "unit_diagonal")}
+    a = rng.standard_normal((*stack, m, m)) + 3 * np.eye(m)
+    b = rng.standard_normal((*stack, *((m, k) if params["left_side"] else (k, m))))
+    return (lambda a, b: lax.linalg.triangular_solve(a, b, **params)), \
+        (lambda a, b: J.lax.linalg.triangular_solve(a, b, **params)), [a, b]
+
+
+def _clear_pivots(rng, stack, m, n):
+    """A matrix whose partial pivoting is clear-cut: in each of the first min(m, n) columns
+    one entry, in a distinct row, is far larger than the others."""
+    x = rng.standard_normal((*stack, m, n))
+    k = min(m, n)
+    rows = np.argsort(rng.random((*stack, m)), axis=-1)[..., :k]
+    for index in np.ndindex(*stack):
+        x[index][rows[index], np.arange(k)] += 10.0
+    return x
+
+
+@_linalg_fd("lu", P.lu_p)
+def _lu(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = _clear_pivots(rng, stack, m, n)
+    return (lambda a: lax.linalg.lu(a)[0]), (lambda a: J.lax.linalg.lu(a)[0]), [x]
+
+
+@case("lu_pivots_to_permutation", P.lu_pivots_to_permutation_p)
+def _lu_pivots_to_permutation(data, J):
+    """Integer-valued: no derivative flows through the permutation."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    pivots = np.array([rng.integers(j, n) for j in range(n)], np.int32)
+    x = values(rng, (n,))
+    order = np.asarray(lax.linalg.lu_pivots_to_permutation(pivots, n), np.float64)
+    return (lambda a: lax.mul(a, lax.convert_element_type(
+        lax.linalg.lu_pivots_to_permutation(pivots, n), dtypes.float64))), \
+        (lambda a: a * order), [x]
+
+
+@_linalg_fd("qr", P.qr_p)
+def _qr(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    full = data.draw(st.booleans())
+    x = rng.standard_normal((*stack, m, n))
+    return (lambda a: lax.linalg.qr(a, full_matrices=full)), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full)), [x]
+
+
+@_linalg_fd("qr_pivoting", P.qr_p)
+def _qr_pivoting(data, J):
+    """Unstacked and not wide: JAX's pivoting rule fails on stacks and is wrong for wide
+    matrices (tests/ops/test_decompositions.py checks ours against finite differences)."""
+    rng, n = rng_of(data), data.draw(st.integers(1, 4))
+    m = data.draw(st.integers(n, 5))
+    x = rng.standard_normal((m, n)) * np.arange(1, n + 1) * 2.0  # separated column norms
+    full = data.draw(st.booleans())
+    return (lambda a: lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), \
+        (lambda a: J.lax.linalg.qr(a, full_matrices=full, pivoting=True)[:2]), [x]
+
+
+@case("geqrf", P.geqrf_p)
+def _geqrf(data, J):
+    """geqrf has no derivative (as in JAX): only its use on values not being
+    differentiated, which must leave the derivative alone."""
+    rng = rng_of(data)
+    x, fixed = values(rng, (3, 2)), values(rng, (3, 2))
+    factor = np.asarray(geqrf(fixed)[0])
+    return (lambda a: lax.mul(a, geqrf(fixed)[0])), (lambda a: a * factor), [x]
+
+
+@_linalg_fd("eigh", P.eigh_p)
+def _eigh(data, J):
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+    lower = data.draw(st.booleans())
+
+    def invariant(eigh):
+        def fn(a):
+            v, w = eigh(a, lower=lower)
+            return w, v * v
+        return fn
+    return invariant(lax.linalg.eigh), invariant(J.lax.linalg.eigh), \
+        [separated_spectrum(rng, (*stack, n, n), symmetric=True)]
+
+
+@_linalg_fd("svd", P.svd_p)
+def _svd(data, J):
+    rng, stack = rng_of(data), _stack_of(data)
+    m, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    uv = data.draw(st.booleans())
+    full = uv and m == n and data.draw(st.booleans())
+    x = separated_spectrum(rng, (*stack, m, n))
+
+    def invariant(svd):
+        def fn(a):
+            if not uv:
+                return svd(a, full_matrices=full, compute_uv=False)
+            u, s, vt = svd(a, full_matrices=full)
+            return s, u * u, vt * vt
+        return fn
+    return invariant(lax.linalg.svd), invariant(J.lax.linalg.svd), [x]
 
 
 @case("threefry2x32", P.threefry2x32_p)

@@ -13,16 +13,18 @@ from hypothesis import given, settings, strategies as st
 import ptojax as pto
 from ptojax.ir.verify import verify
 from ptojax.autodiff import calls
-from ptojax.ops import (arithmetic, broadcast, convert, cumulative, dynamic_slicing,
-                        gather_scatter, linalg, logic, random_bits, reductions, shape, slicing,
-                        sorting, special, transcendental)
+from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,
+                        decompositions, dynamic_slicing, fft, gather_scatter, linalg, logic,
+                        random_bits, reductions, shape, slicing, sorting, special,
+                        transcendental)
 from ptojax.trace import Primitive
 from ptojax.tree_util import tree_leaves, tree_map
 from ad_cases import CASES
 
-CASE_MODULES = (arithmetic, broadcast, convert, cumulative, dynamic_slicing, gather_scatter,
-                linalg, logic, random_bits, reductions, shape, slicing, sorting, special,
-                transcendental)
+CASE_MODULES = (arithmetic, broadcast, complex_parts, convert, cumulative, decompositions,
+                dynamic_slicing, fft,
+                gather_scatter, linalg, logic, random_bits, reductions, shape, slicing, sorting,
+                special, transcendental)
 JAX_EXAMPLES = 4
 
 

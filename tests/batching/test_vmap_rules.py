@@ -27,7 +27,7 @@ def _type_of(x) -> TensorType:
 def _rtol(dtype) -> float:
     """A reduction over a batched layout may round differently: allow a couple of ulps."""
     dtype = np.dtype(dtype)
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):
         return max(tol(dtype), 2 * float(dtypes.finfo(dtype).eps))
     return 0
 

@@ -1,5 +1,5 @@
 """Valid (operands, params) for every primitive of ptojax/ops/{elementwise, reductions, shape,
-indexing, linalg, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy
+indexing, linalg, decompositions, sorting, random_bits}, drawn with hypothesis. Used to check that each numpy
 impl returns exactly the shapes and dtypes its abstract eval promises (the jit executor trusts
 them)."""
 import math
@@ -11,6 +11,7 @@ from ptojax import dtypes
 from ptojax.errors import PtoError
 from ptojax.ir.types import TensorType
 from helpers import P
+from ptojax.ops.fft import FftType
 from ptojax.ops.gather_scatter import SCATTER_MODES
 from ptojax.trace import PRIMITIVES
 
@@ -19,15 +20,18 @@ CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NUMERIC_DTYPES = [d for d in ALL_DTYPES if d != dtypes.bool_]
+REAL_DTYPES = [d for d in ALL_DTYPES if not dtypes.is_complex(d)]
 
 UNARY = ["neg", "abs", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "log", "log1p",
          "expm1", "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin",
          "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "erfc",
-         "lgamma", "digamma", "not",
+         "lgamma", "digamma", "not", "real", "imag", "conj", "bessel_i0e", "bessel_i1e",
+         "population_count", "clz",
          "stop_gradient", "copy"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "eq",
           "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "shift_left",
-          "shift_right_logical"]
+          "shift_right_logical", "complex", "igamma", "igammac", "igamma_grad_a", "mulhi",
+          "shift_right_arithmetic"]
 
 
 def random_values(rng, shape, dtype) -> np.ndarray:
@@ -38,6 +42,8 @@ def random_values(rng, shape, dtype) -> np.ndarray:
         lo = 1 if dtypes.is_unsigned(dtype) else -9
         out = rng.integers(lo, 10, size=shape)
         out = np.where(out == 0, 1, out).astype(dtype)
+    elif dtypes.is_complex(dtype):
+        out = (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
     else:
         out = (rng.normal(size=shape) * 2).astype(dtype)
     out = np.asarray(out, dtype)
@@ -91,7 +97,7 @@ def _elementwise(prim, nargs, **fixed):
 
 def _integer_pow(data, rng):
     dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
-    low = -3 if dtypes.is_float(dtype) else 0
+    low = -3 if dtypes.is_inexact(dtype) else 0
     y = data.draw(st.integers(low, 3))
     return [random_values(rng, data.draw(shapes), dtype)], {"y": y}
 
@@ -106,6 +112,42 @@ def _convert(data, rng):
     src, dst = data.draw(st.sampled_from(ALL_DTYPES)), data.draw(st.sampled_from(ALL_DTYPES))
     x = _scalar_or_full(data, rng, data.draw(shapes), src)
     return [x], {"new_dtype": dst, "weak_type": data.draw(st.booleans())}
+
+
+def _betainc(data, rng):
+    dtype = data.draw(st.sampled_from([dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                       dtypes.float64]))
+    shape = data.draw(shapes)
+    return [_scalar_or_full(data, rng, shape, dtype) for _ in range(3)], {}
+
+
+def _bitcast(data, rng):
+    plain = [d for d in NUMERIC_DTYPES if not dtypes.is_complex(d)]
+    src, dst = data.draw(st.sampled_from(plain)), data.draw(st.sampled_from(plain))
+    shape = list(data.draw(shapes))
+    if dst.itemsize > src.itemsize:   # the last dimension is consumed
+        shape.append(dst.itemsize // src.itemsize)
+    return [random_values(rng, tuple(shape), src)], {"new_dtype": dst}
+
+
+def _reduce_precision(data, rng):
+    dtype = data.draw(st.sampled_from([dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                       dtypes.float64]))
+    return [random_values(rng, data.draw(shapes), dtype)], {
+        "exponent_bits": data.draw(st.integers(1, 11)),
+        "mantissa_bits": data.draw(st.integers(0, 52))}
+
+
+def _fft(data, rng):
+    kind = data.draw(st.sampled_from(list(FftType)))
+    lengths = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
+    lead = data.draw(st.lists(st.integers(0, 3), max_size=2))
+    real = kind == FftType.RFFT
+    dtype = data.draw(st.sampled_from([dtypes.float32, dtypes.float64] if real else
+                                      [dtypes.complex64, dtypes.complex128]))
+    minor = (*lengths[:-1], lengths[-1] // 2 + 1) if kind == FftType.IRFFT else lengths
+    return [random_values(rng, (*lead, *minor), dtype)], {"fft_type": kind,
+                                                           "fft_lengths": lengths}
 
 
 def _select(data, rng):
@@ -138,7 +180,7 @@ def _reduction(kind_dtypes):
 
 
 def _argminmax(data, rng):
-    dtype = data.draw(st.sampled_from(ALL_DTYPES))
+    dtype = data.draw(st.sampled_from(REAL_DTYPES))
     shape = data.draw(nonempty_shapes)
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     index_dtype = data.draw(st.sampled_from([dtypes.int32, dtypes.int64, dtypes.uint8]))
@@ -342,6 +384,63 @@ def _sort(data, rng):
                 "num_keys": data.draw(st.integers(1, n))}
 
 
+# decompositions ------------------------------------------------------------------------------
+LINALG_DTYPES = [dtypes.float32, dtypes.float64]
+
+
+def _matrices(data, rng, square=False, rows=None):
+    """A stack of (square) matrices of a LAPACK dtype, sides 0..4."""
+    stack = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2)))
+    m = data.draw(st.integers(0, 4)) if rows is None else rows
+    n = m if square else data.draw(st.integers(0, 4))
+    return random_values(rng, (*stack, m, n), data.draw(st.sampled_from(LINALG_DTYPES)))
+
+
+def _triangular_solve(data, rng):
+    a = _matrices(data, rng, square=True)
+    left = data.draw(st.booleans())
+    k = data.draw(st.integers(0, 3))
+    m = a.shape[-1]
+    b = random_values(rng, (*a.shape[:-2], *((m, k) if left else (k, m))), a.dtype)
+    flags = {f: data.draw(st.booleans())
+             for f in ("lower", "transpose_a", "conjugate_a", "unit_diagonal")}
+    return [a, b], {"left_side": left, **flags}
+
+
+def _lu_pivots(data, rng):
+    stack = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2)))
+    size = data.draw(st.integers(0, 4))
+    k = data.draw(st.integers(0, size))
+    pivots = np.stack([rng.integers(j, size, size=stack) for j in range(k)], -1) if k else \
+        np.zeros((*stack, 0))
+    return [pivots.astype(np.int32)], {"permutation_size": size}
+
+
+def _subset(data, k):
+    if not data.draw(st.booleans()):
+        return None
+    lo = data.draw(st.integers(0, k))
+    return lo, data.draw(st.integers(lo, k))
+
+
+def _eigh(data, rng):
+    x = _matrices(data, rng, square=True)
+    return [x], {"lower": data.draw(st.booleans()), "sort_eigenvalues": True,
+                 "subset_by_index": _subset(data, x.shape[-1])}
+
+
+def _svd(data, rng):
+    x = _matrices(data, rng)
+    full, uv = data.draw(st.booleans()), data.draw(st.booleans())
+    subset = None if full and uv else _subset(data, min(x.shape[-2:]))
+    return [x], {"full_matrices": full, "compute_uv": uv, "subset_by_index": subset}
+
+
+def _qr(data, rng):
+    return [_matrices(data, rng)], {"pivoting": data.draw(st.booleans()),
+                                    "full_matrices": data.draw(st.booleans())}
+
+
 def _threefry(data, rng):
     shape = data.draw(shapes)
     return [_scalar_or_full(data, rng, shape, dtypes.uint32) for _ in range(4)], {}
@@ -364,14 +463,22 @@ def all_cases() -> dict:
         P.iota_p: _iota, P.dynamic_slice_p: _dynamic_slice,
         P.dynamic_update_slice_p: _dynamic_update_slice, P.gather_p: _gather,
         P.scatter_p: _scatter, P.dot_general_p: _dot_general, P.sort_p: _sort,
-        P.threefry2x32_p: _threefry,
+        P.threefry2x32_p: _threefry, P.betainc_p: _betainc,
+        P.bitcast_convert_type_p: _bitcast, P.reduce_precision_p: _reduce_precision,
+        P.fft_p: _fft,
+        P.cholesky_p: lambda data, rng: ([_matrices(data, rng, square=True)], {}),
+        P.triangular_solve_p: _triangular_solve,
+        P.lu_p: lambda data, rng: ([_matrices(data, rng)], {}),
+        P.lu_pivots_to_permutation_p: _lu_pivots, P.qr_p: _qr,
+        P.geqrf_p: lambda data, rng: ([_matrices(data, rng)], {}),
+        P.eigh_p: _eigh, P.svd_p: _svd,
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
         cases[name] = Case(PRIMITIVES[name], _reduction(ALL_DTYPES))
-    for name in ("reduce_and", "reduce_or"):
-        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_]))
+    for name in ("reduce_and", "reduce_or", "reduce_xor"):
+        cases[name] = Case(PRIMITIVES[name], _reduction([dtypes.bool_] + INT_DTYPES))
     for name, prim in ((n, PRIMITIVES[n]) for n in CUMULATIVE):
         cases[name] = Case(prim, _cumulative(prim))
     return cases

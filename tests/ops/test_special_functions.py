@@ -121,3 +121,76 @@ def test_expansions_lower_to_pto_vector_instructions():
     text = pto.jit(lax.lgamma).lower(np.ones((16, 64), np.float32)).as_text("pto")
     for op in ("pto.tlog", "pto.tdiv", "pto.tsel", "pto.tcvt"):
         assert op in text
+
+
+# incomplete gamma and beta, exponentially scaled Bessel functions --------------------------------
+def _gamma_operands(dtype):
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.uniform(0.01, 30, 300), [0.0, 1.0, 2.0, -1.0, np.inf, 1.0, 0.5,
+                                                     0.0, 3.0, np.nan]])
+    x = np.concatenate([rng.uniform(0, 40, 300), [1.0, 0.0, np.inf, 1.0, 1.0, -1.0, 0.0, 0.0,
+                                                  np.inf, 1.0]])
+    return a.astype(dtype), x.astype(dtype)
+
+
+def _assert_like_jax(ours, theirs, rtol):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    finite = np.isfinite(theirs)
+    np.testing.assert_array_equal(ours[~finite & ~np.isnan(theirs)],
+                                  theirs[~finite & ~np.isnan(theirs)])
+    scale = np.maximum(np.abs(theirs[finite]), 1.0)
+    assert np.max(np.abs(ours[finite] - theirs[finite]) / scale) < rtol
+
+
+GAMMA = ("igamma", "igammac", "igamma_grad_a")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_incomplete_gamma_matches_jax_with_its_edge_values(dtype, jax):
+    a, x = _gamma_operands(dtype)
+    theirs = jax.jit(lambda u, v: [getattr(jax.lax, n)(u, v) for n in GAMMA])(a, x)
+    rtol = 1e-10 if dtype == np.float64 else 2e-5
+    for name, expected in zip(GAMMA, theirs):
+        _assert_like_jax(getattr(lax, name)(a, x), expected, rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_betainc_matches_jax_with_its_edge_values(dtype, jax):
+    rng = np.random.default_rng(2)
+    a = np.concatenate([rng.uniform(0.05, 20, 500), [1, 0, 2, -1, 1, 1, 0.5, 0, np.inf, 2]])
+    b = np.concatenate([rng.uniform(0.05, 20, 500), [1, 1, 0, 1, 1, 1, 0.5, 0, 1, np.inf]])
+    x = np.concatenate([rng.uniform(0, 1, 500), [0.5, 0.5, 0.5, 0.5, 0, 1, 1.5, 0.5, 0.5, 0.5]])
+    a, b, x = (v.astype(dtype) for v in (a, b, x))
+    _assert_like_jax(lax.betainc(a, b, x), jax.lax.betainc(a, b, x),
+                     1e-10 if dtype == np.float64 else 2e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["bessel_i0e", "bessel_i1e"])
+def test_scaled_bessel_functions_match_jax(name, dtype, jax):
+    x = np.concatenate([_inputs(dtype), np.linspace(-50, 50, 101), [19.999, 20.001, 1e4,
+                                                                    -1e4]]).astype(dtype)
+    _assert_like_jax(getattr(lax, name)(x), getattr(jax.lax, name)(x),
+                     1e-13 if dtype == np.float64 else 2e-6)
+
+
+def test_incomplete_gamma_and_beta_gradients_match_jax(jax):
+    """igammac's rule is igamma's negated (checked against finite differences in
+    tests/autodiff): JAX's compilation of these loops is slow, so igamma alone here."""
+    a, x = np.linspace(0.5, 6, 12), np.linspace(0.2, 9, 12)
+    b, t = np.linspace(0.7, 4, 12), np.linspace(0.05, 0.95, 12)
+    assert_close(pto.grad(lambda u, v: lax.igamma(u, v).sum(), (0, 1))(a, x),
+                 jax.grad(lambda u, v: jax.lax.igamma(u, v).sum(), (0, 1))(a, x), rtol=1e-8)
+    assert_close(pto.grad(lambda v: lax.betainc(a, b, v).sum())(t),
+                 jax.grad(lambda v: jax.lax.betainc(a, b, v).sum())(t), rtol=1e-9)
+    with pytest.raises(pto.errors.UnsupportedError, match="with respect to a and b"):
+        pto.grad(lambda u: lax.betainc(u, b, t).sum())(a)
+
+
+def test_bessel_gradients_match_jax_including_zero(jax):
+    x = np.concatenate([np.linspace(-30, 30, 41), [0.0, 1e-20]])
+    for name in ("bessel_i0e", "bessel_i1e"):
+        f, jf = getattr(lax, name), getattr(jax.lax, name)
+        assert_close(pto.vmap(pto.grad(f))(x), jax.vmap(jax.grad(jf))(x), rtol=1e-9)

@@ -21,7 +21,12 @@ ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
 FLOAT_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
 INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
 NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32,
-          dtypes.uint64: dtypes.uint32}
+          dtypes.uint64: dtypes.uint32, dtypes.complex128: dtypes.complex64}
+
+
+def _is_64_bit(dtype) -> bool:
+    """64-bit values: 8-byte reals, complex numbers of 8-byte parts."""
+    return dtype == dtypes.complex128 or (dtype.itemsize == 8 and dtype.kind != "c")
 
 
 def explicit_dtypes(*inputs) -> list:
@@ -32,7 +37,7 @@ def explicit_dtypes(*inputs) -> list:
 def expected_dtype(jax_dtype, explicit) -> np.dtype:
     """The dtype ptojax should give where JAX with x64 gives ``jax_dtype``."""
     jax_dtype = np.dtype(jax_dtype)
-    if jax_dtype not in NARROW or any(d.itemsize == 8 for d in explicit):
+    if jax_dtype not in NARROW or any(_is_64_bit(d) for d in explicit):
         return jax_dtype
     return NARROW[jax_dtype]
 
@@ -102,9 +107,36 @@ def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=
             check(a, e, inputs, index=k in index, scale=scale, what=f"{mode} {label}")
 
 
+def check_grad(pto_fn, jax_fn, *args, scale=1.0, what="grad"):
+    """The gradient of ``sum(fn(*args) * w)`` (a fixed random ``w``) with respect to every
+    float argument, eagerly and under ``pto.jit``, against JAX's."""
+    import jax
+    out = np.asarray(jax_compiled(jax_fn, *args))
+    w = np.random.default_rng(7).normal(size=out.shape).astype(out.dtype)
+    argnums = tuple(i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f")
+    expected = jax_compiled(jax.grad(lambda *a: (jax_fn(*a) * w).sum(), argnums), *args)
+    pto_loss = lambda *a: (pto_fn(*a) * w).sum()
+    for mode, grads in [("eager", pto.grad(pto_loss, argnums)(*args)),
+                        ("jit", pto.jit(pto.grad(pto_loss, argnums))(*args))]:
+        for k, (g, e) in enumerate(zip(grads, expected)):
+            check(g, e, args, scale=scale, what=f"{what} {mode} d/darg{argnums[k]}")
+
+
+def check_vmap(pto_fn, jax_fn, *args, in_axes=0, index=(), scale=1.0, what="vmap"):
+    """``vmap(fn)`` over ``in_axes`` of ``args``, eagerly and under ``pto.jit``."""
+    import jax
+    expected = tree_leaves(jax_compiled(jax.vmap(jax_fn, in_axes), *args))
+    batched = pto.vmap(pto_fn, in_axes)
+    for mode, outs in [("eager", tree_leaves(batched(*args))),
+                       ("jit", tree_leaves(pto.jit(batched)(*args)))]:
+        assert len(outs) == len(expected), f"{what} {mode}: {len(outs)} outputs"
+        for k, (a, e) in enumerate(zip(outs, expected)):
+            check(a, e, args, index=k in index, scale=scale, what=f"{what} {mode} output {k}")
+
+
 def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
-    """Values of ``dtype``: floats spread over [low, high), integers in [low, high] (nonzero,
-    so they divide), bools at random."""
+    """Values of ``dtype``: floats (and both parts of complex values) spread over [low, high),
+    integers in [low, high] (nonzero, so they divide), bools at random."""
     dtype = np.dtype(dtype)
     if dtype == dtypes.bool_:
         return rng.random(shape) < 0.5
@@ -112,4 +144,7 @@ def random_array(rng, shape, dtype, low=-3, high=3) -> np.ndarray:
         low = max(low, 0) if dtypes.is_unsigned(dtype) else low
         values = rng.integers(low, high + 1, size=shape)
         return np.where(values == 0, 1, values).astype(dtype)
+    if dtypes.is_complex(dtype):
+        return (rng.uniform(low, high, size=shape)
+                + 1j * rng.uniform(low, high, size=shape)).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)

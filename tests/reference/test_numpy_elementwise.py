@@ -49,8 +49,8 @@ def _batched(module, names, arity):
 # every dtype, ~20 ms each); the result dtypes of every function on every dtype are compared
 # abstractly, which costs no compilation.
 VALUE_DTYPES = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
-                dtypes.float8_e4m3fn, dtypes.int8, dtypes.int32, dtypes.uint8, dtypes.uint32,
-                dtypes.bool_]
+                dtypes.float8_e4m3fn, dtypes.complex64, dtypes.int8, dtypes.int32, dtypes.uint8,
+                dtypes.uint32, dtypes.bool_]
 INTEGER_UNARY = ["negative", "positive", "abs", "sign", "floor", "ceil", "round", "trunc",
                  "square", "isnan", "isinf", "isfinite", "signbit", "logical_not",
                  "bitwise_not", "exp", "sqrt", "reciprocal", "sinc"]
@@ -107,7 +107,7 @@ FLOAT8_NAMES = ["negative", "abs", "floor", "round", "square", "exp", "log", "sq
 def _value_names(dtype, names, integer_names):
     if dtype in dtypes.FLOAT8:
         return [n for n in names if n in FLOAT8_NAMES]
-    return names if dtypes.is_float(dtype) else [n for n in names if n in integer_names]
+    return names if dtypes.is_inexact(dtype) else [n for n in names if n in integer_names]
 
 
 @pytest.mark.parametrize("dtype", VALUE_DTYPES, ids=str)

@@ -115,6 +115,9 @@ COMPOUND = [
     ("unwrap.defaults", 1, ["float16", "float32"], "nonempty_nonscalar", "default",
      {"bfloat16": 1e-1, "float16": 1e-1}),
     ("isclose", 2, "all_no_bf16", _A, "small_positive", None),
+    # allclose and spacing: JAX tests them by example only; records in the same form
+    ("allclose", 2, "all_no_bf16", _A, "small_positive", None),
+    ("spacing", 1, "float", _A, "default", 0),
     ("gcd", 2, "int_uint", _A, "default", None), ("lcm", 2, "int_uint", _A, "default", None),
     ("lcm.int8", 2, ["int8"], _A, "not_small", None),
 ]

@@ -516,6 +516,39 @@ RECORDS = [
                    ((3, 10), (3, 1), -1), ((10,), (1,), -1), ((2, 3, 4, 10), (2, 3, 4, 1), -1),
                    ((2, 3), (3,), 0), ((3, 4, 5), (4, 5), 0), ((3, 4, 5), (3, 5), 1),
                    ((3, 4, 5), (5,), 1), ((3, 4, 5), (2, 4, 5), 0)]]),
+
+    # Tests JAX writes with random index arrays / values, ported with fixed ones (the index
+    # arrays are int32 consts): testCompress, testRavelMultiIndex, testDeleteIndexArray,
+    # testDeleteUniqueIndices, testInsertSlice, testTrimZerosAxis, testPolyInt (k)
+    record("compress", dtypes="all", arg_names=("a",), consts=[[1, 0, 1]], modes=("eager",),
+           combos=[dict(shapes=(s,), axis=a) for s, a in [
+               ((3,), None), ((3, 4), 0), ((4, 3), 1), ((2, 3, 4), -2), ((3, 4), None)]]),
+    record("compress", name="compress.size", dtypes="all", arg_names=("a",),
+           consts=[[1, 0, 1]], combos=[dict(shapes=(s,), axis=a) for s, a in [
+               ((3,), None), ((3, 4), 0), ((4, 3), 1), ((2, 3, 4), -2)]],
+           kwargs={"size": [1, 2], "fill_value": [0, -1]}),
+    record("ravel_multi_index", nargs=0, dtypes=["int32"], pack="list",
+           consts=[[0, 1, 2, 1, -1, 7], [3, 0, 1, 2, 5, -2]],
+           kwargs={"dims": [(3, 4), (4, 5)], "mode": ["wrap", "clip"], "order": ["C", "F"]}),
+    record("ravel_multi_index", name="ravel_multi_index.raise", nargs=0, dtypes=["int32"],
+           pack="list", consts=[[0, 1, 2, 1], [3, 0, 1, 2]], modes=("eager",),
+           kwargs={"dims": [(3, 4), (4, 5)], "order": ["C", "F"]}),
+    record("delete", name="delete.index_array", dtypes="all", consts=[[0, 2]],
+           modes=("eager",), combos=[dict(shapes=(s,), axis=a) for s, a in [
+               ((3, 4), None), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]]),
+    record("delete", name="delete.unique_indices", dtypes="all", consts=[[2, 0]],
+           kwargs={"assume_unique_indices": [True]},
+           combos=[dict(shapes=(s,), axis=a) for s, a in [
+               ((3, 4), None), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]]),
+    record("insert", name="insert.slice", nargs=2, dtypes="default", arg_names=(None, "values"),
+           shapes=[((4,), ()), ((3, 4), ()), ((2, 3, 4), ())],
+           kwargs={"obj": [slice(1, 3), slice(None, None, 2), slice(0, 0)],
+                   "axis": [None, 0, -1]}),
+    record("trim_zeros", name="trim_zeros.axis", dtypes="default", shapes=[(3, 4), (2, 3, 4)],
+           rng="some_zero", modes=("eager",),
+           kwargs={"trim": ["f", "b", "fb"], "axis": [None, 0, -1]}),
+    record("polyint", name="polyint.k", dtypes="default", shapes="one_dim",
+           kwargs={"m": [1, 2, 3], "k": [3, 1.5]}),
 ]
 
 # NumpyGradTests: GRAD_TEST_RECORDS (op, nargs, order, rng, tol) with dtypes
@@ -551,11 +584,10 @@ NOT_PORTED = {
     "testInsertExamples, testIntegerPowerOverflow, testArange*": "Python literals",
     "testArrayCreationWith*, testFullLikeWith*, test_*committed": "devices and shardings",
     "testArgsortUnstable, testPartition, testArgpartition": "results not unique",
-    "testCompress*, testDelete{IndexArray,UniqueIndices,MaskArray}, testInsertSlice, "
-    "testPlace, testPut, testPutAlongAxis, testSelect, testChoose, testRavelMultiIndex":
+    "testDeleteMaskArray, testPlace, testPut, testPutAlongAxis, testSelect, testChoose":
         "arguments derived from random state / nested lists (to port with fixed values)",
-    "testHistogram*, testLdexpOverflow, testLdexpExtremeValues, testGradientNonConstant, "
-    "testTrimZerosAxis, testPolyInt (k)": "not yet ported",
+    "testHistogram*, testLdexpOverflow, testLdexpExtremeValues, testGradientNonConstant":
+        "not yet ported",
     "testEyeDynamicK, testTri (traced k)": "ported with static k",
     "NumpyUfuncTests.testUfuncInputTypes": "needs NumPy's ufunc type tables at collection",
     "testGradLogaddexp*Complex, testGradLdexp, testGradFrexp": "complex128 / float64 only",

@@ -151,6 +151,29 @@ RECORDS = [
     record("cov", dtypes="all", shapes=[(5,), (10, 5), (5, 10)],
            tol={"bfloat16": 5e-2, "float16": 1e-2, "float32": 1e-5, "complex64": 1e-5},
            kwargs={"rowvar": [True, False], "ddof": [None, 2, 3], "bias": [True, False]}),
+    # testCov with y, fweights and aweights (JAX's test draws them at random; integer
+    # frequency weights in 0..2 and uniform analytic weights here)
+    record("cov", name="cov.y", nargs=2, dtypes="default", arg_names=(None, "y"),
+           tol={"bfloat16": 5e-2, "float16": 1e-2, "float32": 1e-5},
+           shapes=[((5,), (5,)), ((3, 5), (2, 5)), ((5, 3), (5, 2)), ((5,), (2, 5))],
+           kwargs={"rowvar": [True, False], "ddof": [None, 0, 2]}),
+    record("cov", name="cov.weights", nargs=3, dtypes="default",
+           arg_dtypes=(None, "int32", "float32"), arg_names=(None, "fweights", "aweights"),
+           rng=["default", "int(0,3)", "uniform(0.1,1)"],
+           tol={"bfloat16": 5e-2, "float16": 1e-2, "float32": 1e-5},
+           shapes=[((3, 5), (5,), (5,)), ((2, 6), (6,), (6,))],
+           kwargs={"ddof": [None, 0, 1], "bias": [True, False]}),
+    # testWeightedQuantile (method inverted_cdf; weights of the input's shape or its axis)
+    *[record(op, name=f"{op}.weights", nargs=3, dtypes=["float32"],
+             arg_names=(None, None, "weights"), rng=["some_nan" if op[:3] == "nan"
+                                                     else "default", "uniform(0,1)",
+                                                     "uniform(0,1)"],
+             tol={"float32": 1e-5},
+             combos=[dict(shapes=(a, q, w), axis=ax) for a, q, w, ax in [
+                 ((7,), (), (7,), None), ((6, 7), (3,), (6, 7), 1), ((6, 7), (), (7,), 1),
+                 ((6, 7), (2,), (6,), 0)]],
+             kwargs={"method": ["inverted_cdf"], "keepdims": [False, True]})
+      for op in ["quantile", "nanquantile"]],
     # testQuantile
     *[record(op, nargs=2, dtypes="default", arg_dtypes=(None, "float32"),
              rng=["some_nan", q_rng], tol={"float16": 4e-2, "float32": 2e-4},
@@ -180,7 +203,6 @@ NOT_PORTED = {
     "testReducerBadInitial, testReducerWhereNonBooleanError*, testReductionOf*Error, "
     "testCumulativeSumErrors": "error messages",
     "testReducerF16Casts, testMeanF16Casts, testMeanVeryLargeArray": "jaxpr structure",
-    "testEmptyCov, testCovTransposeBehavior, testWeightedQuantile, testCov (y, weights)":
-        "not yet ported",
+    "testEmptyCov, testCovTransposeBehavior": "not yet ported",
     "testPercentilePrecision, test_f16_mean, *LargeArray": "single examples / x64",
 }

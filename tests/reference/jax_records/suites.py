@@ -7,7 +7,8 @@ it for a more thorough local run (the known-failures table then only covers the 
 import os
 from typing import NamedTuple
 
-from . import lax_autodiff, lax_ops, lax_vmap, numpy_operators, numpy_ops, numpy_reducers
+from . import (lax_autodiff, lax_ops, lax_vmap, numpy_fft, numpy_operators, numpy_ops,
+               numpy_reducers)
 from .cases import cases
 
 
@@ -26,6 +27,8 @@ SUITES = [
     Suite("lax", lax_ops.RECORDS, "call", 4),
     Suite("autodiff", lax_autodiff.RECORDS, "grad", 3),
     Suite("vmap", lax_vmap.RECORDS, "vmap", 3, lax_vmap.in_axes),
+    Suite("fft", numpy_fft.RECORDS, "call", 4),
+    Suite("fft_grad", numpy_fft.GRAD_RECORDS, "grad", 3),
 ]
 
 

@@ -1,0 +1,53 @@
+"""``pto.lax``: the primitives as functions, with JAX's lax semantics.
+
+Unlike ``ptojax.numpy`` these do not promote: operands must agree in dtype, except that a
+Python scalar takes the dtype of the array operand it meets; binary elementwise operands of
+one rank broadcast their size-1 dimensions (as ``jax.lax``). Each function is defined beside
+its primitive in ``ptojax/ops/`` (compositions such as ``reduce``, ``select_n``, ``gather``
+next to the primitives they use); control flow and the collectives over named axes come from
+``ptojax/control_flow/`` and ``ptojax/shard/``, the FFT from ``ptojax/ops/fft.py``.
+"""
+from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
+from ptojax.control_flow import map as _map
+from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_pow, max, min,
+                                   mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
+                                   square, sub)
+from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
+from ptojax.ops.complex_parts import complex, conj, imag, real
+from ptojax.ops.convert import (bitcast_convert_type, convert_element_type, reduce_precision,
+                                stop_gradient)
+from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
+from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
+                                        dynamic_slice_in_dim, dynamic_update_slice,
+                                        dynamic_update_slice_in_dim)
+from ptojax.ops.fft import FftType, fft
+from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
+from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
+from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
+                              gt, is_finite, le, lt, ne, population_count, select, select_n,
+                              shift_left, shift_right_arithmetic, shift_right_logical)
+from ptojax.ops.reductions import (argmax, argmin, reduce, reduce_and, reduce_max, reduce_min,
+                                   reduce_or, reduce_prod, reduce_xor)
+from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
+from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, index_in_dim, iota, pad,
+                                rev, slice, slice_in_dim, split, tile)
+from ptojax.ops.sorting import sort, sort_key_val
+from ptojax.ops.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
+                                igamma, igamma_grad_a, igammac, lgamma)
+from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
+                                       cosh, exp, exp2, expm1, log, log1p, logistic, pow,
+                                       rsqrt, sin, sinh, sqrt, tan, tanh)
+from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterMode,
+                                          ScatterDimensionNumbers, gather, scatter_add,
+                                          scatter_max, scatter_min, scatter_mul, scatter_sub)
+from ptojax.ops.windowed_indexing import scatter_set as scatter
+from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
+                                      pmean, pmin, ppermute, psum, psum_scatter)
+
+
+def __getattr__(name):
+    """``pto.lax.map`` without a global ``map``, which would shadow the builtin for code that
+    does ``from ptojax.lax import *``."""
+    if name == "map":
+        return _map
+    raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")

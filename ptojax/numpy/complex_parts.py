@@ -1,0 +1,66 @@
+"""Complex parts and tests of ``ptojax.numpy``: real, imag, conj, angle, iscomplex, isreal,
+iscomplexobj, isrealobj (JAX semantics: real values are their own real part and conjugate,
+with a zero imaginary part)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes, lax
+from ptojax.numpy._promote import dtype_and_weak, promote_args
+
+
+def _is_complex(x) -> bool:
+    return dtypes.is_complex(x.dtype)
+
+
+def real(val, /):
+    (val,) = promote_args("real", val)
+    return lax.real(val) if _is_complex(val) else val
+
+
+def imag(val, /):
+    (val,) = promote_args("imag", val)
+    if _is_complex(val):
+        return lax.imag(val)
+    return lax.broadcast_in_dim(lax.convert_element_type(0, val.dtype, val.weak_type),
+                                val.shape, ())
+
+
+def conjugate(x, /):
+    (x,) = promote_args("conjugate", x)
+    return lax.conj(x) if _is_complex(x) else x
+
+
+conj = conjugate
+
+
+def angle(z, deg: bool = False):
+    """The argument of ``z`` (in degrees with ``deg``), a float (integers become float32)."""
+    (z,) = promote_args("angle", z, kind="float")
+    re, im = real(z), imag(z)
+    out = lax.atan2(im, re)
+    return lax.mul(out, float(180 / np.pi)) if deg else out
+
+
+def iscomplex(x, /):
+    """Elementwise: a nonzero imaginary part."""
+    return lax.ne(imag(x), 0)
+
+
+def isreal(x, /):
+    """Elementwise: a zero imaginary part."""
+    return lax.eq(imag(x), 0)
+
+
+def iscomplexobj(x, /) -> bool:
+    """Whether ``x`` has a complex dtype (whatever its values)."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = dtype_and_weak(x, "iscomplexobj")[0]
+    return np.issubdtype(dtype, np.complexfloating)
+
+
+def isrealobj(x, /) -> bool:
+    return not iscomplexobj(x)

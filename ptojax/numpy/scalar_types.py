@@ -1,0 +1,74 @@
+"""The dtype names of ``ptojax.numpy`` (``pnp.float32``, ``pnp.int8``, ...) as JAX's scalar
+types: calling one makes an array of that dtype (``pnp.float32(3)`` is a 0-d float32 Array,
+not weak; ``pnp.int8([1, 2])`` an int8 vector; a traced value is converted), and each still
+works wherever a dtype does (``dtype=pnp.float32``, ``x.astype(pnp.int8)``,
+``np.dtype(pnp.bfloat16)``, ``x.dtype == pnp.float32``) through its ``dtype`` attribute."""
+from __future__ import annotations
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.numpy._promote import asarray
+
+
+class _ScalarMeta(type):
+    """The type of ``pnp.float32`` & co: a class whose instances are never made; calling it
+    converts its argument."""
+    dtype: np.dtype
+
+    @property
+    def __numpy_dtype__(cls) -> np.dtype:
+        return cls.dtype
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other) -> bool:
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other) -> bool:
+        return not cls == other
+
+    def __call__(cls, x):
+        return asarray(x, cls.dtype, op=cls.__name__)
+
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, cls.dtype.type)
+
+
+def _scalar_type(name: str, dtype: np.dtype) -> _ScalarMeta:
+    cls = _ScalarMeta(name, (object,), {"dtype": dtype})
+    cls.__module__ = "ptojax.numpy"
+    cls.__doc__ = (f"The {name} scalar type: ``{name}(x)`` is ``x`` as a {name} array (0-d "
+                   f"for a number), and ``{name}`` is accepted wherever a dtype is.")
+    return cls
+
+
+bool_ = _scalar_type("bool", dtypes.bool_)
+int8 = _scalar_type("int8", dtypes.int8)
+int16 = _scalar_type("int16", dtypes.int16)
+int32 = _scalar_type("int32", dtypes.int32)
+int64 = _scalar_type("int64", dtypes.int64)
+uint8 = _scalar_type("uint8", dtypes.uint8)
+uint16 = _scalar_type("uint16", dtypes.uint16)
+uint32 = _scalar_type("uint32", dtypes.uint32)
+uint64 = _scalar_type("uint64", dtypes.uint64)
+float8_e4m3fn = _scalar_type("float8_e4m3fn", dtypes.float8_e4m3fn)
+float8_e5m2 = _scalar_type("float8_e5m2", dtypes.float8_e5m2)
+bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16)
+float16 = _scalar_type("float16", dtypes.float16)
+float32 = _scalar_type("float32", dtypes.float32)
+float64 = _scalar_type("float64", dtypes.float64)
+complex64 = _scalar_type("complex64", dtypes.complex64)
+complex128 = _scalar_type("complex128", dtypes.complex128)
+
+# NumPy's other names for the same types (JAX has them too)
+bool = bool_  # noqa: A001
+int_, uint, float_ = int64, uint64, float64
+single, double = float32, float64
+csingle, cdouble, complex_ = complex64, complex128, complex128
+
+__all__ = ["bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32",
+           "float64", "complex64", "complex128", "int_", "uint", "float_", "single", "double",
+           "csingle", "cdouble", "complex_"]
