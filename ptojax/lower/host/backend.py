@@ -245,8 +245,8 @@ class HostExecutable:
                 return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
                                        kernels=self.kernels, loops=self.loops,
-                                       cached_only=cached_only)
-            self._remember_library()
+                                       cached_only=cached_only,
+                                       on_key=self._remember_library)
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
@@ -274,10 +274,11 @@ class HostExecutable:
                 self._done.set()
         return True
 
-    def _remember_library(self):
+    def _remember_library(self, key: str):
+        """Remember (before it is built: a detached build may outlive this process) which
+        library this program builds into."""
         with contextlib.suppress(OSError, CompileError):
-            write_atomic(program_hint(checked_root(), self._fingerprint()),
-                         self.program.build.key.encode())
+            write_atomic(program_hint(checked_root(), self._fingerprint()), key.encode())
 
     def _compile_in_background(self):
         self._build(warn=True)

@@ -133,12 +133,15 @@ class BuildResult:
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
                   name: str = "kernels", bodies_at_o1: bool = True,
-                  cached_only: bool = False) -> BuildResult:
+                  cached_only: bool = False, on_key=None) -> BuildResult:
     """The built library for these kernels (compiled now, or found in the disk cache; with
-    ``cached_only``, ``NotCached`` instead of compiling)."""
+    ``cached_only``, ``NotCached`` instead of compiling). ``on_key(key)`` is told the
+    library's key before anything is built."""
     compiler = compiler or find_compiler()
     unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
     key = library_key(unit, compiler)
+    if on_key is not None:
+        on_key(key)
     root = checked_root()
     sweep_temporaries(root)
     entry = CacheEntry(key, root)

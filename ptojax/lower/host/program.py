@@ -139,11 +139,12 @@ class HostProgram:
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
     each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
-    raises ``build.NotCached`` rather than compiling.
+    raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key.
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
-                 kernels: str = "fused", loops=None, cached_only: bool = False):
+                 kernels: str = "fused", loops=None, cached_only: bool = False,
+                 on_key=None):
         if kernels not in KERNEL_BUILDS:
             raise ValueError(f"unknown host kernel build {kernels!r}; available: "
                              f"{', '.join(KERNEL_BUILDS)}")
@@ -160,7 +161,8 @@ class HostProgram:
         self.source = options["kernel_source"]
         self.check_sync = check_sync
         self.library, self.build = build_and_load(target=target, name=name,
-                                                  cached_only=cached_only, **options)
+                                                  cached_only=cached_only, on_key=on_key,
+                                                  **options)
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
