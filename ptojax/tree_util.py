@@ -345,8 +345,11 @@ def unflattener(treedef: PyTreeDef) -> Callable:
             return "{" + ", ".join(f"D{n}[{i}]: {c}" for i, c in enumerate(children)) + "}"
         env[f"U{n}"] = _kind_of_type(node.node_type).unflatten
         return f"U{n}(D{n}, [{', '.join(children)}])"
-    source = f"lambda L: {expression(treedef, [0])}"
-    return eval(compile(source, "<ptojax unflattener>", "eval"), env)
+    try:
+        source = f"lambda L: {expression(treedef, [0])}"
+        return eval(compile(source, "<ptojax unflattener>", "eval"), env)
+    except (SyntaxError, RecursionError, MemoryError):   # nested beyond the parser's limits
+        return treedef.unflatten
 
 
 def _hashable(x):

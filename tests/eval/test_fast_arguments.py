@@ -94,3 +94,11 @@ def test_unflattener_matches_unflatten():
     tree = ([1, (2, None)], {"b": Pair(3, 4), "a": Box(5, "t")}, ())
     leaves, treedef = tree_flatten(tree)
     assert unflattener(treedef)(leaves) == treedef.unflatten(leaves) == tree
+
+
+def test_unflattener_of_a_deeply_nested_tree():
+    tree = 0
+    for _ in range(400):
+        tree = [tree]
+    leaves, treedef = tree_flatten(tree)
+    assert unflattener(treedef)(leaves) == tree
