@@ -8,6 +8,14 @@ Steady state (best of interleaved rounds, kernels compiled; ratio = ptojax / JAX
 3. layer_norm, 4096x1024 float32                              (target <= 1.0x)
 4. MLP 784-512-512-10 train step (loss, grads, SGD), batch 128 (target <= 1.1x)
 5. causal attention B=4 H=8 S=512 D=64, forward + backward    (target <= 1.2x)
+6. flash attention (examples/flash_attention.py, pto.kernel), causal, H=8 S=2048 D=64,
+   forward + backward, vs the faster of jax.nn.dot_product_attention and plain jnp
+   attention                                                    (target <= 1.0x)
+
+Cost model (no hardware: estimates): the 910B estimate of the flash attention forward at
+seq 8k against its roofline bound (target: within 80%), and the GM traffic of auto-tiled
+(pto.tile) attention, whose S x S scores cross GM, against the flash kernels.
+(``python benchmarks/kernels.py --flash [--seq N]`` runs only these.)
 
 First call of a new function (the chain on 1024x1024), each in a fresh process: ptojax with a
 cold and with a warm kernel disk cache vs JAX's first call (target <= 0.3x both), and the time
@@ -28,7 +36,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 from _harness import best_time, fmt, report  # noqa: E402
+import flash_attention as fa  # noqa: E402
 
 F32 = np.float32
 CHAIN_N = 4 << 20
@@ -209,6 +219,74 @@ def _kernel_summary(jitted, args):
     return f"{kernels} compiled, {len(eqns) - kernels} tensor-level ops on numpy; {built}"
 
 
+# --- flash attention (pto.kernel) -------------------------------------------------------------
+FLASH_H, FLASH_S, FLASH_D, FLASH_BQ, FLASH_BK = 8, 2048, 64, 64, 32
+
+
+def _jax_attention(jax, jnp, seq, fused):
+    def attention(q, k, v):          # [H, S, D]
+        if fused:
+            return jax.nn.dot_product_attention(q[None].swapaxes(1, 2), k[None].swapaxes(1, 2),
+                                                v[None].swapaxes(1, 2),
+                                                is_causal=True)[0].swapaxes(0, 1)
+        s = q @ k.swapaxes(-1, -2) * (1.0 / q.shape[-1] ** 0.5)
+        s = jnp.where(jnp.tril(jnp.ones((seq, seq), dtype=bool)), s, -1e30)
+        return jax.nn.softmax(s, axis=-1) @ v
+    return attention
+
+
+def flash_attention_steady(seq=FLASH_S):
+    """Forward + backward of flash attention on the host build vs JAX's faster attention."""
+    import jax
+    import jax.numpy as jnp
+
+    import ptojax as pto
+    import ptojax.numpy as pnp
+    from ptojax.lower.host.backend import wait_for_compiles
+    rng = np.random.default_rng(0)
+    q, k, v = (_normal(rng, (FLASH_H, seq, FLASH_D), 0.5) for _ in range(3))
+    attention = fa.flash_attention(FLASH_H, seq, FLASH_D, True, FLASH_BQ, FLASH_BK)
+    ours = pto.jit(pto.grad(lambda q, k, v: pnp.sum(attention(q, k, v) ** 2), argnums=(0, 1, 2)))
+    ours(q, k, v)
+    wait_for_compiles()
+    best_jax, best_time_jax = None, float("inf")
+    for fused in (True, False):
+        fn = _jax_attention(jax, jnp, seq, fused)
+        jf = jax.jit(jax.grad(lambda q, k, v: jnp.sum(fn(q, k, v) ** 2), argnums=(0, 1, 2)))
+        t = interleaved_best([lambda: jax.block_until_ready(jf(q, k, v))], rounds=3)[0]
+        if t < best_time_jax:
+            best_jax, best_time_jax = jf, t
+    _check(ours(q, k, v), best_jax(q, k, v), "flash attention")
+    (t_ours,) = interleaved_best([lambda: ours(q, k, v)], rounds=3)
+    return report(f"flash attention H={FLASH_H} S={seq} D={FLASH_D} fwd+bwd", t_ours,
+                  best_time_jax, 1.0)
+
+
+def flash_attention_costs(seq=8192):
+    """The 910B cost-model estimate of the flash forward against its roofline bound, and the
+    GM traffic of auto-tiled attention against the flash kernels (forward)."""
+    import ptojax as pto
+    import ptojax.numpy as pnp
+    target = pto.targets.ascend910b
+    x = pto.ShapeDtypeStruct((FLASH_H, seq, FLASH_D), np.float32)
+    flash = pto.jit(fa.forward_kernel(FLASH_H, seq, FLASH_D, True, FLASH_BQ, FLASH_BK))
+    (row,) = flash.lower(x, x, x).cost()
+    cube_flops = 2 * 2 * FLASH_H * seq * seq // 2 * FLASH_D          # causal: half the scores
+    peak = target.cube_cores * target.cube_macs_per_cycle["float32"] * 2 * target.clock_hz
+    unique = 4 * FLASH_H * seq * FLASH_D * 4                           # q, k, v, out
+    bound = max(cube_flops / peak, unique / target.hbm_bandwidth)
+    print(f"{'flash attention fwd S=' + str(seq) + ' on 910B (model)':<44} "
+          f"{fmt(row.seconds)}  roofline {fmt(bound)}  {bound / row.seconds:5.1%} of the "
+          f"bound  target >= 80%  {'MET' if bound / row.seconds >= 0.8 else 'MISSED'}  "
+          f"(GM {row.bytes / 1e9:.2f} GB, {row.bound}-bound)")
+    unfused = pto.jit(lambda q, k, v: fa.unfused_attention(q, k, v)).lower(x, x, x).cost()
+    gm = sum(r.bytes for r in unfused)
+    print(f"{'GM traffic, attention fwd S=' + str(seq):<44} auto-tiled {gm / 1e9:.2f} GB "
+          f"({fmt(unfused.total_seconds)})  flash {row.bytes / 1e9:.2f} GB "
+          f"({fmt(row.seconds)})")
+    return bound / row.seconds
+
+
 # --- first call, in fresh processes ---------------------------------------------------------
 def first_call_child(which):
     """Runs in a child process: prints the first-call measurements as JSON."""
@@ -272,10 +350,16 @@ def main():
           f"{os.cpu_count()} CPUs; ptojax cpu backend (host-compiled PTO kernels)")
     first_calls()
     steady_state()
+    flash_attention_steady()
+    flash_attention_costs()
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--first-call":
         first_call_child(sys.argv[2])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--flash":
+        seq = int(sys.argv[3]) if len(sys.argv) == 4 and sys.argv[2] == "--seq" else FLASH_S
+        flash_attention_costs()
+        flash_attention_steady(seq)
     else:
         main()

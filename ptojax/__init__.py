@@ -4,6 +4,7 @@
     import ptojax.numpy as pnp
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
+from ptojax import mixed_precision, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit
@@ -12,7 +13,7 @@ from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
-from ptojax.jit import jit, make_ir
+from ptojax.jit import jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
@@ -23,6 +24,8 @@ from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
 from ptojax.tile.planner import TileConfig
+from ptojax.kernel.api import namespace as kernel
+from ptojax.kernel.spec import BlockSpec
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
 from ptojax.devices import (device_count, devices, local_device_count, local_devices,

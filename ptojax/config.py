@@ -206,7 +206,7 @@ def disable_jit(disable: bool = True):
     Example:
       >>> with pto.disable_jit():
       ...     pto.jit(lambda x: pnp.sin(x) + 1)(pnp.zeros(2))
-      Array([1., 1.])
+      Array([1., 1.], dtype=float32)
     """
     flag = _OPTIONS["jax_disable_jit"]
     previous = flag.value

@@ -62,9 +62,9 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     Example:
       >>> seen = []
       >>> pto.jit(lambda x: pto.debug.callback(seen.append, x * 2) or x)(pnp.ones(2))
-      Array([1., 1.])
+      Array([1., 1.], dtype=float32)
       >>> seen
-      [Array([2., 2.])]
+      [Array([2., 2.], dtype=float32)]
     """
     def stage(fn, *c_args, **c_kwargs):
         if not callable(fn):
@@ -130,7 +130,7 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
     Example:
       >>> pto.jit(lambda x: pto.debug.print("x = {}", x) or x + 1)(pnp.arange(2.0))
       x = [0. 1.]
-      Array([1., 2.])
+      Array([1., 2.], dtype=float32)
     """
     def stage(fmt, *p_args, **p_kwargs):
         if not skip_format_check:

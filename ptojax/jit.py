@@ -410,3 +410,9 @@ def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
         closed, _, _ = trace_to_ir(fn, args, kwargs, nums, names)
         return closed
     return make
+
+
+def make_jaxpr(fn: Callable, static_argnums=()):
+    """JAX's name for ``make_ir``: ``make_jaxpr(fn)(*args)`` → the ClosedIR ``fn`` traces to
+    (ptojax's IR, printed in its own form rather than as a jaxpr)."""
+    return make_ir(fn, static_argnums)

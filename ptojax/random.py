@@ -93,6 +93,29 @@ def fold_in(key, data):
     return pnp.stack(_hash(key, (_zero_word(), word)))
 
 
+def key_data(keys):
+    """The uint32 words of ``keys`` (shape ``(..., 2)``). A key here is already its data
+    (JAX's raw layout), so this checks and returns it; for JAX code that unwraps typed keys."""
+    return _check_key_words("key_data", keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Keys from their uint32 words (shape ``(..., 2)``): the words themselves, JAX's raw
+    layout. ``impl`` must be None or ``"threefry2x32"``, the one generator ptojax has."""
+    if impl not in (None, "threefry2x32"):
+        raise PtoError(f"wrap_key_data: impl={impl!r} is not available; ptojax keys are "
+                       f"threefry2x32 (pass impl=None)", user_frame())
+    return _check_key_words("wrap_key_data", key_bits_array)
+
+
+def _check_key_words(name, keys):
+    keys = pnp.asarray(keys)
+    if keys.dtype != dtypes.uint32 or keys.ndim < 1 or keys.shape[-1] != 2:
+        raise DtypeError(f"{name}: key data is a uint32 array of shape (..., 2), got "
+                         f"{keys.aval}", user_frame())
+    return keys
+
+
 def _check_key(name, key):
     key = pnp.asarray(key)
     if key.dtype != dtypes.uint32 or tuple(key.shape) != (2,):

@@ -1,5 +1,6 @@
-"""Hardware targets as plain data: ``pto.targets.ascend910b``, ``pto.targets.host_cpu`` and
-``pto.targets.host_jit`` (the host as ``pto.jit``'s cpu backend tiles for it).
+"""Hardware targets as plain data: ``pto.targets.ascend910b``, ``pto.targets.ascend950``,
+``pto.targets.host_cpu`` and ``pto.targets.host_jit`` (the host as ``pto.jit``'s cpu backend
+tiles for it).
 
 A target is one frozen ``Target`` record. The tile planner reads its buffer capacities and
 alignment rules, the lowering reads its instruction-set facts, the cost model reads its
@@ -53,6 +54,7 @@ class Target:
     dma_issue_cycles: int
     min_dma_bytes: int
     notes: tuple = field(default=())
+    arch: str = "a2a3"                     # the PTO instruction profile (pto.target_arch)
 
     def __str__(self):
         return self.name
@@ -163,9 +165,10 @@ host_cpu = Target(
     vector_issue_cycles=2,                 # estimate
     vector_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16"}),
     tile_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16", "int8",
-                           "uint8", "bool"}),
+                           "uint8", "bool", "float8_e4m3fn", "float8_e5m2"}),
     cube_macs_per_cycle=_frozen({"float16": 32, "bfloat16": 32, "float32": 32,
-                                 "int8": 64}),  # estimates
+                                 "int8": 64, "float8_e4m3fn": 32,
+                                 "float8_e5m2": 32}),  # estimates; fp8 is widened to float
     launch_overhead_s=2e-6,                # estimate: thread-pool dispatch
     dma_latency_cycles=100,                # estimate
     dma_issue_cycles=16,                   # estimate
@@ -191,7 +194,33 @@ host_jit = dataclasses.replace(
     notes=("Tile sizes and the BLAS choice were measured on the development machine.",),
 )
 
-TARGETS = {t.name: t for t in (ascend910b, host_cpu, host_jit)}
+# Ascend 950 (A5): the 910B table with the A5 figures that are published, and the fp8 cube.
+#  [cannbot]  cann/cannbot-skills agent/references device facts ("a5 (950)" column, from
+#             easyasc/a5.py): cube cores 32, L0A/L0B 64 KB, L0C 256 KB, UB 256 KB, L1 512 KB,
+#             2 vector sub-blocks per cube core.
+#  [ptoas]    hw-native-sys/PTOAS docs/PTO_IR_manual.md, pto.tmatmul "Implementation checks
+#             (A5)": i8 x i8 -> i32; f16, bf16, f32 and any fp8 e4m3/e5m2 pair -> f32.
+ascend950 = dataclasses.replace(
+    ascend910b,
+    name="ascend950",
+    description="Huawei Ascend 950 (A5), PTO 'a5' instruction profile",
+    arch="a5",
+    cube_cores=32,                         # [cannbot]
+    vector_cores=64,                       # [cannbot] 2 vector sub-blocks x 32
+    buffers=_frozen({**ascend910b.buffers,
+                     "UB": 256 * KiB,      # [cannbot]
+                     "L0C": 256 * KiB}),   # [cannbot]
+    tile_dtypes=ascend910b.tile_dtypes | {"float8_e4m3fn", "float8_e5m2"},   # [ptoas]
+    cube_macs_per_cycle=_frozen({
+        **ascend910b.cube_macs_per_cycle,  # estimate: the 910B rates
+        "float8_e4m3fn": 8192,             # estimate: twice the FP16 rate, as int8
+        "float8_e5m2": 8192,               # estimate
+    }),
+    notes=("Only the fields cited [cannbot] / [ptoas] differ from ascend910b; the rest are "
+           "the 910B figures, unverified for A5. Nothing here was measured.",),
+)
+
+TARGETS = {t.name: t for t in (ascend910b, ascend950, host_cpu, host_jit)}
 
 
 def get_target(target) -> Target:

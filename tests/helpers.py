@@ -1,5 +1,7 @@
 """Shared test helpers: the one closeness check, with the per-dtype tolerances of
 ``ptojax.tools.numerics`` (the table ``check_numerics`` uses too)."""
+import builtins
+import importlib
 import types
 
 import numpy as np
@@ -66,3 +68,44 @@ def separated_spectrum(rng, shape, dtype=np.float64, symmetric=False):
     else:
         v = np.linalg.qr(rng.standard_normal((*stack, n, k)))[0]
     return ((u * spectrum[..., None, :]) @ np.swapaxes(v, -1, -2)).astype(dtype)
+
+
+# JAX source run on ptojax through a name-only mapping ---------------------------------------------
+def _safe_map(f, *args):
+    assert len({len(a) for a in map(list, args)}) == 1, "length mismatch"
+    return list(map(f, *args))
+
+
+def _safe_zip(*args):
+    assert len({len(a) for a in map(list, args)}) == 1, "length mismatch"
+    return list(zip(*args))
+
+
+def _unzip2(pairs):
+    pairs = list(pairs)
+    return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
+
+
+# the private JAX helpers example_libraries/optimizers.py imports (plain Python, no arrays)
+_PRIVATE_UTIL = types.SimpleNamespace(safe_map=_safe_map, safe_zip=_safe_zip, unzip2=_unzip2)
+
+
+def _mapped_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """``__import__`` with the name-only mapping jax[.x] -> ptojax[.x]."""
+    if name == "jax._src.util":
+        return _PRIVATE_UTIL
+    if name == "jax" or name.startswith("jax."):
+        module = importlib.import_module("ptojax" + name[len("jax"):])
+        return module if fromlist else importlib.import_module("ptojax")
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def load_source(path, name, mapped):
+    """The Python file ``path`` executed as a fresh module ``name``: against JAX itself, or
+    (``mapped``) against ptojax, every ``import jax...`` resolved to ``ptojax...`` by name."""
+    module = types.ModuleType(name)
+    if mapped:
+        module.__dict__["__builtins__"] = dict(vars(builtins), __import__=_mapped_import)
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), module.__dict__)
+    return module

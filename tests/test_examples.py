@@ -14,6 +14,9 @@ EXAMPLES = {
     "transformer_block.py": ["--steps", "25", "--dim", "16", "--length", "6", "--batch", "8"],
     "train_data_parallel.py": ["--steps", "3", "--batch-per-device", "4"],
     "train_tensor_parallel.py": ["--steps", "3"],
+    "resnet_small.py": ["--steps", "8", "--batch", "8", "--width", "4", "--size", "16"],
+    "int8_inference.py": ["--steps", "60", "--hidden", "32", "--batch", "64"],
+    "moe.py": ["--steps", "12", "--tokens", "64", "--dim", "8", "--hidden", "16"],
 }
 
 
@@ -35,6 +38,14 @@ def test_example_runs_and_its_loss_falls(name):
     out = run([f"examples/{name}", *EXAMPLES[name]])
     found = losses(out)
     assert len(found) >= 2 and found[-1] < found[0], out
+
+
+def test_int8_inference_keeps_accuracy_and_shows_the_int8_cube_kernel():
+    out = run(["examples/int8_inference.py", *EXAMPLES["int8_inference.py"]])
+    f32, int8, agree = map(float, re.search(
+        r"float32 ([0-9.]+)%, int8 ([0-9.]+)%; predictions agree on ([0-9.]+)%", out).groups())
+    assert abs(f32 - int8) < 2 and agree > 95, out
+    assert re.search(r"pto\.tmatmul ins\(.*dtype=i8", out) and "loc=acc, dtype=i32" in out, out
 
 
 def test_training_examples_show_a_progress_bar():

@@ -20,12 +20,13 @@ LAYERS = [
     ("optimize", ["optimize"]),
     ("batching", ["batching"]),
     ("autodiff", ["autodiff"]),
-    ("tile", ["tile"]),
+    ("tile", ["tile", "kernel"]),
     ("shard", ["shard"]),
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),
     ("api", ["jit", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
-             "config", "debug", "quant", "testing", "test_util", "__init__", "__main__"]),
+             "config", "debug", "quant", "mixed_precision", "testing", "test_util", "__init__",
+             "__main__"]),
 ]
 # the only packages a function-level import may name: optional dependencies
 OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython"}

@@ -130,5 +130,22 @@ def test_initializers_reject_bad_input():
 
 def test_every_jax_initializer_exists(jax):
     ours = {n for n in dir(init) if not n.startswith("_")}
-    not_here = {"Initializer", "orthogonal", "delta_orthogonal"}  # no QR yet
+    not_here = {"Initializer", "delta_orthogonal"}  # a type; a convolution-kernel initializer
     assert {n for n in dir(jax.nn.initializers) if not n.startswith("_")} - not_here <= ours
+
+
+@pytest.mark.parametrize("shape,column_axis", [((3, 3), -1), ((4, 6), -1), ((6, 4), -1),
+                                               ((2, 3, 4), -1), ((2, 3, 4), 0)])
+def test_orthogonal_matches_jax(jax, shape, column_axis):
+    got = init.orthogonal(2.0, column_axis)(pto.random.key(1), shape)
+    with jax.enable_x64(False):
+        want = jax.nn.initializers.orthogonal(2.0, column_axis)(jax.random.key(1), shape)
+    assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-5)
+    flat = np.moveaxis(np.asarray(got), column_axis, -1).reshape(-1, shape[column_axis]) / 2
+    gram = flat.T @ flat if flat.shape[0] >= flat.shape[1] else flat @ flat.T
+    np.testing.assert_allclose(gram, np.eye(len(gram)), atol=1e-5)
+
+
+def test_orthogonal_rejects_vectors():
+    with pytest.raises(ShapeError, match="at least 2"):
+        init.orthogonal()(pto.random.key(0), (3,))

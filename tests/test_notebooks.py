@@ -11,10 +11,10 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 CELL_TIMEOUT = 240  # seconds; each notebook is meant to run in well under two minutes
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == ["01_quickstart", "02_autodiff_and_vmap",
                                            "03_tiling_and_kernels", "04_sharding",
-                                           "05_transformer_block"]
+                                           "05_transformer_block", "06_writing_a_tile_kernel"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -370,3 +370,16 @@ def test_sampling_inside_grad(key):
     x = np.ones(16, np.float32)
     expected = np.where(pr.bernoulli(key, 0.5, (16,)), pr.normal(key, (16,)), 0.0)
     assert_close(pto.grad(noisy_loss)(x), expected.astype(np.float32))
+
+
+def test_key_data_and_wrap_key_data_match_jax(jax):
+    """A key is its data here: key_data/wrap_key_data check and return the uint32 words, which
+    equal JAX's for the same seed (typed or raw keys)."""
+    keys = pto.random.split(pto.random.key(7), 3)
+    want = jax.random.key_data(jax.random.split(jax.random.key(7), 3))
+    np.testing.assert_array_equal(np.asarray(pto.random.key_data(keys)), np.asarray(want))
+    rewrapped = pto.random.wrap_key_data(pto.random.key_data(keys))
+    np.testing.assert_array_equal(np.asarray(pto.random.normal(rewrapped[0], (2,))),
+                                  np.asarray(pto.random.normal(keys[0], (2,))))
+    with pytest.raises(DtypeError, match="uint32 array of shape"):
+        pto.random.key_data(np.ones(2, np.float32))

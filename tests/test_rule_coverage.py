@@ -7,15 +7,16 @@ import ptojax  # noqa: F401  (defines every primitive)
 from ptojax.ops.tile_forms import TileForm
 from ptojax.ops.sharding_rules import ShardRule
 from ptojax.tile.kernel import tile_kernel_p
-from ptojax.tile.ops import (ELEMENTWISE_TILE_PRIMS, TILE_PRIMS, tile_load_p, tile_loop_p,
-                             tile_scalar_load_p, tile_store_p)
+from ptojax.tile.ops import (ELEMENTWISE_TILE_PRIMS, TILE_PRIMS, tile_block_index_p,
+                             tile_load_p, tile_loop_p, tile_scalar_load_p, tile_store_p)
 from ptojax.trace import FACTS, PRIMITIVES, Unsupported
 
 ALL = sorted(PRIMITIVES)
 # read by every transform or tool, for every primitive
 EVERYWHERE = ("jvp", "batch", "shard", "tile", "cost", "reference")
 # tile ops placed by the kernel schedule (lower/schedule.py) rather than by a recipe
-SCHEDULED = {tile_load_p, tile_store_p, tile_scalar_load_p, tile_loop_p, tile_kernel_p}
+SCHEDULED = {tile_load_p, tile_store_p, tile_scalar_load_p, tile_loop_p, tile_kernel_p,
+             tile_block_index_p}
 
 
 def _stated(prim, fact) -> bool:

@@ -151,6 +151,38 @@ def test_array_device_methods(jax):
     assert_close(y.addressable_data(1), np.array([2.0, 3.0]))
 
 
+def test_array_repr_matches_jax(jax, jnp):
+    """JAX's repr: the dtype always shown, weak_type when set, bool never weak, the empty
+    array's shape, and the dtype wrapped onto its own line when the values fill the width."""
+    with jax.enable_x64(False):
+        cases = [(pnp.array([1, 2]), jnp.array([1, 2])), (pnp.array(True), jnp.array(True)),
+                 (pnp.arange(3.0), jnp.arange(3.0)), (pnp.zeros((0, 2)), jnp.zeros((0, 2))),
+                 (pnp.float32(2), jnp.float32(2)), (pnp.array(2.0) * 1, jnp.array(2.0) * 1),
+                 (pnp.ones((2, 40)), jnp.ones((2, 40))),
+                 (pnp.arange(4, dtype=pnp.uint8), jnp.arange(4, dtype=jnp.uint8))]
+        for got, want in cases:
+            assert repr(got) == repr(want)
+
+
+def test_make_jaxpr_is_make_ir():
+    closed = pto.make_jaxpr(lambda x: pnp.sin(x) * 2)(np.ones(3, np.float32))
+    assert isinstance(closed, pto.ClosedIR)
+    assert "sin" in str(closed)
+
+
+def test_lax_full_like_matches_jax(jax, jnp):
+    with jax.enable_x64(False):
+        for args, kwargs in [((pnp.ones(3), 2), {}), ((2.0, 3), {}),
+                             ((pnp.ones(2), 1), {"dtype": "int32", "shape": (3,)}),
+                             ((pnp.arange(4) * 1, 7.5), {})]:
+            got = pto.lax.full_like(*args, **kwargs)
+            jargs = [jnp.asarray(np.asarray(a)) if isinstance(a, pto.Array) else a for a in args]
+            want = jax.lax.full_like(*jargs, **kwargs)
+            assert repr(got) == repr(want)
+    tangent = pto.jvp(lambda x: pto.lax.full_like(x, 1.0) * x, (2.0,), (1.0,))[1]
+    assert_close(tangent, np.float32(1.0), check_dtype=False)
+
+
 # test_util -------------------------------------------------------------------------------------
 def test_check_grads_passes_for_correct_derivatives():
     pto.test_util.check_grads(lambda x, y: (pnp.tanh(x) @ y, pnp.sum(x * x)),

@@ -25,35 +25,47 @@ def backward_pass(ir: IR, consts, args, linear_mask, cts_out):
     linear = {v for v, m in zip(ir.invars, linear_mask) if m}
     env = dict(zip(ir.constvars, consts))
     env.update((v, a) for v, a, m in zip(ir.invars, args, linear_mask) if not m)
-    linear_eqns = []
     with source_info.replaying() as at:
-        for eqn in ir.eqns:  # forward: everything that does not depend on a linear input
-            if any(type(a) is Var and a in linear for a in eqn.inputs):
-                linear.update(eqn.outputs)
-                linear_eqns.append(eqn)
-                continue
-            at(eqn.source)
-            outs = bind(eqn.prim, [env[a] if type(a) is Var else a for a in eqn.inputs],
-                        eqn.params)
-            env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
+        linear_eqns = forward_pass(ir.eqns, env, linear, at)
         cts = {}
         for v, ct in zip(ir.outvars, cts_out):
             if type(v) is Var and v in linear and not is_zero(ct):
                 cts[v] = add_tangents(cts.get(v, Zero(v.type)), ct)
         for eqn in reversed(linear_eqns):
-            outs_ct = [cts.pop(v, Zero(v.type)) for v in eqn.outputs]
-            if all(is_zero(c) for c in outs_ct):
-                continue
             at(eqn.source)
-            rule = eqn.prim.rule("transpose", "reverse-mode differentiation", eqn.source)
-            invals = [UndefinedPrimal(a.type) if type(a) is Var and a in linear
-                      else (env[a] if type(a) is Var else as_value(a)) for a in eqn.inputs]
-            in_cts = rule(outs_ct if eqn.prim.multiple_results else outs_ct[0], *invals,
-                          **eqn.params)
-            for a, ct in zip(eqn.inputs, in_cts):
-                if type(a) is Var and a in linear and ct is not None and not is_zero(ct):
-                    cts[a] = add_tangents(cts.get(a, Zero(a.type)), ct)
+            transpose_eqn(eqn, env, linear, cts)
     return [cts.get(v, Zero(v.type)) if m else None for v, m in zip(ir.invars, linear_mask)]
+
+
+def forward_pass(eqns, env, linear, at) -> list:
+    """Evaluate (into ``env``) the equations that do not depend on a ``linear`` value; return
+    the others, adding their outputs to ``linear``."""
+    linear_eqns = []
+    for eqn in eqns:
+        if any(type(a) is Var and a in linear for a in eqn.inputs):
+            linear.update(eqn.outputs)
+            linear_eqns.append(eqn)
+            continue
+        at(eqn.source)
+        outs = bind(eqn.prim, [env[a] if type(a) is Var else a for a in eqn.inputs],
+                    eqn.params)
+        env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
+    return linear_eqns
+
+
+def transpose_eqn(eqn, env, linear, cts) -> None:
+    """Move the cotangents of ``eqn``'s outputs (popped from ``cts``) to its linear inputs,
+    through its primitive's ``transpose`` fact."""
+    outs_ct = [cts.pop(v, Zero(v.type)) for v in eqn.outputs]
+    if all(is_zero(c) for c in outs_ct):
+        return
+    rule = eqn.prim.rule("transpose", "reverse-mode differentiation", eqn.source)
+    invals = [UndefinedPrimal(a.type) if type(a) is Var and a in linear
+              else (env[a] if type(a) is Var else as_value(a)) for a in eqn.inputs]
+    in_cts = rule(outs_ct if eqn.prim.multiple_results else outs_ct[0], *invals, **eqn.params)
+    for a, ct in zip(eqn.inputs, in_cts):
+        if type(a) is Var and a in linear and ct is not None and not is_zero(ct):
+            cts[a] = add_tangents(cts.get(a, Zero(a.type)), ct)
 
 
 def transpose_ir(linear: IR, linear_mask, consts=(), args=None) -> tuple:

@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ptojax import dtypes
 from ptojax.errors import BatchingError
 from ptojax.eval.leaves import leaf_type
 from ptojax.eval.interpreter import eval_ir
@@ -62,10 +63,14 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
 
 def _trace(fn, in_tree, types, leaves, dims):
     """Trace ``fn`` on per-example types. Outside jit the trace is eager: Python may use the
-    values of unmapped arguments (as in JAX), never those of mapped ones."""
+    values of unmapped arguments (as in JAX), never those of mapped ones. An unmapped Python
+    scalar reaches ``fn`` as itself, as in JAX (so it can be a static argument of an inner jit)."""
     trees = []
+    python_scalars = {i: x for i, (x, d) in enumerate(zip(leaves, dims))
+                      if d is None and type(x) in dtypes.PYTHON_SCALARS}
 
     def flat_fn(*xs):
+        xs = [python_scalars.get(i, x) for i, x in enumerate(xs)]
         args, kwargs = in_tree.unflatten(xs)
         out_leaves, out_tree = tree_flatten(fn(*args, **kwargs))
         trees.append(out_tree)

@@ -23,7 +23,7 @@ class Array:
         # ``value`` is owned by this Array: nothing else writes to it. numpy sees it only
         # through read-only views (``__array__``).
         self._value = value if type(value) is np.ndarray else np.asarray(value)
-        self.weak_type = weak_type
+        self.weak_type = weak_type and self._value.dtype != np.bool_  # as JAX: bool is never weak
         self._aval = None
         self._sharding = sharding
 
@@ -145,14 +145,17 @@ class Array:
                                 "key)"), user_frame())
 
     def __repr__(self):
-        body = np.array2string(self._value, separator=", ", prefix="Array(")
-        extra = ""
-        if self._value.dtype not in (dtypes.float32, dtypes.int32, dtypes.bool_) \
-                or self._value.size == 0:
-            extra = f", dtype={self._value.dtype}"
-        if self.weak_type:
-            extra += ", weak_type=True"
-        return f"Array({body}{extra})"
+        """JAX's form: the values, then always the dtype (and weak_type when set)."""
+        prefix = "Array("
+        dtype = f"dtype={self._value.dtype.name}" + (", weak_type=True" if self.weak_type else "")
+        if self._value.size == 0:
+            body = f"[], shape={self._value.shape}"
+        else:
+            body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ")
+        width = np.get_printoptions()["linewidth"]
+        last_line = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line + len(dtype) + 2 > width else " "
+        return f"{prefix}{body},{sep}{dtype})"
 
     def __str__(self):
         return str(self._value)

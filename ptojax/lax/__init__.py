@@ -16,6 +16,11 @@ from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
 from ptojax.ops.complex_parts import complex, conj, imag, real
 from ptojax.ops.convert import (bitcast_convert_type, convert_element_type, reduce_precision,
                                 stop_gradient)
+from ptojax.ops.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
+                                    conv_general_dilated, conv_general_permutations,
+                                    conv_general_shape_tuple, conv_shape_tuple,
+                                    conv_transpose, conv_transpose_shape_tuple,
+                                    conv_with_general_padding)
 from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
 from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_slice_in_dim, dynamic_update_slice,
@@ -26,12 +31,13 @@ from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
+from ptojax.ops.reduce_window import reduce_window, reduce_window_shape_tuple
 from ptojax.ops.reductions import (argmax, argmin, reduce, reduce_and, reduce_max, reduce_min,
                                    reduce_or, reduce_prod, reduce_xor)
 from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
-from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, index_in_dim, iota, pad,
-                                rev, slice, slice_in_dim, split, tile)
-from ptojax.ops.sorting import sort, sort_key_val
+from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, full_like, index_in_dim,
+                                iota, pad, rev, slice, slice_in_dim, split, tile)
+from ptojax.ops.sorting import sort, sort_key_val, top_k
 from ptojax.ops.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
                                 igamma, igamma_grad_a, igammac, lgamma)
 from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
@@ -41,6 +47,7 @@ from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterM
                                           ScatterDimensionNumbers, gather, scatter_add,
                                           scatter_max, scatter_min, scatter_mul, scatter_sub)
 from ptojax.ops.windowed_indexing import scatter_set as scatter
+from ptojax.ops.windows import padtype_to_pads
 from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
                                       pmean, pmin, ppermute, psum, psum_scatter)
 

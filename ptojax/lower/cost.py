@@ -25,13 +25,16 @@ import html
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ptojax.ir.types import TensorType, TileType
 from ptojax.ir.pto import Instr, RowView, Scratch
-from ptojax.lower.schedule import KLoop, StaticK, Window, kernel_schedule
+from ptojax.lower.program_schedule import schedule_of
+from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK, Window
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
-from ptojax.ir.core import print_eqn
+from ptojax.ir.core import Literal, print_eqn
 
 
 @dataclass
@@ -83,20 +86,72 @@ def _itemsize(op):
     return op.type.dtype.itemsize
 
 
-def _walk(stmts, trip=1):
+def _walk(stmts, trip=1, scalars=None):
     for s in stmts:
         if isinstance(s, StaticK):
-            yield from _walk(s.stmts, trip)
+            yield from _walk(s.stmts, trip, scalars)
         elif isinstance(s, KLoop):
-            yield from _walk(s.stmts, trip * max(0, s.stop - s.start))
+            yield from _walk(s.stmts, trip * max(0, s.stop - s.start), scalars)
+        elif isinstance(s, CoreBlock):
+            yield from _walk(s.stmts, trip, scalars)
+        elif isinstance(s, Loop):
+            n = int(_scalar(s.stop, scalars)) - int(_scalar(s.start, scalars))
+            yield from _walk(s.stmts, trip * max(0, n), scalars)
+        elif isinstance(s, Let) and scalars is not None:
+            if s.prim is T.tile_block_index_p:
+                scalars[s.var] = scalars[BLOCK_INDEX]
+            elif all(_known(a, scalars) for a in s.args):    # not the loop index's lets
+                scalars[s.var] = s.prim.impl(*(_scalar(a, scalars) for a in s.args))
         elif isinstance(s, Instr):
             yield s, trip
 
 
-def _tile_cost(stmts, target) -> _TileCost:
+BLOCK_INDEX = "block index"      # the key of a pto.kernel tile's block in its scalars
+
+
+def _known(a, scalars) -> bool:
+    return isinstance(a, (int, Literal)) or a in scalars
+
+
+def _scalar(a, scalars):
+    """The value of a loop bound or Let argument (an int, a Literal or a computed scalar)."""
+    if isinstance(a, int):
+        return a
+    if isinstance(a, Literal):
+        return a.value
+    if scalars is None or a not in scalars:
+        raise AssertionError(f"cost model: the loop bound {a} is not known before its loop")
+    return scalars[a]
+
+
+def _program_scalars(reg, grid, t, block):
+    """The scalars a pto.kernel tile starts from: its tile indices and block index."""
+    named = {}
+    for v, name in reg.names.items():       # the body's own ti/tj come first (loops alias)
+        named.setdefault(name, v)
+    ti, tj = grid.coords(t)
+    return {named["ti"]: np.int32(ti), named["tj"]: np.int32(tj), BLOCK_INDEX: np.int32(block)}
+
+
+def _kernel_tile_costs(sched):
+    """Per tile of a pto.kernel (its loops may run a number of steps that depends on the
+    program): {tile: [(section, cost)]}."""
+    grid, (sec,) = sched.grid, sched.sections
+    costs = {}
+    for block in range(grid.blocks):
+        for t in grid.block_range(block):
+            reg = sec.regions[grid.region_of(*grid.coords(t))]
+            scalars = _program_scalars(reg, grid, t, block)
+            costs[t] = [(sec, _tile_cost(reg.stmts, sched.target, scalars))]
+    return costs
+
+
+def _tile_cost(stmts, target, scalars=None) -> _TileCost:
+    """One tile's cost; ``scalars`` (a pto.kernel tile: its scalar values so far) gives the
+    trip counts of loops with run-time bounds."""
     c = _TileCost()
     hz = target.clock_hz
-    for ins, n in _walk(stmts):
+    for ins, n in _walk(stmts, 1, scalars):
         if ins.op in ("TLOAD", "TSTORE"):
             g = ins.srcs[0]
             nbytes = g.rows * g.cols * g.param.type.dtype.itemsize
@@ -129,22 +184,27 @@ def _tile_cost(stmts, target) -> _TileCost:
 
 
 def kernel_cost(eqn) -> KernelCost:
-    sched = kernel_schedule(eqn)
+    sched = schedule_of(eqn)
     target = sched.target
     grid = sched.grid
     overlap = sched.buffers >= 2
     hz = target.clock_hz
     per_region = {}
     for sec in sched.sections:
-        for reg in sec.regions:
-            per_region.setdefault(reg.valid, []).append((sec, _tile_cost(reg.stmts, target)))
+        for i, reg in enumerate(sec.regions):
+            if sched.kind != "kernel":
+                per_region.setdefault(i, []).append((sec, _tile_cost(reg.stmts, target)))
+    per_tile = _kernel_tile_costs(sched) if sched.kind == "kernel" else None
+
+    def costs_of(t):
+        return per_tile[t] if per_tile is not None else \
+            per_region[grid.region_of(*grid.coords(t))]
     worst, total_bytes, total_flops = 0.0, 0, 0
     parts = {"HBM": 0.0, "vector": 0.0, "cube": 0.0}
     for block in range(grid.blocks):
         section_time = {}
         for t in grid.block_range(block):
-            valid = grid.valid(*grid.coords(t))
-            for sec, c in per_region[valid]:
+            for sec, c in costs_of(t):
                 share = 0.5 if sec.split_subblocks else 1.0
                 times = (c.dma_s, c.vec_cycles / hz, c.cube_cycles / hz)
                 step = (max(times) if overlap else sum(times)) * share
@@ -156,7 +216,7 @@ def kernel_cost(eqn) -> KernelCost:
         busy = max(section_time.values(), default=0.0)
         worst = max(worst, busy + (target.dma_latency_cycles / hz if busy else 0.0))
     for t in range(grid.num_tiles):
-        for _, c in per_region[grid.valid(*grid.coords(t))]:
+        for _, c in costs_of(t):
             total_bytes += c.bytes
             total_flops += c.flops
     unique = sum(p.type.nbytes for p in sched.params)

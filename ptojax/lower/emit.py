@@ -17,20 +17,21 @@ operands              ``literal(lit)``; ``local(name)``: the dialect's name for 
                       name (default: the same)
 statements            ``flag``, ``barrier``, ``cross_sync``, ``let`` (a syntax table keyed by
                       the Let's Primitive), ``scalar_load``, ``window``, ``instruction`` (the
-                      text of an Instr, after its windows), ``static_k`` and ``k_loop`` (both
-                      call ``k_body``)
+                      text of an Instr, after its windows), ``static_k``, ``k_loop`` and a
+                      pto.kernel's ``loop`` (all call ``k_body``), ``core_block`` (one core's
+                      statements of a pto.kernel body; ``decls`` places a region's tiles)
 """
 from __future__ import annotations
 
 from ptojax.ir.core import Literal
 from ptojax.ir.pto import Instr, RowView, Scratch
-from ptojax.lower.schedule import (Barrier, CrossSync, Flag, KLoop, Let, ScalarLoad, StaticK,
-                                   Window)
+from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, KLoop, Let, Loop,
+                                   ScalarLoad, StaticK, Window)
 
 # the method for each statement kind of a schedule
 STATEMENTS = {Flag: "flag", Barrier: "barrier", CrossSync: "cross_sync", Let: "let",
               ScalarLoad: "scalar_load", Instr: "instr", StaticK: "static_k",
-              KLoop: "k_loop"}
+              KLoop: "k_loop", CoreBlock: "core_block", Loop: "loop"}
 
 
 class Emitter:
@@ -91,8 +92,7 @@ class Emitter:
             self.stmt(x)
         if sec.split_subblocks:
             self.subblock_guard()
-        for d in reg.decls:
-            self.decl(d, self.slot)
+        self.decls(reg.decls, self.slot)
         for x in rest:
             self.stmt(x)
         if sec.split_subblocks:
@@ -103,11 +103,14 @@ class Emitter:
         for x in stmts:
             if isinstance(x, Let):
                 self.stmt(x)
-        for d in decls:
-            self.decl(d, kslot)
+        self.decls(decls, kslot)
         for x in stmts:
             if not isinstance(x, Let):
                 self.stmt(x)
+
+    def decls(self, decls, slot):
+        for d in decls:
+            self.decl(d, slot)
 
     def stmt(self, x):
         getattr(self, STATEMENTS[type(x)])(x)
@@ -153,6 +156,6 @@ def region_order(stmts):
 
 
 def grid_conditions(reg):
-    """``(tile index, "lt" | "eq", n)`` per grid condition of a region (ti: rows, tj: cols)."""
-    return [(index, *cond) for index, cond in (("ti", reg.row_cond), ("tj", reg.col_cond))
-            if cond]
+    """The conditions selecting a region's tiles (``tile_ops.Condition``: an expression of
+    the tile index ti or tj, compared with lt or eq)."""
+    return list(reg.conditions)

@@ -55,6 +55,7 @@ class TileDecl:
     kind: str              # vec | vec_col | mat_a | mat_b | left | right | acc | scratch
     level: int             # 0: tile loop slot, 1: K-step slot
     row_view: Optional[str] = None
+    core: Optional[str] = None    # a pto.kernel's tile: the core declaring it
 
 
 class Window(NamedTuple):
@@ -73,8 +74,8 @@ class Flag(NamedTuple):
     action: str            # set | wait
     src: str
     dst: str
-    event: object          # int, or "slot" (the slot of the enclosing loop level)
-    level: int = 0
+    event: object          # int; "slot"/"kslot" (the slot of the tile / K step); or
+    level: int = 0         #   ("slot" | "kslot", offset): that slot plus offset
 
 
 class Barrier(NamedTuple):
@@ -96,8 +97,26 @@ class ScalarLoad(NamedTuple):
 
 
 class CrossSync(NamedTuple):
-    action: str            # set (cube -> vector) | wait
+    action: str            # set (notify the other core) | wait
     flag: int
+    pipe: str = "FIX"      # a set fires once this pipe's earlier instructions are done
+
+
+class CoreBlock(NamedTuple):
+    """Statements one core runs (a pto.kernel body interleaves both cores' code: each core's
+    build keeps its own blocks)."""
+    core: str              # cube | vector
+    stmts: list
+
+
+class Loop(NamedTuple):
+    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms;
+    its tiles (``decls``) take their buffer copy from the iteration (``kslot``)."""
+    var: Var
+    start: object
+    stop: object
+    decls: list
+    stmts: list
 
 
 class KLoop(NamedTuple):
@@ -117,9 +136,8 @@ class StaticK(NamedTuple):
 
 @dataclass
 class Region:
-    valid: tuple
-    row_cond: Optional[tuple]     # ("lt" | "eq", n) on the row-tile index
-    col_cond: Optional[tuple]
+    valid: tuple                  # the region's key (a vector/cube kernel: its valid shape)
+    conditions: tuple             # tile_ops.Condition's selecting its tiles
     decls: list
     stmts: list
     names: dict = field(default_factory=dict)
@@ -127,11 +145,12 @@ class Region:
 
 @dataclass
 class Section:
-    core: str                     # vector | cube
+    core: str                     # vector | cube | kernel (a pto.kernel: both, in blocks)
     regions: list
     prologue: list
     epilogue: list
     split_subblocks: bool = False
+    one_subblock: bool = False    # vector code runs on sub-block 0 only (a mixed pto.kernel)
 
 
 class KernelSchedule(NamedTuple):
@@ -168,8 +187,8 @@ def kernel_schedule(eqn) -> KernelSchedule:
     cores = ["cube", "vector"] if p["kind"] == "cube" else ["vector"]
     sections = []
     for core in cores:
-        regions = [_Region(body, plan, core, params, n_in, p["grid"], valid).build()
-                   for body, plan, valid in zip(bodies, plans, p["regions"])]
+        regions = [_Region(body, plan, core, params, n_in, p["grid"], valid, i).build()
+                   for i, (body, plan, valid) in enumerate(zip(bodies, plans, p["regions"]))]
         if core == "vector" and p["kind"] == "cube" and not any(r.stmts for r in regions):
             continue
         sections.append(_section(core, regions, p["buffers"], p["kind"] == "cube"))
@@ -211,9 +230,9 @@ def _core_of(eqn) -> Optional[str]:
 
 
 class _Region:
-    def __init__(self, body, plan, core, params, n_in, grid, valid):
+    def __init__(self, body, plan, core, params, n_in, grid, valid, index):
         self.body, self.plan, self.core = body, plan, core
-        self.grid, self.valid = grid, valid
+        self.grid, self.valid, self.index = grid, valid, index
         gm_vars = body.invars[2:]
         self.param_of = dict(zip(gm_vars, params))
         for e in body.eqns:                # a store's result is its destination's parameter
@@ -263,15 +282,8 @@ class _Region:
                                     else self._cube(eqns))
         if self.core == "vector" and not any(isinstance(s, Instr) for s in stmts):
             stmts = []
-        return Region(self.valid, *self._conditions(), self.decls, stmts, self.names)
-
-    def _conditions(self):
-        (m, n), (r, c) = self.grid.space, self.grid.tile
-        nr, nc = self.grid.counts
-        vr, vc = self.valid
-        row = None if nr == 1 or m % r == 0 else ("lt", nr - 1) if vr == r else ("eq", nr - 1)
-        col = None if nc == 1 or n % c == 0 else ("lt", nc - 1) if vc == c else ("eq", nc - 1)
-        return row, col
+        return Region(self.valid, self.grid.region_conditions(self.index), self.decls, stmts,
+                      self.names)
 
     def _lets(self, section_eqns):
         """Scalar index arithmetic the section needs, in body order."""

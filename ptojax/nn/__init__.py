@@ -1,5 +1,6 @@
 """``pto.nn``: activations, softmax/logsumexp, one-hot, normalization, attention and
-initializers (JAX's ``jax.nn``, plus ``layer_norm`` and ``rms_norm``).
+initializers (JAX's ``jax.nn``, plus ``layer_norm``, ``rms_norm`` and flax-style
+channels-last ``conv``, ``max_pool``, ``avg_pool``, ``sum_pool``).
 
 Everything is written with ``ptojax.numpy`` and ``ptojax.lax``, so every transform (jit, grad,
 vmap, tile) traces through it.
@@ -10,6 +11,7 @@ from ptojax.nn.activations import (celu, elu, gelu, glu, hard_sigmoid, hard_silu
                                    mish, relu, relu6, selu, sigmoid, silu, soft_sign, softplus,
                                    sparse_plus, sparse_sigmoid, squareplus, swish, tanh)
 from ptojax.nn.attention import dot_product_attention
+from ptojax.nn.convolution import avg_pool, conv, max_pool, sum_pool
 from ptojax.nn.encoding import one_hot
 from ptojax.nn.normalization import layer_norm, rms_norm, standardize
 from ptojax.nn.softmax_family import log_softmax, logmeanexp, logsumexp, softmax

@@ -38,7 +38,7 @@ def identity(x):
 
     Example:
       >>> pto.nn.identity(pnp.array([-1.0, 2.0]))
-      Array([-1.,  2.])
+      Array([-1.,  2.], dtype=float32)
     """
     return pnp.asarray(x)
 
@@ -54,7 +54,7 @@ def relu(x):
 
     Example:
       >>> pto.nn.relu(pnp.array([-2.0, 0.0, 3.0]))
-      Array([0., 0., 3.])
+      Array([0., 0., 3.], dtype=float32)
     """
     x = pnp.asarray(x)
     return pnp.where(pnp.less_equal(x, 0), pnp.zeros_like(x), x)
@@ -71,7 +71,7 @@ def relu6(x):
 
     Example:
       >>> pto.nn.relu6(pnp.array([-1.0, 3.0, 8.0]))
-      Array([0., 3., 6.])
+      Array([0., 3., 6.], dtype=float32)
     """
     x = pnp.asarray(x)
     capped = pnp.where(pnp.greater_equal(x, 6), 6.0, x)
@@ -89,7 +89,7 @@ def sigmoid(x):
 
     Example:
       >>> pto.nn.sigmoid(pnp.array([0.0]))
-      Array([0.5])
+      Array([0.5], dtype=float32)
     """
     return lax.logistic(float_input("sigmoid", x))
 
@@ -105,7 +105,7 @@ def silu(x):
 
     Example:
       >>> pto.nn.silu(pnp.array([0.0, 1.0]))
-      Array([0.       , 0.7310586])
+      Array([0.       , 0.7310586], dtype=float32)
     """
     x = float_input("silu", x)
     return pnp.multiply(x, lax.logistic(x))
@@ -125,7 +125,7 @@ def softplus(x):
 
     Example:
       >>> pto.nn.softplus(pnp.array([0.0]))
-      Array([0.6931472])
+      Array([0.6931472], dtype=float32)
     """
     return pnp.logaddexp(float_input("softplus", x), 0)
 
@@ -141,7 +141,7 @@ def log_sigmoid(x):
 
     Example:
       >>> pto.nn.log_sigmoid(pnp.array([0.0]))
-      Array([-0.6931472])
+      Array([-0.6931472], dtype=float32)
     """
     return pnp.negative(softplus(pnp.negative(float_input("log_sigmoid", x))))
 
@@ -157,7 +157,7 @@ def soft_sign(x):
 
     Example:
       >>> pto.nn.soft_sign(pnp.array([1.0, -3.0]))
-      Array([ 0.5 , -0.75])
+      Array([ 0.5 , -0.75], dtype=float32)
     """
     x = pnp.asarray(x)
     return pnp.divide(x, pnp.add(pnp.abs(x), 1))
@@ -175,7 +175,7 @@ def squareplus(x, b=4):
 
     Example:
       >>> pto.nn.squareplus(pnp.array([0.0]))
-      Array([1.])
+      Array([1.], dtype=float32)
     """
     x = pnp.asarray(x)
     return pnp.divide(pnp.add(x, pnp.sqrt(pnp.add(pnp.square(x), b))), 2)
@@ -193,7 +193,7 @@ def sparse_plus(x):
 
     Example:
       >>> pto.nn.sparse_plus(pnp.array([-2.0, 0.0, 2.0]))
-      Array([0.  , 0.25, 2.  ])
+      Array([0.  , 0.25, 2.  ], dtype=float32)
     """
     x = pnp.asarray(x)
     middle = pnp.divide(pnp.square(pnp.add(x, 1.0)), 4)
@@ -212,7 +212,7 @@ def sparse_sigmoid(x):
 
     Example:
       >>> pto.nn.sparse_sigmoid(pnp.array([-2.0, 0.0, 2.0]))
-      Array([0. , 0.5, 1. ])
+      Array([0. , 0.5, 1. ], dtype=float32)
     """
     return pnp.multiply(0.5, pnp.clip(pnp.add(pnp.asarray(x), 1.0), 0.0, 2.0))
 
@@ -228,7 +228,7 @@ def mish(x):
 
     Example:
       >>> pto.nn.mish(pnp.array([0.0]))
-      Array([0.])
+      Array([0.], dtype=float32)
     """
     x = float_input("mish", x)
     return pnp.multiply(x, pnp.tanh(softplus(x)))
@@ -245,7 +245,7 @@ def tanh(x):
 
     Example:
       >>> pto.nn.tanh(pnp.array([0.0]))
-      Array([0.])
+      Array([0.], dtype=float32)
     """
     return pnp.tanh(x)
 
@@ -262,7 +262,7 @@ def elu(x, alpha=1.0):
 
     Example:
       >>> pto.nn.elu(pnp.array([-1.0, 2.0]))
-      Array([-0.63212055,  2.        ])
+      Array([-0.63212055,  2.        ], dtype=float32)
     """
     x = float_input("elu", x)
     positive = pnp.greater(x, 0)
@@ -282,7 +282,7 @@ def celu(x, alpha=1.0):
 
     Example:
       >>> pto.nn.celu(pnp.array([-1.0, 2.0]), alpha=2.0)
-      Array([-0.78693867,  2.        ])
+      Array([-0.78693867,  2.        ], dtype=float32)
     """
     x = pnp.asarray(x)
     negative_part = pnp.expm1(pnp.divide(pnp.minimum(x, 0.0), alpha))
@@ -301,7 +301,7 @@ def selu(x):
 
     Example:
       >>> pto.nn.selu(pnp.array([1.0]))
-      Array([1.050701])
+      Array([1.050701], dtype=float32)
     """
     return pnp.multiply(_SELU_SCALE, elu(x, _SELU_ALPHA))
 
@@ -318,7 +318,7 @@ def leaky_relu(x, negative_slope=1e-2):
 
     Example:
       >>> pto.nn.leaky_relu(pnp.array([-2.0, 3.0]))
-      Array([-0.02,  3.  ])
+      Array([-0.02,  3.  ], dtype=float32)
     """
     x = float_input("leaky_relu", x)
     return pnp.where(pnp.greater_equal(x, 0), x, pnp.multiply(negative_slope, x))
@@ -335,7 +335,7 @@ def hard_tanh(x):
 
     Example:
       >>> pto.nn.hard_tanh(pnp.array([-3.0, 0.5, 3.0]))
-      Array([-1. ,  0.5,  1. ])
+      Array([-1. ,  0.5,  1. ], dtype=float32)
     """
     x = pnp.asarray(x)
     return pnp.where(pnp.greater(x, 1), 1, pnp.where(pnp.less(x, -1), -1, x))
@@ -352,7 +352,7 @@ def hard_sigmoid(x):
 
     Example:
       >>> pto.nn.hard_sigmoid(pnp.array([-4.0, 0.0, 4.0]))
-      Array([0. , 0.5, 1. ])
+      Array([0. , 0.5, 1. ], dtype=float32)
     """
     return pnp.divide(relu6(pnp.add(pnp.asarray(x), 3.0)), 6.0)
 
@@ -368,7 +368,7 @@ def hard_silu(x):
 
     Example:
       >>> pto.nn.hard_silu(pnp.array([0.0, 4.0]))
-      Array([0., 4.])
+      Array([0., 4.], dtype=float32)
     """
     x = pnp.asarray(x)
     return pnp.multiply(x, hard_sigmoid(x))
@@ -393,7 +393,7 @@ def gelu(x, approximate: bool = True):
 
     Example:
       >>> pto.nn.gelu(pnp.array([1.0]), approximate=False)
-      Array([0.8413447])
+      Array([0.8413447], dtype=float32)
     """
     x = float_input("gelu", x)
     if approximate:
@@ -417,7 +417,7 @@ def glu(x, axis=-1):
 
     Example:
       >>> pto.nn.glu(pnp.array([1.0, 2.0, 0.0, 0.0]))
-      Array([0.5, 1. ])
+      Array([0.5, 1. ], dtype=float32)
     """
     x = pnp.asarray(x)
     axis = single_axis("glu", axis, x.ndim)
@@ -448,6 +448,6 @@ def log1mexp(x):
 
     Example:
       >>> pto.nn.log1mexp(pnp.array([1.0]))
-      Array([-0.4586751])
+      Array([-0.4586751], dtype=float32)
     """
     return _log1mexp(float_input("log1mexp", x))

@@ -28,7 +28,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     Example:
       >>> pto.nn.one_hot(pnp.array([0, 2]), 3)
       Array([[1., 0., 0.],
-             [0., 0., 1.]])
+             [0., 0., 1.]], dtype=float32)
     """
     x = pnp.asarray(x)
     num_classes = operator.index(num_classes)

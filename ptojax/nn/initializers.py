@@ -3,8 +3,9 @@
 An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float32). The
 variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas exactly, so
 with the same key it draws JAX's values: the uniform ones bit for bit up to the final scaling,
-the normal ones to a few ulps (see ``pto.random``). Complex dtypes are not supported; neither
-are ``orthogonal``/``delta_orthogonal`` (they need a QR decomposition).
+the normal ones to a few ulps (see ``pto.random``). ``orthogonal`` takes the QR decomposition
+of such a normal draw, as JAX does. Complex dtypes are not supported, nor is
+``delta_orthogonal`` (a convolution-kernel initializer).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def zeros(key, shape, dtype=None):
 
     Example:
       >>> pto.nn.initializers.zeros(pto.random.key(0), (2,))
-      Array([0., 0.])
+      Array([0., 0.], dtype=float32)
     """
     return pnp.zeros(_shape(shape), dtypes.float32 if dtype is None else dtype)
 
@@ -65,7 +66,7 @@ def ones(key, shape, dtype=None):
 
     Example:
       >>> pto.nn.initializers.ones(pto.random.key(0), (2,))
-      Array([1., 1.])
+      Array([1., 1.], dtype=float32)
     """
     return pnp.ones(_shape(shape), dtypes.float32 if dtype is None else dtype)
 
@@ -82,7 +83,7 @@ def constant(value, dtype=None):
 
     Example:
       >>> pto.nn.initializers.constant(-7.0)(pto.random.key(0), (2,))
-      Array([-7., -7.])
+      Array([-7., -7.], dtype=float32)
     """
     def init(key, shape, dtype=dtype):
         return pnp.full(_shape(shape), value, dtypes.float32 if dtype is None else dtype)
@@ -265,3 +266,42 @@ he_uniform = kaiming_uniform = _family(2.0, "fan_in", "uniform", "he_uniform",
                                        "He (Kaiming) uniform initializer")
 he_normal = kaiming_normal = _family(2.0, "fan_in", "truncated_normal", "he_normal",
                                      "He (Kaiming) normal initializer")
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """An initializer of (semi-)orthogonal matrices: the Q factor of a normal draw's QR
+    decomposition, its signs fixed by R's diagonal (so Q is uniform over orthogonal
+    matrices), as in JAX.
+
+    Args:
+      scale: the factor applied to the result, default 1.
+      column_axis: the axis of ``shape`` holding the columns; the other axes are flattened
+        into rows. Columns are orthonormal when rows >= columns, rows otherwise.
+      dtype: the initializer's default dtype (float32 if None).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``; ``shape`` needs at least two dimensions.
+
+    Example:
+      >>> w = pto.nn.initializers.orthogonal()(pto.random.key(0), (3, 3))
+      >>> bool(pnp.allclose(w.T @ w, pnp.eye(3), atol=1e-5))
+      True
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("orthogonal", dtype)
+        shape = _shape(shape)
+        if len(shape) < 2:
+            raise ShapeError(f"nn.initializers.orthogonal needs a shape of at least 2 "
+                             f"dimensions, got {shape}", user_frame())
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        wide = n_rows < n_cols
+        q, r = pnp.linalg.qr(random.normal(key, (n_cols, n_rows) if wide else (n_rows, n_cols),
+                                           dtype))
+        q = q * pnp.sign(pnp.diagonal(r))
+        if wide:
+            q = q.T
+        rest = tuple(n for i, n in enumerate(shape) if i != column_axis % len(shape))
+        q = pnp.moveaxis(pnp.reshape(q, rest + (n_cols,)), -1, column_axis)
+        return pnp.multiply(q, pnp.asarray(scale, dtype))
+    return init

@@ -41,7 +41,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
     Example:
       >>> pto.nn.standardize(pnp.array([1.0, 3.0]))
-      Array([-0.999995,  0.999995])
+      Array([-0.999995,  0.999995], dtype=float32)
     """
     dtype, x = _upcast("standardize", x)
     axes = normalize_axes("standardize", axis, x.ndim)
@@ -83,7 +83,7 @@ def layer_norm(x, scale=None, bias=None, axis=-1, eps=1e-5):
 
     Example:
       >>> pto.nn.layer_norm(pnp.array([1.0, 3.0]), scale=pnp.array([2.0, 2.0]))
-      Array([-1.99999,  1.99999])
+      Array([-1.99999,  1.99999], dtype=float32)
     """
     dtype, x = _upcast("layer_norm", x)
     out = _standardize(x, normalize_axes("layer_norm", axis, x.ndim), None, None, eps,
@@ -105,7 +105,7 @@ def rms_norm(x, scale=None, axis=-1, eps=1e-6):
 
     Example:
       >>> pto.nn.rms_norm(pnp.array([3.0, 4.0]))
-      Array([0.8485281, 1.1313708])
+      Array([0.8485281, 1.1313708], dtype=float32)
     """
     dtype, x = _upcast("rms_norm", x)
     axes = normalize_axes("rms_norm", axis, x.ndim)

@@ -44,7 +44,7 @@ def softmax(x, axis=-1, where=None):
 
     Example:
       >>> pto.nn.softmax(pnp.array([0.0, 0.0]))
-      Array([0.5, 0.5])
+      Array([0.5, 0.5], dtype=float32)
     """
     x = float_input("softmax", x)
     axes = normalize_axes("softmax", axis, x.ndim)
@@ -67,7 +67,7 @@ def log_softmax(x, axis=-1, where=None):
 
     Example:
       >>> pto.nn.log_softmax(pnp.array([0.0, 0.0]))
-      Array([-0.6931472, -0.6931472])
+      Array([-0.6931472, -0.6931472], dtype=float32)
     """
     x = float_input("log_softmax", x)
     axes = normalize_axes("log_softmax", axis, x.ndim)
@@ -94,7 +94,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
     Example:
       >>> pto.nn.logsumexp(pnp.array([0.0, 0.0]))
-      Array(0.6931472)
+      Array(0.6931472, dtype=float32)
     """
     if where is not None:
         a = pnp.where(where, a, 0)
@@ -133,7 +133,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
 
     Example:
       >>> pto.nn.logmeanexp(pnp.array([1.0, 1.0]))
-      Array(1.)
+      Array(1., dtype=float32)
     """
     lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
     x = pnp.asarray(x)

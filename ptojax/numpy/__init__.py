@@ -15,18 +15,18 @@ from ptojax.numpy.indexing import take, take_along_axis
 from ptojax.numpy import linalg
 from ptojax.numpy.products import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
-                                       broadcast_arrays, broadcast_to, column_stack, concat,
-                                       concatenate, diag, diagonal, dstack, expand_dims, flip,
-                                       fliplr, flipud, hstack, matrix_transpose, moveaxis,
-                                       permute_dims, ravel, repeat, reshape, roll, split,
-                                       squeeze, stack, swapaxes, tile, trace, transpose, tril,
-                                       triu, vstack)
+                                       broadcast_arrays, broadcast_shapes, broadcast_to,
+                                       column_stack, concat, concatenate, diag, diagonal, dstack,
+                                       expand_dims, flip, fliplr, flipud, hstack, matrix_transpose,
+                                       moveaxis, permute_dims, ravel, repeat, reshape, roll, split,
+                                       squeeze, stack, swapaxes, tile, trace, transpose, tril, triu,
+                                       vstack)
 from ptojax.numpy.math import *  # noqa: F401,F403  (the elementwise functions)
 from ptojax.numpy.math import abs, round, pow  # noqa: F401
 from ptojax.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                      cumprod, cumsum, cumulative_prod, cumulative_sum, max,
                                      mean, min, prod, ptp, std, sum, var)
-from ptojax.numpy.sorting import argsort, sort, sort_complex
+from ptojax.numpy.sorting import argpartition, argsort, partition, sort, sort_complex
 from ptojax.numpy import fft  # noqa: F401  (pnp.fft, as jnp.fft)
 # bits and integers (bits.py)
 from ptojax.numpy.bits import bitwise_count, gcd, lcm, packbits, unpackbits

@@ -15,8 +15,8 @@ from ptojax.numpy.creation import tri, zeros
 from ptojax.numpy.indexing import getitem, take
 from ptojax.numpy.math import where
 from ptojax.numpy import reductions
-from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
-                                   result_type, supported_dtype)
+from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shapes,
+                                   broadcast_to_shape, convert, result_type, supported_dtype)
 from ptojax.source_info import user_frame
 
 
@@ -292,13 +292,24 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape):
     array = asarray(array)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    broadcast_shapes("broadcast_to", tuple(array.shape), shape)
+    _broadcast_shapes("broadcast_to", tuple(array.shape), shape)
     return broadcast_to_shape(array, shape)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that arrays of ``shapes`` (tuples, or ints for 1-D shapes) broadcast to, by
+    NumPy's rules; a ShapeError when they cannot.
+
+    >>> pnp.broadcast_shapes((3, 1), (4,), 4)
+    (3, 4)
+    """
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    return _broadcast_shapes("broadcast_shapes", *shapes)
 
 
 def broadcast_arrays(*args):
     args = [asarray(a) for a in args]
-    shape = broadcast_shapes("broadcast_arrays", *[tuple(a.shape) for a in args])
+    shape = _broadcast_shapes("broadcast_arrays", *[tuple(a.shape) for a in args])
     return [broadcast_to_shape(a, shape) for a in args]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
                                    check_dtype_kind, promote_args)
@@ -363,13 +364,32 @@ def _wrap_between(x, a):
 
 def logaddexp(x1, x2, /):
     x1, x2 = promote_args("logaddexp", x1, x2, kind="float")
-    amax = lax.max(x1, x2)
     if dtypes.is_complex(x1.dtype):  # the phase is wrapped into [-pi, pi), as JAX
+        amax = lax.max(x1, x2)
         out = lax.add(amax, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.mul(amax, 2)))))
         return lax.complex(lax.real(out), _wrap_between(lax.imag(out), float(np.pi)))
+    return _real_logaddexp(x1, x2)
+
+
+@custom_jvp
+def _real_logaddexp(x1, x2):
     delta = lax.sub(x1, x2)
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2),
-                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+                      lax.add(lax.max(x1, x2), lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+@_real_logaddexp.defjvp
+def _real_logaddexp_jvp(primals, tangents):
+    """JAX's rule: each tangent weighted by ``exp(x_i - out)`` (so a tie splits evenly, and
+    ``softplus'(0) = 1/2``), ``+inf`` replaced by 0 in the exponent."""
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _real_logaddexp(x1, x2)
+    weight = lambda x: lax.exp(lax.sub(_finite_above(x), _finite_above(out)))
+    return out, lax.add(lax.mul(t1, weight(x1)), lax.mul(t2, weight(x2)))
+
+
+def _finite_above(x):
+    return lax.select(lax.eq(x, float("inf")), lax.full_like(x, 0), x)
 
 
 def logaddexp2(x1, x2, /):

@@ -1,9 +1,10 @@
 """sort, argsort (stable; NaNs last) along an axis, or over the flattened array (axis=None);
-sort_complex. Complex values sort by real part, then imaginary part."""
+partition and argpartition (as JAX: built on ``lax.top_k``); sort_complex. Complex values
+sort by real part, then imaginary part."""
 from __future__ import annotations
 
 from ptojax import dtypes, lax
-from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.errors import IndexingError, ShapeError, UnsupportedError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, supported_dtype
 from ptojax.source_info import user_frame
@@ -36,6 +37,63 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
         return lax.rev(lax.sub(a.shape[axis] - 1, idx), (axis,))
     _, idx = lax.sort((a, iota), dimension=axis, num_keys=1)
     return idx
+
+
+def _partition_operand(op, a, kth, axis):
+    """``a`` with ``axis`` moved last, and ``kth`` in 0..n-1 (negative counts from the end)."""
+    a = asarray(a, op=op)
+    if a.ndim == 0:
+        raise UnsupportedError(f"{op}: a 0-d array has nothing to partition", user_frame())
+    axis = normalize_axis(op, axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(kth, bool) or not isinstance(kth, int) or not -n <= kth < n:
+        raise IndexingError(f"{op}: kth={kth!r} is out of bounds for axis {axis} of size {n}",
+                            user_frame())
+    return lax.transpose(a, _to_last(a.ndim, axis)), kth % n, axis
+
+
+def _to_last(ndim, axis):
+    return tuple(d for d in range(ndim) if d != axis) + (axis,)
+
+
+def _from_last(x, ndim, axis):
+    perm = _to_last(ndim, axis)
+    return lax.transpose(x, tuple(perm.index(d) for d in range(ndim)))
+
+
+def _descending_complement(a):
+    """A key whose descending order is ``a``'s ascending order: ``-a``, or for unsigned
+    integers ``-(a + 1)`` (which wraps, keeping 0 the largest key)."""
+    if dtypes.is_unsigned(a.dtype):
+        return lax.neg(lax.add(a, 1))
+    return lax.neg(a)
+
+
+def partition(a, kth, axis=-1):
+    """``a`` with its ``kth`` smallest value at position ``kth`` along ``axis``, the smaller
+    ones before it and the larger ones after (in JAX's arrangement: the smallest ``kth + 1``
+    in descending order of their negation, then the rest in descending order)."""
+    x, kth, axis = _partition_operand("partition", a, kth, axis)
+    n = x.shape[-1]
+    low = lax.neg(lax.top_k(_descending_complement(x), kth + 1)[0])
+    if dtypes.is_unsigned(x.dtype):
+        low = lax.sub(low, 1)
+    high = lax.top_k(x, n - kth - 1)[0]
+    return _from_last(lax.concatenate([low, high], x.ndim - 1), x.ndim, axis)
+
+
+def argpartition(a, kth, axis=-1):
+    """Indices (int32) that partition ``a`` as ``partition`` does: the ``kth + 1`` smallest
+    first, then the others in increasing index order."""
+    x, kth, axis = _partition_operand("argpartition", a, kth, axis)
+    n = x.shape[-1]
+    low = lax.top_k(_descending_complement(x), kth + 1)[1]
+    # the others: every index not among ``low``, in increasing order (ties keep index order)
+    picks = lax.broadcasted_iota(dtypes.int32, (*low.shape, n), x.ndim)
+    chosen = lax.reduce_or(lax.eq(picks, lax.expand_dims(low, (x.ndim,))), (x.ndim - 1,))
+    high = lax.top_k(lax.convert_element_type(lax.bitwise_not(chosen), dtypes.int32),
+                     n - kth - 1)[1]
+    return _from_last(lax.concatenate([low, high], x.ndim - 1), x.ndim, axis)
 
 
 def lexsort(keys, axis=-1):

@@ -29,7 +29,7 @@ def _convert_abstract(x, new_dtype, weak_type=False):
     return TensorType(x.shape, dtypes.canonicalize(new_dtype), weak_type)
 
 
-def _convert(x, new_dtype, weak_type=False):
+def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
@@ -85,7 +85,7 @@ def _convert_cpp(x, *, new_dtype, weak_type=False):
 
 
 convert_element_type_p = elementwise(
-    "convert_element_type", _convert, abstract_eval=_convert_abstract, linear=True,
+    "convert_element_type", convert_impl, abstract_eval=_convert_abstract, linear=True,
     shard_linear=_convert_linear, jvp=_convert_jvp, transpose=_convert_transpose,
     tile=tile_forms.TileForm("elementwise", scalar_unit=True), pto=_convert_recipe,
     host=_convert_cpp, reference=lambda jnp, lax: lambda x, new_dtype, weak_type=False:

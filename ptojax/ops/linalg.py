@@ -21,7 +21,7 @@ from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import add_tangents, mul
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
-from ptojax.ops.convert import convert_element_type
+from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.source_info import user_frame
@@ -88,10 +88,29 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
     shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in free_dims(lhs.ndim, lc, lb)]
              + [rhs.shape[d] for d in free_dims(rhs.ndim, rc, rb)])
     out_dtype = dtypes.canonicalize(preferred_element_type or lhs.dtype)
+    if not dtypes.is_float(lhs.dtype) and not dtypes.is_float(out_dtype) and \
+            out_dtype.itemsize < lhs.dtype.itemsize:
+        raise DtypeError(f"dot_general: preferred_element_type {dtypes.short_name(out_dtype)} "
+                         f"is narrower than the operands' {dtypes.short_name(lhs.dtype)}; "
+                         f"pass a type at least as wide (e.g. int32 for int8 operands)")
     return TensorType(shape, out_dtype, lhs.weak_type and rhs.weak_type)
 
 
 _MATMUL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.int32)))
+
+
+def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
+    """The dtype a dot_general (or convolution) of ``in_dtype`` operands returning
+    ``out_dtype`` multiplies and sums in: the preferred type (so int8 operands with
+    ``preferred_element_type=int32`` are exact; a complex product keeps its type when only
+    its real part is asked for), low-precision floats in f32, bools as int32."""
+    compute = in_dtype if dtypes.is_complex(in_dtype) and not dtypes.is_complex(out_dtype) \
+        else out_dtype
+    if dtypes.accumulates_in_f32(compute):
+        return np.dtype(np.float32)
+    if dtypes.is_bool(compute):
+        return np.dtype(np.int32)
+    return np.dtype(compute)
 
 
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
@@ -101,14 +120,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
             and rhs.dtype == lhs.dtype:
         return matmul(lhs, rhs)   # the common case, without the general path's bookkeeping
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
-    # products accumulate in the preferred type (a complex product keeps its type when only
-    # its real part is asked for); low-precision floats in f32, bools as int32
-    compute = lhs.dtype if dtypes.is_complex(lhs.dtype) and not dtypes.is_complex(out_dtype) \
-        else out_dtype
-    if dtypes.accumulates_in_f32(compute):
-        compute = np.dtype(np.float32)
-    elif dtypes.is_bool(compute):
-        compute = np.dtype(np.int32)
+    compute = accumulation_dtype(lhs.dtype, out_dtype)
     if lhs.dtype != compute:
         lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
@@ -124,7 +136,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
         out = matmul(a, b).reshape(batch + m + n)
     if dtypes.is_complex(out.dtype) and not dtypes.is_complex(out_dtype):
         out = out.real   # a real preferred type keeps the real part, as a conversion does
-    return out if out.dtype == out_dtype else out.astype(out_dtype)
+    return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 
 dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True)

@@ -115,9 +115,12 @@ def _slice_factors(eqn) -> sr.OpRule:
 
 
 def _slice_localize(params, in_shapes, out_shapes):
-    limits = tuple(hi if n_out == hi - lo else lo + n_out
-                   for lo, hi, n_out in zip(params["start_indices"], params["limit_indices"],
-                                            out_shapes[0]))
+    """Split dimensions (whole, stride 1) end at their block's size; the others keep their
+    limits (a strided dimension's result is shorter than ``limit - start`` unsplit too)."""
+    strides = params["strides"] or (1,) * len(params["start_indices"])
+    limits = tuple(hi if n_out == -(-(hi - lo) // st) else lo + n_out
+                   for lo, hi, st, n_out in zip(params["start_indices"],
+                                                params["limit_indices"], strides, out_shapes[0]))
     return params.replace(limit_indices=limits)
 
 
@@ -447,6 +450,18 @@ def full(shape, fill_value, dtype=None):
         dtype = dtypes.python_scalar_dtype(fill_value) if weak else fill_value.dtype
     value = convert_element_type(fill_value, dtypes.canonicalize(dtype), weak_type=weak)
     return broadcast_in_dim(value, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """``full`` shaped like ``x`` (or ``shape``), of ``x``'s dtype unless ``dtype`` is given;
+    weak when ``x`` is and no ``dtype`` is given, as in JAX. ``sharding`` is accepted for
+    JAX's signature; placement follows ``pto.shard``."""
+    scalar = type(x) in dtypes.PYTHON_SCALARS
+    like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
+    weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
+    out = full(np.shape(x) if shape is None else shape, fill_value,
+               dtypes.canonicalize(like_dtype if dtype is None else dtype))
+    return convert_element_type(out, out.dtype, weak_type=True) if weak else out
 
 
 def split(operand, sizes, axis=0):

@@ -1,5 +1,8 @@
 """``sort``: stable sort of several same-shaped operands along one dimension, ordered by the
-first ``num_keys`` of them (lexicographically), with every fact. NaNs sort last, as in JAX."""
+first ``num_keys`` of them (lexicographically), with every fact. NaNs sort last, as in JAX.
+
+``top_k`` is a sort with descending keys (no primitive of its own: its gradient and batching
+are the sort's)."""
 from __future__ import annotations
 
 import math
@@ -10,11 +13,14 @@ from ptojax import dtypes
 from ptojax.errors import ShapeError
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import to_front
+from ptojax.ops.arithmetic import div, neg
 from ptojax.ops.checks import check_axis, fmt_types, user_axis
 from ptojax.ops.gather_scatter import gather
+from ptojax.ops.logic import bitwise_and, bitwise_not, eq, lt
 from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape
-from ptojax.ops.slicing import broadcasted_iota
+from ptojax.ops.slicing import broadcasted_iota, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero
+from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 
 
@@ -46,6 +52,30 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     out = sort_p.bind(*operands, dimension=user_axis("sort", dimension, operands[0].ndim),
                       num_keys=int(num_keys))
     return out[0] if single else tuple(out)
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+    """The ``k`` largest entries along ``axis`` (descending) and their int32 indices.
+
+    The order is JAX's total order: NaN above +inf, +0 above -0; equal entries keep their
+    index order. A sort of descending keys: for floats (NaN first, -x, the sign of zeros),
+    for integers ``~x`` (which reverses the order without overflow)."""
+    axis = user_axis("top_k", axis, operand.ndim)
+    size = operand.shape[axis]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
+        raise ShapeError(f"top_k: k must be an integer in 0..{size} (the size of axis "
+                         f"{axis} of the {tuple(operand.shape)} operand), got {k!r}",
+                         user_frame())
+    iota = broadcasted_iota(dtypes.int32, operand.shape, axis)
+    if dtypes.is_float(operand.dtype):
+        negative_zero = bitwise_and(eq(operand, 0), lt(div(1, operand), 0))
+        keys = [eq(operand, operand), neg(operand), negative_zero]
+    else:
+        keys = [bitwise_not(operand)]
+    *_, values, indices = sort_p.bind(*keys, operand, iota, dimension=axis,
+                                      num_keys=len(keys))
+    return (slice_in_dim(values, 0, int(k), axis=axis),
+            slice_in_dim(indices, 0, int(k), axis=axis))
 
 
 def _take_along(x, order, axis):

@@ -33,6 +33,7 @@ class TileForm:
     column_sum: bool = False       # reduce: may also sum over all leading axes (columns)
     accumulate_f32: bool = False   # reduce: low-precision inputs accumulate in f32
     expand: Optional[Callable] = None  # expand: the tileable equivalent, (*args, **params)
+    cube: bool = False             # expand: worth it only where the cube multiplies the dtype
 
     def may_overwrite(self, params) -> bool:
         return self.inplace(params) if callable(self.inplace) else self.inplace
@@ -57,7 +58,9 @@ def reduction(**flags) -> TileForm:
     return TileForm("reduce", **flags)
 
 
-def expansion(fn, check=None) -> TileForm:
+def expansion(fn, check=None, cube=False) -> TileForm:
     """Tiled as the equations ``fn`` builds from tileable primitives (when ``check`` finds
-    no reason against it)."""
-    return TileForm("expand", expand=fn, check=check)
+    no reason against it). ``cube``: the expansion exists to reach a cube matmul, so it is
+    applied only for targets whose cube multiplies the operands' dtype (elsewhere the
+    equation stays tensor-level, e.g. a float32 convolution in numpy's BLAS on the host)."""
+    return TileForm("expand", expand=fn, check=check, cube=cube)

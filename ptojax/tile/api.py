@@ -30,6 +30,8 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.ir.core import print_eqn
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
+from ptojax.kernel.lower import lower_kernel
 from ptojax.optimize import has_effect, optimize
 from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
@@ -91,7 +93,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     if not isinstance(config, TileConfig):
         raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
     target = get_target(target)
-    closed = optimize(ClosedIR(expand(closed.ir), closed.consts))
+    closed = optimize(ClosedIR(expand(closed.ir, target), closed.consts))
     closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
     ir = closed.ir
     fusion = fuse(ir, target)
@@ -113,7 +115,11 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     units = _order_units(ir, fusion, standalone, unfused)
     eqns, kernels, kept = [], [], []
     for kind, item in units:
-        if kind == "eqn":
+        if kind == "eqn" and ir.eqns[item].prim in (kernel_call_p, kernel_linear_call_p):
+            e = ir.eqns[item]
+            eqns.append(lower_kernel(e.params, e.inputs, e.outputs, e.source))
+            kernels.append(eqns[-1])
+        elif kind == "eqn":
             eqns.append(ir.eqns[item])
             kept.append(UnfusedOp(ir.eqns[item], unfused[item]))
         else:

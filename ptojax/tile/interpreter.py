@@ -52,6 +52,7 @@ def _empty(t):
 class _Arenas:
     def __init__(self, target):
         self.mem = {s: np.full(c, 0xFF, np.uint8) for s, c in target.buffers.items()}
+        self.block = np.int32(0)      # the core running the current tile
 
     def view(self, slot, copy, t: TileType):
         nbytes = t.size * t.dtype.itemsize
@@ -76,9 +77,10 @@ def run_tile_kernel(inputs, *, name, kind, grid, regions, bodies, buffers, targe
     workspaces = [_empty(v.type) for v in spaces]
     arenas = _Arenas(target)
     for block in range(grid.blocks):
+        arenas.block = np.int32(block)
         for local, t in enumerate(grid.block_range(block)):
             ti, tj = grid.coords(t)
-            k = regions.index(grid.valid(ti, tj))
+            k = grid.region_of(ti, tj)
             body = bodies[k]
             env = dict(zip(body.invars, [np.int32(ti), np.int32(tj), *inputs, *out_arrays,
                                          *workspaces]))
@@ -103,6 +105,9 @@ def _run(ir, env, plan, arenas, copies):
         if prim is T.tile_loop_p:
             _run_loop(eqn, vals, env, plan, arenas, copies)
             continue
+        if prim is T.tile_block_index_p:
+            env[eqn.outputs[0]] = arenas.block
+            continue
         scratch = plan.scratch.get(eqn)
         if scratch is not None:
             arenas.scrub(scratch)
@@ -122,11 +127,10 @@ def _run(ir, env, plan, arenas, copies):
 def _run_loop(eqn, vals, env, plan, arenas, copies):
     p = eqn.params
     body = p["body"].ir if isinstance(p["body"], ClosedIR) else p["body"]
-    n = p["num_carry"]
-    carries, invariants = vals[:n], vals[n:]
-    for k in range(p["start"], p["stop"]):
+    carries, invariants, start, stop = T.loop_operands(vals, p)
+    for k in range(int(start), int(stop)):
         inner = dict(zip(body.invars, [np.int32(k), *carries, *invariants]))
-        _run(body, inner, plan, arenas, copies + [k - p["start"]])
+        _run(body, inner, plan, arenas, copies + [k - int(start)])
         carries = [inner[v] if type(v) is Var else v.value for v in body.outvars]
     for v, c in zip(eqn.outputs, carries):
         env[v] = c

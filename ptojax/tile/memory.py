@@ -6,7 +6,9 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
 - *Staging* tiles are multi-buffered (``buffers`` copies, one per pipeline slot) and reserved
   for the whole kernel: tiles written by ``tile_load``/``tile_move`` (the DMA pipes fill the
   next slot while the vector/cube unit works on this one) and UB tiles read by ``tile_store``
-  (the store of slot k drains while slot k+1 is computed).
+  (the store of slot k drains while slot k+1 is computed). A staging tile defined inside a
+  ``tile_loop`` (and not sharing a ``stage`` buffer with one outside) is reserved for that
+  loop only: after it, other tiles may use its buffer.
 - The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
   steps; the copy used alternates with the step.
 - Every other tile lives from its definition to its last use (a use inside a ``tile_loop``
@@ -85,6 +87,8 @@ class _Walker:
 
     def __init__(self):
         self.pos = 0
+        self.loops = [[0, None]]   # spans [first, last position] of the enclosing loops
+        self.span = {}          # Var -> the span of the innermost loop defining it
         self.defs = {}          # Var -> (position, eqn, loop level)
         self.last = {}          # Var -> last position
         self.events = []        # (position, eqn, level)
@@ -108,6 +112,7 @@ class _Walker:
                     self.last[a] = max(self.last[a], end)
             for v in eqn.outputs:
                 self.defs[v] = (p, eqn, level)
+                self.span[v] = self.loops[-1]
                 self.last.setdefault(v, p)
             if eqn.prim in (T.tile_load_p, T.tile_move_p):
                 self.staged_in.add(eqn.outputs[0])
@@ -120,12 +125,16 @@ class _Walker:
         body = _as_ir(eqn.params["body"])
         n = eqn.params["num_carry"]
         start = self.pos
-        for outer, inner in zip(eqn.inputs[:n], body.invars[1:1 + n]):
+        for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
+        span = [start, None]
+        self.loops.append(span)
         self.walk(body, level + 1)
+        self.loops.pop()
+        span[1] = self.pos - 1
         for inner_in, inner_out, result in zip(body.invars[1:1 + n], body.outvars,
                                                eqn.outputs):
-            if type(inner_out) is Var:
+            if type(inner_out) is Var and inner_out is not inner_in:   # not passed through
                 self.alias[inner_out] = inner_in
                 self.last[inner_out] = max(self.last.get(inner_out, start), self.pos - 1)
             self.alias[result] = inner_in
@@ -161,9 +170,11 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
                 slot = stages.get((v.type.space, stage))
             if slot is None:
                 staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
+                first, final = (0, end) if level == 0 or stage is not None else \
+                    (w.span[v][0], w.span[v][1])
                 slot = Slot(v.type.space, tile_nbytes(v.type),
-                            copies=buffers if staging else 1, start=0 if staging else p,
-                            end=end if staging else last, level=level, staging=staging,
+                            copies=buffers if staging else 1, start=first if staging else p,
+                            end=final if staging else last, level=level, staging=staging,
                             owner=eqn)
             if stage is not None:
                 stages[(v.type.space, stage)] = slot

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,9 +93,86 @@ class TileGrid:
         cols = [min(c, n)] + ([n % c] if n % c and n > c else [])
         return tuple((vr, vc) for vr in rows for vc in cols)
 
+    def region_of(self, ti: int, tj: int) -> int:
+        """The index (in ``regions()``) of tile (ti, tj)'s body."""
+        return self.regions().index(self.valid(ti, tj))
+
+    def region_conditions(self, region: int) -> tuple:
+        """``Condition``s on the tile indices selecting region ``region``'s tiles (in an
+        if/else chain over the regions in order; the last needs none)."""
+        (m, n), (r, c) = self.space, self.tile
+        nr, nc = self.counts
+        vr, vc = self.regions()[region]
+        out = []
+        if nr > 1 and m % r:
+            out.append(Condition("ti", 1, 0, "lt" if vr == r else "eq", nr - 1))
+        if nc > 1 and n % c:
+            out.append(Condition("tj", 1, 0, "lt" if vc == c else "eq", nc - 1))
+        return tuple(out)
+
     def __str__(self):
         return (f"grid(space={self.space[0]}x{self.space[1]} tile={self.tile[0]}x{self.tile[1]} "
                 f"tiles={self.num_tiles} blocks={self.blocks})")
+
+    __repr__ = __str__
+
+
+class Condition(NamedTuple):
+    """``((index / div) % mod) <op> k`` on a tile index (``mod`` 0: no modulo; op lt | eq)."""
+    index: str
+    div: int
+    mod: int
+    op: str
+    k: int
+
+
+@dataclass(frozen=True)
+class ProgramGrid:
+    """The grid of a ``pto.kernel``: one tile per program of the N-d grid ``shape``, laid out
+    as a 2-D grid of 1x1 tiles (rows: every axis but the last, row-major; columns: the last
+    axis), in balanced contiguous runs over ``blocks`` cores. ``regions[i]`` lists the
+    conditions ``(axis, "lt" | "eq", k)`` on the program ids selecting body i (the first
+    region whose conditions hold)."""
+    shape: tuple
+    blocks: int
+    regions: tuple
+
+    tile = (1, 1)
+    counts = property(lambda self: (math.prod(self.shape[:-1]), self.shape[-1]))
+    space = counts
+    num_tiles = property(lambda self: math.prod(self.shape))
+    block_range = TileGrid.block_range
+    coords = TileGrid.coords
+
+    def program(self, ti: int, tj: int) -> tuple:
+        """The program ids of tile (ti, tj)."""
+        ids = [tj]
+        for g in reversed(self.shape[:-1]):
+            ti, i = divmod(ti, g)
+            ids.append(i)
+        return tuple(reversed(ids))
+
+    def index_of_axis(self, axis: int) -> tuple:
+        """(tile index, divisor, modulus) giving program id ``axis`` (modulus 0: none)."""
+        if axis == len(self.shape) - 1:
+            return "tj", 1, 0
+        div = math.prod(self.shape[axis + 1:-1])
+        return "ti", div, 0 if axis == 0 else self.shape[axis]
+
+    def region_of(self, ti: int, tj: int) -> int:
+        point = self.program(ti, tj)
+        for i, conds in enumerate(self.regions):
+            if all((point[a] < k) if op == "lt" else (point[a] == k) for a, op, k in conds):
+                return i
+        raise AssertionError(f"program {point} is in no region")
+
+    def region_conditions(self, region: int) -> tuple:
+        return tuple(Condition(*self.index_of_axis(a), op, k)
+                     for a, op, k in self.regions[region])
+
+    def __str__(self):
+        return (f"programs(grid={'x'.join(map(str, self.shape))} tiles={self.num_tiles} "
+                f"blocks={self.blocks})")
 
     __repr__ = __str__
 
@@ -370,10 +448,32 @@ tile_matmul_acc_p = _prim("tile_matmul_acc", _matmul_acc_abstract,
 
 
 # --- loops -----------------------------------------------------------------------------------
+# tile_loop(*carries, *invariants[, start][, stop]; start, stop, body, num_carry): the body
+# (k, *carries, *invariants) -> carries for k in [start, stop). A bound given as None in the
+# params is a trailing int32 scalar operand (start first): a loop whose trip count depends on
+# the program (a causal attention loop ends at the diagonal).
+def loop_operands(args, params):
+    """(carries, invariants, start, stop) of a tile_loop's operands (bounds: ints or atoms)."""
+    start, stop = params["start"], params["stop"]
+    n_dyn = (start is None) + (stop is None)
+    body_args = args[:len(args) - n_dyn]
+    bounds = list(args[len(args) - n_dyn:])
+    if start is None:
+        start = bounds.pop(0)
+    if stop is None:
+        stop = bounds.pop(0)
+    n = params["num_carry"]
+    return list(body_args[:n]), list(body_args[n:]), start, stop
+
+
 def _loop_abstract(*args, start, stop, body, num_carry):
     ir = body.ir if isinstance(body, ClosedIR) else body
-    carries = args[:num_carry]
-    if len(ir.invars) != 1 + len(args) or len(ir.outvars) != num_carry:
+    carries, invariants, lo, hi = loop_operands(
+        args, dict(start=start, stop=stop, num_carry=num_carry))
+    for b in (lo, hi):
+        if not isinstance(b, int):
+            _require_index("tile_loop", b)
+    if len(ir.invars) != 1 + len(carries) + len(invariants) or len(ir.outvars) != num_carry:
         raise ShapeError("tile_loop: body signature does not match its operands")
     for c, v, o in zip(carries, ir.invars[1:], ir.outvars):
         if c != v.type or c != o.type:
@@ -383,14 +483,42 @@ def _loop_abstract(*args, start, stop, body, num_carry):
 
 def _loop(*args, start, stop, body, num_carry):
     ir = body.ir if isinstance(body, ClosedIR) else body
-    carries, invariants = list(args[:num_carry]), list(args[num_carry:])
-    for k in range(start, stop):
+    carries, invariants, lo, hi = loop_operands(
+        args, dict(start=start, stop=stop, num_carry=num_carry))
+    for k in range(int(lo), int(hi)):
         outs = eval_ir(ir, [np.int32(k), *carries, *invariants])
         carries = [np.asarray(o) for o in outs]
     return carries
 
 
 tile_loop_p = _prim("tile_loop", _loop_abstract, _loop, multiple_results=True)
+
+
+# --- indices -------------------------------------------------------------------------------------
+def _iota_abstract(start, *, shape, valid):
+    if _is_tile(start) or start.shape != () or start.dtype != dtypes.int32:
+        raise ShapeError(f"tile_iota: the start must be an int32 scalar, got {start}")
+    if shape[0] != 1 and shape[1] != 1:
+        raise ShapeError(f"tile_iota: fills a [1,C] or [R,1] tile, not {shape}")
+    return tile_type(shape, dtypes.int32, "UB", valid)
+
+
+def _iota(start, *, shape, valid):
+    n = max(valid)
+    return (np.arange(n, dtype=np.int32) + np.int32(start)).reshape(valid)
+
+
+# start, start + 1, ... along the tile's valid elements (a row vector's through its row view)
+tile_iota_p = _prim("tile_iota", _iota_abstract, _iota)
+
+
+def _block_index_impl():
+    raise AssertionError("tile_block_index is evaluated by the tile interpreter")
+
+
+# the index of the core (block) running the body: per-block GM workspaces are indexed by it
+tile_block_index_p = _prim("tile_block_index", lambda: TensorType((), dtypes.int32),
+                           _block_index_impl)
 
 
 # --- the kernel body's signature ----------------------------------------------------------
@@ -434,8 +562,20 @@ tile_matmul_acc_p.define(pto=_to_output("TMATMUL_ACC"), cost=_matmul_flops)
 # loads, stores and loops are placed by the kernel's schedule (lower/schedule.py)
 for _prim in (tile_load_p, tile_store_p, tile_scalar_load_p):
     _prim.define(cost=no_flops)
-tile_loop_p.define(cost=lambda eqn, body_counts: {
-    name: n * (eqn.params["stop"] - eqn.params["start"]) for name, n in body_counts[0].items()})
+tile_iota_p.define(pto=lambda eqn: [pto.Instr("TCI", pto.vec(eqn.outputs[0]),
+                                              (eqn.inputs[0],))], cost=no_flops)
+tile_block_index_p.define(cost=no_flops)
+
+
+def _loop_cost(eqn, body_counts):
+    """The body's flops times the trip count (a bound known only at run time: once)."""
+    p = eqn.params
+    trips = p["stop"] - p["start"] if isinstance(p["start"], int) and \
+        isinstance(p["stop"], int) else 1
+    return {name: n * trips for name, n in body_counts[0].items()}
+
+
+tile_loop_p.define(cost=_loop_cost)
 
 AFTER_TILING = ("tiling is the last transform before lowering; apply it last "
                 "(pto.tile({}(f)))")

@@ -25,21 +25,25 @@ from ptojax.trace import trace_flat
 
 
 # expansions ------------------------------------------------------------------------------------
-def _expansion_of(eqn):
+def _expansion_of(eqn, target=None):
     """The expand function for ``eqn``, or None when it stays as it is."""
     form = eqn.prim.fact("tile")
     if form is None or form.kind != "expand" or (form.check and form.check(eqn)):
         return None
+    if form.cube and target is not None and \
+            eqn.inputs[0].type.dtype.name not in target.cube_macs_per_cycle:
+        return None
     return form.expand
 
 
-def expand(ir: IR) -> IR:
-    """``ir`` with every expandable equation replaced by its formula's equations."""
-    if not any(_expansion_of(e) for e in ir.eqns):
+def expand(ir: IR, target=None) -> IR:
+    """``ir`` with every expandable equation replaced by its formula's equations (those
+    aiming at the cube only where ``target``'s cube takes their dtype)."""
+    if not any(_expansion_of(e, target) for e in ir.eqns):
         return ir
     eqns = []
     for eqn in ir.eqns:
-        fn = _expansion_of(eqn)
+        fn = _expansion_of(eqn, target)
         eqns.extend(_expanded(eqn, fn) if fn else [eqn])
     return IR(ir.constvars, ir.invars, eqns, ir.outvars)
 

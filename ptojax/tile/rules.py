@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ptojax import dtypes
+from ptojax.tile.ops import accumulator_dtype
 from ptojax.trace import Unsupported
 
 FULL, ROW, COL, SCALAR = "full", "row", "col", "scalar"
@@ -246,7 +247,8 @@ RESHAPE_RULE = TileRule("reshape", _dtype_reason, _reshape_layout, _reshape_buil
 
 
 # --- matmul ----------------------------------------------------------------------------------
-CUBE_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8"})
+CUBE_DTYPES = frozenset({"float16", "bfloat16", "float32", "int8", "float8_e4m3fn",
+                         "float8_e5m2"})
 
 
 @dataclass(frozen=True)
@@ -299,9 +301,15 @@ def _matmul_check(eqn, target):
     if matmul_operands(eqn) is None:
         return f"dot_general with dimension numbers {eqn.params['dimension_numbers']} " \
                f"is not a (transposed, leading-batch) matmul"
-    dt = eqn.inputs[0].type.dtype.name
-    if dt not in CUBE_DTYPES or dt not in target.cube_macs_per_cycle:
-        return f"the {target.name} cube unit does not multiply {dt} matrices"
+    dtype = eqn.inputs[0].type.dtype
+    if dtype.name not in CUBE_DTYPES or dtype.name not in target.cube_macs_per_cycle:
+        fp8 = " (ascend950 has an fp8 cube)" if dtype in dtypes.FLOAT8 else ""
+        return f"the {target.name} cube unit does not multiply {dtype.name} matrices{fp8}"
+    out, acc = eqn.outputs[0].type.dtype, accumulator_dtype(dtype)
+    if out not in (acc, dtype):
+        return (f"the cube accumulates {dtypes.short_name(dtype)} products in "
+                f"{dtypes.short_name(acc)}, so its results are {dtypes.short_name(acc)} or "
+                f"{dtypes.short_name(dtype)}, not {dtypes.short_name(out)}")
     return _dtype_reason(eqn, target)
 
 

@@ -1,5 +1,7 @@
 """``pto.tools.check_numerics(fn, *args, reference="interpreter" | "jax")``: run ``fn``'s
 program after every stage of the pipeline and find the first equation whose result diverges.
+``pto.tools.check_nonfinite(fn, *args)``: run it once and report where infinities (overflow)
+and NaNs first appear, equation by equation, with the user's lines.
 
 Stages, in order:
 
@@ -364,6 +366,119 @@ def _pipeline_stages(reference: Reference, leaves, target, tile_config) -> list:
         return results + [StageResult("host kernels", len(tiled.ir.eqns), "error",
                                       note=f"{type(e).__name__}: {e}")]
     return results + [compare("host kernels", tiled, values, reference)]
+
+
+# --- where infinities and NaNs first appear -----------------------------------------------------
+@dataclass
+class NonfiniteEvent:
+    """An equation that makes infinities or NaNs out of values that had none there."""
+    equation: str
+    source: Optional[object]      # the user's file:line (SourceInfo)
+    dtype: str
+    infs: int                     # new infinities (overflow, division by zero, log(0))
+    nans: int                     # new NaNs (inf - inf, 0/0, sqrt of a negative, ...)
+    size: int
+
+    @property
+    def kind(self) -> str:
+        return " and ".join(k for k, n in (("overflow", self.infs), ("NaN", self.nans)) if n)
+
+    def __str__(self):
+        where = f" at {self.source.short()}" if self.source is not None else ""
+        counts = ", ".join(f"{n} new {w}" for w, n in (("inf", self.infs), ("NaN", self.nans))
+                           if n)
+        return f"{self.kind}: `{self.equation}`{where}: {counts} of {self.size} ({self.dtype})"
+
+
+@dataclass
+class NonfiniteReport:
+    """What ``check_nonfinite`` found: every equation that introduces infinities or NaNs,
+    in program order (``first`` is where they first appear)."""
+    function: str
+    equations: int
+    events: list = field(default_factory=list)
+
+    @property
+    def first(self) -> Optional[NonfiniteEvent]:
+        return self.events[0] if self.events else None
+
+    @property
+    def ok(self) -> bool:
+        return not self.events
+
+    def __str__(self):
+        head = f"check_nonfinite({self.function}): {self.equations} equation" + \
+            ("s" if self.equations != 1 else "")
+        if self.ok:
+            return f"{head}; no equation produces an inf or a NaN"
+        lines = [f"{head}; {len(self.events)} introduce infinities or NaNs, first:",
+                 f"  {self.events[0]}"]
+        lines += [f"  then {e}" for e in self.events[1:]]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _nonfinite_masks(value):
+    """(inf mask, NaN mask) of a floating-point value; None for other dtypes."""
+    a = np.asarray(value)
+    if np.dtype(a.dtype).name not in TOLERANCES:
+        return None
+    with np.errstate(invalid="ignore"):
+        a = a.astype(np.float64)
+    return np.isinf(a), np.isnan(a)
+
+
+def _introduced(eqn, inputs, outputs):
+    """(new infs, new NaNs, size, dtype) of ``eqn``'s outputs that its inputs do not explain:
+    elementwise, per element (an inf or NaN input at the same place explains it); otherwise
+    any non-finite input explains everything."""
+    in_masks = [_nonfinite_masks(v) for v in inputs]
+    in_masks = [m for m in in_masks if m is not None]
+    new_infs = new_nans = size = 0
+    dtype = None
+    for out in outputs:
+        masks = _nonfinite_masks(out)
+        if masks is None or not (masks[0].any() or masks[1].any()):
+            continue
+        infs, nans = masks
+        if eqn.prim.elementwise:
+            seen_inf = np.zeros(infs.shape, bool)
+            seen_nan = np.zeros(infs.shape, bool)
+            for i_inf, i_nan in in_masks:
+                seen_inf |= np.broadcast_to(i_inf, infs.shape)
+                seen_nan |= np.broadcast_to(i_nan, infs.shape)
+            infs = infs & ~seen_inf & ~seen_nan
+            nans = nans & ~seen_nan & ~seen_inf
+        elif any(m[0].any() or m[1].any() for m in in_masks):
+            continue
+        new_infs += int(infs.sum())
+        new_nans += int(nans.sum())
+        size += infs.size
+        dtype = dtype or np.asarray(out).dtype.name
+    return new_infs, new_nans, size, dtype
+
+
+def check_nonfinite(fn, *args) -> NonfiniteReport:
+    """Run ``fn(*args)``'s traced IR equation by equation (the numpy impls) and report every
+    equation that introduces an inf (overflow, division by zero) or a NaN, with the user's
+    line, in program order. Equations holding sub-IRs (loops, conds) are reported as one."""
+    closed = make_ir(fn)(*args)
+    leaves = [leaf_value(x) for x in tree_flatten((tuple(args), {}))[0]]
+    ir = closed.ir
+    env = {v: np.asarray(c) for v, c in zip(ir.constvars, closed.consts)}
+    env.update(zip(ir.invars, leaves))
+    namer = print_order_namer(ir)
+    report = NonfiniteReport(getattr(fn, "__name__", "fn"), len(ir.eqns))
+    for eqn in ir.eqns:
+        inputs = [env[a] if type(a) is Var else a.value for a in eqn.inputs]
+        outputs = [np.asarray(o) for o in run_equation(eqn, inputs)]
+        env.update(zip(eqn.outputs, outputs))
+        infs, nans, size, dtype = _introduced(eqn, inputs, outputs)
+        if infs or nans:
+            report.events.append(NonfiniteEvent(_eqn_text(eqn, namer), eqn.source, dtype,
+                                                infs, nans, size))
+    return report
 
 
 def check_numerics(fn, *args, reference: str = "interpreter", target=host_jit,

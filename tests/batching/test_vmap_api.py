@@ -202,3 +202,25 @@ def test_out_axes_not_a_prefix_of_the_outputs():
     with pytest.raises(BatchingError, match="out_axes.*not a pytree prefix") as err:
         pto.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(np.ones(2))
     _assert_points_at_this_test(err)
+
+
+def test_unmapped_python_scalar_reaches_fn_as_itself(jax):
+    """As in JAX, an in_axes=None Python scalar is passed through unchanged, so it can be a
+    static argument of an inner jit (JAX's pca example: jit(vmap(pca, (0, None)),
+    static_argnames=...))."""
+    import functools
+
+    @functools.partial(pto.jit, static_argnames=["n"])
+    def first_rows(x, n=2):
+        return x[:n] * 2
+
+    batched = pto.jit(pto.vmap(first_rows, in_axes=(0, None)), static_argnames=["n"])
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    want = jax.jit(jax.vmap(jax.jit(lambda x, n: x[:n] * 2, static_argnames=["n"]),
+                            in_axes=(0, None)), static_argnames=["n"])(x, 2)
+    assert_close(batched(x, 2), np.asarray(want))
+    seen = []
+    pto.vmap(lambda x, s: seen.append(type(s)) or x * s, in_axes=(0, None))(x, 3.0)
+    assert seen == [float]
+    assert_close(pto.vmap(lambda x, s: s * 2, in_axes=(0, None))(np.ones(3, np.float32), 3.0),
+                 np.full(3, 6.0, np.float32))

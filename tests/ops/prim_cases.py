@@ -11,6 +11,7 @@ from ptojax import dtypes
 from ptojax.errors import PtoError
 from ptojax.ir.types import TensorType
 from helpers import P
+from ptojax.ops.convolution import ConvDimensionNumbers
 from ptojax.ops.fft import FftType
 from ptojax.ops.gather_scatter import SCATTER_MODES
 from ptojax.trace import PRIMITIVES
@@ -371,7 +372,9 @@ def _dot_general(data, rng):
     where_r = {p: i for i, p in enumerate(rhs_perm)}
     dn = ((tuple(where_l[nb + k] for k in range(nc)), tuple(where_r[nb + k] for k in range(nc))),
           (tuple(where_l[k] for k in range(nb)), tuple(where_r[k] for k in range(nb))))
-    pet = data.draw(st.sampled_from([None, dtypes.float32, dtypes.int32, dtype]))
+    wide_int = not dtypes.is_float(dtype) and dtype.itemsize > 4   # int32 would narrow it
+    pet = data.draw(st.sampled_from([None, dtypes.float32, dtype]
+                                    + ([] if wide_int else [dtypes.int32])))
     return [random_values(rng, lhs_shape, dtype), random_values(rng, rhs_shape, dtype)], \
         {"dimension_numbers": dn, "preferred_element_type": pet}
 
@@ -382,6 +385,37 @@ def _sort(data, rng):
     xs = [random_values(rng, shape, data.draw(st.sampled_from(ALL_DTYPES))) for _ in range(n)]
     return xs, {"dimension": data.draw(st.integers(-len(shape), len(shape) - 1)),
                 "num_keys": data.draw(st.integers(1, n))}
+
+
+def _conv(data, rng):
+    """A small convolution in random layouts with groups, padding, strides and dilations."""
+    k = data.draw(st.integers(1, 2))
+    fgc, bgc = data.draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
+    n, c = bgc * data.draw(st.integers(0, 2)), fgc * data.draw(st.integers(1, 2))
+    o = max(fgc, bgc) * data.draw(st.integers(1, 2))
+    lhs = [n, c] + [data.draw(st.integers(0, 5)) for _ in range(k)]
+    rhs = [o, c // fgc] + [data.draw(st.integers(1, 3)) for _ in range(k)]
+    specs = [tuple(data.draw(st.permutations(range(k + 2)))) for _ in range(3)]
+    dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
+    pet = data.draw(st.sampled_from([None, dtypes.float32 if dtypes.is_float(dtype)
+                                     else dtypes.int32]))
+
+    def ints(lo, hi):
+        return tuple(data.draw(st.integers(lo, hi)) for _ in range(k))
+
+    params = {"window_strides": ints(1, 2), "lhs_dilation": ints(1, 2),
+              "rhs_dilation": ints(1, 2), "padding": tuple(zip(ints(0, 2), ints(0, 2))),
+              "dimension_numbers": ConvDimensionNumbers(*specs), "feature_group_count": fgc,
+              "batch_group_count": bgc, "preferred_element_type": pet}
+
+    def laid_out(shape, spec):
+        out = [0] * len(shape)
+        for canonical, d in zip(shape, spec):
+            out[d] = canonical
+        return tuple(out)
+
+    return [random_values(rng, laid_out(lhs, specs[0]), dtype),
+            random_values(rng, laid_out(rhs, specs[1]), dtype)], params
 
 
 # decompositions ------------------------------------------------------------------------------
@@ -465,7 +499,7 @@ def all_cases() -> dict:
         P.scatter_p: _scatter, P.dot_general_p: _dot_general, P.sort_p: _sort,
         P.threefry2x32_p: _threefry, P.betainc_p: _betainc,
         P.bitcast_convert_type_p: _bitcast, P.reduce_precision_p: _reduce_precision,
-        P.fft_p: _fft,
+        P.fft_p: _fft, P.conv_general_dilated_p: _conv,
         P.cholesky_p: lambda data, rng: ([_matrices(data, rng, square=True)], {}),
         P.triangular_solve_p: _triangular_solve,
         P.lu_p: lambda data, rng: ([_matrices(data, rng)], {}),

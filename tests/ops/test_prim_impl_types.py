@@ -5,19 +5,19 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ptojax.ir.types import TensorType
-from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,
-                        decompositions, dynamic_slicing, fft, gather_scatter, linalg, logic,
-                        random_bits, reductions, shape, slicing, sorting, special,
-                        transcendental)
+from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, convolution,
+                        cumulative, decompositions, dynamic_slicing, fft, gather_scatter,
+                        linalg, logic, random_bits, reductions, shape, slicing, sorting,
+                        special, transcendental)
 from ptojax.trace import Primitive
 from prim_cases import all_cases
 
 CASES = all_cases()
 # The primitives of ptojax/ops (plain numpy impls); collectives, calls and tile ops need a
 # runtime context (devices, sub-IRs, tiles) and are tested with their transforms.
-MODULES = (arithmetic, broadcast, complex_parts, convert, cumulative, decompositions,
-           dynamic_slicing, fft, gather_scatter, linalg, logic, random_bits, reductions, shape,
-           slicing, sorting, special, transcendental)
+MODULES = (arithmetic, broadcast, complex_parts, convert, convolution, cumulative,
+           decompositions, dynamic_slicing, fft, gather_scatter, linalg, logic, random_bits,
+           reductions, shape, slicing, sorting, special, transcendental)
 
 
 def _primitives_of(module):

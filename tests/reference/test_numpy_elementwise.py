@@ -211,3 +211,23 @@ def test_round_to_decimals_matches_jax(jnp):
     x = np.array([1.25, 2.35, 125.0, -0.5, 1.5, 2.5, -17.75], np.float32)
     check_modes(lambda a: [pnp.round(a, d) for d in (-1, 0, 1, 2)],
                 lambda a: [jnp.round(a, d) for d in (-1, 0, 1, 2)], x)
+
+
+def test_logaddexp_derivatives_match_jax_at_ties_and_infinities(jax, jnp):
+    """JAX's rule: tangents weighted by exp(x_i - out), so a tie splits evenly (softplus'(0)
+    is 1/2, softplus''(0) is 1/4) and infinities give JAX's values."""
+    import ptojax as pto
+    inf = float("inf")
+    pairs = [(0.0, 0.0), (2.0, 1.0), (inf, 0.0), (-inf, 0.0), (-inf, -inf), (inf, inf),
+             (3.0, -inf)]
+    for name in ("logaddexp", "logaddexp2"):
+        for a, b in pairs:
+            got = pto.grad(getattr(pnp, name), (0, 1))(np.float32(a), np.float32(b))
+            with jax.enable_x64(False):
+                want = jax.grad(getattr(jnp, name), (0, 1))(np.float32(a), np.float32(b))
+            np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+    second = pto.grad(pto.grad(lambda x: pnp.logaddexp(x, 0.0)))(0.0)
+    np.testing.assert_allclose(float(second), 0.25, rtol=1e-6)
+    softplus_grad = pto.jit(pto.vmap(pto.grad(lambda x: pnp.logaddexp(x, 0.0))))
+    np.testing.assert_allclose(np.asarray(softplus_grad(np.zeros(3, np.float32))), np.full(3, 0.5),
+                               rtol=1e-6)

@@ -187,3 +187,13 @@ def test_sorting_puts_nans_last_and_keeps_ties_stable_like_jax(jnp):
                 m.sort(a, descending=True), m.argsort(a, descending=True),
                 m.argsort(a[1].astype(np.int8), descending=True)]
     check_modes(lambda a: calls(pnp, a), lambda a: calls(jnp, a), x, index={1, 3, 5, 6})
+
+
+def test_broadcast_shapes_matches_jax(jnp):
+    for shapes in [((3, 1), (4,)), ((2, 1, 5), (3, 1), 5), ((),), ((0, 1), (1, 7)), ()]:
+        assert pnp.broadcast_shapes(*shapes) == jnp.broadcast_shapes(*shapes)
+    from ptojax.errors import ShapeError
+    with pytest.raises(ValueError):
+        jnp.broadcast_shapes((2,), (3,))
+    with pytest.raises(ShapeError, match=r"broadcast_shapes: shapes \(2,\), \(3,\) cannot be"):
+        pnp.broadcast_shapes((2,), (3,))

@@ -6,7 +6,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.scipy import stats
-from ptojax.errors import DtypeError, ShapeError, UnsupportedError
+from ptojax.errors import DtypeError, ShapeError
 from helpers import assert_close
 from jax_golden import expected
 
@@ -106,6 +106,27 @@ def test_dirichlet_multinomial_and_multivariate_normal_match_jax():
     assert_close(ours, expected("stats/multivariate", MULTIVARIATE), rtol=1e-12, atol=1e-12)
 
 
+def test_multivariate_normal_with_covariance_matrices_matches_jax(jax):
+    """Covariance matrices (one, or a stack broadcast against the points) through their
+    Cholesky factors: values and gradients in the points and the covariance, as JAX."""
+    a = RNG.normal(size=(2, 3, 3))
+    covs = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
+    points, mean = RNG.normal(size=(4, 2, 3)), np.array([0.5, -1.0, 0.2])
+    for cov in (covs[0], covs):
+        want = jax.scipy.stats.multivariate_normal.logpdf(points, mean, cov)
+        assert_close(stats.multivariate_normal.logpdf(points, mean, cov), np.asarray(want),
+                     rtol=1e-10)
+        for arg in (0, 2):
+            got = pto.grad(lambda *a: stats.multivariate_normal.logpdf(*a).sum(), arg)(
+                points, mean, cov)
+            want = jax.grad(lambda *a: jax.scipy.stats.multivariate_normal.logpdf(*a).sum(),
+                            arg)(points, mean, cov)
+            assert_close(got, np.asarray(want), rtol=1e-9, atol=1e-12)
+    jitted = pto.jit(stats.multivariate_normal.pdf)(points[0, 0], mean, covs[1])
+    assert_close(jitted, np.asarray(jax.scipy.stats.multivariate_normal.pdf(
+        points[0, 0], mean, covs[1])), rtol=1e-10)
+
+
 SEM_INPUT = RNG.normal(size=(4, 5))
 SEM_CASES = [{}, {"axis": 1, "ddof": 0}, {"axis": None}, {"keepdims": True},
              {"nan_policy": "omit"}]
@@ -156,8 +177,8 @@ def test_bad_arguments():
         stats.dirichlet.logpdf(np.ones((5,)) / 5, np.ones(3))
     with pytest.raises(DtypeError, match="integers"):
         stats.multinomial.logpmf(np.array([1.0, 2.0]), 3, np.array([0.5, 0.5]))
-    with pytest.raises(UnsupportedError, match="Cholesky"):
-        stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), np.eye(2))
+    with pytest.raises(ShapeError, match=r"\(2, 2\) matrices"):
+        stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), np.eye(3))
     with pytest.raises(ValueError, match="nan_policy"):
         stats.sem(np.ones(3), nan_policy="raise")
 

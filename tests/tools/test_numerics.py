@@ -181,3 +181,34 @@ def test_jax_reference_without_jax_says_how_to_install_it(monkeypatch):
 def test_unknown_reference_is_an_error():
     with pytest.raises(ValueError, match="'interpreter' or 'jax'"):
         pto.tools.check_numerics(layer, W, X, reference="numpy")
+
+
+# --- check_nonfinite -----------------------------------------------------------------------------
+def half_precision_layer(x):
+    scores = pnp.exp(x * 12.0)                       # overflows float16 for x > ~0.92
+    centered = scores - pnp.max(scores)              # inf - inf: NaN, explained by the inf
+    return pnp.sum(pnp.sqrt(x) + centered)           # sqrt of a negative: a new NaN
+
+
+def test_check_nonfinite_reports_the_overflow_and_the_nan_at_their_lines():
+    x = np.array([0.5, 1.0, -0.25, 0.1], np.float16)
+    report = pto.tools.check_nonfinite(half_precision_layer, x)
+    assert not report.ok
+    first, second = report.events
+    assert first.kind == "overflow" and (first.infs, first.nans) == (1, 0)
+    assert "exp" in first.equation and first.dtype == "float16"
+    assert first.source.line == line_of(half_precision_layer, "pnp.exp")
+    assert second.kind == "NaN" and "sqrt" in second.equation
+    assert second.source.line == line_of(half_precision_layer, "pnp.sqrt")
+    assert report.first is first
+    text = str(report)
+    assert "2 introduce infinities or NaNs" in text and "overflow: `" in text
+
+
+def test_check_nonfinite_looks_through_grad_and_passes_finite_programs():
+    x = np.array([0.5, 2.0], np.float16)
+    report = pto.tools.check_nonfinite(
+        pto.grad(lambda v: pnp.sum(pnp.exp(v * 12.0)).astype(np.float32)), x)
+    assert report.first is not None and "exp" in report.first.equation
+    ok = pto.tools.check_nonfinite(lambda v: pnp.tanh(v) * 2, X)
+    assert ok.ok and "no equation produces" in str(ok)

@@ -72,32 +72,6 @@ class CpuBackend:
     kernels: Optional[str] = None
 
     def __post_init__(self):
-        if self.kernels is not None:
-            _check_kernels(self.kernels, "CpuBackend(kernels=...)")
-        if self.kernels == "fused" and self.check_sync:
-            raise ValueError("CpuBackend(check_sync=True) checks the set/wait flags of the PTO "
-                             "instruction stream, which fused kernels do not run: use "
-                             "kernels='pto' (or leave kernels unset) with check_sync")
-
-    def kernel_build(self) -> str:
-        """The host build the kernels are compiled as (see the class docstring)."""
-        if self.check_sync:
-            return "pto"
-        if self.kernels is not None:
-            return self.kernels
-        return _check_kernels(os.environ.get(KERNELS_ENV, "fused"), f"${KERNELS_ENV}")
-
-
-KERNELS_ENV = "PTOJAX_HOST_KERNELS"
-
-
-def _check_kernels(value, where) -> str:
-    if value not in KERNEL_BUILDS:
-        raise ValueError(f"{where} must be one of {', '.join(map(repr, KERNEL_BUILDS))} (the "
-                         f"host build of tile kernels), got {value!r}")
-    return value
-
-    def __post_init__(self):
         for name in ("tiered", "check_sync"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"CpuBackend.{name} must be True or False, got "
@@ -113,6 +87,31 @@ def _check_kernels(value, where) -> str:
         if self.tile_config is not None and not isinstance(self.tile_config, TileConfig):
             raise ConfigError(f"CpuBackend.tile_config must be a pto.TileConfig or None, got "
                               f"{self.tile_config!r}")
+        if self.kernels is not None:
+            _check_kernels(self.kernels, "CpuBackend.kernels")
+        if self.kernels == "fused" and self.check_sync:
+            raise ConfigError("CpuBackend(check_sync=True) checks the set/wait flags of the PTO "
+                              "instruction stream, which fused kernels do not run: use "
+                              "kernels='pto' (or leave kernels unset) with check_sync")
+
+    def kernel_build(self) -> str:
+        """The host build the kernels are compiled as (see the class docstring)."""
+        if self.check_sync:
+            return "pto"
+        if self.kernels is not None:
+            return self.kernels
+        return _check_kernels(os.environ.get(KERNELS_ENV, "fused"), f"${KERNELS_ENV}")
+
+
+KERNELS_ENV = "PTOJAX_HOST_KERNELS"
+
+
+def _check_kernels(value, where) -> str:
+    if value not in KERNEL_BUILDS:
+        raise ConfigError(f"{where} must be one of {', '.join(map(repr, KERNEL_BUILDS))} (the "
+                         f"host build of tile kernels), got {value!r}")
+    return value
+
 
 
 BACKENDS = ("cpu", "interpreter")

@@ -309,7 +309,6 @@ class BodyPrinter(_Lines):
     def run_pass(self, ps):
         """One loop over the row: row pointers and buffers first, then the element loop (with
         kReduceLanes partial results when the pass reduces), then the reductions' results."""
-        plan = self.plan
         for e in ps.work:
             if e.prim is T.tile_store_p:
                 gm, _, r0, c0 = e.inputs
@@ -420,6 +419,8 @@ def _body_lines(eqn, body, depth) -> list:
 def kernel_source(eqn) -> str:
     """The C++ function running kernel ``eqn`` over this block's tiles."""
     p = eqn.params
+    if p["kind"] == "kernel":
+        raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
     grid = p["grid"]
     (m, n), (r, c) = grid.space, grid.tile
     args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"

@@ -13,7 +13,9 @@ do (``__DAV_VEC__``) — so each core's code can run on its own.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
+from types import MappingProxyType
 
 import numpy as np
 
@@ -23,7 +25,8 @@ from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
-from ptojax.lower.schedule import kernel_schedule
+from ptojax.lower.program_schedule import schedule_of
+from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
@@ -34,6 +37,17 @@ from ptojax.lower.cost import kernel_cost
 KERNEL_BUILDS = ("fused", "pto")
 CUBE_COPY = SourceCopy("ptojax_aic", ("__DAV_CUBE__",))
 VECTOR_COPY = SourceCopy("ptojax_aiv", ("__DAV_VEC__",))
+BOTH_COPY = SourceCopy("ptojax_both", ("__DAV_CUBE__", "__DAV_VEC__"))
+
+
+def _arena_target(target, tiled):
+    """``target`` with buffers large enough for every kernel (a pto.kernel keeps the buffer
+    plan of the chip it was written for)."""
+    buffers = dict(target.buffers)
+    for e in kernel_eqns(tiled):
+        for space, n in get_target(e.params["target"]).buffers.items():
+            buffers[space] = max(buffers.get(space, 0), n)
+    return dataclasses.replace(target, buffers=MappingProxyType(buffers))
 
 
 def kernel_eqns(closed: ClosedIR) -> list:
@@ -50,6 +64,10 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
     split = any(s.split_subblocks for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
     lines = []
+    if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
+        prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
+        lines.append(f"    pto::host::on_core(pto::host::kFirstVectorCore, "
+                     f"[&] {{ {prefix}{call}; }});")
     if "cube" in cores:
         prefix = f"{CUBE_COPY.namespace}::" if split_cores else ""
         lines.append(f"    pto::host::on_core(pto::host::kCubeCore, [&] {{ {prefix}{call}; }});")
@@ -112,13 +130,15 @@ def _kernel_recorder(eqn):
 
 def _pto_build(tiled: ClosedIR, target, check_sync: bool) -> dict:
     """The PTO-faithful build: the emitted PTO C++ against pto_host.h."""
-    scheds = [kernel_schedule(e) for e in kernel_eqns(tiled)]
+    scheds = [schedule_of(e) for e in kernel_eqns(tiled)]
     split_cores = any(s.mixed for s in scheds)
+    copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
+    if split_cores and any(s.kind == "kernel" for s in scheds):
+        copies += (BOTH_COPY,)
     return dict(kernel_source=program_cpp(tiled, target.name),
                 entries=[_entry(i, e, s, split_cores)
                          for i, (e, s) in enumerate(zip(kernel_eqns(tiled), scheds))],
-                check_sync=check_sync,
-                copies=(CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES)
+                check_sync=check_sync, copies=copies)
 
 
 def _fused_build(tiled: ClosedIR) -> dict:
@@ -160,9 +180,14 @@ class HostProgram:
         self.entries = options["entries"]
         self.source = options["kernel_source"]
         self.check_sync = check_sync
+<<<<<<< HEAD
         self.library, self.build = build_and_load(target=target, name=name,
                                                   cached_only=cached_only, on_key=on_key,
                                                   **options)
+=======
+        self.library, self.build = build_and_load(target=_arena_target(target, tiled),
+                                                  name=name, **options)
+>>>>>>> main
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs

@@ -55,7 +55,7 @@ def bernoulli(n):
 
     Example:
       >>> pto.scipy.special.bernoulli(4)
-      Array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333334])
+      Array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333334],      dtype=float32)
     """
     try:
         n = operator.index(n)

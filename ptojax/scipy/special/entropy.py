@@ -38,7 +38,7 @@ def xlogy(x, y):
 
     Example:
       >>> pto.scipy.special.xlogy(pnp.array([0.0, 2.0]), pnp.array([0.0, 1.0]))
-      Array([0., 0.])
+      Array([0., 0.], dtype=float32)
     """
     return _xlogy(*pnp.broadcast_arrays(*inexact("xlogy", x, y)))
 
@@ -55,7 +55,7 @@ def xlog1py(x, y):
 
     Example:
       >>> pto.scipy.special.xlog1py(pnp.array([0.0, 2.0]), pnp.array([-1.0, 0.0]))
-      Array([0., 0.])
+      Array([0., 0.], dtype=float32)
     """
     return _xlog1py(*pnp.broadcast_arrays(*inexact("xlog1py", x, y)))
 
@@ -75,7 +75,7 @@ def entr(x):
 
     Example:
       >>> pto.scipy.special.entr(pnp.array([0.0, 0.5, -1.0]))
-      Array([-0.       ,  0.3465736,       -inf])
+      Array([-0.       ,  0.3465736,       -inf], dtype=float32)
     """
     x = inexact("entr", x)
     return pnp.where(pnp.less(x, 0), -np.inf, pnp.negative(_xlogx(x)))
@@ -94,7 +94,7 @@ def rel_entr(p, q):
 
     Example:
       >>> pto.scipy.special.rel_entr(pnp.array([0.5, 0.0]), pnp.array([0.25, 1.0]))
-      Array([0.3465736, 0.       ])
+      Array([0.3465736, 0.       ], dtype=float32)
     """
     p, q = pnp.broadcast_arrays(*inexact("rel_entr", p, q))
     both_positive = pnp.greater(p, 0) & pnp.greater(q, 0)
@@ -117,7 +117,7 @@ def kl_div(p, q):
 
     Example:
       >>> pto.scipy.special.kl_div(pnp.array([0.5]), pnp.array([0.25]))
-      Array([0.09657359])
+      Array([0.09657359], dtype=float32)
     """
     p, q = inexact("kl_div", p, q)
     return pnp.add(pnp.subtract(rel_entr(p, q), p), q)

@@ -27,7 +27,7 @@ def gammaln(x):
 
     Example:
       >>> pto.scipy.special.gammaln(pnp.array([4.0, 0.5]))
-      Array([1.7917595, 0.5723649])
+      Array([1.7917595, 0.5723649], dtype=float32)
     """
     return lax.lgamma(inexact("gammaln", x))
 
@@ -43,7 +43,7 @@ def digamma(x):
 
     Example:
       >>> pto.scipy.special.digamma(pnp.array([1.0]))
-      Array([-0.5772157])
+      Array([-0.5772157], dtype=float32)
     """
     return lax.digamma(inexact("digamma", x))
 
@@ -60,7 +60,7 @@ def gammasgn(x):
 
     Example:
       >>> pto.scipy.special.gammasgn(pnp.array([2.5, -0.5, -1.5]))
-      Array([ 1., -1.,  1.])
+      Array([ 1., -1.,  1.], dtype=float32)
     """
     x = inexact("gammasgn", x)
     floor_x = pnp.floor(x)
@@ -82,7 +82,7 @@ def gamma(x):
 
     Example:
       >>> pto.scipy.special.gamma(pnp.array([5.0, 0.5]))
-      Array([24.       ,  1.7724538])
+      Array([24.       ,  1.7724538], dtype=float32)
     """
     x = inexact("gamma", x)
     return pnp.multiply(gammasgn(x), pnp.exp(lax.lgamma(x)))
@@ -100,7 +100,7 @@ def loggamma(x):
 
     Example:
       >>> pto.scipy.special.loggamma(pnp.array([3.0, -0.5]))
-      Array([0.6931472,       nan])
+      Array([0.6931472,       nan], dtype=float32)
     """
     x = inexact("loggamma", x)
     return pnp.where(pnp.greater(x, 0), lax.lgamma(x), pnp.nan)
@@ -139,7 +139,7 @@ def betaln(a, b):
 
     Example:
       >>> pto.scipy.special.betaln(pnp.array([2.0]), pnp.array([3.0]))
-      Array([-2.4849067])
+      Array([-2.4849067], dtype=float32)
     """
     a, b = inexact("betaln", a, b)
     a, b = pnp.minimum(a, b), pnp.maximum(a, b)
@@ -160,7 +160,7 @@ def beta(a, b):
 
     Example:
       >>> pto.scipy.special.beta(pnp.array([2.0]), pnp.array([3.0]))
-      Array([0.08333334])
+      Array([0.08333334], dtype=float32)
     """
     a, b = inexact("beta", a, b)
     sign = pnp.multiply(pnp.multiply(gammasgn(a), gammasgn(b)), gammasgn(pnp.add(a, b)))
@@ -179,7 +179,7 @@ def factorial(n, exact=False):
 
     Example:
       >>> pto.scipy.special.factorial(pnp.array([0.0, 5.0, -1.0]))
-      Array([  1.      , 120.000015,   0.      ])
+      Array([  1.      , 120.000015,   0.      ], dtype=float32)
     """
     if exact:
         raise NotImplementedError("factorial: exact=True is not supported (as in JAX); "
@@ -202,7 +202,7 @@ def comb(N, k, *, repetition=False):
 
     Example:
       >>> pto.scipy.special.comb(pnp.array([5.0]), pnp.array([2.0]))
-      Array([10.000001])
+      Array([10.000001], dtype=float32)
     """
     N, k = inexact("comb", N, k)
     if repetition:
@@ -239,7 +239,7 @@ def poch(z, m):
 
     Example:
       >>> pto.scipy.special.poch(pnp.array([3.0]), pnp.array([2.0]))
-      Array([12.])
+      Array([12.], dtype=float32)
     """
     z, m = inexact("poch", z, m)
     return _poch(*pnp.broadcast_arrays(z, m))
@@ -258,7 +258,7 @@ def multigammaln(a, d):
 
     Example:
       >>> pto.scipy.special.multigammaln(pnp.array([3.0]), 2)
-      Array([1.550195])
+      Array([1.550195], dtype=float32)
     """
     try:
         d = operator.index(d)

@@ -22,7 +22,7 @@ def expit(x):
 
     Example:
       >>> pto.scipy.special.expit(pnp.array([0.0]))
-      Array([0.5])
+      Array([0.5], dtype=float32)
     """
     return lax.logistic(inexact("expit", x))
 
@@ -46,7 +46,7 @@ def logit(x):
 
     Example:
       >>> pto.scipy.special.logit(pnp.array([0.5, 0.75]))
-      Array([0.       , 1.0986123])
+      Array([0.       , 1.0986123], dtype=float32)
     """
     return _logit(inexact("logit", x))
 
@@ -71,7 +71,7 @@ def boxcox(x, lmbda):
 
     Example:
       >>> pto.scipy.special.boxcox(pnp.array([4.0]), pnp.array([0.5]))
-      Array([2.])
+      Array([2.], dtype=float32)
     """
     return _boxcox("boxcox", x, lmbda, pnp.log)
 
@@ -89,7 +89,7 @@ def boxcox1p(x, lmbda):
 
     Example:
       >>> pto.scipy.special.boxcox1p(pnp.array([3.0]), pnp.array([0.5]))
-      Array([2.])
+      Array([2.], dtype=float32)
     """
     return _boxcox("boxcox1p", x, lmbda, pnp.log1p)
 
@@ -106,7 +106,7 @@ def softmax(x, /, *, axis=None):
 
     Example:
       >>> pto.scipy.special.softmax(pnp.array([0.0, 0.0]))
-      Array([0.5, 0.5])
+      Array([0.5, 0.5], dtype=float32)
     """
     return softmax_family.softmax(x, axis=axis)
 
@@ -123,6 +123,6 @@ def log_softmax(x, /, *, axis=None):
 
     Example:
       >>> pto.scipy.special.log_softmax(pnp.array([0.0, 0.0]))
-      Array([-0.6931472, -0.6931472])
+      Array([-0.6931472, -0.6931472], dtype=float32)
     """
     return softmax_family.log_softmax(x, axis=axis)

@@ -33,7 +33,7 @@ def erf(x):
 
     Example:
       >>> pto.scipy.special.erf(pnp.array([0.0, 1.0]))
-      Array([0.       , 0.8427008])
+      Array([0.       , 0.8427008], dtype=float32)
     """
     return lax.erf(inexact("erf", x))
 
@@ -49,7 +49,7 @@ def erfc(x):
 
     Example:
       >>> pto.scipy.special.erfc(pnp.array([0.0, 3.0]))
-      Array([1.0000000e+00, 2.2090497e-05])
+      Array([1.0000000e+00, 2.2090497e-05], dtype=float32)
     """
     return lax.erfc(inexact("erfc", x))
 
@@ -65,7 +65,7 @@ def erfinv(x):
 
     Example:
       >>> pto.scipy.special.erfinv(pnp.array([0.5]))
-      Array([0.47693628])
+      Array([0.47693628], dtype=float32)
     """
     return lax.erf_inv(inexact("erfinv", x))
 
@@ -82,7 +82,7 @@ def ndtr(x):
 
     Example:
       >>> pto.scipy.special.ndtr(pnp.array([0.0, -3.0]))
-      Array([0.5      , 0.0013499])
+      Array([0.5      , 0.0013499], dtype=float32)
     """
     x = inexact("ndtr", x)
     w = pnp.multiply(x, math.sqrt(0.5))
@@ -152,7 +152,7 @@ def log_ndtr(x, series_order=3):
 
     Example:
       >>> pto.scipy.special.log_ndtr(pnp.array([0.0, -20.0]))
-      Array([  -0.6931472, -203.91716  ])
+      Array([  -0.6931472, -203.91716  ], dtype=float32)
     """
     if not isinstance(series_order, int) or isinstance(series_order, bool):
         raise TypeError(f"log_ndtr: series_order must be a Python int, got {series_order!r}")
@@ -207,7 +207,7 @@ def ndtri(p):
 
     Example:
       >>> pto.scipy.special.ndtri(pnp.array([0.5, 0.975]))
-      Array([0.       , 1.9599644])
+      Array([0.       , 1.9599644], dtype=float32)
     """
     p = pnp.asarray(p)
     if p.dtype not in (dtypes.float32, dtypes.float64):

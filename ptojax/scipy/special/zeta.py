@@ -54,7 +54,7 @@ def zeta(x, q=None):
 
     Example:
       >>> pto.scipy.special.zeta(pnp.array([2.0]), pnp.array([1.0]))
-      Array([1.6449342])
+      Array([1.6449342], dtype=float32)
     """
     if q is None:
         raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not "
@@ -82,7 +82,7 @@ def polygamma(n, x):
 
     Example:
       >>> pto.scipy.special.polygamma(1, pnp.array([1.0]))
-      Array([1.6449342])
+      Array([1.6449342], dtype=float32)
     """
     check_integer("polygamma", "n", n)
     n, x = pnp.broadcast_arrays(*inexact("polygamma", n, x))

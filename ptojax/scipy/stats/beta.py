@@ -14,7 +14,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized, where_out
           " ``y = (x - loc) / scale`` (``-inf`` outside [0, 1], NaN for non-positive "
           "``a``, ``b`` or ``scale``).", """
 >>> pto.scipy.stats.beta.logpdf(pnp.array([0.5]), 2.0, 2.0)
-Array([0.40546513])""")
+Array([0.40546513], dtype=float32)""")
 def logpdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = inexact("beta.logpdf", x, a, b, loc, scale)
     y = standardized(x, loc, scale)
@@ -28,6 +28,6 @@ def logpdf(x, a, b, loc=0, scale=1):
 
 @describe("The beta density.", """
 >>> pto.scipy.stats.beta.pdf(pnp.array([0.5]), 2.0, 2.0)
-Array([1.5])""")
+Array([1.5], dtype=float32)""")
 def pdf(x, a, b, loc=0, scale=1):
     return pnp.exp(logpdf(x, a, b, loc, scale))

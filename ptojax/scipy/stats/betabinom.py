@@ -11,7 +11,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The beta-binomial log mass at ``y = floor(k) - loc``: ``-log(n + 1) - "
           "betaln(n - y + 1, y + 1) + betaln(y + a, n - y + b) - betaln(a, b)``.", """
 >>> pto.scipy.stats.betabinom.logpmf(pnp.array([1.0]), 3.0, 2.0, 2.0)
-Array([-1.2039728])""")
+Array([-1.2039728], dtype=float32)""")
 def logpmf(k, n, a, b, loc=0):
     k, n, a, b, loc = inexact("betabinom.logpmf", k, n, a, b, loc)
     y = pnp.subtract(pnp.floor(k), loc)
@@ -30,6 +30,6 @@ def logpmf(k, n, a, b, loc=0):
 
 @describe("The beta-binomial mass function.", """
 >>> pto.scipy.stats.betabinom.pmf(pnp.array([1.0]), 3.0, 2.0, 2.0)
-Array([0.29999998])""")
+Array([0.29999998], dtype=float32)""")
 def pmf(k, n, a, b, loc=0):
     return pnp.exp(logpmf(k, n, a, b, loc))

@@ -10,7 +10,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The binomial log mass ``log C(n, y) + y log p + (n - y) log(1 - p)`` at "
           "``y = k - loc`` (``-inf`` outside ``[0, n]``).", """
 >>> pto.scipy.stats.binom.logpmf(pnp.array([1.0]), 2.0, 0.5)
-Array([-0.6931472])""")
+Array([-0.6931472], dtype=float32)""")
 def logpmf(k, n, p, loc=0):
     k, n, p, loc = inexact("binom.logpmf", k, n, p, loc)
     y = pnp.subtract(k, loc)
@@ -27,6 +27,6 @@ def logpmf(k, n, p, loc=0):
 
 @describe("The binomial mass function.", """
 >>> pto.scipy.stats.binom.pmf(pnp.array([1.0]), 2.0, 0.5)
-Array([0.5])""")
+Array([0.5], dtype=float32)""")
 def pmf(k, n, p, loc=0):
     return pnp.exp(logpmf(k, n, p, loc))

@@ -12,7 +12,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized, where_out
 @describe("The chi-squared log density ``(df/2 - 1) log y - y/2 - lgamma(df/2) - df/2 log 2 "
           "- log scale``, ``y = (x - loc) / scale`` (``-inf`` below ``loc``).", """
 >>> pto.scipy.stats.chi2.logpdf(pnp.array([2.0]), 2.0)
-Array([-1.6931472])""")
+Array([-1.6931472], dtype=float32)""")
 def logpdf(x, df, loc=0, scale=1):
     x, df, loc, scale = inexact("chi2.logpdf", x, df, loc, scale)
     y = standardized(x, loc, scale)
@@ -26,6 +26,6 @@ def logpdf(x, df, loc=0, scale=1):
 
 @describe("The chi-squared density.", """
 >>> pto.scipy.stats.chi2.pdf(pnp.array([2.0]), 2.0)
-Array([0.18393971])""")
+Array([0.18393971], dtype=float32)""")
 def pdf(x, df, loc=0, scale=1):
     return pnp.exp(logpdf(x, df, loc, scale))

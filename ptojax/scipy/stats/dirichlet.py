@@ -18,7 +18,7 @@ def _on_simplex(x):
           "the components along its first axis (all of them, or all but the last, which is "
           "then ``1 - sum``); ``-inf`` off the simplex.", """
 >>> pto.scipy.stats.dirichlet.logpdf(pnp.array([0.2, 0.8]), pnp.array([2.0, 2.0]))
-Array(-0.04082203)""", returns="An array of ``x``'s shape without its first axis.")
+Array(-0.04082203, dtype=float32)""", returns="An array of ``x``'s shape without its first axis.")
 def logpdf(x, alpha):
     x, alpha = inexact_dtypes("dirichlet.logpdf", x, alpha)
     if alpha.ndim != 1:
@@ -37,6 +37,6 @@ def logpdf(x, alpha):
 
 @describe("The Dirichlet density.", """
 >>> pto.scipy.stats.dirichlet.pdf(pnp.array([0.2, 0.8]), pnp.array([2.0, 2.0]))
-Array(0.96000004)""", returns="An array of ``x``'s shape without its first axis.")
+Array(0.96000004, dtype=float32)""", returns="An array of ``x``'s shape without its first axis.")
 def pdf(x, alpha):
     return pnp.exp(logpdf(x, alpha))

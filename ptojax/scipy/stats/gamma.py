@@ -11,7 +11,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized, where_out
 @describe("The gamma log density ``(a - 1) log y - y - lgamma(a) - log scale``, ``y = (x - "
           "loc) / scale`` (``-inf`` below ``loc``).", """
 >>> pto.scipy.stats.gamma.logpdf(pnp.array([1.0]), 2.0)
-Array([-1.])""")
+Array([-1.], dtype=float32)""")
 def logpdf(x, a, loc=0, scale=1):
     x, a, loc, scale = inexact("gamma.logpdf", x, a, loc, scale)
     inside = pnp.greater_equal(x, loc)
@@ -23,6 +23,6 @@ def logpdf(x, a, loc=0, scale=1):
 
 @describe("The gamma density.", """
 >>> pto.scipy.stats.gamma.pdf(pnp.array([1.0]), 2.0)
-Array([0.36787942])""")
+Array([0.36787942], dtype=float32)""")
 def pdf(x, a, loc=0, scale=1):
     return pnp.exp(logpdf(x, a, loc, scale))

@@ -10,7 +10,7 @@ from ptojax.scipy.stats.common import describe, inexact
 @describe("The generalized normal log density ``log(beta / 2) - lgamma(1 / beta) - "
           "|x|^beta``.", """
 >>> pto.scipy.stats.gennorm.logpdf(pnp.array([0.0]), 2.0)
-Array([-0.5723649])""")
+Array([-0.5723649], dtype=float32)""")
 def logpdf(x, beta):
     x, beta = inexact("gennorm.logpdf", x, beta)
     return pnp.subtract(pnp.subtract(pnp.log(pnp.multiply(0.5, beta)),
@@ -20,6 +20,6 @@ def logpdf(x, beta):
 
 @describe("The generalized normal density.", """
 >>> pto.scipy.stats.gennorm.pdf(pnp.array([0.0]), 2.0)
-Array([0.5641896])""")
+Array([0.5641896], dtype=float32)""")
 def pdf(x, beta):
     return pnp.exp(logpdf(x, beta))

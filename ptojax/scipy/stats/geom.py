@@ -9,7 +9,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The geometric log mass ``(y - 1) log(1 - p) + log p`` at ``y = k - loc >= 1``.",
           """
 >>> pto.scipy.stats.geom.logpmf(pnp.array([2.0]), 0.5)
-Array([-1.3862944])""")
+Array([-1.3862944], dtype=float32)""")
 def logpmf(k, p, loc=0):
     k, p, loc = inexact("geom.logpmf", k, p, loc)
     y = pnp.subtract(k, loc)
@@ -19,6 +19,6 @@ def logpmf(k, p, loc=0):
 
 @describe("The geometric mass function.", """
 >>> pto.scipy.stats.geom.pmf(pnp.array([2.0]), 0.5)
-Array([0.25])""")
+Array([0.25], dtype=float32)""")
 def pmf(k, p, loc=0):
     return pnp.exp(logpmf(k, p, loc))

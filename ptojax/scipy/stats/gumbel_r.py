@@ -15,7 +15,7 @@ def _valid(value, scale):
 @describe("The right Gumbel log density ``-(z + exp(-z)) - log scale``, ``z = (x - loc) / "
           "scale`` (NaN for ``scale <= 0``).", """
 >>> pto.scipy.stats.gumbel_r.logpdf(pnp.array([0.0]))
-Array([-1.])""")
+Array([-1.], dtype=float32)""")
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = inexact("gumbel_r.logpdf", x, loc, scale)
     z = standardized(x, loc, scale)
@@ -25,14 +25,14 @@ def logpdf(x, loc=0, scale=1):
 
 @describe("The right Gumbel density.", """
 >>> pto.scipy.stats.gumbel_r.pdf(pnp.array([0.0]))
-Array([0.36787942])""")
+Array([0.36787942], dtype=float32)""")
 def pdf(x, loc=0, scale=1):
     return pnp.exp(logpdf(x, loc, scale))
 
 
 @describe("The log of the right Gumbel distribution function ``-exp(-z)``.", """
 >>> pto.scipy.stats.gumbel_r.logcdf(pnp.array([0.0]))
-Array([-1.])""")
+Array([-1.], dtype=float32)""")
 def logcdf(x, loc=0, scale=1):
     x, loc, scale = inexact("gumbel_r.logcdf", x, loc, scale)
     return _valid(pnp.negative(pnp.exp(pnp.negative(standardized(x, loc, scale)))), scale)
@@ -40,14 +40,14 @@ def logcdf(x, loc=0, scale=1):
 
 @describe("The right Gumbel distribution function.", """
 >>> pto.scipy.stats.gumbel_r.cdf(pnp.array([0.0]))
-Array([0.36787942])""")
+Array([0.36787942], dtype=float32)""")
 def cdf(x, loc=0, scale=1):
     return pnp.exp(logcdf(x, loc, scale))
 
 
 @describe("The right Gumbel survival function ``1 - exp(-exp(-z))``.", """
 >>> pto.scipy.stats.gumbel_r.sf(pnp.array([0.0]))
-Array([0.6321206])""")
+Array([0.6321206], dtype=float32)""")
 def sf(x, loc=0, scale=1):
     x, loc, scale = inexact("gumbel_r.sf", x, loc, scale)
     neg_z = pnp.negative(standardized(x, loc, scale))
@@ -56,7 +56,7 @@ def sf(x, loc=0, scale=1):
 
 @describe("The log of the right Gumbel survival function ``log1mexp(exp(-z))``.", """
 >>> pto.scipy.stats.gumbel_r.logsf(pnp.array([0.0]))
-Array([-0.4586751])""")
+Array([-0.4586751], dtype=float32)""")
 def logsf(x, loc=0, scale=1):
     x, loc, scale = inexact("gumbel_r.logsf", x, loc, scale)
     return _valid(log1mexp(pnp.exp(pnp.negative(standardized(x, loc, scale)))), scale)
@@ -65,7 +65,7 @@ def logsf(x, loc=0, scale=1):
 @describe("The right Gumbel quantile function ``loc - scale log(-log p)`` (NaN outside "
           "(0, 1)).", """
 >>> pto.scipy.stats.gumbel_r.ppf(pnp.array([0.5]))
-Array([0.36651292])""", arguments={"p": "probabilities in [0, 1] (array)"})
+Array([0.36651292], dtype=float32)""", arguments={"p": "probabilities in [0, 1] (array)"})
 def ppf(p, loc=0, scale=1):
     p, loc, scale = inexact("gumbel_r.ppf", p, loc, scale)
     value = pnp.subtract(loc, pnp.multiply(scale, pnp.log(pnp.negative(pnp.log(p)))))

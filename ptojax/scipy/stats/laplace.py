@@ -7,7 +7,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized
 
 @describe("The Laplace log density ``-|x - loc| / scale - log(2 scale)``.", """
 >>> pto.scipy.stats.laplace.logpdf(pnp.array([0.0]))
-Array([-0.6931472])""")
+Array([-0.6931472], dtype=float32)""")
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = inexact("laplace.logpdf", x, loc, scale)
     linear = pnp.divide(pnp.abs(pnp.subtract(x, loc)), scale)
@@ -16,7 +16,7 @@ def logpdf(x, loc=0, scale=1):
 
 @describe("The Laplace density.", """
 >>> pto.scipy.stats.laplace.pdf(pnp.array([0.0]))
-Array([0.5])""")
+Array([0.5], dtype=float32)""")
 def pdf(x, loc=0, scale=1):
     return pnp.exp(logpdf(x, loc, scale))
 
@@ -24,7 +24,7 @@ def pdf(x, loc=0, scale=1):
 @describe("The Laplace distribution function: ``exp(z) / 2`` for ``z <= 0``, else ``1 - "
           "exp(-z) / 2``.", """
 >>> pto.scipy.stats.laplace.cdf(pnp.array([0.0]))
-Array([0.5])""")
+Array([0.5], dtype=float32)""")
 def cdf(x, loc=0, scale=1):
     x, loc, scale = inexact("laplace.cdf", x, loc, scale)
     z = standardized(x, loc, scale)

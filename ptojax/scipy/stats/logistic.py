@@ -9,7 +9,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized
 @describe("The logistic log density ``-2 logaddexp(z/2, -z/2) - log scale``, ``z = (x - "
           "loc) / scale``.", """
 >>> pto.scipy.stats.logistic.logpdf(pnp.array([0.0]))
-Array([-1.3862944])""")
+Array([-1.3862944], dtype=float32)""")
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = inexact("logistic.logpdf", x, loc, scale)
     half_z = pnp.divide(standardized(x, loc, scale), 2.0)
@@ -19,14 +19,14 @@ def logpdf(x, loc=0, scale=1):
 
 @describe("The logistic density.", """
 >>> pto.scipy.stats.logistic.pdf(pnp.array([0.0]))
-Array([0.25])""")
+Array([0.25], dtype=float32)""")
 def pdf(x, loc=0, scale=1):
     return pnp.exp(logpdf(x, loc, scale))
 
 
 @describe("The logistic distribution function ``expit(z)``.", """
 >>> pto.scipy.stats.logistic.cdf(pnp.array([0.0]))
-Array([0.5])""")
+Array([0.5], dtype=float32)""")
 def cdf(x, loc=0, scale=1):
     x, loc, scale = inexact("logistic.cdf", x, loc, scale)
     return expit(standardized(x, loc, scale))
@@ -34,7 +34,7 @@ def cdf(x, loc=0, scale=1):
 
 @describe("The logistic survival function ``expit(-z)``.", """
 >>> pto.scipy.stats.logistic.sf(pnp.array([0.0]))
-Array([0.5])""")
+Array([0.5], dtype=float32)""")
 def sf(x, loc=0, scale=1):
     x, loc, scale = inexact("logistic.sf", x, loc, scale)
     return expit(pnp.negative(standardized(x, loc, scale)))
@@ -42,7 +42,7 @@ def sf(x, loc=0, scale=1):
 
 @describe("The logistic quantile function ``loc + scale logit(x)`` (``x`` a probability).", """
 >>> pto.scipy.stats.logistic.ppf(pnp.array([0.5]))
-Array([0.])""", arguments={"x": "probabilities in [0, 1] (array)"})
+Array([0.], dtype=float32)""", arguments={"x": "probabilities in [0, 1] (array)"})
 def ppf(x, loc=0, scale=1):
     x, loc, scale = inexact("logistic.ppf", x, loc, scale)
     return pnp.add(pnp.multiply(logit(x), scale), loc)
@@ -50,7 +50,7 @@ def ppf(x, loc=0, scale=1):
 
 @describe("The inverse logistic survival function ``loc - scale logit(x)`` (``x`` a probability).", """
 >>> pto.scipy.stats.logistic.isf(pnp.array([0.5]))
-Array([0.])""", arguments={"x": "probabilities in [0, 1] (array)"})
+Array([0.], dtype=float32)""", arguments={"x": "probabilities in [0, 1] (array)"})
 def isf(x, loc=0, scale=1):
     x, loc, scale = inexact("logistic.isf", x, loc, scale)
     return pnp.add(pnp.multiply(pnp.negative(logit(x)), scale), loc)

@@ -13,7 +13,7 @@ from ptojax.source_info import user_frame
 @describe("The multinomial log mass ``lgamma(n + 1) + sum(x log p - lgamma(x + 1))`` over the "
           "last axis (``-inf`` unless the counts sum to ``n``).", """
 >>> pto.scipy.stats.multinomial.logpmf(pnp.array([1, 1]), 2, pnp.array([0.5, 0.5]))
-Array(-0.6931472)""", arguments={"x": "integer counts per category (last axis)",
+Array(-0.6931472, dtype=float32)""", arguments={"x": "integer counts per category (last axis)",
                                  "n": "the number of draws (integer)",
                                  "p": "the category probabilities (last axis)"},
           returns="An array of ``x``'s shape without its last axis.")
@@ -31,7 +31,7 @@ def logpmf(x, n, p):
 
 @describe("The multinomial mass function.", """
 >>> pto.scipy.stats.multinomial.pmf(pnp.array([1, 1]), 2, pnp.array([0.5, 0.5]))
-Array(0.5)""", arguments={"x": "integer counts per category (last axis)",
+Array(0.5, dtype=float32)""", arguments={"x": "integer counts per category (last axis)",
                           "n": "the number of draws (integer)",
                           "p": "the category probabilities (last axis)"},
           returns="An array of ``x``'s shape without its last axis.")

@@ -10,7 +10,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The negative binomial log mass ``lgamma(y + n) - lgamma(n) - lgamma(y + 1) + n log p"
           " + y log(1 - p)`` at ``y = k - loc`` (``-inf`` below ``loc``).", """
 >>> pto.scipy.stats.nbinom.logpmf(pnp.array([1.0]), 2.0, 0.5)
-Array([-1.3862944])""", arguments={"n": "the number of successes (array)"})
+Array([-1.3862944], dtype=float32)""", arguments={"n": "the number of successes (array)"})
 def logpmf(k, n, p, loc=0):
     k, n, p, loc = inexact("nbinom.logpmf", k, n, p, loc)
     y = pnp.subtract(k, loc)
@@ -22,6 +22,6 @@ def logpmf(k, n, p, loc=0):
 
 @describe("The negative binomial mass function.", """
 >>> pto.scipy.stats.nbinom.pmf(pnp.array([1.0]), 2.0, 0.5)
-Array([0.25])""", arguments={"n": "the number of successes (array)"})
+Array([0.25], dtype=float32)""", arguments={"n": "the number of successes (array)"})
 def pmf(k, n, p, loc=0):
     return pnp.exp(logpmf(k, n, p, loc))

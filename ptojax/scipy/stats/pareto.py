@@ -14,7 +14,7 @@ def _below(x, loc, scale):
 @describe("The Pareto log density ``log(b / scale) - (b + 1) log z``, ``z = (x - loc) / "
           "scale`` (``-inf`` below ``loc + scale``).", """
 >>> pto.scipy.stats.pareto.logpdf(pnp.array([2.0]), 3.0)
-Array([-1.6739764])""")
+Array([-1.6739764], dtype=float32)""")
 def logpdf(x, b, loc=0, scale=1):
     x, b, loc, scale = inexact("pareto.logpdf", x, b, loc, scale)
     z = standardized(x, loc, scale)
@@ -25,14 +25,14 @@ def logpdf(x, b, loc=0, scale=1):
 
 @describe("The Pareto density.", """
 >>> pto.scipy.stats.pareto.pdf(pnp.array([2.0]), 3.0)
-Array([0.1875])""")
+Array([0.1875], dtype=float32)""")
 def pdf(x, b, loc=0, scale=1):
     return pnp.exp(logpdf(x, b, loc, scale))
 
 
 @describe("The Pareto distribution function ``1 - z^-b``.", """
 >>> pto.scipy.stats.pareto.cdf(pnp.array([2.0]), 3.0)
-Array([0.875])""")
+Array([0.875], dtype=float32)""")
 def cdf(x, b, loc=0, scale=1):
     x, b, loc, scale = inexact("pareto.cdf", x, b, loc, scale)
     value = pnp.subtract(1.0, pnp.power(standardized(x, loc, scale), pnp.negative(b)))
@@ -41,7 +41,7 @@ def cdf(x, b, loc=0, scale=1):
 
 @describe("The log of the Pareto distribution function ``log1p(-z^-b)``.", """
 >>> pto.scipy.stats.pareto.logcdf(pnp.array([2.0]), 3.0)
-Array([-0.13353139])""")
+Array([-0.13353139], dtype=float32)""")
 def logcdf(x, b, loc=0, scale=1):
     x, b, loc, scale = inexact("pareto.logcdf", x, b, loc, scale)
     z = standardized(x, loc, scale)
@@ -51,7 +51,7 @@ def logcdf(x, b, loc=0, scale=1):
 
 @describe("The log of the Pareto survival function ``-b log z``.", """
 >>> pto.scipy.stats.pareto.logsf(pnp.array([2.0]), 3.0)
-Array([-2.0794415])""")
+Array([-2.0794415], dtype=float32)""")
 def logsf(x, b, loc=0, scale=1):
     x, b, loc, scale = inexact("pareto.logsf", x, b, loc, scale)
     value = pnp.negative(pnp.multiply(b, pnp.log(standardized(x, loc, scale))))
@@ -60,7 +60,7 @@ def logsf(x, b, loc=0, scale=1):
 
 @describe("The Pareto survival function ``z^-b``.", """
 >>> pto.scipy.stats.pareto.sf(pnp.array([2.0]), 3.0)
-Array([0.125])""")
+Array([0.125], dtype=float32)""")
 def sf(x, b, loc=0, scale=1):
     return pnp.exp(logsf(x, b, loc, scale))
 
@@ -68,7 +68,7 @@ def sf(x, b, loc=0, scale=1):
 @describe("The Pareto quantile function ``loc + scale (1 - q)^(-1/b)`` (NaN outside "
           "[0, 1]).", """
 >>> pto.scipy.stats.pareto.ppf(pnp.array([0.875]), 3.0)
-Array([2.])""")
+Array([2.], dtype=float32)""")
 def ppf(q, b, loc=0, scale=1):
     q, b, loc, scale = inexact("pareto.ppf", q, b, loc, scale)
     value = pnp.add(loc, pnp.multiply(scale, pnp.power(pnp.subtract(1.0, q),

@@ -15,7 +15,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The Poisson log mass ``y log mu - lgamma(y + 1) - mu`` at ``y = k - loc`` "
           "(``-inf`` for negative or non-integer ``k``).", """
 >>> pto.scipy.stats.poisson.logpmf(pnp.array([0.0, 2.0]), 1.0)
-Array([-1.       , -1.6931472])""")
+Array([-1.       , -1.6931472], dtype=float32)""")
 def logpmf(k, mu, loc=0):
     k, mu, loc = inexact("poisson.logpmf", k, mu, loc)
     y = pnp.subtract(k, loc)
@@ -25,7 +25,7 @@ def logpmf(k, mu, loc=0):
 
 @describe("The Poisson mass function.", """
 >>> pto.scipy.stats.poisson.pmf(pnp.array([0.0]), 1.0)
-Array([0.36787942])""")
+Array([0.36787942], dtype=float32)""")
 def pmf(k, mu, loc=0):
     return pnp.exp(logpmf(k, mu, loc))
 
@@ -41,7 +41,7 @@ def _summed_entropy(mu, terms, upper):
           "asymptotic ``log(2 pi e mu) / 2 - 1 / (12 mu)`` above (``loc`` does not change "
           "it).", """
 >>> pto.scipy.stats.poisson.entropy(pnp.array([1.0]))
-Array([1.3048421])""", arguments={"mu": "the mean (array)", "loc": "location, default 0"})
+Array([1.3048421], dtype=float32)""", arguments={"mu": "the mean (array)", "loc": "location, default 0"})
 def entropy(mu, loc=0):
     mu, loc = inexact("poisson.entropy", mu, loc)
     shape = np.broadcast_shapes(mu.shape, loc.shape)

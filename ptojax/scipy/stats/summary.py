@@ -21,7 +21,7 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
 
     Example:
       >>> pto.scipy.stats.sem(pnp.array([1.0, 2.0, 3.0, 4.0]))
-      Array(0.6454972)
+      Array(0.6454972, dtype=float32)
     """
     a = inexact("sem", a)
     if axis is not None:

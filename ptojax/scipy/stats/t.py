@@ -11,7 +11,7 @@ from ptojax.scipy.stats.common import describe, inexact, standardized
 @describe("The t log density ``lgamma((df+1)/2) - lgamma(df/2) - log(pi df scale^2)/2 - "
           "(df+1)/2 log1p(z^2 / df)``, ``z = (x - loc) / scale``.", """
 >>> pto.scipy.stats.t.logpdf(pnp.array([0.0]), 1.0)
-Array([-1.1447299])""")
+Array([-1.1447299], dtype=float32)""")
 def logpdf(x, df, loc=0, scale=1):
     x, df, loc, scale = inexact("t.logpdf", x, df, loc, scale)
     z = standardized(x, loc, scale)
@@ -28,6 +28,6 @@ def logpdf(x, df, loc=0, scale=1):
 
 @describe("The t density.", """
 >>> pto.scipy.stats.t.pdf(pnp.array([0.0]), 1.0)
-Array([0.31830993])""")
+Array([0.31830993], dtype=float32)""")
 def pdf(x, df, loc=0, scale=1):
     return pnp.exp(logpdf(x, df, loc, scale))

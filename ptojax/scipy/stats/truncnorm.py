@@ -35,7 +35,7 @@ def _log_gauss_mass(a, b):
 @describe("The truncated normal log density ``norm.logpdf(x, loc, scale) - log(ndtr(b) - "
           "ndtr(a))`` inside the bounds (``-inf`` outside, NaN when ``a >= b``).", """
 >>> pto.scipy.stats.truncnorm.logpdf(pnp.array([0.0]), -1.0, 1.0)
-Array([-0.5372234])""", arguments=_BOUNDS)
+Array([-0.5372234], dtype=float32)""", arguments=_BOUNDS)
 def logpdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = inexact("truncnorm.logpdf", x, a, b, loc, scale)
     value = pnp.subtract(norm.logpdf(x, loc, scale), _log_gauss_mass(a, b))
@@ -46,7 +46,7 @@ def logpdf(x, a, b, loc=0, scale=1):
 
 @describe("The truncated normal density.", """
 >>> pto.scipy.stats.truncnorm.pdf(pnp.array([0.0]), -1.0, 1.0)
-Array([0.5843685])""", arguments=_BOUNDS)
+Array([0.5843685], dtype=float32)""", arguments=_BOUNDS)
 def pdf(x, a, b, loc=0, scale=1):
     return pnp.exp(logpdf(x, a, b, loc, scale))
 
@@ -54,7 +54,7 @@ def pdf(x, a, b, loc=0, scale=1):
 @describe("The log of the truncated normal distribution function (0 above ``b``, ``-inf`` "
           "below ``a``, NaN when ``a >= b``).", """
 >>> pto.scipy.stats.truncnorm.logcdf(pnp.array([0.0]), -1.0, 1.0)
-Array([-0.69314706])""", arguments=_BOUNDS)
+Array([-0.69314706], dtype=float32)""", arguments=_BOUNDS)
 def logcdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = inexact("truncnorm.logcdf", x, a, b, loc, scale)
     x, a, b = pnp.broadcast_arrays(x, a, b)
@@ -72,14 +72,14 @@ def logcdf(x, a, b, loc=0, scale=1):
 
 @describe("The truncated normal distribution function.", """
 >>> pto.scipy.stats.truncnorm.cdf(pnp.array([0.0]), -1.0, 1.0)
-Array([0.5000001])""", arguments=_BOUNDS)
+Array([0.5000001], dtype=float32)""", arguments=_BOUNDS)
 def cdf(x, a, b, loc=0, scale=1):
     return pnp.exp(logcdf(x, a, b, loc, scale))
 
 
 @describe("The log of the truncated normal survival function.", """
 >>> pto.scipy.stats.truncnorm.logsf(pnp.array([0.0]), -1.0, 1.0)
-Array([-0.69314706])""", arguments=_BOUNDS)
+Array([-0.69314706], dtype=float32)""", arguments=_BOUNDS)
 def logsf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = inexact("truncnorm.logsf", x, a, b, loc, scale)
     return logcdf(pnp.negative(x), pnp.negative(b), pnp.negative(a), pnp.negative(loc), scale)
@@ -87,6 +87,6 @@ def logsf(x, a, b, loc=0, scale=1):
 
 @describe("The truncated normal survival function.", """
 >>> pto.scipy.stats.truncnorm.sf(pnp.array([0.0]), -1.0, 1.0)
-Array([0.5000001])""", arguments=_BOUNDS)
+Array([0.5000001], dtype=float32)""", arguments=_BOUNDS)
 def sf(x, a, b, loc=0, scale=1):
     return pnp.exp(logsf(x, a, b, loc, scale))

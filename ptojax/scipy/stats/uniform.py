@@ -14,7 +14,7 @@ def _outside(x, loc, scale):
 @describe("The uniform log density ``-log scale`` on ``[loc, loc + scale]`` (``-inf`` "
           "outside).", """
 >>> pto.scipy.stats.uniform.logpdf(pnp.array([0.5, 2.0]))
-Array([ -0., -inf])""")
+Array([ -0., -inf], dtype=float32)""")
 def logpdf(x, loc=0, scale=1):
     x, loc, scale = inexact("uniform.logpdf", x, loc, scale)
     return where_outside(_outside(x, loc, scale), pnp.negative(pnp.log(scale)))
@@ -22,7 +22,7 @@ def logpdf(x, loc=0, scale=1):
 
 @describe("The uniform density.", """
 >>> pto.scipy.stats.uniform.pdf(pnp.array([0.5, 2.0]))
-Array([1., 0.])""")
+Array([1., 0.], dtype=float32)""")
 def pdf(x, loc=0, scale=1):
     return pnp.exp(logpdf(x, loc, scale))
 
@@ -30,7 +30,7 @@ def pdf(x, loc=0, scale=1):
 @describe("The uniform distribution function ``clip((x - loc) / scale, 0, 1)`` (NaN for a "
           "NaN ``x``).", """
 >>> pto.scipy.stats.uniform.cdf(pnp.array([-1.0, 0.25, 2.0]))
-Array([0.  , 0.25, 1.  ])""")
+Array([0.  , 0.25, 1.  ], dtype=float32)""")
 def cdf(x, loc=0, scale=1):
     x, loc, scale = inexact("uniform.cdf", x, loc, scale)
     value = pnp.divide(pnp.subtract(x, loc), scale)
@@ -41,7 +41,7 @@ def cdf(x, loc=0, scale=1):
 
 @describe("The uniform quantile function ``loc + scale q`` (NaN outside [0, 1]).", """
 >>> pto.scipy.stats.uniform.ppf(pnp.array([0.25]), loc=1.0, scale=2.0)
-Array([1.5])""")
+Array([1.5], dtype=float32)""")
 def ppf(q, loc=0, scale=1):
     q, loc, scale = inexact("uniform.ppf", q, loc, scale)
     value = pnp.add(loc, pnp.multiply(scale, q))

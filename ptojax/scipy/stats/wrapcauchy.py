@@ -12,7 +12,7 @@ from ptojax.scipy.stats.common import describe, inexact, where_outside
 @describe("The wrapped Cauchy log density ``log(1 - c^2) - log(2 pi) - log(1 + c^2 - 2 c "
           "cos x)`` on ``[0, 2 pi]`` (``-inf`` outside, NaN unless ``0 < c < 1``).", """
 >>> pto.scipy.stats.wrapcauchy.logpdf(pnp.array([0.0]), 0.5)
-Array([-0.7392647])""")
+Array([-0.7392647], dtype=float32)""")
 def logpdf(x, c):
     x, c = inexact("wrapcauchy.logpdf", x, c)
     c2 = pnp.square(c)
@@ -26,6 +26,6 @@ def logpdf(x, c):
 
 @describe("The wrapped Cauchy density.", """
 >>> pto.scipy.stats.wrapcauchy.pdf(pnp.array([0.0]), 0.5)
-Array([0.47746485])""")
+Array([0.47746485], dtype=float32)""")
 def pdf(x, c):
     return pnp.exp(logpdf(x, c))

@@ -115,7 +115,7 @@ def device_put(x, sharding=None):
       >>> mesh = pto.make_mesh((2,), ("data",))
       >>> x = pto.device_put(pnp.arange(4.0), pto.NamedSharding(mesh, pto.P("data")))
       >>> [s.data for s in x.addressable_shards]
-      [Array([0., 1.]), Array([2., 3.])]
+      [Array([0., 1.], dtype=float32), Array([2., 3.], dtype=float32)]
     """
     leaves, treedef = tree_flatten(x)
     if treedef.is_leaf:
@@ -160,7 +160,7 @@ def block_until_ready(x):
 
     Example:
       >>> pto.block_until_ready(pnp.ones(2))
-      Array([1., 1.])
+      Array([1., 1.], dtype=float32)
     """
     for leaf in tree_leaves(x):
         wait = getattr(leaf, "block_until_ready", None)

@@ -1,5 +1,5 @@
 // pto_host_elementwise.h — elementwise vector instructions: tile-tile (TADD ...), tile-scalar
-// (TADDS ...), unary (TEXP ...), compare/select (TCMP, TCMPS, TSEL), fill (TEXPANDS) and
+// (TADDS ...), unary (TEXP ...), compare/select (TCMP, TCMPS, TSEL), fill (TEXPANDS), TCI and
 // conversion (TCVT).
 //
 // Semantics follow ptojax's numpy impls, so a host kernel matches the interpreter: float
@@ -236,6 +236,21 @@ PTO_INST void TEXPANDS(D& dst, V scalar, PTO_HOST_LINE) {
   using C = host::compute_t<typename D::DType>;
   host::map_tiles(dst, host::Constant<C>{host::scalar_as<typename D::DType>(scalar)});
   host::vector_access(line, "TEXPANDS", dst);
+}
+
+// start, start + 1, ... over the destination's valid elements in row-major order (a [1,C]
+// tile, or the [1,R] row view of a row vector); int32/int16 only, as on A2/A3.
+template <typename D, typename T, int descending = 0>
+PTO_INST void TCI(D& dst, T start, PTO_HOST_LINE) {
+  static_assert(std::is_same<typename D::DType, T>::value, "TCI: tile and start types differ");
+  const host::View<typename D::DType> d = host::view(dst);
+  const int vr = dst.GetValidRow(), vc = dst.GetValidCol();
+  for (int i = 0; i < vr; ++i)
+    for (int j = 0; j < vc; ++j) {
+      const T k = static_cast<T>(i * vc + j);
+      d(i, j) = descending ? static_cast<T>(start - k) : static_cast<T>(start + k);
+    }
+  host::vector_access(line, "TCI", dst);
 }
 
 // --- unary -----------------------------------------------------------------------------------

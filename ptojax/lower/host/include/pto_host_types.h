@@ -1,7 +1,8 @@
 // pto_host_types.h — element types of the host build of PTO kernels.
 //
-// `half` (IEEE binary16) and `bfloat16_t` are 16-bit storage types. Arithmetic on them happens
-// in float: every tile instruction widens its operands to float, computes, and rounds the
+// `half` (IEEE binary16) and `bfloat16_t` are 16-bit storage types, `float8_e4m3_t` (no
+// infinities; 0x7f/0xff are NaN; largest 448) and `float8_e5m2_t` (the top byte of a half) 8-bit
+// ones, as ml_dtypes' float8_e4m3fn / float8_e5m2. Arithmetic on them happens in float: every tile instruction widens its operands to float, computes, and rounds the
 // result back to nearest-even, once per instruction (as numpy and ml_dtypes do per operation).
 // The conversions are branch-free integer code so that loops over tiles vectorize.
 #pragma once
@@ -82,6 +83,52 @@ inline uint16_t float_to_bf16_bits(float f) {
   return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
+inline float e5m2_bits_to_float(uint8_t b) {
+  return half_bits_to_float(static_cast<uint16_t>(b) << 8);
+}
+
+// float8_e4m3fn -> binary32 (exact): the exponent/mantissa field shifted into float position
+// is the value scaled by 2^-120, for normal and subnormal values alike.
+inline float e4m3_bits_to_float(uint8_t b) {
+  const uint32_t body = b & 0x7fu;
+  const float mag = bits_as_float(body << 20) * 0x1p120f;
+  const float value = body == 0x7fu ? __builtin_nanf("") : mag;
+  return (b & 0x80u) ? -value : value;
+}
+
+// binary32 -> an 8-bit float with kMant mantissa bits and exponent bias kBias, rounded to
+// nearest even (subnormals included). A value rounding past the largest finite encoding takes
+// the next encoding up, `overflow` (NaN 0x7f for e4m3fn, inf 0x7c for e5m2), as ml_dtypes.
+template <int kMant, int kBias>
+inline uint8_t float_to_fp8_bits(float f, uint32_t largest, uint32_t overflow,
+                                 uint32_t nan) {
+  const uint32_t sign = (float_as_bits(f) >> 24) & 0x80u;
+  const float a = __builtin_fabsf(f);
+  if (a != a) return static_cast<uint8_t>(nan | sign);
+  const float quantum = __builtin_ldexpf(1.0f, 1 - kBias - kMant);   // subnormal spacing
+  uint32_t bits;
+  if (a < __builtin_ldexpf(1.0f, 1 - kBias)) {
+    bits = static_cast<uint32_t>(__builtin_rintf(a / quantum));      // may round up to normal
+  } else if (a > __builtin_ldexpf(1.0f, 2 + kBias)) {
+    bits = largest + 1;                                              // far beyond the range
+  } else {
+    int e;
+    (void)__builtin_frexpf(a, &e);                                   // a = m * 2^e, m in [.5, 1)
+    const float r = __builtin_rintf(__builtin_ldexpf(a, kMant + 1 - e));   // in [2^k, 2^(k+1)]
+    bits = (static_cast<uint32_t>(e - 1 + kBias) << kMant) +
+           static_cast<uint32_t>(r) - (1u << kMant);                 // a carry bumps e
+  }
+  bits = bits > largest ? overflow : bits;
+  return static_cast<uint8_t>(bits | sign);
+}
+
+inline uint8_t float_to_e4m3_bits(float f) {
+  return float_to_fp8_bits<3, 7>(f, 0x7eu, 0x7fu, 0x7fu);
+}
+inline uint8_t float_to_e5m2_bits(float f) {
+  return float_to_fp8_bits<2, 15>(f, 0x7bu, 0x7cu, 0x7eu);
+}
+
 }  // namespace host
 
 // IEEE binary16 storage; converts to and from float.
@@ -102,6 +149,23 @@ struct bfloat16_t {
   operator float() const { return host::bf16_bits_to_float(bits); }
 };
 
+// 8-bit float storage (ml_dtypes float8_e4m3fn / float8_e5m2); converts to and from float.
+struct float8_e4m3_t {
+  uint8_t bits;
+  float8_e4m3_t() = default;
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic<T>::value>>
+  float8_e4m3_t(T v) : bits(host::float_to_e4m3_bits(static_cast<float>(v))) {}
+  operator float() const { return host::e4m3_bits_to_float(bits); }
+};
+
+struct float8_e5m2_t {
+  uint8_t bits;
+  float8_e5m2_t() = default;
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic<T>::value>>
+  float8_e5m2_t(T v) : bits(host::float_to_e5m2_bits(static_cast<float>(v))) {}
+  operator float() const { return host::e5m2_bits_to_float(bits); }
+};
+
 using float16_t = half;
 using float32_t = float;
 
@@ -110,6 +174,8 @@ namespace host {
 template <typename T> struct is_low_float : std::false_type {};
 template <> struct is_low_float<half> : std::true_type {};
 template <> struct is_low_float<bfloat16_t> : std::true_type {};
+template <> struct is_low_float<float8_e4m3_t> : std::true_type {};
+template <> struct is_low_float<float8_e5m2_t> : std::true_type {};
 
 // The type a tile instruction computes in for elements of type T.
 template <typename T>
@@ -118,6 +184,12 @@ using compute_t = std::conditional_t<is_low_float<T>::value, float, T>;
 template <typename T> inline compute_t<T> widen(T v) { return v; }
 template <> inline float widen<half>(half v) { return half_bits_to_float(v.bits); }
 template <> inline float widen<bfloat16_t>(bfloat16_t v) { return bf16_bits_to_float(v.bits); }
+template <> inline float widen<float8_e4m3_t>(float8_e4m3_t v) {
+  return e4m3_bits_to_float(v.bits);
+}
+template <> inline float widen<float8_e5m2_t>(float8_e5m2_t v) {
+  return e5m2_bits_to_float(v.bits);
+}
 
 // Narrow a computed value to the element type (low floats round to nearest even).
 template <typename T, typename C> inline T narrow(C v) { return static_cast<T>(v); }
@@ -129,6 +201,17 @@ template <> inline half narrow<half, float>(float v) {
 template <> inline bfloat16_t narrow<bfloat16_t, float>(float v) {
   bfloat16_t b;
   b.bits = float_to_bf16_bits(v);
+  return b;
+}
+
+template <> inline float8_e4m3_t narrow<float8_e4m3_t, float>(float v) {
+  float8_e4m3_t b;
+  b.bits = float_to_e4m3_bits(v);
+  return b;
+}
+template <> inline float8_e5m2_t narrow<float8_e5m2_t, float>(float v) {
+  float8_e5m2_t b;
+  b.bits = float_to_e5m2_bits(v);
   return b;
 }
 

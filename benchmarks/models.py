@@ -1,0 +1,91 @@
+"""The ops real models need (issue 18), in one run (python benchmarks/models.py):
+
+1. conv2d forward + backward, ResNet-style 3x3, NHWC batch 32, 64 -> 64 channels, 32x32,
+   SAME: ptojax (pto.jit, im2col + BLAS on the host) vs JAX            (target <= 1.2x)
+2. int8 x int8 -> int32 matmul 1024^3 on the host: pto.jit(dot_general) vs numpy's integer
+   matmul of the int32-widened operands (results checked equal)
+3. the cost model's Ascend 910B estimate of a 4096^3 GEMM: int8 (int32 accumulator) vs fp16
+   (fp32 accumulator) — an estimate from ``Lowered.cost()``, not a measurement
+
+Timings are best-of-N on a shared machine: rough, relative numbers only.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import best_time, fmt, report  # noqa: E402
+
+CONV_X, CONV_W = (32, 32, 32, 64), (3, 3, 64, 64)
+INT8_N = 1024
+GEMM_N = 4096
+
+
+def conv_loss(lax_, x, w, ct):
+    y = lax_.conv_general_dilated(x, w, (1, 1), "SAME",
+                                  dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return (y * ct).sum()
+
+
+def bench_conv():
+    import jax
+    import ptojax as pto
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=CONV_X).astype(np.float32)
+    w = (rng.normal(size=CONV_W) / 24).astype(np.float32)
+    ct = rng.normal(size=CONV_X[:3] + CONV_W[-1:]).astype(np.float32)
+    ours = pto.jit(pto.value_and_grad(lambda a, b: conv_loss(pto.lax, a, b, ct), argnums=(0, 1)))
+    theirs = jax.jit(jax.value_and_grad(lambda a, b: conv_loss(jax.lax, a, b, ct),
+                                        argnums=(0, 1)))
+    got, want = ours(x, w), theirs(x, w)
+    for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-3, atol=2e-3)
+    t_ours = best_time(lambda: jax.tree_util.tree_map(np.asarray, ours(x, w)), repeat=5)
+    t_jax = best_time(lambda: jax.block_until_ready(theirs(x, w)), repeat=5)
+    report("conv2d 3x3 NHWC 32x32x32x64 fwd+bwd", t_ours, t_jax, target=1.2)
+
+
+def bench_int8_matmul():
+    import ptojax as pto
+    rng = np.random.default_rng(1)
+    a = rng.integers(-128, 128, (INT8_N, INT8_N)).astype(np.int8)
+    b = rng.integers(-128, 128, (INT8_N, INT8_N)).astype(np.int8)
+    ours = pto.jit(lambda p, q: pto.lax.dot_general(p, q, (((1,), (0,)), ((), ())),
+                                                    preferred_element_type=np.int32))
+    exact = a.astype(np.int32) @ b.astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(ours(a, b)), exact)
+    t_ours = best_time(lambda: np.asarray(ours(a, b)), repeat=3)
+    t_numpy = best_time(lambda: a.astype(np.int32) @ b.astype(np.int32), repeat=3)
+    print(f"{'int8 matmul 1024^3 -> int32 (exact)':<44} ptojax {fmt(t_ours)}  numpy "
+          f"{fmt(t_numpy)}  ratio {t_ours / t_numpy:5.2f}x")
+
+
+def gemm_estimate(dtype, out_dtype):
+    import ptojax as pto
+    spec = pto.ShapeDtypeStruct((GEMM_N, GEMM_N), dtype)
+    fn = pto.jit(lambda p, q: pto.lax.dot_general(p, q, (((1,), (0,)), ((), ())),
+                                                  preferred_element_type=out_dtype))
+    return fn.lower(spec, spec, target=pto.targets.ascend910b).cost()
+
+
+def bench_gemm_estimates():
+    import ptojax as pto
+    int8 = gemm_estimate(pto.int8, np.int32)
+    fp16 = gemm_estimate(pto.float16, np.float32)
+    flops = 2 * GEMM_N ** 3
+    for name, c in (("int8 (int32 acc)", int8), ("fp16 (fp32 acc)", fp16)):
+        seconds = c.total_seconds
+        print(f"910B estimate GEMM 4096^3 {name:<18} {fmt(seconds)}  "
+              f"{flops / seconds / 1e12:7.1f} T(FL)OPS")
+    print(f"{'int8 speed-up over fp16 (estimate)':<44} "
+          f"{fp16.total_seconds / int8.total_seconds:5.2f}x")
+    print(int8)
+
+
+if __name__ == "__main__":
+    bench_conv()
+    bench_int8_matmul()
+    bench_gemm_estimates()

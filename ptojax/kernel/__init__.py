@@ -1,0 +1,1 @@
+"""``pto.kernel``: hand-written tile kernels (see ``kernel/api.py``)."""

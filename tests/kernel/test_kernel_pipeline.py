@@ -1,0 +1,162 @@
+"""pto.kernel end to end: the reference semantics (eager), jit, the numpy tile interpreter
+(pto.tile), the host build, PTO-AS / PTO C++ text (structurally checked: no Ascend hardware
+here), the cost model and check_numerics — on matmul with a fused epilogue, a K loop, row
+softmax and layer norm."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+from helpers import assert_close
+from host_cases import host_jit
+from kernels import layer_norm, matmul_bias_relu, matmul_k_loop, rand, softmax_rows
+from pto_checks import all_checks
+from ptojax.tile.kernel import tile_kernel_p
+
+TARGET = pto.targets.ascend910b
+
+
+def _numpy_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _numpy_layer_norm(x, g, b, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * g + b
+
+
+# name: (kernel, args, numpy reference)
+CASES = {
+    "matmul_bias_relu": (matmul_bias_relu(96, 80, 64, 32, 48),     # ragged last column block
+                         [rand(96, 64), rand(64, 80, seed=1), rand(1, 80, seed=2)],
+                         lambda a, b, c: np.maximum(a @ b + c, 0)),
+    "matmul_k_loop": (matmul_k_loop(64, 64, 96, 32, 32, 32), [rand(64, 96), rand(96, 64, seed=1)],
+                      lambda a, b: a @ b),
+    "softmax_rows": (softmax_rows(100, 72, 32), [rand(100, 72)], _numpy_softmax),
+    "layer_norm": (layer_norm(100, 72, 32), [rand(100, 72), rand(1, 72, seed=1),
+                                             rand(1, 72, seed=2)], _numpy_layer_norm),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_backend_computes_the_kernel(name):
+    kernel, args, ref = CASES[name]
+    expected = ref(*args)
+    assert_close(kernel(*args), expected, scale=4)
+    assert_close(pto.jit(kernel)(*args), expected, scale=4)
+    tiled = pto.tile(kernel)
+    assert_close(tiled(*args), expected, scale=4)                  # the tile interpreter
+    assert_close(host_jit(kernel)(*args), expected, scale=8)       # the host build
+
+
+def test_kernels_agree_with_jax(jnp, jax):
+    kernel, args, _ = CASES["layer_norm"]
+    x, g, b = args
+    mean = jnp.mean(x, -1, keepdims=True)
+    expected = (x - mean) * jax.lax.rsqrt(jnp.var(x, -1, keepdims=True) + 1e-5) * g + b
+    assert_close(kernel(*args), np.asarray(expected, np.float32), scale=4)
+    kernel, args, _ = CASES["softmax_rows"]
+    assert_close(kernel(*args), np.asarray(jax.nn.softmax(args[0], axis=-1)), scale=4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_lowers_to_one_tile_kernel_with_checked_text(name):
+    kernel, args, _ = CASES[name]
+    lo = pto.jit(kernel).lower(*args)
+    (eqn,) = lo.tile_ir.ir.eqns
+    assert eqn.prim is tile_kernel_p and eqn.params["kind"] == "kernel"
+    cpp, pto_as = str(lo.as_text("pto-cpp")), str(lo.as_text("pto"))
+    all_checks(cpp, "cpp", TARGET)
+    all_checks(pto_as, "pto", TARGET)
+    assert f"func.func @{name}" in pto_as and "__global__ AICORE void" in cpp
+
+
+def test_cube_and_vector_code_is_guarded_per_core():
+    kernel, args, _ = CASES["matmul_bias_relu"]
+    lo = pto.jit(kernel).lower(*args)
+    cpp, pto_as = str(lo.as_text("pto-cpp")), str(lo.as_text("pto"))
+    assert "#if defined(__DAV_CUBE__)" in cpp and "#if defined(__DAV_VEC__)" in cpp
+    assert "TMATMUL(" in cpp and "ffts_cross_core_sync" in cpp and "wait_flag_dev" in cpp
+    assert "pto.section.cube" in pto_as and "pto.section.vector" in pto_as
+    assert "pto.tmatmul" in pto_as
+
+
+def test_k_loop_accumulates_in_l0c():
+    """acc + K.dot(...) from zeros: the first step before the loop (TMATMUL), the others
+    accumulate into the carried L0C tile (TMATMUL_ACC) — no vector add, no workspace."""
+    kernel, args, _ = CASES["matmul_k_loop"]
+    lo = pto.jit(kernel).lower(*args)
+    cpp = str(lo.as_text("pto-cpp"))
+    loop = cpp[cpp.index("for (int32_t k = 1; k < 3; ++k)"):]
+    assert "TMATMUL_ACC(" in loop and "TADD(" not in cpp and "ffts_cross_core_sync" not in cpp
+    assert "scf.for %k" in str(lo.as_text("pto"))
+    (row,) = lo.cost()
+    a, b = args
+    assert row.bytes == a.nbytes * 2 + b.nbytes * 2 + 64 * 64 * 4     # each block read once
+
+
+def test_cost_counts_the_kernel_traffic_and_flops():
+    kernel, args, _ = CASES["matmul_bias_relu"]
+    (row,) = pto.jit(kernel).lower(*args).cost()
+    assert row.kind == "kernel" and row.tiles == 6
+    assert row.flops >= 2 * 96 * 80 * 64           # the matmul, plus the epilogue
+    a, b, bias = args
+    assert row.bytes >= a.nbytes + b.nbytes + 96 * 80 * 4
+    assert row.seconds > 0
+
+
+def test_cost_of_a_loop_with_run_time_bounds_counts_each_programs_trips():
+    n, bk = 64, 16
+    K = pto.kernel
+
+    @K(out_shape=pto.ShapeDtypeStruct((n, 16), np.float32), grid=(n // 16,),
+       in_specs=[pto.BlockSpec((n, 16), lambda i: (0, 0))],
+       out_specs=pto.BlockSpec((16, 16), lambda i: (i, 0)))
+    def prefix_sums(x_ref, o_ref):
+        i = K.program_id(0)
+        total = K.fori(0, i + 1, lambda s, acc: acc + x_ref[K.ds(s * bk, bk), :],
+                       np.zeros((16, 16), np.float32))
+        o_ref[...] = total
+    x = rand(n, 16)
+    expected = np.cumsum(x.reshape(4, 16, 16), axis=0).reshape(n, 16)
+    assert_close(prefix_sums(x), expected, scale=4)
+    assert_close(pto.tile(prefix_sums)(x), expected, scale=4)
+    (row,) = pto.jit(prefix_sums).lower(x).cost()
+    loads = (1 + 2 + 3 + 4) * 16 * 16 * 4               # program i loads i + 1 blocks
+    assert row.bytes == loads + n * 16 * 4
+
+
+def test_check_numerics_runs_the_kernel_through_the_pipeline():
+    kernel, args, _ = CASES["softmax_rows"]
+    report = pto.tools.check_numerics(kernel, *args)
+    assert report.ok, str(report)
+
+
+def test_casts_and_a_half_precision_matmul_with_a_gelu_epilogue():
+    K = pto.kernel
+
+    @K(out_shape=pto.ShapeDtypeStruct((64, 64), np.float16), grid=(2, 2),
+       in_specs=[pto.BlockSpec((32, 64), lambda i, j: (i, 0)),
+                 pto.BlockSpec((64, 32), lambda i, j: (0, j))],
+       out_specs=pto.BlockSpec((32, 32), lambda i, j: (i, j)))
+    def matmul_gelu_f16(a_ref, b_ref, o_ref):
+        acc = K.dot(a_ref[...].astype(np.float16), b_ref[...].astype(np.float16))
+        o_ref[...] = pto.nn.gelu(acc).astype(np.float16)
+    a, b = rand(64, 64), rand(64, 64, seed=1)
+    a16, b16 = a.astype(np.float16).astype(np.float32), b.astype(np.float16).astype(np.float32)
+    expected = np.asarray(pto.nn.gelu(a16 @ b16)).astype(np.float16)
+    assert_close(matmul_gelu_f16(a, b), expected, scale=4)
+    assert_close(pto.tile(matmul_gelu_f16)(a, b), expected, scale=4)
+    assert_close(host_jit(matmul_gelu_f16)(a, b), expected, scale=8)
+    assert "half" in str(pto.jit(matmul_gelu_f16).lower(a, b).as_text("pto-cpp"))
+
+
+def test_profile_records_the_kernel_with_its_cost_estimate():
+    kernel, args, _ = CASES["softmax_rows"]
+    jitted = host_jit(kernel)
+    jitted(*args)
+    with pto.profile() as p:
+        jitted(*args)
+    (row,) = [r for r in p.report().rows if r["kind"] == "kernel"]
+    assert row["name"] == "softmax_rows" and row["calls"] == 1 and row["estimate_us"] > 0

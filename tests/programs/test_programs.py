@@ -1,0 +1,37 @@
+"""Our own small programs, written in JAX's style against ``jax`` (this directory's *.py), run
+twice: by JAX itself (32-bit mode) and by ptojax through the name-only mapping
+(``import jax...`` -> ``ptojax...``). Final values must match. They exercise what JAX's
+examples do: a VAE epoch in a jitted fori_loop, DP-SGD's per-example gradients, ADVI with
+scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky."""
+import os
+
+import numpy as np
+import pytest
+
+from helpers import assert_close, load_source
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.RandomState(0)
+INPUTS = {
+    "vae_epoch": (RNG.rand(32, 16).astype(np.float32),),
+    "dp_sgd": (RNG.randn(12, 4).astype(np.float32),
+               np.eye(3, dtype=np.float32)[RNG.randint(0, 3, 12)]),
+    "advi_stats": (),
+    "kernel_lsq_precision": (RNG.randn(10, 3).astype(np.float32),
+                             RNG.randn(10).astype(np.float32)),
+    "gp_cholesky": (np.linspace(0, 3, 9, dtype=np.float32)[:, None],
+                    np.sin(np.linspace(0, 3, 9)).astype(np.float32),
+                    np.linspace(-0.5, 3.5, 5, dtype=np.float32)[:, None]),
+}
+# loose where a value is a sum over many rounding steps (training trajectories)
+RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
+        "gp_cholesky": 5e-4}
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_program_matches_jax(jax, name):
+    path = os.path.join(HERE, name + ".py")
+    got = load_source(path, name, mapped=True).main(*INPUTS[name])
+    with jax.enable_x64(False):
+        want = jax.tree.map(np.asarray, load_source(path, name, mapped=False).main(*INPUTS[name]))
+    assert_close(got, want, rtol=RTOL[name], atol=RTOL[name])

@@ -1,0 +1,187 @@
+"""lax.conv_general_dilated and its wrappers against JAX: strides, every padding form, lhs/rhs
+dilation, feature and batch groups, string and explicit dimension numbers; gradients of both
+operands (and second order), vmap over either or both operands, low-precision and int8
+accumulation; its tiling as im2col into a cube kernel and the host kernels."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+from ptojax import lax
+from helpers import assert_close
+
+CASES = {
+    "same": ((2, 3, 9, 8), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="SAME")),
+    "valid-strided": ((2, 3, 9, 8), (4, 3, 3, 2), dict(window_strides=(2, 3), padding="VALID")),
+    "dilated-negative-pad": ((2, 3, 9, 8), (4, 3, 3, 2), dict(
+        window_strides=(2, 1), padding=((1, 2), (0, -1)), lhs_dilation=(2, 1),
+        rhs_dilation=(1, 2))),
+    "feature-groups": ((2, 6, 7, 8), (4, 3, 3, 3), dict(
+        window_strides=(1, 2), padding="SAME", feature_group_count=2)),
+    "batch-groups": ((4, 3, 7, 8), (6, 3, 3, 3), dict(
+        window_strides=(1, 1), padding="VALID", batch_group_count=2)),
+    "nhwc": ((2, 9, 8, 3), (3, 2, 3, 4), dict(
+        window_strides=(1, 1), padding="SAME_LOWER",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+    "mixed-layouts": ((2, 9, 8, 6), (3, 2, 3, 4), dict(
+        window_strides=(2, 1), padding=((1, 1), (2, 0)), rhs_dilation=(2, 1),
+        feature_group_count=2, dimension_numbers=("NHWC", "HWIO", "NCHW"))),
+    "1d": ((2, 3, 9), (4, 3, 3), dict(window_strides=(2,), padding="SAME")),
+    "3d": ((1, 2, 5, 4, 6), (3, 2, 2, 3, 2), dict(window_strides=(1, 2, 1),
+                                                  padding="VALID")),
+}
+
+
+def _operands(case, dtype=np.float32, seed=0):
+    xs, ws, _ = CASES[case]
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=xs).astype(dtype), rng.normal(size=ws).astype(dtype)
+
+
+def _conv(lax_, **kw):
+    return lambda x, w: lax_.conv_general_dilated(x, w, **kw)
+
+
+def _highest(jax, **kw):
+    return _conv(jax.lax, precision=jax.lax.Precision.HIGHEST, **kw)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conv_values_gradients_and_vmap_match_jax(jax, case):
+    x, w = _operands(case)
+    kw = CASES[case][2]
+    ours, theirs = _conv(lax, **kw), _highest(jax, **kw)
+    want = np.asarray(theirs(x, w))
+    assert_close(ours(x, w), want, scale=4)
+    assert_close(pto.jit(ours)(x, w), want, scale=4)
+    ct = np.random.default_rng(1).normal(size=want.shape).astype(np.float32)
+
+    def loss(f):
+        return lambda a, b: (f(a, b) * ct).sum()
+
+    assert_close(pto.grad(loss(ours), argnums=(0, 1))(x, w),
+                 tuple(np.asarray(g) for g in jax.grad(loss(theirs), argnums=(0, 1))(x, w)),
+                 scale=8)
+    xb, wb = np.stack([x, 2 * x]), np.stack([w, -w])
+    for in_axes, args in (((0, None), (xb, w)), ((None, 0), (x, wb)), ((0, 0), (xb, wb))):
+        assert_close(pto.vmap(ours, in_axes=in_axes)(*args),
+                     np.asarray(jax.vmap(theirs, in_axes=in_axes)(*args)), scale=4)
+
+
+@pytest.mark.parametrize("case", ["dilated-negative-pad", "mixed-layouts"])
+def test_conv_second_order_gradients_match_jax(jax, case):
+    x, w = _operands(case, np.float64)
+    ours, theirs = _conv(lax, **CASES[case][2]), _highest(jax, **CASES[case][2])
+
+    def hvp(grad, f):
+        g = grad(lambda a, b: (f(a, b) ** 2).sum(), argnums=(0, 1))
+        return grad(lambda a, b: sum((t * t).sum() for t in g(a, b)), argnums=(0, 1))(x, w)
+
+    assert_close(hvp(pto.grad, ours), tuple(np.asarray(t) for t in hvp(jax.grad, theirs)),
+                 scale=10)
+
+
+def test_vmap_of_grouped_conv_over_in_axes_inside_the_operands(jax):
+    x, w = _operands("batch-groups")
+    kw = CASES["batch-groups"][2]
+    xb, wb = np.stack([x, -x], axis=2), np.stack([w, 3 * w], axis=3)
+    for in_axes, args in (((2, None), (xb, w)), ((None, 3), (x, wb)), ((2, 3), (xb, wb))):
+        assert_close(pto.vmap(_conv(lax, **kw), in_axes=in_axes)(*args),
+                     np.asarray(jax.vmap(_highest(jax, **kw), in_axes=in_axes)(*args)),
+                     scale=4)
+
+
+@pytest.mark.parametrize("dtype,pet", [("bfloat16", None), ("bfloat16", np.float32),
+                                       ("float16", np.float32), ("int8", np.int32)])
+def test_conv_preferred_element_type_matches_jax(jax, jnp, dtype, pet):
+    rng = np.random.default_rng(2)
+    x = rng.integers(-100, 100, (2, 4, 7, 7)).astype(np.float32)
+    w = rng.integers(-100, 100, (5, 4, 3, 3)).astype(np.float32)
+    if dtype != "int8":
+        x, w = x / 64, w / 64
+    x, w = np.asarray(jnp.asarray(x, dtype)), np.asarray(jnp.asarray(w, dtype))
+    kw = dict(window_strides=(1, 1), padding="SAME", preferred_element_type=pet)
+    got, want = _conv(lax, **kw)(x, w), np.asarray(_highest(jax, **kw)(x, w))
+    assert got.dtype == want.dtype
+    assert_close(got, want)
+    assert_close(pto.jit(_conv(lax, **kw))(x, w), want)
+
+
+def test_conv_wrappers_match_jax(jax):
+    x, w = _operands("same")
+    assert_close(lax.conv(x, w, (2, 1), "VALID"),
+                 np.asarray(jax.lax.conv(x, w, (2, 1), "VALID", jax.lax.Precision.HIGHEST)))
+    args = (x, w, (1, 2), ((2, 1), (0, 1)), (2, 1), (1, 2))
+    assert_close(lax.conv_with_general_padding(*args),
+                 np.asarray(jax.lax.conv_with_general_padding(
+                     *args, precision=jax.lax.Precision.HIGHEST)))
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 2), (0, 1))])
+@pytest.mark.parametrize("strides,transpose_kernel,consistent", [
+    ((2, 2), False, False), ((2, 1), True, False), ((3, 2), False, True)])
+def test_conv_transpose_matches_jax(jax, padding, strides, transpose_kernel, consistent):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 5, 6, 3)).astype(np.float32)
+    w = rng.normal(size=(3, 2, 4, 3) if transpose_kernel else (3, 2, 3, 4)).astype(np.float32)
+    kw = dict(strides=strides, padding=padding, transpose_kernel=transpose_kernel,
+              use_consistent_padding=consistent)
+    want = jax.lax.conv_transpose(x, w, precision=jax.lax.Precision.HIGHEST, **kw)
+    assert_close(lax.conv_transpose(x, w, **kw), np.asarray(want), scale=4)
+    got = pto.grad(lambda a, b: (lax.conv_transpose(a, b, **kw) ** 2).sum(),
+                   argnums=(0, 1))(x, w)
+    want = jax.grad(lambda a, b: (jax.lax.conv_transpose(
+        a, b, precision=jax.lax.Precision.HIGHEST, **kw) ** 2).sum(), argnums=(0, 1))(x, w)
+    assert_close(got, tuple(np.asarray(g) for g in want), scale=8)
+
+
+def test_conv_errors_name_the_problem():
+    x, w = _operands("same")
+    with pytest.raises(pto.errors.ShapeError, match="feature_group_count"):
+        lax.conv_general_dilated(x, w, (1, 1), "SAME", feature_group_count=2)
+    with pytest.raises(pto.errors.ShapeError, match="exactly once"):
+        lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                 dimension_numbers=("NHWW", "OIHW", "NCHW"))
+    with pytest.raises(pto.errors.ShapeError, match="lhs_dilation"):
+        lax.conv_general_dilated(x, w, (1, 1), "SAME", lhs_dilation=(2, 1))
+    with pytest.raises(pto.errors.ShapeError, match="padding"):
+        lax.conv_general_dilated(x, w, (1, 1), "FULL")
+    with pytest.raises(pto.errors.ShapeError, match="window_strides"):
+        lax.conv_general_dilated(x, w, (1,), "VALID")
+    with pytest.raises(pto.errors.DtypeError):
+        lax.conv_general_dilated(x, w.astype(np.float16), (1, 1), "VALID")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_conv_tiles_as_im2col_into_a_cube_kernel_with_its_epilogue(dtype):
+    x, w = _operands("nhwc", dtype)
+    w = np.concatenate([w, w], axis=2)[:, :, :3]
+
+    def f(a, b):
+        return pto.nn.relu(lax.conv_general_dilated(
+            a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+
+    tiled = pto.tile(f, target=pto.targets.host_cpu)
+    kernels = [e for e in pto.make_ir(tiled)(x, w).eqns if e.prim.name == "tile_kernel"]
+    assert [k.params["kind"] for k in kernels] == ["cube"]     # relu fused as the epilogue
+    body = {e.prim.name for e in kernels[0].params["bodies"][0].eqns}
+    assert "tile_matmul" in body and "tile_select" in body
+    assert_close(tiled(x, w), f(x, w))
+    host = pto.jit(f, backend=pto.lower.host.backend.CpuBackend(
+        tiered=False, min_elements=0, target=pto.targets.host_cpu))
+    assert_close(host(x, w), f(x, w))
+    assert "TMATMUL" in pto.jit(f).lower(x, w).as_text("pto-cpp")
+
+
+def test_float32_conv_stays_in_blas_where_the_target_cube_lacks_float32():
+    """host_jit (pto.jit's cpu backend) multiplies float32 in numpy's BLAS: the convolution
+    is not expanded there; float16 still becomes a cube kernel."""
+    x, w = _operands("same")
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, (1, 1), "SAME")
+
+    for dtype, kernels in ((np.float32, []), (np.float16, ["cube"])):
+        a, b = x.astype(dtype), w.astype(dtype)
+        ir = pto.make_ir(pto.tile(f, target=pto.targets.host_jit))(a, b)
+        assert [e.params["kind"] for e in ir.eqns if e.prim.name == "tile_kernel"] == kernels
+        assert any(e.prim.name == "conv_general_dilated" for e in ir.eqns) == (not kernels)
