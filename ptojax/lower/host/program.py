@@ -180,14 +180,9 @@ class HostProgram:
         self.entries = options["entries"]
         self.source = options["kernel_source"]
         self.check_sync = check_sync
-<<<<<<< HEAD
-        self.library, self.build = build_and_load(target=target, name=name,
-                                                  cached_only=cached_only, on_key=on_key,
-                                                  **options)
-=======
         self.library, self.build = build_and_load(target=_arena_target(target, tiled),
-                                                  name=name, **options)
->>>>>>> main
+                                                  name=name, cached_only=cached_only,
+                                                  on_key=on_key, **options)
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
