@@ -1,11 +1,18 @@
 """Dispatch overheads vs JAX, in one process (python benchmarks/dispatch.py).
 
-1. a cached jit call of a 3-op function on small arrays      (target <= 1.0x JAX)
-2. the first call (trace + compile) of an MLP forward         (target <= 0.3x JAX)
-3. an eager pnp op vs an eager jax.numpy op                   (target <= 0.5x JAX)
+1. a cached jit call of a 3-op function on f32[8], numpy inputs on both sides (target <= 1.0x)
+2. the same with pto.Array / jax.Array inputs                                  (reference)
+3. a cached call with a params pytree of 12 arrays (6 layers of (w, b) in a dict of
+   namedtuples), a numpy batch and a Python float; the function reads one layer    (<= 1.0x)
+4. an SGD update of that pytree (24 elementwise ops, 12 outputs)               (reference)
+5. the first call (trace + compile) of an MLP forward                          (target <= 0.3x)
+6. an eager pnp op vs an eager jax.numpy op                                    (target <= 0.5x)
+
+The machine these run on may be shared: run it a few times and read the ratios as ranges.
 """
 from __future__ import annotations
 
+import collections
 import os
 import sys
 
@@ -26,11 +33,43 @@ def cached_small_call():
     y = np.ones((8,), np.float32)
     pf = pto.jit(lambda a, b: pnp.tanh(a * b + 1.0))
     jf = jax.jit(lambda a, b: jnp.tanh(a * b + 1.0))
+    ours = best_time(lambda: pf(x, y))
+    theirs = best_time(lambda: jf(x, y).block_until_ready())
+    report("cached jit call, 3 ops on f32[8], numpy in", ours, theirs, 1.0)
     px, py = pnp.asarray(x), pnp.asarray(y)
     jx, jy = jnp.asarray(x), jnp.asarray(y)
     ours = best_time(lambda: pf(px, py))
     theirs = best_time(lambda: jf(jx, jy).block_until_ready())
-    return report("cached jit call, 3 ops on f32[8]", ours, theirs, 1.0)
+    return report("cached jit call, 3 ops on f32[8], arrays in", ours, theirs)
+
+
+Layer = collections.namedtuple("Layer", "w b")
+
+
+def params_pytree(module):
+    rng = np.random.default_rng(0)
+    return {f"layer{i}": Layer(module.asarray(rng.standard_normal((8, 8)).astype(np.float32)),
+                               module.asarray(np.zeros(8, np.float32))) for i in range(6)}
+
+
+def cached_pytree_call():
+    x = np.ones((4, 8), np.float32)
+    pp, jp = params_pytree(pnp), params_pytree(jnp)
+
+    def first_layer(m):
+        return lambda params, x, scale: m.tanh(x @ params["layer0"].w + params["layer0"].b) \
+            * scale
+    pf, jf = pto.jit(first_layer(pnp)), jax.jit(first_layer(jnp))
+    ours = best_time(lambda: pf(pp, x, 0.5))
+    theirs = best_time(lambda: jf(jp, x, 0.5).block_until_ready())
+    report("cached call, 12-array params pytree", ours, theirs, 1.0)
+
+    def sgd(tree_map):
+        return lambda params, grads, lr: tree_map(lambda p, g: p - lr * g, params, grads)
+    pf, jf = pto.jit(sgd(pto.tree_util.tree_map)), jax.jit(sgd(jax.tree_util.tree_map))
+    ours = best_time(lambda: pf(pp, pp, 0.1))
+    theirs = best_time(lambda: jax.block_until_ready(jf(jp, jp, 0.1)))
+    return report("SGD update of the 12-array pytree", ours, theirs)
 
 
 def mlp_params(seed, sizes, module):
@@ -72,5 +111,6 @@ def eager_op():
 if __name__ == "__main__":
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; numpy {np.__version__}")
     cached_small_call()
+    cached_pytree_call()
     first_call_mlp()
     eager_op()

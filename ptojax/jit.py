@@ -19,11 +19,12 @@ from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
 from ptojax.eval.executable import failed_equation_source
+from ptojax.eval.fast_arguments import fast_arguments
 from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.tree_util import tree_flatten, tree_flatten_with_path
+from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
 from ptojax.lower.host.backend import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
@@ -173,6 +174,8 @@ class _Entry(NamedTuple):
     out_weak: tuple
     closed: ClosedIR
     name: str
+    build_outputs: Callable  # the output leaves -> the output pytree (out_tree's unflattener)
+    passes_inputs: bool      # some output is an input, returned as it came
 
 
 class Jitted:
@@ -186,7 +189,8 @@ class Jitted:
             fn, static_argnums, static_argnames, donate_argnums)
         self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
-        self._cache: dict = {}
+        self._cache: dict = {}       # full signature -> _Entry (and sharded callables)
+        self._fast: dict = {}        # fast_arguments key -> _Entry
         self._lock = threading.Lock()
         self._last_signature = None
 
@@ -199,12 +203,18 @@ class Jitted:
                 return self._fn(*args, **kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
             return self._fn(*args, **kwargs)
-        if not kwargs and not self._static_argnums:
-            fast = _fast_key(args)
-            if fast is not None:
-                entry = self._cache.get(fast)
-                if entry is not None:
-                    return _run(entry, [leaf_value(a) for a in args])
+        try:   # the hot path: one walk, one lookup (see eval/fast_arguments.py)
+            key, values = fast_arguments(args, kwargs, self._static_argnums,
+                                         self._static_argnames)
+            entry = self._fast.get(key)
+        except Exception:   # no fast key: the full path decides (and raises the errors)
+            key = entry = None
+        if entry is not None:
+            return _run(entry, values)
+        return self._call_full(key, args, kwargs)
+
+    def _call_full(self, key, args, kwargs):
+        """A fast-path miss: the full signature, compiling on a miss of that too."""
         signature, leaves = self._signature(args, kwargs)
         mesh = mesh_of_sharded(leaves)
         if mesh is not None:  # sharded arguments: partition with pto.shard
@@ -212,10 +222,8 @@ class Jitted:
         entry = self._cache.get(signature)
         if entry is None:
             entry = self._compile(signature, args, kwargs)
-        if not kwargs and not self._static_argnums:
-            fast = _fast_key(args)
-            if fast is not None:
-                self._cache.setdefault(fast, entry)
+        if key is not None:
+            self._fast[key] = entry
         return _run(entry, [leaf_value(x) for x in leaves])
 
     def _signature(self, args, kwargs):
@@ -269,21 +277,14 @@ class Jitted:
 
     def clear_cache(self):
         self._cache.clear()
-
-
-def _fast_key(args):
-    key = []
-    for a in args:
-        if type(a) is not Array:
-            return None
-        key.append(a.aval)
-    return ("fast", *key)
+        self._fast.clear()
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
     optimized = optimize(closed)
     return _Entry(make_executable(optimized, backend), out_tree,
-                  tuple(t.weak_type for t in closed.out_types), optimized, name)
+                  tuple(t.weak_type for t in closed.out_types), optimized, name,
+                  unflattener(out_tree), bool(set(optimized.ir.invars) & set(optimized.ir.outvars)))
 
 
 def _run(entry: _Entry, leaves):
@@ -300,7 +301,19 @@ def _run(entry: _Entry, leaves):
     except Exception as e:  # numpy's errors at run time name the operation's line
         raise located(e, failed_equation_source(e.__traceback__) or user_frame(),
                       f"running `{entry.name}` (jit)")
-    return entry.out_tree.unflatten([Array(o, w) for o, w in zip(outs, entry.out_weak)])
+    passes = entry.passes_inputs
+    return entry.build_outputs([
+        Array(_not_aliasing(o, leaves) if passes or getattr(o, "base", None) is not None
+              else o, w) for o, w in zip(outs, entry.out_weak)])
+
+
+def _not_aliasing(out, inputs):
+    """``out``, copied if it is (a view of) one of the caller's numpy ``inputs``: an Array
+    owns its buffer, and numpy inputs are passed to the executable uncopied."""
+    if type(out) is np.ndarray and any(type(x) is np.ndarray and np.may_share_memory(out, x)
+                                       for x in inputs):
+        return out.copy()
+    return out
 
 
 def explain_retrace(old: _Signature, new: _Signature) -> str:

@@ -324,6 +324,35 @@ class PyTreeDef:
         return f"{self.node_type.__name__}({inner})"
 
 
+def unflattener(treedef: PyTreeDef) -> Callable:
+    """``treedef.unflatten`` as one generated expression over the leaf list (no recursion,
+    no checks): what a cached ``jit`` call builds its outputs with."""
+    env: dict = {}
+
+    def expression(node, counter) -> str:
+        if node.node_type is None:
+            counter[0] += 1
+            return f"L[{counter[0] - 1}]"
+        children = [expression(c, counter) for c in node.child_defs]
+        if node.node_type is tuple:
+            return f"({''.join(c + ', ' for c in children)})"
+        if node.node_type is list:
+            return f"[{', '.join(children)}]"
+        if node.node_type is type(None):
+            return "None"
+        n = len(env)
+        env[f"D{n}"] = node.node_data
+        if node.node_type is dict:   # node_data: the sorted keys
+            return "{" + ", ".join(f"D{n}[{i}]: {c}" for i, c in enumerate(children)) + "}"
+        env[f"U{n}"] = _kind_of_type(node.node_type).unflatten
+        return f"U{n}(D{n}, [{', '.join(children)}])"
+    try:
+        source = f"lambda L: {expression(treedef, [0])}"
+        return eval(compile(source, "<ptojax unflattener>", "eval"), env)
+    except (SyntaxError, RecursionError, MemoryError):   # nested beyond the parser's limits
+        return treedef.unflatten
+
+
 def _hashable(x):
     try:
         hash(x)

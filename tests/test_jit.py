@@ -170,3 +170,65 @@ def test_unsupported_input_dtype_names_the_argument_and_line():
     with pytest.raises(DtypeError, match="positional argument 0") as info:
         pto.jit(lambda x: x)(np.array([1], np.longdouble))
     assert "test_jit.py" in str(info.value)
+
+
+# the hot path (eval/fast_arguments.py) -------------------------------------------------------
+Layer = __import__("collections").namedtuple("Layer", "w b")
+
+
+def test_pytree_calls_hit_the_cache_and_retrace_on_changes():
+    f = counting(lambda p, x, lr: {"y": x @ p["l"][0].w + p["l"][0].b * lr, "n": len(p["l"])})
+    jf = pto.jit(f)
+    params = {"l": [Layer(np.ones((3, 2), F32), np.zeros(2, F32))]}
+    x = np.ones((4, 3), F32)
+    for _ in range(3):
+        out = jf(params, x, 0.5)
+    assert len(f.calls) == 1
+    np.testing.assert_allclose(out["y"], np.full((4, 2), 3, F32))
+    assert out["n"] == 1 and out["y"].dtype == F32
+    jf(pto.tree_util.tree_map(pnp.asarray, params), pnp.asarray(x), 0.25)  # Arrays: same entry
+    assert len(f.calls) == 1
+    jf({"l": (params["l"][0],)}, x, 0.5)                                 # list -> tuple
+    jf(params, x.astype(np.float16), 0.5)                                # dtype
+    jf(params, x, 1)                                                     # weak float -> int
+    jf(params, x, F32(0.5))                                              # weak -> strong
+    assert len(f.calls) == 5
+    jf(params, x, F32(0.75))
+    assert len(f.calls) == 5
+
+
+def test_python_floats_keep_full_precision_on_the_hot_path():
+    jf = pto.jit(lambda x, s: x + s)
+    x = np.ones(2, np.float64)
+    small = 1e-10
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(x, small), x + small)
+
+
+def test_outputs_do_not_alias_numpy_inputs():
+    x = np.ones(4, F32)
+    outs = [pto.jit(f)(x) for f in (lambda a: a, lambda a: a.reshape(2, 2), lambda a: (a, a))]
+    outs += [pto.jit(lambda a: a)(x)]  # the cached call too
+    x[0] = 5
+    for out in outs:
+        for o in (out if isinstance(out, tuple) else (out,)):
+            assert float(np.asarray(o).ravel()[0]) == 1.0
+
+
+def test_static_and_keyword_arguments_on_the_hot_path():
+    f = counting(lambda x, n, *, scale: x * n * scale)
+    jf = pto.jit(f, static_argnums=1)
+    x = np.ones(2, F32)
+    assert float(jf(x, 3, scale=2.0)[0]) == 6.0
+    assert float(jf(x, 3, scale=3.0)[0]) == 9.0
+    assert len(f.calls) == 1
+    assert float(jf(x, 4, scale=3.0)[0]) == 12.0
+    assert len(f.calls) == 2
+
+
+def test_errors_still_come_from_the_full_path():
+    jf = pto.jit(lambda x: x)
+    with pytest.raises(pto.errors.NonArrayLeafError):
+        jf(object())
+    with pytest.raises(pto.errors.IntegerOverflowError):
+        jf(2**70)

@@ -80,8 +80,13 @@ def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
 
 
 def _scan_impl(*args, body, num_consts, num_carry, length, reverse):
+    return run_scan(compiled(body), args, body, num_consts, num_carry, length, reverse)
+
+
+def run_scan(run, args, body, num_consts, num_carry, length, reverse):
+    """The scan of ``body`` over ``args``, each step ``run(*consts, *carry, *x)`` (the
+    numpy executor here; the cpu backend passes the body's compiled program)."""
     consts, carry, xs = groups(args, num_consts, num_carry)
-    run = compiled(body)
     ys = [np.empty((length, *t.shape), t.dtype) for t in body.out_types[num_carry:]]
     for step in range(length):
         i = length - 1 - step if reverse else step

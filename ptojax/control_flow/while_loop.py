@@ -66,8 +66,14 @@ def _while_abstract(*args, cond, body, cond_nconsts, body_nconsts, max_steps):
 
 
 def _while_impl(*args, cond, body, cond_nconsts, body_nconsts, max_steps):
+    return run_while(compiled(cond), compiled(body), args, cond_nconsts, body_nconsts,
+                     max_steps)
+
+
+def run_while(test, step, args, cond_nconsts, body_nconsts, max_steps):
+    """The while loop over ``args`` with the predicate ``test`` and the body ``step`` (the
+    numpy executor here; the cpu backend passes the body's compiled program)."""
     cond_consts, body_consts, carry = groups(args, cond_nconsts, body_nconsts)
-    test, step = compiled(cond), compiled(body)
     steps = 0
     while (max_steps is None or steps < max_steps) and as_index(test(*cond_consts, *carry)[0]):
         carry = step(*body_consts, *carry)

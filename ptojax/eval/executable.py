@@ -22,12 +22,14 @@ _FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then 
 class Executable:
     """``run(*flat_inputs) -> list of numpy arrays`` for one IR, plus its generated source.
     ``impls`` maps equations to callables run in place of their primitive's impl (the host
-    backend runs compiled kernels this way)."""
+    backend runs compiled kernels and loops this way); their outputs are fresh buffers later
+    operations may overwrite, except those of the equations in ``borrowing`` (a loop may
+    return its operands)."""
 
-    def __init__(self, closed: ClosedIR, impls=None):
+    def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset()):
         keep_freed_memory()
         self.closed = closed
-        self.source, self.run = _generate(closed, impls or {})
+        self.source, self.run = _generate(closed, impls or {}, borrowing)
 
     def __call__(self, *args):
         return self.run(*args)
@@ -61,7 +63,7 @@ def _last_uses(ir):
     return last
 
 
-def _generate(closed: ClosedIR, impls):
+def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -85,14 +87,22 @@ def _generate(closed: ClosedIR, impls):
     last = _last_uses(ir)
     owned = set()  # vars whose buffers were allocated by this function and may be overwritten
     lines = []
+    implicit = _implicit_broadcasts(ir, impls)
+    for eqn in implicit:   # the operand's buffer lives as long as its unbroadcast alias
+        operand = eqn.inputs[0]
+        last[operand] = max(last.get(operand, -1), last.get(eqn.outputs[0], -1))
     for i, eqn in enumerate(ir.eqns):
         fn = f"f{i}"
         ins = [name_of(a) for a in eqn.inputs]
         outs = [fresh(v) for v in eqn.outputs]
         ufunc = eqn.prim.ufunc
+        if eqn in implicit:   # numpy's own broadcasting in the consuming ufuncs does it
+            lines.append(f"    {outs[0]} = {ins[0]}")
+            continue
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
             env[fn] = impls[eqn]
-            owned.update(eqn.outputs)
+            if eqn not in borrowing:
+                owned.update(eqn.outputs)
         elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
             out_type = eqn.outputs[0].type
             env[fn] = ufunc
@@ -116,6 +126,42 @@ def _generate(closed: ClosedIR, impls):
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, GENERATED_FILE, "exec"), env)
     return source, quietly(env["run"])
+
+
+def _implicit_broadcasts(ir, impls) -> set:
+    """The ``broadcast_in_dim`` equations that only add leading dimensions and whose every use
+    is a plain ufunc of their output's shape: numpy broadcasts their operand itself, so the
+    executor skips them (a bias added to a batch: ``np.broadcast_to`` costs more than the
+    add on small arrays)."""
+    users: dict = {}
+    for eqn in ir.eqns:
+        for a in eqn.inputs:
+            if type(a) is Var:
+                users.setdefault(a, []).append(eqn)
+    outvars = {v for v in ir.outvars if type(v) is Var}
+    broadcast = {e.outputs[0] for e in ir.eqns if e.prim.name == "broadcast_in_dim"}
+    found = set()
+    for eqn in ir.eqns:
+        if eqn.prim.name != "broadcast_in_dim" or eqn in impls or type(eqn.inputs[0]) is not Var:
+            continue
+        out, n = eqn.outputs[0], eqn.inputs[0].type.ndim
+        dims = eqn.params["broadcast_dimensions"]
+        if out in outvars or tuple(dims) != tuple(range(out.type.ndim - n, out.type.ndim)) \
+                or eqn.inputs[0].type.shape != out.type.shape[out.type.ndim - n:]:
+            continue
+        uses = users.get(out, ())
+        if uses and all(_broadcasts_itself(u, out.type.shape, broadcast, impls) for u in uses):
+            found.add(eqn)
+    return found
+
+
+def _broadcasts_itself(use, shape, broadcast_outputs, impls) -> bool:
+    """``use`` is a plain ufunc with an operand of the full ``shape`` that is not itself a
+    broadcast: its result has that shape without the broadcast."""
+    return use.prim.ufunc is not None and not use.params and use not in impls \
+        and use.outputs[0].type.shape == shape \
+        and any(type(a) is Var and a not in broadcast_outputs and a.type.shape == shape
+                for a in use.inputs)
 
 
 def failed_equation_source(traceback):

@@ -115,10 +115,10 @@ def reduce_abstract(name, kind):
     return abstract_eval
 
 
-def sum_impl(x, axes):
+def sum_impl(x, axes):   # the ufunc's own reduce: np.sum's wrapper costs ~1 us a call
     if dtypes.accumulates_in_f32(x.dtype):
-        return np.sum(x, axis=axes, dtype=np.float32).astype(x.dtype)
-    return np.sum(x, axis=axes, dtype=x.dtype)
+        return np.add.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
+    return np.add.reduce(x, axis=axes, dtype=x.dtype)
 
 
 reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), sum_impl,

@@ -15,6 +15,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.eval.machine_load import matmul
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import add_tangents, mul
@@ -96,6 +97,9 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
     return TensorType(shape, out_dtype, lhs.weak_type and rhs.weak_type)
 
 
+_MATMUL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.int32)))
+
+
 def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
     """The dtype a dot_general (or convolution) of ``in_dtype`` operands returning
     ``out_dtype`` multiplies and sums in: the preferred type (so int8 operands with
@@ -112,13 +116,17 @@ def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
 
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
+    if lc == (1,) and rc == (0,) and not lb and lhs.ndim == 2 and rhs.ndim == 2 \
+            and preferred_element_type is None and lhs.dtype in _MATMUL_DTYPES \
+            and rhs.dtype == lhs.dtype:
+        return matmul(lhs, rhs)   # the common case, without the general path's bookkeeping
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
     if lhs.dtype != compute:
         lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
     if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
-        out = lhs @ rhs
+        out = matmul(lhs, rhs)
     else:
         batch = [lhs.shape[d] for d in lb]
         m = [lhs.shape[d] for d in lf]
@@ -126,7 +134,7 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
         k = math.prod(lhs.shape[d] for d in lc)
         a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(math.prod(batch), math.prod(m), k)
         b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(math.prod(batch), k, math.prod(n))
-        out = np.matmul(a, b).reshape(batch + m + n)
+        out = matmul(a, b).reshape(batch + m + n)
     if dtypes.is_complex(out.dtype) and not dtypes.is_complex(out_dtype):
         out = out.real   # a real preferred type keeps the real part, as a conversion does
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)

@@ -24,6 +24,10 @@ first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import itertools
 import os
 import queue
 import threading
@@ -34,8 +38,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
+from ptojax.control_flow.scan import run_scan, scan_p
+from ptojax.control_flow.while_loop import run_while, while_p
+from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
-from ptojax.lower.host.cache import checked_root
+from ptojax.lower.host.build import ABI_VERSION, NotCached
+from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
+                                     write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
@@ -134,12 +143,15 @@ class HostExecutable:
     ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
+    ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
+    ``warm`` says whether its first call found its library in the cache.
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend):
         self.closed = closed
         self.options = options
-        self.numpy = Executable(closed)
+        self.loops, self.loop_bodies = _loop_runners(closed, options)
+        self.numpy = Executable(closed, self.loops, frozenset(self.loops))
         self.source = self.numpy.source
         self.program = None
         self.ready_after = None
@@ -151,6 +163,7 @@ class HostExecutable:
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
+        self.warm = False
         if _largest_tensor(closed) < options.min_elements:
             self._done.set()
             return
@@ -181,16 +194,42 @@ class HostExecutable:
             if not self._pending:
                 return
             self._pending = False
-        _worker().submit(self._compile_in_background)
+        self.warm = self._warm_cache()
+        if self.warm:   # only tile, emit and load: ahead of any compile in the queue
+            _worker().submit(self._load_in_background, first=True)
+        else:
+            _worker().submit(self._compile_in_background)
+
+    def _fingerprint(self) -> str:
+        o = self.options
+        text = f"{ABI_VERSION}\0{self.kernels}\0{o.target.name}\0{o.tile_config!r}\0" \
+               f"{o.check_sync}\0{self.closed}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _warm_cache(self) -> bool:
+        """Whether this program's library was built before (``cache.program_hint``) and is
+        still published: then the worker loads it first, ahead of compiles."""
+        try:
+            root = checked_root()
+            key = read_program_hint(root, self._fingerprint())
+            return key is not None and CacheEntry(key, root).published() is not None
+        except (OSError, ConfigError, CompileError):
+            return False
+
+    def _load_in_background(self):
+        if not self._build(warn=True, cached_only=True):   # a stale hint: compile after all
+            self._build(warn=True)
 
     def wait(self, timeout=None) -> bool:
         """Block until compiling has finished (or failed); False on timeout."""
         return self._done.wait(timeout)
 
-    def _build(self, warn: bool):
+    def _build(self, warn: bool, cached_only: bool = False) -> bool:
         """Find the compiler, tile, emit, build and switch ``run`` to the compiled program.
         Whatever goes wrong leaves a final status; in the background (``warn``) it is
-        reported by one warning, else raised."""
+        reported by one warning, else raised. ``cached_only``: False, and nothing changed,
+        if the library is not in the cache."""
+        finished = True
         try:
             checked_root()
             compiler, why = compiler_or_none()
@@ -198,19 +237,24 @@ class HostExecutable:
                 self.status = "numpy"
                 _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
                            f"clang++, or set CXX, for compiled host kernels)")
-                return
+                return True
             tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
             if not kernel_eqns(tiled):
                 self.status = "numpy"
-                return
+                return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
-                                       kernels=self.kernels)
+                                       kernels=self.kernels, loops=self.loops,
+                                       cached_only=cached_only,
+                                       on_key=self._remember_library)
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
+        except NotCached:
+            finished = False
+            return False
         except (CompileError, TileError, UnsupportedError, ConfigError, OSError) as e:
             self.status = f"failed: {e}"
             if not warn:
@@ -225,10 +269,47 @@ class HostExecutable:
                        f"it), this function keeps running on the numpy executor: "
                        f"{_crash_site(e)}")
         finally:
-            self._done.set()
+            if finished:
+                self._done.set()
+        return True
+
+    def _remember_library(self, key: str):
+        """Remember (before it is built: a detached build may outlive this process) which
+        library this program builds into."""
+        with contextlib.suppress(OSError, CompileError):
+            write_atomic(program_hint(checked_root(), self._fingerprint()), key.encode())
 
     def _compile_in_background(self):
         self._build(warn=True)
+
+
+def _loop_runners(closed: ClosedIR, options: CpuBackend):
+    """({scan/while equation of ``closed``: its loop with the body run by the body's own
+    ``HostExecutable``}, [those executables]). A body is tiered and compiled like a jitted
+    function, so a loop's steps (a ``fori_loop`` epoch of train steps) run compiled kernels,
+    not the numpy executor."""
+    runners, bodies = {}, []
+    for eqn in closed.ir.eqns:
+        p = eqn.params
+        if eqn.prim is scan_p:
+            bodies.append(HostExecutable(p["body"], options))
+            runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],
+                                             p["num_consts"], p["num_carry"], p["length"],
+                                             p["reverse"])
+        elif eqn.prim is while_p:
+            bodies.append(HostExecutable(p["body"], options))
+            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]), bodies[-1].run,
+                                             p["cond_nconsts"], p["body_nconsts"],
+                                             p["max_steps"])
+    return runners, bodies
+
+
+def _run_scan(step, body, num_consts, num_carry, length, reverse, *args):
+    return run_scan(step, args, body, num_consts, num_carry, length, reverse)
+
+
+def _run_while(test, step, cond_nconsts, body_nconsts, max_steps, *args):
+    return run_while(test, step, args, cond_nconsts, body_nconsts, max_steps)
 
 
 class _TierTrial:
@@ -268,15 +349,17 @@ class _Worker:
     """One daemon thread compiling in submission order; never delays interpreter exit."""
 
     def __init__(self):
-        self._jobs: queue.Queue = queue.Queue()
+        self._jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
         self._idle = threading.Condition()
         self._pending = 0
         threading.Thread(target=self._loop, name="ptojax-host-compiler", daemon=True).start()
 
-    def submit(self, job):
+    def submit(self, job, first: bool = False):
+        """Queue ``job``; ``first`` jobs (loads from the cache) run before the others."""
         with self._idle:
             self._pending += 1
-        self._jobs.put(job)
+        self._jobs.put((0 if first else 1, next(self._order), job))
 
     def wait_idle(self, timeout=None) -> bool:
         with self._idle:
@@ -284,7 +367,7 @@ class _Worker:
 
     def _loop(self):
         while True:
-            job = self._jobs.get()
+            *_, job = self._jobs.get()
             try:
                 job()
             except Exception as e:     # a bug must not kill the worker; report it

@@ -11,25 +11,29 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import functools
 import hashlib
+import json
 import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ptojax.errors import CompileError
+from ptojax.errors import CacheError, CompileError
 from ptojax.lower.host.cache import (CacheEntry, checked_root, private_dir, sweep_temporaries,
                                      write_atomic)
 from ptojax.lower.host.compiler import (INCLUDE_DIR, Compiler, cpu_features, find_compiler,
                                         not_a_library)
 
 ABI_VERSION = 2
+PACKAGE_PARENT = Path(__file__).resolve().parents[3]   # the directory holding ``ptojax``
 KERNEL_FILE = "kernels.cpp"
 SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",
                 "L0A": "PTO_HOST_L0A_BYTES", "L0B": "PTO_HOST_L0B_BYTES",
@@ -114,6 +118,10 @@ def library_key(unit: str, compiler: Compiler) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
+class NotCached(Exception):
+    """``build_library(cached_only=True)``: the library of this key is not in the cache."""
+
+
 @dataclass(frozen=True)
 class BuildResult:
     path: Path
@@ -124,11 +132,16 @@ class BuildResult:
 
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
-                  name: str = "kernels", bodies_at_o1: bool = True) -> BuildResult:
-    """The built library for these kernels (compiled now, or found in the disk cache)."""
+                  name: str = "kernels", bodies_at_o1: bool = True,
+                  cached_only: bool = False, on_key=None) -> BuildResult:
+    """The built library for these kernels (compiled now, or found in the disk cache; with
+    ``cached_only``, ``NotCached`` instead of compiling). ``on_key(key)`` is told the
+    library's key before anything is built."""
     compiler = compiler or find_compiler()
     unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
     key = library_key(unit, compiler)
+    if on_key is not None:
+        on_key(key)
     root = checked_root()
     sweep_temporaries(root)
     entry = CacheEntry(key, root)
@@ -136,19 +149,60 @@ def build_library(kernel_source: str, entries, target, *, check_sync: bool = Fal
     path = entry.published()
     if path is not None:
         return BuildResult(path, key, True, 0.0)
+    if cached_only:
+        raise NotCached(key)
+    start = time.perf_counter()
+    path, cached = _build_detached(unit, compiler, entry, name)
+    return BuildResult(path, key, cached, 0.0 if cached else time.perf_counter() - start)
+
+
+def compile_and_publish(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> bool:
+    """Build ``unit`` and publish it under ``entry`` (under its lock); False if another
+    process published it first. What the detached builder (``detached.py``) runs."""
     with entry.locked():
-        path = entry.published()            # another process built it while we waited
-        if path is not None:
-            return BuildResult(path, key, True, 0.0)
+        if entry.published() is not None:   # another process built it while we waited
+            return False
         entry.discard()
         entry.remove_temporaries()          # left by a build of this key that was killed
-        start = time.perf_counter()
         built = _compile(unit, compiler, entry, name)
         try:
-            path = entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
+            entry.publish(built, unit, {"compiler": compiler.describe(), "name": name})
         finally:
             built.unlink(missing_ok=True)
-        return BuildResult(path, key, False, time.perf_counter() - start)
+        return True
+
+
+# exit codes of the detached builder
+BUILT, REJECTED, CACHE_UNUSABLE = 0, 2, 3
+
+
+def _build_detached(unit: str, compiler: Compiler, entry: CacheEntry, name: str):
+    """(published library, whether another process had built it) — built by a detached
+    process (``python -m ptojax.lower.host.detached``, at lower CPU priority) that finishes
+    and publishes even if this process exits first, so the next run finds it cached."""
+    request = json.dumps({"unit": unit, "key": entry.key, "root": str(entry.root),
+                          "name": name, "compiler": dataclasses.asdict(compiler)})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE_PARENT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([sys.executable, "-m", "ptojax.lower.host.detached"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    try:
+        out, err = proc.communicate(request, timeout=COMPILE_TIMEOUT_S + 120)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        raise CompileError(f"the host C++ compiler did not finish building `{name}` within "
+                           f"{COMPILE_TIMEOUT_S} s") from None
+    if proc.returncode == REJECTED:
+        raise CompileError(err.strip())
+    if proc.returncode == CACHE_UNUSABLE:
+        raise CacheError(err.strip())
+    path = entry.published()
+    if proc.returncode != BUILT or path is None:
+        raise CompileError(f"the detached host kernel build of `{name}` failed (exit code "
+                           f"{proc.returncode}): {err.strip()[-2000:] or '(no output)'}")
+    return path, out.strip() == "cached"
 
 
 def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:

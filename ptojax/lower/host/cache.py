@@ -305,6 +305,20 @@ class CacheEntry:
         return library
 
 
+# --- which library a program was built into ------------------------------------------------------
+def program_hint(root: Path, fingerprint: str) -> Path:
+    """Where the key of the library last built for the program ``fingerprint`` (64 hex
+    digits) is remembered: a hint that lets a later process load it at its first call; the
+    library's own key, computed from its source, still decides what is loaded."""
+    return private_dir(private_dir(root / "host-kernels") / "programs") / f"{fingerprint}.key"
+
+
+def read_program_hint(root: Path, fingerprint: str) -> Optional[str]:
+    data = read_trusted(program_hint(root, fingerprint))
+    key = data.decode(errors="replace").strip() if data is not None else ""
+    return key if KEY.fullmatch(key) else None
+
+
 # --- temporaries of killed builds ---------------------------------------------------------------
 _swept: set = set()
 

@@ -31,6 +31,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
+from ptojax.eval.machine_load import machine_busy
 from ptojax.lower.cost import kernel_cost
 
 KERNEL_BUILDS = ("fused", "pto")
@@ -79,7 +80,8 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
 
 
 # Kernels over fewer elements than this run their blocks on the calling thread: waking the
-# OpenMP threads costs more than it saves there.
+# OpenMP threads costs more than it saves there. So do all kernels while the machine is busy
+# (eval/machine_load.py).
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
@@ -100,11 +102,12 @@ def _launcher(library, index, eqn, blocks):
         outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
                 for i, t in enumerate(out_types)]
         spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
+        threads = parallel and not machine_busy()
         if profiler.active is None:
-            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            library.launch(index, arrays + outs + spaces, blocks, threads)
         else:
             start = time.perf_counter()
-            library.launch(index, arrays + outs + spaces, blocks, parallel)
+            library.launch(index, arrays + outs + spaces, blocks, threads)
             record(start, arrays + outs)
         return outs
     return launch
@@ -154,11 +157,14 @@ class HostProgram:
     emitter has no form for makes the program use the PTO build (``fused_error`` says why).
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
-    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays.
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
+    ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
+    raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key.
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
-                 kernels: str = "fused"):
+                 kernels: str = "fused", loops=None, cached_only: bool = False,
+                 on_key=None):
         if kernels not in KERNEL_BUILDS:
             raise ValueError(f"unknown host kernel build {kernels!r}; available: "
                              f"{', '.join(KERNEL_BUILDS)}")
@@ -175,8 +181,10 @@ class HostProgram:
         self.source = options["kernel_source"]
         self.check_sync = check_sync
         self.library, self.build = build_and_load(target=_arena_target(target, tiled),
-                                                  name=name, **options)
+                                                  name=name, cached_only=cached_only,
+                                                  on_key=on_key, **options)
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
-        self.executable = Executable(tiled, self.launchers)
+        loops = loops or {}   # loop equations -> runners of their bodies' own programs
+        self.executable = Executable(tiled, {**self.launchers, **loops}, frozenset(loops))
         self.run = self.executable.run

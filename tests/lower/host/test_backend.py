@@ -16,6 +16,7 @@ import ptojax.numpy as pnp
 from handwritten import BUILD_OPTIONS, SOURCE, entries
 from host_cases import executable_of
 from ptojax.errors import CacheError, CompileError
+from ptojax.lower.host.cache import CacheEntry
 from ptojax.lower.host.build import build_library
 from ptojax.targets import host_cpu
 from ptojax.lower.host import backend as host_backend
@@ -221,3 +222,30 @@ def test_fallback_warnings_reach_a_user_running_with_W_always(tmp_path):
     assert done.stdout.strip() == "-inf"
     assert done.stderr.count("RuntimeWarning: ptojax: the C++ compiler") == 1, done.stderr
     assert "encountered" not in done.stderr          # log(0), 1/0: IEEE results, quietly
+
+
+def test_a_warm_cache_is_used_from_the_first_call():
+    x = _x((270, 130))
+    first = executable_of_after_call(pto.jit(chain), x)
+    assert first.wait(600) and first.status == "compiled" and not first.warm
+    fresh = HostExecutable(first.closed, CpuBackend())   # as the next process makes it
+    out = fresh.run(x)[0]
+    assert fresh.warm                                     # found at the end of that call
+    assert fresh.wait(600) and fresh.status == "compiled" and fresh.program.build.cached
+    np.testing.assert_allclose(fresh.program.run(x)[0], out, rtol=2e-5, atol=2e-6)
+
+
+def test_a_stale_program_hint_falls_back_to_compiling_in_the_background():
+    x = _x((270, 140))
+    first = executable_of_after_call(pto.jit(chain), x)
+    assert first.wait(600) and first.status == "compiled"
+    CacheEntry(first.program.build.key).discard()
+    fresh = HostExecutable(first.closed, CpuBackend())
+    fresh.run(x)
+    assert not fresh.warm
+    assert fresh.wait(600) and fresh.status == "compiled" and not fresh.program.build.cached
+
+
+def executable_of_after_call(fn, x):
+    fn(x)
+    return executable_of(fn, x)

@@ -297,6 +297,18 @@ def _children(pid):
     return out
 
 
+def _compiler_of(proc, deadline):
+    """(detached builder pids, compiler pids) of the build running in ``proc``: the builder
+    is ``proc``'s child, the compiler the builder's."""
+    while proc.poll() is None and time.time() < deadline:
+        builders = _children(proc.pid)
+        compilers = [pid for b in builders for pid in _children(b)]
+        if compilers:
+            return builders, compilers
+        time.sleep(0.01)
+    raise AssertionError("the build never started its compiler")
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_a_build_killed_mid_compile_leaves_nothing_that_blocks_the_next():
     tag = f"\n// cache test: killed {os.getpid()}\n"
@@ -304,12 +316,9 @@ def test_a_build_killed_mid_compile_leaves_nothing_that_blocks_the_next():
                                        BOTH_CORES), find_compiler())
     entry = CacheEntry(key)
     proc = _build_in_a_process(tag)
-    deadline = time.time() + 120
-    while not (compilers := _children(proc.pid)) and proc.poll() is None \
-            and time.time() < deadline:
-        time.sleep(0.01)
-    assert compilers, "the build never started its compiler"
-    proc.kill()                                            # kill -9, mid-compile
+    builders, compilers = _compiler_of(proc, time.time() + 120)
+    for pid in builders:
+        os.kill(pid, signal.SIGKILL)                        # kill -9 the builder, mid-compile
     for pid in compilers:
         os.killpg(pid, signal.SIGKILL)                      # and the compiler with it
     proc.communicate()
@@ -317,6 +326,32 @@ def test_a_build_killed_mid_compile_leaves_nothing_that_blocks_the_next():
     assert entry.published() is None
     rebuilt = _build(SMALL_SOURCE + tag)
     assert not rebuilt.cached and entry.temporaries() == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_build_outlives_the_process_that_started_it():
+    tag = f"\n// cache test: orphaned {os.getpid()}\n"
+    key = library_key(translation_unit(SMALL_SOURCE + tag, small_entries(), host_cpu, False,
+                                       BOTH_CORES), find_compiler())
+    entry = CacheEntry(key)
+    proc = _build_in_a_process(tag)
+    builders, _ = _compiler_of(proc, time.time() + 120)
+    proc.kill()                                   # the short-lived parent goes away
+    proc.communicate()
+    deadline = time.time() + 600
+    while any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in builders) \
+            and time.time() < deadline:
+        time.sleep(0.05)
+    assert entry.published() is not None          # finished and published all the same
+    assert entry.temporaries() == []
+    assert _build(SMALL_SOURCE + tag).cached      # the next run finds it
+
+
+def _state(pid) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
 
 
 def test_the_startup_sweep_spares_a_live_build(monkeypatch):

@@ -1,0 +1,80 @@
+"""The first steps of a fresh train step vs JAX, compile included (python benchmarks/first_steps.py).
+
+Each run is a fresh process: an MLP (784-512-512-10, batch 128) SGD step jitted, then
+``STEPS`` steps, wall time from before the first call to after the last. ptojax runs with an
+empty kernel cache (cold: its first steps run on numpy while the kernels compile in a detached
+builder), then again in a new process on the cache the first one left (warm: loaded ahead of
+any compile). Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STEPS = 30
+
+CHILD = """
+import sys, time
+sys.path.insert(0, {here!r})
+from autodiff import inputs, jax_loss, pto_loss
+import numpy as np
+if {jax}:
+    import jax, jax.numpy as m
+    loss, lib = jax_loss, jax
+else:
+    import ptojax as lib, ptojax.numpy as m
+    loss = pto_loss
+params, x, labels = inputs(m)
+step = lib.jit(lambda p, x, y: lib.tree_util.tree_map(lambda w, g: w - 0.01 * g, p,
+                                                      lib.grad(loss)(p, x, y)))
+start = time.perf_counter()
+for _ in range({steps}):
+    params = step(params, x, labels)
+lib.block_until_ready(params) if {jax} else None
+print(time.perf_counter() - start)
+"""
+
+
+def run(jax: bool, cache: str) -> float:
+    env = {**os.environ, "PTOJAX_CACHE_DIR": cache}
+    code = CHILD.format(here=HERE, jax=jax, steps=STEPS)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def wait_for_detached_builds(cache, timeout=300):
+    """Seconds until every library the cold run started building is published (its detached
+    builders outlive it); None if it started none (it exited before its compiler probe, which
+    runs in-process, had finished) or they did not finish within ``timeout``."""
+    start = time.perf_counter()
+    keys = [open(p).read().strip() for p in glob.glob(f"{cache}/host-kernels/programs/*")]
+    while keys and time.perf_counter() - start < timeout:
+        if all(glob.glob(f"{cache}/host-kernels/{k[:2]}/{k}.json") for k in keys):
+            return time.perf_counter() - start
+        time.sleep(0.1)
+    return None
+
+
+def main():
+    with tempfile.TemporaryDirectory() as cache:
+        jax_s = run(True, cache)
+        cold = run(False, cache)
+        published_after = wait_for_detached_builds(cache)
+        warm = run(False, cache)
+    for name, ours, target in (("cold cache", cold, 0.5), ("warm cache", warm, None)):
+        verdict = "" if target is None else \
+            f"  target <= {target:.2f}x  {'MET' if ours / jax_s <= target else 'MISSED'}"
+        print(f"first {STEPS} MLP train steps, {name:<10}  ptojax {ours:6.2f} s  "
+              f"jax {jax_s:6.2f} s  ratio {ours / jax_s:5.2f}x{verdict}")
+    print("the cold run's detached builds: " + ("none started" if published_after is None
+          else f"published {published_after:.2f} s after it exited"))
+
+
+if __name__ == "__main__":
+    main()
