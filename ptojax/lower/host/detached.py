@@ -1,4 +1,4 @@
-"""The detached kernel builder: ``python -m ptojax.lower.host.detached`` < request.
+"""The detached kernel builder (``build._BUILDER`` runs ``main`` with the request on stdin).
 
 ``build.py`` starts it in a session of its own for every library it has to compile, sends it
 the translation unit, the cache key and the compiler as JSON on stdin, and waits. The builder
