@@ -33,12 +33,10 @@ from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.pto import Instr, RowView, Scratch, is_row_vector
 from ptojax.ir.types import TileType
 from ptojax.lower.pto_ops import lower_eqn
-from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, GmParam,
-                                   KernelSchedule, Let, Loop, Region, ScalarLoad, Section,
-                                   TileDecl, Window, kernel_schedule)
-from ptojax.targets import get_target
+from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, KernelSchedule, Let,
+                                   Loop, Region, ScalarLoad, Section, TileDecl, Window,
+                                   kernel_parameters, kernel_schedule)
 from ptojax.tile import ops as T
-from ptojax.tile.interpreter import check_plan_fits
 
 CUBE_PIPES = ("MTE1", "M", "FIX")
 ADJACENT_EVENT = 7           # event of adjacent set/wait pairs (rings use the low ids)
@@ -79,16 +77,9 @@ class _LoopItem:
 
 def program_schedule(eqn) -> KernelSchedule:
     p = eqn.params
-    target = get_target(p["target"])
-    bodies = p["bodies"]
-    n_in = len(eqn.inputs)
-    ins, outs, ws = T.kernel_signature(bodies[0], n_in)
-    params = ([GmParam(f"in{i}", v.type, "in") for i, v in enumerate(ins)]
-              + [GmParam(f"out{i}", v.type, "out") for i, v in enumerate(outs)]
-              + [GmParam(f"ws{i}", v.type, "ws") for i, v in enumerate(ws)])
-    plans = [check_plan_fits(p["name"], b, p["buffers"], target) for b in bodies]
+    target, params, plans = kernel_parameters(eqn)
     builders = [_Builder(b, plan, params, p["grid"], i, p["buffers"])
-                for i, (b, plan) in enumerate(zip(bodies, plans))]
+                for i, (b, plan) in enumerate(zip(p["bodies"], plans))]
     for b in builders:
         b.walk()
     _order_pipes(builders)

@@ -174,16 +174,24 @@ class KernelSchedule(NamedTuple):
         return len(self.sections) > 1
 
 
-def kernel_schedule(eqn) -> KernelSchedule:
+def kernel_parameters(eqn):
+    """(target, GM parameters, the checked memory plan of each body) of a tile_kernel
+    equation: what every schedule of it starts from."""
     p = eqn.params
     target = get_target(p["target"])
-    bodies = p["bodies"]
-    n_in = len(eqn.inputs)
-    ins, outs, ws = T.kernel_signature(bodies[0], n_in)
+    ins, outs, ws = T.kernel_signature(p["bodies"][0], len(eqn.inputs))
     params = ([GmParam(f"in{i}", v.type, "in") for i, v in enumerate(ins)]
               + [GmParam(f"out{i}", v.type, "out") for i, v in enumerate(outs)]
               + [GmParam(f"ws{i}", v.type, "ws") for i, v in enumerate(ws)])
-    plans = [check_plan_fits(p["name"], b, p["buffers"], target) for b in bodies]
+    plans = [check_plan_fits(p["name"], b, p["buffers"], target) for b in p["bodies"]]
+    return target, params, plans
+
+
+def kernel_schedule(eqn) -> KernelSchedule:
+    p = eqn.params
+    bodies = p["bodies"]
+    n_in = len(eqn.inputs)
+    target, params, plans = kernel_parameters(eqn)
     cores = ["cube", "vector"] if p["kind"] == "cube" else ["vector"]
     sections = []
     for core in cores:
