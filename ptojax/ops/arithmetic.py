@@ -40,6 +40,21 @@ def add_tangents(a, b):
     return add(a, b)
 
 
+def bilinear_jvp(prim):
+    """A primitive linear in each of its two operands (products, convolutions): the tangent is
+    ``prim(t_lhs, rhs) + prim(lhs, t_rhs)``, skipping zero tangents."""
+    def rule(primals, tangents, **params):
+        (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
+        out = prim.bind(lhs, rhs, **params)
+        tout = Zero(out.aval)
+        if not is_zero(t_lhs):
+            tout = prim.bind(t_lhs, rhs, **params)
+        if not is_zero(t_rhs):
+            tout = add_tangents(tout, prim.bind(lhs, t_rhs, **params))
+        return out, tout
+    return rule
+
+
 def scale(t, factor):
     """``t * factor`` for a tangent ``t`` (Zero stays Zero)."""
     return t if is_zero(t) else mul(t, factor)

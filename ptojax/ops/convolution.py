@@ -29,7 +29,7 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
-from ptojax.ops.arithmetic import add_tangents
+from ptojax.ops.arithmetic import bilinear_jvp
 from ptojax.ops.checks import require_same_dtype
 from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.elementwise import constant
@@ -382,17 +382,6 @@ def _split_axis(x, src, major):
 
 
 # autodiff --------------------------------------------------------------------------------------
-def _conv_jvp(primals, tangents, **params):
-    (lhs, rhs), (tl, tr) = primals, tangents
-    out = conv_general_dilated_p.bind(lhs, rhs, **params)
-    tout = Zero(out.aval)
-    if not is_zero(tl):
-        tout = conv_general_dilated_p.bind(tl, rhs, **params)
-    if not is_zero(tr):
-        tout = add_tangents(tout, conv_general_dilated_p.bind(lhs, tr, **params))
-    return out, tout
-
-
 def _vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation,
                      rhs_dilation):
     pads = []
@@ -595,8 +584,8 @@ def _conv_reference(jnp, lax):
 
 
 conv_general_dilated_p.define(
-    jvp=_conv_jvp, transpose=_conv_transpose_rule, batch=_conv_batch,
-    shard=sr.ShardRule(_conv_factors, linear="one"),
+    jvp=bilinear_jvp(conv_general_dilated_p), transpose=_conv_transpose_rule,
+    batch=_conv_batch, shard=sr.ShardRule(_conv_factors, linear="one"),
     tile=tile_forms.expansion(_im2col, cube=True), cost=_conv_flops, reference=_conv_reference)
 
 

@@ -18,12 +18,12 @@ from ptojax.errors import DtypeError, ShapeError
 from ptojax.eval.machine_load import matmul
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
-from ptojax.ops.arithmetic import add_tangents, mul
+from ptojax.ops.arithmetic import bilinear_jvp, mul
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
 from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
-from ptojax.ops.tangents import Zero, is_undefined, is_zero
+from ptojax.ops.tangents import is_undefined
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
 from ptojax.public import add_examples as _add_examples
@@ -207,17 +207,6 @@ def batch_matmul(lhs, rhs, precision=None):
 
 
 # autodiff --------------------------------------------------------------------------------------
-def _dot_general_jvp(primals, tangents, **kw):
-    (lhs, rhs), (tl, tr) = primals, tangents
-    out = dot_general_p.bind(lhs, rhs, **kw)
-    tout = Zero(out.aval)
-    if not is_zero(tl):
-        tout = dot_general_p.bind(tl, rhs, **kw)
-    if not is_zero(tr):
-        tout = add_tangents(tout, dot_general_p.bind(lhs, tr, **kw))
-    return out, tout
-
-
 def _ranges_like(*groups):
     start = 0
     for g in groups:
@@ -359,8 +348,8 @@ def _dot_general_reference(jnp, lax):
 
 
 dot_general_p.define(
-    jvp=_dot_general_jvp, transpose=_dot_general_transpose, batch=_dot_general_batch,
-    shard=sr.ShardRule(_dot_general_factors, linear="one"), tile=tile_forms.MATMUL,
+    jvp=bilinear_jvp(dot_general_p), transpose=_dot_general_transpose,
+    batch=_dot_general_batch, shard=sr.ShardRule(_dot_general_factors, linear="one"), tile=tile_forms.MATMUL,
     cost=_dot_general_flops, reference=_dot_general_reference)
 
 
