@@ -6,6 +6,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError
 from ptojax.eval.array import Array
+from ptojax.eval.ieee import quietly
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
 from ptojax.tree_util import tree_leaves
@@ -86,6 +87,7 @@ def python_scalar_dtype(x, op: str) -> np.dtype:
         raise type(e)(f"{op}: {e.message}", user_frame()) from None
 
 
+@quietly   # floats beyond the dtype's range become inf without numpy's warning, as JAX
 def scalar_array(x, dtype, weak, op="asarray"):
     """A Python scalar converted to a 0-d Array of ``dtype`` (the dtype promotion chose for
     it): integers wrap around, as JAX's convert_element_type."""
@@ -97,6 +99,7 @@ def scalar_array(x, dtype, weak, op="asarray"):
     return Array(value, weak_type=weak)
 
 
+@quietly
 def _scalar_of_dtype(x, dtype, op):
     """``asarray(x, dtype)`` of a Python scalar: as ``numpy.array(x, dtype)`` (and JAX), an
     int that does not fit ``dtype`` is an error."""
@@ -107,6 +110,7 @@ def _scalar_of_dtype(x, dtype, op):
                                    f"{dtypes.short_name(dtype)}", user_frame()) from None
 
 
+@quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
     if dtype == dtypes.int64:  # outside int32: JAX without x64 cannot type it

@@ -15,6 +15,7 @@ from ptojax import dtypes
 from ptojax.errors import IntegerOverflowError, ShapeError
 from ptojax.eval import axis_env
 from ptojax.eval.array import Array
+from ptojax.eval.ieee import quietly
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import broadcast_in_dim
@@ -63,6 +64,7 @@ def scalar(value, dtype):
     return Array(python_scalar_value(value, dtype, wrap=False), weak_type=True)
 
 
+@quietly   # a float beyond the dtype's range becomes inf without numpy's warning, as JAX
 def python_scalar_value(value, dtype, wrap: bool) -> np.ndarray:
     """A Python scalar as a 0-d numpy value of ``dtype``. An int that does not fit wraps
     around (``wrap``, as JAX's convert_element_type) or is an IntegerOverflowError."""
@@ -74,6 +76,7 @@ def python_scalar_value(value, dtype, wrap: bool) -> np.ndarray:
             from None
 
 
+@quietly
 def constant(value, dtype):
     """A strongly typed 0-d Array of ``dtype``."""
     return Array(np.asarray(value, dtype))

@@ -101,3 +101,24 @@ def test_explicit_float64_stays_float64_and_defaults_widen_next_to_it():
     assert pnp.add(np.arange(3, dtype=np.int32), 1.5).dtype == pnp.float32
     assert pnp.mean(np.arange(3, dtype=np.int64)).dtype == pnp.float64
     assert pnp.mean(np.arange(3, dtype=np.int32)).dtype == pnp.float32
+
+
+HUGE = 3.4028235677973366e+38        # just beyond float32's largest value
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32], ids=str)
+def test_python_floats_beyond_the_range_become_inf_silently_as_in_jax(jax, jnp, dtype):
+    """A Python float a weak dtype cannot hold is inf (as JAX), with no numpy warning, eagerly,
+    under jit, and in asarray/full. (The test configuration turns warnings into errors.)"""
+    x = np.ones((2,), dtype)
+    cases = [(lambda m, v: m.add(v, HUGE), x), (lambda m, v: m.asarray(v) * 1e39, x),
+             (lambda m, v: m.full((2,), 1e39, m.float16) + v, x),
+             (lambda m, v: m.asarray(-1e39, m.float16) + v, x)]
+    for fn, arg in cases:
+        jax_value = np.asarray(fn(jnp, arg))       # JAX in x64 mode: narrowed by our oracle
+        dtype_expected = expected_dtype(jax_value.dtype, explicit_dtypes(arg))
+        with np.errstate(over="ignore"):
+            expected = jax_value.astype(dtype_expected)
+        for got in (fn(pnp, arg), pto.jit(lambda v: fn(pnp, v))(arg)):
+            assert np.asarray(got).dtype == dtype_expected
+            np.testing.assert_array_equal(np.asarray(got), expected)
