@@ -41,6 +41,7 @@ from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
+from ptojax.ir.symbolic import Dim
 from ptojax.jit import jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
@@ -68,7 +69,7 @@ from ptojax.public import dir_function as _dir_function
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "IR", "Mesh", "NamedSharding", "P",
+__all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
            "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",

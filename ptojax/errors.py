@@ -49,6 +49,16 @@ class ConcretizationError(PtoError, TypeError):
     """A traced value was used where Python needs a concrete value (bool, int, index)."""
 
 
+class InconclusiveDimensionOperation(PtoError, ValueError):
+    """A question about symbolic dimensions (``seq < 8``, ``seq // 3``) whose answer depends
+    on the size the dimension takes at run time (JAX's name)."""
+
+
+class DimensionRangeError(ShapeError):
+    """An argument's size on a dynamic dimension is outside the range declared for it, or
+    two arguments give one dimension different sizes."""
+
+
 class LeakedTracerError(PtoError, RuntimeError):
     """A traced value escaped the function being traced and was used after its trace ended."""
 

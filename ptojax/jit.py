@@ -18,6 +18,7 @@ from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
 from ptojax.eval import profiler
+from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.fast_arguments import fast_arguments
 from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
@@ -130,12 +131,16 @@ def _check_argnames(params, argnames):
 
 
 def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=frozenset(),
-                name=None):
-    """Trace ``fn(*args, **kwargs)``: returns (ClosedIR, in_tree, out_tree)."""
+                name=None, dynamic=None):
+    """Trace ``fn(*args, **kwargs)``: returns (ClosedIR, in_tree, out_tree). ``dynamic`` (a
+    ``DynamicShapes``) makes its declared dimensions symbolic."""
     dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs, static_argnums,
                                                   static_argnames)
     pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
     in_types = [argument_type(x, p) for p, x in pairs]
+    if dynamic is not None:
+        in_types = dynamic.abstract([p for p, _ in pairs], in_types,
+                                    _dynamic_positions(len(args), static_argnums))
     floats = [type(x) is float for _, x in pairs]
     out_tree_box = []
 
@@ -152,6 +157,11 @@ def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=fr
 
     closed = trace_flat(flat_fn, in_types, name or getattr(fn, "__name__", "fn"))
     return closed, in_tree, out_tree_box[0]
+
+
+def _dynamic_positions(n_args, static_argnums) -> list:
+    """The original position of each non-static positional argument."""
+    return [i for i in range(n_args) if i not in static_argnums]
 
 
 def _check_output_leaf(x):
@@ -182,11 +192,13 @@ class Jitted:
     """A function compiled once per input signature."""
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None):
+                 backend=None, dynamic=None):
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._static_argnums, self._static_argnames = _normalize_static(
             fn, static_argnums, static_argnames, donate_argnums)
+        self._dynamic = None if dynamic is None else DynamicShapes(fn, dynamic,
+                                                                    self._static_argnums)
         self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
         self._cache: dict = {}       # full signature -> _Entry (and sharded callables)
@@ -232,6 +244,10 @@ class Jitted:
                                                       self._static_argnames)
         pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
         in_types = tuple(leaf_type(x, p) for p, x in pairs)
+        if self._dynamic is not None:
+            in_types = self._dynamic.abstract(
+                [p for p, _ in pairs], in_types,
+                _dynamic_positions(len(args), self._static_argnums))
         floats = tuple(i for i, (_, x) in enumerate(pairs) if type(x) is float)
         return _Signature(in_tree, in_types, statics, floats), [x for _, x in pairs]
 
@@ -258,9 +274,11 @@ class Jitted:
                 log.info("retracing %s: %s", self._fn.__name__,
                          explain_retrace(self._last_signature, signature))
             closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
-                                              self._static_argnames)
+                                              self._static_argnames, dynamic=self._dynamic)
             entry = _make_entry(closed, out_tree, self._backend,
                                 getattr(self._fn, "__name__", "fn"))
+            log.info("compiled %s for %s (%d compiled programs)", self._fn.__name__,
+                     ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
             self._cache[signature] = entry
             self._last_signature = signature
             return entry
@@ -269,7 +287,7 @@ class Jitted:
         """Trace without compiling; ``target`` (e.g. ``pto.targets.ascend910b``) is used for
         the tiled/PTO views (``.tile_ir``, ``.as_text("pto")``, ``.cost()``)."""
         closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
-                                          self._static_argnames)
+                                          self._static_argnames, dynamic=self._dynamic)
         return Lowered(closed, out_tree, self._backend, target)
 
     def cache_size(self) -> int:
@@ -393,13 +411,18 @@ class Compiled:
 
 
 def jit(fn: Callable = None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None):
-    """Compile ``fn``; traced once per (structure, shapes, dtypes, weak types, statics)."""
+        backend=None, dynamic=None):
+    """Compile ``fn``; traced once per (structure, shapes, dtypes, weak types, statics).
+
+    ``dynamic={"x": {0: pto.Dim("seq", 1, 4096)}}`` makes axis 0 of every array in argument
+    ``x`` symbolic: one trace and one compiled program serve every size in the range (see
+    ``ptojax.eval.dynamic_shapes``)."""
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, backend=backend)
-    return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend)
+                                 donate_argnums=donate_argnums, backend=backend,
+                                 dynamic=dynamic)
+    return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
 
 
 def make_ir(fn: Callable, static_argnums=(), static_argnames=()):

@@ -10,6 +10,7 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var, as_ir, sub_i
 from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
 from ptojax.ops.broadcast import broadcast_in_dim_p
 from ptojax.ops.convert import convert_element_type_p, copy_p
+from ptojax.ir.symbolic import has_symbols
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
 
 # Do not fold constants into literals bigger than this many elements.
@@ -102,9 +103,9 @@ def fold_constants(ir: IR) -> IR:
         inputs = tuple(known.get(a, a) if type(a) is Var else a for a in eqn.inputs)
         foldable = (not eqn.prim.multiple_results and not eqn.prim.effectful
                     and all(type(a) is Literal for a in inputs)
-                    and all(v.type.size <= FOLD_LIMIT and v.type.shape == ()
-                            for v in eqn.outputs)
-                    and not any(isinstance(p, (IR, ClosedIR)) for p in eqn.params.values()))
+                    and all(v.type.shape == () for v in eqn.outputs)
+                    and not any(isinstance(p, (IR, ClosedIR)) for p in eqn.params.values())
+                    and not has_symbols(tuple(eqn.params.values())))  # sizes: at run time
         if foldable:
             try:
                 value = eqn.prim.impl(*(a.value for a in inputs), **eqn.params)

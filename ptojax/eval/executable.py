@@ -11,7 +11,9 @@ import itertools
 
 import numpy as np
 
+from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
+from ptojax.ir.symbolic import evaluate, has_symbols, symbol_of, symbols_of
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 from ptojax.source_info import GENERATED_FILE
@@ -86,7 +88,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
         env[fresh(v, "c")] = np.asarray(c)
     last = _last_uses(ir)
     owned = set()  # vars whose buffers were allocated by this function and may be overwritten
-    lines = []
+    lines = _bind_sizes(ir, args)
     implicit = _implicit_broadcasts(ir, impls)
     for eqn in implicit:   # the operand's buffer lives as long as its unbroadcast alias
         operand = eqn.inputs[0]
@@ -113,6 +115,9 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
             lines.append(f"    {outs[0]} = {call}")
             owned.add(eqn.outputs[0])
             continue
+        elif has_symbols(tuple(eqn.params.values())):  # sizes known when it runs
+            env[fn], env[f"p{i}"] = eqn.prim.impl, _param_resolver(eqn.params)
+            ins.append(f"**p{i}(_sizes)")
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
         call = f"{fn}({', '.join(ins)})"
@@ -126,6 +131,37 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, GENERATED_FILE, "exec"), env)
     return source, quietly(env["run"])
+
+
+def _bind_sizes(ir, args) -> list:
+    """The generated lines computing ``_sizes`` (symbol name -> int) from the arguments'
+    shapes, for an IR with symbolic dimensions (``ir/symbolic.py``); none otherwise."""
+    wanted = symbols_of([v.type.shape for v in ir.invars])
+    wanted.update(symbols_of([v.type.shape for e in ir.eqns for v in e.outputs]))
+    if not wanted:
+        return []
+    found = {}
+    for name, v in zip(args, ir.invars):
+        for axis, d in enumerate(v.type.shape):
+            sym = symbol_of(d)
+            if sym is not None and sym.name not in found:
+                found[sym.name] = f"{name}.shape[{axis}]"
+    missing = sorted(set(wanted) - set(found))
+    if missing:
+        raise UnsupportedError(f"the sizes of the symbolic dimensions {missing} cannot be read "
+                               f"from the arguments' shapes (each must be some argument's "
+                               f"whole dimension)")
+    items = ", ".join(f"{name!r}: {where}" for name, where in found.items())
+    return [f"    _sizes = {{{items}}}"]
+
+
+def _param_resolver(params):
+    """sizes -> the equation's params with every symbolic dimension evaluated."""
+    items = tuple(params.items())
+
+    def resolve(sizes):
+        return {k: evaluate(v, sizes) for k, v in items}
+    return resolve
 
 
 def _implicit_broadcasts(ir, impls) -> set:

@@ -7,6 +7,8 @@ from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError
 from ptojax.eval.array import Array
 from ptojax.eval.ieee import quietly
+from ptojax.ir.symbolic import DimExpr
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
 from ptojax.tree_util import tree_leaves
@@ -23,6 +25,8 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         return aval.dtype, aval.weak_type
     if t in _PY_SCALARS:
         return python_scalar_dtype(x, op), True
+    if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
+        return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
         return supported_dtype(x.dtype, op, x), False
     if isinstance(x, (list, tuple)):
@@ -67,6 +71,8 @@ def asarray(x, dtype=None, op: str = "asarray"):
         if dtype is None:
             return _default_scalar(x, op)
         return _scalar_of_dtype(x, dtype, op)
+    if t is DimExpr:
+        return dimension_size(x, dtype or dtypes.int32, weak_type=dtype is None)
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
         supported_dtype(arr.dtype, op, x)

@@ -15,6 +15,7 @@ from ptojax.errors import ConcretizationError, ShapeError, located
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
+from ptojax.ir.symbolic import DimExpr, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
@@ -136,6 +137,9 @@ def arange(start, stop=None, step=None, dtype=None):
         (values[0], values[1], values[2] if step is not None else 1)
     if stride == 0:
         raise ShapeError("arange: step must not be zero", user_frame())
+    if any(type(v) is DimExpr for v in (begin, end, stride)):   # a symbolic length
+        return _iota_ramp(begin, stride, slice_indices(slice(begin, end, stride), end)[3],
+                          dtype)
     if all(isinstance(v, (int, np.integer)) for v in (begin, end, stride)):
         count = len(range(begin, end, stride))
     else:  # numpy's length of a float range
@@ -150,7 +154,8 @@ def arange(start, stop=None, step=None, dtype=None):
 def _iota_ramp(begin: int, stride: int, count: int, dtype):
     """``begin + stride * i`` for i < count, exactly (integer arithmetic, then ``dtype``)."""
     last = begin + stride * max(count - 1, 0)
-    work = dtypes.int32 if all(-2**31 <= v < 2**31 for v in (begin, last)) else dtypes.int64
+    work = dtypes.int32 if all(-2**31 <= v < 2**31 for v in bounds(begin) + bounds(last)) \
+        else dtypes.int64
     ramp = lax.iota(work, count)
     if stride != 1:
         ramp = lax.mul(ramp, lax.convert_element_type(stride, work))

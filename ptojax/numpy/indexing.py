@@ -18,6 +18,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
+from ptojax.ir.symbolic import slice_indices
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type)
@@ -163,13 +164,13 @@ def _basic(x, entries):
     starts, limits, strides, flips, squeeze, dynamic = [], [], [], [], [], []
     for d, (n, i) in enumerate(zip(x.shape, entries)):
         if isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            count = len(range(start, stop, step))
+            start, stop, step, count = slice_indices(i, n)
             if step < 0:
                 flips.append(d)
                 start, step = n - 1 - start, -step
             starts.append(start)
-            limits.append(start + (count - 1) * step + 1 if count else start)
+            limits.append(start + count if step == 1 else
+                          start + (count - 1) * step + 1 if count else start)
             strides.append(step)
             continue
         if _is_static_int(i):  # out of bounds clamps, as JAX

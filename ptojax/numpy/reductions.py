@@ -11,6 +11,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import AxisError, DtypeError, ShapeError, UnsupportedError
+from ptojax.ir.symbolic import is_symbolic
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    supported_dtype, to_inexact)
@@ -126,7 +128,8 @@ any = _logical_reduction("any", lax.reduce_or, False)
 def _count(name, a, axes, where, dtype):
     """How many elements each reduction sees: a Python number, or an array under ``where``."""
     if where is None:
-        return float(math.prod(a.shape[d] for d in axes))
+        n = math.prod(a.shape[d] for d in axes)
+        return dimension_size(n, dtype) if is_symbolic(n) else float(n)
     mask = broadcast_to_shape(asarray(where, op=name), a.shape, name)
     return lax.reduce_sum(lax.convert_element_type(lax.ne(mask, 0) if mask.dtype !=
                                                    dtypes.bool_ else mask, dtype), axes)
@@ -174,9 +177,10 @@ def _variance(name, a, axis, dtype, ddof, where, mean_value, correction):
         squares = lax.mul(centered, centered)
     squares = _where_fill(name, squares, where, 0)
     count = _count(name, a, axes, where, squares.dtype)
-    normalizer = count - correction if where is None else lax.sub(count, float(correction))
+    static = type(count) is float   # else counted by the program (where=, symbolic sizes)
+    normalizer = count - correction if static else lax.sub(count, float(correction))
     total = lax.reduce_sum(squares, axes)
-    if where is None:
+    if static:
         result = lax.div(total, normalizer if normalizer > 0 else float("nan"))
     else:
         result = lax.select(lax.gt(normalizer, 0), lax.div(total, normalizer),

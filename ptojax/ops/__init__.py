@@ -1,6 +1,6 @@
 """The primitives, one family per module, each defined with every fact about it (see
 ``ptojax.trace.FACTS``). Importing the package defines them all, in dependency order."""
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,  # noqa: F401
-                        decompositions, dynamic_slicing, elementwise, fft, gather_scatter,
+                        decompositions, dimension_size, dynamic_slicing, elementwise, fft, gather_scatter,
                         linalg, logic, random_bits, reductions, shape, slicing, sorting,
                         special, transcendental, windowed_indexing)

@@ -22,6 +22,8 @@ from ptojax.ops.slicing import broadcasted_iota, concatenate
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, linear_in_first_jvp
 from ptojax.eval import axis_env
 from ptojax.trace import Primitive, Unsupported
+from ptojax.ir.symbolic import dimension
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.public import add_examples as _add_examples
 
 NOT_TILED = Unsupported("dynamic slices are data-dependent data movement; kept as tensor ops")
@@ -47,7 +49,7 @@ def _start_indices(indices, shape):
 def _start_index(i, n):
     if isinstance(i, (int, np.integer)):
         i = min(max(int(i), -n), n)  # anything further out clamps alike
-        return scalar(i + n if i < 0 else i, dtypes.int32)
+        return dimension_size(i + n if i < 0 else i, dtypes.int32)
     if not dtypes.is_integer(i.dtype) or dtypes.is_unsigned(i.dtype):
         return i  # unsigned: nothing to count from the end; non-integers: the type check
     if i.dtype.itemsize < 4:
@@ -99,7 +101,7 @@ dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_abstract, _dynamic_s
 
 def dynamic_slice(x, start_indices, slice_sizes):
     return dynamic_slice_p.bind(x, *_start_indices(start_indices, x.shape),
-                                slice_sizes=tuple(int(s) for s in slice_sizes))
+                                slice_sizes=tuple(map(dimension, slice_sizes)))
 
 
 def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):

@@ -13,6 +13,7 @@ from ptojax.ops.checks import check_axes, user_axes, user_axis
 from ptojax.ops.costs import no_flops
 from ptojax.ops.tangents import linear_in_first_jvp
 from ptojax.trace import Primitive, Unsupported
+from ptojax.ir.symbolic import DimExpr, dimension
 from ptojax.public import add_examples as _add_examples
 
 
@@ -42,7 +43,7 @@ def example_ndim(x, d) -> int:
 # reshape ---------------------------------------------------------------------------------------
 def _reshape_abstract(x, new_sizes):
     new_sizes = tuple(new_sizes)
-    if any(not isinstance(d, (int, np.integer)) or d < 0 for d in new_sizes) or \
+    if any(not isinstance(d, (int, np.integer, DimExpr)) or d < 0 for d in new_sizes) or \
             math.prod(new_sizes) != x.size:
         raise ShapeError(f"reshape: cannot reshape {x} ({x.size} elements) to {new_sizes}")
     return TensorType(new_sizes, x.dtype, x.weak_type)
@@ -55,7 +56,7 @@ reshape_p = Primitive("reshape", _reshape_abstract,
 def reshape(x, new_sizes, dimensions=None):
     if dimensions is not None:
         x = transpose(x, dimensions)
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = tuple(map(dimension, new_sizes))
     if tuple(x.shape) == new_sizes:
         return x
     return reshape_p.bind(x, new_sizes=new_sizes)

@@ -8,6 +8,7 @@ that rotates a split dimension (``pnp.roll``) exchanges only the blocks' edges.
 from __future__ import annotations
 
 import builtins
+import itertools
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from ptojax.ops.shape import (canonical_axes, example_ndim, move_axis, reshape, 
 from ptojax.ops.tangents import is_undefined, linear_in_first_jvp, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
+from ptojax.ir.symbolic import DimExpr, dimension
 from ptojax.public import add_examples as _add_examples
 
 MOVEMENT = "{} is data movement between tensors; kept as a tensor op"
@@ -46,7 +48,7 @@ def _slice_abstract(x, start_indices, limit_indices, strides=None):
         if not 0 <= lo <= hi <= x.shape[d] or st < 1:
             raise ShapeError(f"slice: [{lo}:{hi}:{st}] is out of bounds for dimension {d} "
                              f"of {x}")
-        shape.append(builtins.max(0, -(-(hi - lo) // st)))
+        shape.append(hi - lo if st == 1 else -(-(hi - lo) // st))
     return TensorType(shape, x.dtype, x.weak_type)
 
 
@@ -60,7 +62,7 @@ slice_p = Primitive("slice", _slice_abstract, _slice, linear=True)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
-    start, limit = tuple(map(int, start_indices)), tuple(map(int, limit_indices))
+    start, limit = tuple(map(dimension, start_indices)), tuple(map(dimension, limit_indices))
     strides = None if strides is None or builtins.all(s == 1 for s in strides) \
         else tuple(map(int, strides))
     if start == (0,) * x.ndim and limit == tuple(x.shape) and strides is None:
@@ -145,7 +147,7 @@ def _pad_abstract(x, padding_value, padding_config):
     for n, (lo, hi, interior) in zip(x.shape, padding_config):
         if interior < 0:
             raise ShapeError(f"pad: interior padding must be >= 0, got {interior}")
-        size = lo + hi + n + builtins.max(n - 1, 0) * interior
+        size = lo + hi + n + (builtins.max(n - 1, 0) * interior if interior else 0)
         if size < 0:
             raise ShapeError(f"pad: padding {padding_config} leaves a negative size")
         shape.append(size)
@@ -168,7 +170,7 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 
 def pad(x, padding_value, padding_config):
     (padding_value,) = operands(x, padding_value)[1:]
-    config = tuple(tuple(int(v) for v in c) for c in padding_config)
+    config = tuple(tuple(map(dimension, c)) for c in padding_config)
     return pad_p.bind(x, padding_value, padding_config=config)
 
 
@@ -404,11 +406,11 @@ iota_p = Primitive("iota", _iota_abstract, _iota)
 
 
 def iota(dtype, size: int):
-    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(int(size),), dimension=0)
+    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(dimension(size),), dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(dimension, shape))
     return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape,
                        dimension=user_axis("broadcasted_iota", dimension, len(shape)))
 
@@ -443,7 +445,8 @@ iota_p.define(
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (weak when that is a Python scalar and
     no ``dtype`` is given, as in JAX)."""
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    shape = (dimension(shape),) if type(shape) is DimExpr or np.ndim(shape) == 0 \
+        else tuple(map(dimension, shape))
     if np.ndim(fill_value) != 0:
         raise ShapeError(f"full: fill_value must be a scalar, got shape {np.shape(fill_value)}")
     weak = dtype is None and type(fill_value) in dtypes.PYTHON_SCALARS
@@ -468,12 +471,12 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = user_axis("split", axis, operand.ndim)
-    sizes = tuple(int(n) for n in sizes)
+    sizes = tuple(map(dimension, sizes))
     if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:
         raise ShapeError(f"split: sizes {sizes} must be non-negative and add up to the size "
                          f"{operand.shape[axis]} of axis {axis}", user_frame())
-    starts = np.cumsum((0,) + sizes)
-    return [slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(starts, starts[1:])]
+    starts = [0, *itertools.accumulate(sizes)]
+    return [slice_in_dim(operand, a, b, 1, axis) for a, b in zip(starts, starts[1:])]
 
 
 def tile(operand, reps):

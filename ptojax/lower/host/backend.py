@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
+from ptojax.ir.symbolic import has_symbolic_shapes
 from ptojax.control_flow.scan import run_scan, scan_p
 from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
@@ -119,8 +120,9 @@ TRIAL_CALLS = 3  # calls per tier before choosing the faster one
 
 
 def make_executable(optimized: ClosedIR, backend=None):
-    """The executable ``jit`` runs ``optimized`` with on ``backend``."""
-    if backend == "interpreter":
+    """The executable ``jit`` runs ``optimized`` with on ``backend``. A program with symbolic
+    dimensions runs on the numpy executor, whose one program serves every size."""
+    if backend == "interpreter" or has_symbolic_shapes(optimized.ir):
         return Executable(optimized)
     if backend is None or backend == "cpu":
         backend = CpuBackend()
