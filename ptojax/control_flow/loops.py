@@ -11,6 +11,8 @@ beyond JAX: at most N iterations, and reverse-mode differentiable.
 from __future__ import annotations
 
 from ptojax import dtypes
+from ptojax.ir.symbolic import DimExpr
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.ops.arithmetic import add
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.logic import lt
@@ -88,6 +90,10 @@ def fori_loop(lower, upper, body_fun, init_val):
     ``scan`` (reverse-mode differentiable); abstract bounds a ``while``."""
     source = user_frame()
     _check_callable("fori_loop", body_fun, "body_fun", source)
+    length = None
+    if type(lower) is DimExpr or type(upper) is DimExpr:   # symbolic sizes: a scan of them
+        length = max(upper - lower, 0)
+        lower, upper = (dimension_size(b) if type(b) is DimExpr else b for b in (lower, upper))
     index_dtype = _index_dtype(lower, upper, source)
     lower = convert_element_type(lower, index_dtype)
     upper = convert_element_type(upper, index_dtype)
@@ -96,13 +102,14 @@ def fori_loop(lower, upper, body_fun, init_val):
     def step(i, val):
         return add(i, one), body_fun(i, val)
 
-    if not (is_concrete(lower) and is_concrete(upper)):
+    if length is None and not (is_concrete(lower) and is_concrete(upper)):
         _, val = while_loop(lambda carry: lt(carry[0], upper),
                             lambda carry: step(*carry), (lower, init_val))
         return val
     (_, val), _ = _scan("fori_loop", lambda carry, _: (step(*carry), None),
                         f"{fn_name(body_fun)} (body_fun)", "(lower, init_val)",
-                        (lower, init_val), None, max(int(upper) - int(lower), 0), False,
+                        (lower, init_val), None,
+                        max(int(upper) - int(lower), 0) if length is None else length, False,
                         source)
     return val
 
@@ -170,7 +177,7 @@ def _scan_length(what, xs_tree, xs_types, length, source) -> int:
                                    f"a leading axis to scan over", source)
     lengths = {t.shape[0] for t in xs_types}
     if length is not None:
-        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        if isinstance(length, bool) or not isinstance(length, (int, DimExpr)) or length < 0:
             raise ControlFlowError(f"{what}: length must be a non-negative int, got "
                                    f"{length!r}", source)
         lengths.add(length)

@@ -33,6 +33,7 @@ import numpy as np
 from ptojax.errors import ControlFlowError
 from ptojax.ir.core import IR, ClosedIR, Eqn, Params, Var
 from ptojax.ir.types import TensorType
+from ptojax.ir.symbolic import as_dim
 from ptojax.ops.checks import fmt_types
 from ptojax.ops.arithmetic import add_p
 from ptojax.ops.broadcast import instantiate, zeros
@@ -101,7 +102,7 @@ scan_p = Primitive("scan", _scan_abstract, _scan_impl, multiple_results=True, li
 
 
 def scan_params(body, num_consts, num_carry, length, reverse) -> Params:
-    return Params(length=int(length), reverse=bool(reverse), num_consts=num_consts,
+    return Params(length=as_dim(length), reverse=bool(reverse), num_consts=num_consts,
                   num_carry=num_carry, body=body)
 
 

@@ -24,9 +24,9 @@ class DynamicShapes:
         if not isinstance(dynamic, dict):
             raise StaticArgumentError(f"jit: dynamic must be a dict from argument names or "
                                       f"positions to {{axis: pto.Dim(...)}}, got "
-                                      f"{dynamic!r:.80}", user_frame(4))
+                                      f"{dynamic!r:.80}", user_frame())
         self.fn_name = getattr(fn, "__name__", "fn")
-        self.names = _positional_names(fn)
+        self.names, self.keywords = _parameter_names(fn)
         self.axes: dict = {}      # position or keyword name -> {axis: Symbol}
         for arg, dims in dynamic.items():
             self.axes[self._position(arg, static_argnums)] = _checked_dims(arg, dims)
@@ -36,14 +36,22 @@ class DynamicShapes:
             position = arg
         elif isinstance(arg, str) and arg in self.names:
             position = self.names.index(arg)
-        elif isinstance(arg, str):
+        elif isinstance(arg, str) and (arg in self.keywords or self.keywords is None):
             return arg  # a keyword-only argument (or one passed by **kwargs)
+        elif isinstance(arg, str):
+            raise StaticArgumentError(f"jit: dynamic names {arg!r}, which {self.fn_name} does "
+                                      f"not take (its arguments: {self.names + self.keywords})",
+                                      user_frame())
         else:
             raise StaticArgumentError(f"jit: dynamic keys are argument names or positions, got "
-                                      f"{arg!r}", user_frame(5))
+                                      f"{arg!r}", user_frame())
+        if self.keywords is not None and not 0 <= position < len(self.names):
+            raise StaticArgumentError(f"jit: dynamic names argument {position}, but "
+                                      f"{self.fn_name} takes {len(self.names)} positional "
+                                      f"arguments", user_frame())
         if position in static_argnums:
             raise StaticArgumentError(f"jit: argument {arg!r} is static; it cannot also have "
-                                      f"dynamic dimensions", user_frame(5))
+                                      f"dynamic dimensions", user_frame())
         return position
 
     def abstract(self, paths, in_types, dynamic_positions) -> tuple:
@@ -69,20 +77,20 @@ class DynamicShapes:
             if not -len(shape) <= axis < len(shape):
                 raise DimensionRangeError(
                     f"{where} has shape {tuple(t.shape)}, with no axis {axis} for the dynamic "
-                    f"dimension {sym.name!r}", user_frame(5))
+                    f"dimension {sym.name!r}", user_frame())
             size = shape[axis]
             if not sym.lo <= size <= (sym.hi if sym.hi is not None else size):
                 raise DimensionRangeError(
                     f"{where} has size {size} on axis {axis}, outside the range "
                     f"{sym.lo}..{'' if sym.hi is None else sym.hi} declared for the dynamic "
                     f"dimension {sym.name!r}; pass a size in the range or widen it in "
-                    f"pto.Dim({sym.name!r}, lo, hi)", user_frame(5))
+                    f"pto.Dim({sym.name!r}, lo, hi)", user_frame())
             first = seen.setdefault(sym.name, (size, where, axis))
             if first[0] != size:
                 raise DimensionRangeError(
                     f"the dynamic dimension {sym.name!r} has size {first[0]} in {first[1]} "
                     f"(axis {first[2]}) but {size} in {where} (axis {axis}); one dimension "
-                    f"takes one size per call", user_frame(5))
+                    f"takes one size per call", user_frame())
             shape[axis] = _symbol_expr(sym)
         return t.update(shape=tuple(shape))
 
@@ -94,24 +102,30 @@ def _symbol_expr(sym: Symbol) -> DimExpr:
 def _checked_dims(arg, dims) -> dict:
     if not isinstance(dims, dict):
         raise StaticArgumentError(f"jit: dynamic[{arg!r}] must be a dict {{axis: pto.Dim(...)}}, "
-                                  f"got {dims!r:.60}", user_frame(6))
+                                  f"got {dims!r:.60}", user_frame())
     out = {}
     for axis, dim in dims.items():
         sym = symbol_of(dim)
         if not isinstance(axis, int) or isinstance(axis, bool) or sym is None:
             raise StaticArgumentError(
                 f"jit: dynamic[{arg!r}] maps axes (ints) to dimensions made with "
-                f"pto.Dim(name, lo, hi); got {axis!r}: {dim!r:.60}", user_frame(6))
+                f"pto.Dim(name, lo, hi); got {axis!r}: {dim!r:.60}", user_frame())
         out[axis] = sym
     return out
 
 
-def _positional_names(fn) -> list:
+def _parameter_names(fn) -> tuple:
+    """(positional parameter names, keyword-only names or None if it takes **kwargs or has no
+    signature)."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return [], None
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return positional, None
+    return positional, [p.name for p in params if p.kind == p.KEYWORD_ONLY]
 
 
 def _argument_of(path, dynamic_positions):

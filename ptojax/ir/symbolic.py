@@ -14,9 +14,11 @@ from the ranges. Equality is decided on the normal form, as JAX's: ``seq == 1`` 
 from __future__ import annotations
 
 import math
+import operator
 from typing import NamedTuple
 
 from ptojax.errors import ConcretizationError, InconclusiveDimensionOperation
+from ptojax.source_info import user_frame
 
 
 class Symbol(NamedTuple):
@@ -181,7 +183,8 @@ class DimExpr:
         raise ConcretizationError(
             f"the symbolic dimension `{self}` is used where a concrete int is needed (an "
             f"index, a Python loop, a numpy call); {self._declared()}. Use array operations "
-            f"on it (they run with the size of each call), or make the dimension static")
+            f"on it (they run with the size of each call), or make the dimension static",
+            user_frame())
 
     __int__ = __index__
 
@@ -195,7 +198,7 @@ class DimExpr:
     def _inconclusive(self, question: str, why: str):
         return InconclusiveDimensionOperation(
             f"cannot decide `{question}` for symbolic dimensions: it {why}; "
-            f"{self._declared()}")
+            f"{self._declared()}", user_frame())
 
     # -- facts ----------------------------------------------------------------------------
     def bounds(self) -> tuple:
@@ -344,9 +347,23 @@ def has_symbolic_shapes(ir) -> bool:
         is_symbolic_shape(v.type.shape) for e in ir.eqns for v in e.outputs)
 
 
-def dimension(d):
+def as_dim(d):
     """``d`` as a dimension: a DimExpr stays, anything else becomes an int (``int(d)``)."""
     return d if type(d) is DimExpr else int(d)
+
+
+def as_index(d):
+    """``operator.index(d)``, but a DimExpr stays (a user-given size: no floats)."""
+    return d if type(d) is DimExpr else operator.index(d)
+
+
+def divide_exactly(a, b):
+    """``a / b`` when it is a whole number (a polynomial) for every size, else None."""
+    if type(a) is DimExpr:
+        return a.divide_exactly(b)
+    if type(b) is DimExpr:
+        return None
+    return a // b if b and a % b == 0 else None
 
 
 def _describe(sym: Symbol) -> str:

@@ -12,6 +12,7 @@ from ptojax.numpy import math as m, reductions as red, searching, sorting
 from ptojax.numpy._promote import supported_dtype
 from ptojax.eval.array import Array
 from ptojax.ops.convert import python_float_view
+from ptojax.ir.symbolic import DimExpr
 from ptojax.trace import Tracer, full_precision
 
 
@@ -19,7 +20,8 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, complex, list, tuple)
+_OPERANDS = (Array, Tracer, np.ndarray, np.generic, int, float, bool, complex, list, tuple,
+             DimExpr)
 
 
 def _defer(fn, reflected=None):

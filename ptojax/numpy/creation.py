@@ -15,7 +15,7 @@ from ptojax.errors import ConcretizationError, ShapeError, located
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
-from ptojax.ir.symbolic import DimExpr, bounds, slice_indices
+from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.shape import move_axis
@@ -36,10 +36,10 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
 
 
 def _shape(op, shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer, DimExpr)):
         shape = (shape,)
     try:
-        shape = tuple(operator.index(d) for d in shape)
+        shape = tuple(as_index(d) for d in shape)
     except TypeError:
         raise ShapeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r:.60}",
                          user_frame()) from None
@@ -203,8 +203,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 
 def _grid(op, N, M, dtype):
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N = as_index(N)
+    M = N if M is None else as_index(M)
     if N < 0 or M < 0:
         raise ShapeError(f"{op}: the number of rows and columns must be non-negative, got "
                          f"{N} and {M}", user_frame())

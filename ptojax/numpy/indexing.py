@@ -18,7 +18,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
-from ptojax.ir.symbolic import slice_indices
+from ptojax.ir.symbolic import DimExpr, slice_indices
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type)
@@ -204,6 +205,12 @@ def _count_from_end(i, n) -> int:
 def _normalize_index(i, n):
     """Integer index values with negative ones counted from the end (``i + n``), for a
     gather/scatter (which do not normalize)."""
+    if type(n) is DimExpr:   # a symbolic size: counted from the end by the program
+        i = Array(np.asarray(i)) if _is_static_int(i) or isinstance(i, np.ndarray) else i
+        if i.dtype.itemsize < 4 and not dtypes.is_unsigned(i.dtype):
+            i = lax.convert_element_type(i, dtypes.int32)
+        return i if dtypes.is_unsigned(i.dtype) else \
+            lax.select(lax.lt(i, 0), lax.add(i, dimension_size(n, i.dtype)), i)
     if _is_static_int(i):
         i = max(min(operator.index(i), n), -n - 1)  # still out of bounds if it was: int32
         return Array(np.asarray(_count_from_end(i, n), np.int32))

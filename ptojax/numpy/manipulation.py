@@ -17,6 +17,7 @@ from ptojax.numpy.math import where
 from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shapes,
                                    broadcast_to_shape, convert, result_type, supported_dtype)
+from ptojax.ir.symbolic import as_index, divide_exactly
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -26,16 +27,16 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     shape = newshape if shape is None else shape
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = [operator.index(d) for d in shape]
+    shape = [as_index(d) for d in shape]
     if shape.count(-1) > 1:
         raise ShapeError(f"reshape: only one dimension can be -1, got {tuple(shape)}",
                          user_frame())
     if -1 in shape:
-        known = math.prod(d for d in shape if d != -1)
-        if known == 0 or a.size % known:
+        missing = divide_exactly(a.size, math.prod(d for d in shape if d != -1))
+        if missing is None:
             raise ShapeError(f"reshape: cannot reshape {a.aval} to {tuple(shape)}",
                              user_frame())
-        shape[shape.index(-1)] = a.size // known
+        shape[shape.index(-1)] = missing
     if math.prod(shape) != a.size:
         raise ShapeError(f"reshape: cannot reshape {a.aval} ({a.size} elements) to "
                          f"{tuple(shape)}", user_frame())

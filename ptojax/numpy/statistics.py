@@ -21,6 +21,7 @@ from ptojax.numpy import reductions as red
 from ptojax.numpy.indexing import take_along_axis
 from ptojax.numpy.products import dot
 from ptojax.numpy.manipulation import atleast_2d, concatenate, diagonal, reshape
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -97,7 +98,7 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights=None):
         count = red.sum(present, -1)              # per slice
     else:
         x = ew.where(red.any(nans, -1, keepdims=True), convert(float("nan"), x.dtype), x)
-        count = lax.broadcast_in_dim(np.asarray(n, q.dtype), tuple(x.shape[:-1]), ())
+        count = lax.broadcast_in_dim(dimension_size(n, q.dtype), tuple(x.shape[:-1]), ())
     if weights is not None or method == "inverted_cdf":
         result = _inverted_cdf(x, q, count, nans, weights, squash_nans)
     else:

@@ -16,7 +16,7 @@ from ptojax.ops.costs import input_size, no_flops
 from ptojax.ops.shape import canonical_axes, move_axis, reshape, shift_axes
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp
 from ptojax.trace import Primitive
-from ptojax.ir.symbolic import dimension
+from ptojax.ir.symbolic import as_dim
 from ptojax.public import add_examples as _add_examples
 
 
@@ -49,7 +49,7 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_abstract,
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
-    shape, bdims = tuple(map(dimension, shape)), tuple(broadcast_dimensions)
+    shape, bdims = tuple(map(as_dim, shape)), tuple(broadcast_dimensions)
     if tuple(x.shape) == shape and bdims == tuple(range(len(shape))):
         return x
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims)

@@ -22,7 +22,7 @@ from ptojax.ops.slicing import broadcasted_iota, concatenate
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, linear_in_first_jvp
 from ptojax.eval import axis_env
 from ptojax.trace import Primitive, Unsupported
-from ptojax.ir.symbolic import dimension
+from ptojax.ir.symbolic import as_dim
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.public import add_examples as _add_examples
 
@@ -101,7 +101,7 @@ dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_abstract, _dynamic_s
 
 def dynamic_slice(x, start_indices, slice_sizes):
     return dynamic_slice_p.bind(x, *_start_indices(start_indices, x.shape),
-                                slice_sizes=tuple(map(dimension, slice_sizes)))
+                                slice_sizes=tuple(map(as_dim, slice_sizes)))
 
 
 def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):

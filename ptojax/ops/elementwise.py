@@ -16,7 +16,9 @@ from ptojax.errors import IntegerOverflowError, ShapeError
 from ptojax.eval import axis_env
 from ptojax.eval.array import Array
 from ptojax.eval.ieee import quietly
+from ptojax.ir.symbolic import DimExpr
 from ptojax.ir.types import TensorType
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import broadcast_scalars, require_kind, require_same_dtype
@@ -88,8 +90,8 @@ def operands(*xs):
     dtype = next((x.dtype for x in xs if hasattr(x, "dtype")), None)
     if dtype is None:
         return xs
-    return tuple(_scalar_operand(x, dtype) if type(x) in dtypes.PYTHON_SCALARS else x
-                 for x in xs)
+    return tuple(_scalar_operand(x, dtype) if type(x) in dtypes.PYTHON_SCALARS else
+                 dimension_size(x, dtype) if type(x) is DimExpr else x for x in xs)
 
 
 def _scalar_operand(x, dtype):

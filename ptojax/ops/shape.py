@@ -13,7 +13,7 @@ from ptojax.ops.checks import check_axes, user_axes, user_axis
 from ptojax.ops.costs import no_flops
 from ptojax.ops.tangents import linear_in_first_jvp
 from ptojax.trace import Primitive, Unsupported
-from ptojax.ir.symbolic import DimExpr, dimension
+from ptojax.ir.symbolic import DimExpr, as_dim
 from ptojax.public import add_examples as _add_examples
 
 
@@ -56,7 +56,7 @@ reshape_p = Primitive("reshape", _reshape_abstract,
 def reshape(x, new_sizes, dimensions=None):
     if dimensions is not None:
         x = transpose(x, dimensions)
-    new_sizes = tuple(map(dimension, new_sizes))
+    new_sizes = tuple(map(as_dim, new_sizes))
     if tuple(x.shape) == new_sizes:
         return x
     return reshape_p.bind(x, new_sizes=new_sizes)

@@ -31,7 +31,7 @@ from ptojax.ops.shape import (canonical_axes, example_ndim, move_axis, reshape, 
 from ptojax.ops.tangents import is_undefined, linear_in_first_jvp, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
-from ptojax.ir.symbolic import DimExpr, dimension
+from ptojax.ir.symbolic import DimExpr, as_dim
 from ptojax.public import add_examples as _add_examples
 
 MOVEMENT = "{} is data movement between tensors; kept as a tensor op"
@@ -62,7 +62,7 @@ slice_p = Primitive("slice", _slice_abstract, _slice, linear=True)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
-    start, limit = tuple(map(dimension, start_indices)), tuple(map(dimension, limit_indices))
+    start, limit = tuple(map(as_dim, start_indices)), tuple(map(as_dim, limit_indices))
     strides = None if strides is None or builtins.all(s == 1 for s in strides) \
         else tuple(map(int, strides))
     if start == (0,) * x.ndim and limit == tuple(x.shape) and strides is None:
@@ -170,7 +170,7 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 
 def pad(x, padding_value, padding_config):
     (padding_value,) = operands(x, padding_value)[1:]
-    config = tuple(tuple(map(dimension, c)) for c in padding_config)
+    config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     return pad_p.bind(x, padding_value, padding_config=config)
 
 
@@ -406,11 +406,11 @@ iota_p = Primitive("iota", _iota_abstract, _iota)
 
 
 def iota(dtype, size: int):
-    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(dimension(size),), dimension=0)
+    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(as_dim(size),), dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    shape = tuple(map(dimension, shape))
+    shape = tuple(map(as_dim, shape))
     return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape,
                        dimension=user_axis("broadcasted_iota", dimension, len(shape)))
 
@@ -445,8 +445,8 @@ iota_p.define(
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (weak when that is a Python scalar and
     no ``dtype`` is given, as in JAX)."""
-    shape = (dimension(shape),) if type(shape) is DimExpr or np.ndim(shape) == 0 \
-        else tuple(map(dimension, shape))
+    shape = (as_dim(shape),) if type(shape) is DimExpr or np.ndim(shape) == 0 \
+        else tuple(map(as_dim, shape))
     if np.ndim(fill_value) != 0:
         raise ShapeError(f"full: fill_value must be a scalar, got shape {np.shape(fill_value)}")
     weak = dtype is None and type(fill_value) in dtypes.PYTHON_SCALARS
@@ -471,7 +471,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = user_axis("split", axis, operand.ndim)
-    sizes = tuple(map(dimension, sizes))
+    sizes = tuple(map(as_dim, sizes))
     if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:
         raise ShapeError(f"split: sizes {sizes} must be non-negative and add up to the size "
                          f"{operand.shape[axis]} of axis {axis}", user_frame())

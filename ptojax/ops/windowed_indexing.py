@@ -28,7 +28,7 @@ from ptojax.ops.logic import bitwise_and, ge, le, select
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import broadcasted_iota, concatenate, slice_in_dim
 from ptojax.source_info import user_frame
-from ptojax.ir.symbolic import dimension
+from ptojax.ir.symbolic import as_dim
 from ptojax.public import add_examples as _add_examples
 
 
@@ -182,7 +182,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     are hints, accepted and unused)."""
     dn = GatherDimensionNumbers(*(tuple(v) for v in dimension_numbers))
     mode = _mode(mode, "gather")
-    shape, sizes = tuple(operand.shape), tuple(map(dimension, slice_sizes))
+    shape, sizes = tuple(operand.shape), tuple(map(as_dim, slice_sizes))
     if len(sizes) != len(shape):
         raise ShapeError(f"gather: slice_sizes {sizes} needs one entry per dimension of the "
                          f"operand of shape {shape}", user_frame())
