@@ -26,7 +26,7 @@ class DynamicShapes:
                                       f"positions to {{axis: pto.Dim(...)}}, got "
                                       f"{dynamic!r:.80}", user_frame())
         self.fn_name = getattr(fn, "__name__", "fn")
-        self.names, self.keywords = _parameter_names(fn)
+        self.names, self.keywords, self.varargs = _parameter_names(fn)
         self.axes: dict = {}      # position or keyword name -> {axis: Symbol}
         for arg, dims in dynamic.items():
             self.axes[self._position(arg, static_argnums)] = _checked_dims(arg, dims)
@@ -45,7 +45,7 @@ class DynamicShapes:
         else:
             raise StaticArgumentError(f"jit: dynamic keys are argument names or positions, got "
                                       f"{arg!r}", user_frame())
-        if self.keywords is not None and not 0 <= position < len(self.names):
+        if not self.varargs and not 0 <= position < len(self.names):
             raise StaticArgumentError(f"jit: dynamic names argument {position}, but "
                                       f"{self.fn_name} takes {len(self.names)} positional "
                                       f"arguments", user_frame())
@@ -115,17 +115,18 @@ def _checked_dims(arg, dims) -> dict:
 
 
 def _parameter_names(fn) -> tuple:
-    """(positional parameter names, keyword-only names or None if it takes **kwargs or has no
-    signature)."""
+    """(positional parameter names, keyword-only names or None if it takes **kwargs, whether
+    it takes *args); no signature: anything goes."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        return [], None
+        return [], None, True
     positional = [p.name for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
     if any(p.kind == p.VAR_KEYWORD for p in params):
-        return positional, None
-    return positional, [p.name for p in params if p.kind == p.KEYWORD_ONLY]
+        return positional, None, varargs
+    return positional, [p.name for p in params if p.kind == p.KEYWORD_ONLY], varargs
 
 
 def _argument_of(path, dynamic_positions):
