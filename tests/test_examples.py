@@ -48,6 +48,15 @@ def test_int8_inference_keeps_accuracy_and_shows_the_int8_cube_kernel():
     assert re.search(r"pto\.tmatmul ins\(.*dtype=i8", out) and "loc=acc, dtype=i32" in out, out
 
 
+def test_decode_kv_cache_compiles_once_and_matches_the_static_steps():
+    out = run(["examples/decode_kv_cache.py", "--tokens", "96", "--static-tokens", "20",
+               "--dim", "32", "--layers", "1"])
+    compiles = int(re.search(r"symbolic: 96 tokens in [0-9.]+ s, (\d+) compiled", out).group(1))
+    assert compiles <= 10, out
+    assert "f32[1,4,length,8]" in out and "first 20 tokens identical: True" in out, out
+    assert re.search(r"static: +20 tokens in [0-9.]+ s, 19 compiled steps", out), out
+
+
 def test_training_examples_show_a_progress_bar():
     done = subprocess.run([sys.executable, "examples/mlp_synthetic.py", *EXAMPLES[
         "mlp_synthetic.py"]], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -9,7 +9,9 @@ from the arguments' shapes when it runs (``evaluate``).
 Questions whose answer depends on the size (``seq < 8``, ``seq // 3``) raise
 ``InconclusiveDimensionOperation``; those every size in the range answers alike are decided
 from the ranges. Equality is decided on the normal form, as JAX's: ``seq == 1`` is False
-(broadcasting never stretches a symbolic dimension), ``seq + 1 == 1 + seq`` is True.
+(broadcasting never stretches a symbolic dimension), ``seq + 1 == 1 + seq`` is True, and
+``bool(seq - 1)`` is True (``seq - 1 != 0``): code taking a shortcut for empty arrays takes
+the general path, which numpy runs correctly at size 0 too.
 """
 from __future__ import annotations
 
@@ -172,11 +174,8 @@ class DimExpr:
     def __ge__(self, other):
         return self._compare(other, ">=")
 
-    def __bool__(self):
-        lo, hi = self.bounds()
-        if lo > 0 or hi < 0:
-            return True
-        raise self._inconclusive(f"bool({self})", "depends on the size")
+    def __bool__(self):   # ``self != 0`` on the normal form, as ``==`` (a DimExpr is never 0)
+        return True
 
     # -- conversions that need a concrete size ---------------------------------------------
     def __index__(self):
