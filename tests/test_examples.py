@@ -17,6 +17,7 @@ EXAMPLES = {
     "resnet_small.py": ["--steps", "8", "--batch", "8", "--width", "4", "--size", "16"],
     "int8_inference.py": ["--steps", "60", "--hidden", "32", "--batch", "64"],
     "moe.py": ["--steps", "12", "--tokens", "64", "--dim", "8", "--hidden", "16"],
+    "variable_length_batches.py": ["--sentences", "512", "--max-len", "48"],
 }
 
 
@@ -55,6 +56,14 @@ def test_decode_kv_cache_compiles_once_and_matches_the_static_steps():
     assert compiles <= 10, out
     assert "f32[1,4,length,8]" in out and "first 20 tokens identical: True" in out, out
     assert re.search(r"static: +20 tokens in [0-9.]+ s, 18 compiled steps", out), out
+
+
+def test_variable_length_batches_compile_once_with_a_symbolic_length():
+    out = run(["examples/variable_length_batches.py", "--sentences", "256", "--max-len", "40"])
+    rows = dict(re.findall(r"^(pad to max|buckets \(powers of 2\)|symbolic length) +(\d+) ",
+                           out, re.M))
+    assert rows == {"pad to max": "1", "buckets (powers of 2)": "4", "symbolic length": "1"}, out
+    assert "computed the same losses" in out, out
 
 
 def test_training_examples_show_a_progress_bar():
