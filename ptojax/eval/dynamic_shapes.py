@@ -1,7 +1,8 @@
 """``jit(f, dynamic=...)``: which argument dimensions are symbolic, and their sizes per call.
 
 ``dynamic`` maps an argument (its name, or its position) to ``{axis: Dim}``: every array
-leaf of that argument has that axis symbolic. A call's sizes are checked against the
+leaf of that argument has that axis symbolic (``{axis: 2*Dim}``: sizes that are multiples of
+2, e.g. to split the axis over two devices). A call's sizes are checked against the
 declared ranges (and one symbol must take one size across all arguments); the traced types
 replace those sizes with the symbols, so every call in range shares one signature, one trace
 and one compiled program.
@@ -73,30 +74,40 @@ class DynamicShapes:
         shape = list(t.shape)
         name = self.names[arg] if isinstance(arg, int) and arg < len(self.names) else arg
         where = f"{self.fn_name}: argument {name!r}{keystr(path[2:])}"
-        for axis, sym in dims.items():
+        for axis, (sym, c) in dims.items():
             if not -len(shape) <= axis < len(shape):
                 raise DimensionRangeError(
                     f"{where} has shape {tuple(t.shape)}, with no axis {axis} for the dynamic "
                     f"dimension {sym.name!r}", user_frame())
             size = shape[axis]
+            if size % c:
+                raise DimensionRangeError(
+                    f"{where} has size {size} on axis {axis}, which is not a multiple of {c} "
+                    f"as declared ({c}*{sym.name})", user_frame())
+            size //= c
             if not sym.lo <= size <= (sym.hi if sym.hi is not None else size):
                 raise DimensionRangeError(
-                    f"{where} has size {size} on axis {axis}, outside the range "
-                    f"{sym.lo}..{'' if sym.hi is None else sym.hi} declared for the dynamic "
-                    f"dimension {sym.name!r}; pass a size in the range or widen it in "
-                    f"pto.Dim({sym.name!r}, lo, hi)", user_frame())
+                    f"{where} has size {size * c} on axis {axis}, outside the range "
+                    f"{_range(sym, c)} declared for the dynamic dimension "
+                    f"{'' if c == 1 else f'{c}*'}{sym.name!r}; pass a size in the range or "
+                    f"widen it in pto.Dim({sym.name!r}, lo, hi)", user_frame())
             first = seen.setdefault(sym.name, (size, where, axis))
             if first[0] != size:
                 raise DimensionRangeError(
                     f"the dynamic dimension {sym.name!r} has size {first[0]} in {first[1]} "
                     f"(axis {first[2]}) but {size} in {where} (axis {axis}); one dimension "
                     f"takes one size per call", user_frame())
-            shape[axis] = _symbol_expr(sym)
+            shape[axis] = c * _symbol_expr(sym)
         return t.update(shape=tuple(shape))
 
 
 def _symbol_expr(sym: Symbol) -> DimExpr:
     return DimExpr({(sym.name,): 1}, {sym.name: sym})
+
+
+def _range(sym: Symbol, c: int) -> str:
+    hi = "" if sym.hi is None else sym.hi * c
+    return f"{sym.lo * c}..{hi}" + ("" if c == 1 else f" (multiples of {c})")
 
 
 def _checked_dims(arg, dims) -> dict:
@@ -105,12 +116,13 @@ def _checked_dims(arg, dims) -> dict:
                                   f"got {dims!r:.60}", user_frame())
     out = {}
     for axis, dim in dims.items():
-        sym = symbol_of(dim)
-        if not isinstance(axis, int) or isinstance(axis, bool) or sym is None:
+        scaled = symbol_of(dim)
+        if not isinstance(axis, int) or isinstance(axis, bool) or scaled is None:
             raise StaticArgumentError(
                 f"jit: dynamic[{arg!r}] maps axes (ints) to dimensions made with "
-                f"pto.Dim(name, lo, hi); got {axis!r}: {dim!r:.60}", user_frame())
-        out[axis] = sym
+                f"pto.Dim(name, lo, hi), or a multiple of one (2*pto.Dim(...)); got "
+                f"{axis!r}: {dim!r:.60}", user_frame())
+        out[axis] = scaled
     return out
 
 

@@ -143,9 +143,10 @@ def _bind_sizes(ir, args) -> list:
     found = {}
     for name, v in zip(args, ir.invars):
         for axis, d in enumerate(v.type.shape):
-            sym = symbol_of(d)
-            if sym is not None and sym.name not in found:
-                found[sym.name] = f"{name}.shape[{axis}]"
+            scaled = symbol_of(d)
+            if scaled is not None and scaled[0].name not in found:
+                sym, c = scaled
+                found[sym.name] = f"{name}.shape[{axis}]" + ("" if c == 1 else f" // {c}")
     missing = sorted(set(wanted) - set(found))
     if missing:
         raise UnsupportedError(f"the sizes of the symbolic dimensions {missing} cannot be read "

@@ -264,12 +264,12 @@ def is_symbolic_shape(shape) -> bool:
     return any(type(d) is DimExpr for d in shape)
 
 
-def symbol_of(d) -> Symbol | None:
-    """The symbol ``d`` is, when it is a single symbol (``seq``, not ``seq + 1``)."""
+def symbol_of(d) -> tuple | None:
+    """``(symbol, c)`` when ``d`` is ``c`` times one symbol (``seq``, ``2*seq``), else None."""
     if type(d) is DimExpr and len(d.terms) == 1:
         (mono, coeff), = d.terms.items()
-        if coeff == 1 and len(mono) == 1:
-            return d.symbols[mono[0]]
+        if coeff >= 1 and len(mono) == 1:
+            return d.symbols[mono[0]], coeff
     return None
 
 

@@ -76,7 +76,7 @@ class Factors:
 
     def new(self, size: int, kind: str = "pass") -> tuple:
         """A dimension of ``size`` backed by a fresh factor (``()`` for sizes 0 and 1)."""
-        if size <= 1:
+        if size == 0 or size == 1:   # (a symbolic size is neither: ir/symbolic.py)
             return ()
         self.sizes.append(size)
         self.kinds.append(kind)
