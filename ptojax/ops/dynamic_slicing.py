@@ -14,7 +14,7 @@ from ptojax.ops.broadcast import broadcast_in_dim, instantiate, to_front, zeros
 from ptojax.ops.checks import require_same_dtype, user_axis
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.costs import no_flops
-from ptojax.ops.elementwise import constant, scalar
+from ptojax.ops.elementwise import constant
 from ptojax.ops.gather_scatter import gather, scatter
 from ptojax.ops.logic import lt, select
 from ptojax.ops.shape import move_axis, reshape, squeeze
