@@ -30,7 +30,7 @@ OWN = {"ptojax.quant", "ptojax.mixed_precision", "ptojax.tools"}
 
 # names a module exports that its JAX counterpart does not have: ptojax's own API
 EXTRAS = {
-    "ptojax": {"AxisType", "ClosedIR", "IR", "Mesh", "PartitionSpec", "SingleDeviceSharding",
+    "ptojax": {"AxisType", "ClosedIR", "Dim", "IR", "Mesh", "PartitionSpec", "SingleDeviceSharding",
                "TensorType", "TileConfig", "TileType", "get_mesh", "make_ir", "profile", "shard",
                "targets", "test_util", "tile", "tools", "with_sharding_constraint", "bfloat16",
                "quant", "mixed_precision", "kernel", "BlockSpec",

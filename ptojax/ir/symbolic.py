@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from ptojax.errors import ConcretizationError, InconclusiveDimensionOperation
 from ptojax.source_info import user_frame
+from ptojax.public import add_examples as _add_examples
 
 
 class Symbol(NamedTuple):
@@ -392,3 +393,16 @@ def _is_int(x) -> bool:
         return not isinstance(x, bool) and int(x) == x and hasattr(x, "__index__")
     except (TypeError, ValueError):
         return False
+
+
+_add_examples(globals(), """
+Dim:
+    >>> seq = pto.Dim("seq", 1, 4096)
+    >>> seq * 64, 2 * seq - 1, seq >= 1
+    (64*seq, 2*seq-1, True)
+    >>> f = pto.jit(lambda x: pnp.concatenate([x, x]) * 2.0, dynamic={"x": {0: seq}})
+    >>> f.lower(pnp.ones((3, 8))).ir.ir.outvars[0].type
+    f32[2*seq,8]
+    >>> f(pnp.ones((2, 1))).shape, f(pnp.ones((5, 1))).shape, f.cache_size()
+    ((4, 1), (10, 1), 1)
+""")
