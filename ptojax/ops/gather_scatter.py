@@ -27,6 +27,8 @@ from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.array import Array
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
+from ptojax.ir.symbolic import is_symbolic
+from ptojax.ops.dimension_size import dimension_size
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.arithmetic import add_tangents, clamp, div, mul, ones_like, sub
 from ptojax.ops.broadcast import (broadcast_at, broadcast_in_dim, broadcast_in_dim_p,
@@ -147,7 +149,11 @@ def _gather_jvp(primals, tangents, axes, nbatch=0, mode="clip", fill_value=None)
 def _gather_transpose(ct, x, indices, axes, nbatch=0, mode="clip", fill_value=None):
     if mode == "clip":  # the read positions were clamped: send the cotangent there
         o_shape = x.aval.shape[nbatch:]
-        bounds = Array(np.asarray([o_shape[a] - 1 for a in axes], indices.dtype))
+        if any(is_symbolic(o_shape[a]) for a in axes):   # sizes known when it runs
+            bounds = concatenate([reshape(dimension_size(o_shape[a] - 1, indices.dtype), (1,))
+                                  for a in axes], 0)
+        else:
+            bounds = Array(np.asarray([o_shape[a] - 1 for a in axes], indices.dtype))
         hi = broadcast_in_dim(bounds, indices.shape, (indices.ndim - 1,))
         indices = clamp(0, indices, hi)
     out = scatter_p.bind(zeros(x.aval), indices, ct, axes=axes, nbatch=nbatch, mode="add")
