@@ -422,6 +422,9 @@ def kernel_source(eqn) -> str:
     if p["kind"] == "kernel":
         raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
     grid = p["grid"]
+    if grid.dynamic_rows:
+        raise FusedUnsupported(f"the kernel `{p['name']}` has a runtime row count "
+                               f"({grid.space[0]}); the PTO build runs it")
     (m, n), (r, c) = grid.space, grid.tile
     args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
                      for name, dt, role in _params(eqn))

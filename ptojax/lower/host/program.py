@@ -20,6 +20,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ptojax.ir.core import ClosedIR
+from ptojax.errors import UnsupportedError
+from ptojax.ir.symbolic import evaluate, symbol_of, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
@@ -59,11 +61,17 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
     args = ", ".join(f"static_cast<{cpp_type(p.type.dtype)}*>(args[{i}])"
                      for i, p in enumerate(sched.params))
     grid = sched.grid
-    call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
+    lines = []
+    if not grid.dynamic_rows:
+        call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
+    else:   # the view's rows this call follow the GM pointers (_launcher)
+        n = len(sched.params)
+        lines.append(f"    const int32_t rows = *static_cast<const int32_t*>(args[{n}]);")
+        call = (f"{sched.name}({args}, {{(rows + {grid.tile[0] - 1}) / {grid.tile[0]} * "
+                f"{grid.grid_cols}, {grid.grid_cols}, rows}})")
     cores = [s.core for s in sched.sections]
     split = any(s.split_subblocks for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
-    lines = []
     if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
         prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
         lines.append(f"    pto::host::on_core(pto::host::kFirstVectorCore, "
@@ -94,6 +102,9 @@ def _launcher(library, index, eqn, blocks):
     ws_types = [v.type for v in ws_vars]
     zeroed = frozenset(eqn.params.get("accumulate", ()))
     grid = eqn.params["grid"]
+    if grid.dynamic_rows:
+        return _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types,
+                                      zeroed)
     parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
 
@@ -111,6 +122,43 @@ def _launcher(library, index, eqn, blocks):
             record(start, arrays + outs)
         return outs
     return launch
+
+
+def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
+    """``_launcher`` of a kernel whose row count is known per call (a symbolic dimension,
+    ``ir/symbolic.py``): the sizes are read from the inputs' shapes, the outputs allocated at
+    them, and the view's row count passed after the GM pointers (``_entry``)."""
+    grid = eqn.params["grid"]
+    where = [(name_axis, i) for i, t in enumerate(in_types)
+             for name_axis in _symbol_axes(t.shape)]
+    out_shapes = [t.shape for t in out_types]
+    missing = set(symbols_of([grid.space[0], *out_shapes])) - {name for (name, _), _ in where}
+    if missing:
+        raise UnsupportedError(f"kernel {eqn.params['name']}: the sizes {sorted(missing)} are "
+                               f"not dimensions of its inputs, so its host launcher cannot "
+                               f"read them")
+    record = _kernel_recorder(eqn)
+
+    def launch(*inputs):
+        arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
+        sizes = {name: arrays[i].shape[axis] for (name, axis), i in where}
+        outs = [(np.zeros if i in zeroed else np.empty)(evaluate(shape, sizes), t.dtype)
+                for i, (shape, t) in enumerate(zip(out_shapes, out_types))]
+        rows = grid.rows_at(sizes)
+        count = np.array([rows], np.int32)
+        threads = rows * grid.space[1] >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        start = time.perf_counter()
+        library.launch(index, arrays + outs + [count], blocks, threads)
+        if profiler.active is not None:
+            record(start, arrays + outs)
+        return outs
+    return launch
+
+
+def _symbol_axes(shape) -> list:
+    """(symbol name, axis) of each dimension of ``shape`` that is a single symbol."""
+    return [(sym.name, axis) for axis, d in enumerate(shape)
+            for sym in [symbol_of(d)] if sym is not None]
 
 
 def _kernel_recorder(eqn):
