@@ -30,7 +30,8 @@ import numpy as np
 
 import math
 
-from ptojax.errors import TileError, UnsupportedError
+from ptojax.errors import (ConcretizationError, InconclusiveDimensionOperation, TileError,
+                           UnsupportedError)
 from ptojax.ir.symbolic import bounds, has_symbols, is_symbolic
 from ptojax.tile import ops as T
 from ptojax.tile.build import BodyBuilder
@@ -367,9 +368,14 @@ def plan_group(group, config, target, name):
         if config.vec is not None or config.cube is not None:
             raise UnsupportedError(f"kernel {name}: {static}")
         return static
-    if group.kind == "cube":
-        return plan_cube(group, config, target, name)
-    return plan_vector(group, config, target, name)
+    try:
+        if group.kind == "cube":
+            return plan_cube(group, config, target, name)
+        return plan_vector(group, config, target, name)
+    except (InconclusiveDimensionOperation, ConcretizationError) as e:
+        if not is_symbolic(group.space[0]):
+            raise
+        return f"a tile rule needs a static size: {e}"
 
 
 def static_space_reason(group):
