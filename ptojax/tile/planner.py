@@ -375,7 +375,10 @@ def plan_group(group, config, target, name):
     except (InconclusiveDimensionOperation, ConcretizationError) as e:
         if not is_symbolic(group.space[0]):
             raise
-        return f"a tile rule needs a static size: {e}"
+        return f"{SYMBOLIC}a tile rule needs a static size: {e}"
+
+
+SYMBOLIC = "symbolic dimension: "   # starts the reason a kernel needs a static size
 
 
 def static_space_reason(group):
@@ -384,20 +387,22 @@ def static_space_reason(group):
     view, with an upper bound) and static everything else."""
     m, n = group.space
     if is_symbolic(n):
-        return (f"its row length `{n}` (the last dimension) is symbolic; tile kernels need "
-                f"it static (only the leading, row dimension may be dynamic)")
+        return (f"{SYMBOLIC}its row length `{n}` (the last dimension) is symbolic; tile "
+                f"kernels need the last dimension static (only the leading, row dimension "
+                f"may be dynamic)")
     if not is_symbolic(m):
         if any(has_symbols(a.type.shape) for e in group.eqns for a in (*e.inputs, *e.outputs)
                if hasattr(a, "type")):
-            return ("it has a symbolic dimension outside the row dimension of its 2-D view; "
-                    "tile kernels need every dimension but the leading (row) one static")
+            return (f"{SYMBOLIC}it has a symbolic dimension outside the rows of its "
+                    f"{m}x{n} view; tile kernels need every dimension but the leading "
+                    f"(row) one static")
         return None
     if group.kind == "cube":
-        return (f"it is a matmul over `{m}` symbolic rows; cube kernels need static shapes "
-                f"(make that dimension static)")
+        return (f"{SYMBOLIC}it is a matmul over `{m}` rows; cube kernels need static "
+                f"shapes (make that dimension static)")
     if bounds(m)[1] == math.inf:
-        return (f"its row count `{m}` has no upper bound; give the dimension one "
-                f"(pto.Dim(name, lo, hi)) so that tiles can be planned")
+        return (f"{SYMBOLIC}its row count `{m}` has no upper bound; give the dimension one "
+                f"(pto.Dim(name, lo, hi)) so that its tiles can be planned")
     return None
 
 
