@@ -1,6 +1,7 @@
-"""Host execution of tile kernels over a runtime row count (issue 19): one build of the PTO
-instruction stream serves every row count of ``jit(f, dynamic=...)`` — 1, a tile boundary and
-its neighbours, the maximum — and matches the numpy executor."""
+"""Host execution of tile kernels over a runtime row count (issue 19): one build — of the PTO
+instruction stream or of the fused loop nests — serves every row count of
+``jit(f, dynamic=...)`` (1, a tile boundary and its neighbours, the maximum) and matches the
+numpy executor."""
 import warnings
 
 import numpy as np
@@ -48,13 +49,15 @@ def _sizes(jitted, nargs):
     return sorted({1, r - 1, r, r + 1, 2 * r + 1, HI} - {0})
 
 
+@pytest.mark.parametrize("kernels", ["pto", "fused"])
 @pytest.mark.parametrize("fn, nargs", [(softmax, 1), (layer_norm, 1), (chain, 2)])
-def test_one_build_serves_every_row_count(fn, nargs):
-    jitted = _jit(fn, nargs, kernels="pto")
+def test_one_build_serves_every_row_count(fn, nargs, kernels):
+    jitted = _jit(fn, nargs, kernels=kernels)
     jitted(*_args(1, nargs))
     executable = executable_of(jitted, *_args(1, nargs))
     assert isinstance(executable, HostExecutable) and executable.status == "compiled"
     program = executable.program
+    assert program.kernels == kernels and program.fused_error is None
     assert all(e.params["grid"].dynamic_rows for e in kernels_of(jitted, *_args(1, nargs)))
     for rows in _sizes(jitted, nargs):
         args = _args(rows, nargs)
@@ -80,12 +83,12 @@ def test_column_edges_with_a_runtime_row_count():
     assert len(eqn.params["regions"]) == 4
 
 
-def test_the_default_build_runs_the_pto_kernels():
-    jitted = _jit(softmax)
+def test_fused_source_takes_the_rows():
     x, = _args(70, 1)
-    assert_matches(jitted(x), interpret(softmax, x))
-    program = executable_of(jitted, x).program
-    assert program.kernels == "pto" and "runtime row count" in program.fused_error
+    text = pto.jit(softmax, dynamic={"x": {0: pto.Dim("rows", 1, HI)}}).lower(
+        x, target=pto.targets.host_jit).as_text("fused-cpp")
+    assert "const int32_t rows)" in text and "const int32_t num_tiles = (rows + " in text
+    assert "rows - ti * " in text
 
 
 def test_tiered_jit_switches_to_compiled_kernels():
