@@ -32,7 +32,9 @@ import math
 
 from ptojax.errors import (ConcretizationError, InconclusiveDimensionOperation, TileError,
                            UnsupportedError)
-from ptojax.ir.symbolic import bounds, has_symbols, is_symbolic
+from ptojax.ir.core import Literal
+from ptojax.ir.symbolic import (bounds, has_symbols, is_symbolic, linear_symbol,
+                                 symbols_of)
 from ptojax.tile import ops as T
 from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
@@ -400,10 +402,24 @@ def static_space_reason(group):
     if group.kind == "cube":
         return (f"{SYMBOLIC}it is a matmul over `{m}` rows; cube kernels need static "
                 f"shapes (make that dimension static)")
+    unread = _unread_sizes(group)
+    if unread:
+        return (f"{SYMBOLIC}the sizes {unread} of its {m}x{n} view cannot be read from its "
+                f"inputs' shapes (a kernel's launch reads them there)")
     if bounds(m)[1] == math.inf:
         return (f"{SYMBOLIC}its row count `{m}` has no upper bound; give the dimension one "
                 f"(pto.Dim(name, lo, hi)) so that its tiles can be planned")
     return None
+
+
+def _unread_sizes(group) -> list:
+    """The symbols of ``group``'s sizes that no dimension of its inputs is linear in."""
+    made = {v for e in group.eqns for v in e.outputs}
+    inputs = {a for e in group.eqns for a in e.inputs
+              if not isinstance(a, Literal) and a not in made}
+    readable = {linear_symbol(d) for a in inputs for d in a.type.shape}
+    needed = symbols_of([group.space[0]] + [v.type.shape for v in made])
+    return sorted(set(needed) - readable)
 
 
 _add_examples(globals(), """

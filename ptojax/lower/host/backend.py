@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
-from ptojax.ir.symbolic import bounds
+from ptojax.ir.symbolic import bounds, has_symbolic_shapes, has_symbols
 from ptojax.control_flow.scan import run_scan, scan_p
 from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
@@ -294,6 +294,8 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
     runners, bodies = {}, []
     for eqn in closed.ir.eqns:
         p = eqn.params
+        if has_symbols(tuple(p.values())) or has_symbolic_shapes(p.get("body", closed).ir):
+            continue     # sizes known per call: the numpy executor runs the loop
         if eqn.prim is scan_p:
             bodies.append(HostExecutable(p["body"], options))
             runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],
