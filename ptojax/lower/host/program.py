@@ -154,3 +154,80 @@ def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zer
             record(start, arrays + outs)
         return outs
     return launch
+
+
+def _kernel_recorder(eqn):
+    """Records one ``pto.profile`` event per run of kernel ``eqn``, with the target cost
+    model's estimate (computed on the first profiled run)."""
+    estimate_us = None
+
+    def record(start, arrays):
+        nonlocal estimate_us
+        duration = time.perf_counter() - start
+        if estimate_us is None:
+            estimate_us = kernel_cost(eqn).us
+        profiler.record(eqn.params["name"], "kernel", start, duration,
+                        sum(a.nbytes for a in arrays), estimate_us)
+    return record
+
+
+def _pto_build(tiled: ClosedIR, target, check_sync: bool) -> dict:
+    """The PTO-faithful build: the emitted PTO C++ against pto_host.h."""
+    scheds = [schedule_of(e) for e in kernel_eqns(tiled)]
+    split_cores = any(s.mixed for s in scheds)
+    copies = (CUBE_COPY, VECTOR_COPY) if split_cores else BOTH_CORES
+    if split_cores and any(s.kind == "kernel" for s in scheds):
+        copies += (BOTH_COPY,)
+    return dict(kernel_source=program_cpp(tiled, target.name),
+                entries=[_entry(i, e, s, split_cores)
+                         for i, (e, s) in enumerate(zip(kernel_eqns(tiled), scheds))],
+                check_sync=check_sync, copies=copies)
+
+
+def _fused_build(tiled: ClosedIR) -> dict:
+    """The fused build: each kernel one loop nest (lower/host/fused.py)."""
+    kernels = kernel_eqns(tiled)
+    return dict(kernel_source=fused.program_source(kernels), entries=fused.entries(kernels),
+                bodies_at_o1=False)
+
+
+class HostProgram:
+    """``run(*flat_inputs)`` for a tiled IR, its kernels compiled for the host.
+
+    ``kernels`` is the build: ``"fused"`` (each kernel one loop nest computing its chain in
+    registers, ``lower/host/fused.py``) or ``"pto"`` (the emitted PTO C++ instruction stream
+    against ``pto_host.h``, which a ``check_sync`` build always is); a kernel the fused
+    emitter has no form for makes the program use the PTO build (``fused_error`` says why).
+    ``source`` is the compiled kernel source; ``build`` says where the library came from
+    (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
+    ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
+    raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key.
+    """
+
+    def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
+                 kernels: str = "fused", loops=None, cached_only: bool = False,
+                 on_key=None):
+        if kernels not in KERNEL_BUILDS:
+            raise ValueError(f"unknown host kernel build {kernels!r}; available: "
+                             f"{', '.join(KERNEL_BUILDS)}")
+        self.kernels = "pto" if check_sync else kernels
+        self.fused_error = None
+        if self.kernels == "fused":
+            try:
+                options = _fused_build(tiled)
+            except FusedUnsupported as e:
+                self.kernels, self.fused_error = "pto", str(e)
+        if self.kernels == "pto":
+            options = _pto_build(tiled, target, check_sync)
+        self.entries = options["entries"]
+        self.source = options["kernel_source"]
+        self.check_sync = check_sync
+        self.library, self.build = build_and_load(target=_arena_target(target, tiled),
+                                                  name=name, cached_only=cached_only,
+                                                  on_key=on_key, **options)
+        self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
+                          for i, e in enumerate(kernel_eqns(tiled))}
+        loops = loops or {}   # loop equations -> runners of their bodies' own programs
+        self.executable = Executable(tiled, {**self.launchers, **loops}, frozenset(loops))
+        self.run = self.executable.run
