@@ -414,9 +414,9 @@ def static_space_reason(group):
 
 def _unread_sizes(group) -> list:
     """The symbols of ``group``'s sizes that no dimension of its inputs is linear in."""
-    made = {v for e in group.eqns for v in e.outputs}
-    inputs = {a for e in group.eqns for a in e.inputs
-              if not isinstance(a, Literal) and a not in made}
+    eqns = [*group.eqns, *(p[0] for p in group.pulled.values())]
+    made = {v for e in eqns for v in e.outputs}
+    inputs = {a for e in eqns for a in e.inputs if not isinstance(a, Literal) and a not in made}
     readable = {linear_symbol(d) for a in inputs for d in a.type.shape}
     needed = symbols_of([group.space[0]] + [v.type.shape for v in made])
     return sorted(set(needed) - readable)
