@@ -21,7 +21,8 @@ import numpy as np
 
 from ptojax.ir.core import ClosedIR
 from ptojax.errors import UnsupportedError
-from ptojax.ir.symbolic import evaluate, linear_symbol, solve_sizes, symbols_of
+from ptojax.ir.symbolic import (evaluate, is_symbolic, linear_symbol, solve_sizes,
+                                 symbols_of)
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
@@ -129,31 +130,46 @@ def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zer
     ``ir/symbolic.py``): the sizes are read from the inputs' shapes, the outputs allocated at
     them, and the view's row count passed after the GM pointers (``_entry``)."""
     grid = eqn.params["grid"]
-    where = [(i, axis) for i, t in enumerate(in_types) for axis, d in enumerate(t.shape)
-             if linear_symbol(d) is not None]
-    dims = [in_types[i].shape[axis] for i, axis in where]
-    out_shapes = [t.shape for t in out_types]
-    missing = set(symbols_of([grid.space[0], *out_shapes])) - {linear_symbol(d) for d in dims}
+    readers = {}          # symbol -> (input, axis, dimension linear in it)
+    for i, t in enumerate(in_types):
+        for axis, d in enumerate(t.shape):
+            readers.setdefault(linear_symbol(d), (i, axis, d))
+    readers.pop(None, None)
+    missing = set(symbols_of([grid.space[0], *(t.shape for t in out_types)])) - set(readers)
     if missing:
         raise UnsupportedError(f"kernel {eqn.params['name']}: the sizes {sorted(missing)} "
                                f"cannot be read from its inputs' shapes, so its host "
                                f"launcher cannot size it")
+    where = [(i, axis) for i, axis, _ in readers.values()]
+    dims = [d for _, _, d in readers.values()]
+    allocs = [(np.zeros if i in zeroed else np.empty, [_size_of(d) for d in t.shape], t.dtype)
+              for i, t in enumerate(out_types)]
+    rows_of, cols = _size_of(grid.space[0]), grid.space[1]
     record = _kernel_recorder(eqn)
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
         sizes = solve_sizes(dims, [arrays[i].shape[axis] for i, axis in where])
-        outs = [(np.zeros if i in zeroed else np.empty)(evaluate(shape, sizes), t.dtype)
-                for i, (shape, t) in enumerate(zip(out_shapes, out_types))]
-        rows = grid.rows_at(sizes)
-        count = np.array([rows], np.int32)
-        threads = rows * grid.space[1] >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        outs = [alloc(tuple(f(sizes) for f in shape), dtype) for alloc, shape, dtype in allocs]
+        rows = rows_of(sizes)
+        threads = rows * cols >= PARALLEL_MIN_ELEMENTS and not machine_busy()
         start = time.perf_counter()
-        library.launch(index, arrays + outs + [count], blocks, threads)
+        library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], blocks, threads)
         if profiler.active is not None:
             record(start, arrays + outs)
         return outs
     return launch
+
+
+def _size_of(d):
+    """sizes (symbol name -> int) -> the value of dimension ``d``."""
+    name = linear_symbol(d)
+    if name is not None:
+        coeff, const = d.terms[(name,)], d.terms.get((), 0)
+        return lambda sizes: coeff * sizes[name] + const
+    if not is_symbolic(d):
+        return lambda sizes: d
+    return lambda sizes: evaluate(d, sizes)
 
 
 def _kernel_recorder(eqn):
