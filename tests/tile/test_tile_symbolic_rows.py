@@ -2,7 +2,7 @@
 lowers to kernels whose grid has ``ceil(rows / tile_rows)`` rows of tiles at run time and
 whose last grid row has a dynamic valid row count (PTO-AS ``v_row=?``, C++ ``DYNAMIC``);
 tile shapes are planned at the dimension's upper bound. Other symbolic dimensions are
-errors naming the dimension that must be static. (Host execution: tests/lower/host.)"""
+errors naming the dimension that must be static. (Host execution: tests/lower/host/test_symbolic_rows.py.)"""
 import re
 
 import numpy as np
