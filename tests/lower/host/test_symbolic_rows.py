@@ -117,3 +117,13 @@ def test_kernels_that_need_static_sizes_keep_running_on_numpy():
     executable = executable_of(jitted, x)
     assert executable.status == "compiled"
     assert all(e.params["kind"] == "vector" for e in kernels_of(jitted, x))
+
+
+def test_row_vector_inputs_with_a_runtime_row_count():
+    def fn(x, r):
+        return x * r[:, None] + pnp.max(x, axis=-1, keepdims=True)
+    jitted = _jit(fn, 2, check_sync=True)
+    for rows in (1, 37, HI):
+        x, r = _args(rows, 2)
+        assert_matches(jitted(x, r[:, 0]), interpret(fn, x, r[:, 0]))
+    assert jitted.cache_size() == 1
