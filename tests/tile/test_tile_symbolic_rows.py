@@ -170,3 +170,10 @@ def test_cost_is_estimated_at_the_upper_bound():
     assert [(r.tiles, r.bytes, r.flops) for r in cost] == \
         [(r.tiles, r.bytes, r.flops) for r in static]
     assert cost.total_us == pytest.approx(static.total_us)
+
+
+def test_pto_tile_of_symbolic_rows_is_an_error():
+    x = np.zeros((50, 64), np.float32)
+    jitted = pto.jit(pto.tile(chain), dynamic={"x": {0: ROWS}})
+    with pytest.raises(UnsupportedError, match="leave out pto.tile"):
+        jitted(x)
