@@ -8,7 +8,10 @@ and buffer addresses are static attributes there, loops over double-buffered til
 unrolled by the number of staging buffers (slot k of the unrolled body uses EVENT_IDk and the
 k-th buffer copy), and the K loop is unrolled by two. ptojax extensions (no public syntax
 found): atomic accumulation is ``pto.tstore ... {atomic = "add"}``; the cube-to-vector
-notification is ``pto.sync.set``/``pto.sync.wait`` with flag 0.
+notification is ``pto.sync.set``/``pto.sync.wait`` with flag 0. A kernel over a runtime row
+count takes ``%rows: i32`` (the tensor views' rows); its last grid row of tiles allocates
+``v_row=?, v_col=?`` tiles with ``valid_row = %valid_rows`` (``rows - ti * R``) and moves
+``partition_tensor_view<?xCOLS>`` windows of those rows.
 
 The schedule (synchronization protocol, buffer placement) is the same one the C++ uses; see
 ``ptojax.lower.schedule``; the walk over it is ``ptojax.lower.emit``. This module is the

@@ -21,6 +21,12 @@ Types
        float8_e4m3_t, float8_e5m2_t (cube operands on targets with an fp8 cube: A5)
     A tile's valid region (VR x VC) is where instructions read and write; its values are the
     logical (row, col) matrix whatever the layout parameters say.
+Runtime row counts (a symbolic leading dimension, ``jit(f, dynamic=...)``)
+    the tiling struct gains ``rows`` (the view's rows this launch; the launcher computes
+    ``num_tiles`` from it); the last grid row of tiles sets ``valid_rows = tiling.rows -
+    ti * R`` and declares its tiles ``Tile<..., DYNAMIC, VC> t(valid_rows, VC)``, its windows
+    ``GlobalTensor<T, Shape<1,1,1,DYNAMIC,COLS>, ...> g(ptr, Shape<...>(valid_rows))``, and
+    a row-vector view of the whole tensor ``Stride<1,1,1,1,DYNAMIC>(tiling.rows)``.
 
 Placement and data movement
     TASSIGN(tile, byte_offset)            place a tile in its buffer (UB, L1, L0A/B/C)

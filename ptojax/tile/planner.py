@@ -16,6 +16,10 @@ is generated):
 5. Cube shapes prefer at least one output tile per cube core, then the largest m x n
    (arithmetic intensity), then the largest k.
 
+A kernel over a symbolic leading dimension (``jit(f, dynamic=...)``) is planned at the
+dimension's upper bound and keeps a runtime row count (``TileGrid.dynamic_rows``); every other
+dimension must be static (``static_space_reason`` says which is not).
+
 A violated rule under an explicit config raises ``TileError`` naming the kernel, the op, the
 buffer, the bytes needed and available, and a fix. Under automatic planning a kernel that
 cannot be tiled at all (e.g. a row longer than UB) is left as tensor-level equations, with the

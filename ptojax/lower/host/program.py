@@ -6,6 +6,10 @@ into one shared library (disk-cached), and generates the straight-line executor 
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls.
 
+A kernel over a runtime row count (``TileGrid.dynamic_rows``) reads the sizes from its inputs'
+shapes when it runs, allocates its outputs at them and passes the view's row count after the
+GM pointers: one library serves every size in the range.
+
 Blocks of a mixed (cube + vector) PTO kernel: the host runs a block's cube core, then its vector
 sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
 in the library — once as the cube core sees it (``__DAV_CUBE__``), once as the vector cores
