@@ -445,7 +445,8 @@ class _Printer(Emitter):
         g = s.grid
         args = ", ".join(["void *stream"] + [f"uint8_t *{p.name}" for p in s.params]
                          + (["int32_t rows"] if g.dynamic_rows else []))
-        self.w(f"// host launcher: {s.name} on {s.block_dim} blocks"
+        self.w(f"// host launcher: {s.name} on {'up to ' if g.dynamic_rows else ''}"
+               f"{s.block_dim} blocks"
                + (" (mixed: 1 cube + "
                   f"{s.target.vector_cores_per_cube} vector cores each)" if s.mixed else ""))
         for p in s.params:
@@ -466,7 +467,12 @@ class _Printer(Emitter):
                    f"   // atomically accumulated")
         cast = ", ".join(f"reinterpret_cast<__gm__ {cpp_type(p.type.dtype)} *>({p.name})"
                          for p in s.params)
-        self.w(f"{s.name}<<<{s.block_dim}, nullptr, stream>>>({cast}, tiling);")
+        blocks = s.block_dim
+        if g.dynamic_rows:      # no more blocks than this launch has tiles
+            self.w(f"const uint32_t blocks = tiling.num_tiles < {blocks} ? "
+                   f"static_cast<uint32_t>(tiling.num_tiles) : {blocks}u;")
+            blocks = "blocks"
+        self.w(f"{s.name}<<<{blocks}, nullptr, stream>>>({cast}, tiling);")
         self.close()
         self.w("#endif")
 

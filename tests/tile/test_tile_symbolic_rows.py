@@ -91,6 +91,7 @@ def test_pto_cpp_declares_dynamic_tiles_and_windows():
     assert "void launch_k0_rmax_div(void *stream, uint8_t *in0, uint8_t *out0, int32_t rows)" \
         in text
     assert f"tiling{{(rows + {r - 1}) / {r} * 1, 1, rows}};" in text
+    assert "k0_rmax_div<<<blocks, nullptr, stream>>>" in text    # at most one block a tile
 
 
 def test_static_programs_print_as_before():

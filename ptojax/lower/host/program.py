@@ -157,8 +157,9 @@ def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zer
         outs = [alloc(tuple(f(sizes) for f in shape), dtype) for alloc, shape, dtype in allocs]
         rows = rows_of(sizes)
         threads = rows * cols >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        used = min(blocks, max(1, grid.num_tiles_at(rows)))    # blocks that get a tile
         start = time.perf_counter()
-        library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], blocks, threads)
+        library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], used, threads)
         if profiler.active is not None:
             record(start, arrays + outs)
         return outs
