@@ -341,17 +341,6 @@ def linear_symbol(d):
     return monos[0][0] if len(monos) == 1 and len(monos[0]) == 1 else None
 
 
-def solve_sizes(dims, values) -> dict:
-    """name -> size of each symbol that a dimension linear in it alone (``linear_symbol``)
-    determines, ``dims[i]`` having the size ``values[i]``."""
-    found = {}
-    for d, v in zip(dims, values):
-        name = linear_symbol(d)
-        if name is not None and name not in found:
-            found[name] = (v - d.terms.get((), 0)) // d.terms[(name,)]
-    return found
-
-
 def bounds(d) -> tuple:
     """(lo, hi) of a dimension: its own value twice for an int."""
     return d.bounds() if type(d) is DimExpr else (d, d)

@@ -25,8 +25,7 @@ import numpy as np
 
 from ptojax.ir.core import ClosedIR
 from ptojax.errors import UnsupportedError
-from ptojax.ir.symbolic import (evaluate, is_symbolic, linear_symbol, solve_sizes,
-                                 symbols_of)
+from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
@@ -144,20 +143,17 @@ def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zer
         raise UnsupportedError(f"kernel {eqn.params['name']}: the sizes {sorted(missing)} "
                                f"cannot be read from its inputs' shapes, so its host "
                                f"launcher cannot size it")
-    where = [(i, axis) for i, axis, _ in readers.values()]
-    dims = [d for _, _, d in readers.values()]
-    allocs = [(np.zeros if i in zeroed else np.empty, [_size_of(d) for d in t.shape], t.dtype)
-              for i, t in enumerate(out_types)]
-    rows_of, cols = _size_of(grid.space[0]), grid.space[1]
+    sizing = _sizing_function(readers, [t.shape for t in out_types], grid)
+    allocs = [(np.zeros if i in zeroed else np.empty, t.dtype) for i, t in enumerate(out_types)]
+    cols = grid.space[1]
     record = _kernel_recorder(eqn)
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
-        sizes = solve_sizes(dims, [arrays[i].shape[axis] for i, axis in where])
-        outs = [alloc(tuple(f(sizes) for f in shape), dtype) for alloc, shape, dtype in allocs]
-        rows = rows_of(sizes)
+        shapes, rows, tiles = sizing(arrays)
+        outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
         threads = rows * cols >= PARALLEL_MIN_ELEMENTS and not machine_busy()
-        used = min(blocks, max(1, grid.num_tiles_at(rows)))    # blocks that get a tile
+        used = min(blocks, max(1, tiles))    # blocks that get a tile
         start = time.perf_counter()
         library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], used, threads)
         if profiler.active is not None:
@@ -166,15 +162,30 @@ def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zer
     return launch
 
 
-def _size_of(d):
-    """sizes (symbol name -> int) -> the value of dimension ``d``."""
-    name = linear_symbol(d)
-    if name is not None:
-        coeff, const = d.terms[(name,)], d.terms.get((), 0)
-        return lambda sizes: coeff * sizes[name] + const
+def _sizing_function(readers, out_shapes, grid):
+    """``arrays -> (output shapes, the view's rows, tiles)`` of one call, generated: each
+    symbol read from the input dimension linear in it (``readers``: symbol -> (input, axis,
+    dimension)), then the shapes' polynomials."""
+    lines = ["def sizing(a):"]
+    for name, (i, axis, d) in readers.items():
+        lines.append(f"    s_{name} = (a[{i}].shape[{axis}] - ({d.terms.get((), 0)})) // "
+                     f"{d.terms[(name,)]}")
+    shapes = ", ".join("(" + "".join(f"{_polynomial(d)}, " for d in shape) + ")"
+                       for shape in out_shapes)
+    r, gc = grid.tile[0], grid.grid_cols
+    lines.append(f"    rows = {_polynomial(grid.space[0])}")
+    lines.append(f"    return [{shapes}], rows, -(-rows // {r}) * {gc}")
+    env: dict = {}
+    exec("\n".join(lines), env)
+    return env["sizing"]
+
+
+def _polynomial(d) -> str:
+    """Python for dimension ``d`` over the variables ``s_<symbol>``."""
     if not is_symbolic(d):
-        return lambda sizes: d
-    return lambda sizes: evaluate(d, sizes)
+        return str(int(d))
+    return " + ".join(f"({c}{''.join(f' * s_{n}' for n in mono)})"
+                      for mono, c in d.terms.items())
 
 
 def _kernel_recorder(eqn):
