@@ -294,7 +294,8 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
     runners, bodies = {}, []
     for eqn in closed.ir.eqns:
         p = eqn.params
-        if has_symbols(tuple(p.values())) or has_symbolic_shapes(p.get("body", closed).ir):
+        if eqn.prim in (scan_p, while_p) and (has_symbols(tuple(p.values()))
+                                              or has_symbolic_shapes(p["body"].ir)):
             continue     # sizes known per call: the numpy executor runs the loop
         if eqn.prim is scan_p:
             bodies.append(HostExecutable(p["body"], options))
