@@ -336,6 +336,14 @@ def _clamp(i, n, lo, hi):
     return lo if i < lo else (hi if i > hi else i)
 
 
+def linear_symbol(d):
+    """The name of the one symbol ``d`` is linear in (``n``, ``n-1``, ``4*n``), else None."""
+    if type(d) is not DimExpr:
+        return None
+    monos = [m for m in d.terms if m != ()]
+    return monos[0][0] if len(monos) == 1 and len(monos[0]) == 1 else None
+
+
 def bounds(d) -> tuple:
     """(lo, hi) of a dimension: its own value twice for an int."""
     return d.bounds() if type(d) is DimExpr else (d, d)

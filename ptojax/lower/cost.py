@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptojax.ir.symbolic import evaluate, symbols_of
 from ptojax.ir.types import TensorType, TileType
 from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.lower.program_schedule import schedule_of
@@ -146,15 +147,16 @@ def _kernel_tile_costs(sched):
     return costs
 
 
-def _tile_cost(stmts, target, scalars=None) -> _TileCost:
+def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
     """One tile's cost; ``scalars`` (a pto.kernel tile: its scalar values so far) gives the
-    trip counts of loops with run-time bounds."""
+    trip counts of loops with run-time bounds; ``sizes`` the value of a runtime valid row
+    count (``tile.ops.runtime_valid_rows``)."""
     c = _TileCost()
     hz = target.clock_hz
     for ins, n in _walk(stmts, 1, scalars):
         if ins.op in ("TLOAD", "TSTORE"):
             g = ins.srcs[0]
-            nbytes = g.rows * g.cols * g.param.type.dtype.itemsize
+            nbytes = evaluate(g.rows, sizes or {}) * g.cols * g.param.type.dtype.itemsize
             dst_space = ins.dst.type.space if ins.dst is not None else None
             path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
                 ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")
@@ -175,7 +177,7 @@ def _tile_cost(stmts, target, scalars=None) -> _TileCost:
         else:
             src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in \
                 ins.op else ins.dst
-            elems = _elems(src)
+            elems = evaluate(_elems(src), sizes or {})
             nbytes = elems * _itemsize(src)
             c.vec_cycles += n * (target.vector_issue_cycles
                                  + math.ceil(nbytes / target.vector_bytes_per_cycle))
@@ -183,22 +185,29 @@ def _tile_cost(stmts, target, scalars=None) -> _TileCost:
     return c
 
 
-def kernel_cost(eqn) -> KernelCost:
+def kernel_cost(eqn, sizes=None) -> KernelCost:
+    """The kernel's cost; one with a runtime row count (a symbolic dimension) is estimated at
+    the symbols' ``sizes`` (name -> int; default: their upper bounds)."""
     sched = schedule_of(eqn)
     target = sched.target
     grid = sched.grid
     overlap = sched.buffers >= 2
     hz = target.clock_hz
+    region_of, tile_sizes, params_sizes = grid.region_of, None, {}
+    if grid.dynamic_rows:
+        params_sizes = sizes or upper_bounds(grid.space[0])
+        grid, region_of, tile_sizes = _at_rows(grid, grid.rows_at(params_sizes))
     per_region = {}
     for sec in sched.sections:
         for i, reg in enumerate(sec.regions):
             if sched.kind != "kernel":
-                per_region.setdefault(i, []).append((sec, _tile_cost(reg.stmts, target)))
+                per_region.setdefault(i, []).append(
+                    (sec, _tile_cost(reg.stmts, target, sizes=tile_sizes)))
     per_tile = _kernel_tile_costs(sched) if sched.kind == "kernel" else None
 
     def costs_of(t):
         return per_tile[t] if per_tile is not None else \
-            per_region[grid.region_of(*grid.coords(t))]
+            per_region[region_of(*grid.coords(t))]
     worst, total_bytes, total_flops = 0.0, 0, 0
     parts = {"HBM": 0.0, "vector": 0.0, "cube": 0.0}
     for block in range(grid.blocks):
@@ -219,7 +228,7 @@ def kernel_cost(eqn) -> KernelCost:
         for _, c in costs_of(t):
             total_bytes += c.bytes
             total_flops += c.flops
-    unique = sum(p.type.nbytes for p in sched.params)
+    unique = sum(evaluate(p.type.nbytes, params_sizes) for p in sched.params)
     hbm = min(total_bytes, unique) / target.hbm_bandwidth
     seconds = max(worst, hbm) + target.launch_overhead_s
     parts["HBM"] = max(parts["HBM"], hbm)
@@ -229,8 +238,29 @@ def kernel_cost(eqn) -> KernelCost:
                       {k: v * 1e6 for k, v in parts.items()})
 
 
-def _tensor_op_cost(eqn, target) -> KernelCost:
-    nbytes = sum(a.type.nbytes for a in (*eqn.inputs, *eqn.outputs)
+def _at_rows(grid, rows):
+    """(the static grid of ``rows`` rows, its tiles' regions in the runtime-row grid
+    ``grid``, the value of the last grid row's runtime valid rows)."""
+    static = T.TileGrid((rows, grid.space[1]), grid.tile, grid.blocks)
+    last_row = -(-rows // grid.tile[0]) - 1
+    regions = grid.regions()
+
+    def region_of(ti, tj):
+        vr, vc = static.valid(ti, tj)
+        want = grid.tile[0] if ti < last_row else T.runtime_valid_rows(grid.tile[0])
+        return regions.index((want, vc))
+    return static, region_of, {T.VALID_ROWS: rows - last_row * grid.tile[0]}
+
+
+def upper_bounds(*dims) -> dict:
+    """name -> upper bound of every symbol in ``dims`` (a symbol without one: its lower
+    bound)."""
+    return {name: sym.hi if sym.hi is not None else sym.lo
+            for name, sym in symbols_of(list(dims)).items()}
+
+
+def _tensor_op_cost(eqn, target, sizes) -> KernelCost:
+    nbytes = sum(evaluate(a.type.nbytes, sizes) for a in (*eqn.inputs, *eqn.outputs)
                  if isinstance(a.type, TensorType))
     seconds = nbytes / target.hbm_bandwidth + target.launch_overhead_s
     return KernelCost(f"({eqn.prim.name})", "tensor op", 0, 0, nbytes, 0,
@@ -241,9 +271,10 @@ def _tensor_op_cost(eqn, target) -> KernelCost:
 class CostReport:
     """Per-kernel estimates and the program total; prints as a table."""
 
-    def __init__(self, rows, target):
+    def __init__(self, rows, target, sizes=None):
         self.rows = rows
         self.target = target
+        self.sizes = sizes or {}     # symbolic dimensions: the sizes estimated at
 
     @property
     def total_seconds(self) -> float:
@@ -276,6 +307,9 @@ class CostReport:
                      f"{self.total_us:.2f}", ""))
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEAD))]
         lines = [f"cost estimate on {self.target.name} (a model, not a measurement)"]
+        if self.sizes:
+            lines.append("at the upper bound of the symbolic sizes: " + ", ".join(
+                f"{name}={n}" for name, n in sorted(self.sizes.items())))
         for i, r in enumerate(rows):
             lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w)
                                    for j, (c, w) in enumerate(zip(r, widths))))
@@ -291,13 +325,17 @@ class CostReport:
                        + "</tr>" for r in self.rows)
         total = (f"<tr><th>total</th><td colspan='6'></td><th>{self.total_us:.2f}</th>"
                  f"<td></td></tr>")
+        at = "" if not self.sizes else " at the upper bound of the symbolic sizes: " + \
+            html.escape(", ".join(f"{k}={n}" for k, n in sorted(self.sizes.items())))
         return (f"<p>cost estimate on <b>{self.target.name}</b> (a model, not a "
-                f"measurement)</p><table><tr>{head}</tr>{body}{total}</table>")
+                f"measurement){at}</p><table><tr>{head}</tr>{body}{total}</table>")
 
 
 def program_cost(closed, target) -> CostReport:
     target = get_target(target)
     ir = closed.ir if hasattr(closed, "ir") else closed
-    rows = [kernel_cost(e) if e.prim is tile_kernel_p else _tensor_op_cost(e, target)
-            for e in ir.eqns]
-    return CostReport(rows, target)
+    sizes = upper_bounds(*(v.type.shape for v in ir.invars),
+                         *(v.type.shape for e in ir.eqns for v in e.outputs))
+    rows = [kernel_cost(e, sizes) if e.prim is tile_kernel_p else
+            _tensor_op_cost(e, target, sizes) for e in ir.eqns]
+    return CostReport(rows, target, sizes)

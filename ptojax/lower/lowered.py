@@ -8,7 +8,7 @@ see ``ptojax.lower``.
 """
 from __future__ import annotations
 
-from ptojax.errors import TileError
+from ptojax.errors import TileError, UnsupportedError
 from ptojax.ir.core import ClosedIR
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
@@ -21,6 +21,7 @@ from ptojax.lower.host import fused
 from ptojax.lower.text import ProgramText
 from ptojax.lower.cost import program_cost
 from ptojax.tile.api import UnfusedOp
+from ptojax.tile.planner import SYMBOLIC
 from ptojax.tile.rules import unsupported_reason
 
 
@@ -56,8 +57,14 @@ class TileLowering:
             result = tile_ir(closed, None, self.target)
             self.ir = result.ir
             self._unfused = result.unfused
+        self._symbolic_unfused = [u for u in self._unfused or () if SYMBOLIC in u.reason]
 
     def as_text(self, dialect: str):
+        if self._symbolic_unfused:
+            raise UnsupportedError(
+                "these operations cannot become tile kernels with symbolic dimensions (tile "
+                "kernels take a runtime number of rows only; the other dimensions must be "
+                "static):\n" + "\n".join(map(str, self._symbolic_unfused)))
         if dialect == "pto":
             return ProgramText(program_pto_as(self.ir, self.target.name), "pto")
         if dialect == "pto-cpp":

@@ -8,7 +8,10 @@ and buffer addresses are static attributes there, loops over double-buffered til
 unrolled by the number of staging buffers (slot k of the unrolled body uses EVENT_IDk and the
 k-th buffer copy), and the K loop is unrolled by two. ptojax extensions (no public syntax
 found): atomic accumulation is ``pto.tstore ... {atomic = "add"}``; the cube-to-vector
-notification is ``pto.sync.set``/``pto.sync.wait`` with flag 0.
+notification is ``pto.sync.set``/``pto.sync.wait`` with flag 0. A kernel over a runtime row
+count takes ``%rows: i32`` (the tensor views' rows); its last grid row of tiles allocates
+``v_row=?, v_col=?`` tiles with ``valid_row = %valid_rows`` (``rows - ti * R``) and moves
+``partition_tensor_view<?xCOLS>`` windows of those rows.
 
 The schedule (synchronization protocol, buffer placement) is the same one the C++ uses; see
 ``ptojax.lower.schedule``; the walk over it is ``ptojax.lower.emit``. This module is the
@@ -31,7 +34,9 @@ from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, 
                               select_p)
 from ptojax.targets import get_target
 from ptojax.tile.kernel import tile_kernel_p
-from ptojax.tile.ops import tile_block_index_p
+from ptojax.ir.symbolic import is_symbolic
+from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
+                             tile_block_index_p)
 
 MLIR_TYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
              "int16": "i16", "int8": "i8", "uint8": "ui8", "bool": "i8", "int64": "i64",
@@ -96,6 +101,8 @@ def tile_buf(decl, row_view=False) -> str:
     kind = decl.kind
     if row_view:
         r, c, vr, vc, kind = 1, r, 1, vr, "vec"
+    if is_runtime_extent(vr) or is_runtime_extent(vc):   # given by pto.alloc_tile
+        vr = vc = "?"
     b, s, f = LAYOUT[kind]
     return (f"!pto.tile_buf<loc={LOC[t.space]}, dtype={mlir_type(t.dtype)}, rows={r}, "
             f"cols={c}, v_row={vr}, v_col={vc}, blayout={b}, slayout={s}, fractal={f}, "
@@ -174,12 +181,19 @@ class _Func(Emitter):
         args = [f"%{p.name}: !pto.ptr<{mlir_type(p.type.dtype)}>" for p in s.params]
         args += ["%num_tiles: i32", "%grid_cols: i32"]
         g = s.grid
+        if g.dynamic_rows:
+            args.append("%rows: i32")
+        tiles = f"<= {g.max_num_tiles()}" if g.dynamic_rows else g.num_tiles
         self.w(f"// kernel {s.name} ({s.kind}): grid {g.space[0]}x{g.space[1]} in "
-               f"{g.tile[0]}x{g.tile[1]} tiles, {g.num_tiles} tiles on {g.blocks} blocks")
+               f"{g.tile[0]}x{g.tile[1]} tiles, {tiles} tiles on {g.blocks} blocks")
         self.open(f"func.func @{s.name}({', '.join(args)})")
         c0, c1 = self.const(0), self.const(1)
         for line in BLOCK_RANGE:
             self.w(line.format(c0=c0, c1=c1))
+        if g.dynamic_rows:     # %rows rows at run time: every grid row but the last is full
+            self.view_lines.append("%nrows = arith.index_cast %rows : i32 to index")
+            self.w("%grid_rows = arith.divui %ntiles, %gcols : index")
+            self.w(f"%last_row = arith.subi %grid_rows, {c1} : index")
 
     def end_kernel(self):
         self.w("return")
@@ -243,8 +257,9 @@ class _Func(Emitter):
                 value, prev = f"%cmod{self.fresh()}", value
                 self.w(f"{value} = arith.remui {prev}, {self.const(c.mod)} : index")
             name = f"%cond{self.fresh()}"
+            bound = "%last_row" if c.k == LAST_GRID_ROW else self.const(c.k)
             self.w(f"{name} = arith.cmpi {'ult' if c.op == 'lt' else 'eq'}, {value}, "
-                   f"{self.const(c.k)} : index")
+                   f"{bound} : index")
             parts.append(name)
         if len(parts) == 1:
             return parts[0]
@@ -258,6 +273,13 @@ class _Func(Emitter):
         self.scope.update(ti=f"%ti_{self.u}", tj=f"%tj_{self.u}")
         self.w(f"// region valid {reg.valid[0]}x{reg.valid[1]}" if isinstance(reg.valid, tuple)
                else f"// region {i}")
+        if isinstance(reg.valid, tuple) and is_runtime_extent(reg.valid[0]):
+            r0 = f"%row0_{self.v}"
+            self.scope[VALID_ROWS] = f"%{VALID_ROWS}_{self.v}"
+            self.w(f"{r0} = arith.muli %ti_{self.u}, {self.const(self.sched.grid.tile[0])} "
+                   f": index")
+            self.w(f"{self.scope[VALID_ROWS]} = arith.subi %nrows, {r0} : index   "
+                   f"// the last grid row's rows")
 
     def subblock_guard(self):
         self.w(f"%mine_{self.v} = arith.cmpi eq, %sub, {self.const(self.pos % 2)} : index")
@@ -273,9 +295,28 @@ class _Func(Emitter):
     def address(self, d, slot):
         return self.const(d.slot.address(slot), "i64")
 
-    def place(self, name, type_, addr):
+    def decl(self, d, slot):
+        """A tile (and its row view) at its address; one with a runtime valid row count gets
+        its valid shape from ``pto.alloc_tile``."""
+        addr = self.address(d, slot)
+        name = self.local(d.name)
+        self.place(name, self.tile_type(d), addr, self.valid_operands(d))
+        if d.row_view:
+            self.place(name + "_r", self.tile_type(d, row_view=True), addr,
+                       self.valid_operands(d, row_view=True))
+
+    def valid_operands(self, d, row_view=False) -> str:
+        vr, vc = d.type.valid or d.type.shape
+        if not is_runtime_extent(vr):
+            return ""
+        rows = self.scope[VALID_ROWS]
+        if row_view:
+            return f" valid_row = {self.const(1)} valid_col = {rows}"
+        return f" valid_row = {rows} valid_col = {self.const(vc)}"
+
+    def place(self, name, type_, addr, valid=""):
         self.types[name] = type_
-        self.w(f"{name} = pto.alloc_tile addr = {addr} : {type_}")
+        self.w(f"{name} = pto.alloc_tile addr = {addr}{valid} : {type_}")
 
     # --- statements --------------------------------------------------------------------------
     def flag(self, x):
@@ -408,9 +449,10 @@ class _Func(Emitter):
             else:
                 shape, strides = (rows, cols), (cols, 1)
             self.views[key] = name
+            extent = lambda d: "%nrows" if is_symbolic(d) else self.const(d)
             self.view_lines.append(
                 f"{name} = pto.make_tensor_view %{g.param.name}, shape = "
-                f"[{self.const(shape[0])}, {self.const(shape[1])}] strides = "
+                f"[{extent(shape[0])}, {extent(shape[1])}] strides = "
                 f"[{self.const(strides[0])}, {self.const(strides[1])}] : "
                 f"!pto.tensor_view<?x?x{t}>")
         return self.views[key]
@@ -419,9 +461,12 @@ class _Func(Emitter):
         tv = self.view(g)
         t = mlir_type(g.param.type.dtype)
         name = self.scope[g.name] = f"%{g.name}_{self.fresh()}"
-        ty = self.types[name] = f"!pto.partition_tensor_view<{g.rows}x{g.cols}x{t}>"
+        runtime = is_runtime_extent(g.rows)
+        ty = self.types[name] = (f"!pto.partition_tensor_view<{'?' if runtime else g.rows}x"
+                                 f"{g.cols}x{t}>")
+        rows = self.scope[VALID_ROWS] if runtime else self.const(g.rows)
         self.w(f"{name} = pto.partition_view {tv}, offsets = [{self.index_atom(g.r0)}, "
-               f"{self.index_atom(g.c0)}], sizes = [{self.const(g.rows)}, "
+               f"{self.index_atom(g.c0)}], sizes = [{rows}, "
                f"{self.const(g.cols)}] : !pto.tensor_view<?x?x{t}> -> {ty}")
 
     def instruction(self, x):

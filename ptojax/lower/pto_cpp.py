@@ -21,6 +21,12 @@ Types
        float8_e4m3_t, float8_e5m2_t (cube operands on targets with an fp8 cube: A5)
     A tile's valid region (VR x VC) is where instructions read and write; its values are the
     logical (row, col) matrix whatever the layout parameters say.
+Runtime row counts (a symbolic leading dimension, ``jit(f, dynamic=...)``)
+    the tiling struct gains ``rows`` (the view's rows this launch; the launcher computes
+    ``num_tiles`` from it); the last grid row of tiles sets ``valid_rows = tiling.rows -
+    ti * R`` and declares its tiles ``Tile<..., DYNAMIC, VC> t(valid_rows, VC)``, its windows
+    ``GlobalTensor<T, Shape<1,1,1,DYNAMIC,COLS>, ...> g(ptr, Shape<...>(valid_rows))``, and
+    a row-vector view of the whole tensor ``Stride<1,1,1,1,DYNAMIC>(tiling.rows)``.
 
 Placement and data movement
     TASSIGN(tile, byte_offset)            place a tile in its buffer (UB, L1, L0A/B/C)
@@ -73,6 +79,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.core import print_eqn
 from ptojax.lower.emit import Emitter, grid_conditions
 from ptojax.lower.program_schedule import schedule_of
@@ -82,7 +89,8 @@ from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, 
                               select_p)
 from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.tile.kernel import tile_kernel_p
-from ptojax.tile.ops import tile_block_index_p
+from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
+                             tile_block_index_p)
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
             "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
@@ -153,6 +161,7 @@ def tile_cpp_type(decl, row_view=False) -> str:
     t = decl.type
     T_ = cpp_type(t.dtype)
     (r, c), (vr, vc) = t.shape, (t.valid or t.shape)
+    vr, vc = _extent(vr), _extent(vc)
     if row_view:
         return f"Tile<TileType::Vec, {T_}, 1, {r}, BLayout::RowMajor, 1, {vr}>"
     kind = decl.kind
@@ -168,6 +177,25 @@ def tile_cpp_type(decl, row_view=False) -> str:
                 f"SLayout::ColMajor>")
     alias = {"left": "TileLeft", "right": "TileRight", "acc": "TileAcc"}[kind]
     return f"{alias}<{T_}, {r}, {c}, {vr}, {vc}>"
+
+
+def _extent(v) -> str:
+    """A static valid extent, or ``DYNAMIC`` for one set when the tile is declared."""
+    return "DYNAMIC" if is_runtime_extent(v) else str(v)
+
+
+def tile_valid_args(decl, row_view=False) -> str:
+    """The constructor arguments ``(valid rows, valid cols)`` of a tile with a runtime valid
+    row count (``valid_rows``, this tile's rows of the grid's last row of tiles), else ""."""
+    t = decl.type
+    vr, vc = t.valid or t.shape
+    if not is_runtime_extent(vr):
+        return ""
+    return f"(1, {VALID_ROWS})" if row_view else f"({VALID_ROWS}, {vc})"
+
+
+def _condition_bound(c) -> str:
+    return "(tiling.num_tiles / tiling.grid_cols - 1)" if c.k == LAST_GRID_ROW else str(c.k)
 
 
 def _index_expr(c) -> str:
@@ -199,12 +227,15 @@ class _Printer(Emitter):
         g = s.grid
         (m, n), (r, c) = g.space, g.tile
         self.w(f"// {'-' * 88}")
+        tiles = f"<= {g.max_num_tiles()}" if g.dynamic_rows else g.num_tiles
         self.w(f"// kernel {s.name} ({s.kind}): {m}x{n} in {r}x{c} tiles"
                + (f", cube tile (m, k, n) = {s.cube}" if s.kind == "cube" else "")
-               + f"; {g.num_tiles} tiles on {g.blocks} blocks; {s.buffers} staging buffers")
+               + f"; {tiles} tiles on {g.blocks} blocks; {s.buffers} staging buffers")
         self.open(f"struct {self.tiling}")
         self.w("int32_t num_tiles;   // tiles in the grid, numbered row-major")
         self.w("int32_t grid_cols;   // tiles per grid row")
+        if g.dynamic_rows:
+            self.w(f"int32_t rows;        // rows of the {m}x{n} view, known at run time")
         self.close("};")
         self.w()
         args = [f"__gm__ {cpp_type(p.type.dtype)} *{p.name}" for p in s.params]
@@ -282,7 +313,8 @@ class _Printer(Emitter):
 
     def branch(self, i, regions):
         """Flat: if (c0) {r0} else if (c1) {r1} else {r2}; one region: a plain block."""
-        conds = " && ".join(f"{_index_expr(c)} {'<' if c.op == 'lt' else '=='} {c.k}"
+        conds = " && ".join(f"{_index_expr(c)} {'<' if c.op == 'lt' else '=='} "
+                            f"{_condition_bound(c)}"
                             for c in grid_conditions(regions[i]))
         if len(regions) == 1:
             self.open("")
@@ -299,6 +331,10 @@ class _Printer(Emitter):
     def enter_region(self, i, reg):
         self.w(f"// region {i}" + (f": valid {reg.valid[0]}x{reg.valid[1]}"
                                    if isinstance(reg.valid, tuple) else ""))
+        if isinstance(reg.valid, tuple) and is_runtime_extent(reg.valid[0]):
+            r = self.sched.grid.tile[0]
+            self.w(f"const int32_t {VALID_ROWS} = tiling.rows - ti * {r};   // the last grid "
+                   f"row's rows")
 
     def subblock_guard(self):
         self.w("if ((t - t_begin) % 2 != sub) continue;   // the other sub-block's tile")
@@ -317,8 +353,18 @@ class _Printer(Emitter):
             return f"0x{s.offset:x}u"
         return f"0x{s.offset:x}u + ({slot} % {s.copies}u) * 0x{s.stride:x}u"
 
-    def place(self, name, type_, addr):
-        self.w(f"{type_} {name};")
+    def decl(self, d, slot):
+        """A tile (and its row view) at its address; one with a runtime valid row count gets
+        it from its constructor."""
+        addr = self.address(d, slot)
+        name = self.local(d.name)
+        self.place(name, self.tile_type(d), addr, tile_valid_args(d))
+        if d.row_view:
+            self.place(name + "_r", self.tile_type(d, row_view=True), addr,
+                       tile_valid_args(d, row_view=True))
+
+    def place(self, name, type_, addr, valid_args=""):
+        self.w(f"{type_} {name}{valid_args};")
         self.w(f"TASSIGN({name}, {addr});")
 
     # --- statements --------------------------------------------------------------------------
@@ -361,17 +407,25 @@ class _Printer(Emitter):
         T_ = cpp_type(g.param.type.dtype)
         rows, cols = g.view
         r0, c0 = self.atom(g.r0), self.atom(g.c0)
+        runtime_rows = is_symbolic(rows)   # the view's rows: tiling.rows
         if g.transpose:
             stride, layout = f"Stride<1, 1, 1, 1, {cols}>", ", Layout::DN"
             offset = f"{c0} * {cols} + {r0}"
         elif cols == 1:
-            stride, layout = f"Stride<1, 1, 1, 1, {rows}>", ", Layout::DN"
+            stride = f"Stride<1, 1, 1, 1, {'DYNAMIC' if runtime_rows else rows}>"
+            layout = ", Layout::DN"
             offset = f"{r0}"
         else:
             stride, layout = f"Stride<1, 1, 1, {cols}, 1>", ""
             offset = f"{r0} * {cols} + {c0}"
-        self.w(f"GlobalTensor<{T_}, Shape<1, 1, 1, {g.rows}, {g.cols}>, {stride}{layout}> "
-               f"{g.name}({g.param.name} + ({offset}));")
+        shape = f"Shape<1, 1, 1, {_extent(g.rows)}, {_extent(g.cols)}>"
+        args = ""
+        if "DYNAMIC" in shape + stride:    # the runtime extents, given at construction
+            args = f", {shape}({VALID_ROWS})" if "DYNAMIC" in shape else f", {shape}()"
+            if "DYNAMIC" in stride:
+                args += f", {stride}(tiling.rows)"
+        self.w(f"GlobalTensor<{T_}, {shape}, {stride}{layout}> "
+               f"{g.name}({g.param.name} + ({offset}){args});")
 
     def instruction(self, x):
         args = [self.atom(a) for a in x.operands()]
@@ -388,8 +442,11 @@ class _Printer(Emitter):
     # --- host --------------------------------------------------------------------------------
     def launcher(self):
         s = self.sched
-        args = ", ".join(["void *stream"] + [f"uint8_t *{p.name}" for p in s.params])
-        self.w(f"// host launcher: {s.name} on {s.block_dim} blocks"
+        g = s.grid
+        args = ", ".join(["void *stream"] + [f"uint8_t *{p.name}" for p in s.params]
+                         + (["int32_t rows"] if g.dynamic_rows else []))
+        self.w(f"// host launcher: {s.name} on {'up to ' if g.dynamic_rows else ''}"
+               f"{s.block_dim} blocks"
                + (" (mixed: 1 cube + "
                   f"{s.target.vector_cores_per_cube} vector cores each)" if s.mixed else ""))
         for p in s.params:
@@ -398,8 +455,11 @@ class _Printer(Emitter):
                        f"({p.type}), allocated by the caller")
         self.w("#if !defined(PTO_HOST)   // the host build launches blocks itself")
         self.open(f"void launch_{s.name}({args})")
-        g = s.grid
-        self.w(f"const {self.tiling} tiling{{{g.num_tiles}, {g.counts[1]}}};")
+        if g.dynamic_rows:   # the rows of the view this call: its number of tiles
+            self.w(f"const {self.tiling} tiling{{(rows + {g.tile[0] - 1}) / {g.tile[0]} * "
+                   f"{g.grid_cols}, {g.grid_cols}, rows}};")
+        else:
+            self.w(f"const {self.tiling} tiling{{{g.num_tiles}, {g.counts[1]}}};")
         outs = [p for p in s.params if p.role == "out"]
         for i in s.accumulate:
             p = outs[i]
@@ -407,7 +467,12 @@ class _Printer(Emitter):
                    f"   // atomically accumulated")
         cast = ", ".join(f"reinterpret_cast<__gm__ {cpp_type(p.type.dtype)} *>({p.name})"
                          for p in s.params)
-        self.w(f"{s.name}<<<{s.block_dim}, nullptr, stream>>>({cast}, tiling);")
+        blocks = s.block_dim
+        if g.dynamic_rows:      # no more blocks than this launch has tiles
+            self.w(f"const uint32_t blocks = tiling.num_tiles < {blocks} ? "
+                   f"static_cast<uint32_t>(tiling.num_tiles) : {blocks}u;")
+            blocks = "blocks"
+        self.w(f"{s.name}<<<{blocks}, nullptr, stream>>>({cast}, tiling);")
         self.close()
         self.w("#endif")
 

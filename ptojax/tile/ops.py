@@ -36,7 +36,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError, ShapeError, UnsupportedError
+from ptojax.ir.symbolic import Dim, bounds, evaluate, is_symbolic
 from ptojax.ir.core import IR, ClosedIR
 from ptojax.ir.types import TensorType, TileType
 from ptojax import ops  # noqa: F401  (every family defined: ELEMENTWISE is complete)
@@ -68,7 +69,31 @@ class TileGrid:
 
     @property
     def counts(self) -> tuple:
+        if self.dynamic_rows:
+            raise UnsupportedError(f"{self}: the number of tile rows is known only when the "
+                                   f"kernel runs (ceil({self.space[0]} / {self.tile[0]}))")
         return tuple(-(-s // t) for s, t in zip(self.space, self.tile))
+
+    # --- a runtime row count (``space[0]`` a symbolic dimension, ``ir/symbolic.py``) -------
+    @property
+    def dynamic_rows(self) -> bool:
+        return is_symbolic(self.space[0])
+
+    @property
+    def grid_cols(self) -> int:
+        return -(-self.space[1] // self.tile[1])
+
+    def rows_at(self, sizes) -> int:
+        """The row count of the space for the symbol sizes ``sizes`` (name -> int)."""
+        return evaluate(self.space[0], sizes)
+
+    def num_tiles_at(self, rows: int) -> int:
+        """The number of tiles when the space has ``rows`` rows."""
+        return -(-rows // self.tile[0]) * self.grid_cols
+
+    def max_num_tiles(self) -> int:
+        return self.num_tiles_at(bounds(self.space[0])[1]) if self.dynamic_rows \
+            else self.num_tiles
 
     @property
     def num_tiles(self) -> int:
@@ -87,9 +112,14 @@ class TileGrid:
         return min(r, m - ti * r), min(c, n - tj * c)
 
     def regions(self) -> tuple:
-        """The distinct valid shapes, full tiles first: (full, col edge, row edge, corner)."""
+        """The distinct valid shapes, full tiles first: (full, col edge, row edge, corner).
+        With a runtime row count the row edge has ``runtime_valid_rows`` rows (every grid row
+        but the last is full)."""
         (m, n), (r, c) = self.space, self.tile
-        rows = [min(r, m)] + ([m % r] if m % r and m > r else [])
+        if self.dynamic_rows:
+            rows = ([r] if bounds(m)[1] > r else []) + [runtime_valid_rows(r)]
+        else:
+            rows = [min(r, m)] + ([m % r] if m % r and m > r else [])
         cols = [min(c, n)] + ([n % c] if n % c and n > c else [])
         return tuple((vr, vc) for vr in rows for vc in cols)
 
@@ -101,24 +131,51 @@ class TileGrid:
         """``Condition``s on the tile indices selecting region ``region``'s tiles (in an
         if/else chain over the regions in order; the last needs none)."""
         (m, n), (r, c) = self.space, self.tile
-        nr, nc = self.counts
         vr, vc = self.regions()[region]
         out = []
-        if nr > 1 and m % r:
+        if self.dynamic_rows:
+            if len({v[0] for v in self.regions()}) > 1 and vr == r:
+                out.append(Condition("ti", 1, 0, "lt", LAST_GRID_ROW))
+            nr, nc = None, self.grid_cols
+        else:
+            nr, nc = self.counts
+        if nr is not None and nr > 1 and m % r:
             out.append(Condition("ti", 1, 0, "lt" if vr == r else "eq", nr - 1))
         if nc > 1 and n % c:
             out.append(Condition("tj", 1, 0, "lt" if vc == c else "eq", nc - 1))
         return tuple(out)
 
     def __str__(self):
+        tiles = f"<={self.max_num_tiles()}" if self.dynamic_rows else self.num_tiles
         return (f"grid(space={self.space[0]}x{self.space[1]} tile={self.tile[0]}x{self.tile[1]} "
-                f"tiles={self.num_tiles} blocks={self.blocks})")
+                f"tiles={tiles} blocks={self.blocks})")
 
     __repr__ = __str__
 
 
+# ``Condition.k`` of a grid with a runtime row count: the index of its last grid row, known
+# only when the kernel runs (``num_tiles / grid_cols - 1``)
+LAST_GRID_ROW = "last_grid_row"
+
+
+def runtime_valid_rows(tile_rows: int):
+    """The valid rows of a grid's last row of tiles when the row count is known only at run
+    time: a symbolic dimension in 1..tile_rows (printed ``valid_rows``; PTO's dynamic valid
+    row, ``v_row=?`` / ``Tile<..., DYNAMIC, ...>``), set per tile to ``rows - ti * tile_rows``."""
+    return Dim(VALID_ROWS, 1, tile_rows)
+
+
+VALID_ROWS = "valid_rows"
+
+
+def is_runtime_extent(d) -> bool:
+    """Whether a tile extent (a valid row count) is set at run time."""
+    return is_symbolic(d)
+
+
 class Condition(NamedTuple):
-    """``((index / div) % mod) <op> k`` on a tile index (``mod`` 0: no modulo; op lt | eq)."""
+    """``((index / div) % mod) <op> k`` on a tile index (``mod`` 0: no modulo; op lt | eq;
+    ``k`` an int or ``LAST_GRID_ROW``)."""
     index: str
     div: int
     mod: int

@@ -16,6 +16,10 @@ is generated):
 5. Cube shapes prefer at least one output tile per cube core, then the largest m x n
    (arithmetic intensity), then the largest k.
 
+A kernel over a symbolic leading dimension (``jit(f, dynamic=...)``) is planned at the
+dimension's upper bound and keeps a runtime row count (``TileGrid.dynamic_rows``); every other
+dimension must be static (``static_space_reason`` says which is not).
+
 A violated rule under an explicit config raises ``TileError`` naming the kernel, the op, the
 buffer, the bytes needed and available, and a fix. Under automatic planning a kernel that
 cannot be tiled at all (e.g. a row longer than UB) is left as tensor-level equations, with the
@@ -28,7 +32,13 @@ from typing import Optional
 
 import numpy as np
 
-from ptojax.errors import TileError
+import math
+
+from ptojax.errors import (ConcretizationError, InconclusiveDimensionOperation, TileError,
+                           UnsupportedError)
+from ptojax.ir.core import Literal
+from ptojax.ir.symbolic import (bounds, has_symbols, is_symbolic, linear_symbol,
+                                 symbols_of)
 from ptojax.tile import ops as T
 from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
@@ -89,7 +99,7 @@ def build_kernel(group, tile, cube, target, buffers, name) -> KernelPlan:
     """The bodies (one per region) of ``group`` with tiles of ``tile``."""
     cores = target.cube_cores if group.kind == "cube" else target.vector_cores
     probe = T.TileGrid(group.space, tuple(tile), 1)
-    grid = T.TileGrid(group.space, tuple(tile), max(1, min(probe.num_tiles, cores)))
+    grid = T.TileGrid(group.space, tuple(tile), max(1, min(probe.max_num_tiles(), cores)))
     regions = grid.regions()
     bodies, inputs = [], None
     for valid in regions:
@@ -121,6 +131,13 @@ def _tiles(ir):
                 yield from _tiles(sub)
 
 
+def _planned_rows(group):
+    """The row count the tile shapes are chosen for: the space's rows, or for a runtime row
+    count (a symbolic dimension) its upper bound."""
+    m = group.space[0]
+    return bounds(m)[1] if is_symbolic(m) else m
+
+
 def _probe(group, target):
     """(column alignment in elements, largest UB element size) from a probe body's tiles.
 
@@ -128,7 +145,7 @@ def _probe(group, target):
     columns are a multiple of ``row_alignment / itemsize`` for each dtype of a full or column
     tile. Row-vector tiles pad their own rows (``ROW_VECTOR_ALIGN``), so tile rows are free.
     """
-    m, n = group.space
+    m, n = _planned_rows(group), group.space[1]
     body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
     col_align, itemsize = 1, 1
     for tile in _tiles(body):
@@ -159,7 +176,7 @@ def _overflow(group, tile, cube, target, buffers):
 
 
 def _full_valid(space, tile):
-    return tuple(min(s, t) for s, t in zip(space, tile))
+    return tuple(t if is_symbolic(s) else min(s, t) for s, t in zip(space, tile))
 
 
 def _max_rows(group, cols, target, buffers, limit):
@@ -175,7 +192,7 @@ def _max_rows(group, cols, target, buffers, limit):
 
 
 def plan_vector(group, config, target, name):
-    m, n = group.space
+    m, n = _planned_rows(group), group.space[1]
     buffers = config.buffers
     col_align, itemsize = _probe(group, target)
     whole = _needs_whole_rows(group)
@@ -202,7 +219,7 @@ def plan_vector(group, config, target, name):
 
 
 def _explicit_vector(group, config, target, name, col_align, whole):
-    m, n = group.space
+    m, n = _planned_rows(group), group.space[1]
     rows, cols = config.vec
     op = group.eqns[0].prim.name
     if cols % col_align:
@@ -352,9 +369,61 @@ def plan_group(group, config, target, name):
         # nothing to tile: numpy computes an empty result, or fills one from no elements
         # (a sum over an empty axis), without a kernel
         return "it has a zero-size tensor (no elements to tile)"
+    static = static_space_reason(group)
+    if static is not None:
+        if config.vec is not None or config.cube is not None:
+            raise UnsupportedError(f"kernel {name}: {static}")
+        return static
+    try:
+        if group.kind == "cube":
+            return plan_cube(group, config, target, name)
+        return plan_vector(group, config, target, name)
+    except (InconclusiveDimensionOperation, ConcretizationError) as e:
+        if not is_symbolic(group.space[0]):
+            raise
+        return f"{SYMBOLIC}a tile rule needs a static size: {e}"
+
+
+SYMBOLIC = "symbolic dimension: "   # starts the reason a kernel needs a static size
+
+
+def static_space_reason(group):
+    """Why ``group`` cannot be tiled with its symbolic dimensions (``ir/symbolic.py``), or
+    None. Tile kernels take a runtime row count (the leading dimensions of the kernel's 2-D
+    view, with an upper bound) and static everything else."""
+    m, n = group.space
+    if is_symbolic(n):
+        return (f"{SYMBOLIC}its row length `{n}` (the last dimension) is symbolic; tile "
+                f"kernels need the last dimension static (only the leading, row dimension "
+                f"may be dynamic)")
+    if not is_symbolic(m):
+        if any(has_symbols(a.type.shape) for e in group.eqns for a in (*e.inputs, *e.outputs)
+               if hasattr(a, "type")):
+            return (f"{SYMBOLIC}it has a symbolic dimension outside the rows of its "
+                    f"{m}x{n} view; tile kernels need every dimension but the leading "
+                    f"(row) one static")
+        return None
     if group.kind == "cube":
-        return plan_cube(group, config, target, name)
-    return plan_vector(group, config, target, name)
+        return (f"{SYMBOLIC}it is a matmul over `{m}` rows; cube kernels need static "
+                f"shapes (make that dimension static)")
+    unread = _unread_sizes(group)
+    if unread:
+        return (f"{SYMBOLIC}the sizes {unread} of its {m}x{n} view cannot be read from its "
+                f"inputs' shapes (a kernel's launch reads them there)")
+    if bounds(m)[1] == math.inf:
+        return (f"{SYMBOLIC}its row count `{m}` has no upper bound; give the dimension one "
+                f"(pto.Dim(name, lo, hi)) so that its tiles can be planned")
+    return None
+
+
+def _unread_sizes(group) -> list:
+    """The symbols of ``group``'s sizes that no dimension of its inputs is linear in."""
+    eqns = [*group.eqns, *(p[0] for p in group.pulled.values())]
+    made = {v for e in eqns for v in e.outputs}
+    inputs = {a for e in eqns for a in e.inputs if not isinstance(a, Literal) and a not in made}
+    readable = {linear_symbol(d) for a in inputs for d in a.type.shape}
+    needed = symbols_of([group.space[0]] + [v.type.shape for v in made])
+    return sorted(set(needed) - readable)
 
 
 _add_examples(globals(), """

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ptojax.errors import CompileError, ConfigError, TileError, UnsupportedError
-from ptojax.ir.symbolic import has_symbolic_shapes
+from ptojax.ir.symbolic import bounds, has_symbolic_shapes, has_symbols
 from ptojax.control_flow.scan import run_scan, scan_p
 from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
@@ -121,8 +121,9 @@ TRIAL_CALLS = 3  # calls per tier before choosing the faster one
 
 def make_executable(optimized: ClosedIR, backend=None):
     """The executable ``jit`` runs ``optimized`` with on ``backend``. A program with symbolic
-    dimensions runs on the numpy executor, whose one program serves every size."""
-    if backend == "interpreter" or has_symbolic_shapes(optimized.ir):
+    dimensions is tiered too: its tile kernels with a runtime row count compile once for every
+    size (``tile/planner.py``); what cannot be tiled runs on numpy, sized per call."""
+    if backend == "interpreter":
         return Executable(optimized)
     if backend is None or backend == "cpu":
         backend = CpuBackend()
@@ -136,7 +137,7 @@ def _largest_tensor(closed: ClosedIR) -> int:
     ir = closed.ir
     sizes = [v.type.size for v in (*ir.invars, *ir.outvars) if hasattr(v, "type")]
     sizes += [v.type.size for e in ir.eqns for v in e.outputs]
-    return max(sizes, default=0)
+    return max((bounds(s)[1] for s in sizes), default=0)   # symbolic: the largest size
 
 
 class HostExecutable:
@@ -293,6 +294,9 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
     runners, bodies = {}, []
     for eqn in closed.ir.eqns:
         p = eqn.params
+        if eqn.prim in (scan_p, while_p) and (has_symbols(tuple(p.values()))
+                                              or has_symbolic_shapes(p["body"].ir)):
+            continue     # sizes known per call: the numpy executor runs the loop
         if eqn.prim is scan_p:
             bodies.append(HostExecutable(p["body"], options))
             runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],

@@ -412,7 +412,7 @@ def _body_lines(eqn, body, depth) -> list:
     grid = p["grid"]
     names = [name for name, _, _ in _params(eqn)]
     plan = BodyPlan(body, grid.space, dict(zip(body.invars[2:], names)))
-    whole_rows = grid.counts[1] == 1
+    whole_rows = grid.grid_cols == 1
     return BodyPrinter(plan, grid.tile[1], whole_rows, depth).print()
 
 
@@ -426,22 +426,32 @@ def kernel_source(eqn) -> str:
     args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
                      for name, dt, role in _params(eqn))
     out = _Lines(0)
-    out.w(f"// kernel {p['name']}: {m}x{n} in {r}x{c} tiles, {grid.num_tiles} tiles on "
+    if grid.dynamic_rows:     # the view's rows, known when it runs: m and the tile count
+        tiles, num_tiles, m = f"<= {grid.max_num_tiles()}", "num_tiles", "rows"
+        args += ", const int32_t rows"
+    else:
+        tiles = num_tiles = grid.num_tiles
+    out.w(f"// kernel {p['name']}: {grid.space[0]}x{n} in {r}x{c} tiles, {tiles} tiles on "
           f"{grid.blocks} blocks")
     out.open(f"static void {p['name']}({args})")
+    if grid.dynamic_rows:
+        out.w(f"const int32_t num_tiles = (rows + {r - 1}) / {r} * {grid.grid_cols};")
     out.w("const int32_t block = static_cast<int32_t>(get_block_idx());")
     out.w("const int32_t blocks = static_cast<int32_t>(get_block_num());")
-    out.w(f"const int32_t per_block = {grid.num_tiles} / blocks, "
-          f"extra = {grid.num_tiles} % blocks;")
+    out.w(f"const int32_t per_block = {num_tiles} / blocks, "
+          f"extra = {num_tiles} % blocks;")
     out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
     out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
     out.open("for (int32_t t = t_begin; t < t_end; ++t)")
-    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
+    out.w(f"const int32_t ti = t / {grid.grid_cols}, tj = t % {grid.grid_cols};")
     out.w(f"const int vr = {r} < {m} - ti * {r} ? {r} : {m} - ti * {r};")
     out.w(f"const int vc = {c} < {n} - tj * {c} ? {c} : {n} - tj * {c};")
     texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
     if all(t == texts[0] for t in texts):
         texts, regions = texts[:1], [None]
+    elif grid.dynamic_rows:
+        raise FusedUnsupported(f"the kernel `{p['name']}` has region bodies that differ, "
+                               f"over a runtime row count ({grid.space[0]})")
     else:
         regions = p["regions"]
     for k, (text, valid) in enumerate(zip(texts, regions)):
@@ -464,8 +474,11 @@ def entries(kernels) -> list:
     """The exported launcher of each kernel: its function on this block's tiles."""
     out = []
     for i, eqn in enumerate(kernels):
+        params = _params(eqn)
         args = ", ".join(f"static_cast<{cpp_type(dt)}*>(args[{k}])"
-                         for k, (_, dt, _) in enumerate(_params(eqn)))
+                         for k, (_, dt, _) in enumerate(params))
+        if eqn.params["grid"].dynamic_rows:   # the rows follow the GM pointers
+            args += f", *static_cast<const int32_t*>(args[{len(params)}])"
         name = eqn.params["name"]
         out.append(EntryPoint(f"ptojax_launch_{i}", name,
                               f"    ptojax_fused::{name}({args});"))

@@ -6,6 +6,10 @@ into one shared library (disk-cached), and generates the straight-line executor 
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls.
 
+A kernel over a runtime row count (``TileGrid.dynamic_rows``) reads the sizes from its inputs'
+shapes when it runs, allocates its outputs at them and passes the view's row count after the
+GM pointers: one library serves every size in the range.
+
 Blocks of a mixed (cube + vector) PTO kernel: the host runs a block's cube core, then its vector
 sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
 in the library — once as the cube core sees it (``__DAV_CUBE__``), once as the vector cores
@@ -20,6 +24,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ptojax.ir.core import ClosedIR
+from ptojax.errors import UnsupportedError
+from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
@@ -59,11 +65,17 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
     args = ", ".join(f"static_cast<{cpp_type(p.type.dtype)}*>(args[{i}])"
                      for i, p in enumerate(sched.params))
     grid = sched.grid
-    call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
+    lines = []
+    if not grid.dynamic_rows:
+        call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
+    else:   # the view's rows this call follow the GM pointers (_launcher)
+        n = len(sched.params)
+        lines.append(f"    const int32_t rows = *static_cast<const int32_t*>(args[{n}]);")
+        call = (f"{sched.name}({args}, {{(rows + {grid.tile[0] - 1}) / {grid.tile[0]} * "
+                f"{grid.grid_cols}, {grid.grid_cols}, rows}})")
     cores = [s.core for s in sched.sections]
     split = any(s.split_subblocks for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
-    lines = []
     if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
         prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
         lines.append(f"    pto::host::on_core(pto::host::kFirstVectorCore, "
@@ -94,6 +106,9 @@ def _launcher(library, index, eqn, blocks):
     ws_types = [v.type for v in ws_vars]
     zeroed = frozenset(eqn.params.get("accumulate", ()))
     grid = eqn.params["grid"]
+    if grid.dynamic_rows:
+        return _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types,
+                                      zeroed)
     parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
 
@@ -111,6 +126,66 @@ def _launcher(library, index, eqn, blocks):
             record(start, arrays + outs)
         return outs
     return launch
+
+
+def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
+    """``_launcher`` of a kernel whose row count is known per call (a symbolic dimension,
+    ``ir/symbolic.py``): the sizes are read from the inputs' shapes, the outputs allocated at
+    them, and the view's row count passed after the GM pointers (``_entry``)."""
+    grid = eqn.params["grid"]
+    readers = {}          # symbol -> (input, axis, dimension linear in it)
+    for i, t in enumerate(in_types):
+        for axis, d in enumerate(t.shape):
+            readers.setdefault(linear_symbol(d), (i, axis, d))
+    readers.pop(None, None)
+    missing = set(symbols_of([grid.space[0], *(t.shape for t in out_types)])) - set(readers)
+    if missing:
+        raise UnsupportedError(f"kernel {eqn.params['name']}: the sizes {sorted(missing)} "
+                               f"cannot be read from its inputs' shapes, so its host "
+                               f"launcher cannot size it")
+    sizing = _sizing_function(readers, [t.shape for t in out_types], grid)
+    allocs = [(np.zeros if i in zeroed else np.empty, t.dtype) for i, t in enumerate(out_types)]
+    cols = grid.space[1]
+    record = _kernel_recorder(eqn)
+
+    def launch(*inputs):
+        arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
+        shapes, rows, tiles = sizing(arrays)
+        outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
+        threads = rows * cols >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        used = min(blocks, max(1, tiles))    # blocks that get a tile
+        start = time.perf_counter()
+        library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], used, threads)
+        if profiler.active is not None:
+            record(start, arrays + outs)
+        return outs
+    return launch
+
+
+def _sizing_function(readers, out_shapes, grid):
+    """``arrays -> (output shapes, the view's rows, tiles)`` of one call, generated: each
+    symbol read from the input dimension linear in it (``readers``: symbol -> (input, axis,
+    dimension)), then the shapes' polynomials."""
+    lines = ["def sizing(a):"]
+    for name, (i, axis, d) in readers.items():
+        lines.append(f"    s_{name} = (a[{i}].shape[{axis}] - ({d.terms.get((), 0)})) // "
+                     f"{d.terms[(name,)]}")
+    shapes = ", ".join("(" + "".join(f"{_polynomial(d)}, " for d in shape) + ")"
+                       for shape in out_shapes)
+    r, gc = grid.tile[0], grid.grid_cols
+    lines.append(f"    rows = {_polynomial(grid.space[0])}")
+    lines.append(f"    return [{shapes}], rows, -(-rows // {r}) * {gc}")
+    env: dict = {}
+    exec("\n".join(lines), env)
+    return env["sizing"]
+
+
+def _polynomial(d) -> str:
+    """Python for dimension ``d`` over the variables ``s_<symbol>``."""
+    if not is_symbolic(d):
+        return str(int(d))
+    return " + ".join(f"({c}{''.join(f' * s_{n}' for n in mono)})"
+                      for mono, c in d.terms.items())
 
 
 def _kernel_recorder(eqn):
