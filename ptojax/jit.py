@@ -26,7 +26,7 @@ from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
-from ptojax.lower.host.backend import make_executable
+from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 from ptojax.public import add_examples as _add_examples

@@ -11,9 +11,8 @@ import itertools
 
 import numpy as np
 
-from ptojax.errors import UnsupportedError
 from ptojax.ir.core import ClosedIR, Literal, Var
-from ptojax.ir.symbolic import evaluate, has_symbols, symbol_of, symbols_of
+from ptojax.ir.symbolic import evaluate, has_symbols, size_readers
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 from ptojax.source_info import GENERATED_FILE
@@ -134,25 +133,13 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
 
 
 def _bind_sizes(ir, args) -> list:
-    """The generated lines computing ``_sizes`` (symbol name -> int) from the arguments'
+    """The generated line computing ``_sizes`` (symbol name -> int) from the arguments'
     shapes, for an IR with symbolic dimensions (``ir/symbolic.py``); none otherwise."""
-    wanted = symbols_of([v.type.shape for v in ir.invars])
-    wanted.update(symbols_of([v.type.shape for e in ir.eqns for v in e.outputs]))
-    if not wanted:
+    readers = size_readers(ir)
+    if not readers:
         return []
-    found = {}
-    for name, v in zip(args, ir.invars):
-        for axis, d in enumerate(v.type.shape):
-            scaled = symbol_of(d)
-            if scaled is not None and scaled[0].name not in found:
-                sym, c = scaled
-                found[sym.name] = f"{name}.shape[{axis}]" + ("" if c == 1 else f" // {c}")
-    missing = sorted(set(wanted) - set(found))
-    if missing:
-        raise UnsupportedError(f"the sizes of the symbolic dimensions {missing} cannot be read "
-                               f"from the arguments' shapes (each must be some argument's "
-                               f"whole dimension)")
-    items = ", ".join(f"{name!r}: {where}" for name, where in found.items())
+    items = ", ".join(f"{name!r}: {args[i]}.shape[{axis}]" + ("" if c == 1 else f" // {c}")
+                      for name, (i, axis, c) in readers.items())
     return [f"    _sizes = {{{items}}}"]
 
 

@@ -19,7 +19,7 @@ import math
 import operator
 from typing import NamedTuple
 
-from ptojax.errors import ConcretizationError, InconclusiveDimensionOperation
+from ptojax.errors import ConcretizationError, InconclusiveDimensionOperation, UnsupportedError
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -272,6 +272,26 @@ def symbol_of(d) -> tuple | None:
         if coeff >= 1 and len(mono) == 1:
             return d.symbols[mono[0]], coeff
     return None
+
+
+def size_readers(ir) -> dict:
+    """symbol name -> ``(argument index, axis, c)``: where a call of ``ir`` gives each symbol's
+    size (``shape[axis] // c`` of that argument, the first whose dimension is ``c`` times the
+    symbol); raises UnsupportedError for a symbol no argument's dimension gives."""
+    wanted = symbols_of([v.type.shape for v in ir.invars])
+    wanted.update(symbols_of([v.type.shape for e in ir.eqns for v in e.outputs]))
+    found: dict = {}
+    for i, v in enumerate(ir.invars):
+        for axis, d in enumerate(v.type.shape):
+            scaled = symbol_of(d)
+            if scaled is not None and scaled[0].name not in found:
+                found[scaled[0].name] = (i, axis, scaled[1])
+    missing = sorted(set(wanted) - set(found))
+    if missing:
+        raise UnsupportedError(f"the sizes of the symbolic dimensions {missing} cannot be read "
+                               f"from the arguments' shapes (each must be some argument's "
+                               f"whole dimension, or a multiple of it)")
+    return found
 
 
 def symbols_of(values) -> dict:

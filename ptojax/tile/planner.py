@@ -43,7 +43,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
 from ptojax.tile.memory import align_up, plan_memory
-from ptojax.tile.rules import ROW
+from ptojax.tile.rules import COLSUM, ROW
 from ptojax.tile.rules import matmul_shape
 from ptojax.public import add_examples as _add_examples
 
@@ -169,6 +169,13 @@ def _needs_whole_rows(group) -> bool:
         any(group.layout[v] == ROW for v in group.outputs)
 
 
+def _needs_whole_columns(group) -> bool:
+    """A column sum read inside the kernel (softmax over axis 0) must be the sum of every row:
+    the kernel's tile then holds all rows (one tile row). A column sum that is only stored is
+    completed across tiles by atomic adds instead."""
+    return any(group.layout.get(a) == COLSUM for e in group.eqns for a in e.inputs)
+
+
 def _overflow(group, tile, cube, target, buffers):
     body, _ = BodyBuilder(group, tile, _full_valid(group.space, tile), target, cube).finish()
     plan = plan_memory(body, buffers, target)
@@ -206,6 +213,11 @@ def plan_vector(group, config, target, name):
     if r_max == 0:
         return (f"a tile of 1 row x {cols} columns does not fit {target.name}'s UB "
                 f"({target.capacity('UB'):,} bytes)")
+    if _needs_whole_columns(group):
+        if r_max < m:
+            return (f"a column sum is used inside the kernel, so all {m} rows must be in one "
+                    f"tile, but at most {r_max} rows of {cols} columns fit {target.name}'s UB")
+        return build_kernel(group, (m, cols), None, target, buffers, name)
     want_tiles = target.vector_cores * buffers
     min_rows = -(-target.min_dma_bytes // (cols * itemsize))
     rows = min(r_max, m, max(-(-m // want_tiles), min_rows, 1))
@@ -234,6 +246,11 @@ def _explicit_vector(group, config, target, name, col_align, whole):
             f"op `{red}` reduces whole rows of {n} elements, but TileConfig(vec=({rows}, "
             f"{cols})) cuts rows into {cols}-column tiles. Fix: cols >= "
             f"{align_up(n, col_align)}."))
+    if _needs_whole_columns(group) and rows < m:
+        raise _kernel_error(name, group, (
+            f"a column sum is used inside the kernel, so it needs all {m} rows in one tile, "
+            f"but TileConfig(vec=({rows}, {cols})) cuts them into {rows}-row tiles. Fix: "
+            f"rows >= {m}."))
     tile = (min(rows, m), min(cols, align_up(n, col_align)))
     over = _overflow(group, tile, None, target, config.buffers)
     if over is not None:

@@ -209,3 +209,86 @@ def test_against_jax_at_several_sizes(jnp):
     for size in SIZES:
         np.testing.assert_allclose(dynamic(_inputs(size)), f_jax(_inputs(size)), rtol=1e-5,
                                    atol=1e-6)
+
+
+# buckets: the program padded and masked at a static size (lower/bucketing.py) -----------------
+def _loss_mix(x):
+    h = pnp.tanh(x @ np.linspace(0, 1, 32, dtype=np.float32).reshape(8, 4))
+    return (pnp.mean(nn.softmax(h, axis=0) * h) + (h[1:] * h[:-1]).sum() / x.shape[0]
+            + pnp.sort(x, 0)[-1].sum() + pnp.cumsum(x[::-1], 0).mean()
+            + pnp.concatenate([x, x[:1]])[-2:].sum())
+
+
+BUCKETED = {**FAMILIES,
+            "grad": pto.grad(_loss_mix),
+            "grad_of_reverse_scan": pto.grad(lambda x: lax.scan(
+                lambda h, r: (pnp.tanh(h * 0.5 + r), h), pnp.zeros(8), x, reverse=True)[1].sum()),
+            "vmap_grad": pto.vmap(pto.grad(lambda r: (nn.softmax(r) * r).sum())),
+            "while": lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (
+                c[0] + 1, c[1] * 0.5 + x.sum(0)), (0, pnp.zeros(8)))[1],
+            "take_fill": lambda x: pnp.take(x, pnp.array([0, 3, 70]), axis=0, mode="fill",
+                                            fill_value=-1.0),
+            "scatter_drop": lambda x: x.at[pnp.array([1, 2, 40])].set(9.0, mode="drop")}
+
+
+@pytest.mark.parametrize("family", sorted(BUCKETED))
+def test_bucketed_program_with_nan_padding_matches_the_static_result(family):
+    """The bucketed IR run on inputs padded with NaN: no padding reaches a true element."""
+    from ptojax.ir.symbolic import evaluate
+    from ptojax.lower.bucketing import bucket_of, bucketed
+    f = BUCKETED[family]
+    closed = pto.jit(f, dynamic={0: {0: N}}).lower(_inputs(3)).ir
+    symbol = closed.ir.invars[0].type.shape[0].symbols["n"]
+    for size in (1, 5, 8, 9, 33, 64):
+        bucket = {"n": bucket_of(size, symbol)}
+        x = _inputs(size)
+        padded = np.full((bucket["n"], 8), np.nan, np.float32)
+        padded[:size] = x
+        outs = bucketed(closed, bucket)(np.int32(size), padded)
+        cut = [np.asarray(o)[tuple(slice(0, d) for d in evaluate(v.type.shape, {"n": size}))]
+               for o, v in zip(outs, closed.ir.outvars)]
+        _assert_same(cut, tree_leaves(pto.jit(f)(x)))
+
+
+def test_bucket_sizes_follow_the_policy_within_the_range():
+    from ptojax.lower.bucketing import bucket_of
+    sym = pto.Dim("n", 3, 100).symbols["n"]
+    assert [bucket_of(s, sym) for s in (3, 4, 5, 64, 65, 100)] == [4, 4, 8, 64, 100, 100]
+    assert bucket_of(17, sym, lambda n: -(-n // 10) * 10) == 20
+
+
+def test_a_program_without_bucket_rules_runs_as_one_program():
+    from ptojax.errors import UnsupportedError
+    from ptojax.lower.bucketing import bucketed
+    closed = pto.jit(lambda x: lax.pad(x, 0.0, ((0, 0, 1), (0, 0, 0))),
+                     dynamic={"x": {0: N}}).lower(_inputs(3)).ir
+    with pytest.raises(UnsupportedError, match="interior padding"):
+        bucketed(closed, {"n": 4})
+
+
+def test_compiled_buckets_serve_their_sizes():
+    from ptojax.lower.host.backend import CpuBackend, wait_for_compiles
+    w = np.random.default_rng(1).random((8, 8)).astype(np.float32)
+
+    def f(x):
+        return nn.softmax(x @ w, axis=0) @ w.T
+    backend = CpuBackend(min_elements=0, buckets=lambda n: 32)
+    dynamic = pto.jit(f, dynamic={"x": {0: N}}, backend=backend)
+    for size in (5, 20, 40):
+        dynamic(_inputs(size))
+    assert wait_for_compiles(120)
+    for _ in range(8):
+        for size in (5, 20, 40):
+            _assert_same(dynamic(_inputs(size)), pto.jit(f, backend="interpreter")(_inputs(size)))
+    executable = next(iter(dynamic._cache.values())).executable
+    assert set(executable.buckets) == {(32,), (40,)}   # the policy, capped at the size
+    assert all(b.use in ("bucket", "program") for b in executable.buckets.values())
+    assert dynamic.cache_size() == 1
+
+
+@pytest.mark.parametrize("bad", [3, "pow2"])
+def test_a_bad_bucket_policy_is_refused(bad):
+    from ptojax.errors import ConfigError
+    from ptojax.lower.host.backend import CpuBackend
+    with pytest.raises(ConfigError, match="buckets"):
+        CpuBackend(buckets=bad)

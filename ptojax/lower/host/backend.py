@@ -1,6 +1,7 @@
 """The ``cpu`` backend of ``pto.jit``: fused tile kernels compiled for the host, tiered.
 
-``make_executable(optimized_ir, backend)`` is what ``jit`` runs a traced function with:
+``make_executable(optimized_ir, backend)`` (``lower/host/executables.py``) is what ``jit``
+runs a traced function with:
 
 - ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
 - ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
@@ -64,13 +65,16 @@ class CpuBackend:
     kernel one loop nest, its chain computed in registers: the fastest) or ``"pto"`` (the
     emitted PTO C++ instruction stream, one pass per instruction, as on the NPU; the build
     ``check_sync`` checks). None: ``$PTOJAX_HOST_KERNELS`` if set, else ``"fused"`` (``"pto"``
-    with ``check_sync``)."""
+    with ``check_sync``). ``buckets``, for programs with symbolic dimensions
+    (``lower/host/symbolic.py``): a function from a size to the size of its bucket (None: the
+    next power of two), or False for one program only."""
     tiered: bool = True
     check_sync: bool = False
     min_elements: int = 1 << 15
     target: Target = host_jit
     tile_config: Optional[TileConfig] = None
     kernels: Optional[str] = None
+    buckets: object = None
 
     def __post_init__(self):
         for name in ("tiered", "check_sync"):
@@ -90,6 +94,10 @@ class CpuBackend:
                               f"{self.tile_config!r}")
         if self.kernels is not None:
             _check_kernels(self.kernels, "CpuBackend.kernels")
+        if not (self.buckets is None or self.buckets is False or callable(self.buckets)):
+            raise ConfigError(f"CpuBackend.buckets must be None (powers of two), False (no "
+                              f"buckets) or a function from a size to its bucket's size, got "
+                              f"{self.buckets!r}")
         if self.kernels == "fused" and self.check_sync:
             raise ConfigError("CpuBackend(check_sync=True) checks the set/wait flags of the PTO "
                               "instruction stream, which fused kernels do not run: use "
@@ -119,21 +127,7 @@ BACKENDS = ("cpu", "interpreter")
 TRIAL_CALLS = 3  # calls per tier before choosing the faster one
 
 
-def make_executable(optimized: ClosedIR, backend=None):
-    """The executable ``jit`` runs ``optimized`` with on ``backend``. A program with symbolic
-    dimensions is tiered too: its tile kernels with a runtime row count compile once for every
-    size (``tile/planner.py``); what cannot be tiled runs on numpy, sized per call."""
-    if backend == "interpreter":
-        return Executable(optimized)
-    if backend is None or backend == "cpu":
-        backend = CpuBackend()
-    if not isinstance(backend, CpuBackend):
-        raise ValueError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)} or a "
-                         f"ptojax.lower.host.backend.CpuBackend(...)")
-    return HostExecutable(optimized, backend)
-
-
-def _largest_tensor(closed: ClosedIR) -> int:
+def largest_tensor(closed: ClosedIR) -> int:
     ir = closed.ir
     sizes = [v.type.size for v in (*ir.invars, *ir.outvars) if hasattr(v, "type")]
     sizes += [v.type.size for e in ir.eqns for v in e.outputs]
@@ -167,7 +161,7 @@ class HostExecutable:
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
         self.warm = False
-        if _largest_tensor(closed) < options.min_elements:
+        if largest_tensor(closed) < options.min_elements:
             self._done.set()
             return
         self.status = "compiling"
@@ -175,6 +169,10 @@ class HostExecutable:
             self._pending = True
         else:
             self._build(warn=False)
+
+    def start_compiling(self):
+        """Compile in the background now rather than after the first call."""
+        self._submit_once()
 
     def run(self, *args):
         fast = self._fast

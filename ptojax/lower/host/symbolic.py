@@ -1,0 +1,137 @@
+"""The cpu backend for programs with symbolic dimensions: one program for every size, and a
+static program per bucket of sizes where that measures faster.
+
+``SymbolicExecutable.run`` runs the program as traced (a ``HostExecutable``: tile kernels over
+a runtime row count, compiled once; everything else on numpy, sized per call). Kernels that
+need static sizes (matmuls over a symbolic dimension, a symbolic last dimension...) are left
+to numpy there, so for each *bucket* (a size per symbol, ``CpuBackend.buckets``: the next
+power of two by default) that a call falls in, the program is also rewritten at the bucket
+(``lower/bucketing.py``: padded and masked, all shapes static) and compiled in the
+background like any static program. Once it is compiled, the bucket's next calls alternate
+between the two (``TRIAL_CALLS`` each: the inputs padded to the bucket, the outputs cut to
+their true sizes) and the bucket keeps the faster. A program that cannot be padded (a
+primitive without a ``bucket`` rule) or a bucket whose tensors are all small
+(``CpuBackend.min_elements``) keeps the one program. Each bucket compile is logged
+(``ptojax.jit``, INFO) and listed in ``buckets``.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+
+from ptojax.errors import UnsupportedError
+from ptojax.ir.symbolic import evaluate, size_readers, symbols_of
+from ptojax.lower.bucketing import bucket_of, bucketed, next_power_of_two
+from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable, largest_tensor
+
+log = logging.getLogger("ptojax.jit")
+
+
+class SymbolicExecutable:
+    """``run(*flat_inputs)`` for an IR with symbolic dimensions (see the module doc);
+    ``buckets`` maps each bucket seen (a tuple of sizes, one per symbol) to its ``Bucket``,
+    or to the reason it runs the one program."""
+
+    def __init__(self, closed, options):
+        self.closed = closed
+        self.options = options
+        self.program = HostExecutable(closed, options)
+        self.source = self.program.source
+        self.readers = size_readers(closed.ir)
+        self.symbols = symbols_of([v.type.shape for v in closed.ir.invars])
+        self.buckets: dict = {}
+        self._lock = threading.Lock()
+        self._unbucketable = None if options.buckets is not False else "buckets=False"
+
+    @property
+    def status(self) -> str:
+        return self.program.status
+
+    def run(self, *args):
+        if self._unbucketable is not None:
+            return self.program.run(*args)
+        sizes = {name: args[i].shape[axis] // c for name, (i, axis, c) in self.readers.items()}
+        policy = self.options.buckets or next_power_of_two
+        key = tuple(bucket_of(sizes[n], self.symbols[n], policy) for n in self.readers)
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self._new_bucket(key)
+        if type(bucket) is not Bucket or not bucket.ready():
+            return self.program.run(*args)
+        return bucket.run(self.program.run, args, sizes)
+
+    __call__ = run
+
+    def _new_bucket(self, key):
+        with self._lock:
+            if key in self.buckets:
+                return self.buckets[key]
+            at = dict(zip(self.readers, key))
+            try:
+                static = bucketed(self.closed, at)
+            except UnsupportedError as e:   # no bucket rule: no bucket will do
+                self._unbucketable = f"one program for every size ({e})"
+                self.buckets[key] = self._unbucketable
+                return self._unbucketable
+            if largest_tensor(static) < self.options.min_elements:
+                self.buckets[key] = "one program: small at this bucket"
+                return self.buckets[key]
+            log.info("compiling the bucket %s of a program with symbolic dimensions",
+                     ", ".join(f"{n}={b}" for n, b in at.items()))
+            bucket = self.buckets[key] = Bucket(self.closed, static, at, self.options)
+            return bucket
+
+
+class Bucket:
+    """The program at one bucket: compiled in the background, then raced against the one
+    program on this bucket's calls."""
+
+    def __init__(self, closed, static, at: dict, options):
+        self.at = at
+        self.names = list(at)
+        self.executable = HostExecutable(static, options)
+        self.executable.start_compiling()
+        self.outvars = closed.ir.outvars
+        self.padded_shapes = [evaluate(v.type.shape, at) for v in closed.ir.invars]
+        self.times = ([], [])            # (one program, this bucket) call times
+        self.use = None                  # the faster, once measured: "program" or "bucket"
+
+    def ready(self) -> bool:
+        return self.use == "bucket" or (self.use is None and self.executable.program is not None)
+
+    def run(self, program_run, args, sizes):
+        if self.use == "bucket":
+            return self._padded_run(args, sizes)
+        tier = len(self.times[1]) <= len(self.times[0])    # the bucket first
+        start = time.perf_counter()
+        out = self._padded_run(args, sizes) if tier else program_run(*args)
+        self.times[tier].append(time.perf_counter() - start)
+        if all(len(t) >= TRIAL_CALLS for t in self.times):
+            self.use = "bucket" if min(self.times[1]) <= min(self.times[0]) else "program"
+            log.info("bucket %s: %s measured faster (%.3f ms vs %.3f ms)", self.at, self.use,
+                     1e3 * min(self.times[self.use == "bucket"]),
+                     1e3 * min(self.times[self.use != "bucket"]))
+        return out
+
+    def _padded_run(self, args, sizes):
+        padded = [_padded(x, shape) for x, shape in zip(args, self.padded_shapes)]
+        outs = self.executable.program.run(*[np.int32(sizes[n]) for n in self.names], *padded)
+        return [_cut(o, evaluate(v.type.shape, sizes)) if hasattr(v, "type") else o
+                for o, v in zip(outs, self.outvars)]
+
+
+def _padded(x, shape):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    out = np.zeros(shape, x.dtype)
+    out[tuple(slice(0, n) for n in x.shape)] = x
+    return out
+
+
+def _cut(x, shape):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    return x[tuple(slice(0, n) for n in shape)]
