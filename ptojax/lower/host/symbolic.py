@@ -31,15 +31,15 @@ log = logging.getLogger("ptojax.jit")
 
 
 class SymbolicExecutable:
-    """``run(*flat_inputs)`` for an IR with symbolic dimensions (see the module doc);
-    ``buckets`` maps each bucket seen (a tuple of sizes, one per symbol) to its ``Bucket``,
-    or to the reason it runs the one program."""
+    """``run(*flat_inputs)`` for an IR with symbolic dimensions (see the module doc):
+    ``executable`` is the one program's ``HostExecutable``; ``buckets`` maps each bucket seen
+    (a tuple of sizes, one per symbol) to its ``Bucket``, or to why it runs the one program."""
 
     def __init__(self, closed, options):
         self.closed = closed
         self.options = options
-        self.program = HostExecutable(closed, options)
-        self.source = self.program.source
+        self.executable = HostExecutable(closed, options)
+        self.source = self.executable.source
         self.readers = size_readers(closed.ir)
         self.symbols = symbols_of([v.type.shape for v in closed.ir.invars])
         self.buckets: dict = {}
@@ -48,11 +48,15 @@ class SymbolicExecutable:
 
     @property
     def status(self) -> str:
-        return self.program.status
+        return self.executable.status
+
+    def wait(self, timeout=None) -> bool:
+        """Block until the one program's compile has finished (buckets compile on)."""
+        return self.executable.wait(timeout)
 
     def run(self, *args):
         if self._unbucketable is not None:
-            return self.program.run(*args)
+            return self.executable.run(*args)
         sizes = {name: args[i].shape[axis] // c for name, (i, axis, c) in self.readers.items()}
         policy = self.options.buckets or next_power_of_two
         key = tuple(bucket_of(sizes[n], self.symbols[n], policy) for n in self.readers)
@@ -60,8 +64,8 @@ class SymbolicExecutable:
         if bucket is None:
             bucket = self._new_bucket(key)
         if type(bucket) is not Bucket or not bucket.ready():
-            return self.program.run(*args)
-        return bucket.run(self.program.run, args, sizes)
+            return self.executable.run(*args)
+        return bucket.run(self.executable.run, args, sizes)
 
     __call__ = run
 

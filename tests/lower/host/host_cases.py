@@ -27,9 +27,11 @@ def host_jit(fn, check_sync=False, tile_config=None, target=pto.targets.host_jit
 
 
 def executable_of(jitted, *args):
-    """The HostExecutable ``jitted`` runs ``args`` with (after a call with them)."""
+    """The HostExecutable ``jitted`` runs ``args`` with (after a call with them): for a
+    program with symbolic dimensions, the one program's."""
     signature, _ = jitted._signature(args, {})
-    return jitted._cache[signature].executable
+    executable = jitted._cache[signature].executable
+    return getattr(executable, "executable", executable)
 
 
 def kernels_of(jitted, *args):
