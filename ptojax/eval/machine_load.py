@@ -7,16 +7,24 @@ core another thread needs, and steps stall until the scheduler sorts it out. Mea
 32, 512-wide layers) 370-450 ms per step with OpenBLAS's 2 threads, 16 ms with 1; 30 steps
 of an MLP train step (784-512-512-10, batch 128) 1.9-2.0 s vs 0.5 s. On an idle machine the
 threads help. So before each large matmul (``matmul``; at most once a second) ptojax sets
-OpenBLAS to one thread while the 1-minute load average is at least the CPU count, and gives
-it back its own thread count once the load is below. The setting is process-wide: the user's
+OpenBLAS to one thread while the machine is busy (below), and gives it back its own thread
+count once it is not. The setting is process-wide: the user's
 own numpy matmuls follow it too. Nothing happens when no OpenBLAS can be located (another
 BLAS, or not Linux). For the same reason the host kernels run their blocks on the calling
 thread while ``machine_busy()`` (``lower/host/program.py``): OpenMP's threads were as stuck.
+
+Busy means busy with *other* work: the load average counts this process's own threads too
+(BLAS threads spinning count as running), so a lone training process using both cores of a
+2-core machine would read its own load as "busy" and throttle itself. ``machine_busy`` subtracts
+an estimate of this process's share — its CPU time per second of wall time, averaged with the
+kernel's own one-minute decay — and calls the machine busy while the rest leaves this process
+at most one core (``others >= cpu_count - 1``, and at least 1).
 """
 from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 import threading
 import time
@@ -25,21 +33,33 @@ CHECK_EVERY_S = 1.0
 THREADED_MIN_FLOPS = 1 << 20   # OpenBLAS runs smaller products on one thread anyway
 
 
+LOADAVG_WINDOW_S = 60.0   # the decay constant of the kernel's 1-minute load average
+
+
 class _Load:
     checked = -CHECK_EVERY_S
+    cpu_time = None       # this process's CPU time at ``checked``
+    own = 0.0             # this process's running threads, averaged like the load average
     busy = False
 
 
 def machine_busy() -> bool:
-    """Whether the 1-minute load average is at least the CPU count (read at most once a
-    second)."""
+    """Whether other work keeps all cores but (at most) one taken: the 1-minute load average
+    less this process's own share (read at most once a second)."""
     now = time.monotonic()
-    if now - _Load.checked >= CHECK_EVERY_S:
-        _Load.checked = now
+    elapsed = now - _Load.checked
+    if elapsed >= CHECK_EVERY_S:
+        cpu_time = time.process_time()
+        if _Load.cpu_time is not None:
+            decay = math.exp(-elapsed / LOADAVG_WINDOW_S)
+            running = (cpu_time - _Load.cpu_time) / elapsed
+            _Load.own = _Load.own * decay + running * (1.0 - decay)
+        _Load.checked, _Load.cpu_time = now, cpu_time
         try:
-            _Load.busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+            others = os.getloadavg()[0] - _Load.own
         except OSError:
-            _Load.busy = False
+            others = 0.0
+        _Load.busy = others >= max(1, (os.cpu_count() or 1) - 1)
     return _Load.busy
 
 

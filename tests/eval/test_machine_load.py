@@ -31,3 +31,16 @@ def test_openblas_follows_the_load(load, monkeypatch):
     monkeypatch.setattr(machine_load._Load, "checked", -1e9)
     machine_load.matmul(a, a)
     assert not machine_load.machine_busy() and get() == own
+
+
+def test_a_process_is_not_busy_with_its_own_threads(load, monkeypatch):
+    """A load average of 2 on 2 cores that is this process's own (1.5 cores of CPU time per
+    second, for a long time) is not a busy machine; the same load from others is."""
+    import time
+    monkeypatch.setattr(machine_load.os, "cpu_count", lambda: 2)
+    load["now"] = 2.0
+    for own, busy in ((1.5, False), (0.0, True)):
+        monkeypatch.setattr(machine_load._Load, "own", own)
+        monkeypatch.setattr(machine_load._Load, "checked", time.monotonic() - 10.0)
+        monkeypatch.setattr(machine_load._Load, "cpu_time", time.process_time() - 10.0 * own)
+        assert machine_load.machine_busy() is busy

@@ -46,6 +46,7 @@ from ptojax.lower.host.build import ABI_VERSION, NotCached
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
                                      write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.lower.host.inline import inline_calls
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
@@ -148,6 +149,7 @@ class HostExecutable:
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend):
+        closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
         self.closed = closed
         self.options = options
         self.loops, self.loop_bodies = _loop_runners(closed, options)
