@@ -8,7 +8,10 @@ kept only if a probe library built with it loads and runs (so a command that exi
 building, such as ``echo``, or a C compiler that leaves the C++ runtime unlinked, such as
 ``gcc``, is no compiler). Probe results are remembered per compiler identity in the cache
 directory; a record is used only if it is a trusted file (``cache.trusted_file``) naming this
-compiler and flags from the fixed lists above, else the compiler is probed again.
+compiler and flags from the fixed lists above, else the compiler is probed again. A probe is
+one build with every optional flag when that works (else one build per flag group), run at
+lower CPU priority (``nice``, when there is one): it runs while the first steps of a program
+run on numpy, and four full-priority builds slowed them down.
 ``Compiler.identity`` (resolved path, arguments, ``--version``) and ``cpu_features()`` go into
 every cache key, so a different compiler, flags or CPU never loads a library built for another.
 """
@@ -130,14 +133,16 @@ def _probed_flags(command: tuple, identity: str) -> tuple:
     flags = _recorded_flags(read_trusted(record), identity)
     if flags is not None:
         return flags
-    flags = list(BASE_FLAGS)
-    why = _probe(command, flags)
-    if why is not None:
-        raise NoCompilerError(f"the C++ compiler {shlex.join(command)!r} cannot build a "
-                              f"working shared library with {' '.join(flags)}: {why}")
-    for extra in OPTIONAL_FLAGS:
-        if _probe(command, flags + list(extra)) is None:
-            flags += extra
+    flags = [*BASE_FLAGS, *(flag for group in OPTIONAL_FLAGS for flag in group)]
+    if _probe(command, flags) is not None:     # not all of them: one group at a time
+        flags = list(BASE_FLAGS)
+        why = _probe(command, flags)
+        if why is not None:
+            raise NoCompilerError(f"the C++ compiler {shlex.join(command)!r} cannot build a "
+                                  f"working shared library with {' '.join(flags)}: {why}")
+        for extra in OPTIONAL_FLAGS:
+            if _probe(command, flags + list(extra)) is None:
+                flags += extra
     write_atomic(record, json.dumps({"identity": identity, "flags": flags}).encode())
     return tuple(flags)
 
@@ -161,6 +166,9 @@ def _recorded_flags(data: Optional[bytes], identity: str) -> Optional[tuple]:
     return None if rest else tuple(flags)
 
 
+_NICE = ("nice", "-n", "10") if shutil.which("nice") else ()   # probes run at low priority
+
+
 def _probe(command: tuple, flags: list) -> Optional[str]:
     """None if ``command`` with ``flags`` builds a probe library that loads and runs, else
     why not."""
@@ -168,7 +176,7 @@ def _probe(command: tuple, flags: list) -> Optional[str]:
         src, out = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
         src.write_text(PROBE_SOURCE)
         try:
-            result = subprocess.run([*command, *flags, str(src), "-o", str(out)],
+            result = subprocess.run([*_NICE, *command, *flags, str(src), "-o", str(out)],
                                     capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as e:
             return f"it does not run ({e})"
