@@ -13,18 +13,21 @@ own numpy matmuls follow it too. Nothing happens when no OpenBLAS can be located
 BLAS, or not Linux). For the same reason the host kernels run their blocks on the calling
 thread while ``machine_busy()`` (``lower/host/program.py``): OpenMP's threads were as stuck.
 
-Busy means busy with *other* work: the load average counts this process's own threads too
-(BLAS threads spinning count as running), so a lone training process using both cores of a
-2-core machine would read its own load as "busy" and throttle itself. ``machine_busy`` subtracts
-an estimate of this process's share — its CPU time per second of wall time, averaged with the
-kernel's own one-minute decay — and calls the machine busy while the rest leaves this process
-at most one core (``others >= cpu_count - 1``, and at least 1).
+Busy means busy with *other* work. The load average will not do: it counts this process's own
+threads too (spinning BLAS threads are running), so a lone training process using both cores
+read its own load as busy and throttled itself, and it lags by a minute, so a benchmark run
+right after another one throttled itself for the other's load. So ``machine_busy`` measures the
+CPU time the rest of the machine used since its last reading: ``/proc/stat``'s user, system,
+interrupt and steal time (nice time only if this process is niced itself: a niced compiler
+yields to us) less this process's own CPU time, per second of wall time. The machine is busy
+while the rest used at least ``cpu_count - 1.5`` cores (half a core on 2 cores: one other
+running process, and BLAS's second thread would fight it). Without ``/proc/stat``, and for the
+first reading of a process, the 1-minute load average at least the CPU count decides.
 """
 from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import os
 import threading
 import time
@@ -33,34 +36,46 @@ CHECK_EVERY_S = 1.0
 THREADED_MIN_FLOPS = 1 << 20   # OpenBLAS runs smaller products on one thread anyway
 
 
-LOADAVG_WINDOW_S = 60.0   # the decay constant of the kernel's 1-minute load average
-
-
 class _Load:
     checked = -CHECK_EVERY_S
-    cpu_time = None       # this process's CPU time at ``checked``
-    own = 0.0             # this process's running threads, averaged like the load average
+    used = None           # (machine CPU seconds, this process's CPU seconds) at ``checked``
     busy = False
 
 
 def machine_busy() -> bool:
-    """Whether other work keeps all cores but (at most) one taken: the 1-minute load average
-    less this process's own share (read at most once a second)."""
+    """Whether the rest of the machine used at least ``cpu_count - 1.5`` cores since the last
+    reading (read at most once a second; see the module docstring)."""
     now = time.monotonic()
     elapsed = now - _Load.checked
     if elapsed >= CHECK_EVERY_S:
-        cpu_time = time.process_time()
-        if _Load.cpu_time is not None:
-            decay = math.exp(-elapsed / LOADAVG_WINDOW_S)
-            running = (cpu_time - _Load.cpu_time) / elapsed
-            _Load.own = _Load.own * decay + running * (1.0 - decay)
-        _Load.checked, _Load.cpu_time = now, cpu_time
-        try:
-            others = os.getloadavg()[0] - _Load.own
-        except OSError:
-            others = 0.0
-        _Load.busy = others >= max(1, (os.cpu_count() or 1) - 1)
+        cpus = os.cpu_count() or 1
+        used = (_cpu_seconds_used(), time.process_time())
+        if used[0] is not None and _Load.used is not None and _Load.used[0] is not None:
+            others = (used[0] - _Load.used[0] - (used[1] - _Load.used[1])) / elapsed
+            _Load.busy = others >= max(0.5, cpus - 1.5)
+        else:
+            try:
+                _Load.busy = os.getloadavg()[0] >= cpus
+            except OSError:
+                _Load.busy = False
+        _Load.checked, _Load.used = now, used
     return _Load.busy
+
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds_used():
+    """CPU seconds the whole machine has used (``/proc/stat``: user, system, irq, softirq,
+    steal; nice too if this process is niced), or None where there is no ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        user, nice, system, _, _, irq, softirq, steal = map(int, fields[1:9])
+    except (OSError, ValueError):
+        return None
+    niced = os.getpriority(os.PRIO_PROCESS, 0) > 0
+    return (user + system + irq + softirq + steal + (nice if niced else 0)) / _TICKS_PER_S
 
 
 class _Blas:
