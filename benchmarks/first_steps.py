@@ -71,8 +71,9 @@ def run(jax: bool, cache: str, steps: int = STEPS, settle: bool = False):
 
 def wait_for_detached_builds(cache, timeout=300):
     """Seconds until every library the cold run started building is published (its detached
-    builders outlive it); None if it started none (it exited before its compiler probe, which
-    runs in-process, had finished) or they did not finish within ``timeout``."""
+    builders outlive it); None if it started none (it exited before its compiler probe had
+    finished — the probe then still finishes and is recorded, but nothing was built) or they
+    did not finish within ``timeout``."""
     start = time.perf_counter()
     keys = [open(p).read().strip() for p in glob.glob(f"{cache}/host-kernels/programs/*")]
     while keys and time.perf_counter() - start < timeout:
