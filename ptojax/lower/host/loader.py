@@ -5,9 +5,9 @@ launcher per entry point. ``launch(i, arrays, blocks)`` passes the arrays' data 
 must be C-contiguous and of the kernel's parameter types; outputs are written in place) and
 runs the kernel's blocks. ctypes releases the GIL for the call. The data pointers are read
 straight from the arrays (``data_pointers``): ``a.ctypes.data`` builds a helper object per
-array, which made the launch of a small kernel cost 20-30x its ctypes call. A runtime check that fails
-inside the kernel (a set/wait pairing error in a PTO_HOST_CHECK_SYNC build, a tile outside
-its buffer, a GM window that does not match its tile) raises ``KernelCheckError``.
+array, which made the launch of a small kernel cost 20-30x its ctypes call. A runtime check
+that fails inside the kernel (a set/wait pairing error in a PTO_HOST_CHECK_SYNC build, a tile
+outside its buffer, a GM window that does not match its tile) raises ``KernelCheckError``.
 """
 from __future__ import annotations
 
