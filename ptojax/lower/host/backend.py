@@ -364,7 +364,7 @@ class _TierTrial:
         def run(*args):
             nonlocal left
             left -= 1
-            if left == 0:
+            if left <= 0 and owner._fast is run:      # once, also with concurrent callers
                 owner._trial = _TierTrial(*self.runs, self.reraces - 1, 8 * self.rerace_after)
                 owner._fast = None
             return numpy_run(*args)
