@@ -5,6 +5,12 @@ Each run is a fresh process: an MLP (784-512-512-10, batch 128) SGD step jitted,
 empty kernel cache (cold: its first steps run on numpy while the kernels compile in a detached
 builder), then again in a new process on the cache the first one left (warm: loaded ahead of
 any compile). Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges.
+
+Also the peak resident memory (``ru_maxrss``) of a fresh process running ``RSS_STEPS`` steps of
+the same train step (target <= 1.2x JAX's), whole process as a user sees it, and the part above
+the process's peak after importing the library and building the inputs. The ptojax process then
+waits for its kernels and runs 10 steps more, so its peak covers both tiers (the compiler runs
+in a process of its own).
 """
 from __future__ import annotations
 
@@ -17,9 +23,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = 30
+RSS_STEPS = 200
 
 CHILD = """
-import sys, time
+import resource, sys, time
 sys.path.insert(0, {here!r})
 from autodiff import inputs, jax_loss, pto_loss
 import numpy as np
@@ -30,28 +37,43 @@ else:
     import ptojax as lib, ptojax.numpy as m
     loss = pto_loss
 params, x, labels = inputs(m)
+imported_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 step = lib.jit(lambda p, x, y: lib.tree_util.tree_map(lambda w, g: w - 0.01 * g, p,
                                                       lib.grad(loss)(p, x, y)))
 start = time.perf_counter()
 for _ in range({steps}):
     params = step(params, x, labels)
 lib.block_until_ready(params) if {jax} else None
-print(time.perf_counter() - start)
+elapsed = time.perf_counter() - start
+if {settle} and not {jax}:    # wait for the kernels (compiled or loaded) and the tier race
+    from ptojax.lower.host.backend import wait_for_compiles
+    wait_for_compiles()
+    for _ in range(10):
+        params = step(params, x, labels)
+    print("STATUS", list(step._cache.values())[0].executable.status)
+print(imported_kib, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(elapsed)
 """
 
 
-def run(jax: bool, cache: str) -> float:
+def run(jax: bool, cache: str, steps: int = STEPS, settle: bool = False):
+    """(seconds for ``steps`` steps, (peak KiB after imports and inputs, peak KiB at the end))
+    of a fresh process; ``settle``: ptojax then waits for its kernels and runs 10 more steps
+    (so the peak includes the compiled tier)."""
     env = {**os.environ, "PTOJAX_CACHE_DIR": cache}
-    code = CHILD.format(here=HERE, jax=jax, steps=STEPS)
+    code = CHILD.format(here=HERE, jax=jax, steps=steps, settle=settle)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    lines = out.stdout.strip().splitlines()
+    status = next((line.split(" ", 1)[1] for line in lines if line.startswith("STATUS ")), None)
+    return float(lines[-1]), tuple(int(kib) for kib in lines[-2].split()), status
 
 
 def wait_for_detached_builds(cache, timeout=300):
     """Seconds until every library the cold run started building is published (its detached
-    builders outlive it); None if it started none (it exited before its compiler probe, which
-    runs in-process, had finished) or they did not finish within ``timeout``."""
+    builders outlive it); None if it started none (it exited before its compiler probe had
+    finished — the probe then still finishes and is recorded, but nothing was built) or they
+    did not finish within ``timeout``."""
     start = time.perf_counter()
     keys = [open(p).read().strip() for p in glob.glob(f"{cache}/host-kernels/programs/*")]
     while keys and time.perf_counter() - start < timeout:
@@ -63,10 +85,12 @@ def wait_for_detached_builds(cache, timeout=300):
 
 def main():
     with tempfile.TemporaryDirectory() as cache:
-        jax_s = run(True, cache)
-        cold = run(False, cache)
+        jax_s, *_ = run(True, cache)
+        cold, *_ = run(False, cache)
         published_after = wait_for_detached_builds(cache)
-        warm = run(False, cache)
+        warm, *_ = run(False, cache)
+        _, jax_rss, _ = run(True, cache, RSS_STEPS)
+        _, ours_rss, status = run(False, cache, RSS_STEPS, settle=True)
     for name, ours, target in (("cold cache", cold, 0.5), ("warm cache", warm, None)):
         verdict = "" if target is None else \
             f"  target <= {target:.2f}x  {'MET' if ours / jax_s <= target else 'MISSED'}"
@@ -74,6 +98,13 @@ def main():
               f"jax {jax_s:6.2f} s  ratio {ours / jax_s:5.2f}x{verdict}")
     print("the cold run's detached builds: " + ("none started" if published_after is None
           else f"published {published_after:.2f} s after it exited"))
+    ratio = ours_rss[1] / jax_rss[1]
+    print(f"peak RSS of {RSS_STEPS} MLP train steps (+10 compiled)  ptojax "
+          f"{ours_rss[1] / 1024:6.1f} MiB  jax {jax_rss[1] / 1024:6.1f} MiB  ratio {ratio:5.2f}x"
+          f"  target <= 1.20x  {'MET' if ratio <= 1.2 else 'MISSED'}")
+    print(f"  above the peak after imports and inputs: ptojax "
+          f"{(ours_rss[1] - ours_rss[0]) / 1024:6.1f} MiB  "
+          f"jax {(jax_rss[1] - jax_rss[0]) / 1024:6.1f} MiB  (ptojax status: {status})")
 
 
 if __name__ == "__main__":

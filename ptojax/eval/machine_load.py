@@ -7,11 +7,22 @@ core another thread needs, and steps stall until the scheduler sorts it out. Mea
 32, 512-wide layers) 370-450 ms per step with OpenBLAS's 2 threads, 16 ms with 1; 30 steps
 of an MLP train step (784-512-512-10, batch 128) 1.9-2.0 s vs 0.5 s. On an idle machine the
 threads help. So before each large matmul (``matmul``; at most once a second) ptojax sets
-OpenBLAS to one thread while the 1-minute load average is at least the CPU count, and gives
-it back its own thread count once the load is below. The setting is process-wide: the user's
+OpenBLAS to one thread while the machine is busy (below), and gives it back its own thread
+count once it is not. The setting is process-wide: the user's
 own numpy matmuls follow it too. Nothing happens when no OpenBLAS can be located (another
 BLAS, or not Linux). For the same reason the host kernels run their blocks on the calling
 thread while ``machine_busy()`` (``lower/host/program.py``): OpenMP's threads were as stuck.
+
+Busy means busy with *other* work. The load average will not do: it counts this process's own
+threads too (spinning BLAS threads are running), so a lone training process using both cores
+read its own load as busy and throttled itself, and it lags by a minute, so a benchmark run
+right after another one throttled itself for the other's load. So ``machine_busy`` measures the
+CPU time the rest of the machine used since its last reading: ``/proc/stat``'s user, system,
+interrupt and steal time (nice time only if this process is niced itself: a niced compiler
+yields to us) less this process's own CPU time, per second of wall time. The machine is busy
+while the rest used at least ``cpu_count - 1.5`` cores (half a core on 2 cores: one other
+running process, and BLAS's second thread would fight it). Without ``/proc/stat``, and for the
+first reading of a process, the 1-minute load average at least the CPU count decides.
 """
 from __future__ import annotations
 
@@ -27,20 +38,44 @@ THREADED_MIN_FLOPS = 1 << 20   # OpenBLAS runs smaller products on one thread an
 
 class _Load:
     checked = -CHECK_EVERY_S
+    used = None           # (machine CPU seconds, this process's CPU seconds) at ``checked``
     busy = False
 
 
 def machine_busy() -> bool:
-    """Whether the 1-minute load average is at least the CPU count (read at most once a
-    second)."""
+    """Whether the rest of the machine used at least ``cpu_count - 1.5`` cores since the last
+    reading (read at most once a second; see the module docstring)."""
     now = time.monotonic()
-    if now - _Load.checked >= CHECK_EVERY_S:
-        _Load.checked = now
-        try:
-            _Load.busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
-        except OSError:
-            _Load.busy = False
+    elapsed = now - _Load.checked
+    if elapsed >= CHECK_EVERY_S:
+        cpus = os.cpu_count() or 1
+        used = (_cpu_seconds_used(), time.process_time())
+        if used[0] is not None and _Load.used is not None and _Load.used[0] is not None:
+            others = (used[0] - _Load.used[0] - (used[1] - _Load.used[1])) / elapsed
+            _Load.busy = others >= max(0.5, cpus - 1.5)
+        else:
+            try:
+                _Load.busy = os.getloadavg()[0] >= cpus
+            except OSError:
+                _Load.busy = False
+        _Load.checked, _Load.used = now, used
     return _Load.busy
+
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds_used():
+    """CPU seconds the whole machine has used (``/proc/stat``: user, system, irq, softirq,
+    steal; nice too if this process is niced), or None where there is no ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        user, nice, system, _, _, irq, softirq, steal = map(int, fields[1:9])
+    except (OSError, ValueError):
+        return None
+    niced = os.getpriority(os.PRIO_PROCESS, 0) > 0
+    return (user + system + irq + softirq + steal + (nice if niced else 0)) / _TICKS_PER_S
 
 
 class _Blas:

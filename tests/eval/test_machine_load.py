@@ -8,8 +8,12 @@ from ptojax.eval import machine_load
 
 @pytest.fixture
 def load(monkeypatch):
+    """The 1-minute load average, as the first reading of a process sees it (no /proc/stat)."""
     value = {"now": 0.0}
     monkeypatch.setattr(machine_load.os, "getloadavg", lambda: (value["now"], 0.0, 0.0))
+    monkeypatch.setattr(machine_load, "_cpu_seconds_used", lambda: None)
+    monkeypatch.setattr(machine_load._Load, "checked", -1e9)
+    machine_load.follow_load()    # start idle: earlier tests on a busy machine may hold BLAS
     monkeypatch.setattr(machine_load._Load, "checked", -1e9)
     yield value
     value["now"] = 0.0
@@ -31,3 +35,24 @@ def test_openblas_follows_the_load(load, monkeypatch):
     monkeypatch.setattr(machine_load._Load, "checked", -1e9)
     machine_load.matmul(a, a)
     assert not machine_load.machine_busy() and get() == own
+
+
+
+def test_busy_is_the_cpu_time_others_used(monkeypatch):
+    """Between two readings, the machine's CPU time less this process's own, per second: 1.6
+    of 2 cores used by this process alone is not busy; 0.8 cores used by others is."""
+    clock = {"wall": 1000.0, "machine": 50.0, "own": 10.0}
+    monkeypatch.setattr(machine_load.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(machine_load.time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(machine_load.time, "process_time", lambda: clock["own"])
+    monkeypatch.setattr(machine_load, "_cpu_seconds_used", lambda: clock["machine"])
+    monkeypatch.setattr(machine_load._Load, "checked", -1e9)
+    monkeypatch.setattr(machine_load._Load, "used", None)
+    monkeypatch.setattr(machine_load._Load, "busy", False)
+    monkeypatch.setattr(machine_load.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not machine_load.machine_busy()              # first reading: the load average
+    for own, others, busy in ((1.6, 0.0, False), (1.0, 0.8, True), (0.0, 0.3, False)):
+        clock["wall"] += 2.0
+        clock["own"] += 2.0 * own
+        clock["machine"] += 2.0 * (own + others)
+        assert machine_load.machine_busy() is busy, (own, others)

@@ -16,7 +16,10 @@ runs a traced function with:
 
 Once compiled, the two tiers race: the next calls alternate between them (``TRIAL_CALLS``
 each) and ``run`` keeps whichever measured faster, so compiling never makes a function
-slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``).
+slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``). A race
+the numpy executor wins is run again after ``RERACE_AFTER`` calls (then 8x as many, at most
+``RERACES`` times): on a busy machine a few calls of either tier can stall, and one unlucky
+race must not keep a function off its compiled kernels for good.
 
 Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log/tanh/
 logistic are the header's own polynomials), so a tiered function's results can differ in the
@@ -48,6 +51,7 @@ from ptojax.lower.host.build import ABI_VERSION, NotCached
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
                                      write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
+from ptojax.lower.host.inline import inline_calls
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.tile.planner import TileConfig
@@ -125,6 +129,8 @@ def _check_kernels(value, where) -> str:
 
 BACKENDS = ("cpu", "interpreter")
 TRIAL_CALLS = 3  # calls per tier before choosing the faster one
+RERACE_AFTER = 64  # numpy calls before a race numpy won is run again (x8 each time)
+RERACES = 2
 
 
 def largest_tensor(closed: ClosedIR) -> int:
@@ -145,6 +151,7 @@ class HostExecutable:
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend):
+        closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
         self.closed = closed
         self.options = options
         self.loops, self.loop_bodies = _loop_runners(closed, options)
@@ -318,13 +325,16 @@ def _run_while(test, step, cond_nconsts, body_nconsts, max_steps, *args):
 
 class _TierTrial:
     """Alternate calls between the numpy executor and the compiled program, then keep the
-    faster (by best time over ``TRIAL_CALLS`` calls each)."""
+    faster (by best time over ``TRIAL_CALLS`` calls each); ``reraces`` more races if numpy
+    wins, the next after ``rerace_after`` numpy calls."""
 
-    def __init__(self, numpy_run, compiled_run):
+    def __init__(self, numpy_run, compiled_run, reraces: int = RERACES,
+                 rerace_after: int = RERACE_AFTER):
         self.runs = (numpy_run, compiled_run)
         self.times = ([], [])
         self.calls = 1  # the compiled tier goes first
         self.lock = threading.Lock()
+        self.reraces, self.rerace_after = reraces, rerace_after
 
     def run(self, owner: HostExecutable, args):
         with self.lock:
@@ -339,13 +349,30 @@ class _TierTrial:
                 numpy_best, compiled_best = min(self.times[0]), min(self.times[1])
                 if compiled_best <= numpy_best:
                     owner._fast = self.runs[1]
+                    owner.status = "compiled"
                 else:
-                    owner._fast = self.runs[0]
+                    owner._fast = self._numpy_until_rerace(owner)
                     owner.status = (f"numpy: the numpy executor measured faster "
                                     f"({numpy_best * 1e3:.3f} ms vs compiled "
                                     f"{compiled_best * 1e3:.3f} ms)")
                 owner._trial = None
         return out
+
+    def _numpy_until_rerace(self, owner: HostExecutable):
+        """The numpy executor, which after ``rerace_after`` calls starts the next race."""
+        numpy_run = self.runs[0]
+        if self.reraces <= 0:
+            return numpy_run
+        left = self.rerace_after
+
+        def run(*args):
+            nonlocal left
+            left -= 1
+            if left <= 0 and owner._fast is run:      # once, also with concurrent callers
+                owner._trial = _TierTrial(*self.runs, self.reraces - 1, 8 * self.rerace_after)
+                owner._fast = None
+            return numpy_run(*args)
+        return run
 
 
 # --- the background worker -------------------------------------------------------------------

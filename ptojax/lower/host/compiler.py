@@ -8,12 +8,19 @@ kept only if a probe library built with it loads and runs (so a command that exi
 building, such as ``echo``, or a C compiler that leaves the C++ runtime unlinked, such as
 ``gcc``, is no compiler). Probe results are remembered per compiler identity in the cache
 directory; a record is used only if it is a trusted file (``cache.trusted_file``) naming this
-compiler and flags from the fixed lists above, else the compiler is probed again.
+compiler and flags from the fixed lists above, else the compiler is probed again. A probe is
+one build with every optional flag when that works (else one build per flag group). It runs in
+a process of its own (``probe_main``, started as the detached builder is, in a session of its
+own, at lower CPU priority) that records the flags even if the process that asked exits first:
+a short run used to exit mid-probe and leave nothing, so no run that short ever got compiled
+kernels; now the next run starts from the record. The parent waits for it and reads the
+record; a compiler that fails the probe comes back as the prober's message.
 ``Compiler.identity`` (resolved path, arguments, ``--version``) and ``cpu_features()`` go into
 every cache key, so a different compiler, flags or CPU never loads a library built for another.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -23,6 +30,7 @@ import platform
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,21 +133,78 @@ def probe_record(identity: str) -> Path:
     return folder / (hashlib.sha256(probed.encode()).hexdigest()[:32] + ".json")
 
 
+PACKAGE_DIR = Path(__file__).resolve().parents[2]   # the ``ptojax`` package directory
+PROBE_NICENESS = 10
+PROBE_TIMEOUT_S = 600
+# The prober's program: like ``build._BUILDER``, a stand-in package object that only knows where
+# the modules are, so the prober imports just errors, env, cache and this module.
+_PROBER = ("import sys, types; package = types.ModuleType('ptojax'); "
+           "package.__path__ = [sys.argv[1]]; sys.modules['ptojax'] = package; "
+           "from ptojax.lower.host.compiler import probe_main; sys.exit(probe_main())")
+
+
 def _probed_flags(command: tuple, identity: str) -> tuple:
     record = probe_record(identity)
     flags = _recorded_flags(read_trusted(record), identity)
     if flags is not None:
         return flags
-    flags = list(BASE_FLAGS)
-    why = _probe(command, flags)
+    why = _probe_detached(command, identity)
     if why is not None:
-        raise NoCompilerError(f"the C++ compiler {shlex.join(command)!r} cannot build a "
-                              f"working shared library with {' '.join(flags)}: {why}")
-    for extra in OPTIONAL_FLAGS:
-        if _probe(command, flags + list(extra)) is None:
-            flags += extra
-    write_atomic(record, json.dumps({"identity": identity, "flags": flags}).encode())
-    return tuple(flags)
+        raise NoCompilerError(why)
+    flags = _recorded_flags(read_trusted(record), identity)
+    if flags is None:
+        raise NoCompilerError(f"the probe of the C++ compiler {shlex.join(command)!r} left no "
+                              f"usable record at {record}")
+    return flags
+
+
+def _probe_detached(command: tuple, identity: str) -> Optional[str]:
+    """Probe ``command`` in a process of its own (``probe_main``); None once it has recorded
+    the flags, else why the compiler cannot be used."""
+    request = json.dumps({"command": list(command), "identity": identity})
+    proc = subprocess.Popen([sys.executable, "-c", _PROBER, str(PACKAGE_DIR)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(request, timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return f"probing the C++ compiler {shlex.join(command)!r} took over {PROBE_TIMEOUT_S} s"
+    if proc.returncode == 0:
+        return None
+    return err.strip() or (f"probing the C++ compiler {shlex.join(command)!r} failed (exit "
+                           f"status {proc.returncode})")
+
+
+def probe_main() -> int:
+    """The prober: the request (command, identity) on stdin; probes at lower priority,
+    records the flags (exit 0) or writes why the compiler cannot be used to stderr (exit 2)."""
+    request = json.loads(sys.stdin.read())
+    with contextlib.suppress(OSError):
+        os.nice(PROBE_NICENESS)
+    try:
+        _probe_and_record(tuple(request["command"]), request["identity"])
+    except (NoCompilerError, CacheError, ConfigError) as e:
+        with contextlib.suppress(OSError):
+            sys.stderr.write(str(e))
+        return 2
+    return 0
+
+
+def _probe_and_record(command: tuple, identity: str) -> None:
+    flags = [*BASE_FLAGS, *(flag for group in OPTIONAL_FLAGS for flag in group)]
+    if _probe(command, flags) is not None:     # not all of them: one group at a time
+        flags = list(BASE_FLAGS)
+        why = _probe(command, flags)
+        if why is not None:
+            raise NoCompilerError(f"the C++ compiler {shlex.join(command)!r} cannot build a "
+                                  f"working shared library with {' '.join(flags)}: {why}")
+        for extra in OPTIONAL_FLAGS:
+            if _probe(command, flags + list(extra)) is None:
+                flags += extra
+    write_atomic(probe_record(identity), json.dumps({"identity": identity,
+                                                     "flags": flags}).encode())
 
 
 def _recorded_flags(data: Optional[bytes], identity: str) -> Optional[tuple]:

@@ -101,28 +101,30 @@ def _launcher(library, index, eqn, blocks):
     """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces."""
     body = eqn.params["bodies"][0]
     _, _, ws_vars = T.kernel_signature(body, len(eqn.inputs))
-    in_types = [a.type for a in eqn.inputs]
-    out_types = [v.type for v in eqn.outputs]
-    ws_types = [v.type for v in ws_vars]
+    in_dtypes = [a.type.dtype for a in eqn.inputs]
     zeroed = frozenset(eqn.params.get("accumulate", ()))
+    outs_made = [(np.zeros if i in zeroed else np.empty, v.type.shape, v.type.dtype)
+                 for i, v in enumerate(eqn.outputs)]
+    spaces_made = [(v.type.shape, v.type.dtype) for v in ws_vars]
     grid = eqn.params["grid"]
     if grid.dynamic_rows:
         return _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types,
                                       zeroed)
     parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
+    run = library.launch
+    empty, contiguous = np.empty, np.ascontiguousarray
 
     def launch(*inputs):
-        arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
-        outs = [(np.zeros if i in zeroed else np.empty)(t.shape, t.dtype)
-                for i, t in enumerate(out_types)]
-        spaces = [np.empty(t.shape, t.dtype) for t in ws_types]
+        arrays = [contiguous(x, dtype) for x, dtype in zip(inputs, in_dtypes)]
+        outs = [make(shape, dtype) for make, shape, dtype in outs_made]
+        spaces = [empty(shape, dtype) for shape, dtype in spaces_made]
         threads = parallel and not machine_busy()
         if profiler.active is None:
-            library.launch(index, arrays + outs + spaces, blocks, threads)
+            run(index, arrays + outs + spaces, blocks, threads)
         else:
             start = time.perf_counter()
-            library.launch(index, arrays + outs + spaces, blocks, threads)
+            run(index, arrays + outs + spaces, blocks, threads)
             record(start, arrays + outs)
         return outs
     return launch

@@ -152,6 +152,33 @@ def test_tiers_race_and_a_slower_compiled_program_is_dropped():
     assert executable.status.startswith("numpy: the numpy executor measured faster")
 
 
+def test_a_race_numpy_won_is_run_again_later():
+    """One unlucky race (a stalled compiled call on a busy machine) does not keep a function
+    on numpy for good: after ``rerace_after`` numpy calls the tiers race again."""
+    executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
+    delays = {"numpy": 0.0, "compiled": 0.02}
+
+    def slow(fn, tier):
+        def run(*args):
+            time.sleep(delays[tier])
+            return fn(*args)
+        return run
+
+    executable._fast = None
+    executable._trial = host_backend._TierTrial(slow(executable.numpy.run, "numpy"),
+                                                slow(executable.program.run, "compiled"),
+                                                reraces=1, rerace_after=2)
+    x = _x()
+    for _ in range(2 * host_backend.TRIAL_CALLS):
+        executable.run(x)
+    assert executable.status.startswith("numpy:") and executable._trial is None
+    delays.update(numpy=0.02, compiled=0.0)
+    for _ in range(2 + 2 * host_backend.TRIAL_CALLS):
+        np.testing.assert_allclose(np.asarray(executable.run(x)[0]), chain(x), rtol=2e-5,
+                                   atol=2e-6)
+    assert executable.status == "compiled" and executable._trial is None
+
+
 # --- failures end in a final status and one warning ----------------------------------------------
 def _background_build(x):
     """A HostExecutable of ``chain`` after its first call and background compile."""

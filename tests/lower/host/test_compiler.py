@@ -89,3 +89,36 @@ def test_a_probe_record_others_could_write_is_ignored(cxx):
     path.chmod(0o666)
     host_compiler._find_compiler.cache_clear()
     assert find_compiler().flags == good.flags
+
+
+PROBE_THEN_EXIT = """
+import os, subprocess, threading
+import ptojax.lower.host.compiler as C
+started, Popen = threading.Event(), subprocess.Popen
+class Watched(Popen):
+    def __init__(self, args, *rest, **kwargs):
+        super().__init__(args, *rest, **kwargs)
+        if C._PROBER in args:
+            started.set()
+subprocess.Popen = Watched
+threading.Thread(target=C.find_compiler, daemon=True).start()
+started.wait(120)
+os._exit(0)
+"""
+
+
+def test_a_probe_outlives_the_process_that_started_it(tmp_path):
+    """A run that exits mid-probe still leaves the probe record (the prober is a process of
+    its own), so the next run does not probe again."""
+    import os
+    import subprocess
+    import sys
+    import time
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PTOJAX_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", PROBE_THEN_EXIT], env=env, check=True, timeout=300)
+    deadline = time.monotonic() + 120
+    while not list(cache.glob("compilers/*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (record,) = cache.glob("compilers/*.json")
+    assert json.loads(record.read_text())["flags"][:len(BASE_FLAGS)] == list(BASE_FLAGS)
