@@ -101,15 +101,16 @@ def _launcher(library, index, eqn, blocks):
     """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces."""
     body = eqn.params["bodies"][0]
     _, _, ws_vars = T.kernel_signature(body, len(eqn.inputs))
-    in_dtypes = [a.type.dtype for a in eqn.inputs]
     zeroed = frozenset(eqn.params.get("accumulate", ()))
+    grid = eqn.params["grid"]
+    if grid.dynamic_rows:
+        return _dynamic_rows_launcher(library, index, eqn, blocks,
+                                      [a.type for a in eqn.inputs],
+                                      [v.type for v in eqn.outputs], zeroed)
+    in_dtypes = [a.type.dtype for a in eqn.inputs]
     outs_made = [(np.zeros if i in zeroed else np.empty, v.type.shape, v.type.dtype)
                  for i, v in enumerate(eqn.outputs)]
     spaces_made = [(v.type.shape, v.type.dtype) for v in ws_vars]
-    grid = eqn.params["grid"]
-    if grid.dynamic_rows:
-        return _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types,
-                                      zeroed)
     parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
     run = library.launch
