@@ -6,9 +6,9 @@ Layouts: ``dimension_numbers`` is a ``ConvDimensionNumbers`` of three permutatio
 operand to its canonical layout — lhs ``(N, C, *spatial)``, rhs ``(O, I, *spatial)``, out
 ``(N, C, *spatial)`` — or JAX's strings (``('NHWC', 'HWIO', 'NHWC')``).
 
-The host implementation is im2col: a strided window view of the dilated, padded input,
-copied into a ``(rows, C*K)`` matrix, times the kernel as a ``(C*K, O)`` matrix (numpy's BLAS;
-one batched matmul over the groups). The tile fact is the same algorithm written in
+The host implementation is im2col and BLAS (``ops/im2col.py``): the window view of the
+dilated, padded input in its own layout, copied slab by slab into a cache-sized matrix of
+(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once. The tile fact is the same algorithm written in
 primitives (pad, strided slices, concatenate, transposes, a dot_general): the matmul becomes a
 cube kernel with the usual epilogue fusion; the patch gathering stays tensor-level between
 kernels, because PTO tiles have no strided-window load.
@@ -33,12 +33,12 @@ from ptojax.ops.arithmetic import bilinear_jvp
 from ptojax.ops.checks import require_same_dtype
 from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.elementwise import constant
+from ptojax.ops.im2col import conv_matmul
 from ptojax.ops.linalg import accumulation_dtype, dot_general
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import concatenate, pad, rev, slice
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
-from ptojax.ops.windows import (dilate_and_pad, dilate_dim, explicit_pads, strided_dim,
-                                window_view)
+from ptojax.ops.windows import dilate_dim, explicit_pads, strided_dim
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
 from ptojax.public import add_examples as _add_examples
@@ -189,34 +189,15 @@ def _from_channels_last(out_spec) -> tuple:
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count,
                preferred_element_type=None):
-    """Channels-last im2col: rows of (window offset, channel) patches, copied once, times
-    the kernel as a ``(window * in, out)`` matrix — no copies at all for NHWC/HWIO."""
+    """Blocked im2col and BLAS in the input's own layout (``ops/im2col.py``)."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    k = len(lhs_spec) - 2
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
-    x = np.transpose(lhs, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))   # (N, *S, C)
-    x = np.ascontiguousarray(dilate_and_pad(x.astype(compute, copy=False), 1, lhs_dilation,
-                                            padding))   # patch rows copy in runs of C
-    w = np.transpose(rhs, (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))   # (*K, I, O)
-    w = w.astype(compute, copy=False)
-    groups = max(feature_group_count, batch_group_count)
-    if batch_group_count > 1:   # batch groups side by side as feature groups
-        n = x.shape[0]
-        x = np.moveaxis(x.reshape(groups, n // groups, *x.shape[1:]), 0, -2)
-        x = x.reshape(*x.shape[:-2], groups * x.shape[-1])
-    windows = window_view(x, 1, w.shape[:k], window_strides, rhs_dilation)  # (N,*out,C,*K)
-    n, out_spatial, c = x.shape[0], windows.shape[1:1 + k], x.shape[-1]
-    windows = windows.reshape(n, *out_spatial, groups, c // groups, *w.shape[:k])
-    cols = np.transpose(windows, (k + 1, 0, *range(1, k + 1), *range(k + 3, 2 * k + 3),
-                                  k + 2))        # (G, N, *out, *K, C/G)
-    taps, o = math.prod(w.shape[:k]), w.shape[-1]
-    cols = cols.reshape(groups, n * math.prod(out_spatial), taps * (c // groups))
-    kernel = w.reshape(taps, c // groups, groups, o // groups)
-    kernel = np.transpose(kernel, (2, 0, 1, 3)).reshape(groups, taps * (c // groups), o // groups)
-    out = np.matmul(cols, kernel)                                       # (G, N*P, O/G)
-    out = np.moveaxis(out.reshape(groups, n, *out_spatial, o // groups), 0, -2)
-    out = np.transpose(out.reshape(n, *out_spatial, o), _from_channels_last(out_spec))
+    out = conv_matmul(np.asarray(lhs).astype(compute, copy=False),
+                      np.asarray(rhs).astype(compute, copy=False), lhs_spec, rhs_spec,
+                      window_strides, padding, lhs_dilation, rhs_dilation,
+                      max(feature_group_count, batch_group_count), batch_group_count > 1)
+    out = np.transpose(out, np.argsort(out_spec))
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 

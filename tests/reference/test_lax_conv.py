@@ -185,3 +185,42 @@ def test_float32_conv_stays_in_blas_where_the_target_cube_lacks_float32():
         ir = pto.make_ir(pto.tile(f, target=pto.targets.host_jit))(a, b)
         assert [e.params["kind"] for e in ir.eqns if e.prim.name == "tile_kernel"] == kernels
         assert any(e.prim.name == "conv_general_dilated" for e in ir.eqns) == (not kernels)
+
+
+HOST_LAYOUTS = {   # dimension numbers, fortran-ordered input, groups, the matrix's outer block
+    "nhwc-grouped": (("NHWC", "HWIO", "NHWC"), False, dict(feature_group_count=2),
+                     "_rows_outer"),
+    "nhwc-batch-groups": (("NHWC", "HWIO", "NHWC"), False, dict(batch_group_count=2),
+                          "_rows_outer"),
+    "filter-grad": (("CHWN", "IOHW", "HWNC"), False, {}, "_columns_outer"),
+    "nchw-grouped": (("NCHW", "OIHW", "NCHW"), False, dict(feature_group_count=2),
+                     "_columns_outer"),
+    "batch-groups-fortran": (("NHWC", "OHWI", "NCHW"), True, dict(batch_group_count=2),
+                             "_columns_outer"),
+}
+
+
+@pytest.mark.parametrize("case", HOST_LAYOUTS)
+def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
+    """The host kernel copies the window matrix in cache-sized slabs, in the input's own
+    layout; tiny slabs exercise every split of the rows (or the summed columns)."""
+    from ptojax.ops import im2col
+    dn, fortran, groups, outer = HOST_LAYOUTS[case]
+    sizes = dict(N=4, C=4, H=7, W=6, O=6, I=2 if "feature_group_count" in groups else 4)
+    x = np.random.default_rng(4).normal(size=[sizes[c] for c in dn[0]]).astype(np.float32)
+    w = np.random.default_rng(5).normal(
+        size=[sizes[c] if c not in "HW" else 3 for c in dn[1]]).astype(np.float32)
+    x = np.asfortranarray(x) if fortran else x
+    kw = dict(window_strides=(2, 1), padding=((1, 2), (1, 0)), lhs_dilation=(1, 2),
+              rhs_dilation=(2, 1), dimension_numbers=dn, **groups)
+    want = np.asarray(_highest(jax, **kw)(x, w))
+    used = set()
+    for name in ("_rows_outer", "_columns_outer"):
+        def spy(*args, _name=name, _f=getattr(im2col, name)):
+            used.add(_name)
+            return _f(*args)
+        monkeypatch.setattr(im2col, name, spy)
+    for slab in (64, 200, 1 << 22):
+        monkeypatch.setattr(im2col, "_slab_bytes", lambda total: slab)
+        assert_close(_conv(lax, **kw)(x, w), want, scale=4)
+    assert used == {outer}
