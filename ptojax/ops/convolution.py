@@ -34,7 +34,7 @@ from ptojax.ops.checks import require_same_dtype
 from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.elementwise import constant
 from ptojax.ops.im2col import conv_matmul
-from ptojax.ops.linalg import accumulation_dtype, dot_general
+from ptojax.ops.linalg import accumulation_dtype, canonicalize_precision, dot_general
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import concatenate, pad, rev, slice
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
@@ -147,7 +147,7 @@ def _out_spatial(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rh
 
 def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                    dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     require_same_dtype("conv_general_dilated", (lhs, rhs))
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ShapeError(f"conv: lhs and rhs must have the same rank >= 2, got {lhs} and {rhs}")
@@ -188,7 +188,7 @@ def _from_channels_last(out_spec) -> tuple:
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count,
-               preferred_element_type=None):
+               preferred_element_type=None, precision=None):
     """Blocked im2col and BLAS in the input's own layout (``ops/im2col.py``)."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
@@ -250,12 +250,23 @@ def _ints(name, values, k, default=1) -> tuple:
                          user_frame()) from None
 
 
+def _recorded(precision) -> dict:
+    """The ``precision`` param of a convolution equation: present only when given."""
+    return {} if precision is None else {"precision": precision}
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):
     """General n-d convolution with dilation, as ``jax.lax.conv_general_dilated``.
 
-    ``precision`` is accepted for compatibility: float32 is always computed in float32."""
+    ``precision`` takes JAX's values (None, a ``lax.Precision``, its names, or a pair of
+    either), is checked as JAX checks it (``ValueError`` otherwise) and recorded in the IR.
+    It changes no result on the host, as on JAX's CPU backend, where every Precision gives
+    the same bits: float32 operands multiply in float32 (BLAS), float16/bfloat16 ones in
+    float32 and round once. ``preferred_element_type`` does change results: the products
+    accumulate in it (int8 -> int32 exactly, bfloat16 -> float32 unrounded)."""
+    recorded = _recorded(canonicalize_precision(precision))
     try:
         dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
         k = lhs.ndim - 2
@@ -277,7 +288,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn,
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
-        preferred_element_type=pet)
+        preferred_element_type=pet, **recorded)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -341,6 +352,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
         rhs = transpose(rhs, perm)
     return conv_general_dilated(lhs, rhs, (1,) * k, pads, strides, rhs_dilation, dn,
+                                precision=precision,
                                 preferred_element_type=preferred_element_type)
 
 
@@ -386,7 +398,7 @@ def _vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation
 
 def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
                    rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     """Convolve the cotangent with the reversed kernel (features swapped): strides become
     lhs dilation; feature and batch groups move into the kernel's output features."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -405,7 +417,8 @@ def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
         ct, kernel, window_strides=lhs_dilation, padding=pads, lhs_dilation=window_strides,
         rhs_dilation=rhs_dilation,
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_features(rhs_spec), lhs_spec),
-        feature_group_count=groups, batch_group_count=1, preferred_element_type=None)
+        feature_group_count=groups, batch_group_count=1, preferred_element_type=None,
+        **_recorded(precision))
     if batch_group_count > 1:
         out = _merge_axis(_split_axis(out, lhs_spec[1], batch_group_count), lhs_spec[1],
                           lhs_spec[0])
@@ -414,7 +427,7 @@ def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
 
 def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
                    rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     """Convolve the input with the cotangent: strides and rhs dilation swap roles, feature
     groups become batch groups and batch groups feature groups."""
     if math.prod(ct.shape) == 0:
@@ -432,7 +445,7 @@ def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
         dimension_numbers=ConvDimensionNumbers(*map(_swap_features, (lhs_spec, out_spec,
                                                                      rhs_spec))),
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
-        preferred_element_type=None)
+        preferred_element_type=None, **_recorded(precision))
     return out if out.dtype == rhs_aval.dtype else convert_element_type(out, rhs_aval.dtype)
 
 
@@ -489,7 +502,7 @@ def _conv_batch(args, dims, **params):
 # tiling: im2col into a matmul ------------------------------------------------------------------
 def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
             dimension_numbers, feature_group_count, batch_group_count,
-            preferred_element_type=None):
+            preferred_element_type=None, precision=None):
     """The convolution as primitives: pad (with lhs dilation as interior padding), one
     strided slice per kernel offset, and a (batched over groups) dot_general."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -521,9 +534,10 @@ def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                      (groups, (c // groups) * len(pieces), o // groups))  # (G, C/G*K, O/G)
     if groups == 1:   # a plain 2-D matmul, whose epilogue fuses into the cube kernel
         out = dot_general(reshape(cols, cols.shape[1:]), reshape(kernel, kernel.shape[1:]),
-                          (((1,), (0,)), ((), ())), preferred_element_type)
+                          (((1,), (0,)), ((), ())), precision, preferred_element_type)
     else:
-        out = dot_general(cols, kernel, (((2,), (1,)), ((0,), (0,))), preferred_element_type)
+        out = dot_general(cols, kernel, (((2,), (1,)), ((0,), (0,))), precision,
+                          preferred_element_type)
         out = transpose(reshape(out, (groups, n * math.prod(out_spatial), o // groups)),
                         (1, 0, 2))
     out = reshape(out, (n, *out_spatial, o))                        # (N, *out, O)
@@ -557,7 +571,7 @@ def _conv_flops(eqn) -> int:
 
 
 def _conv_reference(jnp, lax):
-    def run(lhs, rhs, dimension_numbers, **params):
+    def run(lhs, rhs, dimension_numbers, precision=None, **params):
         return lax.conv_general_dilated(
             lhs, rhs, dimension_numbers=lax.ConvDimensionNumbers(*dimension_numbers),
             precision=lax.Precision.HIGHEST, **params)

@@ -224,3 +224,43 @@ def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
         monkeypatch.setattr(im2col, "_slab_bytes", lambda total: slab)
         assert_close(_conv(lax, **kw)(x, w), want, scale=4)
     assert used == {outer}
+
+
+PRECISIONS = [None, "default", "high", "highest", "fastest", "bfloat16", "tensorfloat32",
+              "float32", "bfloat16_3x", ("default", "highest")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_conv_precision_is_checked_recorded_and_a_no_op_on_the_host_as_on_jax_cpu(
+        jax, jnp, dtype):
+    """JAX's CPU backend gives the same bits for every Precision (float32 in float32, bf16
+    in float32 then rounded); so does the host. The value is validated as JAX and recorded
+    in the IR (and in the gradient's convolutions)."""
+    x, w = (np.asarray(jnp.asarray(v, dtype)) for v in _operands("mixed-layouts"))
+    kw = CASES["mixed-layouts"][2]
+    precisions = [None, "bfloat16", (jax.lax.Precision.DEFAULT, jax.lax.Precision.HIGHEST)]
+    theirs = {str(p): np.asarray(jax.lax.conv_general_dilated(x, w, precision=p, **kw))
+              for p in precisions}
+    assert all(np.array_equal(t, theirs["None"]) for t in theirs.values())
+    ours = [np.asarray(lax.conv_general_dilated(x, w, precision=p, **kw)) for p in PRECISIONS]
+    assert all(np.array_equal(o, ours[0]) for o in ours)
+    assert_close(ours[0], theirs["None"])
+    loss = lambda a, b: lax.conv_general_dilated(a, b, precision="highest", **kw).sum()  # noqa
+    ir = str(pto.make_ir(pto.grad(loss, argnums=(0, 1)))(x, w))
+    assert ir.count("precision=(Precision.HIGHEST, Precision.HIGHEST)") == 3
+
+
+def test_conv_and_dot_reject_the_precisions_jax_rejects(jax):
+    x, w = _operands("same")
+    for bad in ("fast", "HIGHEST", 3, ("default",), (lax.Precision.DEFAULT, "highest")):
+        jax_bad = (jax.lax.Precision.DEFAULT, "highest") if isinstance(bad, tuple) and \
+            len(bad) == 2 else bad
+        with pytest.raises(ValueError):
+            jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=jax_bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.conv_transpose(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                               precision=bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.dot(x[0, 0], x[0, 0], precision=bad)
