@@ -11,14 +11,19 @@ The matrix is never materialized whole: it is copied in slabs of about ``SLAB_BY
 one reused buffer, each slab multiplied (BLAS) while it is still in cache — into its rows of
 the output when the rows are the outer block, summed into the output when the columns are.
 A whole im2col matrix is ``prod(K)`` times the input (9x for a 3x3 kernel): written to memory
-and read back, that traffic cost about as much as the matmul itself."""
+and read back, that traffic cost about as much as the matmul itself.
+
+lhs dilation is never materialized: a transposed convolution (the input gradient of a
+strided one) is a sum, per output phase, of dilation-free convolutions over the kernel taps
+that land on input elements — no hole is copied or multiplied."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 
-from ptojax.ops.windows import pad_axes, window_view
+from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
 SLAB_BYTES = 1 << 23    # a slab of the matrix stays in the last-level cache until multiplied
 MAX_SLABS = 16          # about this many BLAS calls per convolution at most
@@ -28,6 +33,9 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
                 rhs_dilation, groups, batch_groups) -> np.ndarray:
     """The convolution of numpy arrays already in the compute dtype, as canonical
     ``(N, O, *out)`` (a view of a ``(G, rows, O/G)`` result)."""
+    if any(d > 1 for d in lhs_dilation):
+        return _phases(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
+                       rhs_dilation, groups, batch_groups)
     k = len(lhs_spec) - 2
     x = np.transpose(pad_axes(lhs, lhs_spec[2:], lhs_dilation, padding), lhs_spec)
     w = np.transpose(rhs, rhs_spec)                                    # (O, I, *K)
@@ -49,6 +57,58 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     where = {a: i + 1 for i, a in enumerate(rows)}
     out = np.transpose(out, (where[1], 0, len(rows) + 1, *(where[a] for a in range(3, 3 + k))))
     return out.reshape(out.shape[0], groups * w.shape[1], *out.shape[3:])   # (N, O, *P)
+
+
+def _phase_plan(n, size, stride, pads, lhs_dilation, rhs_dilation):
+    """One spatial dimension of a convolution with lhs dilation, split into dilation-free
+    ones: for each output phase ``(first, step, count)``, the kernel phases ``(first, step)``
+    whose taps land on input elements, each with its stride, rhs dilation and padding (all
+    other taps land on dilation holes and are skipped, never multiplied by zero)."""
+    lo, hi = pads
+    out = strided_dim(dilate_dim(n, lhs_dilation) + lo + hi, dilate_dim(size, rhs_dilation),
+                      stride)
+    o_step = lhs_dilation // math.gcd(stride, lhs_dilation)
+    k_step = lhs_dilation // math.gcd(rhs_dilation, lhs_dilation)
+    plan = []
+    for o_first in range(min(o_step, out)):
+        count = len(range(o_first, out, o_step))
+        taps = []
+        for k_first in range(min(k_step, size)):
+            offset = o_first * stride + k_first * rhs_dilation - lo
+            if offset % lhs_dilation:
+                continue
+            sub_stride = o_step * stride // lhs_dilation
+            sub_dilation = k_step * rhs_dilation // lhs_dilation
+            sub_size = len(range(k_first, size, k_step))
+            low = -(offset // lhs_dilation)
+            span = (count - 1) * sub_stride + (sub_size - 1) * sub_dilation + 1
+            taps.append((k_first, k_step, sub_stride, sub_dilation, (low, span - n - low)))
+        plan.append(((o_first, o_step, count), taps))
+    return out, plan
+
+
+def _phases(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
+            rhs_dilation, groups, batch_groups) -> np.ndarray:
+    """A convolution with lhs dilation (a transposed convolution, the input gradient of a
+    strided one) as a sum of dilation-free convolutions per output phase: of a stride-s
+    input gradient's im2col matrix, all but 1/s of each dimension's entries are holes."""
+    k = len(lhs_spec) - 2
+    dims = [_phase_plan(lhs.shape[lhs_spec[2 + i]], rhs.shape[rhs_spec[2 + i]],
+                        window_strides[i], padding[i], lhs_dilation[i], rhs_dilation[i])
+            for i in range(k)]
+    n = lhs.shape[lhs_spec[0]] // (groups if batch_groups else 1)
+    out = np.zeros((n, rhs.shape[rhs_spec[0]], *(size for size, _ in dims)),
+                   np.result_type(lhs, rhs))
+    for phase in itertools.product(*(plan for _, plan in dims)):
+        where = tuple(slice(first, None, step) for (first, step, _), _ in phase)
+        for taps in itertools.product(*(t for _, t in phase)):
+            kernel = [slice(None)] * rhs.ndim
+            for i, (first, step, *_) in enumerate(taps):
+                kernel[rhs_spec[2 + i]] = slice(first, None, step)
+            out[(slice(None), slice(None), *where)] += conv_matmul(
+                lhs, rhs[tuple(kernel)], lhs_spec, rhs_spec, [t[2] for t in taps],
+                [t[4] for t in taps], (1,) * k, [t[3] for t in taps], groups, batch_groups)
+    return out
 
 
 def _grouped(x, w, groups, batch_groups):

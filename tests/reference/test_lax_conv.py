@@ -15,6 +15,9 @@ CASES = {
     "dilated-negative-pad": ((2, 3, 9, 8), (4, 3, 3, 2), dict(
         window_strides=(2, 1), padding=((1, 2), (0, -1)), lhs_dilation=(2, 1),
         rhs_dilation=(1, 2))),
+    "lhs-dilation-phases": ((2, 4, 5, 6), (6, 2, 3, 4), dict(
+        window_strides=(2, 1), padding=((2, 1), (-1, 3)), lhs_dilation=(3, 2),
+        rhs_dilation=(2, 1), feature_group_count=2)),
     "feature-groups": ((2, 6, 7, 8), (4, 3, 3, 3), dict(
         window_strides=(1, 2), padding="SAME", feature_group_count=2)),
     "batch-groups": ((4, 3, 7, 8), (6, 3, 3, 3), dict(
