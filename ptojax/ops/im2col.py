@@ -11,7 +11,10 @@ The matrix is never materialized whole: it is copied in slabs of about ``SLAB_BY
 one reused buffer, each slab multiplied (BLAS) while it is still in cache — into its rows of
 the output when the rows are the outer block, summed into the output when the columns are.
 A whole im2col matrix is ``prod(K)`` times the input (9x for a 3x3 kernel): written to memory
-and read back, that traffic was over a quarter of a 3x3 convolution's time on the host.
+and read back, that traffic was over a quarter of a 3x3 convolution's time on the host. Slabs
+pay only when what each one re-reads is small (the kernel for row slabs, the output for
+column slabs); else the matrix goes in one slab, and when that would be a column slab (a
+spatial axis fastest, as NCHW) the input is first copied once with its features innermost.
 
 lhs dilation is never materialized: a transposed convolution (the input gradient of a
 strided one) is a sum, per output phase, of dilation-free convolutions over the kernel taps
@@ -27,6 +30,7 @@ from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
 SLAB_BYTES = 1 << 23    # a slab of the matrix stays in the last-level cache until multiplied
 MAX_SLABS = 16          # about this many BLAS calls per convolution at most
+REREAD_RATIO = 8        # slabs only when what each re-reads is under 1/8 of a slab
 
 
 def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
@@ -39,10 +43,14 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     k = len(lhs_spec) - 2
     x = np.transpose(pad_axes(lhs, lhs_spec[2:], lhs_dilation, padding), lhs_spec)
     w = np.transpose(rhs, rhs_spec)                                    # (O, I, *K)
-    x, w = _grouped(x, w, groups, batch_groups)
-    win = window_view(x, 3, w.shape[3:], window_strides, rhs_dilation)  # (G,N,C',*P,*K)
-    rows = _by_stride(win, [1, *range(3, 3 + k)])                       # batch, positions
-    cont = _by_stride(win, [2, *range(3 + k, 3 + 2 * k)])               # features, offsets
+    win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
+    out_bytes = math.prod(win.shape[a] for a in rows) * w.shape[0] * x.itemsize // groups
+    if not _fastest_inside(win, cont, rows) and out_bytes * REREAD_RATIO > SLAB_BYTES:
+        # summing column slabs into a large output would save nothing: copy the input once
+        # with its features innermost (NCHW -> NHWC), so the matrix copies feature runs
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+        win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
+    w = _grouped(x, w, groups, batch_groups)[1]
     kernel_axes = [2 if a == 2 else a - k for a in cont]                # the same, in w
     kernel = np.transpose(w, (0, *kernel_axes, 1))
     kernel = kernel.reshape(groups, math.prod(kernel.shape[1:-1]), w.shape[1])
@@ -111,6 +119,16 @@ def _phases(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
     return out
 
 
+def _windows(x, w, window_strides, rhs_dilation, groups, batch_groups):
+    """The grouped window view ``(G, N, C', *P, *K)`` of the canonical padded input, its row
+    axes (batch, positions) and its column axes (features, offsets), each by stride."""
+    k = x.ndim - 2
+    xg, wg = _grouped(x, w, groups, batch_groups)
+    win = window_view(xg, 3, wg.shape[3:], window_strides, rhs_dilation)
+    return (win, _by_stride(win, [1, *range(3, 3 + k)]),
+            _by_stride(win, [2, *range(3 + k, 3 + 2 * k)]))
+
+
 def _grouped(x, w, groups, batch_groups):
     """``x`` as ``(G, N, C/G, *S)`` (batch groups split the batch, feature groups the
     features, G major) and ``w`` as ``(G, O/G, I, *K)``; views, splitting never copies."""
@@ -137,10 +155,14 @@ def _fastest_inside(x, block, other) -> bool:
     return innermost(block) <= innermost(other)
 
 
-def _slab_bytes(total: int) -> int:
-    """The slab size for a matrix of ``total`` bytes: cache-sized, but at most ``MAX_SLABS``
-    slabs (BLAS calls) — each call's thread barrier can wait out a scheduler time slice on
-    a busy machine. Shapes alone decide it, so results never depend on the machine."""
+def _slab_bytes(total: int, reread: int) -> int:
+    """The slab size for a matrix of ``total`` bytes whose every slab also reads (or
+    updates) ``reread`` bytes of the other operand: cache-sized when that is small, at most
+    ``MAX_SLABS`` slabs (each BLAS call's thread barrier can wait out a scheduler time slice
+    on a busy machine); one slab when ``reread`` is large, as then slabs save nothing. Shapes
+    alone decide it, so results never depend on the machine."""
+    if reread * REREAD_RATIO > SLAB_BYTES:
+        return max(total, 1)
     return max(SLAB_BYTES, -(-total // MAX_SLABS))
 
 
@@ -167,7 +189,7 @@ def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     groups, ncont, o = kernel.shape
     row_shape = cols.shape[1:1 + nrow_axes]
     out = np.empty((groups, *row_shape, o), np.result_type(cols, kernel))
-    slab_bytes = _slab_bytes(cols.size * cols.itemsize)
+    slab_bytes = _slab_bytes(cols.size * cols.itemsize, kernel[0].nbytes)
     buffer = np.empty(min(cols.size // groups, slab_bytes // cols.itemsize + ncont), cols.dtype)
     for g in range(groups):
         for index in _slabs(row_shape, ncont * cols.itemsize, slab_bytes):
@@ -182,7 +204,7 @@ def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
     groups, ncont, o = kernel.shape
     nrows = math.prod(cols.shape[1 + ncont_axes:])
     out = np.empty((groups, nrows, o), np.result_type(cols, kernel))
-    slab_bytes = _slab_bytes(cols.size * cols.itemsize)
+    slab_bytes = _slab_bytes(cols.size * cols.itemsize, out[0].nbytes)
     buffer = np.empty(min(cols.size // groups, slab_bytes // cols.itemsize + nrows), cols.dtype)
     for g in range(groups):
         start = 0

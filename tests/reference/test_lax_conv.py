@@ -206,7 +206,8 @@ HOST_LAYOUTS = {   # dimension numbers, fortran-ordered input, groups, the matri
 @pytest.mark.parametrize("case", HOST_LAYOUTS)
 def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
     """The host kernel copies the window matrix in cache-sized slabs, in the input's own
-    layout; tiny slabs exercise every split of the rows (or the summed columns)."""
+    layout (columns outer when its fastest axis is spatial); tiny slabs exercise every split
+    of the rows and the features-innermost copy of the input."""
     from ptojax.ops import im2col
     dn, fortran, groups, outer = HOST_LAYOUTS[case]
     sizes = dict(N=4, C=4, H=7, W=6, O=6, I=2 if "feature_group_count" in groups else 4)
@@ -223,10 +224,13 @@ def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
             used.add(_name)
             return _f(*args)
         monkeypatch.setattr(im2col, name, spy)
-    for slab in (64, 200, 1 << 22):
-        monkeypatch.setattr(im2col, "_slab_bytes", lambda total: slab)
+    for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
+        monkeypatch.setattr(im2col, "SLAB_BYTES", cache)
+        monkeypatch.setattr(im2col, "_slab_bytes", lambda total, reread: slab)
+        used.clear()
         assert_close(_conv(lax, **kw)(x, w), want, scale=4)
-    assert used == {outer}
+        # an output large next to a slab: the input is copied features-innermost first
+        assert used == {outer if cache == 1 << 22 else "_rows_outer"}
 
 
 PRECISIONS = [None, "default", "high", "highest", "fastest", "bfloat16", "tensorfloat32",
