@@ -6,9 +6,9 @@ Layouts: ``dimension_numbers`` is a ``ConvDimensionNumbers`` of three permutatio
 operand to its canonical layout — lhs ``(N, C, *spatial)``, rhs ``(O, I, *spatial)``, out
 ``(N, C, *spatial)`` — or JAX's strings (``('NHWC', 'HWIO', 'NHWC')``).
 
-The host implementation is im2col: a strided window view of the dilated, padded input,
-copied into a ``(rows, C*K)`` matrix, times the kernel as a ``(C*K, O)`` matrix (numpy's BLAS;
-one batched matmul over the groups). The tile fact is the same algorithm written in
+The host implementation is im2col and BLAS (``ops/im2col.py``): the window view of the
+dilated, padded input in its own layout, copied slab by slab into a cache-sized matrix of
+(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once. The tile fact is the same algorithm written in
 primitives (pad, strided slices, concatenate, transposes, a dot_general): the matmul becomes a
 cube kernel with the usual epilogue fusion; the patch gathering stays tensor-level between
 kernels, because PTO tiles have no strided-window load.
@@ -33,12 +33,12 @@ from ptojax.ops.arithmetic import bilinear_jvp
 from ptojax.ops.checks import require_same_dtype
 from ptojax.ops.convert import convert_element_type, convert_impl
 from ptojax.ops.elementwise import constant
-from ptojax.ops.linalg import accumulation_dtype, dot_general
+from ptojax.ops.im2col import conv_matmul
+from ptojax.ops.linalg import accumulation_dtype, canonicalize_precision, dot_general
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import concatenate, pad, rev, slice
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
-from ptojax.ops.windows import (dilate_and_pad, dilate_dim, explicit_pads, strided_dim,
-                                window_view)
+from ptojax.ops.windows import dilate_dim, explicit_pads, strided_dim
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive
 from ptojax.public import add_examples as _add_examples
@@ -147,7 +147,7 @@ def _out_spatial(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation, rh
 
 def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                    dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     require_same_dtype("conv_general_dilated", (lhs, rhs))
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ShapeError(f"conv: lhs and rhs must have the same rank >= 2, got {lhs} and {rhs}")
@@ -188,35 +188,16 @@ def _from_channels_last(out_spec) -> tuple:
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count,
-               preferred_element_type=None):
-    """Channels-last im2col: rows of (window offset, channel) patches, copied once, times
-    the kernel as a ``(window * in, out)`` matrix — no copies at all for NHWC/HWIO."""
+               preferred_element_type=None, precision=None):
+    """Blocked im2col and BLAS in the input's own layout (``ops/im2col.py``)."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    k = len(lhs_spec) - 2
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
-    x = np.transpose(lhs, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))   # (N, *S, C)
-    x = np.ascontiguousarray(dilate_and_pad(x.astype(compute, copy=False), 1, lhs_dilation,
-                                            padding))   # patch rows copy in runs of C
-    w = np.transpose(rhs, (*rhs_spec[2:], rhs_spec[1], rhs_spec[0]))   # (*K, I, O)
-    w = w.astype(compute, copy=False)
-    groups = max(feature_group_count, batch_group_count)
-    if batch_group_count > 1:   # batch groups side by side as feature groups
-        n = x.shape[0]
-        x = np.moveaxis(x.reshape(groups, n // groups, *x.shape[1:]), 0, -2)
-        x = x.reshape(*x.shape[:-2], groups * x.shape[-1])
-    windows = window_view(x, 1, w.shape[:k], window_strides, rhs_dilation)  # (N,*out,C,*K)
-    n, out_spatial, c = x.shape[0], windows.shape[1:1 + k], x.shape[-1]
-    windows = windows.reshape(n, *out_spatial, groups, c // groups, *w.shape[:k])
-    cols = np.transpose(windows, (k + 1, 0, *range(1, k + 1), *range(k + 3, 2 * k + 3),
-                                  k + 2))        # (G, N, *out, *K, C/G)
-    taps, o = math.prod(w.shape[:k]), w.shape[-1]
-    cols = cols.reshape(groups, n * math.prod(out_spatial), taps * (c // groups))
-    kernel = w.reshape(taps, c // groups, groups, o // groups)
-    kernel = np.transpose(kernel, (2, 0, 1, 3)).reshape(groups, taps * (c // groups), o // groups)
-    out = np.matmul(cols, kernel)                                       # (G, N*P, O/G)
-    out = np.moveaxis(out.reshape(groups, n, *out_spatial, o // groups), 0, -2)
-    out = np.transpose(out.reshape(n, *out_spatial, o), _from_channels_last(out_spec))
+    out = conv_matmul(np.asarray(lhs).astype(compute, copy=False),
+                      np.asarray(rhs).astype(compute, copy=False), lhs_spec, rhs_spec,
+                      window_strides, padding, lhs_dilation, rhs_dilation,
+                      max(feature_group_count, batch_group_count), batch_group_count > 1)
+    out = np.transpose(out, np.argsort(out_spec))
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 
@@ -269,12 +250,23 @@ def _ints(name, values, k, default=1) -> tuple:
                          user_frame()) from None
 
 
+def _recorded(precision) -> dict:
+    """The ``precision`` param of a convolution equation: present only when given."""
+    return {} if precision is None else {"precision": precision}
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):
     """General n-d convolution with dilation, as ``jax.lax.conv_general_dilated``.
 
-    ``precision`` is accepted for compatibility: float32 is always computed in float32."""
+    ``precision`` takes JAX's values (None, a ``lax.Precision``, its names, or a pair of
+    either), is checked as JAX checks it (``ValueError`` otherwise) and recorded in the IR.
+    It changes no result on the host, as on JAX's CPU backend, where every Precision gives
+    the same bits: float32 operands multiply in float32 (BLAS), float16/bfloat16 ones in
+    float32 and round once. ``preferred_element_type`` does change results: the products
+    accumulate in it (int8 -> int32 exactly, bfloat16 -> float32 unrounded)."""
+    recorded = _recorded(canonicalize_precision(precision))
     try:
         dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
         k = lhs.ndim - 2
@@ -296,7 +288,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn,
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
-        preferred_element_type=pet)
+        preferred_element_type=pet, **recorded)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -360,6 +352,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
         rhs = transpose(rhs, perm)
     return conv_general_dilated(lhs, rhs, (1,) * k, pads, strides, rhs_dilation, dn,
+                                precision=precision,
                                 preferred_element_type=preferred_element_type)
 
 
@@ -405,7 +398,7 @@ def _vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation
 
 def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
                    rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     """Convolve the cotangent with the reversed kernel (features swapped): strides become
     lhs dilation; feature and batch groups move into the kernel's output features."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -424,7 +417,8 @@ def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
         ct, kernel, window_strides=lhs_dilation, padding=pads, lhs_dilation=window_strides,
         rhs_dilation=rhs_dilation,
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_features(rhs_spec), lhs_spec),
-        feature_group_count=groups, batch_group_count=1, preferred_element_type=None)
+        feature_group_count=groups, batch_group_count=1, preferred_element_type=None,
+        **_recorded(precision))
     if batch_group_count > 1:
         out = _merge_axis(_split_axis(out, lhs_spec[1], batch_group_count), lhs_spec[1],
                           lhs_spec[0])
@@ -433,7 +427,7 @@ def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
 
 def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
                    rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
-                   preferred_element_type=None):
+                   preferred_element_type=None, precision=None):
     """Convolve the input with the cotangent: strides and rhs dilation swap roles, feature
     groups become batch groups and batch groups feature groups."""
     if math.prod(ct.shape) == 0:
@@ -451,7 +445,7 @@ def _transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
         dimension_numbers=ConvDimensionNumbers(*map(_swap_features, (lhs_spec, out_spec,
                                                                      rhs_spec))),
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
-        preferred_element_type=None)
+        preferred_element_type=None, **_recorded(precision))
     return out if out.dtype == rhs_aval.dtype else convert_element_type(out, rhs_aval.dtype)
 
 
@@ -508,7 +502,7 @@ def _conv_batch(args, dims, **params):
 # tiling: im2col into a matmul ------------------------------------------------------------------
 def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
             dimension_numbers, feature_group_count, batch_group_count,
-            preferred_element_type=None):
+            preferred_element_type=None, precision=None):
     """The convolution as primitives: pad (with lhs dilation as interior padding), one
     strided slice per kernel offset, and a (batched over groups) dot_general."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -540,9 +534,10 @@ def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                      (groups, (c // groups) * len(pieces), o // groups))  # (G, C/G*K, O/G)
     if groups == 1:   # a plain 2-D matmul, whose epilogue fuses into the cube kernel
         out = dot_general(reshape(cols, cols.shape[1:]), reshape(kernel, kernel.shape[1:]),
-                          (((1,), (0,)), ((), ())), preferred_element_type)
+                          (((1,), (0,)), ((), ())), precision, preferred_element_type)
     else:
-        out = dot_general(cols, kernel, (((2,), (1,)), ((0,), (0,))), preferred_element_type)
+        out = dot_general(cols, kernel, (((2,), (1,)), ((0,), (0,))), precision,
+                          preferred_element_type)
         out = transpose(reshape(out, (groups, n * math.prod(out_spatial), o // groups)),
                         (1, 0, 2))
     out = reshape(out, (n, *out_spatial, o))                        # (N, *out, O)
@@ -576,7 +571,7 @@ def _conv_flops(eqn) -> int:
 
 
 def _conv_reference(jnp, lax):
-    def run(lhs, rhs, dimension_numbers, **params):
+    def run(lhs, rhs, dimension_numbers, precision=None, **params):
         return lax.conv_general_dilated(
             lhs, rhs, dimension_numbers=lax.ConvDimensionNumbers(*dimension_numbers),
             precision=lax.Precision.HIGHEST, **params)

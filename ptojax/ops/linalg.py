@@ -57,15 +57,17 @@ def canonicalize_precision(precision):
     """None, or a pair of Precisions (one per operand) from a Precision, a name, or a pair."""
     if precision is None:
         return None
-    if isinstance(precision, (Precision, str)):
-        precision = (precision, precision)
-    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    pair = (precision, precision) if isinstance(precision, (Precision, str)) else precision
+    if isinstance(pair, (tuple, list)) and len(pair) == 2 and (
+            all(isinstance(p, Precision) for p in pair) or
+            all(isinstance(p, str) for p in pair)):   # a mixed pair is an error in JAX
         try:
-            return tuple(Precision(p) for p in precision)
+            return tuple(Precision(p) for p in pair)
         except ValueError:
             pass
     raise ValueError(f"precision must be None, a lax.Precision, one of "
-                     f"{sorted(_PRECISION_NAMES)} or a pair of them, got {precision!r}")
+                     f"{sorted(_PRECISION_NAMES)}, or a pair of Precisions or of names, got "
+                     f"{precision!r} (JAX's DotAlgorithm presets are not supported)")
 
 
 def free_dims(ndim, *used):

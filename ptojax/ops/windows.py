@@ -68,6 +68,35 @@ def dilate_and_pad(x: np.ndarray, first: int, dilation, pads, value=0) -> np.nda
     return out[lead + crop]
 
 
+def pad_axes(x: np.ndarray, axes, dilation, pads, value=0) -> np.ndarray:
+    """``x`` with each dimension ``axes[i]`` dilated by ``dilation[i]`` and padded by
+    ``pads[i]`` (negative pads crop), in ``x``'s own layout (no transposing copy). Zero padding
+    allocates zeroed memory, so the only pass over the data is the one writing ``x``."""
+    if all(d == 1 for d in dilation) and all(lo == hi == 0 for lo, hi in pads):
+        return x
+    shape = list(x.shape)
+    inner = [np.s_[:]] * x.ndim
+    crop = [np.s_[:]] * x.ndim
+    for a, d, (lo, hi) in zip(axes, dilation, pads):
+        n = x.shape[a]
+        grown = dilate_dim(n, d) + max(lo, 0) + max(hi, 0)
+        shape[a] = grown
+        inner[a] = np.s_[max(lo, 0):max(lo, 0) + dilate_dim(n, d):d]
+        crop[a] = np.s_[max(-lo, 0):grown - max(-hi, 0)]
+    out = _empty_in_layout_of(x, shape, value)
+    out[tuple(inner)] = x
+    return out[tuple(crop)]
+
+
+def _empty_in_layout_of(x: np.ndarray, shape, value) -> np.ndarray:
+    """A new array of ``shape`` filled with ``value``, its dimensions laid out in memory in
+    the order of ``x``'s strides (so copying ``x`` into it reads and writes in runs)."""
+    order = sorted(range(x.ndim), key=lambda a: -abs(x.strides[a]) if x.shape[a] > 1 else 0)
+    physical = [shape[a] for a in order]
+    out = np.zeros(physical, x.dtype) if value == 0 else np.full(physical, value, x.dtype)
+    return np.transpose(out, np.argsort(order))
+
+
 def window_view(x: np.ndarray, first: int, window, strides, dilation) -> np.ndarray:
     """A read-only view of shape ``x.shape[:first] + out + x.shape[first + k:] + window``
     (``k = len(window)``) whose element ``[..., o, ..., w]`` is ``x[..., o * stride + w *

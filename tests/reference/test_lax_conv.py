@@ -15,6 +15,9 @@ CASES = {
     "dilated-negative-pad": ((2, 3, 9, 8), (4, 3, 3, 2), dict(
         window_strides=(2, 1), padding=((1, 2), (0, -1)), lhs_dilation=(2, 1),
         rhs_dilation=(1, 2))),
+    "lhs-dilation-phases": ((2, 4, 5, 6), (6, 2, 3, 4), dict(
+        window_strides=(2, 1), padding=((2, 1), (-1, 3)), lhs_dilation=(3, 2),
+        rhs_dilation=(2, 1), feature_group_count=2)),
     "feature-groups": ((2, 6, 7, 8), (4, 3, 3, 3), dict(
         window_strides=(1, 2), padding="SAME", feature_group_count=2)),
     "batch-groups": ((4, 3, 7, 8), (6, 3, 3, 3), dict(
@@ -185,3 +188,86 @@ def test_float32_conv_stays_in_blas_where_the_target_cube_lacks_float32():
         ir = pto.make_ir(pto.tile(f, target=pto.targets.host_jit))(a, b)
         assert [e.params["kind"] for e in ir.eqns if e.prim.name == "tile_kernel"] == kernels
         assert any(e.prim.name == "conv_general_dilated" for e in ir.eqns) == (not kernels)
+
+
+HOST_LAYOUTS = {   # dimension numbers, fortran-ordered input, groups, the matrix's outer block
+    "nhwc-grouped": (("NHWC", "HWIO", "NHWC"), False, dict(feature_group_count=2),
+                     "_rows_outer"),
+    "nhwc-batch-groups": (("NHWC", "HWIO", "NHWC"), False, dict(batch_group_count=2),
+                          "_rows_outer"),
+    "filter-grad": (("CHWN", "IOHW", "HWNC"), False, {}, "_columns_outer"),
+    "nchw-grouped": (("NCHW", "OIHW", "NCHW"), False, dict(feature_group_count=2),
+                     "_columns_outer"),
+    "batch-groups-fortran": (("NHWC", "OHWI", "NCHW"), True, dict(batch_group_count=2),
+                             "_columns_outer"),
+}
+
+
+@pytest.mark.parametrize("case", HOST_LAYOUTS)
+def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
+    """The host kernel copies the window matrix in cache-sized slabs, in the input's own
+    layout (columns outer when its fastest axis is spatial); tiny slabs exercise every split
+    of the rows and the features-innermost copy of the input."""
+    from ptojax.ops import im2col
+    dn, fortran, groups, outer = HOST_LAYOUTS[case]
+    sizes = dict(N=4, C=4, H=7, W=6, O=6, I=2 if "feature_group_count" in groups else 4)
+    x = np.random.default_rng(4).normal(size=[sizes[c] for c in dn[0]]).astype(np.float32)
+    w = np.random.default_rng(5).normal(
+        size=[sizes[c] if c not in "HW" else 3 for c in dn[1]]).astype(np.float32)
+    x = np.asfortranarray(x) if fortran else x
+    kw = dict(window_strides=(2, 1), padding=((1, 2), (1, 0)), lhs_dilation=(1, 2),
+              rhs_dilation=(2, 1), dimension_numbers=dn, **groups)
+    want = np.asarray(_highest(jax, **kw)(x, w))
+    used = set()
+    for name in ("_rows_outer", "_columns_outer"):
+        def spy(*args, _name=name, _f=getattr(im2col, name)):
+            used.add(_name)
+            return _f(*args)
+        monkeypatch.setattr(im2col, name, spy)
+    for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
+        monkeypatch.setattr(im2col, "SLAB_BYTES", cache)
+        monkeypatch.setattr(im2col, "_slab_bytes", lambda total, reread: slab)
+        used.clear()
+        assert_close(_conv(lax, **kw)(x, w), want, scale=4)
+        # an output large next to a slab: the input is copied features-innermost first
+        assert used == {outer if cache == 1 << 22 else "_rows_outer"}
+
+
+PRECISIONS = [None, "default", "high", "highest", "fastest", "bfloat16", "tensorfloat32",
+              "float32", "bfloat16_3x", ("default", "highest")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_conv_precision_is_checked_recorded_and_a_no_op_on_the_host_as_on_jax_cpu(
+        jax, jnp, dtype):
+    """JAX's CPU backend gives the same bits for every Precision (float32 in float32, bf16
+    in float32 then rounded); so does the host. The value is validated as JAX and recorded
+    in the IR (and in the gradient's convolutions)."""
+    x, w = (np.asarray(jnp.asarray(v, dtype)) for v in _operands("mixed-layouts"))
+    kw = CASES["mixed-layouts"][2]
+    precisions = [None, "bfloat16", (jax.lax.Precision.DEFAULT, jax.lax.Precision.HIGHEST)]
+    theirs = {str(p): np.asarray(jax.lax.conv_general_dilated(x, w, precision=p, **kw))
+              for p in precisions}
+    assert all(np.array_equal(t, theirs["None"]) for t in theirs.values())
+    ours = [np.asarray(lax.conv_general_dilated(x, w, precision=p, **kw)) for p in PRECISIONS]
+    assert all(np.array_equal(o, ours[0]) for o in ours)
+    assert_close(ours[0], theirs["None"])
+    loss = lambda a, b: lax.conv_general_dilated(a, b, precision="highest", **kw).sum()  # noqa
+    ir = str(pto.make_ir(pto.grad(loss, argnums=(0, 1)))(x, w))
+    assert ir.count("precision=(Precision.HIGHEST, Precision.HIGHEST)") == 3
+
+
+def test_conv_and_dot_reject_the_precisions_jax_rejects(jax):
+    x, w = _operands("same")
+    for bad in ("fast", "HIGHEST", 3, ("default",), (lax.Precision.DEFAULT, "highest")):
+        jax_bad = (jax.lax.Precision.DEFAULT, "highest") if isinstance(bad, tuple) and \
+            len(bad) == 2 else bad
+        with pytest.raises(ValueError):
+            jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=jax_bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.conv_transpose(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                               precision=bad)
+        with pytest.raises(ValueError, match="precision"):
+            lax.dot(x[0, 0], x[0, 0], precision=bad)
