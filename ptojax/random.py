@@ -16,7 +16,7 @@ JAX 0.5), and ptojax reproduces ``jax.random`` on the CPU bit for bit for ``key`
 differ. ``normal``, ``truncated_normal`` and ``gumbel`` agree to a few ulps (their
 ``erf_inv``/``log`` are computed differently).
 
-Default dtypes are float32/int32/uint32, as JAX without x64.
+Default dtypes are float32/int32, as JAX without x64 (float64/int64 in x64 mode).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def key(seed):
     """A new key from an integer seed: ``[high 32 bits, low 32 bits]`` of the seed.
 
     A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
-    seed contributes both words. A Python int is int32 when it fits, else 64-bit. The seed
-    may be traced."""
+    seed contributes both words. A Python int is int32 when it fits (int64 in x64 mode), else
+    64-bit. The seed may be traced."""
     seed = _integer_scalar("key", seed, "the seed")
     low = lax.convert_element_type(seed, dtypes.uint32)
     if seed.dtype.itemsize == 8:
@@ -57,7 +57,8 @@ PRNGKey = key
 
 
 def _integer_scalar(name, value, what):
-    """``value`` as an integer scalar array; a Python int is int32 when it fits, else 64-bit."""
+    """``value`` as an integer scalar array; a Python int is int32 when it fits (int64 in x64
+    mode), else 64-bit."""
     if type(value) is int:
         value = np.asarray(value, _python_int_dtype(name, value))
     value = pnp.asarray(value)
@@ -70,7 +71,7 @@ def _integer_scalar(name, value, what):
 
 
 def _python_int_dtype(name, value: int):
-    for dtype in (dtypes.int32, dtypes.int64, dtypes.uint64):
+    for dtype in (dtypes.default_int(), dtypes.int64, dtypes.uint64):
         info = np.iinfo(dtype)
         if info.min <= value <= info.max:
             return dtype
@@ -180,7 +181,7 @@ def _random_bits(key, bit_width: int, shape):
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
 
 
-def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
     """Floats uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``)."""
     key = _check_key("uniform", key)
     dtype = _float_dtype("uniform", dtype)
@@ -227,7 +228,7 @@ def _check_broadcasts(name, value_shape, shape):
 
 
 # continuous distributions --------------------------------------------------------------------
-def normal(key, shape=(), dtype=dtypes.float32):
+def normal(key, shape=(), dtype=float):
     """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
     key = _check_key("normal", key)
     dtype = _float_dtype("normal", dtype)
@@ -236,7 +237,7 @@ def normal(key, shape=(), dtype=dtypes.float32):
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
-def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
+def truncated_normal(key, lower, upper, shape=None, dtype=float):
     """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
 
     ``shape`` defaults to the broadcast shape of ``lower`` and ``upper``."""
@@ -256,7 +257,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
     return pnp.clip(out, inside_lower, inside_upper)
 
 
-def gumbel(key, shape=(), dtype=dtypes.float32):
+def gumbel(key, shape=(), dtype=float):
     """Standard Gumbel samples: ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)."""
     key = _check_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
@@ -299,7 +300,7 @@ def categorical(key, logits, axis=-1, shape=None):
     return pnp.argmax(scores, axis=prefix + axis)
 
 
-def randint(key, shape, minval, maxval, dtype=dtypes.int32):
+def randint(key, shape, minval, maxval, dtype=int):
     """Integers uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``; a
     ``maxval`` beyond the dtype's range includes its maximum). Values come from twice the
     dtype's bits reduced modulo the span, so the bias for spans that are not powers of two

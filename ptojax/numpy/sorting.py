@@ -28,10 +28,11 @@ def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
-    """Indices (int32, or ``dtype``) that sort ``a``; equal elements keep their order, also
+    """Indices (int32, int64 in x64 mode, or ``dtype``) that sort ``a``; equal elements keep their order, also
     descending."""
     a, axis = _operand("argsort", a, axis, order)
-    index_dtype = supported_dtype(dtype, "argsort") if dtype is not None else dtypes.int32
+    index_dtype = supported_dtype(dtype, "argsort") if dtype is not None \
+        else dtypes.default_int()
     iota = lax.broadcasted_iota(index_dtype, a.shape, axis)
     if descending:  # stable descending order: sort the reversed array, map indices back
         _, idx = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, num_keys=1)
