@@ -180,6 +180,34 @@ class Config:
         """
         _option(name).set(name, value)
 
+    def config_with_absl(self) -> None:
+        """Register an absl boolean flag for each of ptojax's boolean options
+        (``--jax_enable_x64``, ``--jax_disable_jit``), as ``jax.config.config_with_absl``;
+        flags given on the command line are applied when ``absl.app.run`` starts.
+
+        Raises:
+          ConfigError: when absl (``pip install absl-py``) is not installed.
+
+        Example:
+          >>> pto.config.config_with_absl()   # doctest: +SKIP
+          >>> absl.app.run(main)              # doctest: +SKIP
+        """
+        try:
+            from absl import app, flags  # optional: absl-py, only for this call
+        except ImportError:
+            raise ConfigError("config_with_absl needs absl (pip install absl-py)",
+                              user_frame()) from None
+        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag))]
+        for name in names:
+            if name not in flags.FLAGS:
+                flags.DEFINE_bool(name, _OPTIONS[name].get(), f"ptojax option {name}")
+
+        def apply_present_flags():
+            for name in names:
+                if flags.FLAGS[name].present:
+                    self.update(name, flags.FLAGS[name].value)
+        app.call_after_init(apply_present_flags)
+
     def read(self, name: str) -> Any:
         """The value of option ``name`` (as ``getattr(config, name)``)."""
         return _option(name).get()
@@ -196,7 +224,7 @@ class Config:
         raise AttributeError(f"use pto.config.update({name!r}, {value!r}) to change an option")
 
     def __dir__(self):
-        return sorted([*_OPTIONS, *_ALIASES, "update", "read"])
+        return sorted([*_OPTIONS, *_ALIASES, "update", "read", "config_with_absl"])
 
     def __repr__(self):
         return "Config(" + ", ".join(f"{n}={o.get()!r}" for n, o in _OPTIONS.items()) + ")"
