@@ -232,3 +232,16 @@ def test_the_environment_variable_is_read_at_import():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["int64", "float64"]
+
+
+def test_config_with_absl_applies_the_command_line_flag():
+    absl_app = pytest.importorskip("absl.app")
+    pto.config.config_with_absl()
+    seen = []
+    try:
+        with pytest.raises(SystemExit):
+            absl_app.run(lambda argv: seen.append(pnp.arange(2).dtype),
+                         argv=["example", "--jax_enable_x64"])
+    finally:
+        pto.config.update("jax_enable_x64", False)
+    assert seen == [np.int64]
