@@ -27,6 +27,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
@@ -181,7 +182,7 @@ def _random_bits(key, bit_width: int, shape):
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
 
 
-def uniform(key, shape=(), dtype=float, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Floats uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``)."""
     key = _check_key("uniform", key)
     dtype = _float_dtype("uniform", dtype)
@@ -203,7 +204,8 @@ def _unit_floats(key, shape, dtype):
 
 
 def _float_dtype(name, dtype):
-    dtype = dtypes.canonicalize(dtype)
+    """``dtype`` (the default float when None) checked to be floating-point."""
+    dtype = dtypes.canonicalize(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
@@ -228,7 +230,7 @@ def _check_broadcasts(name, value_shape, shape):
 
 
 # continuous distributions --------------------------------------------------------------------
-def normal(key, shape=(), dtype=float):
+def normal(key, shape=(), dtype=None):
     """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
     key = _check_key("normal", key)
     dtype = _float_dtype("normal", dtype)
@@ -237,7 +239,7 @@ def normal(key, shape=(), dtype=float):
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
-def truncated_normal(key, lower, upper, shape=None, dtype=float):
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
 
     ``shape`` defaults to the broadcast shape of ``lower`` and ``upper``."""
@@ -257,12 +259,160 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
     return pnp.clip(out, inside_lower, inside_upper)
 
 
-def gumbel(key, shape=(), dtype=float):
+def gumbel(key, shape=(), dtype=None):
     """Standard Gumbel samples: ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)."""
     key = _check_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
     u = uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
     return pnp.negative(pnp.log(pnp.negative(pnp.log(u))))
+
+
+# gamma family ---------------------------------------------------------------------------------
+# JAX's bit streams are not reproduced here (JAX draws each element's proposals in its own loop);
+# the samples follow the same distributions, checked statistically in tests/test_random_gamma.py.
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(``a``, 1) samples (Marsaglia-Tsang rejection; ``a < 1`` boosted by
+    ``u ** (1 / a)``). ``shape`` defaults to ``a``'s shape. Differentiable in ``a`` by
+    implicit reparameterization (``d x / d a = -(d F / d a) / p(x)``), as JAX."""
+    return pnp.exp(loggamma(key, a, shape, dtype))
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """``log`` of Gamma(``a``, 1) samples, computed in log space so that small ``a`` (whose
+    samples underflow) keeps its precision. Differentiable in ``a``."""
+    key, a, shape = _gamma_arguments("loggamma", key, a, shape, dtype)
+    return _loggamma(key, pnp.broadcast_to(a, shape))
+
+
+def _gamma_arguments(name, key, a, shape, dtype):
+    key = _check_key(name, key)
+    dtype = _float_dtype(name, dtype)
+    a = pnp.asarray(a, dtype)
+    shape = tuple(a.shape) if shape is None else _shape(shape)
+    _check_broadcasts(name, a.shape, shape)
+    return key, a, shape
+
+
+@custom_jvp
+def _loggamma(key, a):
+    return _log_gamma_draw(key, a)
+
+
+@_loggamma.defjvp
+def _loggamma_jvp(primals, tangents):
+    key, a = primals
+    _, a_dot = tangents
+    log_x = _loggamma(key, a)
+    return log_x, pnp.multiply(_log_gamma_sample_grad(a, log_x), a_dot)
+
+
+def _log_gamma_draw(key, a):
+    """Marsaglia and Tsang's method for every element at once: each round proposes for all
+    elements from its own key and keeps the first accepted proposal of each."""
+    shape, dtype = tuple(a.shape), a.dtype
+    boost = pnp.less(a, 1)
+    alpha = pnp.where(boost, pnp.add(a, 1), a)
+    d = pnp.subtract(alpha, 1 / 3)
+    c = pnp.divide(1 / 3, pnp.sqrt(d))
+    rounds_key, boost_key = split(key)
+
+    def propose(state):
+        round_, done, v = state
+        normal_key, uniform_key = split(fold_in(rounds_key, round_))
+        z, u = normal(normal_key, shape, dtype), uniform(uniform_key, shape, dtype)
+        t = pnp.add(1, pnp.multiply(c, z))
+        cube = pnp.multiply(pnp.multiply(t, t), t)
+        bound = pnp.add(pnp.multiply(0.5, pnp.multiply(z, z)),
+                        pnp.multiply(d, pnp.add(pnp.subtract(1, cube), pnp.log(cube))))
+        accept = pnp.logical_and(pnp.greater(t, 0), pnp.less(pnp.log(u), bound))
+        take = pnp.logical_and(accept, pnp.logical_not(done))
+        return (pnp.add(round_, 1), pnp.logical_or(done, accept),
+                pnp.where(take, pnp.multiply(d, cube), v))
+
+    start = (pnp.asarray(0, dtypes.uint32), pnp.zeros(shape, bool), pnp.ones(shape, dtype))
+    _, _, v = lax.while_loop(lambda state: pnp.logical_not(pnp.all(state[1])), propose, start)
+    log_boost = pnp.divide(pnp.log(uniform(boost_key, shape, dtype)), a)
+    return pnp.add(pnp.log(v), pnp.where(boost, log_boost, 0))
+
+
+def _log_gamma_sample_grad(a, log_x):
+    """``d log x / d a`` of a Gamma(a) sample ``x``: ``-(d P(a, x) / d a) / (x p(x))`` with
+    ``x p(x) = exp(a log x - x - lgamma(a))``."""
+    x = pnp.exp(log_x)
+    log_x_density = pnp.subtract(pnp.subtract(pnp.multiply(a, log_x), x), lax.lgamma(a))
+    return pnp.negative(pnp.multiply(lax.igamma_grad_a(a, x), pnp.exp(
+        pnp.negative(log_x_density))))
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(``a``, ``b``) samples, as ``Ga / (Ga + Gb)`` of two gamma draws (in log space).
+    ``shape`` defaults to the broadcast shape of ``a`` and ``b``."""
+    key = _check_key("beta", key)
+    dtype = _float_dtype("beta", dtype)
+    a, b = pnp.asarray(a, dtype), pnp.asarray(b, dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    shape = _shape(shape)
+    key_a, key_b = split(key)
+    log_a = loggamma(key_a, pnp.broadcast_to(a, shape), shape, dtype)
+    log_b = loggamma(key_b, pnp.broadcast_to(b, shape), shape, dtype)
+    top = lax.stop_gradient(pnp.maximum(log_a, log_b))
+    gamma_a, gamma_b = pnp.exp(pnp.subtract(log_a, top)), pnp.exp(pnp.subtract(log_b, top))
+    return pnp.divide(gamma_a, pnp.add(gamma_a, gamma_b))
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(``alpha``) samples over ``alpha``'s last axis: normalized gamma draws.
+    The result has shape ``shape + alpha.shape[-1:]``; ``shape`` defaults to
+    ``alpha.shape[:-1]`` and must broadcast with it."""
+    key = _check_key("dirichlet", key)
+    dtype = _float_dtype("dirichlet", dtype)
+    alpha = pnp.asarray(alpha, dtype)
+    if alpha.ndim < 1:
+        raise ShapeError(f"dirichlet: alpha must have at least one axis, got {alpha.aval}",
+                         user_frame())
+    shape = tuple(alpha.shape[:-1]) if shape is None else _shape(shape)
+    _check_broadcasts("dirichlet", alpha.shape[:-1], shape)
+    full = (*shape, alpha.shape[-1])
+    log_gammas = loggamma(key, pnp.broadcast_to(alpha, full), full, dtype)
+    top = lax.stop_gradient(pnp.max(log_gammas, axis=-1, keepdims=True))
+    gammas = pnp.exp(pnp.subtract(log_gammas, top))
+    return pnp.divide(gammas, pnp.sum(gammas, axis=-1, keepdims=True))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Samples of N(``mean``, ``cov``): ``mean + A z`` with ``A A^T = cov`` from ``method``
+    (``"cholesky"``, ``"eigh"`` or ``"svd"``). The result has shape
+    ``shape + mean.shape[-1:]``; ``shape`` defaults to the broadcast batch shape of
+    ``mean.shape[:-1]`` and ``cov.shape[:-2]``."""
+    key = _check_key("multivariate_normal", key)
+    if method not in ("cholesky", "eigh", "svd"):
+        raise PtoError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got "
+                       f"{method!r}", user_frame())
+    if dtype is None:
+        dtype = pnp.result_type(mean, cov)   # as JAX: the operands' dtype, floats only
+        dtype = dtype if dtypes.is_float(dtype) else dtypes.default_float()
+    dtype = _float_dtype("multivariate_normal", dtype)
+    mean, cov = pnp.asarray(mean, dtype), pnp.asarray(cov, dtype)
+    if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
+        raise ShapeError(f"multivariate_normal: mean must have shape (..., n) and cov "
+                         f"(..., n, n), got {mean.aval} and {cov.aval}", user_frame())
+    batch = np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    shape = batch if shape is None else _shape(shape)
+    _check_broadcasts("multivariate_normal", batch, shape)
+    factor = _covariance_factor(cov, method)
+    z = normal(key, (*shape, mean.shape[-1]), dtype)
+    return pnp.add(mean, pnp.einsum("...ij,...j->...i", factor, z))
+
+
+def _covariance_factor(cov, method):
+    if method == "cholesky":
+        return pnp.linalg.cholesky(cov)
+    if method == "eigh":
+        w, v = pnp.linalg.eigh(cov)
+        return pnp.multiply(v, pnp.expand_dims(pnp.sqrt(w), -2))
+    u, s, _ = pnp.linalg.svd(cov)
+    return pnp.multiply(u, pnp.expand_dims(pnp.sqrt(s), -2))
 
 
 # discrete distributions ----------------------------------------------------------------------
@@ -300,13 +450,13 @@ def categorical(key, logits, axis=-1, shape=None):
     return pnp.argmax(scores, axis=prefix + axis)
 
 
-def randint(key, shape, minval, maxval, dtype=int):
+def randint(key, shape, minval, maxval, dtype=None):
     """Integers uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``; a
     ``maxval`` beyond the dtype's range includes its maximum). Values come from twice the
     dtype's bits reduced modulo the span, so the bias for spans that are not powers of two
     is negligible."""
     key = _check_key("randint", key)
-    dtype = dtypes.canonicalize(dtype)
+    dtype = dtypes.canonicalize(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"randint: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = _shape(shape)
@@ -439,8 +589,9 @@ def _weighted_choice(key, n, shape, replace, p):
     return lax.reshape(top, shape)
 
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
-           "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
+__all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
+           "fold_in", "gamma", "gumbel", "key", "loggamma", "multivariate_normal", "normal",
+           "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
            "wrap_key_data"]
 __dir__ = dir_function(__all__)
 
@@ -467,6 +618,22 @@ choice:
 fold_in:
     >>> pto.random.fold_in(pto.random.key(0), 7)
     Array([2716826189,  292468403], dtype=uint32)
+gamma:
+    >>> pto.random.gamma(pto.random.key(0), 2.0, (3,))
+    Array([0.4016075, 1.2525765, 1.4668685], dtype=float32)
+loggamma:
+    >>> pto.random.loggamma(pto.random.key(2), 0.5, (2,))
+    Array([-0.2012103 , -0.90807825], dtype=float32)
+beta:
+    >>> pto.random.beta(pto.random.key(0), 2.0, 3.0, (3,))
+    Array([0.25151786, 0.13513926, 0.11010239], dtype=float32)
+dirichlet:
+    >>> pto.random.dirichlet(pto.random.key(0), pnp.array([1.0, 2.0, 3.0]))
+    Array([0.01174779, 0.33781907, 0.65043306], dtype=float32)
+multivariate_normal:
+    >>> pto.random.multivariate_normal(pto.random.key(0), pnp.zeros(2), pnp.eye(2), (2,))
+    Array([[ 1.622642  ,  2.0252647 ],
+           [-0.43359435, -0.07861736]], dtype=float32)
 gumbel:
     >>> pto.random.gumbel(pto.random.key(0), (3,))
     Array([ 2.9233725 ,  3.8326178 , -0.09689324], dtype=float32)
