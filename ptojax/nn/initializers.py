@@ -4,8 +4,7 @@ An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float
 x64 mode). The variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas
 exactly, so with the same key it draws JAX's values: the uniform ones bit for bit up to the
 final scaling, the normal ones to a few ulps (see ``pto.random``). ``orthogonal`` takes the QR
-decomposition of such a normal draw, as JAX does. Complex dtypes are not supported, nor is
-``delta_orthogonal`` (a convolution-kernel initializer).
+decomposition of such a normal draw, as JAX does. Complex dtypes are not supported.
 """
 from __future__ import annotations
 
@@ -308,8 +307,42 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
     return init
 
 
-__all__ = ["constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
-           "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
-           "orthogonal", "truncated_normal", "uniform", "variance_scaling", "xavier_normal",
-           "xavier_uniform", "zeros"]
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """An initializer of delta-orthogonal convolution kernels (Xiao et al. 2018,
+    arXiv:1806.05393): zeros, but an ``orthogonal`` matrix at the spatial centre, as JAX.
+
+    Args:
+      scale: the factor applied to the orthogonal matrix, default 1.
+      column_axis: the axis of the last two holding the columns (``orthogonal``'s).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``; ``shape`` is 3-, 4- or 5-D (spatial dims, then
+      ``fan_in <= fan_out``).
+
+    Example:
+      >>> w = pto.nn.initializers.delta_orthogonal()(pto.random.key(0), (3, 2, 2))
+      >>> bool(pnp.allclose(w[1].T @ w[1], pnp.eye(2), atol=1e-5)), float(abs(w[0]).sum())
+      (True, 0.0)
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("delta_orthogonal", dtype)
+        shape = _shape(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ShapeError(f"nn.initializers.delta_orthogonal needs a 3-, 4- or 5-D shape "
+                             f"(spatial dimensions, fan_in, fan_out), got {shape}",
+                             user_frame())
+        if shape[-1] < shape[-2]:
+            raise ShapeError(f"nn.initializers.delta_orthogonal needs fan_in <= fan_out (the "
+                             f"last two dimensions), got {shape}", user_frame())
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return pnp.zeros(shape, dtype).at[centre].set(matrix)
+    return init
+
+
+__all__ = ["constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
+           "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform",
+           "normal", "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling",
+           "xavier_normal", "xavier_uniform", "zeros"]
 __dir__ = dir_function(__all__)

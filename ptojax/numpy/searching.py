@@ -168,7 +168,14 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 
 # searchsorted ----------------------------------------------------------------------------------
 def _sort_less(a, b):
-    """``a < b`` in sort order: NaN after every number, -0.0 equal to 0.0."""
+    """``a < b`` in sort order: NaN after every number, -0.0 equal to 0.0; complex values by
+    real part, then imaginary part (JAX's lexicographic order)."""
+    if dtypes.is_complex(a.dtype):
+        real_a, real_b = lax.real(a), lax.real(b)
+        same_real = lax.bitwise_not(lax.bitwise_or(_sort_less(real_a, real_b),
+                                                   _sort_less(real_b, real_a)))
+        return lax.bitwise_or(_sort_less(real_a, real_b),
+                              lax.bitwise_and(same_real, _sort_less(lax.imag(a), lax.imag(b))))
     if not dtypes.is_float(a.dtype):
         return lax.lt(a, b)
     return lax.bitwise_or(lax.lt(a, b), lax.bitwise_and(ew.isnan(b),
