@@ -79,6 +79,7 @@ CREATION = {
     "eye": lambda m: m.eye(3),
     "tri": lambda m: m.tri(3),
     "indices": lambda m: m.indices((2, 3)),
+    "fft.fftfreq": lambda m: m.fft.fftfreq(4),
 }
 
 
@@ -169,6 +170,13 @@ def test_random_defaults_follow_the_mode(both_modes, jax):
     for name in ("uniform", "normal"):
         _check(getattr(pto.random, name)(key, (5,)), getattr(jax.random, name)(jkey, (5,)),
                name, rtol=1e-6)
+
+
+def test_nn_defaults_follow_the_mode(both_modes, jax):
+    _check(pto.nn.one_hot(pnp.arange(3), 3), jax.nn.one_hot(jax.numpy.arange(3), 3), "one_hot")
+    got = pto.nn.initializers.glorot_uniform()(pto.random.PRNGKey(0), (2, 3))
+    want = jax.nn.initializers.glorot_uniform()(jax.random.PRNGKey(0), (2, 3))
+    _check(got, want, "glorot_uniform", rtol=1e-6)
 
 
 def test_transforms_in_x64_mode_match_jax(x64, jax):
