@@ -181,8 +181,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         # JAX's formula: start * (1 - t) + stop * t reaches both ends exactly
         fraction = m.divide(ramp, float(divisions))
         out = m.add(m.multiply(start, m.subtract(1.0, fraction)), m.multiply(stop, fraction))
-    else:  # one sample or none: the step is undefined
-        step = m.multiply(delta, float("nan"))
+    else:  # one sample or none: the step is undefined, a NaN scalar (as JAX)
+        step = lax.convert_element_type(float("nan"), compute)
         bounds = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
         out = m.add(broadcast_to_shape(start, bounds, "linspace"), m.multiply(ramp, 0.0))
     if endpoint and num > 1:
