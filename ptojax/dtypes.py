@@ -55,43 +55,37 @@ PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arr
 
 # ---------------------------------------------------------------------------------------------
 # x64 mode: the one place its flag is kept and read.
-class _X64:
-    """``jax_enable_x64``: a process-wide value and per-thread overrides (contexts)."""
-
-    def __init__(self):
-        self.global_value = env_flag("JAX_ENABLE_X64", False)  # read at import, as JAX
-        self.local = threading.local()
-
-    def enabled(self) -> bool:
-        stack = getattr(self.local, "stack", None)
-        return stack[-1] if stack else self.global_value
+class _X64Scopes(threading.local):
+    """This thread's ``x64_scope`` values, innermost last (a class default, so that reading
+    it is one attribute lookup on the hot path)."""
+    stack: tuple = ()
 
 
-_X64_FLAG = _X64()
+_X64_GLOBAL = [env_flag("JAX_ENABLE_X64", False)]   # read at import, as JAX
+_X64_SCOPES = _X64Scopes()
 
 
 def x64_enabled() -> bool:
     """Whether x64 mode (``jax_enable_x64``) is on in this thread."""
-    return _X64_FLAG.enabled()
+    stack = _X64_SCOPES.stack
+    return stack[-1] if stack else _X64_GLOBAL[0]
 
 
 def set_x64_globally(value: bool) -> None:
     """Turn x64 mode on or off for the process (``pto.config.update("jax_enable_x64", ...)``);
     a thread inside an ``x64_scope`` keeps its context's value."""
-    _X64_FLAG.global_value = bool(value)
+    _X64_GLOBAL[0] = bool(value)
 
 
 @contextlib.contextmanager
 def x64_scope(value: bool):
     """x64 mode set to ``value`` in this thread for the duration of the context."""
-    stack = getattr(_X64_FLAG.local, "stack", None)
-    if stack is None:
-        stack = _X64_FLAG.local.stack = []
-    stack.append(bool(value))
+    outer = _X64_SCOPES.stack
+    _X64_SCOPES.stack = (*outer, bool(value))
     try:
         yield
     finally:
-        stack.pop()
+        _X64_SCOPES.stack = outer
 
 
 def default_float() -> np.dtype:
