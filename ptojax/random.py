@@ -163,10 +163,11 @@ def _shape(shape) -> tuple:
 
 
 # bits and uniform floats ---------------------------------------------------------------------
-def bits(key, shape=(), dtype=dtypes.uint32):
-    """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64)."""
+def bits(key, shape=(), dtype=None):
+    """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64; by default uint32,
+    uint64 in x64 mode)."""
     key = _check_key("bits", key)
-    dtype = dtypes.canonicalize(dtype)
+    dtype = dtypes.default_uint() if dtype is None else dtypes.canonicalize(dtype)
     if not dtypes.is_unsigned(dtype):
         raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
                          user_frame())
@@ -582,7 +583,7 @@ def _weighted_choice(key, n, shape, replace, p):
         cdf = pnp.cumsum(p)
         r = pnp.multiply(cdf[-1], pnp.subtract(1, uniform(key, shape, cdf.dtype)))
         below = pnp.less(cdf, pnp.expand_dims(r, -1))
-        return pnp.sum(below, axis=-1, dtype=dtypes.int32)
+        return pnp.sum(below, axis=-1, dtype=dtypes.default_int())
     # Gumbel top-k: the k largest of log(p) + Gumbel noise are a sample without replacement
     scores = pnp.add(gumbel(key, (n,), p.dtype), pnp.log(p))
     top = pnp.argsort(scores, descending=True)[:math.prod(shape)]

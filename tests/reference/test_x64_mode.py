@@ -167,6 +167,9 @@ def test_random_defaults_follow_the_mode(both_modes, jax):
         np.testing.assert_array_equal(pto.random.PRNGKey(seed), jax.random.PRNGKey(seed))
     key, jkey = pto.random.PRNGKey(1), jax.random.PRNGKey(1)
     _check(pto.random.randint(key, (5,), 0, 100), jax.random.randint(jkey, (5,), 0, 100))
+    _check(pto.random.bits(key, (3,)), jax.random.bits(jkey, (3,)), "bits")
+    p = np.full(4, 0.25, np.float32)
+    _same_type(pto.random.choice(key, 4, (3,), p=p), jax.random.choice(jkey, 4, (3,), p=p))
     for name in ("uniform", "normal"):
         _check(getattr(pto.random, name)(key, (5,)), getattr(jax.random, name)(jkey, (5,)),
                name, rtol=1e-6)
