@@ -64,7 +64,7 @@ def ix_(*args):
 
 
 def _constant(values):
-    return Array(np.asarray(values, np.int32))
+    return Array(np.asarray(values, dtypes.default_int()))
 
 
 def diag_indices(n, ndim=2):
@@ -73,7 +73,7 @@ def diag_indices(n, ndim=2):
     if n < 0 or ndim < 0:
         raise ShapeError(f"diag_indices: n and ndim must be non-negative, got {n} and {ndim}",
                          user_frame())
-    return (lax.iota(dtypes.int32, n),) * ndim
+    return (lax.iota(dtypes.default_int(), n),) * ndim
 
 
 def diag_indices_from(arr):

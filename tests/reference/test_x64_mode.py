@@ -150,12 +150,17 @@ REDUCTIONS = {
     "nonzero": lambda m: m.nonzero(m.array([1.0, 0.0, 2.0]))[0],
     "count_nonzero": lambda m: m.count_nonzero(m.array([1.0, 0.0, 2.0])),
     "bincount": lambda m: m.bincount(m.array([0, 2, 2]), length=3),
+    "lexsort": lambda m: m.lexsort((m.array([2.0, 1.0, 1.0]), m.array([0, 1, 1]))),
+    "tril_indices": lambda m: m.tril_indices(3)[1],
+    "diag_indices": lambda m: m.diag_indices(2)[0],
+    "hanning": lambda m: m.hanning(5),
+    "kaiser": lambda m: m.kaiser(4, 2.0),
 }
 
 
 @pytest.mark.parametrize("name", list(REDUCTIONS))
-def test_reduction_dtypes_follow_the_mode(both_modes, jnp, name):
-    _check(REDUCTIONS[name](pnp), REDUCTIONS[name](jnp), name, rtol=1e-15)
+def test_reduction_and_index_dtypes_follow_the_mode(both_modes, jnp, name):
+    _check(REDUCTIONS[name](pnp), REDUCTIONS[name](jnp), name, rtol=1e-6)
 
 
 def test_random_defaults_follow_the_mode(both_modes, jax):
