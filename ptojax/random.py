@@ -337,12 +337,9 @@ def _log_gamma_draw(key, a):
 
 
 def _log_gamma_sample_grad(a, log_x):
-    """``d log x / d a`` of a Gamma(a) sample ``x``: ``-(d P(a, x) / d a) / (x p(x))`` with
-    ``x p(x) = exp(a log x - x - lgamma(a))``."""
+    """``d log x / d a`` of a Gamma(a) sample ``x``: ``lax.random_gamma_grad(a, x) / x``."""
     x = pnp.exp(log_x)
-    log_x_density = pnp.subtract(pnp.subtract(pnp.multiply(a, log_x), x), lax.lgamma(a))
-    return pnp.negative(pnp.multiply(lax.igamma_grad_a(a, x), pnp.exp(
-        pnp.negative(log_x_density))))
+    return pnp.divide(lax.random_gamma_grad(a, x), x)
 
 
 def beta(key, a, b, shape=None, dtype=None):
