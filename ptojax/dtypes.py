@@ -63,10 +63,14 @@ class _X64Scopes(threading.local):
 
 _X64_GLOBAL = [env_flag("JAX_ENABLE_X64", False)]   # read at import, as JAX
 _X64_SCOPES = _X64Scopes()
+_OPEN_SCOPES = [0]              # x64_scope contexts open in any thread (0: skip the lookup)
+_OPEN_SCOPES_LOCK = threading.Lock()
 
 
 def x64_enabled() -> bool:
     """Whether x64 mode (``jax_enable_x64``) is on in this thread."""
+    if not _OPEN_SCOPES[0]:     # the common case: one attribute-free read
+        return _X64_GLOBAL[0]
     stack = _X64_SCOPES.stack
     return stack[-1] if stack else _X64_GLOBAL[0]
 
@@ -82,10 +86,14 @@ def x64_scope(value: bool):
     """x64 mode set to ``value`` in this thread for the duration of the context."""
     outer = _X64_SCOPES.stack
     _X64_SCOPES.stack = (*outer, bool(value))
+    with _OPEN_SCOPES_LOCK:
+        _OPEN_SCOPES[0] += 1
     try:
         yield
     finally:
         _X64_SCOPES.stack = outer
+        with _OPEN_SCOPES_LOCK:
+            _OPEN_SCOPES[0] -= 1
 
 
 def default_float() -> np.dtype:
