@@ -28,7 +28,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
-from ptojax.errors import DtypeError, PtoError, ShapeError
+from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
@@ -88,9 +88,13 @@ def split(key, num=2):
 
 
 def fold_in(key, data):
-    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; its
-    low 32 bits count)."""
+    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; of an
+    integer array its low 32 bits count; a Python int must fit uint32, as in JAX)."""
     key = _check_key("fold_in", key)
+    if type(data) is int and not 0 <= data < 2**32:
+        raise IntegerOverflowError(f"fold_in: the Python int {data} does not fit uint32 (the "
+                                   f"data word); pass it as an integer array to fold in its "
+                                   f"low 32 bits", user_frame())
     data = _integer_scalar("fold_in", data, "data")
     word = lax.convert_element_type(data, dtypes.uint32)
     return pnp.stack(_hash(key, (_zero_word(), word)))
