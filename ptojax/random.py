@@ -341,9 +341,17 @@ def _log_gamma_draw(key, a):
 
 
 def _log_gamma_sample_grad(a, log_x):
-    """``d log x / d a`` of a Gamma(a) sample ``x``: ``lax.random_gamma_grad(a, x) / x``."""
-    x = pnp.exp(log_x)
-    return pnp.divide(lax.random_gamma_grad(a, x), x)
+    """``d log x / d a`` of a Gamma(a) sample ``x``: ``lax.random_gamma_grad(a, x) / x``, in
+    float64 (a small ``a``'s samples underflow float32, their logs do not). Where even float64
+    underflows (``log x < -700``), the limit for small ``x``: ``P(a, x) ~ x^a / Gamma(a + 1)``
+    gives ``-(log x - digamma(a + 1)) / a``."""
+    wide_a = lax.convert_element_type(a, dtypes.float64)
+    wide_log_x = lax.convert_element_type(log_x, dtypes.float64)
+    tiny = pnp.less(wide_log_x, -700.0)
+    x = pnp.exp(pnp.where(tiny, 0.0, wide_log_x))
+    exact = pnp.divide(lax.random_gamma_grad(wide_a, x), x)
+    limit = pnp.divide(pnp.subtract(lax.digamma(pnp.add(wide_a, 1.0)), wide_log_x), wide_a)
+    return lax.convert_element_type(pnp.where(tiny, limit, exact), a.dtype)
 
 
 def beta(key, a, b, shape=None, dtype=None):

@@ -100,6 +100,17 @@ def test_gamma_gradient_is_jaxs_implicit_reparameterization(jax, jnp):
     assert abs(float(many) - 1) < 0.05
 
 
+def test_small_shapes_have_finite_pathwise_gradients():
+    # E[d x / d a] = 1 (E[x] = a) and E[d log x / d a] = trigamma(a), also where the samples
+    # underflow float32 (a = 0.01: log x reaches -1000)
+    key = pto.random.PRNGKey(1)
+    dlog = pto.grad(lambda a: pnp.mean(pto.random.loggamma(key, a, (N,))))(0.01)
+    trigamma = pytest.importorskip("scipy.special").polygamma(1, 0.01)
+    assert abs(float(dlog) / trigamma - 1) < 0.05
+    dx = pto.grad(lambda a: pnp.mean(pto.random.gamma(key, a, (N,))))(0.05)
+    assert abs(float(dx) - 1) < 0.06
+
+
 def test_lax_random_gamma_grad_matches_jax(jax):
     a, x = np.broadcast_arrays(np.array([0.1, 0.5, 1.0, 3.0, 10.0], np.float32)[:, None],
                                np.array([1e-3, 0.1, 1.0, 5.0, 30.0], np.float32)[None])
