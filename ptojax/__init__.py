@@ -35,7 +35,7 @@ from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 from ptojax import mixed_precision, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
-from ptojax.config import config, disable_jit
+from ptojax.config import config, disable_jit, enable_x64
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
@@ -73,8 +73,8 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
            "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "errors", "float16", "float32",
-           "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
+           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors",
+           "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "make_mesh", "mixed_precision", "nn", "numpy", "process_count", "process_index",

@@ -1,16 +1,19 @@
 """``pto.config``: ptojax's options, under JAX's flag names where ptojax behaves as JAX does.
 
     pto.config.update("jax_disable_jit", True)
-    pto.config.jax_enable_x64          # False: defaults are 32-bit, as JAX without x64
+    pto.config.jax_enable_x64          # False unless JAX_ENABLE_X64 was set at import
 
 Three kinds of option:
 
-- **Fixed** JAX flags: ptojax has exactly one behaviour, the one JAX has at the value listed
-  (``jax_enable_x64=False``: Python scalars and default dtypes are 32-bit; ptojax also keeps
-  explicit 64-bit inputs 64-bit, as JAX with x64 does). Reading gives that value; updating to
-  it is accepted; any other value raises ``ConfigError`` saying what ptojax does instead.
-- **Flags** held here: ``jax_disable_jit`` (``pto.jit`` runs functions op by op; results are
-  the same up to the last bits of fused host kernels).
+- **Fixed** JAX flags: ptojax has exactly one behaviour, the one JAX has at the value listed.
+  Reading gives that value; updating to it is accepted; any other value raises
+  ``ConfigError`` saying what ptojax does instead.
+- **Flags**: ``jax_disable_jit`` (``pto.jit`` runs functions op by op; results are the same
+  up to the last bits of fused host kernels) and ``jax_enable_x64`` (x64 mode: Python
+  scalars and default dtypes are 64-bit, promotion is JAX's x64 lattice; kept in
+  ``dtypes.py``, also set by ``JAX_ENABLE_X64`` at import and per thread by
+  ``pto.enable_x64(True)`` as a context manager). Without x64, ptojax still keeps explicit
+  64-bit inputs 64-bit (JAX would narrow them).
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout`` and ``ptojax_cache_dir``;
   updating one sets its ``PTOJAX_*`` environment variable, which the runtime reads.
@@ -24,7 +27,7 @@ import contextlib
 import os
 from typing import Any, Callable
 
-from ptojax import devices
+from ptojax import devices, dtypes
 from ptojax.env import env_path
 from ptojax.errors import ConfigError
 from ptojax.shard.runtime.in_process import configured_timeout
@@ -63,6 +66,20 @@ class Flag:
             raise ConfigError(f"config option {name!r} must be a bool, got {value!r}",
                               user_frame(3))
         self.value = value
+
+
+class X64Flag:
+    """``jax_enable_x64``: its value lives in ``dtypes`` (the one place promotion and the
+    default dtypes read it)."""
+
+    def get(self):
+        return dtypes.x64_enabled()
+
+    def set(self, name, value):
+        if not isinstance(value, bool):
+            raise ConfigError(f"config option {name!r} must be a bool, got {value!r}",
+                              user_frame(3))
+        dtypes.set_x64_globally(value)
 
 
 class Environment:
@@ -104,10 +121,7 @@ def _device_count(name, value):
 
 
 _OPTIONS: dict = {
-    "jax_enable_x64": Fixed(False, "default dtypes are always 32-bit (Python scalars are "
-                            "float32/int32), while explicit 64-bit arrays and dtypes stay "
-                            "64-bit; pass float64 arrays or dtype=float64 where you need "
-                            "double precision"),
+    "jax_enable_x64": X64Flag(),
     "jax_platforms": Fixed("cpu", "ptojax executes on the host CPU (Ascend code is emitted, "
                            "not run)", accepted=(None, "")),
     "jax_platform_name": Fixed("cpu", "ptojax executes on the host CPU", accepted=(None, "")),
@@ -166,6 +180,34 @@ class Config:
         """
         _option(name).set(name, value)
 
+    def config_with_absl(self) -> None:
+        """Register an absl boolean flag for each of ptojax's boolean options
+        (``--jax_enable_x64``, ``--jax_disable_jit``), as ``jax.config.config_with_absl``;
+        flags given on the command line are applied when ``absl.app.run`` starts.
+
+        Raises:
+          ConfigError: when absl (``pip install absl-py``) is not installed.
+
+        Example:
+          >>> pto.config.config_with_absl()   # doctest: +SKIP
+          >>> absl.app.run(main)              # doctest: +SKIP
+        """
+        try:
+            from absl import app, flags  # optional: absl-py, only for this call
+        except ImportError:
+            raise ConfigError("config_with_absl needs absl (pip install absl-py)",
+                              user_frame()) from None
+        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag))]
+        for name in names:
+            if name not in flags.FLAGS:
+                flags.DEFINE_bool(name, _OPTIONS[name].get(), f"ptojax option {name}")
+
+        def apply_present_flags():
+            for name in names:
+                if flags.FLAGS[name].present:
+                    self.update(name, flags.FLAGS[name].value)
+        app.call_after_init(apply_present_flags)
+
     def read(self, name: str) -> Any:
         """The value of option ``name`` (as ``getattr(config, name)``)."""
         return _option(name).get()
@@ -182,7 +224,7 @@ class Config:
         raise AttributeError(f"use pto.config.update({name!r}, {value!r}) to change an option")
 
     def __dir__(self):
-        return sorted([*_OPTIONS, *_ALIASES, "update", "read"])
+        return sorted([*_OPTIONS, *_ALIASES, "update", "read", "config_with_absl"])
 
     def __repr__(self):
         return "Config(" + ", ".join(f"{n}={o.get()!r}" for n, o in _OPTIONS.items()) + ")"
@@ -215,3 +257,41 @@ def disable_jit(disable: bool = True):
         yield
     finally:
         flag.value = previous
+
+
+class _ContextOption:
+    """A JAX config state usable as a context manager, as ``jax.enable_x64``:
+    ``with pto.enable_x64(True): ...`` sets the option in this thread for the block;
+    ``.value`` reads it."""
+
+    def __init__(self, name: str, scope: Callable, read: Callable):
+        self.name = name
+        self._scope = scope
+        self._read = read
+
+    def __call__(self, value: bool = True):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.name}(value): value must be a bool, got {value!r}",
+                              user_frame())
+        return self._scope(value)
+
+    @property
+    def value(self):
+        return self._read()
+
+    def __repr__(self):
+        return f"{self.name}(value={self.value!r})"
+
+
+enable_x64 = _ContextOption("enable_x64", dtypes.x64_scope, dtypes.x64_enabled)
+enable_x64.__doc__ = """x64 mode (``jax_enable_x64``) in this thread inside a ``with`` block, as
+``jax.enable_x64``.
+
+Args:
+  value: True for 64-bit defaults (float64/int64/complex128), False for 32-bit ones.
+
+Example:
+  >>> with pto.enable_x64(True):
+  ...     pnp.array([1.0]).dtype
+  dtype('float64')
+"""

@@ -6,14 +6,23 @@ Values made only from Python floats/ints/complex numbers default to float32/int3
 An explicit 64-bit input stays 64-bit (JAX with x64: float64 * 1j is complex128); without one, a
 64-bit join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
 A Python int outside the int32 range is a weak int64 and may only meet 64-bit operands.
+
+**x64 mode** (``jax_enable_x64``, JAX's flag): the default dtypes become float64/int64/
+complex128 and promotion is JAX's x64 lattice (no narrowing; a Python int is a weak int64).
+The flag is read here only (``x64_enabled``): set globally by ``pto.config.update``, at import
+from the ``JAX_ENABLE_X64`` environment variable (as JAX), or per thread by
+``pto.enable_x64(...)`` as a context manager.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 
 import ml_dtypes
 import numpy as np
 
+from ptojax.env import env_flag
 from ptojax.errors import DtypeError, IntegerOverflowError
 
 bool_ = np.dtype(np.bool_)
@@ -41,10 +50,70 @@ UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 INTEGERS = SIGNED | UNSIGNED
 COMPLEX = frozenset({complex64, complex128})
 
-DEFAULT_FLOAT = float32
-DEFAULT_INT = int32
-DEFAULT_COMPLEX = complex64
 PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays
+
+
+# ---------------------------------------------------------------------------------------------
+# x64 mode: the one place its flag is kept and read.
+class _X64Scopes(threading.local):
+    """This thread's ``x64_scope`` values, innermost last (a class default, so that reading
+    it is one attribute lookup on the hot path)."""
+    stack: tuple = ()
+
+
+_X64_GLOBAL = [env_flag("JAX_ENABLE_X64", False)]   # read at import, as JAX
+_X64_SCOPES = _X64Scopes()
+_OPEN_SCOPES = [0]              # x64_scope contexts open in any thread (0: skip the lookup)
+_OPEN_SCOPES_LOCK = threading.Lock()
+
+
+def x64_enabled() -> bool:
+    """Whether x64 mode (``jax_enable_x64``) is on in this thread."""
+    if not _OPEN_SCOPES[0]:     # the common case: one attribute-free read
+        return _X64_GLOBAL[0]
+    stack = _X64_SCOPES.stack
+    return stack[-1] if stack else _X64_GLOBAL[0]
+
+
+def set_x64_globally(value: bool) -> None:
+    """Turn x64 mode on or off for the process (``pto.config.update("jax_enable_x64", ...)``);
+    a thread inside an ``x64_scope`` keeps its context's value."""
+    _X64_GLOBAL[0] = bool(value)
+
+
+@contextlib.contextmanager
+def x64_scope(value: bool):
+    """x64 mode set to ``value`` in this thread for the duration of the context."""
+    outer = _X64_SCOPES.stack
+    _X64_SCOPES.stack = (*outer, bool(value))
+    with _OPEN_SCOPES_LOCK:
+        _OPEN_SCOPES[0] += 1
+    try:
+        yield
+    finally:
+        _X64_SCOPES.stack = outer
+        with _OPEN_SCOPES_LOCK:
+            _OPEN_SCOPES[0] -= 1
+
+
+def default_float() -> np.dtype:
+    """The dtype of Python floats and float defaults: float64 in x64 mode, else float32."""
+    return float64 if x64_enabled() else float32
+
+
+def default_int() -> np.dtype:
+    """The dtype of Python ints, integer defaults and indices: int64 in x64 mode, else int32."""
+    return int64 if x64_enabled() else int32
+
+
+def default_uint() -> np.dtype:
+    """The default unsigned integer dtype: uint64 in x64 mode, else uint32."""
+    return uint64 if x64_enabled() else uint32
+
+
+def default_complex() -> np.dtype:
+    """The dtype of Python complex numbers: complex128 in x64 mode, else complex64."""
+    return complex128 if x64_enabled() else complex64
 
 
 def short_name(dtype) -> str:
@@ -100,18 +169,15 @@ _ALIASES = {"bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2":
             "c64": complex64, "c128": complex128}
 
 
+_PYTHON_TYPES = {float: default_float, int: default_int, complex: default_complex}
+
+
 @functools.lru_cache(maxsize=None)
 def _canonicalize(dtype) -> np.dtype:
     if isinstance(dtype, str) and dtype in _ALIASES:
         return _ALIASES[dtype]
-    if dtype is float:
-        return DEFAULT_FLOAT
-    if dtype is int:
-        return DEFAULT_INT
     if dtype is bool:
         return bool_
-    if dtype is complex:
-        return DEFAULT_COMPLEX
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -123,9 +189,12 @@ def _canonicalize(dtype) -> np.dtype:
 
 
 def canonicalize(dtype) -> np.dtype:
-    """``dtype`` as a supported numpy dtype (Python float/int map to float32/int32)."""
+    """``dtype`` as a supported numpy dtype (Python float/int/complex map to the default
+    dtypes: float32/int32/complex64, or their 64-bit forms in x64 mode)."""
     if type(dtype) is np.dtype and dtype in SUPPORTED:
         return dtype
+    if isinstance(dtype, type) and dtype in _PYTHON_TYPES:
+        return _PYTHON_TYPES[dtype]()
     try:
         return _canonicalize(dtype)
     except DtypeError:
@@ -215,26 +284,32 @@ def _describe(types) -> str:
     return " and ".join(short_name(d) + (" (weak)" if w else "") for d, w in types)
 
 
-@functools.lru_cache(maxsize=4096)
 def promote(types: tuple) -> tuple:
-    """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)``."""
+    """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)`` (JAX's x64 lattice
+    in x64 mode)."""
+    return _promote(types, x64_enabled())
+
+
+@functools.lru_cache(maxsize=4096)
+def _promote(types: tuple, x64: bool) -> tuple:
     nodes = tuple(_node(d, w) for d, w in types)
     common = functools.reduce(frozenset.intersection, (_UPPER[n] for n in nodes))
     least = [n for n in common if all(m in _UPPER[n] for m in common)]
     if not least:
         raise DtypeError(f"no common dtype for {_describe(types)}; convert explicitly with "
                          f".astype(...)")
-    _check_wide_python_ints(types)
+    if not x64:
+        _check_wide_python_ints(types)
     node = least[0]
     if node == WEAK_INT:
-        return _weak_default(types, is_integer, DEFAULT_INT, int64), True
+        return _weak_default(types, is_integer, int32, int64, x64), True
     if node == WEAK_FLOAT:
-        return _weak_default(types, is_float, DEFAULT_FLOAT, float64), True
+        return _weak_default(types, is_float, float32, float64, x64), True
     if node == WEAK_COMPLEX:
         # a weak float among the operands counts as the complex type with its parts
         widened = tuple((complex_dtype(d) if is_inexact(d) else d, w) for d, w in types)
-        return _weak_default(widened, is_complex, DEFAULT_COMPLEX, complex128), True
-    if node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
+        return _weak_default(widened, is_complex, complex64, complex128, x64), True
+    if not x64 and node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
         return _NARROW[node], False
     return node, False
 
@@ -251,13 +326,15 @@ def _check_wide_python_ints(types) -> None:
         raise IntegerOverflowError(
             f"a Python int outside the int32 range (typed weak i64) can only be combined "
             f"with 64-bit operands, here {_describe(types)}. Make the other operand 64-bit "
-            f"(e.g. .astype(numpy.int64)) or pass the int as numpy.int64(...)")
+            f"(e.g. .astype(numpy.int64)), pass the int as numpy.int64(...), or enable x64 "
+            f"mode (pto.config.update('jax_enable_x64', True))")
 
 
-def _weak_default(types, kind, default, wide):
-    # A weak result is 32-bit, unless an operand is explicitly 64-bit (then 64-bit, as JAX
-    # with x64) or a weak operand of that kind is wider (a weak f64 stays f64).
-    if any(not w and d.itemsize == 8 for d, w in types):
+def _weak_default(types, kind, default, wide, x64):
+    # A weak result is 64-bit in x64 mode (JAX's canonical weak types). Otherwise 32-bit,
+    # unless an operand is explicitly 64-bit (then 64-bit, as JAX with x64) or a weak operand
+    # of that kind is wider (a weak f64 stays f64).
+    if x64 or any(not w and d.itemsize == 8 for d, w in types):
         return wide
     same_kind = [d for d, w in types if w and kind(d)]
     return max(same_kind, key=lambda d: d.itemsize) if same_kind else default
@@ -269,17 +346,18 @@ def result_type(*dtypes_and_weak) -> tuple:
 
 def python_scalar_dtype(x) -> np.dtype:
     """The (weak) dtype a Python scalar takes: bool, int32 (int64 for an int outside the int32
-    range; no Python int beyond 64 bits has one), float32."""
+    range; no Python int beyond 64 bits has one), float32, complex64; in x64 mode int64,
+    float64, complex128."""
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
         if -2**31 <= x < 2**31:
-            return DEFAULT_INT
+            return default_int()
         if -2**63 <= x < 2**63:
             return int64
         raise IntegerOverflowError(f"the Python int {x} does not fit in 64 bits")
     if isinstance(x, float):
-        return DEFAULT_FLOAT
+        return default_float()
     if isinstance(x, complex):
-        return DEFAULT_COMPLEX
+        return default_complex()
     raise DtypeError(f"{type(x).__name__} is not a Python scalar")

@@ -13,6 +13,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ptojax.config import jit_disabled
+from ptojax.dtypes import x64_enabled
 from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, located
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
@@ -39,6 +40,7 @@ class _Signature(NamedTuple):
     in_types: tuple
     statics: tuple
     python_floats: tuple  # positions of Python float leaves (traced at full precision)
+    x64: bool             # x64 mode: the same arguments trace to other dtypes
 
 
 def _split_static(fn_sig, args, kwargs, static_argnums, static_argnames):
@@ -218,6 +220,7 @@ class Jitted:
         try:   # the hot path: one walk, one lookup (see eval/fast_arguments.py)
             key, values = fast_arguments(args, kwargs, self._static_argnums,
                                          self._static_argnames)
+            key = (x64_enabled(), key)
             entry = self._fast.get(key)
         except Exception:   # no fast key: the full path decides (and raises the errors)
             key = entry = None
@@ -249,7 +252,8 @@ class Jitted:
                 [p for p, _ in pairs], in_types,
                 _dynamic_positions(len(args), self._static_argnums))
         floats = tuple(i for i, (_, x) in enumerate(pairs) if type(x) is float)
-        return _Signature(in_tree, in_types, statics, floats), [x for _, x in pairs]
+        return _Signature(in_tree, in_types, statics, floats, x64_enabled()), \
+            [x for _, x in pairs]
 
     def _partitioned(self, signature, mesh, leaves, args, kwargs):
         """``pto.shard`` of this function over the flat leaves, split as they arrive."""
@@ -335,6 +339,8 @@ def _not_aliasing(out, inputs):
 
 
 def explain_retrace(old: _Signature, new: _Signature) -> str:
+    if old.x64 != new.x64:
+        return f"x64 mode (jax_enable_x64) changed from {old.x64} to {new.x64}"
     if old.statics != new.statics:
         return f"static arguments changed from {old.statics} to {new.statics}"
     if old.in_tree != new.in_tree:

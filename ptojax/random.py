@@ -16,7 +16,7 @@ JAX 0.5), and ptojax reproduces ``jax.random`` on the CPU bit for bit for ``key`
 differ. ``normal``, ``truncated_normal`` and ``gumbel`` agree to a few ulps (their
 ``erf_inv``/``log`` are computed differently).
 
-Default dtypes are float32/int32/uint32, as JAX without x64.
+Default dtypes are float32/int32, as JAX without x64 (float64/int64 in x64 mode).
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
-from ptojax.errors import DtypeError, PtoError, ShapeError
+from ptojax.autodiff.custom_derivatives import custom_jvp
+from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
@@ -42,8 +43,8 @@ def key(seed):
     """A new key from an integer seed: ``[high 32 bits, low 32 bits]`` of the seed.
 
     A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
-    seed contributes both words. A Python int is int32 when it fits, else 64-bit. The seed
-    may be traced."""
+    seed contributes both words. A Python int is int32 when it fits (int64 in x64 mode), else
+    64-bit. The seed may be traced."""
     seed = _integer_scalar("key", seed, "the seed")
     low = lax.convert_element_type(seed, dtypes.uint32)
     if seed.dtype.itemsize == 8:
@@ -57,7 +58,8 @@ PRNGKey = key
 
 
 def _integer_scalar(name, value, what):
-    """``value`` as an integer scalar array; a Python int is int32 when it fits, else 64-bit."""
+    """``value`` as an integer scalar array; a Python int is int32 when it fits (int64 in x64
+    mode), else 64-bit."""
     if type(value) is int:
         value = np.asarray(value, _python_int_dtype(name, value))
     value = pnp.asarray(value)
@@ -70,7 +72,7 @@ def _integer_scalar(name, value, what):
 
 
 def _python_int_dtype(name, value: int):
-    for dtype in (dtypes.int32, dtypes.int64, dtypes.uint64):
+    for dtype in (dtypes.default_int(), dtypes.int64, dtypes.uint64):
         info = np.iinfo(dtype)
         if info.min <= value <= info.max:
             return dtype
@@ -86,9 +88,13 @@ def split(key, num=2):
 
 
 def fold_in(key, data):
-    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; its
-    low 32 bits count)."""
+    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; of an
+    integer array its low 32 bits count; a Python int must fit uint32, as in JAX)."""
     key = _check_key("fold_in", key)
+    if type(data) is int and not 0 <= data < 2**32:
+        raise IntegerOverflowError(f"fold_in: the Python int {data} does not fit uint32 (the "
+                                   f"data word); pass it as an integer array to fold in its "
+                                   f"low 32 bits", user_frame())
     data = _integer_scalar("fold_in", data, "data")
     word = lax.convert_element_type(data, dtypes.uint32)
     return pnp.stack(_hash(key, (_zero_word(), word)))
@@ -161,10 +167,11 @@ def _shape(shape) -> tuple:
 
 
 # bits and uniform floats ---------------------------------------------------------------------
-def bits(key, shape=(), dtype=dtypes.uint32):
-    """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64)."""
+def bits(key, shape=(), dtype=None):
+    """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64; by default uint32,
+    uint64 in x64 mode)."""
     key = _check_key("bits", key)
-    dtype = dtypes.canonicalize(dtype)
+    dtype = dtypes.default_uint() if dtype is None else dtypes.canonicalize(dtype)
     if not dtypes.is_unsigned(dtype):
         raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
                          user_frame())
@@ -180,7 +187,7 @@ def _random_bits(key, bit_width: int, shape):
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
 
 
-def uniform(key, shape=(), dtype=dtypes.float32, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Floats uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``)."""
     key = _check_key("uniform", key)
     dtype = _float_dtype("uniform", dtype)
@@ -202,7 +209,8 @@ def _unit_floats(key, shape, dtype):
 
 
 def _float_dtype(name, dtype):
-    dtype = dtypes.canonicalize(dtype)
+    """``dtype`` (the default float when None) checked to be floating-point."""
+    dtype = dtypes.canonicalize(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
@@ -227,7 +235,7 @@ def _check_broadcasts(name, value_shape, shape):
 
 
 # continuous distributions --------------------------------------------------------------------
-def normal(key, shape=(), dtype=dtypes.float32):
+def normal(key, shape=(), dtype=None):
     """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
     key = _check_key("normal", key)
     dtype = _float_dtype("normal", dtype)
@@ -236,7 +244,7 @@ def normal(key, shape=(), dtype=dtypes.float32):
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
-def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
 
     ``shape`` defaults to the broadcast shape of ``lower`` and ``upper``."""
@@ -256,12 +264,165 @@ def truncated_normal(key, lower, upper, shape=None, dtype=dtypes.float32):
     return pnp.clip(out, inside_lower, inside_upper)
 
 
-def gumbel(key, shape=(), dtype=dtypes.float32):
+def gumbel(key, shape=(), dtype=None):
     """Standard Gumbel samples: ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)."""
     key = _check_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
     u = uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
     return pnp.negative(pnp.log(pnp.negative(pnp.log(u))))
+
+
+# gamma family ---------------------------------------------------------------------------------
+# JAX's bit streams are not reproduced here (JAX draws each element's proposals in its own loop);
+# the samples follow the same distributions, checked statistically in tests/test_random_gamma.py.
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(``a``, 1) samples (Marsaglia-Tsang rejection; ``a < 1`` boosted by
+    ``u ** (1 / a)``). ``shape`` defaults to ``a``'s shape. Differentiable in ``a`` by
+    implicit reparameterization (``d x / d a = -(d F / d a) / p(x)``), as JAX."""
+    return pnp.exp(loggamma(key, a, shape, dtype))
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """``log`` of Gamma(``a``, 1) samples, computed in log space so that small ``a`` (whose
+    samples underflow) keeps its precision. Differentiable in ``a``."""
+    key, a, shape = _gamma_arguments("loggamma", key, a, shape, dtype)
+    return _loggamma(key, pnp.broadcast_to(a, shape))
+
+
+def _gamma_arguments(name, key, a, shape, dtype):
+    key = _check_key(name, key)
+    dtype = _float_dtype(name, dtype)
+    a = pnp.asarray(a, dtype)
+    shape = tuple(a.shape) if shape is None else _shape(shape)
+    _check_broadcasts(name, a.shape, shape)
+    return key, a, shape
+
+
+@custom_jvp
+def _loggamma(key, a):
+    return _log_gamma_draw(key, a)
+
+
+@_loggamma.defjvp
+def _loggamma_jvp(primals, tangents):
+    key, a = primals
+    _, a_dot = tangents
+    log_x = _loggamma(key, a)
+    return log_x, pnp.multiply(_log_gamma_sample_grad(a, log_x), a_dot)
+
+
+def _log_gamma_draw(key, a):
+    """Marsaglia and Tsang's method for every element at once: each round proposes for all
+    elements from its own key and keeps the first accepted proposal of each."""
+    shape, dtype = tuple(a.shape), a.dtype
+    boost = pnp.less(a, 1)
+    alpha = pnp.where(boost, pnp.add(a, 1), a)
+    d = pnp.subtract(alpha, 1 / 3)
+    c = pnp.divide(1 / 3, pnp.sqrt(d))
+    rounds_key, boost_key = split(key)
+
+    def propose(state):
+        round_, done, v = state
+        normal_key, uniform_key = split(fold_in(rounds_key, round_))
+        z, u = normal(normal_key, shape, dtype), uniform(uniform_key, shape, dtype)
+        t = pnp.add(1, pnp.multiply(c, z))
+        cube = pnp.multiply(pnp.multiply(t, t), t)
+        bound = pnp.add(pnp.multiply(0.5, pnp.multiply(z, z)),
+                        pnp.multiply(d, pnp.add(pnp.subtract(1, cube), pnp.log(cube))))
+        accept = pnp.logical_and(pnp.greater(t, 0), pnp.less(pnp.log(u), bound))
+        take = pnp.logical_and(accept, pnp.logical_not(done))
+        return (pnp.add(round_, 1), pnp.logical_or(done, accept),
+                pnp.where(take, pnp.multiply(d, cube), v))
+
+    start = (pnp.asarray(0, dtypes.uint32), pnp.zeros(shape, bool), pnp.ones(shape, dtype))
+    _, _, v = lax.while_loop(lambda state: pnp.logical_not(pnp.all(state[1])), propose, start)
+    log_boost = pnp.divide(pnp.log(uniform(boost_key, shape, dtype)), a)
+    return pnp.add(pnp.log(v), pnp.where(boost, log_boost, 0))
+
+
+def _log_gamma_sample_grad(a, log_x):
+    """``d log x / d a`` of a Gamma(a) sample ``x``: ``lax.random_gamma_grad(a, x) / x``, in
+    float64 (a small ``a``'s samples underflow float32, their logs do not). Where even float64
+    underflows (``log x < -700``), the limit for small ``x``: ``P(a, x) ~ x^a / Gamma(a + 1)``
+    gives ``-(log x - digamma(a + 1)) / a``."""
+    wide_a = lax.convert_element_type(a, dtypes.float64)
+    wide_log_x = lax.convert_element_type(log_x, dtypes.float64)
+    tiny = pnp.less(wide_log_x, -700.0)
+    x = pnp.exp(pnp.where(tiny, 0.0, wide_log_x))
+    exact = pnp.divide(lax.random_gamma_grad(wide_a, x), x)
+    limit = pnp.divide(pnp.subtract(lax.digamma(pnp.add(wide_a, 1.0)), wide_log_x), wide_a)
+    return lax.convert_element_type(pnp.where(tiny, limit, exact), a.dtype)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(``a``, ``b``) samples, as ``Ga / (Ga + Gb)`` of two gamma draws (in log space).
+    ``shape`` defaults to the broadcast shape of ``a`` and ``b``."""
+    key = _check_key("beta", key)
+    dtype = _float_dtype("beta", dtype)
+    a, b = pnp.asarray(a, dtype), pnp.asarray(b, dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    shape = _shape(shape)
+    key_a, key_b = split(key)
+    log_a = loggamma(key_a, pnp.broadcast_to(a, shape), shape, dtype)
+    log_b = loggamma(key_b, pnp.broadcast_to(b, shape), shape, dtype)
+    top = lax.stop_gradient(pnp.maximum(log_a, log_b))
+    gamma_a, gamma_b = pnp.exp(pnp.subtract(log_a, top)), pnp.exp(pnp.subtract(log_b, top))
+    return pnp.divide(gamma_a, pnp.add(gamma_a, gamma_b))
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(``alpha``) samples over ``alpha``'s last axis: normalized gamma draws.
+    The result has shape ``shape + alpha.shape[-1:]``; ``shape`` defaults to
+    ``alpha.shape[:-1]`` and must broadcast with it."""
+    key = _check_key("dirichlet", key)
+    dtype = _float_dtype("dirichlet", dtype)
+    alpha = pnp.asarray(alpha, dtype)
+    if alpha.ndim < 1:
+        raise ShapeError(f"dirichlet: alpha must have at least one axis, got {alpha.aval}",
+                         user_frame())
+    shape = tuple(alpha.shape[:-1]) if shape is None else _shape(shape)
+    _check_broadcasts("dirichlet", alpha.shape[:-1], shape)
+    full = (*shape, alpha.shape[-1])
+    log_gammas = loggamma(key, pnp.broadcast_to(alpha, full), full, dtype)
+    top = lax.stop_gradient(pnp.max(log_gammas, axis=-1, keepdims=True))
+    gammas = pnp.exp(pnp.subtract(log_gammas, top))
+    return pnp.divide(gammas, pnp.sum(gammas, axis=-1, keepdims=True))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Samples of N(``mean``, ``cov``): ``mean + A z`` with ``A A^T = cov`` from ``method``
+    (``"cholesky"``, ``"eigh"`` or ``"svd"``). The result has shape
+    ``shape + mean.shape[-1:]``; ``shape`` defaults to the broadcast batch shape of
+    ``mean.shape[:-1]`` and ``cov.shape[:-2]``."""
+    key = _check_key("multivariate_normal", key)
+    if method not in ("cholesky", "eigh", "svd"):
+        raise PtoError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got "
+                       f"{method!r}", user_frame())
+    if dtype is None:
+        dtype = pnp.result_type(mean, cov)   # as JAX: the operands' dtype, floats only
+        dtype = dtype if dtypes.is_float(dtype) else dtypes.default_float()
+    dtype = _float_dtype("multivariate_normal", dtype)
+    mean, cov = pnp.asarray(mean, dtype), pnp.asarray(cov, dtype)
+    if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
+        raise ShapeError(f"multivariate_normal: mean must have shape (..., n) and cov "
+                         f"(..., n, n), got {mean.aval} and {cov.aval}", user_frame())
+    batch = np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    shape = batch if shape is None else _shape(shape)
+    _check_broadcasts("multivariate_normal", batch, shape)
+    factor = _covariance_factor(cov, method)
+    z = normal(key, (*shape, mean.shape[-1]), dtype)
+    return pnp.add(mean, pnp.einsum("...ij,...j->...i", factor, z))
+
+
+def _covariance_factor(cov, method):
+    if method == "cholesky":
+        return pnp.linalg.cholesky(cov)
+    if method == "eigh":
+        w, v = pnp.linalg.eigh(cov)
+        return pnp.multiply(v, pnp.expand_dims(pnp.sqrt(w), -2))
+    u, s, _ = pnp.linalg.svd(cov)
+    return pnp.multiply(u, pnp.expand_dims(pnp.sqrt(s), -2))
 
 
 # discrete distributions ----------------------------------------------------------------------
@@ -299,13 +460,13 @@ def categorical(key, logits, axis=-1, shape=None):
     return pnp.argmax(scores, axis=prefix + axis)
 
 
-def randint(key, shape, minval, maxval, dtype=dtypes.int32):
+def randint(key, shape, minval, maxval, dtype=None):
     """Integers uniform in ``[minval, maxval)`` (bounds broadcast against ``shape``; a
     ``maxval`` beyond the dtype's range includes its maximum). Values come from twice the
     dtype's bits reduced modulo the span, so the bias for spans that are not powers of two
     is negligible."""
     key = _check_key("randint", key)
-    dtype = dtypes.canonicalize(dtype)
+    dtype = dtypes.canonicalize(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"randint: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = _shape(shape)
@@ -431,15 +592,16 @@ def _weighted_choice(key, n, shape, replace, p):
         cdf = pnp.cumsum(p)
         r = pnp.multiply(cdf[-1], pnp.subtract(1, uniform(key, shape, cdf.dtype)))
         below = pnp.less(cdf, pnp.expand_dims(r, -1))
-        return pnp.sum(below, axis=-1, dtype=dtypes.int32)
+        return pnp.sum(below, axis=-1, dtype=dtypes.default_int())
     # Gumbel top-k: the k largest of log(p) + Gumbel noise are a sample without replacement
     scores = pnp.add(gumbel(key, (n,), p.dtype), pnp.log(p))
     top = pnp.argsort(scores, descending=True)[:math.prod(shape)]
     return lax.reshape(top, shape)
 
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
-           "normal", "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
+__all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
+           "fold_in", "gamma", "gumbel", "key", "loggamma", "multivariate_normal", "normal",
+           "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
            "wrap_key_data"]
 __dir__ = dir_function(__all__)
 
@@ -466,6 +628,22 @@ choice:
 fold_in:
     >>> pto.random.fold_in(pto.random.key(0), 7)
     Array([2716826189,  292468403], dtype=uint32)
+gamma:
+    >>> pto.random.gamma(pto.random.key(0), 2.0, (3,))
+    Array([0.4016075, 1.2525765, 1.4668685], dtype=float32)
+loggamma:
+    >>> pto.random.loggamma(pto.random.key(2), 0.5, (2,))
+    Array([-0.2012103 , -0.90807825], dtype=float32)
+beta:
+    >>> pto.random.beta(pto.random.key(0), 2.0, 3.0, (3,))
+    Array([0.25151786, 0.13513926, 0.11010239], dtype=float32)
+dirichlet:
+    >>> pto.random.dirichlet(pto.random.key(0), pnp.array([1.0, 2.0, 3.0]))
+    Array([0.01174779, 0.33781907, 0.65043306], dtype=float32)
+multivariate_normal:
+    >>> pto.random.multivariate_normal(pto.random.key(0), pnp.zeros(2), pnp.eye(2), (2,))
+    Array([[ 1.622642  ,  2.0252647 ],
+           [-0.43359435, -0.07861736]], dtype=float32)
 gumbel:
     >>> pto.random.gumbel(pto.random.key(0), (3,))
     Array([ 2.9233725 ,  3.8326178 , -0.09689324], dtype=float32)

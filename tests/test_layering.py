@@ -29,7 +29,7 @@ LAYERS = [
              "__main__"]),
 ]
 # the only packages a function-level import may name: optional dependencies
-OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython"}
+OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython", "absl"}
 
 
 def module_name(path: pathlib.Path) -> str:

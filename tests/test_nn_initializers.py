@@ -130,7 +130,7 @@ def test_initializers_reject_bad_input():
 
 def test_every_jax_initializer_exists(jax):
     ours = {n for n in dir(init) if not n.startswith("_")}
-    not_here = {"Initializer", "delta_orthogonal"}  # a type; a convolution-kernel initializer
+    not_here = {"Initializer"}  # a type
     assert {n for n in dir(jax.nn.initializers) if not n.startswith("_")} - not_here <= ours
 
 
@@ -144,6 +144,23 @@ def test_orthogonal_matches_jax(jax, shape, column_axis):
     flat = np.moveaxis(np.asarray(got), column_axis, -1).reshape(-1, shape[column_axis]) / 2
     gram = flat.T @ flat if flat.shape[0] >= flat.shape[1] else flat @ flat.T
     np.testing.assert_allclose(gram, np.eye(len(gram)), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,column_axis", [((3, 4, 4), -1), ((3, 2, 3, 5), -1),
+                                               ((2, 3, 1, 4, 4), -2)])
+def test_delta_orthogonal_matches_jax(jax, shape, column_axis):
+    got = init.delta_orthogonal(1.5, column_axis)(pto.random.key(2), shape)
+    with jax.enable_x64(False):
+        want = jax.nn.initializers.delta_orthogonal(1.5, column_axis)(jax.random.key(2), shape)
+    assert got.dtype == want.dtype
+    assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_delta_orthogonal_rejects_bad_shapes():
+    with pytest.raises(ShapeError, match="3-, 4- or 5-D"):
+        init.delta_orthogonal()(pto.random.key(0), (3, 3))
+    with pytest.raises(ShapeError, match="fan_in <= fan_out"):
+        init.delta_orthogonal()(pto.random.key(0), (3, 5, 4))
 
 
 def test_orthogonal_rejects_vectors():

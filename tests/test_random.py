@@ -111,6 +111,14 @@ def test_keys_must_be_uint32_pairs(key):
         pr.fold_in(key, 1.0)
 
 
+@pytest.mark.parametrize("data", [-1, 2 ** 32, 2 ** 40])
+def test_fold_in_rejects_python_ints_outside_uint32_as_jax(jr, jkey, key, data):
+    with pytest.raises(OverflowError):
+        jr.fold_in(jkey, data)
+    with pytest.raises(OverflowError, match="does not fit uint32"):
+        pr.fold_in(key, data)
+
+
 # bit-exact samplers --------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype, shape", [("uint32", ()), ("uint32", (3, 5)), ("uint8", (7,)),
                                           ("uint16", (3, 5)), ("uint64", (3, 5))])

@@ -16,10 +16,10 @@ from helpers import assert_close
 def test_config_reads_and_fixed_flags():
     assert pto.config.jax_enable_x64 is False
     assert pto.config.read("jax_platforms") == "cpu"
-    pto.config.update("jax_enable_x64", False)              # ptojax's behaviour: accepted
-    pto.config.update("jax_default_matmul_precision", "highest")
-    with pytest.raises(ConfigError, match="float64"):
-        pto.config.update("jax_enable_x64", True)
+    pto.config.update("jax_enable_x64", False)    # a flag: tests/reference/test_x64_mode.py
+    pto.config.update("jax_default_matmul_precision", "highest")  # ptojax's behaviour: accepted
+    with pytest.raises(ConfigError, match="float32"):
+        pto.config.update("jax_default_matmul_precision", "bfloat16")
     with pytest.raises(ConfigError, match="check_numerics"):
         pto.config.update("jax_debug_nans", True)
 

@@ -39,7 +39,7 @@ from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, full_like, 
                                 iota, pad, rev, slice, slice_in_dim, split, tile)
 from ptojax.ops.sorting import sort, sort_key_val, top_k
 from ptojax.ops.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
-                                igamma, igamma_grad_a, igammac, lgamma)
+                                igamma, igamma_grad_a, igammac, lgamma, random_gamma_grad)
 from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
                                        cosh, exp, exp2, expm1, log, log1p, logistic, pow,
                                        rsqrt, sin, sinh, sqrt, tan, tanh)

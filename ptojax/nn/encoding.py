@@ -17,7 +17,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
       x: integer array of class indices; indices outside ``[0, num_classes)`` encode as all
         zeros.
       num_classes: the number of classes (a static int).
-      dtype: the result dtype, default float32.
+      dtype: the result dtype, default float32 (float64 in x64 mode).
       axis: where the class axis goes (an int), or the name of a mapped axis bound by
         ``pto.vmap(axis_name=...)``/``pto.shard_map``, whose size must be ``num_classes``:
         then each position along that axis gets ``x == its index``.
@@ -32,7 +32,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     """
     x = pnp.asarray(x)
     num_classes = operator.index(num_classes)
-    dtype = dtypes.float32 if dtype is None else dtype
+    dtype = dtypes.default_float() if dtype is None else dtype
     if isinstance(axis, str) or isinstance(axis, tuple) and all(
             isinstance(a, str) for a in axis):
         return _one_hot_named(x, num_classes, dtype, axis)

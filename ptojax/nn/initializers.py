@@ -1,11 +1,10 @@
 """``pto.nn.initializers``: JAX's weight initializers, drawing from ``pto.random`` keys.
 
-An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float32). The
-variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas exactly, so
-with the same key it draws JAX's values: the uniform ones bit for bit up to the final scaling,
-the normal ones to a few ulps (see ``pto.random``). ``orthogonal`` takes the QR decomposition
-of such a normal draw, as JAX does. Complex dtypes are not supported, nor is
-``delta_orthogonal`` (a convolution-kernel initializer).
+An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float32; float64 in
+x64 mode). The variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas
+exactly, so with the same key it draws JAX's values: the uniform ones bit for bit up to the
+final scaling, the normal ones to a few ulps (see ``pto.random``). ``orthogonal`` takes the QR
+decomposition of such a normal draw, as JAX does. Complex dtypes are not supported.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ _TRUNCATED_STDDEV = .87962566103423978
 
 
 def _dtype(name, dtype):
-    dtype = dtypes.float32 if dtype is None else dtypes.canonicalize(dtype)
+    dtype = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"nn.initializers.{name}: dtype must be a floating-point dtype, got "
                          f"{dtype}", user_frame(2))
@@ -42,7 +41,7 @@ def zeros(key, shape, dtype=None):
     Args:
       key: a ``pto.random`` key (unused).
       shape: the result shape.
-      dtype: the result dtype, default float32.
+      dtype: the result dtype, default float32 (float64 in x64 mode).
 
     Returns:
       ``pnp.zeros(shape, dtype)``.
@@ -51,7 +50,7 @@ def zeros(key, shape, dtype=None):
       >>> pto.nn.initializers.zeros(pto.random.key(0), (2,))
       Array([0., 0.], dtype=float32)
     """
-    return pnp.zeros(_shape(shape), dtypes.float32 if dtype is None else dtype)
+    return pnp.zeros(_shape(shape), dtypes.default_float() if dtype is None else dtype)
 
 
 def ones(key, shape, dtype=None):
@@ -60,7 +59,7 @@ def ones(key, shape, dtype=None):
     Args:
       key: a ``pto.random`` key (unused).
       shape: the result shape.
-      dtype: the result dtype, default float32.
+      dtype: the result dtype, default float32 (float64 in x64 mode).
 
     Returns:
       ``pnp.ones(shape, dtype)``.
@@ -69,7 +68,7 @@ def ones(key, shape, dtype=None):
       >>> pto.nn.initializers.ones(pto.random.key(0), (2,))
       Array([1., 1.], dtype=float32)
     """
-    return pnp.ones(_shape(shape), dtypes.float32 if dtype is None else dtype)
+    return pnp.ones(_shape(shape), dtypes.default_float() if dtype is None else dtype)
 
 
 def constant(value, dtype=None):
@@ -77,7 +76,7 @@ def constant(value, dtype=None):
 
     Args:
       value: the fill value.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``.
@@ -87,7 +86,7 @@ def constant(value, dtype=None):
       Array([-7., -7.], dtype=float32)
     """
     def init(key, shape, dtype=dtype):
-        return pnp.full(_shape(shape), value, dtypes.float32 if dtype is None else dtype)
+        return pnp.full(_shape(shape), value, dtypes.default_float() if dtype is None else dtype)
     return init
 
 
@@ -96,7 +95,7 @@ def uniform(scale=1e-2, dtype=None):
 
     Args:
       scale: the upper bound, default 0.01.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``.
@@ -117,7 +116,7 @@ def normal(stddev=1e-2, dtype=None):
 
     Args:
       stddev: the standard deviation, default 0.01.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``.
@@ -139,7 +138,7 @@ def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
 
     Args:
       stddev: the standard deviation of the untruncated distribution, default 0.01.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
       lower: the lower truncation bound (in standard deviations), default -2.
       upper: the upper truncation bound, default 2.
 
@@ -201,7 +200,7 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
       in_axis: the input axis or axes of the weight, default -2.
       out_axis: the output axis or axes, default -1.
       batch_axis: axes to ignore, default none.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``.
@@ -244,7 +243,7 @@ def _family(scale, mode, distribution, name, summary):
       in_axis: the input axis or axes of the weight, default -2.
       out_axis: the output axis or axes, default -1.
       batch_axis: axes to ignore, default none.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``.
@@ -278,7 +277,7 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
       scale: the factor applied to the result, default 1.
       column_axis: the axis of ``shape`` holding the columns; the other axes are flattened
         into rows. Columns are orthonormal when rows >= columns, rows otherwise.
-      dtype: the initializer's default dtype (float32 if None).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
 
     Returns:
       ``init(key, shape, dtype=dtype)``; ``shape`` needs at least two dimensions.
@@ -308,8 +307,42 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
     return init
 
 
-__all__ = ["constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
-           "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
-           "orthogonal", "truncated_normal", "uniform", "variance_scaling", "xavier_normal",
-           "xavier_uniform", "zeros"]
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """An initializer of delta-orthogonal convolution kernels (Xiao et al. 2018,
+    arXiv:1806.05393): zeros, but an ``orthogonal`` matrix at the spatial centre, as JAX.
+
+    Args:
+      scale: the factor applied to the orthogonal matrix, default 1.
+      column_axis: the axis of the last two holding the columns (``orthogonal``'s).
+      dtype: the initializer's default dtype (float32 if None; float64 in x64 mode).
+
+    Returns:
+      ``init(key, shape, dtype=dtype)``; ``shape`` is 3-, 4- or 5-D (spatial dims, then
+      ``fan_in <= fan_out``).
+
+    Example:
+      >>> w = pto.nn.initializers.delta_orthogonal()(pto.random.key(0), (3, 2, 2))
+      >>> bool(pnp.allclose(w[1].T @ w[1], pnp.eye(2), atol=1e-5)), float(abs(w[0]).sum())
+      (True, 0.0)
+    """
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype("delta_orthogonal", dtype)
+        shape = _shape(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ShapeError(f"nn.initializers.delta_orthogonal needs a 3-, 4- or 5-D shape "
+                             f"(spatial dimensions, fan_in, fan_out), got {shape}",
+                             user_frame())
+        if shape[-1] < shape[-2]:
+            raise ShapeError(f"nn.initializers.delta_orthogonal needs fan_in <= fan_out (the "
+                             f"last two dimensions), got {shape}", user_frame())
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return pnp.zeros(shape, dtype).at[centre].set(matrix)
+    return init
+
+
+__all__ = ["constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
+           "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform",
+           "normal", "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling",
+           "xavier_normal", "xavier_uniform", "zeros"]
 __dir__ = dir_function(__all__)

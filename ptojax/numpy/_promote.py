@@ -119,7 +119,7 @@ def _scalar_of_dtype(x, dtype, op):
 @quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
-    if dtype == dtypes.int64:  # outside int32: JAX without x64 cannot type it
+    if dtype == dtypes.int64 and not dtypes.x64_enabled():  # JAX without x64 cannot type it
         raise IntegerOverflowError(f"{op}: the Python int {x} does not fit the default integer "
                                    f"dtype int32; pass dtype=pnp.int64", user_frame())
     return Array(np.asarray(x, dtype), weak_type=True)
@@ -139,7 +139,7 @@ def _from_sequence(seq, dtype, op):
                                 f"one shape", user_frame())
     supported_dtype(arr.dtype, op, seq)
     if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
-        dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.float32
+        dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.default_float()
     if arr.dtype != dtype and any(type(v) is int for v in leaves):
         try:  # as numpy.array(seq, dtype) (and JAX): an int that does not fit is an error
             return Array(np.asarray(seq, dtype))

@@ -66,7 +66,9 @@ def _transpose(self, *axes):
 
 
 def _astype(self, dtype, copy=False):
-    return lax.convert_element_type(self, supported_dtype(dtype, "astype"))
+    # dtype None is the default float (float32; float64 in x64 mode), as JAX
+    return lax.convert_element_type(self, supported_dtype(float if dtype is None else dtype,
+                                                          "astype"))
 
 
 def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):

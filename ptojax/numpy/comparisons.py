@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax import lax
+from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_args
 from ptojax.numpy.math import equal, isfinite, isnan, logical_and, logical_or
@@ -15,7 +15,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|a - b| <= atol + rtol * |b|`` elementwise, in the promoted inexact dtype (integers
     compare as float32, as JAX); equal infinities are close, NaNs only with ``equal_nan``."""
     a, b = promote_args("isclose", a, b, kind="float")
-    rtol, atol = convert(rtol, a.dtype), convert(atol, a.dtype)
+    tolerance_dtype = dtypes.real_dtype(a.dtype)   # |a - b| of complex values is real
+    rtol, atol = convert(rtol, tolerance_dtype), convert(atol, tolerance_dtype)
     in_range = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     out = logical_or(lax.eq(a, b), logical_and(isfinite(b), in_range))
     if equal_nan:

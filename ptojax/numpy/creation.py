@@ -1,7 +1,7 @@
 """Array creation: array/asarray/zeros/ones/full/arange/linspace/eye/... and *_like.
 
-Without a dtype, values made of Python numbers get the default dtypes (float32, int32);
-numpy inputs keep theirs, as JAX does.
+Without a dtype, values made of Python numbers get the default dtypes (float32, int32;
+float64, int64 in x64 mode); numpy inputs keep theirs, as JAX does.
 """
 from __future__ import annotations
 
@@ -84,15 +84,15 @@ def _fill_value(op, fill_value):
 
 
 def zeros(shape, dtype=None):
-    return _full("zeros", _shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.float32))
+    return _full("zeros", _shape("zeros", shape), 0, _dtype("zeros", dtype, dtypes.default_float()))
 
 
 def ones(shape, dtype=None):
-    return _full("ones", _shape("ones", shape), 1, _dtype("ones", dtype, dtypes.float32))
+    return _full("ones", _shape("ones", shape), 1, _dtype("ones", dtype, dtypes.default_float()))
 
 
 def empty(shape, dtype=None):
-    return _full("empty", _shape("empty", shape), 0, _dtype("empty", dtype, dtypes.float32))
+    return _full("empty", _shape("empty", shape), 0, _dtype("empty", dtype, dtypes.default_float()))
 
 
 def _like(op, a, fill_value, dtype, shape):
@@ -186,8 +186,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         # JAX's formula: start * (1 - t) + stop * t reaches both ends exactly
         fraction = m.divide(ramp, float(divisions))
         out = m.add(m.multiply(start, m.subtract(1.0, fraction)), m.multiply(stop, fraction))
-    else:  # one sample or none: the step is undefined
-        step = m.multiply(delta, float("nan"))
+    else:  # one sample or none: the step is undefined, a NaN scalar (as JAX)
+        step = lax.convert_element_type(float("nan"), compute)
         bounds = np.broadcast_shapes(tuple(start.shape), tuple(stop.shape))
         out = m.add(broadcast_to_shape(start, bounds, "linspace"), m.multiply(ramp, 0.0))
     if endpoint and num > 1:
@@ -202,13 +202,13 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     return out, lax.convert_element_type(step, dtype if dtypes.is_float(dtype) else compute)
 
 
-def _grid(op, N, M, dtype):
+def _grid(op, N, M, dtype, default=None):
     N = as_index(N)
     M = N if M is None else as_index(M)
     if N < 0 or M < 0:
         raise ShapeError(f"{op}: the number of rows and columns must be non-negative, got "
                          f"{N} and {M}", user_frame())
-    dtype = _dtype(op, dtype, dtypes.float32)
+    dtype = _dtype(op, dtype, default or dtypes.default_float())
     return (lax.broadcasted_iota(dtypes.int32, (N, M), 0),
             lax.broadcasted_iota(dtypes.int32, (N, M), 1), dtype)
 
@@ -223,7 +223,7 @@ def identity(n: int, dtype=None):
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
-    rows, cols, dtype = _grid("tri", N, M, dtype)
+    rows, cols, dtype = _grid("tri", N, M, dtype, dtypes.float32)  # float32 also in x64, as JAX
     return lax.convert_element_type(lax.ge(lax.add(rows, operator.index(k)), cols), dtype)
 
 

@@ -1,7 +1,7 @@
 """Index helpers: ``indices``, ``ix_``, ``diag_indices(_from)``, ``tril_indices(_from)``,
 ``triu_indices(_from)``, ``unravel_index``, ``ravel_multi_index``, ``fill_diagonal``,
-``diagflat``. Index results are int32 (DESIGN.md, "Numerics decisions"); the triangle and
-diagonal indices depend only on static sizes, so they are constants."""
+``diagflat``. Index results are int32 (int64 in x64 mode; DESIGN.md, "Numerics decisions");
+the triangle and diagonal indices depend only on static sizes, so they are constants."""
 from __future__ import annotations
 
 import operator
@@ -31,7 +31,8 @@ def _static_int(name, what, v) -> int:
 def indices(dimensions, dtype=None, sparse=False):
     """The index of each position of a grid of shape ``dimensions``: one array per axis,
     stacked (or, ``sparse=True``, a tuple of broadcastable arrays)."""
-    dtype = supported_dtype(dtype, "indices") if dtype is not None else dtypes.int32
+    dtype = supported_dtype(dtype, "indices") if dtype is not None \
+        else dtypes.default_int()
     dims = tuple(_static_int("indices", "dimensions", d) for d in dimensions)
     out = []
     for i, n in enumerate(dims):
@@ -63,7 +64,7 @@ def ix_(*args):
 
 
 def _constant(values):
-    return Array(np.asarray(values, np.int32))
+    return Array(np.asarray(values, dtypes.default_int()))
 
 
 def diag_indices(n, ndim=2):
@@ -72,7 +73,7 @@ def diag_indices(n, ndim=2):
     if n < 0 or ndim < 0:
         raise ShapeError(f"diag_indices: n and ndim must be non-negative, got {n} and {ndim}",
                          user_frame())
-    return (lax.iota(dtypes.int32, n),) * ndim
+    return (lax.iota(dtypes.default_int(), n),) * ndim
 
 
 def diag_indices_from(arr):

@@ -31,7 +31,8 @@ from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
 from ptojax.numpy.reductions import amax, amin, any, count_nonzero, cumprod, prod, sum
 from ptojax.numpy.sorting import sort
 from ptojax.ops import decompositions as dec
-from ptojax.ops.matrix import matrix_transpose as mT, symmetrize, take_columns, take_rows
+from ptojax.ops.matrix import (conjugate_transpose, matrix_transpose as mT, symmetrize,
+                               take_columns, take_rows)
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples, dir_function
 
@@ -78,12 +79,13 @@ def _require_matrices(op, a):
 
 # decompositions --------------------------------------------------------------------------------
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    """The Cholesky factor of symmetric positive-definite matrices: lower ``L`` with
-    ``a = L L^T`` (upper ``L^T`` with ``upper``); NaNs where ``a`` is not positive definite."""
+    """The Cholesky factor of symmetric (complex: Hermitian) positive-definite matrices: lower
+    ``L`` with ``a = L L^H`` (upper ``L^H`` with ``upper``); NaNs where ``a`` is not positive
+    definite."""
     (a,) = promote_inexact("cholesky", a)
     _require_square("linalg.cholesky", a)
     lower = dec.cholesky(a, symmetrize_input=symmetrize_input)
-    return mT(lower) if upper else lower
+    return conjugate_transpose(lower) if upper else lower
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):

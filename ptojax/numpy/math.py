@@ -534,7 +534,9 @@ def heaviside(x1, x2, /):
 
 
 def astype(x, dtype):
-    return lax.convert_element_type(asarray(x), dtypes.canonicalize(dtype))
+    # dtype None is the default float (float32; float64 in x64 mode), as JAX
+    return lax.convert_element_type(asarray(x), dtypes.canonicalize(
+        float if dtype is None else dtype))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.errors import DtypeError
 from ptojax.numpy._axes import normalize_axes
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    supported_dtype, to_inexact)
@@ -14,6 +15,7 @@ from ptojax.numpy import math as m
 from ptojax.numpy import reductions as red
 from ptojax.numpy.reductions import cumulate
 from ptojax.public import add_examples as _add_examples
+from ptojax.source_info import user_frame
 
 
 def _nan_free(a, fill):
@@ -92,10 +94,19 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def _nan_variance(name, a, axis, dtype, ddof, keepdims, where, mean):
+    """Variances are real: of complex values, the mean squared magnitude (as ``var``)."""
     a = asarray(a, op=name)
     axes = normalize_axes(name, axis, a.ndim)
-    result_dtype = supported_dtype(dtype, name) if dtype is not None else to_inexact(a.dtype)
-    compute = dtypes.float32 if result_dtype.itemsize < 4 else result_dtype
+    result_dtype = supported_dtype(dtype, name) if dtype is not None else \
+        dtypes.real_dtype(to_inexact(a.dtype))
+    if dtypes.is_complex(a.dtype) and dtype is not None and not dtypes.is_complex(result_dtype):
+        raise DtypeError(f"{name}: a real dtype ({result_dtype}) for the variance of complex "
+                         f"values is not supported (as in JAX); leave dtype out for a real "
+                         f"result", user_frame())
+    real = dtypes.real_dtype(result_dtype)
+    compute = dtypes.float32 if real.itemsize < 4 else real
+    if dtypes.is_complex(a.dtype):
+        compute = dtypes.complex_dtype(compute)
     x = convert(a, compute)
     centre = nanmean(x, axes, dtype=compute, keepdims=True, where=where) if mean is None \
         else convert(mean, compute)
@@ -103,7 +114,10 @@ def _nan_variance(name, a, axis, dtype, ddof, keepdims, where, mean):
     x, centre = broadcast_to_shape(x, shape), broadcast_to_shape(centre, shape)
     # the double where keeps NaN out of the gradient
     centered = m.where(m.isnan(x), convert(0, compute), lax.sub(x, centre))
-    total = red.sum(lax.mul(centered, centered), axes, keepdims=keepdims, where=where)
+    squares = lax.real(lax.mul(centered, lax.conj(centered))) if dtypes.is_complex(compute) \
+        else lax.mul(centered, centered)
+    compute = squares.dtype
+    total = red.sum(squares, axes, keepdims=keepdims, where=where)
     count = _count_not_nan(x, axes, keepdims, where, dtypes.int32)
     normalizer = lax.sub(count, np.int32(ddof))
     empty = lax.le(normalizer, 0)

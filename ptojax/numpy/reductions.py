@@ -33,12 +33,13 @@ def _keep(out, x, axes, keepdims):
 
 
 def _sum_dtype(dtype, promote_integers=True):
-    """Sums of bools count in int32; narrow integers accumulate in the default integer width
-    unless ``promote_integers=False``."""
+    """Sums of bools count in the default integer (int32; int64 in x64 mode); narrower
+    integers accumulate in the default integer width unless ``promote_integers=False``."""
+    default = dtypes.default_int()
     if dtype == dtypes.bool_:
-        return dtypes.int32
-    if promote_integers and dtypes.is_integer(dtype) and dtype.itemsize < 4:
-        return dtypes.uint32 if dtypes.is_unsigned(dtype) else dtypes.int32
+        return default
+    if promote_integers and dtypes.is_integer(dtype) and dtype.itemsize < default.itemsize:
+        return dtypes.default_uint() if dtypes.is_unsigned(dtype) else default
     return dtype
 
 
@@ -215,12 +216,12 @@ def _arg(lax_fn, name):
             raise ShapeError(f"{name}: {where} has no elements, so no {name[3:]}imum",
                              user_frame())
         if flat:
-            result = lax_fn(lax.reshape(a, (a.size,)), 0)
+            result = lax_fn(lax.reshape(a, (a.size,)), 0, dtypes.default_int())
             return lax.reshape(result, (1,) * a.ndim) if keepdims else result
-        result = lax_fn(a, ax)
+        result = lax_fn(a, ax, dtypes.default_int())
         return lax.expand_dims(result, (ax,)) if keepdims else result
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Index (int32) of the first {name[3:]}imum along ``axis`` (NaN counts as " \
+    fn.__doc__ = f"Index (int32; int64 in x64 mode) of the first {name[3:]}imum along ``axis`` (NaN counts as " \
                  f"the extremum)."
     return fn
 

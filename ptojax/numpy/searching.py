@@ -41,7 +41,7 @@ def _mask(a):
 
 
 def nonzero(a, *, size=None, fill_value=None):
-    """The indices of the nonzero elements, one int32 array per dimension. With ``size``,
+    """The indices of the nonzero elements, one int32 (int64 in x64 mode) array per dimension. With ``size``,
     exactly that many (padded with ``fill_value``, default 0, or truncated)."""
     a = asarray(a, op="nonzero")
     if a.ndim == 0:
@@ -52,9 +52,9 @@ def nonzero(a, *, size=None, fill_value=None):
         size = int(np.count_nonzero(_concrete("nonzero", mask, "nonzero elements")))
     size = operator.index(size)
     if a.size == 0 or size == 0:
-        return tuple(zeros(size, dtypes.int32) for _ in a.shape)
+        return tuple(zeros(size, dtypes.default_int()) for _ in a.shape)
     # slot k holds the first position whose running count reaches k + 1
-    running = cumsum(mask, dtype=dtypes.int32)
+    running = cumsum(mask, dtype=dtypes.default_int())
     flat = cumsum(bincount(running, length=size))
     strides = [math.prod(a.shape[d + 1:]) for d in range(a.ndim)]
     out = tuple(ew.remainder(ew.floor_divide(flat, stride), n)
@@ -64,8 +64,9 @@ def nonzero(a, *, size=None, fill_value=None):
         if len(fills) != a.ndim or any(np.ndim(v) != 0 for v in fills):
             raise ShapeError(f"nonzero: fill_value must be a scalar or a tuple of {a.ndim} "
                              f"scalars, got {fill_value!r}", user_frame())
-        missing = ew.greater_equal(lax.iota(dtypes.int32, size), _sum(mask, dtype=dtypes.int32))
-        out = tuple(ew.where(missing, convert(v, dtypes.int32), o) for v, o in zip(fills, out))
+        index = dtypes.default_int()
+        missing = ew.greater_equal(lax.iota(index, size), _sum(mask, dtype=index))
+        out = tuple(ew.where(missing, convert(v, index), o) for v, o in zip(fills, out))
     return out
 
 
@@ -80,7 +81,7 @@ def argwhere(a, *, size=None, fill_value=None):
     if a.ndim == 0:
         count = size if size is not None else int(_concrete("argwhere", _mask(a),
                                                             "nonzero elements"))
-        return zeros((count, 0), dtypes.int32)
+        return zeros((count, 0), dtypes.default_int())
     columns = nonzero(a, size=size, fill_value=fill_value)
     return lax.concatenate([lax.expand_dims(c, (1,)) for c in columns], 1)
 
@@ -154,7 +155,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         length = max(minlength, int(max(0, values.max())) + 1 if values.size else 0)
     length = operator.index(length)
     if weights is None:
-        weights = lax.broadcast_in_dim(np.int32(1), tuple(x.shape), ())
+        weights = lax.broadcast_in_dim(np.asarray(1, dtypes.default_int()), tuple(x.shape),
+                                       ())
     else:
         weights = asarray(weights, op="bincount")
         if tuple(weights.shape) != tuple(x.shape):
@@ -166,7 +168,14 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 
 # searchsorted ----------------------------------------------------------------------------------
 def _sort_less(a, b):
-    """``a < b`` in sort order: NaN after every number, -0.0 equal to 0.0."""
+    """``a < b`` in sort order: NaN after every number, -0.0 equal to 0.0; complex values by
+    real part, then imaginary part (JAX's lexicographic order)."""
+    if dtypes.is_complex(a.dtype):
+        real_a, real_b = lax.real(a), lax.real(b)
+        same_real = lax.bitwise_not(lax.bitwise_or(_sort_less(real_a, real_b),
+                                                   _sort_less(real_b, real_a)))
+        return lax.bitwise_or(_sort_less(real_a, real_b),
+                              lax.bitwise_and(same_real, _sort_less(lax.imag(a), lax.imag(b))))
     if not dtypes.is_float(a.dtype):
         return lax.lt(a, b)
     return lax.bitwise_or(lax.lt(a, b), lax.bitwise_and(ew.isnan(b),

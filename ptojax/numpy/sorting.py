@@ -28,10 +28,11 @@ def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
-    """Indices (int32, or ``dtype``) that sort ``a``; equal elements keep their order, also
+    """Indices (int32, int64 in x64 mode, or ``dtype``) that sort ``a``; equal elements keep their order, also
     descending."""
     a, axis = _operand("argsort", a, axis, order)
-    index_dtype = supported_dtype(dtype, "argsort") if dtype is not None else dtypes.int32
+    index_dtype = supported_dtype(dtype, "argsort") if dtype is not None \
+        else dtypes.default_int()
     iota = lax.broadcasted_iota(index_dtype, a.shape, axis)
     if descending:  # stable descending order: sort the reversed array, map indices back
         _, idx = lax.sort((lax.rev(a, (axis,)), iota), dimension=axis, num_keys=1)
@@ -98,7 +99,8 @@ def argpartition(a, kth, axis=-1):
 
 
 def lexsort(keys, axis=-1):
-    """Indices (int32) that sort by several keys, the last one primary (stable)."""
+    """Indices (int32; int64 in x64 mode) that sort by several keys, the last one primary
+    (stable)."""
     keys = [asarray(k, op="lexsort") for k in keys]
     if not keys:
         raise ShapeError("lexsort: at least one key is needed", user_frame())
@@ -106,7 +108,7 @@ def lexsort(keys, axis=-1):
         raise ShapeError(f"lexsort: all keys must have one shape, got "
                          f"{', '.join(str(k.aval) for k in keys)}", user_frame())
     axis = normalize_axis("lexsort", axis, keys[0].ndim)
-    iota = lax.broadcasted_iota(dtypes.int32, keys[0].shape, axis)
+    iota = lax.broadcasted_iota(dtypes.default_int(), keys[0].shape, axis)
     return lax.sort((*reversed(keys), iota), dimension=axis, num_keys=len(keys))[-1]
 
 

@@ -1,5 +1,5 @@
-"""Window functions (float32, as JAX's default float): ``bartlett``, ``blackman``,
-``hamming``, ``hanning``, ``kaiser``. Windows of length 0 or 1 are all ones."""
+"""Window functions in JAX's default float (float32; float64 in x64 mode): ``bartlett``,
+``blackman``, ``hamming``, ``hanning``, ``kaiser``. Windows of length 0 or 1 are all ones."""
 from __future__ import annotations
 
 import operator
@@ -13,13 +13,15 @@ from ptojax.public import add_examples as _add_examples
 
 
 def _samples(M):
-    """The sample positions 0..M-1 (float32), or None when the window is all ones."""
+    """The sample positions 0..M-1 (the default float: float32, float64 in x64 mode), or
+    None when the window is all ones."""
     M = operator.index(M)
-    return None if M <= 1 else lax.iota(dtypes.float32, M)
+    return None if M <= 1 else lax.iota(dtypes.default_float(), M)
 
 
 def _ones(M):
-    return lax.broadcast_in_dim(np.float32(1), (max(operator.index(M), 0),), ())
+    return lax.broadcast_in_dim(np.asarray(1, dtypes.default_float()),
+                                (max(operator.index(M), 0),), ())
 
 
 def _cosine_window(M, *coefficients):

@@ -106,8 +106,10 @@ def python_float_view(carrier):
     """A Python float traced at full precision (``carrier``, a weak float64 tracer: a jit
     argument, or Python arithmetic on one) as user code sees it: a weak float32, as eagerly.
     Promotion converts from the carrier (``trace.full_precision``), so next to float64 it
-    keeps every bit, as eagerly."""
-    view = convert_element_type(carrier, dtypes.float32, weak_type=True)
+    keeps every bit, as eagerly. In x64 mode the function sees the carrier itself."""
+    if dtypes.default_float() == carrier.dtype:
+        return carrier
+    view = convert_element_type(carrier, dtypes.default_float(), weak_type=True)
     carrier._trace.full_precision[view.ir_var] = carrier
     return view
 

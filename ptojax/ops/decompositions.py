@@ -27,6 +27,7 @@ from ptojax.ops import lapack, sharding_rules as sr
 from ptojax.ops.arithmetic import add, add_tangents, div, integer_pow, mul, neg, sub
 from ptojax.ops.broadcast import to_front
 from ptojax.ops.checks import fmt_types
+from ptojax.ops.complex_parts import conj_p
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.logic import eq
 from ptojax.ops.matrix import (by_column, by_row, diag_matrix, diagonal, eye,
@@ -39,29 +40,31 @@ from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 from ptojax.public import add_examples as _add_examples
 
-# The dtypes LAPACK computes in.
+# The dtypes LAPACK computes in; cholesky and triangular_solve also take complex ones.
 LINALG_DTYPES = (dtypes.float32, dtypes.float64)
+COMPLEX_LINALG_DTYPES = (dtypes.complex64, dtypes.complex128)
 NOT_TILED = Unsupported("matrix decompositions are not tiled for Ascend yet: they run on the "
                         "host")
 
 
 # checks ----------------------------------------------------------------------------------------
-def require_matrices(name, x, square=False, rank=2):
-    """``x`` is a stack of (square) matrices of a dtype LAPACK computes in."""
+def require_matrices(name, x, square=False, rank=2, complex_ok=False):
+    """``x`` is a stack of (square) matrices of a dtype LAPACK computes in (complex ones too
+    with ``complex_ok``)."""
     if x.ndim < rank:
         what = "vectors (..., n)" if rank == 1 else "matrices (..., m, n)"
         raise ShapeError(f"{name}: needs a stack of {what}, got {x}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"{name}: needs square matrices (..., n, n), got {x}")
-    if rank == 2:
+    if rank == 2 and not (complex_ok and x.dtype in COMPLEX_LINALG_DTYPES):
         require_linalg_dtype(name, x)
 
 
-def check_operand(name, x, square=False):
+def check_operand(name, x, square=False, complex_ok=False):
     """``require_matrices`` for a user's operand, before any op applies to it: the error
     names the user's line."""
     try:
-        require_matrices(name, leaf_type(x), square=square)
+        require_matrices(name, leaf_type(x), square=square, complex_ok=complex_ok)
     except PtoError as e:
         raise e.with_source(user_frame()) from None
 
@@ -130,7 +133,7 @@ def _cols(x, start, stop):
 
 # cholesky --------------------------------------------------------------------------------------
 def _cholesky_abstract(x):
-    require_matrices("cholesky", x, square=True)
+    require_matrices("cholesky", x, square=True, complex_ok=True)
     return x.strip_weak()
 
 
@@ -145,7 +148,7 @@ cholesky_p = Primitive("cholesky", _cholesky_abstract, _cholesky)
 
 
 def _cholesky_jvp(primals, tangents):
-    """``dL = L phi(L^-1 dA L^-T)`` with ``phi`` the lower triangle, diagonal halved
+    """``dL = L phi(L^-1 dA L^-H)`` with ``phi`` the lower triangle, diagonal halved
     (Murray 2016, arXiv:1602.07527), as JAX."""
     (x,), (t,) = primals, tangents
     lower = cholesky_p.bind(x)
@@ -165,18 +168,19 @@ _define(cholesky_p, _cholesky_jvp,
 
 
 def cholesky(x, *, symmetrize_input=True):
-    """The lower Cholesky factor ``L`` of each symmetric positive-definite matrix
-    (``x = L L^T``; NaNs where ``x`` is not positive definite). With ``symmetrize_input`` the
-    factor is of ``(x + x^T) / 2``; without, only the lower triangle of ``x`` is read."""
-    check_operand("cholesky", x, square=True)
+    """The lower Cholesky factor ``L`` of each symmetric (complex: Hermitian)
+    positive-definite matrix (``x = L L^H``; NaNs where ``x`` is not positive definite). With
+    ``symmetrize_input`` the factor is of ``(x + x^H) / 2``; without, only the lower triangle
+    of ``x`` is read."""
+    check_operand("cholesky", x, square=True, complex_ok=True)
     return cholesky_p.bind(symmetrize(x) if symmetrize_input else x)
 
 
 # triangular_solve ------------------------------------------------------------------------------
 def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a,
                                unit_diagonal):
-    require_matrices("triangular_solve", a, square=True)
-    require_matrices("triangular_solve", b)
+    require_matrices("triangular_solve", a, square=True, complex_ok=True)
+    require_matrices("triangular_solve", b, complex_ok=True)
     if a.dtype != b.dtype:
         raise DtypeError(f"triangular_solve: operands have different dtypes "
                          f"({fmt_types((a, b))}); convert them to one dtype first")
@@ -204,6 +208,7 @@ def _solve_with_tangent_of_a(ta, x, a, *, left_side, lower, transpose_a, conjuga
                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     k = 1 if unit_diagonal else 0
     g = neg(tril(ta, -k) if lower else triu(ta, k))
+    g = conj_p.bind(g) if conjugate_a and dtypes.is_complex(g.dtype) else g
     g = mT(g) if transpose_a else g
     m, n = x.shape[-2:]
     if left_side:

@@ -7,6 +7,7 @@ from ptojax import dtypes
 from ptojax.ir.types import TensorType
 from ptojax.ops.arithmetic import add, div
 from ptojax.ops.broadcast import broadcast_in_dim, zeros
+from ptojax.ops.complex_parts import conj_p
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.gather_scatter import gather
 from ptojax.ops.linalg import dot_general
@@ -87,8 +88,14 @@ def take_columns(x, cols):
 
 
 def symmetrize(x):
-    """``(x + x^T) / 2``."""
-    return div(add(x, matrix_transpose(x)), 2)
+    """``(x + x^H) / 2``: symmetric (Hermitian for complex ``x``)."""
+    return div(add(x, conjugate_transpose(x)), 2)
+
+
+def conjugate_transpose(x):
+    """``x^H``: the matrix transpose, conjugated for complex ``x`` (``x^T`` otherwise)."""
+    x_t = matrix_transpose(x)
+    return conj_p.bind(x_t) if dtypes.is_complex(x.dtype) else x_t
 
 
 def by_column(v, shape):

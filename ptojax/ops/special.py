@@ -19,7 +19,7 @@ from ptojax.ops.arithmetic import (NOT_TILED, abs, add, binary_jvp, div, mul, ne
                                    times, unary_jvp)
 from ptojax.ops.broadcast import fit_shape
 from ptojax.ops.convert import convert_element_type
-from ptojax.ops.elementwise import elementwise, lax_function
+from ptojax.ops.elementwise import broadcast_ones, elementwise, lax_function, operands
 from ptojax.ops.logic import eq, ge, le, lt, select
 from ptojax.ops.tangents import Zero, is_zero
 from ptojax.ops.transcendental import exp, log, log1p, sin
@@ -505,6 +505,16 @@ bessel_i1e_p = _special("bessel_i1e", _bessel_ie_f64(1), tile=NOT_TILED)
 igamma, igammac, igamma_grad_a, betainc, bessel_i0e, bessel_i1e = map(lax_function, (
     igamma_p, igammac_p, igamma_grad_a_p, betainc_p, bessel_i0e_p, bessel_i1e_p))
 
+def random_gamma_grad(a, x):
+    """``d x / d a`` of a Gamma(``a``, 1) sample ``x`` held at its quantile (implicit
+    reparameterization, as JAX's ``lax.random_gamma_grad``): ``-(d P(a, x) / d a) / p(x)``,
+    evaluated in float64 (in the tails both factors underflow narrower floats)."""
+    a, x = broadcast_ones(operands(a, x))
+    dtype = a.dtype
+    a, x = convert_element_type(a, dtypes.float64), convert_element_type(x, dtypes.float64)
+    return convert_element_type(neg(div(igamma_grad_a(a, x), _gamma_density(a, x))), dtype)
+
+
 igamma_p.define(jvp=binary_jvp(igamma_p, times(lambda a, x, o: igamma_grad_a(a, x)),
                                times(lambda a, x, o: _gamma_density(a, x))))
 igammac_p.define(jvp=binary_jvp(igammac_p, times(lambda a, x, o: neg(igamma_grad_a(a, x))),
@@ -550,6 +560,10 @@ erfc: The complementary error function ``1 - erf(x)``, elementwise.
 igamma: The regularized lower incomplete gamma function ``P(a, x)``, elementwise.
     >>> pto.lax.igamma(2.0, pnp.array([0.5, 1.0, 4.0]))
     Array([0.09020401, 0.26424113, 0.9084218 ], dtype=float32)
+random_gamma_grad: ``d x / d a`` of Gamma(a, 1) samples ``x`` (implicit
+    reparameterization), elementwise.
+    >>> pto.lax.random_gamma_grad(2.0, pnp.array([0.5, 2.0]))
+    Array([0.49802673, 1.0862086 ], dtype=float32)
 igamma_grad_a: The derivative of ``igamma(a, x)`` with respect to ``a``, elementwise.
     >>> pto.lax.igamma_grad_a(2.0, pnp.array([0.5, 1.0]))
     Array([-0.15103424, -0.27619603], dtype=float32)

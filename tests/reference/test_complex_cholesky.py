@@ -1,0 +1,58 @@
+"""Complex Cholesky against JAX: ``pnp.linalg.cholesky`` (lower and upper) and
+``lax.linalg.cholesky`` of Hermitian positive-definite complex64/complex128 matrices, their
+JVP, the gradient of a real loss, and vmap/jit."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+
+RNG = np.random.RandomState(0)
+
+
+def _hermitian(dtype, n=4, stack=()):
+    m = (RNG.randn(*stack, n, n) + 1j * RNG.randn(*stack, n, n)).astype(dtype)
+    return m, m @ np.conj(np.swapaxes(m, -1, -2)) + n * np.eye(n, dtype=dtype)
+
+
+def _tol(dtype):
+    return 2e-5 if dtype == np.complex64 else 1e-12
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_factors_match_jax(jax, jnp, dtype):
+    _, a = _hermitian(dtype, stack=(2,))
+    for upper in (False, True):
+        got = pnp.linalg.cholesky(a, upper=upper)
+        want = jnp.linalg.cholesky(a, upper=upper)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=_tol(dtype), atol=_tol(dtype))
+    np.testing.assert_allclose(pto.lax.linalg.cholesky(a), jax.lax.linalg.cholesky(a),
+                               rtol=_tol(dtype), atol=_tol(dtype))
+    lower = np.asarray(pnp.linalg.cholesky(a))
+    np.testing.assert_allclose(lower @ np.conj(np.swapaxes(lower, -1, -2)), a,
+                               rtol=_tol(dtype), atol=_tol(dtype) * 10)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_derivatives_match_jax(jax, jnp, dtype):
+    m, _ = _hermitian(dtype)
+    t, _ = _hermitian(dtype)
+
+    def factor(lib):
+        return lambda x: lib.linalg.cholesky(x @ lib.conj(x.T) + 4 * lib.eye(4, dtype=dtype))
+
+    def loss(lib):
+        return lambda x: lib.sum(lib.abs(factor(lib)(x)) ** 2 + lib.real(factor(lib)(x)))
+
+    tol = _tol(dtype) * 20
+    np.testing.assert_allclose(pto.jvp(factor(pnp), (m,), (t,))[1],
+                               jax.jvp(factor(jnp), (m,), (t,))[1], rtol=tol, atol=tol)
+    np.testing.assert_allclose(pto.grad(loss(pnp))(m), jax.grad(loss(jnp))(m), rtol=tol,
+                               atol=tol)
+
+
+def test_vmap_and_jit(jnp):
+    _, a = _hermitian(np.complex64, stack=(3,))
+    got = pto.jit(pto.vmap(pnp.linalg.cholesky))(a)
+    np.testing.assert_allclose(got, jnp.linalg.cholesky(a), rtol=2e-5, atol=2e-5)
