@@ -197,6 +197,7 @@ class Jitted:
                  backend=None, dynamic=None):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        self._name = getattr(fn, "__name__", "fn")   # a functools.partial has none
         self._static_argnums, self._static_argnames = _normalize_static(
             fn, static_argnums, static_argnames, donate_argnums)
         self._dynamic = None if dynamic is None else DynamicShapes(fn, dynamic,
@@ -213,7 +214,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if tracing():  # under an outer trace: inline it, its values abstract as under jit
-            with inlined_jit(getattr(self._fn, "__name__", "fn")):
+            with inlined_jit(self._name):
                 return self._fn(*args, **kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
             return self._fn(*args, **kwargs)
@@ -265,7 +266,7 @@ class Jitted:
                 a, kw = _merge_static(a, kw, args, kwargs, self._static_argnums,
                                       self._static_argnames)
                 return self._fn(*a, **kw)
-            flat_fn.__name__ = getattr(self._fn, "__name__", "fn")
+            flat_fn.__name__ = self._name
             sharded = self._cache[key] = partitioned(flat_fn, mesh, leaves)
         return sharded
 
@@ -275,13 +276,12 @@ class Jitted:
             if entry is not None:
                 return entry
             if self._last_signature is not None:
-                log.info("retracing %s: %s", self._fn.__name__,
+                log.info("retracing %s: %s", self._name,
                          explain_retrace(self._last_signature, signature))
             closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                               self._static_argnames, dynamic=self._dynamic)
-            entry = _make_entry(closed, out_tree, self._backend,
-                                getattr(self._fn, "__name__", "fn"))
-            log.info("compiled %s for %s (%d compiled programs)", self._fn.__name__,
+            entry = _make_entry(closed, out_tree, self._backend, self._name)
+            log.info("compiled %s for %s (%d compiled programs)", self._name,
                      ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
             self._cache[signature] = entry
             self._last_signature = signature

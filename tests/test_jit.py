@@ -1,5 +1,6 @@
 """jit: one trace per signature, retrace explanations, static arguments, thread safety, the
 optimizer and the generated executor."""
+import functools
 import logging
 import threading
 
@@ -70,6 +71,15 @@ def test_retrace_is_explained(caplog):
     with caplog.at_level(logging.INFO, logger="ptojax.jit"):
         jf(pnp.ones(3), pnp.ones(5))
     assert "positional argument 1 changed from f32[3] to f32[5]" in caplog.text
+
+
+def test_jit_of_a_partial_compiles_retraces_and_logs(caplog):
+    """A functools.partial has no __name__: jit names it "fn" (compile and retrace logs)."""
+    jf = pto.jit(functools.partial(lambda x, y: x * y, y=2.0))
+    with caplog.at_level(logging.INFO, logger="ptojax.jit"):
+        jf(pnp.ones(3))
+        np.testing.assert_allclose(jf(pnp.ones(5)), np.full(5, 2.0))
+    assert "compiled fn for f32[3]" in caplog.text and "retracing fn" in caplog.text
 
 
 def test_pytree_arguments_and_outputs():
