@@ -298,38 +298,59 @@ def _same_literal(a, b) -> bool:
         np.array_equal(np.asarray(a.value), np.asarray(b.value))
 
 
+MAX_BINDINGS = 64       # (cotangent, v) pairs tried when the template's first use is ambiguous
+
+
 def match_gradient(g: _Graph, f: Forward, template: IR):
     """(cotangent Var, v, {q|k|v: the program's Var of its cotangent}, matched equation
     indices) when the program computes the template's gradient, else None. The cotangent
-    (and ``v`` when the program has no ``p @ v``) is bound at its first use."""
+    (and ``v`` when the program has no ``p @ v``) are the program's values that make the most
+    of the template match (tried among the matmul operands of their types)."""
+    do_t, v_t = template.invars[-1], template.invars[2]
+    free = [do_t] + ([v_t] if f.v is None else [])
+    options = [_matmul_operands(g, t.type) for t in free]
+    bindings = [()]
+    for opts in options:
+        bindings = [b + (o,) for b in bindings for o in opts]
+    if not bindings or len(bindings) > MAX_BINDINGS:
+        return None
+    best = None
+    for binding in bindings:
+        found = _match_bound(g, f, template, dict(zip(free, binding)))
+        if found is not None and (best is None or
+                                  (len(found[2]), len(found[3])) > (len(best[2]), len(best[3]))):
+            best = found
+    return best
+
+
+def _matmul_operands(g: _Graph, type_) -> list:
+    return sorted({a for e in g.ir.eqns if e.prim is dot_general_p for a in e.inputs
+                   if type(a) is Var and a.type == type_}, key=lambda v: g.producer.get(v, -1))
+
+
+def _match_bound(g: _Graph, f: Forward, template: IR, bound):
     known = [f.q, f.k, f.v] + ([f.mask] if f.mask is not None else [])
     env = {t: u for t, u in zip(template.invars, known) if u is not None}
-    do_t = template.invars[-1]
-    free = {do_t} | ({template.invars[2]} if f.v is None else set())
+    env.update(bound)
     matched = set()
     for te in template.eqns:
-        candidates = _candidates(g, te, env)
         hit = None
-        for i in candidates:
+        for i in _candidates(g, te, env):
             e = g.ir.eqns[i]
             if e.prim is te.prim and len(e.inputs) == len(te.inputs) and \
-                    len(e.outputs) == len(te.outputs) and _same_params(e, te):
-                bound = _bind_inputs(te.inputs, e.inputs, env, free)
-                if bound is not None:
-                    hit = (i, bound)
-                    break
+                    len(e.outputs) == len(te.outputs) and _same_params(e, te) and \
+                    _inputs_agree(te.inputs, e.inputs, env):
+                hit = i
+                break
         if hit is None:
             continue                    # not computed here (an input not differentiated)
-        i, bound = hit
-        env.update(bound)
-        env.update(zip(te.outputs, g.ir.eqns[i].outputs))
+        env.update(zip(te.outputs, g.ir.eqns[hit].outputs))
         if any(type(a) is Var for a in te.inputs):     # constants stay (others may share)
-            matched.add(i)
-    if any(t not in env for t in free):
-        return None
+            matched.add(hit)
     grads = {name: env.get(t) for name, t in zip("qkv", template.outvars) if type(t) is Var}
     grads = {n: v for n, v in grads.items() if v is not None}
-    return (env[do_t], env[template.invars[2]], grads, matched) if grads else None
+    return (env[template.invars[-1]], env[template.invars[2]], grads, matched) \
+        if grads else None
 
 
 def _candidates(g: _Graph, te: Eqn, env) -> list:
@@ -339,20 +360,14 @@ def _candidates(g: _Graph, te: Eqn, env) -> list:
     return [i for i, e in enumerate(g.ir.eqns) if e.prim is te.prim]
 
 
-def _bind_inputs(t_inputs, inputs, env, free):
-    bound = {}
+def _inputs_agree(t_inputs, inputs, env) -> bool:
     for ta, a in zip(t_inputs, inputs):
         if type(ta) is Literal:
             if not _same_literal(ta, a):
-                return None
-        elif ta in env or ta in bound:
-            if (env.get(ta) if ta in env else bound[ta]) is not a:
-                return None
-        elif ta in free and type(a) is Var and a.type == ta.type:
-            bound[ta] = a
-        else:
-            return None
-    return bound
+                return False
+        elif env.get(ta) is not a:
+            return False
+    return True
 
 
 # --- the rewrite ------------------------------------------------------------------------------
