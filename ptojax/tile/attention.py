@@ -38,7 +38,7 @@ from ptojax.kernel.call import kernel_call_p
 from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
 from ptojax.ops.arithmetic import div_p, mul_p, sub_p
-from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p
+from ptojax.ops.broadcast import reduce_sum_p
 from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
@@ -164,7 +164,7 @@ def _constant_value(g: _Graph, var):
     return _evaluate([g.ir.eqns[i] for i in sorted(eqns)], env)[var]
 
 
-def _causal_mask(g: _Graph, sel, batch_shape):
+def _causal_mask(g: _Graph, sel):
     """The mask Var when ``select`` ``sel`` keeps the causal scores (NEG elsewhere), with
     which operand is the scores; None when it is any other mask."""
     pred, a, b = sel.inputs
@@ -220,7 +220,7 @@ def match_forward(g: _Graph, index):
     mask, s = None, x
     ix, ex = g.eqn(x)
     if ex is not None and ex.prim is select_p:
-        s = _causal_mask(g, ex, x.type.shape[:nb])
+        s = _causal_mask(g, ex)
         if s is None:
             return None
         mask = ex.inputs[0]
