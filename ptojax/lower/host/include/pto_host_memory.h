@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <vector>
 #include <type_traits>
 
 #include "pto_host_convert.h"
@@ -87,9 +88,35 @@ struct Window {
   }
 };
 
+// A load into a column-major tile from GM rows (a transposed load): the rows' pointers first,
+// then each tile column written contiguously from the rows, in blocks of columns whose GM
+// lines stay cached (one element at a time down a column-major tile was store-bound).
+template <typename T, typename G>
+inline void load_transposed(View<T> dst, Window<const G> src, int vc) {
+  static thread_local std::vector<const G*> rows;
+  rows.clear();
+  src.rows([&](const G* g, int) { rows.push_back(g); });
+  const int nr = static_cast<int>(rows.size());
+  const G* const* const row = rows.data();      // (a local: the stores cannot move it)
+  T* const out = dst.p;
+  const std::ptrdiff_t pitch = dst.cs;
+  constexpr int kBlock = 16;
+  for (int j0 = 0; j0 < vc; j0 += kBlock) {
+    const int j1 = j0 + kBlock < vc ? j0 + kBlock : vc;
+    for (int j = j0; j < j1; ++j) {
+      T* const d = out + j * pitch;
+      for (int i = 0; i < nr; ++i) std::memcpy(d + i, row[i] + j, sizeof(T));
+    }
+  }
+}
+
 template <typename T, typename G>
 PTO_HOST_WORKER void load_worker(View<T> dst, Window<const G> src, int vc) {
   const std::ptrdiff_t cs = src.stride[4];
+  if (dst.rs == 1 && dst.cs != 1 && cs == 1) {
+    load_transposed(dst, src, vc);
+    return;
+  }
   src.rows([&](const G* g, int i) {
     T* const d = dst.p + i * dst.rs;
     if (dst.cs == 1 && cs == 1) {
@@ -118,6 +145,16 @@ PTO_HOST_WORKER void store_worker(Window<G> dst, View<const T> src, int vc) {
 // dst(i, j) = src(r0 + i, c0 + j) over dst's valid region, converting the element type.
 template <typename TD, typename TS>
 PTO_HOST_WORKER void copy_worker(View<TD> dst, View<const TS> src, int vr, int vc) {
+  if constexpr (std::is_same<TD, TS>::value) {     // same layout: whole rows or columns
+    if (dst.cs == 1 && src.cs == 1) {
+      for (int i = 0; i < vr; ++i) std::memcpy(&dst(i, 0), &src(i, 0), sizeof(TD) * vc);
+      return;
+    }
+    if (dst.rs == 1 && src.rs == 1) {
+      for (int j = 0; j < vc; ++j) std::memcpy(&dst(0, j), &src(0, j), sizeof(TD) * vr);
+      return;
+    }
+  }
   for (int i = 0; i < vr; ++i)
     for (int j = 0; j < vc; ++j) dst(i, j) = convert<TD>(src(i, j));
 }
