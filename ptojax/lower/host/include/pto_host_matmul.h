@@ -35,6 +35,22 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // widened to C and zero-padded.
 template <typename C, typename T>
 inline void pack(C* out, View<const T> t, int rows, int cols, int prows, int pitch) {
+  if (t.rs == 1 && t.cs != 1) {      // a column-major operand: 16 x 16 blocks, read down columns
+    constexpr int kBlock = 16;
+    for (int i0 = 0; i0 < rows; i0 += kBlock) {
+      const int i1 = i0 + kBlock < rows ? i0 + kBlock : rows;
+      for (int j0 = 0; j0 < cols; j0 += kBlock) {
+        const int j1 = j0 + kBlock < cols ? j0 + kBlock : cols;
+        for (int j = j0; j < j1; ++j)
+          for (int i = i0; i < i1; ++i)
+            out[static_cast<std::ptrdiff_t>(i) * pitch + j] = static_cast<C>(widen(t(i, j)));
+      }
+    }
+    for (int i = 0; i < prows; ++i)
+      for (int j = (i < rows ? cols : 0); j < pitch; ++j)
+        out[static_cast<std::ptrdiff_t>(i) * pitch + j] = C(0);
+    return;
+  }
   for (int i = 0; i < prows; ++i) {
     C* const o = out + static_cast<std::ptrdiff_t>(i) * pitch;
     int j = 0;
@@ -137,9 +153,14 @@ PTO_HOST_WORKER void matmul_worker(View<TC> c, const TC* c_in, View<const TL> a,
     for (int j0 = 0; j0 < pn; j0 += kColBlock) {
       const int cols = n - j0 < kColBlock ? n - j0 : kColBlock;
       C acc[row_block][kColBlock] = {};
-      if (c_in != nullptr)
+      const bool column_major = c.rs == 1 && c.cs != 1;   // walk C along its contiguous side
+      if (c_in != nullptr && column_major) {
+        for (int q = 0; q < cols; ++q)
+          for (int r = 0; r < rows; ++r) acc[r][q] = widen(in(i0 + r, j0 + q));
+      } else if (c_in != nullptr) {
         for (int r = 0; r < rows; ++r)
           for (int q = 0; q < cols; ++q) acc[r][q] = widen(in(i0 + r, j0 + q));
+      }
       const C* ablock = pa + i0 * pitch_a;
 #if defined(__AVX512F__)
       if constexpr (wide)
@@ -149,8 +170,15 @@ PTO_HOST_WORKER void matmul_worker(View<TC> c, const TC* c_in, View<const TL> a,
 #endif
         matmul_block(ablock, pb + j0, acc, k, static_cast<int>(pitch_a),
                      static_cast<int>(pitch_b));
-      for (int r = 0; r < rows; ++r)
-        for (int q = 0; q < cols; ++q) c(i0 + r, j0 + q) = narrow<TC>(acc[r][q]);
+      if (column_major) {
+        for (int q = 0; q < cols; ++q)
+          for (int r = 0; r < rows; ++r) c(i0 + r, j0 + q) = narrow<TC>(acc[r][q]);
+      } else if (std::is_same<TC, C>::value && c.cs == 1) {
+        for (int r = 0; r < rows; ++r) std::memcpy(&c(i0 + r, j0), acc[r], sizeof(C) * cols);
+      } else {
+        for (int r = 0; r < rows; ++r)
+          for (int q = 0; q < cols; ++q) c(i0 + r, j0 + q) = narrow<TC>(acc[r][q]);
+      }
     }
   }
 }
