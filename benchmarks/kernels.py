@@ -270,7 +270,6 @@ def flash_attention_costs(seq=8192):
     """The 910B cost-model estimate of the flash forward against its roofline bound, and the
     GM traffic of auto-tiled attention against the flash kernels (forward)."""
     import ptojax as pto
-    import ptojax.numpy as pnp
     target = pto.targets.ascend910b
     x = pto.ShapeDtypeStruct((FLASH_H, seq, FLASH_D), np.float32)
     flash = pto.jit(fa.forward_kernel(FLASH_H, seq, FLASH_D, True, FLASH_BQ, FLASH_BK))

@@ -301,22 +301,20 @@ def _same_literal(a, b) -> bool:
         np.array_equal(np.asarray(a.value), np.asarray(b.value))
 
 
-MAX_BINDINGS = 64       # (cotangent, v) pairs tried when the template's first use is ambiguous
+MAX_BINDINGS = 64       # candidate (cotangent, v) bindings tried at most
 
 
 def match_gradient(g: _Graph, f: Forward, template: IR):
     """(cotangent Var, v, {q|k|v: the program's Var of its cotangent}, matched equation
     indices) when the program computes the template's gradient, else None. The cotangent
     (and ``v`` when the program has no ``p @ v``) are the program's values that make the most
-    of the template match (tried among the matmul operands of their types)."""
+    of the template match, tried among the operands of the matmuls a gradient has
+    (``do v^T``, and ``p^T do``)."""
     do_t, v_t = template.invars[-1], template.invars[2]
-    free = [do_t] + ([v_t] if f.v is None else [])
-    options = [_matmul_operands(g, t.type) for t in free]
-    bindings = [()]
-    for opts in options:
-        bindings = [b + (o,) for b in bindings for o in opts]
+    bindings = _bindings(g, f, do_t.type, v_t.type)
     if not bindings or len(bindings) > MAX_BINDINGS:
         return None
+    free = [do_t] + ([v_t] if f.v is None else [])
     best = None
     for binding in bindings:
         found = _match_bound(g, f, template, dict(zip(free, binding)))
@@ -326,9 +324,19 @@ def match_gradient(g: _Graph, f: Forward, template: IR):
     return best
 
 
-def _matmul_operands(g: _Graph, type_) -> list:
-    return sorted({a for e in g.ir.eqns if e.prim is dot_general_p for a in e.inputs
-                   if type(a) is Var and a.type == type_}, key=lambda v: g.producer.get(v, -1))
+def _bindings(g: _Graph, f: Forward, do_type, v_type) -> list:
+    """Candidate (cotangent,) or (cotangent, v) tuples: the operands of ``do v^T``-shaped
+    matmuls, and the partners of ``p`` in matmuls."""
+    dots = [e for e in g.ir.eqns if e.prim is dot_general_p and
+            all(type(a) is Var for a in e.inputs)]
+    pairs = [tuple(e.inputs) for e in dots
+             if e.inputs[0].type == do_type and e.inputs[1].type == v_type]
+    if f.v is None:
+        return list(dict.fromkeys(pairs))
+    dos = [a for a, b in pairs if b is f.v]
+    dos += [x for e in dots if f.p in e.inputs for x in e.inputs
+            if x is not f.p and x.type == do_type]
+    return [(d,) for d in dict.fromkeys(dos)]
 
 
 def _match_bound(g: _Graph, f: Forward, template: IR, bound):

@@ -163,3 +163,19 @@ def test_attention_false_keeps_attention_unfused(qkvw):
     assert not FLASH & set(names) and scores_in_gm(ir, S, S)
     with pytest.raises(pto.errors.TileError, match="attention"):
         pto.TileConfig(attention="yes")
+
+
+def test_two_attentions_in_a_row_and_their_gradient(qkvw, jax, jnp):
+    q, k, v, w = qkvw
+
+    def make(np_, softmax):
+        att = attention(np_, softmax, True)
+        return lambda q, k, v: np_.sum(att(att(q, k, v), k, v) * w)
+
+    grad = pto.grad(make(pnp, pto.nn.softmax), argnums=(0, 1, 2))
+    names, ir = kernel_names(grad, q, k, v)
+    assert names.count("flash_attention_forward") == 2 and not scores_in_gm(ir, S, S)
+    assert names.count("flash_attention_dkdv") == 2
+    expected = jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2))(q, k, v)
+    for got, want in zip(pto.tile(grad)(q, k, v), expected):
+        assert_close(got, np.asarray(want), scale=16)
