@@ -14,7 +14,8 @@ Steady state (best of interleaved rounds, kernels compiled; ratio = ptojax / JAX
 
 Cost model (no hardware: estimates): the 910B estimate of the flash attention forward at
 seq 8k against its roofline bound (target: within 80%), and the GM traffic of auto-tiled
-(pto.tile) attention, whose S x S scores cross GM, against the flash kernels.
+(pto.tile with attention=False) attention, whose S x S scores cross GM, against the flash
+kernels, and pto.tile's own recognition of the same attention (tile/attention.py).
 (``python benchmarks/kernels.py --flash [--seq N]`` runs only these.)
 
 First call of a new function (the chain on 1024x1024), each in a fresh process: ptojax with a
@@ -269,7 +270,6 @@ def flash_attention_costs(seq=8192):
     """The 910B cost-model estimate of the flash forward against its roofline bound, and the
     GM traffic of auto-tiled attention against the flash kernels (forward)."""
     import ptojax as pto
-    import ptojax.numpy as pnp
     target = pto.targets.ascend910b
     x = pto.ShapeDtypeStruct((FLASH_H, seq, FLASH_D), np.float32)
     flash = pto.jit(fa.forward_kernel(FLASH_H, seq, FLASH_D, True, FLASH_BQ, FLASH_BK))
@@ -282,11 +282,14 @@ def flash_attention_costs(seq=8192):
           f"{fmt(row.seconds)}  roofline {fmt(bound)}  {bound / row.seconds:5.1%} of the "
           f"bound  target >= 80%  {'MET' if bound / row.seconds >= 0.8 else 'MISSED'}  "
           f"(GM {row.bytes / 1e9:.2f} GB, {row.bound}-bound)")
-    unfused = pto.jit(lambda q, k, v: fa.unfused_attention(q, k, v)).lower(x, x, x).cost()
-    gm = sum(r.bytes for r in unfused)
+    unfused = pto.jit(pto.tile(fa.unfused_attention, pto.TileConfig(attention=False))).lower(
+        x, x, x).cost()
+    recognized = pto.jit(pto.tile(fa.unfused_attention)).lower(x, x, x).cost()
+    gm, gm_recognized = (sum(r.bytes for r in c) for c in (unfused, recognized))
     print(f"{'GM traffic, attention fwd S=' + str(seq):<44} auto-tiled {gm / 1e9:.2f} GB "
           f"({fmt(unfused.total_seconds)})  flash {row.bytes / 1e9:.2f} GB "
-          f"({fmt(row.seconds)})")
+          f"({fmt(row.seconds)})  pto.tile recognizing it {gm_recognized / 1e9:.2f} GB "
+          f"({fmt(recognized.total_seconds)}: {', '.join(r.name for r in recognized)})")
     return bound / row.seconds
 
 

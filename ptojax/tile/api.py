@@ -33,6 +33,7 @@ from ptojax.tile.kernel import tile_kernel_p
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
 from ptojax.kernel.lower import lower_kernel
 from ptojax.optimize import has_effect, optimize
+from ptojax.tile.attention import fuse_attention
 from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
 from ptojax.tile.prepare import expand, fold_transposes
@@ -94,8 +95,10 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     if not isinstance(config, TileConfig):
         raise TileError(f"config must be a pto.TileConfig, got {type(config).__name__}")
     target = get_target(target)
-    closed = optimize(ClosedIR(expand(closed.ir, target), closed.consts))
-    closed = ClosedIR(fold_transposes(closed.ir), closed.consts)
+    prepare = functools.partial(_prepare, target=target)
+    closed = prepare(closed)
+    if config.attention:
+        closed = fuse_attention(closed, target, prepare)
     ir = closed.ir
     fusion = fuse(ir, target)
     fusion.finalize()                      # group outputs (needed to build the bodies)
@@ -129,6 +132,12 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
             kernels.append(eqn)
     out = ClosedIR(IR(ir.constvars, ir.invars, eqns, ir.outvars), closed.consts)
     return TileResult(out, kernels, kept)
+
+
+def _prepare(closed: ClosedIR, target) -> ClosedIR:
+    """Optimize, expand primitives without an instruction, fold transposes into matmuls."""
+    closed = optimize(ClosedIR(expand(closed.ir, target), closed.consts))
+    return ClosedIR(fold_transposes(closed.ir), closed.consts)
 
 
 def _kernel_eqn(group, plan, index, target) -> Eqn:

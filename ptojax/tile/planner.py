@@ -53,10 +53,13 @@ class TileConfig:
     """Explicit tile shapes: ``vec=(rows, cols)`` for vector kernels, ``cube=(m, k, n)`` for
     matmul kernels, ``buffers`` copies of each staging tile (2 = double buffering). A field
     left None is chosen by the planner. Shapes larger than a kernel's data are clamped to it.
+    ``attention=False`` keeps attention unfused (by default it runs as flash attention
+    kernels where recognized: ``tile/attention.py``).
     """
     vec: Optional[tuple] = None
     cube: Optional[tuple] = None
     buffers: int = 2
+    attention: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "vec", _positive_ints("vec", "(rows, cols)", self.vec))
@@ -65,6 +68,9 @@ class TileConfig:
             raise TileError(f"TileConfig.buffers must be an integer 1..4, got "
                             f"{self.buffers!r}")
         object.__setattr__(self, "buffers", int(self.buffers))
+        if not isinstance(self.attention, (bool, np.bool_)):
+            raise TileError(f"TileConfig.attention must be True or False, got "
+                            f"{self.attention!r}")
 
 
 def _is_int(x) -> bool:

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <vector>
 #include <type_traits>
 
 #include "pto_host_convert.h"
@@ -87,14 +88,50 @@ struct Window {
   }
 };
 
+// A load where the tile or the GM window is not row-contiguous (a transposed load, a GM
+// column into tile rows): the window rows' pointers first, then 16 x 16 blocks, so the strided
+// side stays in a few cache lines, with the inner loop along whichever side is contiguous
+// down the rows (one element at a time across a whole strided row was store/load-bound).
+template <typename T, typename G>
+inline void load_blocked(View<T> dst, Window<const G> src, int vc) {
+  static thread_local std::vector<const G*> rows;
+  rows.clear();
+  src.rows([&](const G* g, int) { rows.push_back(g); });
+  const int nr = static_cast<int>(rows.size());
+  const G* const* const row = rows.data();      // (locals: the stores cannot move them)
+  T* const out = dst.p;
+  const std::ptrdiff_t rs = dst.rs, dcs = dst.cs, cs = src.stride[4];
+  const bool down_rows = rs == 1 || (nr > 1 && row[1] - row[0] == 1);
+  constexpr int kBlock = 16;
+  for (int i0 = 0; i0 < nr; i0 += kBlock) {
+    const int i1 = i0 + kBlock < nr ? i0 + kBlock : nr;
+    for (int j0 = 0; j0 < vc; j0 += kBlock) {
+      const int j1 = j0 + kBlock < vc ? j0 + kBlock : vc;
+      if (down_rows) {
+        for (int j = j0; j < j1; ++j)
+          for (int i = i0; i < i1; ++i)
+            std::memcpy(out + i * rs + j * dcs, row[i] + j * cs, sizeof(T));
+      } else {
+        for (int i = i0; i < i1; ++i)
+          for (int j = j0; j < j1; ++j)
+            std::memcpy(out + i * rs + j * dcs, row[i] + j * cs, sizeof(T));
+      }
+    }
+  }
+}
+
 template <typename T, typename G>
 PTO_HOST_WORKER void load_worker(View<T> dst, Window<const G> src, int vc) {
   const std::ptrdiff_t cs = src.stride[4];
+  if (!(dst.cs == 1 && cs == 1) && vc > 1) {
+    load_blocked(dst, src, vc);
+    return;
+  }
   src.rows([&](const G* g, int i) {
     T* const d = dst.p + i * dst.rs;
-    if (dst.cs == 1 && cs == 1) {
+    if (dst.cs == 1 && cs == 1 && vc >= 16) {
       std::memcpy(d, g, sizeof(T) * vc);
-    } else {
+    } else {                                  // short rows (row vectors): no memcpy call
       for (int j = 0; j < vc; ++j) std::memcpy(d + j * dst.cs, g + j * cs, sizeof(T));
     }
   });
@@ -118,8 +155,33 @@ PTO_HOST_WORKER void store_worker(Window<G> dst, View<const T> src, int vc) {
 // dst(i, j) = src(r0 + i, c0 + j) over dst's valid region, converting the element type.
 template <typename TD, typename TS>
 PTO_HOST_WORKER void copy_worker(View<TD> dst, View<const TS> src, int vr, int vc) {
-  for (int i = 0; i < vr; ++i)
-    for (int j = 0; j < vc; ++j) dst(i, j) = convert<TD>(src(i, j));
+  if constexpr (std::is_same<TD, TS>::value) {     // same layout: whole rows or columns
+    if (dst.cs == 1 && src.cs == 1) {
+      for (int i = 0; i < vr; ++i) std::memcpy(&dst(i, 0), &src(i, 0), sizeof(TD) * vc);
+      return;
+    }
+    if (dst.rs == 1 && src.rs == 1) {
+      for (int j = 0; j < vc; ++j) std::memcpy(&dst(0, j), &src(0, j), sizeof(TD) * vr);
+      return;
+    }
+  }
+  // layouts differ (a transpose between row- and column-major tiles): 16 x 16 blocks, so the
+  // strided side stays in a few cache lines; the inner loop runs along the destination
+  constexpr int kBlock = 16;
+  const bool down_columns = dst.rs == 1 && dst.cs != 1;
+  for (int i0 = 0; i0 < vr; i0 += kBlock) {
+    const int i1 = i0 + kBlock < vr ? i0 + kBlock : vr;
+    for (int j0 = 0; j0 < vc; j0 += kBlock) {
+      const int j1 = j0 + kBlock < vc ? j0 + kBlock : vc;
+      if (down_columns) {
+        for (int j = j0; j < j1; ++j)
+          for (int i = i0; i < i1; ++i) dst(i, j) = convert<TD>(src(i, j));
+      } else {
+        for (int i = i0; i < i1; ++i)
+          for (int j = j0; j < j1; ++j) dst(i, j) = convert<TD>(src(i, j));
+      }
+    }
+  }
 }
 
 template <typename D, typename S>

@@ -1,0 +1,169 @@
+"""Flash attention as ``pto.kernel`` kernels, for ``pto.tile``'s attention rewrite
+(``tile/attention.py``): forward with online softmax, and FlashAttention-2 backward kernels.
+
+    forward   (q [H, Sq, D], k, v [H, Sk, D]) -> (o [H, Sq, D], lse [H, Sq])
+              one program per query block, looping over key/value blocks with the running
+              row max ``m``, denominator ``l`` and output accumulator as loop carries
+    dk, dv    (q, k, v, o, do, lse) -> (dk, dv): one program per key/value block, looping
+              over the query blocks that see it
+    dq        (q, k, v, o, do, lse) -> dq: one program per query block
+
+``scores = q k^T * scale`` with, when ``causal``, keys after their query masked to ``NEG``
+(a causal loop stops at the diagonal). The S x S scores never reach GM. The bodies use the
+ops layer directly (this module is below ``ptojax.numpy``); ``examples/flash_attention.py``
+writes the same kernels with ``ptojax.numpy`` for readers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptojax.kernel import body as B
+from ptojax.kernel.api import make_call
+from ptojax.kernel.spec import BlockSpec
+from ptojax.eval.leaves import ShapeDtypeStruct
+from ptojax.ops.arithmetic import add, div, max as maximum, mul, sub
+from ptojax.ops.broadcast import broadcast_in_dim
+from ptojax.ops.logic import le, select
+from ptojax.ops.reductions import reduce_max
+from ptojax.ops.broadcast import reduce_sum
+from ptojax.ops.slicing import full
+from ptojax.ops.transcendental import exp, log
+
+NEG = -1e30          # "minus infinity" for masked scores (exp underflows to 0, no inf - inf)
+F32 = np.float32
+
+
+@dataclass(frozen=True)
+class FlashShape:
+    """The attention a set of flash kernels computes, and its blocking."""
+    heads: int
+    seq_q: int
+    seq_k: int
+    dim: int
+    scale: float
+    causal: bool
+    block_q: int
+    block_k: int
+
+    def __post_init__(self):
+        if self.seq_q % self.block_q or self.seq_k % self.block_k:
+            raise ValueError(f"flash attention: blocks {self.block_q}, {self.block_k} must "
+                             f"divide the sequence lengths {self.seq_q}, {self.seq_k}")
+        if self.causal and (self.seq_q != self.seq_k or self.block_q % self.block_k):
+            raise ValueError("flash attention: a causal mask needs seq_q == seq_k and "
+                             "block_k dividing block_q")
+
+
+def _rows(x, cols):
+    """A row vector [R] broadcast along ``cols`` columns: [R, cols]."""
+    return broadcast_in_dim(x, (x.shape[0], cols), (0,))
+
+
+def _scores(q, kb, f: FlashShape, row0, col0):
+    """``q kb^T * scale``, causally masked when ``f.causal`` (block origins row0, col0)."""
+    s = mul(B.dot(q, kb, trans_b=True), F32(f.scale))
+    if not f.causal:
+        return s
+    above = sub(B.iota(s.shape, 1), B.iota(s.shape, 0))     # column - row in the block
+    return select(le(above, sub(row0, col0)), s, full(s.shape, F32(NEG)))
+
+
+def forward_kernel(f: FlashShape, target):
+    q_spec = BlockSpec((None, f.block_q, f.dim), lambda h, i: (h, i, 0))
+    kv_spec = BlockSpec((None, f.seq_k, f.dim), lambda h, i: (h, 0, 0))
+    bq, bk = f.block_q, f.block_k
+
+    def flash_attention_forward(q_ref, k_ref, v_ref, o_ref, lse_ref):
+        i = B.program_id(1)
+        q = q_ref[...]
+
+        def step(j, carry):
+            m, l, acc = carry
+            kb = k_ref[B.ds(mul(j, np.int32(bk)), bk), :]
+            vb = v_ref[B.ds(mul(j, np.int32(bk)), bk), :]
+            s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)))
+            m_new = maximum(m, reduce_max(s, (1,)))
+            p = exp(sub(s, _rows(m_new, bk)))
+            alpha = exp(sub(m, m_new))
+            l = add(mul(alpha, l), reduce_sum(p, (1,)))
+            acc = add(mul(acc, _rows(alpha, f.dim)), B.dot(p, vb))
+            return m_new, l, acc
+
+        stop = mul(add(i, np.int32(1)), np.int32(bq // bk)) if f.causal else f.seq_k // bk
+        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), full((bq, f.dim), F32(0)))
+        m, l, acc = B.fori(0, stop, step, init)
+        o_ref[...] = div(acc, _rows(l, f.dim))
+        lse_ref[...] = add(m, log(l))
+
+    return make_call(flash_attention_forward, target=target,
+                     out_shape=(ShapeDtypeStruct((f.heads, f.seq_q, f.dim), F32),
+                                ShapeDtypeStruct((f.heads, f.seq_q), F32)),
+                     grid=(f.heads, f.seq_q // bq), in_specs=[q_spec, kv_spec, kv_spec],
+                     out_specs=[q_spec, BlockSpec((None, bq), lambda h, i: (h, i))])
+
+
+def dkdv_kernel(f: FlashShape, target):
+    bq, bk = f.block_q, f.block_k
+    whole_q = BlockSpec((None, f.seq_q, f.dim), lambda h, j: (h, 0, 0))
+    kv_block = BlockSpec((None, bk, f.dim), lambda h, j: (h, j, 0))
+    rows = BlockSpec((None, f.seq_q), lambda h, j: (h, 0))
+
+    def flash_attention_dkdv(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dk_ref, dv_ref):
+        j = B.program_id(1)
+        kb, vb = k_ref[...], v_ref[...]
+
+        def step(i, carry):
+            dk, dv = carry
+            rows_i = B.ds(mul(i, np.int32(bq)), bq)
+            q, do = q_ref[rows_i, :], do_ref[rows_i, :]
+            delta = reduce_sum(mul(do, o_ref[rows_i, :]), (1,))
+            s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)))
+            p = exp(sub(s, _rows(lse_ref[rows_i], bk)))
+            dv = add(dv, B.dot(p, do, trans_a=True))
+            ds = mul(p, sub(B.dot(do, vb, trans_b=True), _rows(delta, bk)))
+            dk = add(dk, mul(B.dot(ds, q, trans_a=True), F32(f.scale)))
+            return dk, dv
+
+        start = div(mul(j, np.int32(bk)), np.int32(bq)) if f.causal else 0
+        zeros = full((bk, f.dim), F32(0))
+        dk, dv = B.fori(start, f.seq_q // bq, step, (zeros, zeros))
+        dk_ref[...] = dk
+        dv_ref[...] = dv
+
+    out = ShapeDtypeStruct((f.heads, f.seq_k, f.dim), F32)
+    return make_call(flash_attention_dkdv, target=target, out_shape=(out, out),
+                     grid=(f.heads, f.seq_k // bk),
+                     in_specs=[whole_q, kv_block, kv_block, whole_q, whole_q, rows],
+                     out_specs=[kv_block, kv_block])
+
+
+def dq_kernel(f: FlashShape, target):
+    bq, bk = f.block_q, f.block_k
+    whole_k = BlockSpec((None, f.seq_k, f.dim), lambda h, i: (h, 0, 0))
+    q_block = BlockSpec((None, bq, f.dim), lambda h, i: (h, i, 0))
+
+    def flash_attention_dq(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dq_ref):
+        i = B.program_id(1)
+        q, do = q_ref[...], do_ref[...]
+        delta = reduce_sum(mul(do, o_ref[...]), (1,))
+        lse = lse_ref[...]
+
+        def step(j, dq):
+            cols = B.ds(mul(j, np.int32(bk)), bk)
+            kb, vb = k_ref[cols, :], v_ref[cols, :]
+            s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)))
+            p = exp(sub(s, _rows(lse, bk)))
+            ds = mul(p, sub(B.dot(do, vb, trans_b=True), _rows(delta, bk)))
+            return add(dq, mul(B.dot(ds, kb), F32(f.scale)))
+
+        stop = mul(add(i, np.int32(1)), np.int32(bq // bk)) if f.causal else f.seq_k // bk
+        dq_ref[...] = B.fori(0, stop, step, full((bq, f.dim), F32(0)))
+
+    return make_call(flash_attention_dq, target=target,
+                     out_shape=ShapeDtypeStruct((f.heads, f.seq_q, f.dim), F32),
+                     grid=(f.heads, f.seq_q // bq),
+                     in_specs=[q_block, whole_k, whole_k, q_block, q_block,
+                               BlockSpec((None, bq), lambda h, i: (h, i))],
+                     out_specs=q_block)

@@ -1,0 +1,548 @@
+"""``pto.tile`` recognizes attention and runs it as flash attention kernels (``kernel/flash.py``),
+so the S x S scores never reach GM.
+
+Recognized (after ``tile_prepare``; float32, leading batch dims ``*b`` folded into heads):
+
+    s = dot_general(q [*b, Sq, D], k [*b, Sk, D])          q k^T
+    s = s * c | c * s | s / c                               optional, c a scalar literal
+    s = select(mask, s, NEG) | select(~mask, NEG, s)        optional: mask a constant of the
+                                                            program equal to the causal mask,
+                                                            NEG <= -1e30 (or -inf)
+    p = exp(s - rowmax(s)) / rowsum(exp(s - rowmax(s)))     softmax over keys (the row
+                                                            vectors broadcast back by any
+                                                            reshape/broadcast/stop_gradient)
+    o = dot_general(p, v [*b, Sk, D])
+
+Its gradient is recognized by a template: the vjp of the matched forward equations, traced and
+prepared as the program was, must appear in the program equation for equation (anchored at
+q, k, v and the mask; the output cotangent is whatever the program feeds it). The forward
+becomes the flash forward kernel (storing the row log-sum-exp), the gradient the dK/dV and dQ
+kernels. Anything else — another mask (padding, a run-time mask), another softmax, an
+intermediate (the probabilities, the scores) used elsewhere, blocks that do not divide the
+sequence, a dtype other than float32 — stays as it was and tiles unfused.
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptojax import dtypes
+from ptojax.autodiff.api import vjp
+from ptojax.errors import DtypeError, TileError
+from ptojax.eval.interpreter import eval_ir
+from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
+from ptojax.kernel.call import kernel_call_p
+from ptojax.kernel.lower import lower_kernel
+from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
+from ptojax.ops.arithmetic import div_p, mul_p, sub_p
+from ptojax.ops.broadcast import reduce_sum_p
+from ptojax.ops.linalg import dot_general, dot_general_p
+from ptojax.ops.logic import select_p
+from ptojax.ops.reductions import reduce_max_p
+from ptojax.ops.shape import reshape
+from ptojax.ops.transcendental import exp_p
+from ptojax.optimize import dce, has_effect
+from ptojax.trace import trace_flat
+
+LAYOUT = {"reshape", "broadcast_in_dim", "stop_gradient", "copy"}
+# (query rows, key rows) per block, tried in order: the first whose lowering fits the target
+# (910B, D=64, causal: the forward takes (64, 32), 479 us in the cost model against 700 us
+# at (32, 32); dK/dV overflows L0A above (32, 32))
+BLOCKS = ((128, 64), (64, 64), (64, 32), (32, 32), (32, 16), (16, 16))
+
+
+@dataclass
+class Forward:
+    """A matched attention forward: its operands, math, equations and internal values.
+    ``v`` and ``out`` are None when the program has no ``p @ v`` (a gradient program whose
+    loss is linear in the attention's output keeps only ``p``)."""
+    q: Var
+    k: Var
+    v: object
+    p: Var
+    out: object
+    scale: float
+    mask: object                       # the mask Var (causal), or None
+    eqns: list                         # indices into the program, in order
+    internal: set = field(default_factory=set)
+
+    @property
+    def batch(self):
+        return self.q.type.shape[:-2]
+
+    @property
+    def nb(self):
+        return len(self.batch)
+
+
+class _Graph:
+    """Producers and users of a program's values."""
+
+    def __init__(self, closed: ClosedIR):
+        self.ir, self.consts = closed.ir, dict(zip(closed.ir.constvars, closed.consts))
+        self.producer = {v: i for i, e in enumerate(self.ir.eqns) for v in e.outputs}
+        self.users = {}
+        for i, e in enumerate(self.ir.eqns):
+            for a in e.inputs:
+                if type(a) is Var:
+                    self.users.setdefault(a, []).append(i)
+        self.outvars = {v for v in self.ir.outvars if type(v) is Var}
+
+    def eqn(self, var):
+        i = self.producer.get(var) if type(var) is Var else None
+        return (None, None) if i is None else (i, self.ir.eqns[i])
+
+
+# --- the forward ------------------------------------------------------------------------------
+def _scalar_literal(atom):
+    if type(atom) is Literal and atom.type.shape == ():
+        return float(np.asarray(atom.value))
+    return None
+
+
+def _layout_chain(g: _Graph, var):
+    """(source, equations) of the reshape/broadcast/stop_gradient chain producing ``var``."""
+    chain = []
+    while True:
+        i, e = g.eqn(var)
+        if e is None or e.prim.name not in LAYOUT or type(e.inputs[0]) is not Var:
+            return var, chain
+        chain.append(i)
+        var = e.inputs[0]
+
+
+def _row_broadcast(g: _Graph, var, chain, target_shape) -> bool:
+    """Whether ``chain`` broadcasts the row vector ``var`` [*b, Sq] along the last axis."""
+    if tuple(var.type.shape) != tuple(target_shape[:-1]):
+        return False
+    eqns = [g.ir.eqns[i] for i in reversed(chain)]
+    out = eqns[-1].outputs[0] if eqns else var
+    if tuple(out.type.shape) != tuple(target_shape):
+        return False
+    index = np.arange(int(np.prod(var.type.shape)), dtype=np.float32).reshape(var.type.shape)
+    got = _evaluate(eqns, {var: index})[out]
+    return np.array_equal(got, np.broadcast_to(index[..., None], target_shape))
+
+
+def _evaluate(eqns, env) -> dict:
+    """Values of equations (pure, small: masks and index probes) by their primitives' impls,
+    outside any trace (tile runs while ``pto.tile``'s caller is being traced)."""
+    env = dict(env)
+    for e in eqns:
+        args = [np.asarray(a.value) if type(a) is Literal else env[a] for a in e.inputs]
+        out = e.prim.impl(*args, **e.params)
+        outs = out if e.prim.multiple_results else [out]
+        env.update((v, np.asarray(o)) for v, o in zip(e.outputs, outs))
+    return env
+
+
+def _reduction_of(g: _Graph, var, prim, src, last):
+    """The equation index of ``prim(src, axes=(last,))`` broadcast back as ``var``, and the
+    chain's equations; or None."""
+    row, chain = _layout_chain(g, var)
+    i, e = g.eqn(row)
+    if e is None or e.prim is not prim or e.inputs[0] is not src or \
+            tuple(e.params["axes"]) != (last,):
+        return None
+    return ([i] + chain) if _row_broadcast(g, row, chain, src.type.shape) else None
+
+
+def _constant_value(g: _Graph, var):
+    """The value of ``var`` when it depends on no program input, else None."""
+    eqns, todo, seen = [], [var], set()
+    while todo:
+        v = todo.pop()
+        if type(v) is not Var or v in seen or v in g.consts:
+            continue
+        seen.add(v)
+        i, e = g.eqn(v)
+        if e is None or has_effect(e):
+            return None
+        eqns.append(i)
+        todo.extend(e.inputs)
+    env = {c: np.asarray(x) for c, x in g.consts.items()}
+    return _evaluate([g.ir.eqns[i] for i in sorted(eqns)], env)[var]
+
+
+def _causal_mask(g: _Graph, sel):
+    """The mask Var when ``select`` ``sel`` keeps the causal scores (NEG elsewhere), with
+    which operand is the scores; None when it is any other mask."""
+    pred, a, b = sel.inputs
+    for keep, scores, fill in ((True, a, b), (False, b, a)):
+        value = _scalar_literal(fill)
+        if value is None or not value <= -1e30 or type(scores) is not Var:
+            continue
+        mask = _constant_value(g, pred)
+        if mask is None:
+            return None
+        sq, sk = scores.type.shape[-2:]
+        causal = np.tril(np.ones((sq, sk), bool))
+        if sq == sk and np.array_equal(np.broadcast_to(mask, scores.type.shape),
+                                       np.broadcast_to(causal if keep else ~causal,
+                                                       scores.type.shape)):
+            return scores
+    return None
+
+
+def _is_batched_dot(e, nb, lhs_contract, rhs_contract) -> bool:
+    if e is None or e.prim is not dot_general_p:
+        return False
+    (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+    batch = tuple(range(nb))
+    return tuple(lc) == (lhs_contract,) and tuple(rc) == (rhs_contract,) and \
+        tuple(lb) == batch and tuple(rb) == batch and \
+        all(a.type.dtype == dtypes.float32 for a in (*e.inputs, *e.outputs)) and \
+        e.params.get("preferred_element_type") in (None, dtypes.float32)
+
+
+def match_forward(g: _Graph, index):
+    """The attention whose softmax division ``p = e / rowsum(e)`` is equation ``index``, or
+    None."""
+    ediv = g.ir.eqns[index]
+    p = ediv.outputs[0]
+    if ediv.prim is not div_p or p.type.ndim < 3 or p.type.dtype != dtypes.float32 or \
+            type(ediv.inputs[0]) is not Var:
+        return None
+    nb = p.type.ndim - 2
+    e = ediv.inputs[0]
+    z = _reduction_of(g, ediv.inputs[1], reduce_sum_p, e, nb + 1)
+    ie, eexp = g.eqn(e)
+    if z is None or eexp is None or eexp.prim is not exp_p:
+        return None
+    ir_, esub = g.eqn(eexp.inputs[0])
+    if esub is None or esub.prim is not sub_p or type(esub.inputs[0]) is not Var:
+        return None
+    x = esub.inputs[0]
+    m = _reduction_of(g, esub.inputs[1], reduce_max_p, x, nb + 1)
+    if m is None:
+        return None
+    eqns = [index, *z, ie, ir_, *m]
+    mask, s = None, x
+    ix, ex = g.eqn(x)
+    if ex is not None and ex.prim is select_p:
+        s = _causal_mask(g, ex)
+        if s is None:
+            return None
+        mask = ex.inputs[0]
+        eqns.append(ix)
+    scale, scores = 1.0, s
+    i_s, es = g.eqn(s)
+    if es is not None and es.prim in (mul_p, div_p):
+        a, b = es.inputs
+        c = _scalar_literal(b)
+        if c is None and es.prim is mul_p:
+            a, c = b, _scalar_literal(a)
+        if c is not None and type(a) is Var and c != 0:
+            scale, scores = (c if es.prim is mul_p else 1.0 / c), a
+            eqns.append(i_s)
+    i_qk, eqk = g.eqn(scores)
+    if not _is_batched_dot(eqk, nb, nb + 1, nb + 1) or \
+            not all(type(a) is Var for a in eqk.inputs):
+        return None
+    q, k = eqk.inputs
+    if q.type.shape[-1] != k.type.shape[-1]:
+        return None
+    eqns.append(i_qk)
+    v = out = None
+    for i in g.users.get(p, ()):
+        pv = g.ir.eqns[i]
+        if pv.inputs[0] is p and _is_batched_dot(pv, nb, nb + 1, nb) and \
+                type(pv.inputs[1]) is Var and pv.inputs[1].type.shape == k.type.shape:
+            v, out = pv.inputs[1], pv.outputs[0]
+            eqns.append(i)
+            break
+    fwd = Forward(q, k, v, p, out, float(scale), mask, sorted(eqns))
+    fwd.internal = {o for i in fwd.eqns for o in g.ir.eqns[i].outputs} - {out}
+    return fwd
+
+
+# --- the gradient -----------------------------------------------------------------------------
+def _template(g: _Graph, f: Forward, prepare) -> IR:
+    """The vjp of the forward's equations (closed by ``p @ v``, its own or a default one),
+    traced and prepared like the program. Inputs (q, k, v, [mask], do)."""
+    probs = [g.ir.eqns[i] for i in f.eqns if f.out is None or f.out not in
+             g.ir.eqns[i].outputs]
+    mask = [f.mask] if f.mask is not None else []
+    p_ir = IR([], [f.q, f.k, *mask], probs, [f.p])
+    pv = next((g.ir.eqns[i] for i in f.eqns if f.out is not None and
+               f.out in g.ir.eqns[i].outputs), None)
+    batch = tuple(range(f.nb))
+    dims = (((f.nb + 1,), (f.nb,)), (batch, batch))
+
+    def attention(q, k, v, *mask):
+        (p,) = eval_ir(p_ir, [q, k, *mask], [])
+        if pv is None:
+            return dot_general(p, v, dims)
+        return pv.prim.bind(p, v, **pv.params)
+
+    def grads(q, k, v, *rest):
+        _, back = vjp(lambda q, k, v: attention(q, k, v, *rest[:-1]), q, k, v)
+        return list(back(rest[-1]))
+
+    v_type = f.v.type if f.v is not None else f.k.type
+    out_type = f.out.type if f.out is not None else \
+        type(f.q.type)((*f.batch, f.q.type.shape[-2], f.k.type.shape[-1]), dtypes.float32)
+    types = [f.q.type, f.k.type, v_type, *(m.type for m in mask), out_type]
+    return prepare(trace_flat(grads, types, "attention gradient")).ir
+
+
+def _same_params(a: Eqn, b: Eqn) -> bool:
+    try:
+        return a.params == b.params
+    except Exception:       # params holding arrays
+        return False
+
+
+def _same_literal(a, b) -> bool:
+    return type(a) is Literal and type(b) is Literal and a.type == b.type and \
+        np.array_equal(np.asarray(a.value), np.asarray(b.value))
+
+
+MAX_BINDINGS = 64       # candidate (cotangent, v) bindings tried at most
+
+
+def match_gradient(g: _Graph, f: Forward, template: IR):
+    """(cotangent Var, v, {q|k|v: the program's Var of its cotangent}, matched equation
+    indices) when the program computes the template's gradient, else None. The cotangent
+    (and ``v`` when the program has no ``p @ v``) are the program's values that make the most
+    of the template match, tried among the operands of the matmuls a gradient has
+    (``do v^T``, and ``p^T do``)."""
+    do_t, v_t = template.invars[-1], template.invars[2]
+    bindings = _bindings(g, f, do_t.type, v_t.type)
+    if not bindings or len(bindings) > MAX_BINDINGS:
+        return None
+    free = [do_t] + ([v_t] if f.v is None else [])
+    best = None
+    for binding in bindings:
+        found = _match_bound(g, f, template, dict(zip(free, binding)))
+        if found is not None and (best is None or
+                                  (len(found[2]), len(found[3])) > (len(best[2]), len(best[3]))):
+            best = found
+    return best
+
+
+def _bindings(g: _Graph, f: Forward, do_type, v_type) -> list:
+    """Candidate (cotangent,) or (cotangent, v) tuples: the operands of ``do v^T``-shaped
+    matmuls, and the partners of ``p`` in matmuls."""
+    dots = [e for e in g.ir.eqns if e.prim is dot_general_p and
+            all(type(a) is Var for a in e.inputs)]
+    pairs = [tuple(e.inputs) for e in dots
+             if e.inputs[0].type == do_type and e.inputs[1].type == v_type]
+    if f.v is None:
+        return list(dict.fromkeys(pairs))
+    dos = [a for a, b in pairs if b is f.v]
+    dos += [x for e in dots if f.p in e.inputs for x in e.inputs
+            if x is not f.p and x.type == do_type]
+    return [(d,) for d in dict.fromkeys(dos)]
+
+
+def _match_bound(g: _Graph, f: Forward, template: IR, bound):
+    known = [f.q, f.k, f.v] + ([f.mask] if f.mask is not None else [])
+    env = {t: u for t, u in zip(template.invars, known) if u is not None}
+    env.update(bound)
+    matched = set()
+    for te in template.eqns:
+        hit = None
+        for i in _candidates(g, te, env):
+            e = g.ir.eqns[i]
+            if e.prim is te.prim and len(e.inputs) == len(te.inputs) and \
+                    len(e.outputs) == len(te.outputs) and _same_params(e, te) and \
+                    _inputs_agree(te.inputs, e.inputs, env):
+                hit = i
+                break
+        if hit is None:
+            continue                    # not computed here (an input not differentiated)
+        env.update(zip(te.outputs, g.ir.eqns[hit].outputs))
+        if any(type(a) is Var for a in te.inputs):     # constants stay (others may share)
+            matched.add(hit)
+    grads = {name: env.get(t) for name, t in zip("qkv", template.outvars) if type(t) is Var}
+    grads = {n: v for n, v in grads.items() if v is not None}
+    return (env[template.invars[-1]], env[template.invars[2]], grads, matched) \
+        if grads else None
+
+
+def _candidates(g: _Graph, te: Eqn, env) -> list:
+    mapped = [env[a] for a in te.inputs if type(a) is Var and a in env]
+    if mapped:
+        return sorted(set(g.users.get(mapped[0], [])))
+    return [i for i, e in enumerate(g.ir.eqns) if e.prim is te.prim]
+
+
+def _inputs_agree(t_inputs, inputs, env) -> bool:
+    for ta, a in zip(t_inputs, inputs):
+        if type(ta) is Literal:
+            if not _same_literal(ta, a):
+                return False
+        elif env.get(ta) is not a:
+            return False
+    return True
+
+
+# --- the rewrite ------------------------------------------------------------------------------
+def _replacements(f: Forward, target, do_type):
+    """(forward IR, backward IR or None) built from flash kernels, each with the largest
+    blocks ``target`` holds, or None. Forward: (q, k, v) -> (out, o3, lse); backward:
+    (q, k, v, o3, lse, do) -> (dq, dk, dv) in the program's shapes."""
+    fir = _first_that_lowers(f, target, _forward_ir)
+    if fir is None or do_type is None:
+        return (fir, None) if fir is not None else None
+    o3, lse = fir.ir.outvars[1].type, fir.ir.outvars[2].type
+    bir = _first_that_lowers(f, target, lambda shape, f, target: _backward_ir(
+        shape, f, target, o3, lse, do_type))
+    return (fir, bir) if bir is not None else None
+
+
+def _first_that_lowers(f: Forward, target, build):
+    heads = int(np.prod(f.batch, dtype=np.int64))
+    sq, d = f.q.type.shape[-2:]
+    sk = f.k.type.shape[-2]
+    for bq, bk in BLOCKS:
+        if sq % bq or sk % bk:
+            continue
+        shape = FlashShape(heads, sq, sk, d, f.scale, f.mask is not None, bq, bk)
+        try:
+            closed = build(shape, f, target)
+            for e in closed.ir.eqns:        # the buffer check of the lowering
+                if e.prim is kernel_call_p:
+                    lower_kernel(e.params, e.inputs, e.outputs, e.source)
+            return closed
+        except (TileError, DtypeError):     # blocks the target's buffers cannot hold
+            continue
+    return None
+
+
+def _heads(x, shape: FlashShape, seq):
+    return reshape(x, (shape.heads, seq, shape.dim))
+
+
+def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
+    fwd = forward_kernel(shape, target)
+
+    def forward(q, k, v):
+        o3, lse = fwd(_heads(q, shape, shape.seq_q), _heads(k, shape, shape.seq_k),
+                      _heads(v, shape, shape.seq_k))
+        return [reshape(o3, f.q.type.shape), o3, lse]
+
+    return trace_flat(forward, [f.q.type, f.k.type, f.v.type], "flash attention")
+
+
+def _backward_ir(shape: FlashShape, f: Forward, target, o3, lse, do) -> ClosedIR:
+    dkdv, dq = dkdv_kernel(shape, target), dq_kernel(shape, target)
+
+    def backward(q, k, v, o3, lse, do):
+        sq, sk = shape.seq_q, shape.seq_k
+        q3, k3, v3 = _heads(q, shape, sq), _heads(k, shape, sk), _heads(v, shape, sk)
+        do3 = _heads(do, shape, sq)
+        dk, dv = dkdv(q3, k3, v3, o3, do3, lse)
+        dq3 = dq(q3, k3, v3, o3, do3, lse)
+        return [reshape(dq3, f.q.type.shape), reshape(dk, f.k.type.shape),
+                reshape(dv, f.v.type.shape)]
+
+    return trace_flat(backward, [f.q.type, f.k.type, f.v.type, o3, lse, do],
+                      "flash attention gradient")
+
+
+def _splice(sub: ClosedIR, inputs, outputs, anchor):
+    """``sub``'s equations over the program's ``inputs``, defining ``outputs`` (a Var, or
+    None to keep the sub-IR's own), each tagged with its place ``anchor``; and the Vars
+    that stand for the sub-IR's outputs."""
+    if sub.consts:
+        raise AssertionError("flash attention kernels captured constants")
+    rename = dict(zip(sub.ir.invars, inputs))
+    for t, u in zip(sub.ir.outvars, outputs):
+        if u is not None and type(t) is Var and t not in rename:
+            rename[t] = u
+    eqns = [(anchor, Eqn(e.prim, [rename.get(a, a) if type(a) is Var else a for a in e.inputs],
+                         [rename.get(v, v) for v in e.outputs], e.params, e.source))
+            for e in sub.ir.eqns]
+    copies = [u for t, u in zip(sub.ir.outvars, outputs)
+              if u is not None and rename.get(t) is not u]
+    if copies:          # an output that is an input or another output: never for flash
+        raise AssertionError("flash attention: a kernel output aliases an input")
+    return eqns, [rename.get(t, t) for t in sub.ir.outvars]
+
+
+def _ordered(items) -> list:
+    """Equations (anchor, eqn) in a dependency order, as close to their anchors as can."""
+    producer = {v: n for n, (_, e) in enumerate(items) for v in e.outputs}
+    waiting, users = [], [[] for _ in items]
+    for n, (_, e) in enumerate(items):
+        deps = {producer[a] for a in e.inputs if type(a) is Var and a in producer}
+        waiting.append(len(deps))
+        for d in deps:
+            users[d].append(n)
+    ready = [(items[n][0], n) for n in range(len(items)) if waiting[n] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, n = heapq.heappop(ready)
+        order.append(items[n][1])
+        for u in users[n]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, (items[u][0], u))
+    return order
+
+
+def _used_outside(g: _Graph, values, inside) -> bool:
+    return any(v in g.outvars or any(u not in inside for u in g.users.get(v, ()))
+               for v in values)
+
+
+def fuse_attention(closed: ClosedIR, target, prepare) -> ClosedIR:
+    """``closed`` with each recognized attention (and its gradient) run as flash kernels.
+    ``prepare`` is the IR -> IR preparation the program went through (for the template)."""
+    if "float32" not in target.cube_macs_per_cycle:
+        return closed                   # no float32 cube (host_jit: BLAS runs the matmuls)
+    g = _Graph(closed)
+    removed, added = set(), []
+    for index, e in enumerate(g.ir.eqns):
+        if e.prim is not div_p or index in removed:
+            continue
+        f = match_forward(g, index)
+        if f is None or removed & set(f.eqns):
+            continue
+        rewrite = _rewrite(g, f, target, prepare)
+        if rewrite is not None:
+            removed |= rewrite[0]
+            added += rewrite[1]
+    if not added:
+        return closed
+    kept = [(float(i), e) for i, e in enumerate(g.ir.eqns) if i not in removed]
+    ir = IR(g.ir.constvars, g.ir.invars, _ordered(sorted(kept + added, key=lambda t: t[0])),
+            g.ir.outvars)
+    return ClosedIR(dce(ir), closed.consts)
+
+
+def _rewrite(g: _Graph, f: Forward, target, prepare):
+    """(equations removed, (anchor, equation)s added) for the attention ``f``, or None."""
+    inside = set(f.eqns)
+    gradient = None
+    if _used_outside(g, f.internal, inside):
+        gradient = match_gradient(g, f, _template(g, f, prepare))
+        if gradient is None:
+            return None
+        do, v, grads, matched = gradient
+        f = dataclasses.replace(f, v=v)
+        inside |= matched
+        values = {o for i in matched for o in g.ir.eqns[i].outputs} - set(grads.values())
+        if _used_outside(g, f.internal | values, inside):
+            return None
+    elif f.v is None:
+        return None                     # p is used, but not by p @ v
+    built = _replacements(f, target, gradient[0].type if gradient else None)
+    if built is None:
+        return None
+    fir, bir = built
+    anchor = max(f.eqns) + 0.5
+    added, (_, o3, lse) = _splice(fir, [f.q, f.k, f.v], [f.out, None, None], anchor)
+    if bir is not None:
+        do, _, grads, matched = gradient
+        outs = [grads.get(n) for n in "qkv"]
+        anchor = max(matched) + 0.5
+        more, _ = _splice(bir, [f.q, f.k, f.v, o3, lse, do], outs, anchor)
+        added += more
+    return inside, added
