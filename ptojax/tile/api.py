@@ -98,7 +98,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     prepare = functools.partial(_prepare, target=target)
     closed = prepare(closed)
     if config.attention:
-        closed = fuse_attention(closed, target, prepare)
+        closed = fuse_attention(closed, target, prepare, config.attention_gradient)
     ir = closed.ir
     fusion = fuse(ir, target)
     fusion.finalize()                      # group outputs (needed to build the bodies)

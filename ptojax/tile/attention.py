@@ -492,8 +492,9 @@ def _used_outside(g: _Graph, values, inside) -> bool:
                for v in values)
 
 
-def fuse_attention(closed: ClosedIR, target, prepare) -> ClosedIR:
-    """``closed`` with each recognized attention (and its gradient) run as flash kernels.
+def fuse_attention(closed: ClosedIR, target, prepare, gradients: bool = False) -> ClosedIR:
+    """``closed`` with each recognized attention run as flash kernels, and its gradient too if
+    ``gradients`` (else an attention whose internals a gradient reads stays unfused).
     ``prepare`` is the IR -> IR preparation the program went through (for the template)."""
     if "float32" not in target.cube_macs_per_cycle:
         return closed                   # no float32 cube (host_jit: BLAS runs the matmuls)
@@ -505,7 +506,7 @@ def fuse_attention(closed: ClosedIR, target, prepare) -> ClosedIR:
         f = match_forward(g, index)
         if f is None or removed & set(f.eqns):
             continue
-        rewrite = _rewrite(g, f, target, prepare)
+        rewrite = _rewrite(g, f, target, prepare, gradients)
         if rewrite is not None:
             removed |= rewrite[0]
             added += rewrite[1]
@@ -517,11 +518,13 @@ def fuse_attention(closed: ClosedIR, target, prepare) -> ClosedIR:
     return ClosedIR(dce(ir), closed.consts)
 
 
-def _rewrite(g: _Graph, f: Forward, target, prepare):
+def _rewrite(g: _Graph, f: Forward, target, prepare, gradients: bool):
     """(equations removed, (anchor, equation)s added) for the attention ``f``, or None."""
     inside = set(f.eqns)
     gradient = None
     if _used_outside(g, f.internal, inside):
+        if not gradients:
+            return None
         gradient = match_gradient(g, f, _template(g, f, prepare))
         if gradient is None:
             return None

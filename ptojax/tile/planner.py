@@ -54,12 +54,16 @@ class TileConfig:
     matmul kernels, ``buffers`` copies of each staging tile (2 = double buffering). A field
     left None is chosen by the planner. Shapes larger than a kernel's data are clamped to it.
     ``attention=False`` keeps attention unfused (by default it runs as flash attention
-    kernels where recognized: ``tile/attention.py``).
+    kernels where recognized: ``tile/attention.py``). ``attention_gradient=True`` also runs
+    a recognized attention's gradient as the flash backward kernels; it is off by default
+    because on the 910B their cube/vector exchange through GM workspaces makes the modeled
+    training step slower than the unfused one (H8 S2048 D64 causal: 3151 us vs 1878 us).
     """
     vec: Optional[tuple] = None
     cube: Optional[tuple] = None
     buffers: int = 2
     attention: bool = True
+    attention_gradient: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "vec", _positive_ints("vec", "(rows, cols)", self.vec))
@@ -68,9 +72,10 @@ class TileConfig:
             raise TileError(f"TileConfig.buffers must be an integer 1..4, got "
                             f"{self.buffers!r}")
         object.__setattr__(self, "buffers", int(self.buffers))
-        if not isinstance(self.attention, (bool, np.bool_)):
-            raise TileError(f"TileConfig.attention must be True or False, got "
-                            f"{self.attention!r}")
+        for name in ("attention", "attention_gradient"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TileError(f"TileConfig.{name} must be True or False, got "
+                                f"{getattr(self, name)!r}")
 
 
 def _is_int(x) -> bool:
