@@ -457,5 +457,5 @@ def _unread_sizes(group) -> list:
 _add_examples(globals(), """
 TileConfig:
     >>> pto.TileConfig(vec=(8, 64))
-    TileConfig(vec=(8, 64), cube=None, buffers=2)
+    TileConfig(vec=(8, 64), cube=None, buffers=2, attention=True, attention_gradient=False)
 """)
