@@ -11,6 +11,8 @@ key injection every four rounds with the parity word 0x1BD11BDA.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ptojax import dtypes
@@ -26,6 +28,7 @@ from ptojax.trace import Primitive, Unsupported
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KEY_PARITY = 0x1BD11BDA
 NUM_INJECTIONS = 5  # 5 key injections after 4 rounds each: 20 rounds
+MASK = 0xFFFFFFFF
 
 
 def _threefry2x32_abstract(*operands):
@@ -54,9 +57,26 @@ def _key_words(k1, k2, shape):
     return list(words), [words[(i + 2) % 3] + np.uint32(i + 1) for i in range(NUM_INJECTIONS)]
 
 
+def _threefry_words(k1: int, k2: int, x1: int, x2: int):
+    """One block in Python integers (a key fold or split: numpy's per-call cost would be
+    the whole of it)."""
+    keys = (k1, k2, k1 ^ k2 ^ KEY_PARITY)
+    y1, y2 = (x1 + k1) & MASK, (x2 + k2) & MASK
+    for i in range(NUM_INJECTIONS):
+        for distance in ROTATIONS[i % 2]:
+            y1 = (y1 + y2) & MASK
+            y2 = ((y2 << distance) & MASK | y2 >> (32 - distance)) ^ y1
+        y1 = (y1 + keys[(i + 1) % 3]) & MASK
+        y2 = (y2 + keys[(i + 2) % 3] + i + 1) & MASK
+    return y1, y2
+
+
 def _threefry2x32(k1, k2, x1, x2):
     k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in (k1, k2, x1, x2))
     shape = np.broadcast_shapes(k1.shape, k2.shape, x1.shape, x2.shape)
+    if math.prod(shape) == 1:
+        words = _threefry_words(*(int(a.reshape(-1)[0]) for a in (k1, k2, x1, x2)))
+        return [np.full(shape, w, np.uint32) for w in words]
     keys, offset_keys = _key_words(k1, k2, shape)
     # Fresh 1-d blocks updated in place (a small block's cost is the ufunc calls, five per
     # round); numpy wraps uint32 arithmetic silently for arrays (0-d would warn).
