@@ -57,6 +57,16 @@ def test_threefry_is_elementwise_with_scalar_broadcast(rng):
     assert (int(hi[1, 2]), int(lo[1, 2])) == (int(one_hi), int(one_lo))
 
 
+def test_threefry_with_array_keys_matches_each_scalar_key(rng):
+    """Keys of the block's shape (vmapped keys) and the scalar-key fast path agree."""
+    k = rng.integers(0, 2 ** 32, size=(2, 3, 4), dtype=U32)
+    counters = rng.integers(0, 2 ** 32, size=(2, 3, 4), dtype=U32)
+    hi, lo = threefry2x32_p.bind(k[0], k[1], counters[0], U32(5))
+    for i, j in np.ndindex(3, 4):
+        one = threefry2x32_p.bind(k[0, i, j], k[1, i, j], counters[0, i, j], U32(5))
+        assert (int(hi[i, j]), int(lo[i, j])) == tuple(int(o) for o in one)
+
+
 def test_threefry_rejects_bad_operands():
     with pytest.raises(DtypeError, match="uint32"):
         threefry2x32_p.bind(np.int32(1), U32(2), U32(3), U32(4))

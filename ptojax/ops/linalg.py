@@ -116,19 +116,35 @@ def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
     return np.dtype(compute)
 
 
+# a matrix product's operand as numpy's matmul takes it, by the operand's contracting axis
+_AS_LHS = {(1,): lambda a: a, (0,): np.transpose}    # (free, k)
+_AS_RHS = {(0,): lambda a: a, (1,): np.transpose}    # (k, free)
+
+
+def _matrix_product(lhs, rhs, lc, rc, lb, preferred_element_type):
+    """``lhs @ rhs`` with either operand transposed (a transposed view: numpy's BLAS call
+    reads it as is), or None unless both are matrices of one matmul dtype contracting one
+    axis each, unbatched, with no other result type asked for: the common products (``x @ w``
+    and the gradients ``x.T @ g``, ``g @ w.T``), without the general path's bookkeeping."""
+    if lb or lhs.ndim != 2 or rhs.ndim != 2 or lc not in _AS_LHS or rc not in _AS_RHS \
+            or lhs.dtype not in _MATMUL_DTYPES or rhs.dtype != lhs.dtype \
+            or (preferred_element_type is not None and preferred_element_type != lhs.dtype):
+        return None
+    return matmul(_AS_LHS[lc](lhs), _AS_RHS[rc](rhs))
+
+
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
-    if lc == (1,) and rc == (0,) and not lb and lhs.ndim == 2 and rhs.ndim == 2 \
-            and preferred_element_type is None and lhs.dtype in _MATMUL_DTYPES \
-            and rhs.dtype == lhs.dtype:
-        return matmul(lhs, rhs)   # the common case, without the general path's bookkeeping
+    out = _matrix_product(lhs, rhs, lc, rc, lb, preferred_element_type)
+    if out is not None:
+        return out
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
     if lhs.dtype != compute:
         lhs, rhs = lhs.astype(compute), rhs.astype(compute)
     lf, rf = free_dims(lhs.ndim, lc, lb), free_dims(rhs.ndim, rc, rb)
-    if not lb and lhs.ndim == 2 and rhs.ndim == 2 and lc == (1,) and rc == (0,):
-        out = matmul(lhs, rhs)
+    if not lb and lhs.ndim == 2 and rhs.ndim == 2 and len(lc) == 1:
+        out = matmul(_AS_LHS[lc](lhs), _AS_RHS[rc](rhs))
     else:
         batch = [lhs.shape[d] for d in lb]
         m = [lhs.shape[d] for d in lf]

@@ -11,6 +11,8 @@ key injection every four rounds with the parity word 0x1BD11BDA.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ptojax import dtypes
@@ -26,6 +28,7 @@ from ptojax.trace import Primitive, Unsupported
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KEY_PARITY = 0x1BD11BDA
 NUM_INJECTIONS = 5  # 5 key injections after 4 rounds each: 20 rounds
+MASK = 0xFFFFFFFF
 
 
 def _threefry2x32_abstract(*operands):
@@ -39,24 +42,58 @@ def _threefry2x32_abstract(*operands):
     return [out, out]
 
 
-def _rotate_left(x, distance: int):
-    return (x << np.uint32(distance)) | (x >> np.uint32(32 - distance))
+def _key_words(k1, k2, shape):
+    """The three key words, with the injection offsets i + 1 folded into the second one per
+    injection: rank-0 keys (the usual case) as uint32 scalars, added to the whole block by
+    one ufunc each; otherwise 1-d arrays of the block's size."""
+    if k1.ndim == 0 and k2.ndim == 0:
+        a, b = int(k1), int(k2)
+        words = (a, b, a ^ b ^ KEY_PARITY)
+        return ([np.uint32(w) for w in words],
+                [np.uint32((words[(i + 2) % 3] + i + 1) & 0xFFFFFFFF)
+                 for i in range(NUM_INJECTIONS)])
+    k1, k2 = (np.broadcast_to(k, shape).reshape(-1) for k in (k1, k2))
+    words = (k1, k2, k1 ^ k2 ^ np.uint32(KEY_PARITY))
+    return list(words), [words[(i + 2) % 3] + np.uint32(i + 1) for i in range(NUM_INJECTIONS)]
+
+
+def _threefry_words(k1: int, k2: int, x1: int, x2: int):
+    """One block in Python integers (a key fold or split: numpy's per-call cost would be
+    the whole of it)."""
+    keys = (k1, k2, k1 ^ k2 ^ KEY_PARITY)
+    y1, y2 = (x1 + k1) & MASK, (x2 + k2) & MASK
+    for i in range(NUM_INJECTIONS):
+        for distance in ROTATIONS[i % 2]:
+            y1 = (y1 + y2) & MASK
+            y2 = ((y2 << distance) & MASK | y2 >> (32 - distance)) ^ y1
+        y1 = (y1 + keys[(i + 1) % 3]) & MASK
+        y2 = (y2 + keys[(i + 2) % 3] + i + 1) & MASK
+    return y1, y2
 
 
 def _threefry2x32(k1, k2, x1, x2):
-    arrays = np.broadcast_arrays(*(np.asarray(a, np.uint32) for a in (k1, k2, x1, x2)))
-    shape = arrays[0].shape
-    # Work on 1-d copies: numpy wraps uint32 arithmetic silently for arrays (0-d would warn).
-    k1, k2, x1, x2 = (a.reshape(-1).copy() for a in arrays)
-    keys = (k1, k2, k1 ^ k2 ^ np.uint32(KEY_PARITY))
-    y1, y2 = x1 + keys[0], x2 + keys[1]
+    k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in (k1, k2, x1, x2))
+    shape = np.broadcast_shapes(k1.shape, k2.shape, x1.shape, x2.shape)
+    if math.prod(shape) == 1:
+        words = _threefry_words(*(int(a.reshape(-1)[0]) for a in (k1, k2, x1, x2)))
+        return [np.full(shape, w, np.uint32) for w in words]
+    keys, offset_keys = _key_words(k1, k2, shape)
+    # Fresh 1-d blocks updated in place (a small block's cost is the ufunc calls, five per
+    # round); numpy wraps uint32 arithmetic silently for arrays (0-d would warn).
+    y1 = np.add(np.broadcast_to(x1, shape).reshape(-1), keys[0], dtype=np.uint32)
+    y2 = np.add(np.broadcast_to(x2, shape).reshape(-1), keys[1], dtype=np.uint32)
+    spill = np.empty_like(y2)
+    add, shl, shr, bor, bxor = (np.add, np.left_shift, np.right_shift, np.bitwise_or,
+                                np.bitwise_xor)
     for i in range(NUM_INJECTIONS):
         for distance in ROTATIONS[i % 2]:
-            y1 += y2
-            y2 = _rotate_left(y2, distance)
-            y2 ^= y1
-        y1 += keys[(i + 1) % 3]
-        y2 += keys[(i + 2) % 3] + np.uint32(i + 1)
+            add(y1, y2, out=y1)
+            shl(y2, np.uint32(distance), out=spill)          # y2 rotated left by distance
+            shr(y2, np.uint32(32 - distance), out=y2)
+            bor(y2, spill, out=y2)
+            bxor(y2, y1, out=y2)
+        add(y1, keys[(i + 1) % 3], out=y1)
+        add(y2, offset_keys[i], out=y2)
     return [y1.reshape(shape), y2.reshape(shape)]
 
 

@@ -22,7 +22,7 @@ from ptojax.ops.convert import convert_element_type
 from ptojax.ops.elementwise import broadcast_ones, elementwise, lax_function, operands
 from ptojax.ops.logic import eq, ge, le, lt, select
 from ptojax.ops.tangents import Zero, is_zero
-from ptojax.ops.transcendental import exp, log, log1p, sin
+from ptojax.ops.transcendental import exp, log, log1p, sin, sqrt
 from ptojax.trace import Unsupported
 from ptojax.public import add_examples as _add_examples
 
@@ -73,18 +73,23 @@ def _erfc_f64(x):
 _libm_erf = np.frompyfunc(math.erf, 1, 1)
 
 
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
+# erf_inv(y) = y P(w), w = -log((1 - y)(1 + y)), P a polynomial in w - 2.5 for w < 5 (central)
+# and in sqrt(w) - 3 beyond (tails); XLA computes float32 erf_inv this way.
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
 def _erf_inv_f64(y):
     y = np.asarray(y, np.float64)
     # Giles' single-precision approximation as the starting point, then Newton on erf.
     w = -np.log((1.0 - y) * (1.0 + y))
     central = w < 5.0
     wc = np.where(central, w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0)
-    pc = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                     0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
-                     1.50140941], wc)
-    pt = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                     0.00573950773, -0.0076224613, 0.00943887047, 1.00167406,
-                     2.83297682], wc)
+    pc = np.polyval(_GILES_CENTRAL, wc)
+    pt = np.polyval(_GILES_TAIL, wc)
     x = np.where(central, pc, pt) * y
     finite = np.abs(y) < 1.0
     # Giles is good to ~1e-7; Newton doubles the digits: two steps reach float64. The steps
@@ -387,6 +392,17 @@ def _erfc_expansion(x):
     return convert_element_type(select(ge(w, 0.0), ans, sub(2.0, ans)), x.dtype)
 
 
+def _erf_inv_expansion(x):
+    """Giles' approximation in float32 (``_GILES_CENTRAL``), as XLA: a few float32 ulp from
+    the float64 impl; +-inf at +-1, NaN beyond (log of a negative)."""
+    y = convert_element_type(x, dtypes.float32)
+    w = neg(log(mul(sub(1.0, y), add(1.0, y))))
+    p = select(lt(w, 5.0), _horner(sub(w, 2.5), _GILES_CENTRAL),
+               _horner(sub(sqrt(w), 3.0), _GILES_TAIL))
+    r = select(eq(abs(y), 1.0), mul(y, math.inf), mul(p, y))
+    return convert_element_type(r, x.dtype)
+
+
 # Numerical Recipes' gammln (Lanczos g = 5): small cancellation, so float32-friendly
 _GAMMLN = (76.18009172947146, -86.50532032941677, 24.01409824083091, -1.231739572450155,
            0.1208650973866179e-2, -0.5395239384953e-5)
@@ -454,7 +470,8 @@ def _special(name, f64_fn, nargs=1, **facts):
 erf_p = _special("erf", _erf_f64, tile=NOT_TILED)
 erfc_p = _special("erfc", _erfc_f64, host="erfc_f32({0})",
                   tile=tile_forms.expansion(_erfc_expansion, _expansion_check))
-erf_inv_p = _special("erf_inv", _erf_inv_f64, tile=NOT_TILED)
+erf_inv_p = _special("erf_inv", _erf_inv_f64,
+                      tile=tile_forms.expansion(_erf_inv_expansion, _expansion_check))
 lgamma_p = _special("lgamma", _lgamma_f64, host="lgamma_f32({0})",
                     tile=tile_forms.expansion(_lgamma_expansion, _expansion_check))
 digamma_p = _special("digamma", _digamma_f64, tile=NOT_TILED)

@@ -53,10 +53,35 @@ TANH = pto.sequence(("TMULS", pto.X, 2), ("TEXP", pto.DST), ("TADDS", pto.DST, 1
 LOGISTIC = pto.sequence(("TMULS", pto.X, -1), ("TEXP", pto.DST), ("TADDS", pto.DST, 1),
                         ("TRECIP", pto.DST))
 
+
+
+def _log1p_recipe(eqn):
+    """log1p(x) = log(u) + c/u with u = 1 + x rounded and c = x - (u - 1) its rounding error
+    (exact: Fast2Sum), as the host's log1p_f32: accurate near 0, where log(u) alone is not.
+    The correction is computed (in the scratch tile) from x clamped to [-0.5, max/4], so it
+    stays finite at x = -1 and inf: below -0.5 u is exact (c = 0 either way), above max/4
+    c/u is far below an ulp of log(u). The destination is written before x is last read, so
+    it may not overwrite x. log1p(-0) comes out +0 here (the fused host form gives -0)."""
+    x, d, s = pto.vec(eqn.inputs[0]), pto.vec(eqn.outputs[0]), pto.Scratch(eqn)
+    dtype = eqn.outputs[0].type.dtype
+
+    def k(value):
+        return pto.lit(value, dtype)
+    big = float(dtypes.finfo(dtype).max) / 4
+    return [pto.Instr("TMAXS", s, (x, k(-0.5))), pto.Instr("TMINS", s, (s, k(big))),
+            pto.Instr("TADDS", d, (s, k(1))), pto.Instr("TADDS", d, (d, k(-1))),
+            pto.Instr("TSUB", s, (s, d)), pto.Instr("TADDS", d, (d, k(1))),
+            pto.Instr("TDIV", s, (s, d)), pto.Instr("TADDS", d, (x, k(1))),
+            pto.Instr("TLOG", d, (d,)), pto.Instr("TADD", d, (d, s))]
+
+
+LOG1P = tile_forms.TileForm("elementwise", arith=True, inplace=False, scratch=True)
+
 exp_p = _transcendental("exp", np.exp, pto_recipe=pto.unary("TEXP"), cpp="exp_f32({0})")
 exp2_p = _transcendental("exp2", np.exp2)
 log_p = _transcendental("log", np.log, pto_recipe=pto.unary("TLOG"), cpp="log_f32({0})")
-log1p_p = _transcendental("log1p", np.log1p)
+log1p_p = _transcendental("log1p", np.log1p, pto_recipe=_log1p_recipe, cpp="log1p_f32({0})",
+                          tile=LOG1P)
 expm1_p = _transcendental("expm1", np.expm1)
 sqrt_p = _transcendental("sqrt", np.sqrt, pto_recipe=pto.unary("TSQRT"), cpp="sqrt_f32({0})")
 rsqrt_p = _transcendental("rsqrt", _rsqrt, pto_recipe=pto.unary("TRSQRT"),

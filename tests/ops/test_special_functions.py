@@ -1,5 +1,5 @@
 """erfc, lgamma and digamma against JAX (values, non-finite inputs, gradients, batching), and
-the tile expansions of erfc and lgamma: tiled kernels match the untiled program within the
+the tile expansions of erfc, lgamma and erf_inv: tiled kernels match the untiled program within the
 expansions' measured float32 bounds, in the numpy tile interpreter and compiled for the host."""
 import math
 
@@ -115,6 +115,48 @@ def test_host_kernels_of_the_expansions_stay_within_their_bounds(name, bound):
     assert executable.status == "compiled"
     (out,) = executable(x)
     assert _tiled_error(name, x, out) <= bound
+
+
+ERF_INV_ULP = 4       # Giles' float32 approximation vs the float64 impl, over [-1, 1]
+ERF_INV_EDGES = [1.0, -1.0, 1.5, -2.0, np.inf, np.nan, 0.0, -0.0, 1 - 2 ** -24, 1e-30]
+
+
+def _erf_inv_error(x, tiled):
+    """The largest float32 ulp distance of ``tiled`` from the float64 erf_inv; the values it
+    does not define (+-inf at +-1, NaN beyond) exactly as the impl."""
+    exact = np.asarray(lax.erf_inv(x.astype(np.float64))).astype(np.float32)
+    t = np.asarray(tiled)
+    defined = np.isfinite(exact) & (exact != 0)
+    np.testing.assert_array_equal(t[~defined], exact[~defined])
+    return np.max(np.abs(t[defined] - exact[defined].astype(np.float64)) /
+                  np.spacing(np.abs(exact[defined])))
+
+
+def _erf_inv_inputs():
+    rng = np.random.default_rng(2)
+    return np.concatenate([rng.uniform(-1, 1, 3000), 1 - np.geomspace(1e-7, 0.5, 300),
+                           ERF_INV_EDGES]).astype(np.float32)
+
+
+def test_erf_inv_expansion_is_giles_approximation_within_its_bound():
+    x = _erf_inv_inputs()
+    tiled = pto.tile(lax.erf_inv)
+    assert [e.prim.name for e in pto.make_ir(tiled)(x).eqns] == ["tile_kernel"]
+    assert _erf_inv_error(x, tiled(x)) <= ERF_INV_ULP
+    x16 = x.astype(np.float16)
+    np.testing.assert_array_equal(np.asarray(tiled(x16)),
+                                  np.asarray(tiled(x16.astype(np.float32))).astype(np.float16))
+
+
+@pytest.mark.skipif(compiler_or_none() is None, reason="needs a C++ compiler")
+@pytest.mark.parametrize("kernels", ["fused", "pto"])
+def test_host_kernels_of_erf_inv_stay_within_its_bound(kernels):
+    x = _erf_inv_inputs()
+    executable = HostExecutable(pto.make_ir(lax.erf_inv)(x),
+                                CpuBackend(min_elements=1, tiered=False, kernels=kernels))
+    assert executable.status == "compiled"
+    (out,) = executable(x)
+    assert _erf_inv_error(x, out) <= ERF_INV_ULP
 
 
 def test_expansions_lower_to_pto_vector_instructions():

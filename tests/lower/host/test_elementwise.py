@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import ptojax as pto
 import ptojax.numpy as pnp
 from host_cases import (BF16, F16, F32, I32, arrays, assert_matches, executable_of,
-                        has_ragged_regions, host_jit, interpret)
+                        has_ragged_regions, host_jit, interpret, kernels_of)
 
 SMALL_TILES = pto.TileConfig(vec=(8, 32))
 SHAPES = [(37, 70), (3, 5, 40)]
@@ -16,7 +16,7 @@ SHAPES = [(37, 70), (3, 5, 40)]
 
 def float_ops(x, y):
     return (x + y, x - y, x * y, x / y, pnp.maximum(x, y), pnp.minimum(x, y), -x, pnp.abs(x),
-            pnp.exp(x), pnp.log(y), pnp.sqrt(x), pto.lax.rsqrt(y), pnp.tanh(x),
+            pnp.exp(x), pnp.log(y), pnp.log1p(x), pnp.sqrt(x), pto.lax.rsqrt(y), pnp.tanh(x),
             pto.nn.sigmoid(x), x ** 2, x ** 3, x ** -1, x ** -2, 2.0 - x, 3.0 / y,
             x * 0.5 + 1.0, pnp.maximum(x, 0.0), pnp.isfinite(x / y), x == y, x != y, x < y,
             x <= y, x > y, x >= y, pnp.where(x > y, x, y), (x * 8).astype(pnp.int32),
@@ -77,3 +77,24 @@ def test_float_to_int_conversion_truncates_saturates_and_maps_nan_to_zero():
     x = np.array([v * 8] * 8, np.float32)
     with np.errstate(all="ignore"):
         assert_matches(fn(x), interpret(fn._fn, x))
+
+
+@pytest.mark.parametrize("kernels", ["fused", "pto"])
+def test_log1p_is_accurate_near_zero_and_exact_at_its_specials(kernels):
+    """log1p in a kernel keeps its relative accuracy where log(1 + x) loses it (|x| tiny:
+    softplus of a large negative input), in the fused build (log1p_f32) and in the PTO
+    build (log(u) + (x - (u - 1)) / u); -1, inf, beyond -1 and NaN as numpy."""
+    fn = host_jit(lambda v: pnp.log1p(v), kernels=kernels)
+    tiny = np.geomspace(1e-38, 1e-3, 200, dtype=np.float32)
+    wide = np.geomspace(1e-3, 3e38, 200, dtype=np.float32)
+    specials = [-1.0, np.inf, -np.inf, -1.5, np.nan, 0.0, -0.5, -0.75, -1 + 2 ** -24, 1e-45]
+    for dtype in (F32, F16):
+        with np.errstate(all="ignore"):     # beyond float16's range: inf
+            x = np.resize(np.concatenate([tiny, -tiny, wide, -wide[:150] / 3e38, specials]),
+                          (20, 48)).astype(dtype)
+            out, expected = fn(x).astype(np.float64), np.log1p(x.astype(np.float64))
+        finite = np.isfinite(expected) & (expected != 0)
+        error = np.abs(out[finite] - expected[finite]) / np.abs(expected[finite])
+        assert error.max() <= 2 * np.finfo(dtype).eps, (dtype, x[finite][error.argmax()])
+        assert np.array_equal(out[~finite], expected[~finite], equal_nan=True)
+    assert [k.params["name"] for k in kernels_of(fn, x)] == ["k0_log1p"]

@@ -3,8 +3,8 @@ PTO-faithful build (the emitted PTO C++ instruction stream) and the numpy tile i
 the same programs: chains over every tiled elementwise primitive in every dtype the host
 tiles, row reductions (softmax, layer norm, ...), column sums, matmuls with epilogues, on
 ragged shapes. The two builds compute the same values — the same per-operation rounding, exp
-and log, summation order and GEMM worker — except tanh and logistic (vmath functions vs the
-PTO instruction sequences) and 16-bit float integer powers (rounded once vs per instruction),
+and log, summation order and GEMM worker — except tanh, logistic and log1p (vmath functions vs
+the PTO instruction sequences) and 16-bit float integer powers (rounded once vs per instruction),
 which are compared within tolerance."""
 import re
 import subprocess
@@ -35,7 +35,7 @@ SMALL_CUBE = pto.TileConfig(cube=(32, 32, 32))
 def float_chains(x, y):
     """Every float elementwise primitive with a tile form. The first two outputs use tanh
     and logistic, the next five are integer powers (which 16-bit floats round differently in
-    the two builds)."""
+    the two builds), the last log1p (a vmath function vs a PTO instruction sequence)."""
     a = pnp.abs(y) + 0.5
     return (pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x,
             pto.nn.sigmoid(x - y) * 3.0,
@@ -45,10 +45,11 @@ def float_chains(x, y):
             pnp.where((x > y) & ~(x == y) | (x <= -1.0) | (x >= 2.0), x, -y),
             pnp.where((x != y) & (x < y) & pnp.isfinite(x / y), x / y, 2.0 - x),
             (x * 8).astype(pnp.int32), (x * 0.25).astype(pnp.bool_),
-            x.astype(pnp.float16 if x.dtype == pnp.float32 else pnp.float32))
+            x.astype(pnp.float16 if x.dtype == pnp.float32 else pnp.float32),
+            pnp.log1p(x * 0.5) - x)
 
 
-FLOAT_OUTPUTS = 14
+FLOAT_OUTPUTS = 15
 
 
 def floats(x32, y32, x16, y16, xb, yb):
@@ -120,7 +121,8 @@ def _args(name):
 # name -> (function, tile config, target, outputs that may differ between the two builds)
 PROGRAMS = {
     "floats": (floats, SMALL_TILES, pto.targets.host_jit,
-               {0, 1} | {FLOAT_OUTPUTS * k + i for k in (1, 2) for i in range(7)}),
+               {FLOAT_OUTPUTS * k + i for k in range(3) for i in (0, 1, FLOAT_OUTPUTS - 1)} |
+               {FLOAT_OUTPUTS * k + i for k in (1, 2) for i in range(7)}),
     "ints": (ints, SMALL_TILES, pto.targets.host_jit, set()),
     "masks": (masks, SMALL_TILES, pto.targets.host_jit, set()),
     "rows": (rows, None, pto.targets.host_jit, set()),
