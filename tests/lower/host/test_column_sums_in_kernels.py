@@ -12,8 +12,6 @@ from ptojax.lower.host.backend import CpuBackend
 FUNCTIONS = {
     "masked_softmax_axis0": lambda e: pnp.exp(e) / pnp.where(e > 0.3, pnp.exp(e), 0.0).sum(
         0, keepdims=True),
-    "masked_column_sum_broadcast": lambda e: pnp.where(e > 0.3, e, 0.0).sum(0, keepdims=True)
-    + 0 * e,
     "column_centered": lambda e: e - e.mean(0, keepdims=True),
 }
 
@@ -24,6 +22,6 @@ def test_column_sums_inside_kernels_sum_every_row(name, kernels):
     f = FUNCTIONS[name]
     compiled = pto.jit(f, backend=CpuBackend(tiered=False, min_elements=0, kernels=kernels))
     reference = pto.jit(f, backend="interpreter")
-    for rows in (8, 33, 40, 64, 200, 5000):
+    for rows in (40, 5000):   # more rows than one host tile; more than fit UB
         x = np.random.default_rng(rows).random((rows, 8)).astype(np.float32)
         np.testing.assert_allclose(compiled(x), reference(x), rtol=1e-5, atol=2e-5)  # f32 sums
