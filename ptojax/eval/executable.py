@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
-from ptojax.ir.symbolic import evaluate, has_symbols, size_readers
+from ptojax.ir.symbolic import DimExpr, has_symbols, size_readers
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 from ptojax.source_info import GENERATED_FILE
@@ -114,9 +114,10 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
             lines.append(f"    {outs[0]} = {call}")
             owned.add(eqn.outputs[0])
             continue
-        elif has_symbols(tuple(eqn.params.values())):  # sizes known when it runs
-            env[fn], env[f"p{i}"] = eqn.prim.impl, _param_resolver(eqn.params)
-            ins.append(f"**p{i}(_sizes)")
+        elif has_symbols(tuple(eqn.params.values())):  # sizes computed inline per call
+            static = {k: v for k, v in eqn.params.items() if not has_symbols(v)}
+            env[fn] = functools.partial(eqn.prim.impl, **static) if static else eqn.prim.impl
+            ins += [f"{k}={_size_code(v)}" for k, v in eqn.params.items() if k not in static]
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
         call = f"{fn}({', '.join(ins)})"
@@ -133,23 +134,23 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
 
 
 def _bind_sizes(ir, args) -> list:
-    """The generated line computing ``_sizes`` (symbol name -> int) from the arguments'
-    shapes, for an IR with symbolic dimensions (``ir/symbolic.py``); none otherwise."""
-    readers = size_readers(ir)
-    if not readers:
-        return []
-    items = ", ".join(f"{name!r}: {args[i]}.shape[{axis}]" + ("" if c == 1 else f" // {c}")
-                      for name, (i, axis, c) in readers.items())
-    return [f"    _sizes = {{{items}}}"]
+    """The generated lines reading each symbol's size (``ir/symbolic.py``) from the arguments'
+    shapes into a local ``s_<name>``; none for an IR without symbolic dimensions."""
+    return [f"    s_{name} = {args[i]}.shape[{axis}]" + ("" if c == 1 else f" // {c}")
+            for name, (i, axis, c) in size_readers(ir).items()]
 
 
-def _param_resolver(params):
-    """sizes -> the equation's params with every symbolic dimension evaluated."""
-    items = tuple(params.items())
-
-    def resolve(sizes):
-        return {k: evaluate(v, sizes) for k, v in items}
-    return resolve
+def _size_code(value) -> str:
+    """Python source computing ``value`` (a dim, or nested tuples/lists of them) from the
+    ``s_<name>`` locals."""
+    if type(value) is DimExpr:
+        return "(" + " + ".join("*".join([str(c), *(f"s_{n}" for n in mono)])
+                                for mono, c in value.terms.items()) + ")"
+    if isinstance(value, tuple):
+        return "(" + "".join(f"{_size_code(v)}, " for v in value) + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_size_code(v) for v in value) + "]"
+    return repr(value)
 
 
 def _implicit_broadcasts(ir, impls) -> set:

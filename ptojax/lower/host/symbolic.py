@@ -10,8 +10,9 @@ power of two by default) that a call falls in, the program is also rewritten at 
 background like any static program. Once it is compiled, the bucket's next calls alternate
 between the two (``TRIAL_CALLS`` each: the inputs padded to the bucket, the outputs cut to
 their true sizes) and the bucket keeps the faster. A program that cannot be padded (a
-primitive without a ``bucket`` rule) or a bucket whose tensors are all small
-(``CpuBackend.min_elements``) keeps the one program. Each bucket compile is logged
+primitive without a ``bucket`` rule) keeps the one program; the calls of a bucket whose
+tensors are all small (``CpuBackend.min_elements``) run on the numpy executor, as a static
+program of that size would. Each bucket compile is logged
 (``ptojax.jit``, INFO) and listed in ``buckets``.
 """
 from __future__ import annotations
@@ -25,9 +26,12 @@ import numpy as np
 from ptojax.errors import UnsupportedError
 from ptojax.ir.symbolic import evaluate, size_readers, symbols_of
 from ptojax.lower.bucketing import bucket_of, bucketed, next_power_of_two
-from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable, largest_tensor
+from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable
 
 log = logging.getLogger("ptojax.jit")
+
+
+SMALL = "small at this bucket: the numpy executor, as for a static program of its size"
 
 
 class SymbolicExecutable:
@@ -42,6 +46,9 @@ class SymbolicExecutable:
         self.source = self.executable.source
         self.readers = size_readers(closed.ir)
         self.symbols = symbols_of([v.type.shape for v in closed.ir.invars])
+        ir = closed.ir
+        self.tensor_sizes = list({v.type.size for v in (*ir.invars, *(o for e in ir.eqns
+                                                                 for o in e.outputs))})
         self.buckets: dict = {}
         self._lock = threading.Lock()
         self._unbucketable = None if options.buckets is not False else "buckets=False"
@@ -55,14 +62,14 @@ class SymbolicExecutable:
         return self.executable.wait(timeout)
 
     def run(self, *args):
-        if self._unbucketable is not None:
-            return self.executable.run(*args)
         sizes = {name: args[i].shape[axis] // c for name, (i, axis, c) in self.readers.items()}
         policy = self.options.buckets or next_power_of_two
         key = tuple(bucket_of(sizes[n], self.symbols[n], policy) for n in self.readers)
         bucket = self.buckets.get(key)
         if bucket is None:
             bucket = self._new_bucket(key)
+        if bucket is SMALL:   # as a static program this small would: numpy only
+            return self.executable.numpy.run(*args)
         if type(bucket) is not Bucket or not bucket.ready():
             return self.executable.run(*args)
         return bucket.run(self.executable.run, args, sizes)
@@ -74,15 +81,18 @@ class SymbolicExecutable:
             if key in self.buckets:
                 return self.buckets[key]
             at = dict(zip(self.readers, key))
+            if max(evaluate(self.tensor_sizes, at), default=0) < self.options.min_elements:
+                self.buckets[key] = SMALL
+                return SMALL
+            if self._unbucketable is not None:
+                self.buckets[key] = self._unbucketable
+                return self._unbucketable
             try:
                 static = bucketed(self.closed, at)
             except UnsupportedError as e:   # no bucket rule: no bucket will do
                 self._unbucketable = f"one program for every size ({e})"
                 self.buckets[key] = self._unbucketable
                 return self._unbucketable
-            if largest_tensor(static) < self.options.min_elements:
-                self.buckets[key] = "one program: small at this bucket"
-                return self.buckets[key]
             log.info("compiling the bucket %s of a program with symbolic dimensions",
                      ", ".join(f"{n}={b}" for n, b in at.items()))
             bucket = self.buckets[key] = Bucket(self.closed, static, at, self.options)
