@@ -32,13 +32,15 @@ static inline PTO_VMATH_INLINE compute_t<To> convert_to(C x) {
 }
 
 // Per-thread scratch arrays of a fused kernel (row buffers, accumulators), one per `which`.
+// Held as bytes: std::vector<bool> has no data() (bool rows of a mask are buffers too).
 template <typename T>
 inline T* fused_buffer(int which, std::size_t n) {
-  static thread_local std::vector<std::vector<T>> buffers;
+  struct alignas(T) Slot { unsigned char bytes[sizeof(T)]; };
+  static thread_local std::vector<std::vector<Slot>> buffers;
   if (static_cast<int>(buffers.size()) <= which) buffers.resize(which + 1);
-  std::vector<T>& b = buffers[which];
+  std::vector<Slot>& b = buffers[which];
   if (b.size() < n) b.resize(n);
-  return b.data();
+  return reinterpret_cast<T*>(b.data());
 }
 
 // The kReduceLanes partial results of a row reduction combined pairwise, as reduce_contiguous
