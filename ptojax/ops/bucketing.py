@@ -196,12 +196,15 @@ def _concatenate(ctx, eqn, *parts):
     if not any(is_symbolic(a.type.shape[axis]) for a in eqn.inputs):
         return out
     # each part written right after the true elements of the parts before it; its padding
-    # is overwritten by the next part or lies beyond the result's true size
+    # is overwritten by the next part or lies beyond the result's true size. Parts up to the
+    # first of symbolic size are already at their true offsets.
+    first = next(i for i, a in enumerate(eqn.inputs) if is_symbolic(a.type.shape[axis]))
     offset = np.int32(0)
-    for atom, part in zip(eqn.inputs, parts):
-        starts = [np.int32(0)] * part.ndim
-        starts[axis] = offset
-        out = dynamic_update_slice_p.bind(out, part, *starts)
+    for i, (atom, part) in enumerate(zip(eqn.inputs, parts)):
+        if i > first:
+            starts = [np.int32(0)] * part.ndim
+            starts[axis] = offset
+            out = dynamic_update_slice_p.bind(out, part, *starts)
         offset = add(offset, ctx.valid(atom.type.shape[axis]))
     return out
 

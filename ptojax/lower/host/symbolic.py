@@ -27,6 +27,7 @@ from ptojax.errors import UnsupportedError
 from ptojax.ir.symbolic import evaluate, size_readers, symbols_of
 from ptojax.lower.bucketing import bucket_of, bucketed, next_power_of_two
 from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable
+from ptojax.optimize import optimize
 
 log = logging.getLogger("ptojax.jit")
 
@@ -88,7 +89,7 @@ class SymbolicExecutable:
                 self.buckets[key] = self._unbucketable
                 return self._unbucketable
             try:
-                static = bucketed(self.closed, at)
+                static = optimize(bucketed(self.closed, at))   # its masks share iotas
             except UnsupportedError as e:   # no bucket rule: no bucket will do
                 self._unbucketable = f"one program for every size ({e})"
                 self.buckets[key] = self._unbucketable
