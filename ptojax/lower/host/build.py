@@ -31,6 +31,7 @@ from ptojax.lower.host.cache import (CacheEntry, checked_root, private_dir, swee
                                      write_atomic)
 from ptojax.lower.host.compiler import (INCLUDE_DIR, Compiler, cpu_features, find_compiler,
                                         not_a_library)
+from ptojax.lower.host.prelude import Prelude
 
 ABI_VERSION = 2
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]   # the directory holding ``ptojax``
@@ -211,29 +212,50 @@ def _build_detached(unit: str, compiler: Compiler, entry: CacheEntry, name: str)
 
 
 def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:
-    """The library built from ``unit`` in a temporary file of ``entry`` (hold its lock)."""
+    """The library built from ``unit`` in a temporary file of ``entry`` (hold its lock): with
+    the unit's precompiled prelude if there is one (``prelude.py``), else, or if that fails,
+    from the unit as it is."""
+    prelude = Prelude.of(unit, compiler, entry.root, header_digest())
+    with_prelude = prelude is not None and prelude.ready()
+    if with_prelude:
+        out, returncode, stderr = _run_build(prelude.unit_using_it(unit), compiler, entry,
+                                             prelude.include_flags())
+    if not with_prelude or returncode not in (0, None):
+        out, returncode, stderr = _run_build(unit, compiler, entry, [])
+        if with_prelude and returncode == 0:   # the prelude failed where the unit builds
+            prelude.discard()
+    if returncode is None:
+        raise CompileError(f"the host C++ compiler did not finish building `{name}` "
+                           f"within {COMPILE_TIMEOUT_S} s")
+    if returncode != 0:
+        raise CompileError(_compile_error_message(name, unit, stderr, compiler,
+                                                  _keep_failed(entry.root, entry.key, unit),
+                                                  returncode))
+    why = not_a_library(out)
+    if why is not None:
+        out.unlink(missing_ok=True)
+        raise CompileError(f"the host C++ compiler exited successfully building `{name}` "
+                           f"but {why}\n  compiler: {compiler.describe()}")
+    return out
+
+
+def _run_build(source: str, compiler: Compiler, entry: CacheEntry, include_flags) -> tuple:
+    """(the built library or None, the compiler's return code, its stderr)."""
     src, out = entry.temporary(".build.cpp"), entry.temporary(".so.tmp")
     try:
-        write_atomic(src, unit.encode())
-        cmd = [*compiler.command, *compiler.flags, f"-I{INCLUDE_DIR}", str(src), "-o", str(out)]
+        write_atomic(src, source.encode())
+        cmd = [*compiler.command, *compiler.flags, *include_flags, f"-I{INCLUDE_DIR}",
+               str(src), "-o", str(out)]
         returncode, stderr = _run_compiler(cmd, (src, out))
-        if returncode is None:
-            raise CompileError(f"the host C++ compiler did not finish building `{name}` "
-                               f"within {COMPILE_TIMEOUT_S} s")
-        if returncode != 0:
-            raise CompileError(_compile_error_message(name, unit, stderr, compiler,
-                                                      _keep_failed(entry.root, entry.key, unit),
-                                                      returncode))
-        why = not_a_library(out)
-        if why is not None:
-            raise CompileError(f"the host C++ compiler exited successfully building `{name}` "
-                               f"but {why}\n  compiler: {compiler.describe()}")
-        return out
     except BaseException:
         out.unlink(missing_ok=True)
         raise
     finally:
         src.unlink(missing_ok=True)
+    if returncode != 0:
+        out.unlink(missing_ok=True)
+        return None, returncode, stderr
+    return out, returncode, stderr
 
 
 # compiler processes in flight -> their temporary files: killed (with the processes they

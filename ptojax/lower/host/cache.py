@@ -9,6 +9,7 @@ Layout under ``cache_root()`` (``$PTOJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/pto
     host-kernels/<k[:2]>/<k>.cpp     the translation unit it was built from (for reading)
     host-kernels/<k[:2]>/<k>.lock    the per-key build lock
     host-kernels/<k[:2]>/.<k>.*      temporaries of a build of <k> (only while holding its lock)
+    host-kernels/<k[:2]>/<k>.prelude/ a precompiled prelude (``prelude.py``: its header, .gch)
     host-kernels/failed/<k>.cpp      translation units the compiler rejected
     compilers/<id>.json              compiler probe records (``compiler.py``)
 

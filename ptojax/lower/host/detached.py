@@ -20,9 +20,11 @@ import sys
 from pathlib import Path
 
 from ptojax.errors import CacheError, CompileError
-from ptojax.lower.host.build import (BUILT, CACHE_UNUSABLE, REJECTED, compile_and_publish)
+from ptojax.lower.host.build import (BUILT, CACHE_UNUSABLE, REJECTED, compile_and_publish,
+                                     header_digest)
 from ptojax.lower.host.cache import CacheEntry
 from ptojax.lower.host.compiler import Compiler
+from ptojax.lower.host.prelude import Prelude, build_later
 
 NICENESS = 10
 
@@ -43,6 +45,8 @@ def main() -> int:
         _say(2, str(e))
         return REJECTED
     _say(1, "built" if built else "cached")
+    if built:    # precompile its prelude for the next builds (prelude.py), not waited for
+        build_later(Prelude.of(request["unit"], compiler, entry.root, header_digest()))
     return BUILT
 
 

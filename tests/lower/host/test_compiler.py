@@ -96,10 +96,13 @@ import os, subprocess, threading
 import ptojax.lower.host.compiler as C
 started, Popen = threading.Event(), subprocess.Popen
 class Watched(Popen):
-    def __init__(self, args, *rest, **kwargs):
-        super().__init__(args, *rest, **kwargs)
-        if C._PROBER in args:
+    def communicate(self, input=None, timeout=None):
+        if C._PROBER in self.args:   # exit once the prober has its request, not before
+            self.stdin.write(input)
+            self.stdin.close()
+            self.stdin, input = None, None
             started.set()
+        return super().communicate(input, timeout)
 subprocess.Popen = Watched
 threading.Thread(target=C.find_compiler, daemon=True).start()
 started.wait(120)
