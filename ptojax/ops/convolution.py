@@ -581,7 +581,7 @@ def _conv_reference(jnp, lax):
 conv_general_dilated_p.define(
     jvp=bilinear_jvp(conv_general_dilated_p), transpose=_conv_transpose_rule,
     batch=_conv_batch, shard=sr.ShardRule(_conv_factors, linear="one"),
-    tile=tile_forms.expansion(_im2col, cube=True), cost=_conv_flops, reference=_conv_reference)
+    tile=tile_forms.convolution(_im2col), cost=_conv_flops, reference=_conv_reference)
 
 
 _add_examples(globals(), """

@@ -44,7 +44,7 @@ from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
 from ptojax.tile.memory import align_up, plan_memory
 from ptojax.tile.rules import COLSUM, ROW
-from ptojax.tile.rules import matmul_shape
+from ptojax.tile.rules import conv_matmul_shape, matmul_shape
 from ptojax.public import add_examples as _add_examples
 
 
@@ -286,6 +286,8 @@ CUBE_SIZES = (256, 128, 64, 32, 16)
 
 
 def _cube_dims(group):
+    if group.dot.prim.fact("tile").kind == "conv":
+        return conv_matmul_shape(group.dot)
     return matmul_shape(group.dot)
 
 
