@@ -8,10 +8,13 @@ operand to its canonical layout — lhs ``(N, C, *spatial)``, rhs ``(O, I, *spat
 
 The host implementation is im2col and BLAS (``ops/im2col.py``): the window view of the
 dilated, padded input in its own layout, copied slab by slab into a cache-sized matrix of
-(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once. The tile fact is the same algorithm written in
-primitives (pad, strided slices, concatenate, transposes, a dot_general): the matmul becomes a
-cube kernel with the usual epilogue fusion; the patch gathering stays tensor-level between
-kernels, because PTO tiles have no strided-window load.
+(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once.
+The tile fact (``tile_forms.convolution``): where the cube multiplies the dtype, a 2-d
+convolution without lhs dilation or groups is one cube kernel that expands its im2col blocks
+on chip (``TIMG2COL``, ``tile/img2col.py``; ``tile/rules.py``'s ``direct_conv_reason`` says
+which); any other is the same algorithm written in primitives (pad, strided slices,
+concatenate, transposes, a dot_general), whose matmul becomes a cube kernel with the usual
+epilogue fusion while the patch gathering stays tensor-level.
 
 Gradients are JAX's: convolution is bilinear, the lhs cotangent is a convolution of the output
 cotangent with the spatially reversed kernel (window strides become lhs dilation), and the rhs
