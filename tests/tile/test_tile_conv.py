@@ -49,7 +49,9 @@ def _body_prims(kernel):
     return out
 
 
-CASES = {   # (channels: multiples of int8's C0 = 32) dimension numbers, strides, padding, rhs dilation, x shape, w shape
+# dimension numbers, strides, padding, rhs dilation, x shape, w shape (channels: multiples of
+# int8's C0 = 32)
+CASES = {
     "nhwc-same": (NHWC, (1, 1), "SAME", (1, 1), (2, 8, 8, 32), (3, 3, 32, 32)),
     "nchw-valid-strided": (None, (2, 2), "VALID", (1, 1), (2, 32, 9, 9), (32, 32, 3, 3)),
     "asymmetric-pads-dilated": (NHWC, (2, 1), [(1, 2), (0, 1)], (1, 2), (1, 7, 9, 32),
