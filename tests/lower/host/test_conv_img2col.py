@@ -1,13 +1,13 @@
 """Host builds of the on-chip im2col convolution kernel (TIMG2COL from an L1 feature map into
 L0A, ``pto_host_img2col.h``) against JAX: the PTO-faithful build under the sync checker
-(strided, asymmetrically padded, rhs-dilated fp16 in NCHW), and the default build (the fused
-emitter has no form for TIMG2COL, so the program runs the PTO build) on int8 -> int32 with
-a relu epilogue, exactly."""
+(strided, asymmetrically padded, rhs-dilated fp16 in NCHW), and the fused build (the default:
+its im2col blocks filled by the same host function, multiplied by the GEMM worker) on
+strided int8 -> int32 with a relu epilogue, exactly."""
 import numpy as np
 
 import ptojax as pto
 from ptojax import lax
-from host_cases import host_jit, kernels_of
+from host_cases import executable_of, host_jit, kernels_of
 
 
 def _operands(x_shape, w_shape, dtype, seed=0):
@@ -39,17 +39,19 @@ def test_pto_build_runs_timg2col_under_the_sync_checker(jax):
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
 
 
-def test_default_build_int8_conv_with_relu_epilogue_is_exact(jax):
-    x, w = _operands((2, 6, 6, 32), (3, 3, 32, 16), np.int8)
+def test_fused_build_int8_conv_with_relu_epilogue_is_exact(jax):
+    x, w = _operands((2, 7, 6, 32), (3, 2, 32, 16), np.int8)
     nhwc = ("NHWC", "HWIO", "NHWC")
+    kw = dict(window_strides=(2, 1), padding="SAME", dimension_numbers=nhwc)
 
     def f(a, b):
-        return pto.nn.relu(lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=nhwc,
-                                                    preferred_element_type=np.int32))
-    host = host_jit(f)
+        return pto.nn.relu(lax.conv_general_dilated(a, b, preferred_element_type=np.int32, **kw))
+    host = host_jit(f, kernels="fused")
     got = np.asarray(host(x, w))
     (kernel,) = kernels_of(host, x, w)
     assert _has_img2col(kernel)
+    program = executable_of(host, x, w).program
+    assert program.kernels == "fused" and program.fused_error is None
     want = np.maximum(np.asarray(jax.lax.conv_general_dilated(
-        x.astype(np.int32), w.astype(np.int32), (1, 1), "SAME", dimension_numbers=nhwc)), 0)
+        x.astype(np.int32), w.astype(np.int32), **kw)), 0)
     np.testing.assert_array_equal(got, want)

@@ -14,6 +14,7 @@
 
 #include "pto_host_tile.h"
 #include "pto_host_sync.h"
+#include "pto_host_map.h"
 
 namespace pto {
 
@@ -38,6 +39,37 @@ struct Img2colTileConfig {
 };
 
 namespace host {
+// One image's convolution geometry: the feature map (h, w, c), the filter width, strides,
+// dilations, the top/left pads and the output width.
+struct Img2colGeometry {
+  int h, w, c, kw, sh, sw, dh, dw, top, left, out_w;
+};
+
+// dst(i, j) = the im2col matrix's element (pos_m + i, pos_k + j) of the (h*w, c) feature map
+// src, or pad where the tap falls in the padding (the semantics of tile_img2col). Shared by
+// TIMG2COL and the fused build; the tap and channel advance without divisions.
+template <typename T, typename S>
+inline void img2col_fill(View<T> dst, View<S> src, const Img2colGeometry& g, int pos_m,
+                         int pos_k, int rows, int cols, T pad) {
+  const int tap0 = pos_k / g.c, ch0 = pos_k % g.c;
+  for (int i = 0; i < rows; ++i) {
+    const int p = pos_m + i;
+    const int ih0 = (p / g.out_w) * g.sh - g.top, iw0 = (p % g.out_w) * g.sw - g.left;
+    int kh = tap0 / g.kw, kw = tap0 % g.kw, ch = ch0;
+    for (int j = 0; j < cols; ++j) {
+      const int ih = ih0 + kh * g.dh, iw = iw0 + kw * g.dw;
+      dst(i, j) = (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) ? src(ih * g.w + iw, ch) : pad;
+      if (++ch == g.c) {
+        ch = 0;
+        if (++kw == g.kw) {
+          kw = 0;
+          ++kh;
+        }
+      }
+    }
+  }
+}
+
 struct FmatrixRegisters {
   int fmap_h = 0, fmap_w = 0;
   int pad[4] = {0, 0, 0, 0};
@@ -95,19 +127,11 @@ PTO_INST void TIMG2COL(D& dst, S& src, int pos_m, int pos_k, const Img2colTileCo
                        "channelSize");
     return;
   }
-  const E pad = static_cast<E>(r.pad_value);
-  const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
-  for (int i = 0; i < rows; ++i) {
-    const int p = pos_m + i;
-    const int oh = p / out_w, ow = p % out_w;
-    for (int j = 0; j < cols; ++j) {
-      const int q = pos_k + j;
-      const int tap = q / c, ch = q % c;
-      const int ih = oh * sh + (tap / kw) * dh - top;
-      const int iw = ow * sw + (tap % kw) * dw - left;
-      dst.at(i, j) = (ih >= 0 && ih < h && iw >= 0 && iw < w) ? src.at(ih * w + iw, ch) : pad;
-    }
-  }
+  const host::Img2colGeometry g{h, w, c, kw, sh, sw, dh, dw, top, left, out_w};
+  host::img2col_fill(host::view(dst), host::View<const E>{src.data(), S::kRowStride,
+                                                          S::kColStride},
+                     g, pos_m, pos_k, dst.GetValidRow(), dst.GetValidCol(),
+                     static_cast<E>(r.pad_value));
   host::access(PIPE_MTE1, line, "TIMG2COL", {host::tile_region(src)},
                {host::tile_region(dst)});
 }
