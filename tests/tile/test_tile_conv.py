@@ -207,3 +207,18 @@ def test_cost_model_gm_traffic_drops_without_the_gm_im2col():
     before = pto.jit(lambda a, b: _im2col(a, b, **params)).lower(x, w, target=TARGET).cost()
     assert sum(r.bytes for r in before) > 10 * row.bytes
     assert before.total_seconds > 5 * after.total_seconds
+
+
+def test_explicit_cube_config_tiles_the_conv_or_names_the_fix(jax):
+    x, w = _operands((2, 8, 8, 32), (3, 3, 32, 24), np.float16)
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=NHWC)
+    want = _jax_conv(jax, x, w, window_strides=(1, 1), padding="SAME", dimension_numbers=NHWC)
+    tiled = pto.tile(f, pto.TileConfig(cube=(32, 48, 16)), target=TARGET)
+    (kernel,) = [e for e in pto.make_ir(tiled)(x, w).eqns if e.prim.name == "tile_kernel"]
+    assert kernel.params["cube"] == (32, 48, 16)      # K = 288 = 6 steps, N = 24: ragged
+    got = np.asarray(tiled(x, w)).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
+    with pytest.raises(pto.errors.TileError, match="output positions of an image.*Fix: m=32"):
+        pto.tile(f, pto.TileConfig(cube=(48, 32, 16)), target=TARGET)(x, w)
