@@ -7,7 +7,8 @@
 3. the cost model's Ascend 910B estimate of a 4096^3 GEMM: int8 (int32 accumulator) vs fp16
    (fp32 accumulator) — an estimate from ``Lowered.cost()``, not a measurement
 4. the cost model's 910B estimate (GM bytes, time) of conv2d 3x3 b32 c64 32x32 fp16: the
-   on-chip im2col cube kernel (TIMG2COL) vs the im2col expansion through GM it replaced
+   on-chip im2col cube kernel (TIMG2COL) vs the im2col expansion through GM it replaced,
+   and the same convolution's host timing (compiled kernels) of both and of JAX
 
 Timings are best-of-N on a shared machine: rough, relative numbers only.
 """
@@ -124,8 +125,44 @@ def bench_conv_estimates():
     print(after)
 
 
+def bench_conv_fp16_host():
+    """conv2d 3x3 b32 c64 32x32 fp16 forward on the host (pto.jit's cpu backend, compiled
+    kernels): the on-chip im2col kernel vs the expansion it replaced vs JAX; interleaved
+    rounds, medians (the host has no on-chip memory: this checks the kernel runs well here,
+    the 910B gain is the cost model's)."""
+    import jax
+    import ptojax as pto
+    from ptojax.lower.host.backend import CpuBackend
+    from ptojax.ops.convolution import _im2col
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=CONV_X).astype(np.float16)
+    w = (rng.normal(size=CONV_W) / 24).astype(np.float16)
+    nhwc = ("NHWC", "HWIO", "NHWC")
+
+    def conv(a, b):
+        return pto.lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=nhwc)
+    params = pto.make_ir(conv)(x, w).ir.eqns[0].params
+    backend = CpuBackend(tiered=False, min_elements=0)
+    fns = {"on-chip im2col": pto.jit(conv, backend=backend),
+           "im2col expansion": pto.jit(lambda a, b: _im2col(a, b, **params), backend=backend),
+           "JAX": jax.jit(lambda a, b: jax.lax.conv_general_dilated(
+               a, b, (1, 1), "SAME", dimension_numbers=nhwc))}
+    want = np.asarray(fns["JAX"](x, w)).astype(np.float32)
+    times = {k: [] for k in fns}
+    for k, f in fns.items():
+        np.testing.assert_allclose(np.asarray(f(x, w)).astype(np.float32), want, atol=2e-2)
+    for _ in range(9):
+        for k, f in fns.items():
+            times[k].append(best_time(lambda: np.asarray(f(x, w)), repeat=1, number=1))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    print("host conv2d 3x3 b32 c64 32x32 fp16 fwd, medians: " + "  ".join(
+        f"{k} {fmt(v)}" for k, v in med.items())
+        + f"  ratio on-chip/JAX {med['on-chip im2col'] / med['JAX']:5.2f}x")
+
+
 if __name__ == "__main__":
     bench_conv()
     bench_int8_matmul()
     bench_gemm_estimates()
     bench_conv_estimates()
+    bench_conv_fp16_host()
