@@ -15,6 +15,8 @@ kernels instead of leaving transposes as tensor ops.
 """
 from __future__ import annotations
 
+import functools
+
 from ptojax.errors import TileError
 from ptojax.ir.core import IR, Eqn, Literal, Var
 from ptojax.ops.convert import copy_p
@@ -22,7 +24,7 @@ from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.shape import transpose_p
 from ptojax.optimize import dce
 from ptojax.tile.convolution import canonical_conv
-from ptojax.tile.rules import direct_conv_reason
+from ptojax.tile.rules import conv_c0, direct_conv_reason
 from ptojax.trace import trace_flat
 
 
@@ -39,7 +41,7 @@ def _expansion_of(eqn, target=None):
         return None
     if form.kind == "conv" and target is not None and direct_conv_reason(eqn, target) is None:
         return None if direct_conv_reason(eqn, target, layout_free=False) is None else \
-            canonical_conv
+            functools.partial(canonical_conv, c0=conv_c0(eqn.inputs[0].type.dtype, target))
     return form.expand
 
 

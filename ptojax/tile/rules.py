@@ -342,9 +342,15 @@ def conv_matmul_shape(eqn) -> MatmulShape:
     return MatmulShape(n, oh * ow, kh * kw * c, o, False, False)
 
 
+def conv_c0(dtype, target) -> int:
+    """Channels per NC1HWC0 block: one 32-byte row (16 fp16, 32 int8)."""
+    return target.row_alignment // dtype.itemsize
+
+
 def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
     """Why a convolution cannot be one on-chip-im2col cube kernel on ``target`` (None if it
-    can). ``layout_free``: any dimension numbers (tile/prepare transposes into NHWC/HWIO)."""
+    can). ``layout_free``: any dimension numbers and channel count (tile/prepare transposes
+    into NHWC/HWIO and zero-pads the channels to a multiple of C0)."""
     p = eqn.params
     lhs, rhs = eqn.inputs[0].type, eqn.inputs[1].type
     dtype = lhs.dtype
@@ -366,10 +372,10 @@ def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
     spec = p["dimension_numbers"][0]
     c = lhs.shape[spec[1]]
     h, w = (lhs.shape[d] for d in spec[2:])
-    c0 = target.row_alignment // dtype.itemsize
-    if c % c0:
+    c0 = conv_c0(dtype, target)
+    if c % c0 and not layout_free:
         return f"its {c} input channels are not a multiple of C0 = {c0} (NC1HWC0 blocks)"
-    fmap = h * w * c * dtype.itemsize
+    fmap = h * w * -(-c // c0) * c0 * dtype.itemsize
     if 2 * fmap > target.capacity("L1") // 2:
         return (f"one image's feature map ({fmap:,} bytes) double-buffered takes more than "
                 f"half of {target.name}'s L1")

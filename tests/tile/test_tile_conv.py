@@ -128,7 +128,6 @@ def test_pto_text_has_timg2col_the_fmatrix_config_and_no_gm_im2col():
 FALLBACKS = {   # kwargs, x shape, w shape, the reason the direct kernel gives
     "lhs-dilation": (dict(lhs_dilation=(2, 2)), (1, 16, 5, 5), (16, 16, 3, 3), "lhs dilation"),
     "groups": (dict(feature_group_count=2), (1, 32, 6, 6), (32, 16, 3, 3), "grouped"),
-    "channels": ({}, (1, 3, 6, 6), (16, 3, 3, 3), "multiple of C0 = 16"),
     "1-d": ({}, (2, 16, 12), (16, 16, 3), "1-d convolution"),
 }
 
@@ -154,8 +153,8 @@ def test_other_convolutions_keep_the_im2col_expansion_with_a_stated_reason(jax, 
 @pytest.mark.parametrize("stride, direct", [(1, ["lhs", "rhs"]), (2, ["rhs"])])
 def test_gradients_take_the_on_chip_path_where_they_have_no_lhs_dilation(jax, stride, direct):
     """The input gradient is a convolution with lhs dilation = stride (on chip for stride 1
-    only); the filter gradient one over the batch as its channels (16 here, C0) with rhs
-    dilation = stride (on chip). The forward convolution is dead in a gradient."""
+    only); the filter gradient one over the batch as its channels with rhs dilation = stride
+    (on chip). The forward convolution is dead in a gradient."""
     x, w = _operands((16, 8, 8, 16), (3, 3, 16, 16), np.float16)
     ct = _operands((16, 8 // stride, 8 // stride, 16), (1,), np.float16, seed=1)[0]
 
@@ -222,3 +221,22 @@ def test_explicit_cube_config_tiles_the_conv_or_names_the_fix(jax):
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
     with pytest.raises(pto.errors.TileError, match="output positions of an image.*Fix: m=32"):
         pto.tile(f, pto.TileConfig(cube=(48, 32, 16)), target=TARGET)(x, w)
+
+
+def test_channels_off_c0_are_zero_padded_into_the_on_chip_kernel(jax):
+    """An RGB input layer: its 3 channels padded to C0 = 16 at tensor level (input and
+    filter), then the on-chip im2col kernel."""
+    x, w = _operands((2, 3, 8, 8), (16, 3, 3, 3), np.float16)
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, (1, 1), "SAME")
+    (eqn,) = pto.make_ir(f)(x, w).eqns
+    assert direct_conv_reason(eqn, TARGET) is None
+    ir = pto.make_ir(pto.tile(f, target=TARGET))(x, w)
+    kernels = [e for e in ir.eqns if e.prim.name == "tile_kernel"]
+    assert len(kernels) == 1 and "tile_img2col" in _body_prims(kernels[0])
+    assert kernels[0].inputs[0].type.shape == (2, 8, 8, 16)
+    want = _jax_conv(jax, x, w, window_strides=(1, 1), padding="SAME")
+    got = np.asarray(pto.tile(f, target=TARGET)(x, w)).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
+
