@@ -495,9 +495,13 @@ class _Func(Emitter):
         """An fmatrix register write; the first defines the tile's ``!pto.fmatrix_config``."""
         lines = []
         if x.op == FMATRIX_OPS[0]:
-            fields = ", ".join(f"{f.replace('[', '').replace(']', '')} = {v}"
-                               for f, v in img2col_fields(x.attrs["img2col"]))
-            lines.append(f"{self.fmatrix_config()} = pto.fmatrix_config {{{fields}}} : "
+            top = x.srcs[0]
+            static = isinstance(top, Literal)
+            fields = ", ".join(f"{f.replace('[', '').replace(']', '')} = {v}" for f, v in
+                               img2col_fields(x.attrs["img2col"],
+                                              int(top.value) if static else "?"))
+            ins = "" if static else f" ins({self.index_atom(top)} : index)"
+            lines.append(f"{self.fmatrix_config()} = pto.fmatrix_config{ins} {{{fields}}} : "
                          f"!pto.fmatrix_config")
         lines.append(f"pto.{x.op.lower()} ins({self.fmatrix_config()} : !pto.fmatrix_config) "
                      f"outs()")
@@ -509,7 +513,7 @@ class _Func(Emitter):
 
     def img2col(self, x):
         """``pto.timg2col ins(%fmap[%posM, %posK], %cfg ...) outs(%left ...)``."""
-        fmap, pos_m, pos_k = x.srcs
+        fmap, pos_m, pos_k = x.srcs[:3]
         name, ty = self.typed(fmap)
         d, dty = self.typed(x.dst)
         index = f"[{self.index_atom(pos_m)}, {self.index_atom(pos_k)}]"

@@ -188,11 +188,12 @@ def tile_cpp_type(decl, row_view=False) -> str:
 IMG2COL_CONFIG = "icfg"      # a convolution tile's Img2colTileConfig (fmatrix contents)
 
 
-def img2col_fields(cfg) -> list:
-    """(field, value) of PTO's Img2colTileConfig for a tile_img2col geometry; padList is
-    (left, right, top, bottom)."""
+def img2col_fields(cfg, top) -> list:
+    """(field, value) of PTO's Img2colTileConfig for a tile_img2col geometry with top pad
+    ``top`` (a feature-map band's: set per tile); padList is (left, right, top, bottom)."""
     (h, w, c), (kh, kw) = cfg.fmap, cfg.filter
-    (pt, pb), (pl, pr) = cfg.pads
+    (_, pb), (pl, pr) = cfg.pads
+    pt = top
     return [("fmapH", h), ("fmapW", w), ("padList[0]", pl), ("padList[1]", pr),
             ("padList[2]", pt), ("padList[3]", pb), ("filterH", kh), ("filterW", kw),
             ("strideH", cfg.strides[0]), ("strideW", cfg.strides[1]),
@@ -470,7 +471,7 @@ class _Printer(Emitter):
         if x.op == FMATRIX_OPS[0]:
             lines = [f"Img2colTileConfig<uint64_t> {IMG2COL_CONFIG};"] + [
                 f"{IMG2COL_CONFIG}.{field} = {value};"
-                for field, value in img2col_fields(x.attrs["img2col"])]
+                for field, value in img2col_fields(x.attrs["img2col"], self.atom(x.srcs[0]))]
         lines.append(f"{x.op}({IMG2COL_CONFIG});")
         return ("\n" + self.indent * self.depth).join(lines)
 

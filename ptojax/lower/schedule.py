@@ -435,9 +435,10 @@ class _Region:
         self.decl(load.outputs[0], "fmap")
         g = self.window(load.inputs[0], load.inputs[1], load.inputs[2], load.params,
                         load.outputs[0].type)
-        config = next(e.params["config"] for e in eqns if e.prim is tile_img2col_p)
+        img2col = next(e for e in eqns if e.prim is tile_img2col_p)
         return [Flag("wait", "MTE1", "MTE2", ("slot", FMAP_EVENT)),
-                Instr("TLOAD", load.outputs[0], (g,)), *fmatrix_config(config)]
+                Instr("TLOAD", load.outputs[0], (g,)),
+                *fmatrix_config(img2col.params["config"], img2col.inputs[3])]
 
     def _k_loop(self, loop) -> KLoop:
         body = loop.params["body"]

@@ -375,11 +375,16 @@ def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
     c0 = conv_c0(dtype, target)
     if c % c0 and not layout_free:
         return f"its {c} input channels are not a multiple of C0 = {c0} (NC1HWC0 blocks)"
-    fmap = h * w * -(-c // c0) * c0 * dtype.itemsize
-    if 2 * fmap > target.capacity("L1") // 2:
-        return (f"one image's feature map ({fmap:,} bytes) double-buffered takes more than "
-                f"half of {target.name}'s L1")
     kernel = [rhs.shape[d] for d in p["dimension_numbers"][1][2:]]
+    out_w = eqn.outputs[0].type.shape[p["dimension_numbers"][2][3]]
+    out_h = eqn.outputs[0].type.shape[p["dimension_numbers"][2][2]]
+    rows = min(out_h, -(-16 // out_w) + 1)         # output rows of a 16-position tile
+    band = min(h, (rows - 1) * p["window_strides"][0] + (kernel[0] - 1) * p["rhs_dilation"][0]
+               + 1)
+    fmap = band * w * -(-c // c0) * c0 * dtype.itemsize
+    if 2 * fmap > target.capacity("L1") // 2:
+        return (f"the image rows one 16-position output tile reads ({fmap:,} bytes) "
+                f"double-buffered take more than half of {target.name}'s L1")
     lim = TIMG2COL_LIMITS
     if any(lo < 0 or hi < 0 or lo > lim["pad"] or hi > lim["pad"] for lo, hi in p["padding"]) \
             or max(kernel) > lim["filter"] or max(p["window_strides"]) > lim["stride"] \

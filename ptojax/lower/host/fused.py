@@ -212,10 +212,10 @@ class BodyPrinter(_Lines):
 
     def img2col(self, e):
         """An im2col block (the PTO build's TIMG2COL) into a per-thread buffer, as a view."""
-        fmap, pos_m, pos_k = e.inputs
+        fmap, pos_m, pos_k, top = e.inputs
         out, cfg = e.outputs[0], e.params["config"]
         (h, w, c), (_, kw) = cfg.fmap, cfg.filter
-        (pt, _), (pl, _) = cfg.pads
+        (pl, _), pt = cfg.pads[1], self.atom(top)
         t, k = cpp_type(out.type.dtype), out.type.shape[1]
         buf = self.buffer(t, out.type.shape[0] * k, "im2col")
         geometry = (f"Img2colGeometry{{{h}, {w}, {c}, {kw}, {cfg.strides[0]}, "
