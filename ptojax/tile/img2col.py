@@ -6,8 +6,9 @@
 channels: one image, or a band of H of its rows (``config.fmap``'s H), whose place in the
 image the runtime scalars ``top`` (the band's top pad) and ``pos_m`` (positions counted
 from the band's first output row) carry. The result is the (pos_m, pos_k) window, ``valid``
-in size, of the feature map's im2col matrix: row p is output position p = oh*OW + ow, column q is the kernel tap and input channel
-q = (kh*KW + kw)*C + c, and the element is the input pixel that tap of that output reads,
+in size, of the feature map's im2col matrix: row p is output position p = oh*OW + ow,
+column q is the kernel tap and input channel q = (kh*KW + kw)*C + c, and the element is the
+input pixel that tap of that output reads,
 
     ih = oh*stride_h + kh*dilation_h - top,   iw = ow*stride_w + kw*dilation_w - pad_left
 
