@@ -1,8 +1,8 @@
 """Host builds of the on-chip im2col convolution kernel (TIMG2COL from an L1 feature map into
 L0A, ``pto_host_img2col.h``) against JAX: the PTO-faithful build under the sync checker
-(strided, asymmetrically padded, rhs-dilated fp16 in NCHW, in feature-map bands), and the fused build (the default:
-its im2col blocks filled by the same host function, multiplied by the GEMM worker) on
-strided int8 -> int32 with a relu epilogue, exactly."""
+(strided, asymmetrically padded, rhs-dilated fp16 in NCHW, in feature-map bands), and the
+fused build (the default: its im2col blocks filled by the same host function, multiplied by
+the GEMM worker) on strided int8 -> int32 with a relu epilogue, exactly."""
 import numpy as np
 
 import ptojax as pto
