@@ -10,8 +10,8 @@ The host implementation is im2col and BLAS (``ops/im2col.py``): the window view 
 dilated, padded input in its own layout, copied slab by slab into a cache-sized matrix of
 (batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once.
 The tile fact (``tile_forms.convolution``): where the cube multiplies the dtype, a 2-d
-convolution without lhs dilation or groups is one cube kernel that expands its im2col blocks
-on chip (``TIMG2COL``, ``tile/img2col.py``; ``tile/rules.py``'s ``direct_conv_reason`` says
+convolution without groups is one cube kernel that expands its im2col blocks on chip (a
+unit-stride lhs-dilated one: one kernel per output phase) (``TIMG2COL``, ``tile/img2col.py``; ``tile/rules.py``'s ``direct_conv_reason`` says
 which, ``tile/convolution.py`` canonicalizes its layout); any other is the same algorithm written in primitives (pad, strided slices,
 concatenate, transposes, a dot_general), whose matmul becomes a cube kernel with the usual
 epilogue fusion while the patch gathering stays tensor-level.

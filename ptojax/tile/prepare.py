@@ -23,7 +23,7 @@ from ptojax.ops.convert import copy_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.shape import transpose_p
 from ptojax.optimize import dce
-from ptojax.tile.convolution import canonical_conv
+from ptojax.tile.convolution import canonical_conv, phase_split_conv
 from ptojax.tile.rules import conv_c0, direct_conv_reason
 from ptojax.trace import trace_flat
 
@@ -39,9 +39,13 @@ def _expansion_of(eqn, target=None):
     if form.cube and target is not None and \
             eqn.inputs[0].type.dtype.name not in target.cube_macs_per_cycle:
         return None
-    if form.kind == "conv" and target is not None and direct_conv_reason(eqn, target) is None:
-        return None if direct_conv_reason(eqn, target, layout_free=False) is None else \
-            functools.partial(canonical_conv, c0=conv_c0(eqn.inputs[0].type.dtype, target))
+    if form.kind == "conv" and target is not None:
+        c0 = conv_c0(eqn.inputs[0].type.dtype, target)
+        if direct_conv_reason(eqn, target) is None:
+            return None if direct_conv_reason(eqn, target, layout_free=False) is None else \
+                functools.partial(canonical_conv, c0=c0)
+        if direct_conv_reason(eqn, target, phases=True) is None:
+            return functools.partial(phase_split_conv, c0=c0)
     return form.expand
 
 

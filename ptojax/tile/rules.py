@@ -347,10 +347,12 @@ def conv_c0(dtype, target) -> int:
     return target.row_alignment // dtype.itemsize
 
 
-def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
+def direct_conv_reason(eqn, target, layout_free=True, phases=False) -> Optional[str]:
     """Why a convolution cannot be one on-chip-im2col cube kernel on ``target`` (None if it
     can). ``layout_free``: any dimension numbers and channel count (tile/prepare transposes
-    into NHWC/HWIO and zero-pads the channels to a multiple of C0)."""
+    into NHWC/HWIO and zero-pads the channels to a multiple of C0); ``phases``: a unit-stride
+    lhs-dilated one is split into dilation-free phase convolutions
+    (``tile/convolution.py``)."""
     p = eqn.params
     lhs, rhs = eqn.inputs[0].type, eqn.inputs[1].type
     dtype = lhs.dtype
@@ -358,9 +360,12 @@ def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
         return f"a {lhs.ndim - 2}-d convolution (the on-chip im2col kernel is 2-d)"
     if p["feature_group_count"] != 1 or p["batch_group_count"] != 1:
         return "a grouped convolution (it tiles as a batched matmul over the im2col expansion)"
-    if any(d != 1 for d in p["lhs_dilation"]):
-        return ("lhs dilation (a transposed convolution or a strided one's input gradient): "
-                "TIMG2COL reads no holes between input pixels")
+    if any(d != 1 for d in p["lhs_dilation"]) and not (
+            phases and all(s == 1 for s in p["window_strides"])
+            and all(d == 1 for d in p["rhs_dilation"])):
+        return ("lhs dilation (a transposed convolution or a strided one's input gradient) "
+                "with window strides or rhs dilation: TIMG2COL reads no holes between input "
+                "pixels, and only a unit-stride, undilated-filter one splits into phases")
     if not layout_free and tuple(map(tuple, p["dimension_numbers"])) != CONV_SPECS:
         return "its dimension numbers are not NHWC/HWIO/NHWC"
     if dtype.name not in CUBE_DTYPES or dtype.name not in target.cube_macs_per_cycle:
@@ -386,7 +391,9 @@ def direct_conv_reason(eqn, target, layout_free=True) -> Optional[str]:
         return (f"the image rows one 16-position output tile reads ({fmap:,} bytes) "
                 f"double-buffered take more than half of {target.name}'s L1")
     lim = TIMG2COL_LIMITS
-    if any(lo < 0 or hi < 0 or lo > lim["pad"] or hi > lim["pad"] for lo, hi in p["padding"]) \
+    split = phases and any(d != 1 for d in p["lhs_dilation"])   # phases crop, pads >= 0
+    if any((not split and min(lo, hi) < 0) or max(lo, hi) > lim["pad"]
+           for lo, hi in p["padding"]) \
             or max(kernel) > lim["filter"] or max(p["window_strides"]) > lim["stride"] \
             or max(p["rhs_dilation"]) > lim["dilation"]:
         return "its padding/filter/stride/dilation is outside the fmatrix fields' ranges"

@@ -126,7 +126,8 @@ def test_pto_text_has_timg2col_the_fmatrix_config_and_no_gm_im2col():
 
 
 FALLBACKS = {   # kwargs, x shape, w shape, the reason the direct kernel gives
-    "lhs-dilation": (dict(lhs_dilation=(2, 2)), (1, 16, 5, 5), (16, 16, 3, 3), "lhs dilation"),
+    "lhs-and-rhs-dilation": (dict(lhs_dilation=(2, 2), rhs_dilation=(2, 2)), (1, 16, 5, 5),
+                             (16, 16, 3, 3), "lhs dilation"),
     "groups": (dict(feature_group_count=2), (1, 32, 6, 6), (32, 16, 3, 3), "grouped"),
     "1-d": ({}, (2, 16, 12), (16, 16, 3), "1-d convolution"),
 }
@@ -150,11 +151,11 @@ def test_other_convolutions_keep_the_im2col_expansion_with_a_stated_reason(jax, 
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
 
 
-@pytest.mark.parametrize("stride, direct", [(1, ["lhs", "rhs"]), (2, ["rhs"])])
-def test_gradients_take_the_on_chip_path_where_they_have_no_lhs_dilation(jax, stride, direct):
-    """The input gradient is a convolution with lhs dilation = stride (on chip for stride 1
-    only); the filter gradient one over the batch as its channels with rhs dilation = stride
-    (on chip). The forward convolution is dead in a gradient."""
+@pytest.mark.parametrize("stride, on_chip_kernels", [(1, 2), (2, 1 + 4)])
+def test_gradients_run_as_on_chip_im2col_kernels(jax, stride, on_chip_kernels):
+    """The input gradient is a convolution with lhs dilation = stride: one kernel for stride
+    1, four phase kernels for stride 2; the filter gradient one over the batch as its
+    channels with rhs dilation = stride. The forward convolution is dead in a gradient."""
     x, w = _operands((16, 8, 8, 16), (3, 3, 16, 16), np.float16)
     ct = _operands((16, 8 // stride, 8 // stride, 16), (1,), np.float16, seed=1)[0]
 
@@ -164,7 +165,7 @@ def test_gradients_take_the_on_chip_path_where_they_have_no_lhs_dilation(jax, st
     grad = pto.grad(loss, argnums=(0, 1))
     kernels = _kernels(grad, x, w)
     on_chip = sum("tile_img2col" in _body_prims(k) for k in kernels)
-    assert on_chip == len(direct)
+    assert on_chip == on_chip_kernels
     got = pto.tile(grad, target=TARGET)(x, w)
     want = jax.grad(lambda a, b: (jax.lax.conv_general_dilated(
         a, b, (stride, stride), "SAME", dimension_numbers=NHWC) * ct.astype(np.float32)).sum(),
@@ -274,4 +275,24 @@ def test_resnet_56x56_layer_runs_on_chip_in_bands():
         return lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=NHWC)
     (row,) = list(pto.jit(f).lower(x, w, target=TARGET).cost())
     assert row.kind == "cube" and row.bytes < 32 * 56 * 56 * (9 * 64) * 2
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((2, 1), (0, 1))])
+def test_transposed_conv_splits_into_phase_kernels(jax, padding):
+    """A stride-2 conv_transpose (lhs dilation 2): four dilation-free phase convolutions of
+    the undilated input with the subsampled filter, each an on-chip im2col kernel, their
+    outputs interleaved; no dilated input or im2col matrix in GM."""
+    x, w = _operands((2, 5, 6, 16), (3, 4, 16, 32), np.float16)
+
+    def f(a, b):
+        return lax.conv_transpose(a, b, (2, 2), padding, dimension_numbers=NHWC)
+    ir = pto.make_ir(pto.tile(f, target=TARGET))(x, w)
+    kernels = [e for e in ir.eqns if e.prim.name == "tile_kernel"]
+    assert len(kernels) == 4 and all("tile_img2col" in _body_prims(k) for k in kernels)
+    assert all(e.prim.name != "pad" or all(c[2] == 0 for c in e.params["padding_config"])
+               for e in ir.eqns)                           # no interior (dilation) padding
+    want = np.asarray(jax.lax.conv_transpose(x.astype(np.float32), w.astype(np.float32),
+                                             (2, 2), padding, dimension_numbers=NHWC))
+    got = np.asarray(pto.tile(f, target=TARGET)(x, w)).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
 
