@@ -20,7 +20,8 @@ from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType, TileType
 
 PIPE_OF = {"TLOAD": "MTE2", "TSTORE": "MTE3", "TEXTRACT": "MTE1", "TMATMUL": "M",
-           "TMATMUL_ACC": "M"}   # everything else runs on the vector pipe (V)
+           "TMATMUL_ACC": "M", "TIMG2COL": "MTE1", "TSETFMATRIX": "S", "TSET_IMG2COL_RPT": "S",
+           "TSET_IMG2COL_PADDING": "S"}   # everything else runs on the vector pipe (V)
 # PTO needs the rows of a [R,1] column-major row-vector tile to span a multiple of 32 bytes;
 # padding them to a multiple of 32 rows satisfies that for every dtype, so a row vector's
 # physical rows may exceed the rows of the tiles it belongs to (its valid rows match them).

@@ -8,7 +8,8 @@ Per tile (from the kernel's instruction schedule, ``ptojax.lower.schedule``):
             where bytes = valid elements x element size of the instruction's destination (its
             source for reductions)
     cube    sum over TMATMUL[_ACC] of ceil(m/16) ceil(k/16) ceil(n/16) fractals x 4096 MACs /
-            (MACs per cycle of the input dtype); TEXTRACT bytes / the L1->L0 bandwidth
+            (MACs per cycle of the input dtype); TEXTRACT bytes (TIMG2COL: the im2col block
+            written) / the L1->L0 bandwidth; a cycle per fmatrix register write
 
 A core's time for a tile is the largest of the three when loads, compute and stores overlap
 (``buffers >= 2``) and their sum otherwise; a core's time is the sum over the tiles it owns;
@@ -166,6 +167,11 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
         elif ins.op == "TEXTRACT":
             nbytes = _elems(ins.srcs[0]) * _itemsize(ins.srcs[0])
             c.cube_cycles += n * nbytes / target.dma_bandwidth["L1->L0"] * hz
+        elif ins.op == "TIMG2COL":          # the im2col block it writes into L0A
+            nbytes = _elems(ins.dst) * _itemsize(ins.dst)
+            c.cube_cycles += n * nbytes / target.dma_bandwidth["L1->L0"] * hz
+        elif ins.pipe == "S":               # fmatrix register writes: scalar, once per tile
+            c.cube_cycles += n
         elif ins.op in ("TMATMUL", "TMATMUL_ACC"):
             a, b = ins.srcs[-2], ins.srcs[-1]
             (vm, vk), (_, vn) = T.valid_shape(a.type), T.valid_shape(b.type)

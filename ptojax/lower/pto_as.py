@@ -26,6 +26,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.ir.core import Literal, print_eqn
 from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.pto_cpp import img2col_fields
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule import Let, Window
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
@@ -33,6 +34,7 @@ from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
                               select_p)
 from ptojax.targets import get_target
+from ptojax.tile.img2col import FMATRIX_OPS
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
@@ -44,6 +46,7 @@ MLIR_TYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i
 LOC = {"UB": "vec", "L1": "mat", "L0A": "left", "L0B": "right", "L0C": "acc"}
 LAYOUT = {"vec": ("row_major", "none_box", 512), "scratch": ("row_major", "none_box", 512),
           "vec_col": ("col_major", "none_box", 512), "mat_a": ("col_major", "row_major", 512),
+          "fmap": ("col_major", "row_major", 512),    # NZ (H*W, C): NC1HWC0 of one image
           "mat_b": ("row_major", "col_major", 512), "left": ("col_major", "row_major", 512),
           "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024)}
 CMP = {"EQ": "equal", "NE": "not_equal", "LT": "less_than", "LE": "less_equal",
@@ -213,7 +216,7 @@ class _Func(Emitter):
     def tile_loop(self, sec):
         """The tile loop unrolled by the buffer count (a vector sub-block: twice that)."""
         unroll = self.sched.buffers * (2 if sec.split_subblocks else 1) \
-            if sec.core in ("vector", "kernel") else 1
+            if sec.core in ("vector", "kernel") or sec.tile_slots else 1
         self.open(f"scf.for %t = %t_begin to %t_end step {self.const(unroll)}")
         for pos in range(unroll):
             t = "%t"
@@ -470,6 +473,10 @@ class _Func(Emitter):
                f"{self.const(g.cols)}] : !pto.tensor_view<?x?x{t}> -> {ty}")
 
     def instruction(self, x):
+        if x.op in FMATRIX_OPS:
+            return self.fmatrix(x)
+        if x.op == "TIMG2COL":
+            return self.img2col(x)
         dst, srcs = (x.srcs[0], x.srcs[1:]) if x.op == "TSTORE" else (x.dst, x.srcs)
         srcs = [self.typed(a) for a in (srcs[:1] if x.op in NO_TMP else srcs)]
         d, dty = self.typed(dst)
@@ -481,6 +488,40 @@ class _Func(Emitter):
         tail = TAIL[x.op](x) if x.op in TAIL else ""
         return (f"pto.{NAME.get(x.op, x.op.lower())} ins({names}{attrs} : {types}) "
                 f"outs({d} : {dty}){tail}")
+
+
+    # --- the convolution path (ptojax extension: no public syntax for the config value) ----
+    def fmatrix(self, x):
+        """An fmatrix register write; the first defines the tile's ``!pto.fmatrix_config``."""
+        lines = []
+        if x.op == FMATRIX_OPS[0]:
+            top = x.srcs[0]
+            static = isinstance(top, Literal)
+            fields = ", ".join(f"{f.replace('[', '').replace(']', '')} = {v}" for f, v in
+                               img2col_fields(x.attrs["img2col"],
+                                              int(top.value) if static else "?"))
+            ins = "" if static else f" ins({self.index_atom(top)} : index)"
+            lines.append(f"{self.fmatrix_config()} = pto.fmatrix_config{ins} {{{fields}}} : "
+                         f"!pto.fmatrix_config")
+        lines.append(f"pto.{x.op.lower()} ins({self.fmatrix_config()} : !pto.fmatrix_config) "
+                     f"outs()")
+        return ("\n" + self.indent * self.depth).join(lines)
+
+    def fmatrix_config(self):
+        """The SSA name of this tile's fmatrix configuration."""
+        return f"{FMATRIX_CONFIG}_{self.u}"
+
+    def img2col(self, x):
+        """``pto.timg2col ins(%fmap[%posM, %posK], %cfg ...) outs(%left ...)``."""
+        fmap, pos_m, pos_k = x.srcs[:3]
+        name, ty = self.typed(fmap)
+        d, dty = self.typed(x.dst)
+        index = f"[{self.index_atom(pos_m)}, {self.index_atom(pos_k)}]"
+        return (f"pto.timg2col ins({name}{index}, {self.fmatrix_config()} : {ty}, "
+                f"!pto.fmatrix_config) outs({d} : {dty})")
+
+
+FMATRIX_CONFIG = "%icfg"
 
 
 def kernel_pto_as(eqn) -> str:

@@ -34,6 +34,11 @@ Placement and data movement
     TSTORE(global, tile)                  UB or L0C tile -> GM window (L0C: converts to T)
     TSTORE<TileT, GlobalT, AtomicType::AtomicAdd>(global, tile)   adds into GM (float)
     TEXTRACT(dst, src, 0, 0)              L1 tile -> L0A (TileLeft) / L0B (TileRight)
+Convolution (a feature map in L1 -> im2col blocks in L0A, ``tile/img2col.py``)
+    Img2colTileConfig<uint64_t> icfg; icfg.fmapH = H; ... (fmap, padList, filter, stride,
+        dilation, channelSize), then TSETFMATRIX(icfg), TSET_IMG2COL_RPT(icfg),
+        TSET_IMG2COL_PADDING(icfg) once per output tile (FMATRIX_A_MANUAL)
+    TIMG2COL(left, fmap, posM, posK, icfg)   left = im2col block at (posM, posK)
 Cube
     TMATMUL(acc, left, right)             acc = left x right (float accumulation; int32 for
                                           int8 operands)
@@ -89,6 +94,7 @@ from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, 
                               select_p)
 from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.tile.img2col import FMATRIX_OPS
 from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
                              tile_block_index_p)
 
@@ -169,7 +175,7 @@ def tile_cpp_type(decl, row_view=False) -> str:
         return f"Tile<TileType::Vec, {T_}, {r}, 1, BLayout::ColMajor, {vr}, 1>"
     if kind in ("vec", "scratch"):
         return f"Tile<TileType::Vec, {T_}, {r}, {c}, BLayout::RowMajor, {vr}, {vc}>"
-    if kind == "mat_a":
+    if kind in ("mat_a", "fmap"):     # NZ; a feature map's (H*W, C): NC1HWC0 of one image
         return (f"Tile<TileType::Mat, {T_}, {r}, {c}, BLayout::ColMajor, {vr}, {vc}, "
                 f"SLayout::RowMajor>")
     if kind == "mat_b":
@@ -177,6 +183,22 @@ def tile_cpp_type(decl, row_view=False) -> str:
                 f"SLayout::ColMajor>")
     alias = {"left": "TileLeft", "right": "TileRight", "acc": "TileAcc"}[kind]
     return f"{alias}<{T_}, {r}, {c}, {vr}, {vc}>"
+
+
+IMG2COL_CONFIG = "icfg"      # a convolution tile's Img2colTileConfig (fmatrix contents)
+
+
+def img2col_fields(cfg, top) -> list:
+    """(field, value) of PTO's Img2colTileConfig for a tile_img2col geometry with top pad
+    ``top`` (a feature-map band's: set per tile); padList is (left, right, top, bottom)."""
+    (h, w, c), (kh, kw) = cfg.fmap, cfg.filter
+    (_, pb), (pl, pr) = cfg.pads
+    pt = top
+    return [("fmapH", h), ("fmapW", w), ("padList[0]", pl), ("padList[1]", pr),
+            ("padList[2]", pt), ("padList[3]", pb), ("filterH", kh), ("filterW", kw),
+            ("strideH", cfg.strides[0]), ("strideW", cfg.strides[1]),
+            ("dilationH", cfg.dilation[0]), ("dilationW", cfg.dilation[1]),
+            ("channelSize", c)]
 
 
 def _extent(v) -> str:
@@ -301,7 +323,7 @@ class _Printer(Emitter):
         self.open("for (int32_t t = t_begin; t < t_end; ++t)")
         self.w("const int32_t ti = t / tiling.grid_cols;")
         self.w("const int32_t tj = t % tiling.grid_cols;")
-        if sec.core in ("vector", "kernel") and not sec.split_subblocks:
+        if (sec.core in ("vector", "kernel") and not sec.split_subblocks) or sec.tile_slots:
             self.slot_vars("slot", "ev", f"static_cast<uint32_t>(t - t_begin) % "
                                          f"{self.sched.buffers}")
         self.regions(sec)
@@ -428,7 +450,11 @@ class _Printer(Emitter):
                f"{g.name}({g.param.name} + ({offset}){args});")
 
     def instruction(self, x):
+        if x.op in FMATRIX_OPS:
+            return self.fmatrix(x)
         args = [self.atom(a) for a in x.operands()]
+        if x.op == "TIMG2COL":
+            args.append(IMG2COL_CONFIG)
         args += EXTRA_ARGS[x.op](x) if x.op in EXTRA_ARGS else []
         args += [text(x.attrs[a]) for a, text in ATTRS.items() if a in x.attrs]
         template = ""
@@ -438,6 +464,16 @@ class _Printer(Emitter):
         if x.op == "TCI":
             template = f"<decltype({args[0]}), int32_t, 0>"      # ascending
         return f"{x.op}{template}({', '.join(args)});"
+
+    def fmatrix(self, x):
+        """An fmatrix register write; the first declares the tile's Img2colTileConfig."""
+        lines = []
+        if x.op == FMATRIX_OPS[0]:
+            lines = [f"Img2colTileConfig<uint64_t> {IMG2COL_CONFIG};"] + [
+                f"{IMG2COL_CONFIG}.{field} = {value};"
+                for field, value in img2col_fields(x.attrs["img2col"], self.atom(x.srcs[0]))]
+        lines.append(f"{x.op}({IMG2COL_CONFIG});")
+        return ("\n" + self.indent * self.depth).join(lines)
 
     # --- host --------------------------------------------------------------------------------
     def launcher(self):

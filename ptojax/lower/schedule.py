@@ -36,6 +36,8 @@ from ptojax.lower.pto_ops import lower_eqn
 from ptojax.targets import get_target
 from ptojax.trace import Primitive
 from ptojax.tile import ops as T
+from ptojax.tile.build import FMAP
+from ptojax.tile.img2col import fmatrix_config, tile_img2col_p
 from ptojax.tile.interpreter import check_plan_fits
 
 ACC_READY = 0        # cross-core flag: an accumulator tile is in the GM workspace
@@ -151,6 +153,8 @@ class Section:
     epilogue: list
     split_subblocks: bool = False
     one_subblock: bool = False    # vector code runs on sub-block 0 only (a mixed pto.kernel)
+    tile_slots: bool = False      # a cube section whose tiles rotate a staging buffer (a
+                                  # convolution's feature map): ``slot`` per tile, as vector
 
 
 class KernelSchedule(NamedTuple):
@@ -199,14 +203,15 @@ def kernel_schedule(eqn) -> KernelSchedule:
                    for i, (body, plan, valid) in enumerate(zip(bodies, plans, p["regions"]))]
         if core == "vector" and p["kind"] == "cube" and not any(r.stmts for r in regions):
             continue
-        sections.append(_section(core, regions, p["buffers"], p["kind"] == "cube"))
+        fmap = core == "cube" and any(d.kind == "fmap" for r in regions for d in r.decls)
+        sections.append(_section(core, regions, p["buffers"], p["kind"] == "cube", fmap))
     if p["kind"] == "cube" and len(sections) == 2:
         sections[1].split_subblocks = target.vector_cores_per_cube > 1
     return KernelSchedule(p["name"], p["kind"], target, p["grid"], p["buffers"], params,
                           sections, tuple(p.get("accumulate", ())), eqn.source, p.get("cube"))
 
 
-def _section(core, regions, buffers, in_cube_kernel):
+def _section(core, regions, buffers, in_cube_kernel, fmap=False):
     if core == "vector":
         pairs = [("V", "MTE2"), ("MTE3", "V")]
         slots = range(buffers)
@@ -218,14 +223,22 @@ def _section(core, regions, buffers, in_cube_kernel):
     if core == "cube":
         pro.append(Flag("set", "FIX", "M", 0))
         epi.append(Flag("wait", "FIX", "M", 0))
-    return Section(core, regions, pro, epi)
+    if fmap:      # a feature-map copy is free once the TIMG2COLs of its last tile are done
+        pro += [Flag("set", "MTE1", "MTE2", FMAP_EVENT + e) for e in range(buffers)]
+        epi += [Flag("wait", "MTE1", "MTE2", FMAP_EVENT + e) for e in range(buffers)]
+    return Section(core, regions, pro, epi, tile_slots=fmap)
+
+
+# the events of a convolution's feature-map buffer copies: FMAP_EVENT + slot (the K steps use
+# events 1..2, the accumulator 0)
+FMAP_EVENT = 3
 
 
 def _core_of(eqn) -> Optional[str]:
     """Which core runs a body equation (None: scalar index arithmetic, run where needed)."""
     prim = eqn.prim
-    if prim is T.tile_loop_p or prim is T.tile_move_p or prim in (T.tile_matmul_p,
-                                                                  T.tile_matmul_acc_p):
+    if prim in (T.tile_loop_p, T.tile_move_p, tile_img2col_p, T.tile_matmul_p,
+                T.tile_matmul_acc_p):
         return "cube"
     if prim is T.tile_load_p:
         return "cube" if eqn.params["space"] == "L1" else "vector"
@@ -382,18 +395,19 @@ class _Region:
         out = []
         first = True
         step = []
+        fmap = None
         for e in eqns:
-            if e.prim is T.tile_loop_p:
-                out.append(self._k_loop(e))
+            if e.prim is T.tile_load_p and e.params.get("stage") == FMAP:
+                fmap = self._fmap(e, eqns)
+                out += fmap
+            elif e.prim is T.tile_store_p and fmap:    # the tile's last TIMG2COL issued
+                out.append(Flag("set", "MTE1", "MTE2", ("slot", FMAP_EVENT)))
+                fmap = None
+                out += self._cube_store(e)
             elif e.prim is T.tile_store_p:
-                g = self.window(e.inputs[0], e.inputs[2], e.inputs[3], e.params,
-                                e.inputs[1].type)
-                self._alias_gm(e)
-                out += [Flag("set", "M", "FIX", 0), Flag("wait", "M", "FIX", 0),
-                        Instr("TSTORE", None, (g, e.inputs[1]), {"atomic": False}),
-                        Flag("set", "FIX", "M", 0)]
-                if self.param_of[e.inputs[0]].role == "ws":
-                    out.append(CrossSync("set", ACC_READY))
+                out += self._cube_store(e)
+            elif e.prim is T.tile_loop_p:
+                out.append(self._k_loop(e))
             else:
                 step.append(e)
                 if e.prim in (T.tile_matmul_p, T.tile_matmul_acc_p):
@@ -403,6 +417,28 @@ class _Region:
                     first = False
                     step = []
         return out
+
+    def _cube_store(self, e):
+        g = self.window(e.inputs[0], e.inputs[2], e.inputs[3], e.params, e.inputs[1].type)
+        self._alias_gm(e)
+        out = [Flag("set", "M", "FIX", 0), Flag("wait", "M", "FIX", 0),
+               Instr("TSTORE", None, (g, e.inputs[1]), {"atomic": False}),
+               Flag("set", "FIX", "M", 0)]
+        if self.param_of[e.inputs[0]].role == "ws":
+            out.append(CrossSync("set", ACC_READY))
+        return out
+
+    def _fmap(self, load, eqns):
+        """A convolution's feature map: once per tile, into the tile's copy of its L1 buffer
+        (after the TIMG2COLs that read that copy last are done), then the fmatrix
+        configuration its TIMG2COLs read."""
+        self.decl(load.outputs[0], "fmap")
+        g = self.window(load.inputs[0], load.inputs[1], load.inputs[2], load.params,
+                        load.outputs[0].type)
+        img2col = next(e for e in eqns if e.prim is tile_img2col_p)
+        return [Flag("wait", "MTE1", "MTE2", ("slot", FMAP_EVENT)),
+                Instr("TLOAD", load.outputs[0], (g,)),
+                *fmatrix_config(img2col.params["config"], img2col.inputs[3])]
 
     def _k_loop(self, loop) -> KLoop:
         body = loop.params["body"]
@@ -438,8 +474,8 @@ class _Region:
                 g = self.window(e.inputs[0], e.inputs[1], e.inputs[2], e.params,
                                 e.outputs[0].type)
                 loads.append(Instr("TLOAD", e.outputs[0], (g,)))
-            elif e.prim is T.tile_move_p:
-                kind = "left" if e.params["space"] == "L0A" else "right"
+            elif e.prim in (T.tile_move_p, tile_img2col_p):
+                kind = "left" if e.outputs[0].type.space == "L0A" else "right"
                 self.decl(e.outputs[0], kind, lvl, into)
                 moves.extend(lower_eqn(e))
             else:
@@ -463,7 +499,8 @@ class _Region:
 
 def _static_k(step) -> int:
     for e in step:
-        if e.prim is T.tile_load_p and e.params.get("stage") == "a":
+        if (e.prim is T.tile_load_p and e.params.get("stage") == "a") or \
+                e.prim is tile_img2col_p:          # the left operand's K offset
             k0 = e.inputs[2]
             if isinstance(k0, Literal):
                 return int(k0.value) // max(1, e.params["shape"][1])

@@ -8,10 +8,13 @@ operand to its canonical layout — lhs ``(N, C, *spatial)``, rhs ``(O, I, *spat
 
 The host implementation is im2col and BLAS (``ops/im2col.py``): the window view of the
 dilated, padded input in its own layout, copied slab by slab into a cache-sized matrix of
-(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once. The tile fact is the same algorithm written in
-primitives (pad, strided slices, concatenate, transposes, a dot_general): the matmul becomes a
-cube kernel with the usual epilogue fusion; the patch gathering stays tensor-level between
-kernels, because PTO tiles have no strided-window load.
+(batch, position) rows and (feature, kernel offset) columns, each slab multiplied at once.
+The tile fact (``tile_forms.convolution``): where the cube multiplies the dtype, a 2-d
+convolution without groups is one cube kernel that expands its im2col blocks on chip (a
+unit-stride lhs-dilated one: one kernel per output phase) (``TIMG2COL``, ``tile/img2col.py``; ``tile/rules.py``'s ``direct_conv_reason`` says
+which, ``tile/convolution.py`` canonicalizes its layout); any other is the same algorithm written in primitives (pad, strided slices,
+concatenate, transposes, a dot_general), whose matmul becomes a cube kernel with the usual
+epilogue fusion while the patch gathering stays tensor-level.
 
 Gradients are JAX's: convolution is bilinear, the lhs cotangent is a convolution of the output
 cotangent with the spatially reversed kernel (window strides become lhs dilation), and the rhs
@@ -581,7 +584,7 @@ def _conv_reference(jnp, lax):
 conv_general_dilated_p.define(
     jvp=bilinear_jvp(conv_general_dilated_p), transpose=_conv_transpose_rule,
     batch=_conv_batch, shard=sr.ShardRule(_conv_factors, linear="one"),
-    tile=tile_forms.expansion(_im2col, cube=True), cost=_conv_flops, reference=_conv_reference)
+    tile=tile_forms.convolution(_im2col), cost=_conv_flops, reference=_conv_reference)
 
 
 _add_examples(globals(), """

@@ -64,3 +64,10 @@ def expansion(fn, check=None, cube=False) -> TileForm:
     applied only for targets whose cube multiplies the operands' dtype (elsewhere the
     equation stays tensor-level, e.g. a float32 convolution in numpy's BLAS on the host)."""
     return TileForm("expand", expand=fn, check=check, cube=cube)
+
+
+def convolution(fn) -> TileForm:
+    """A convolution: one cube kernel with its im2col expanded on chip where the tiler's
+    ``direct_conv_reason`` allows (``tile/rules.py``), else the ``fn`` expansion (an im2col
+    in primitives feeding a matmul); both only where the cube multiplies the dtype."""
+    return TileForm("conv", expand=fn, cube=True)

@@ -16,6 +16,7 @@ from ptojax.ir.core import Literal, Var
 from ptojax.ir.types import TensorType
 from ptojax.ops import arithmetic as ar, convert as cv
 from ptojax.tile import ops as T
+from ptojax.tile.img2col import Img2colConfig, tile_img2col_p
 from ptojax.tile.rules import (COL, COLSUM, FULL, ROW, SCALAR, broadcast_kind, form_of,
                                matmul_shape, rule_of)
 
@@ -278,6 +279,80 @@ class BodyBuilder:
         return self.emit(T.tile_loop_p, [acc, A, B, *_present(offsets)], start=1, stop=steps,
                          body=body, num_carry=1)[0]
 
+    def conv(self, eqn):
+        """A convolution tile: the image's feature map TLOADed into L1 once, then K steps of
+        a filter block (L1 -> L0B), the matching im2col block expanded on chip (L1 -> L0A,
+        ``tile_img2col``) and a cube multiply accumulating in L0C.
+
+        The canonical convolution is a batched matmul (``rules.conv_matmul_shape``): batch
+        element b is image b, its rows the image's output positions; a tile's rows stay in
+        one image (the planner makes them divide OH*OW), so tile row offset r0 is output
+        position ``r0 % (OH*OW)`` of image ``r0 // (OH*OW)``.
+        """
+        lhs, rhs = eqn.inputs
+        n, h, w, c = lhs.type.shape
+        kh, kw, _, o = rhs.type.shape
+        _, oh, ow, _ = eqn.outputs[0].type.shape
+        p = eqn.params
+        pads = tuple(map(tuple, p["padding"]))
+        strides, dilation = tuple(p["window_strides"]), tuple(p["rhs_dilation"])
+        rows, per_image = self.tile_shape[0], oh * ow
+        hb = conv_band_rows(rows, (oh, ow), h, kh, strides[0], dilation[0])
+        config = Img2colConfig((hb, w, c), (kh, kw), strides, dilation, pads, (oh, ow))
+        m, k, nn = self.cube
+        vm, vn = self.valid
+        r0, c0 = self.row0(), self.col0()
+        image = self.ti if rows == per_image else self.emit(ar.div_p, [r0, index(per_image)])
+        pos_m = index(0) if rows == per_image else self.emit(ar.rem_p, [r0, index(per_image)])
+        first_row, pos_m, top = (index(0), pos_m, index(pads[0][0])) if hb == h else \
+            self._conv_band(pos_m, hb, h, ow, strides[0], pads[0][0])
+        fmap_row = self.emit(ar.mul_p, [self.emit(ar.add_p, [
+            self.emit(ar.mul_p, [image, index(h)]), first_row]), index(w)])
+        fmap = self.emit(T.tile_load_p, [self.gm(lhs), fmap_row, index(0)], space="L1",
+                         shape=(hb * w, c), valid=(hb * w, c), view=(n * h * w, c),
+                         transpose=False, stage=FMAP)
+        g = dict(m=m, k=k, n=nn, vm=vm, vn=vn, config=config, b_view=(config.k, o))
+        W = self.gm(rhs)
+        full, tail = divmod(config.k, k)
+        where = (pos_m, c0, top)
+        acc = _conv_k_step(self.b, index(0), k if full else tail, None, fmap, W, where, g)
+        if full > 1:
+            acc = self._conv_k_loop(acc, full, fmap, W, where, g)
+        if tail and full:
+            acc = _conv_k_step(self.b, index(full * k), tail, acc, fmap, W, where, g)
+        self.set(eqn.outputs[0], Value("acc", acc))
+
+    def _conv_band(self, pos_m, hb, h, ow, sh, pt):
+        """(first image row, position in the band's im2col matrix, top pad) of a tile whose
+        feature map is a band of ``hb`` of the image's rows: the band starts at the first
+        row the tile's first output row reads (clamped into the image), and where it had to
+        start higher than that (at the image's bottom) the band's output rows are counted
+        from ``e`` rows earlier so that its top pad stays >= 0. Every value stays >= 0."""
+        e_ = self.emit
+        oh_a = e_(ar.div_p, [pos_m, index(ow)])
+        a = e_(ar.mul_p, [oh_a, index(sh)])                     # oh_a*sh
+        first = e_(ar.min_p, [e_(ar.sub_p, [e_(ar.max_p, [a, index(pt)]), index(pt)]),
+                              index(h - hb)])                   # clamp(oh_a*sh - pt)
+        base = e_(ar.add_p, [first, index(pt)])
+        d = e_(ar.sub_p, [e_(ar.max_p, [a, base]), base])        # rows started too high
+        e = e_(ar.div_p, [e_(ar.add_p, [d, index(sh - 1)]), index(sh)])
+        top = e_(ar.sub_p, [e_(ar.add_p, [base, e_(ar.mul_p, [e, index(sh)])]), a])
+        pos = e_(ar.add_p, [e_(ar.sub_p, [pos_m, e_(ar.mul_p, [oh_a, index(ow)])]),
+                            e_(ar.mul_p, [e, index(ow)])])
+        return first, pos, top
+
+    def _conv_k_loop(self, acc, steps, fmap, W, where, g):
+        inner = IRBuilder()
+        kv, acc_in, fmap_in, w_in = Var(I32), Var(acc.type), Var(fmap.type), Var(W.type)
+        outer = list(where)
+        scalars = [Var(I32) if type(a) is Var else a for a in outer]
+        k0 = inner.emit(ar.mul_p, [kv, index(g["k"])], {})
+        acc_out = _conv_k_step(inner, k0, g["k"], acc_in, fmap_in, w_in, scalars, g)
+        invars = [kv, acc_in, fmap_in, w_in] + [v for v in scalars if type(v) is Var]
+        body = inner.build(invars, [acc_out])
+        return self.emit(T.tile_loop_p, [acc, fmap, W, *(a for a in outer if type(a) is Var)],
+                         start=1, stop=steps, body=body, num_carry=1)[0]
+
     # --- the kernel --------------------------------------------------------------------------
     def finish(self):
         """Build every equation, store the outputs; returns (body IR, outer input vars)."""
@@ -322,6 +397,31 @@ def _k_step(b, k0, vk, acc, A, B, offsets, g):
                 dict(space="L1", shape=(g["k"], g["n"]), valid=(vk, g["vn"]), view=g["b_view"],
                      transpose=g["rt"], stage="b"))
     a0 = b.emit(T.tile_move_p, [a1], dict(space="L0A", stage="a"))
+    b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B", stage="b"))
+    if acc is None:
+        return b.emit(T.tile_matmul_p, [a0, b0])
+    return b.emit(T.tile_matmul_acc_p, [acc, a0, b0])
+
+
+FMAP = "fmap"     # the stage of a convolution's feature-map tile (one per output tile)
+
+
+def conv_band_rows(rows, out, h, kh, sh, dh) -> int:
+    """The image rows a tile of ``rows`` output positions reads at most (``h``: all)."""
+    oh, ow = out
+    spans = [(p0 + rows - 1) // ow - p0 // ow + 1 for p0 in range(0, oh * ow, rows)]
+    return min(h, (max(spans) - 1) * sh + (kh - 1) * dh + 1)
+
+
+def _conv_k_step(b, k0, vk, acc, fmap, W, where, g):
+    """One K step of a convolution: filter rows [k0, k0 + vk) and the im2col columns."""
+    pos_m, c0, top = where
+    b1 = b.emit(T.tile_load_p, [W, k0, c0],
+                dict(space="L1", shape=(g["k"], g["n"]), valid=(vk, g["vn"]), view=g["b_view"],
+                     transpose=False, stage="b"))
+    a0 = b.emit(tile_img2col_p, [fmap, pos_m, k0, top],
+                dict(config=g["config"], shape=(g["m"], g["k"]), valid=(g["vm"], vk),
+                     stage="a"))
     b0 = b.emit(T.tile_move_p, [b1], dict(space="L0B", stage="b"))
     if acc is None:
         return b.emit(T.tile_matmul_p, [a0, b0])

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptojax.ir.core import Var
-from ptojax.tile.rules import rule_of, unsupported_reason
+from ptojax.tile.rules import CUBE_KINDS, rule_of, unsupported_reason
 
 PENDING_KINDS = ("broadcast", "reshape")
 
@@ -174,7 +174,7 @@ class _Fuser:
 
     # --- joining, seeding, merging -----------------------------------------------------------
     def _join(self, group, eqn, rule):
-        if rule.kind == "matmul":
+        if rule.kind in CUBE_KINDS:
             return "a matmul starts its own (cube) kernel"
         if rule.kind == "reduce" and group.kind == "cube":
             return "row reductions are not fused into matmul epilogues"
@@ -197,7 +197,7 @@ class _Fuser:
             return result
         gid = len(self.parent)
         self.parent[gid] = gid
-        group = Group(gid, space, kind="cube" if rule.kind == "matmul" else "vector", first=i)
+        group = Group(gid, space, kind="cube" if rule.kind in CUBE_KINDS else "vector", first=i)
         self.groups[gid] = group
         admitted = self._admit(group, eqn, result)
         if isinstance(admitted, str):
@@ -229,7 +229,7 @@ class _Fuser:
             group.layout[v] = out_layout
         if rule_of(eqn).kind == "reduce":
             group.has_reduction = True
-        if rule_of(eqn).kind == "matmul":
+        if rule_of(eqn).kind in CUBE_KINDS:
             group.dot = eqn
         self._define(eqn, group)
         return None

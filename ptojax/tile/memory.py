@@ -114,7 +114,8 @@ class _Walker:
                 self.defs[v] = (p, eqn, level)
                 self.span[v] = self.loops[-1]
                 self.last.setdefault(v, p)
-            if eqn.prim in (T.tile_load_p, T.tile_move_p):
+            if eqn.prim in (T.tile_load_p, T.tile_move_p) or \
+                    getattr(eqn.prim, "tile_staged", False):
                 self.staged_in.add(eqn.outputs[0])
             if eqn.prim is T.tile_store_p and eqn.inputs[1].type.space == "UB":
                 self.stored.add(eqn.inputs[1])

@@ -44,7 +44,7 @@ from ptojax.tile.build import BodyBuilder
 from ptojax.optimize import cse, dce
 from ptojax.tile.memory import align_up, plan_memory
 from ptojax.tile.rules import COLSUM, ROW
-from ptojax.tile.rules import matmul_shape
+from ptojax.tile.rules import conv_matmul_shape, matmul_shape
 from ptojax.public import add_examples as _add_examples
 
 
@@ -286,6 +286,8 @@ CUBE_SIZES = (256, 128, 64, 32, 16)
 
 
 def _cube_dims(group):
+    if group.dot.prim.fact("tile").kind == "conv":
+        return conv_matmul_shape(group.dot)
     return matmul_shape(group.dot)
 
 
@@ -330,19 +332,22 @@ def plan_cube(group, config, target, name):
     f = target.cube_fractal[0]
     itemsize = group.dot.inputs[0].type.dtype.itemsize
     buffers = config.buffers
+    op, conv = group.dot.prim.name, group.dot.prim.fact("tile").kind == "conv"
     if config.cube is not None:
         m, k, n = config.cube
         if m % f or k % f or n % f:
             raise _kernel_error(name, group, (
-                f"op `dot_general`: TileConfig(cube={config.cube}) breaks the {f}x{f}x{f} "
+                f"op `{op}`: TileConfig(cube={config.cube}) breaks the {f}x{f}x{f} "
                 f"cube fractal. Fix: cube=({align_up(m, f)}, {align_up(k, f)}, "
                 f"{align_up(n, f)})."))
         cube = (min(m, align_up(M, f)), min(k, align_up(K, f)), min(n, align_up(N, f)))
         if shape.batch > 1 and cube[0] < shape.m and shape.m % cube[0]:
+            what = ("convolution", "output positions of an image", "images") if conv else \
+                ("batched matmul", "rows of a batch element", "batch elements")
             raise _kernel_error(name, group, (
-                f"op `dot_general`: batched matmul of {shape.batch} x ({M}x{K} @ {K}x{N}): "
+                f"op `{op}`: {what[0]} of {shape.batch} x ({M}x{K} @ {K}x{N}): "
                 f"TileConfig(cube={config.cube}) has m={m}, which does not divide the "
-                f"{M} rows of a batch element, so a tile would straddle two batch elements. "
+                f"{M} {what[1]}, so a tile would straddle two {what[2]}. "
                 f"Fix: m={_batched_m_fix(M, m, f)} (m must divide M, or be >= M)."))
         over = _overflow(group, (_tile_rows(shape, cube[0]), cube[2]), cube, target,
                          buffers)

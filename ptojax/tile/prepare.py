@@ -15,24 +15,37 @@ kernels instead of leaving transposes as tensor ops.
 """
 from __future__ import annotations
 
+import functools
+
 from ptojax.errors import TileError
 from ptojax.ir.core import IR, Eqn, Literal, Var
 from ptojax.ops.convert import copy_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.shape import transpose_p
 from ptojax.optimize import dce
+from ptojax.tile.convolution import canonical_conv, phase_split_conv
+from ptojax.tile.rules import conv_c0, direct_conv_reason
 from ptojax.trace import trace_flat
 
 
 # expansions ------------------------------------------------------------------------------------
 def _expansion_of(eqn, target=None):
-    """The expand function for ``eqn``, or None when it stays as it is."""
+    """The expand function for ``eqn``, or None when it stays as it is. A convolution the
+    on-chip im2col kernel takes is rewritten into its canonical layout instead
+    (``tile/convolution.py``)."""
     form = eqn.prim.fact("tile")
-    if form is None or form.kind != "expand" or (form.check and form.check(eqn)):
+    if form is None or form.kind not in ("expand", "conv") or (form.check and form.check(eqn)):
         return None
     if form.cube and target is not None and \
             eqn.inputs[0].type.dtype.name not in target.cube_macs_per_cycle:
         return None
+    if form.kind == "conv" and target is not None:
+        c0 = conv_c0(eqn.inputs[0].type.dtype, target)
+        if direct_conv_reason(eqn, target) is None:
+            return None if direct_conv_reason(eqn, target, layout_free=False) is None else \
+                functools.partial(canonical_conv, c0=c0)
+        if direct_conv_reason(eqn, target, phases=True) is None:
+            return functools.partial(phase_split_conv, c0=c0)
     return form.expand
 
 

@@ -326,9 +326,95 @@ def _matmul_build(b, eqn, in_layouts):
 MATMUL_RULE = TileRule("matmul", _matmul_check, _matmul_layout, _matmul_build, _seed_output)
 
 
+# --- convolution -------------------------------------------------------------------------------
+# A 2-D convolution in the canonical layout (NHWC input, HWIO filter, NHWC output; tile/prepare
+# rewrites the others into it) tiles as one cube kernel that expands its im2col blocks on chip
+# (tile_img2col); its (batch x output position, output feature) result is a matmul's.
+CONV_SPECS = ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))   # NHWC, HWIO, NHWC
+TIMG2COL_LIMITS = dict(pad=255, filter=255, stride=63, dilation=255)   # fmatrix field ranges
+
+
+def conv_matmul_shape(eqn) -> MatmulShape:
+    """The matmul a canonical convolution is: per image, (OH*OW, KH*KW*C) x (KH*KW*C, O)."""
+    n, h, w, c = eqn.inputs[0].type.shape
+    kh, kw, _, o = eqn.inputs[1].type.shape
+    _, oh, ow, _ = eqn.outputs[0].type.shape
+    return MatmulShape(n, oh * ow, kh * kw * c, o, False, False)
+
+
+def conv_c0(dtype, target) -> int:
+    """Channels per NC1HWC0 block: one 32-byte row (16 fp16, 32 int8)."""
+    return target.row_alignment // dtype.itemsize
+
+
+def direct_conv_reason(eqn, target, layout_free=True, phases=False) -> Optional[str]:
+    """Why a convolution cannot be one on-chip-im2col cube kernel on ``target`` (None if it
+    can). ``layout_free``: any dimension numbers and channel count (tile/prepare transposes
+    into NHWC/HWIO and zero-pads the channels to a multiple of C0); ``phases``: a unit-stride
+    lhs-dilated one is split into dilation-free phase convolutions
+    (``tile/convolution.py``)."""
+    p = eqn.params
+    lhs, rhs = eqn.inputs[0].type, eqn.inputs[1].type
+    dtype = lhs.dtype
+    if lhs.ndim != 4:
+        return f"a {lhs.ndim - 2}-d convolution (the on-chip im2col kernel is 2-d)"
+    if p["feature_group_count"] != 1 or p["batch_group_count"] != 1:
+        return "a grouped convolution (it tiles as a batched matmul over the im2col expansion)"
+    if any(d != 1 for d in p["lhs_dilation"]) and not (
+            phases and all(s == 1 for s in p["window_strides"])
+            and all(d == 1 for d in p["rhs_dilation"])):
+        return ("lhs dilation (a transposed convolution or a strided one's input gradient) "
+                "with window strides or rhs dilation: TIMG2COL reads no holes between input "
+                "pixels, and only a unit-stride, undilated-filter one splits into phases")
+    if not layout_free and tuple(map(tuple, p["dimension_numbers"])) != CONV_SPECS:
+        return "its dimension numbers are not NHWC/HWIO/NHWC"
+    if dtype.name not in CUBE_DTYPES or dtype.name not in target.cube_macs_per_cycle:
+        return f"the {target.name} cube unit does not multiply {dtype.name} matrices"
+    out, acc = eqn.outputs[0].type.dtype, accumulator_dtype(dtype)
+    if out not in (acc, dtype):
+        return f"its {dtypes.short_name(out)} result is neither the operand nor the " \
+               f"accumulator dtype"
+    spec = p["dimension_numbers"][0]
+    c = lhs.shape[spec[1]]
+    h, w = (lhs.shape[d] for d in spec[2:])
+    c0 = conv_c0(dtype, target)
+    if c % c0 and not layout_free:
+        return f"its {c} input channels are not a multiple of C0 = {c0} (NC1HWC0 blocks)"
+    kernel = [rhs.shape[d] for d in p["dimension_numbers"][1][2:]]
+    out_w = eqn.outputs[0].type.shape[p["dimension_numbers"][2][3]]
+    out_h = eqn.outputs[0].type.shape[p["dimension_numbers"][2][2]]
+    rows = min(out_h, -(-16 // out_w) + 1)         # output rows of a 16-position tile
+    band = min(h, (rows - 1) * p["window_strides"][0] + (kernel[0] - 1) * p["rhs_dilation"][0]
+               + 1)
+    fmap = band * w * -(-c // c0) * c0 * dtype.itemsize
+    if 2 * fmap > target.capacity("L1") // 2:
+        return (f"the image rows one 16-position output tile reads ({fmap:,} bytes) "
+                f"double-buffered take more than half of {target.name}'s L1")
+    lim = TIMG2COL_LIMITS
+    split = phases and any(d != 1 for d in p["lhs_dilation"])   # phases crop, pads >= 0
+    if any((not split and min(lo, hi) < 0) or max(lo, hi) > lim["pad"]
+           for lo, hi in p["padding"]) \
+            or max(kernel) > lim["filter"] or max(p["window_strides"]) > lim["stride"] \
+            or max(p["rhs_dilation"]) > lim["dilation"]:
+        return "its padding/filter/stride/dilation is outside the fmatrix fields' ranges"
+    return _dtype_reason(eqn, target)
+
+
+def _conv_check(eqn, target):
+    return direct_conv_reason(eqn, target, layout_free=False)
+
+
+def _conv_build(b, eqn, in_layouts):
+    b.conv(eqn)
+
+
+CONV_RULE = TileRule("conv", _conv_check, _matmul_layout, _conv_build, _seed_output)
+
+
 # --- the rules by kind ------------------------------------------------------------------------
 RULES = {"elementwise": ELEMENTWISE_RULE, "reduce": REDUCE_RULE, "broadcast": BROADCAST_RULE,
-         "reshape": RESHAPE_RULE, "matmul": MATMUL_RULE}
+         "reshape": RESHAPE_RULE, "matmul": MATMUL_RULE, "conv": CONV_RULE}
+CUBE_KINDS = ("matmul", "conv")     # rules whose equation starts a cube kernel
 
 
 def rule_of(eqn):

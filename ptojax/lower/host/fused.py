@@ -35,6 +35,7 @@ from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, Bo
                                           FusedUnsupported)
 from ptojax.lower.pto_cpp import SCALAR, cpp_literal, cpp_type
 from ptojax.tile import ops as T
+from ptojax.tile.img2col import tile_img2col_p
 
 INDENT = "  "
 LOW_FLOATS = ("float16", "bfloat16")
@@ -177,6 +178,8 @@ class BodyPrinter(_Lines):
             self.window(e)
         elif prim is T.tile_move_p:
             self.names[out] = self.names[e.inputs[0]]
+        elif prim is tile_img2col_p:
+            self.img2col(e)
         elif prim in MATMULS:
             self.matmul(e)
         elif prim is T.tile_loop_p:
@@ -207,6 +210,23 @@ class BodyPrinter(_Lines):
         self.w(f"const View<const {cpp_type(gm.type.dtype)}> {name}"
                f"{{{self.atom(gm)} + {offset}, {strides}}};")
 
+    def img2col(self, e):
+        """An im2col block (the PTO build's TIMG2COL) into a per-thread buffer, as a view."""
+        fmap, pos_m, pos_k, top = e.inputs
+        out, cfg = e.outputs[0], e.params["config"]
+        (h, w, c), (_, kw) = cfg.fmap, cfg.filter
+        (pl, _), pt = cfg.pads[1], self.atom(top)
+        t, k = cpp_type(out.type.dtype), out.type.shape[1]
+        buf = self.buffer(t, out.type.shape[0] * k, "im2col")
+        geometry = (f"Img2colGeometry{{{h}, {w}, {c}, {kw}, {cfg.strides[0]}, "
+                    f"{cfg.strides[1]}, {cfg.dilation[0]}, {cfg.dilation[1]}, {pt}, {pl}, "
+                    f"{cfg.out[1]}}}")
+        self.w(f"img2col_fill(View<{t}>{{{buf}, {k}, 1}}, {self.atom(fmap)}, {geometry}, "
+               f"{self.atom(pos_m)}, {self.atom(pos_k)}, vr, {T.valid_shape(out.type)[1]}, "
+               f"{t}(0));")
+        name = self.names[out] = self.fresh("a")
+        self.w(f"const View<const {t}> {name}{{{buf}, {k}, 1}};")
+
     def matmul(self, e):
         out = e.outputs[0]
         acc_t, (m, n) = cpp_type(out.type.dtype), out.type.shape
@@ -231,7 +251,7 @@ class BodyPrinter(_Lines):
         self.open(f"for (int32_t {k} = {p['start']}; {k} < {p['stop']}; ++{k})")
         for x in body.eqns:
             if isinstance(x.outputs[0].type, TileType) and x.prim not in MATMULS and \
-                    x.prim not in (T.tile_load_p, T.tile_move_p):
+                    x.prim not in (T.tile_load_p, T.tile_move_p, tile_img2col_p):
                 raise FusedUnsupported(f"`{x.prim.name}` inside a tile loop")
             self.tile_stmt(x)
         self.close()

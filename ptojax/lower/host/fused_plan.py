@@ -27,6 +27,7 @@ from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TileType
 from ptojax.tile import ops as T
+from ptojax.tile.img2col import tile_img2col_p
 
 SCALAR, ROW, COL, ELEM, ACC, COLSUM, VIEW = ("scalar", "row", "col", "elem", "acc", "colsum",
                                              "view")
@@ -108,7 +109,7 @@ class BodyPlan:
             self._load(e)
         elif prim is T.tile_store_p:
             self._store(e)
-        elif prim is T.tile_move_p:
+        elif prim in (T.tile_move_p, tile_img2col_p):
             self._tile_level(e, VIEW)
         elif prim in MATMULS or prim is T.tile_loop_p:
             self._tile_level(e, ACC)

@@ -16,6 +16,7 @@
 //   pto_host_elementwise.h  tile-tile, tile-scalar, unary, compare/select, TCVT
 //   pto_host_reduce.h       row/column reductions and expansions
 //   pto_host_matmul.h       TMATMUL, TMATMUL_ACC
+//   pto_host_img2col.h      Img2colTileConfig, TSETFMATRIX, TSET_IMG2COL_*, TIMG2COL
 //   pto_host_launch.h       blocks (OpenMP), block index, error reporting
 #pragma once
 
@@ -29,4 +30,5 @@
 #include "pto_host_elementwise.h"
 #include "pto_host_reduce.h"
 #include "pto_host_matmul.h"
+#include "pto_host_img2col.h"
 #include "pto_host_launch.h"
