@@ -309,9 +309,21 @@ def _compiler_of(proc, deadline):
     raise AssertionError("the build never started its compiler")
 
 
+# compile-time work (~1 s of GCC's constant evaluation): a build that is surely still
+# compiling when the test kills it
+SLOW_TO_COMPILE = """
+template <int K> constexpr long spin() {
+  long s = K;
+  for (long i = 0; i < 700; ++i) for (long j = 0; j < 700; ++j) s += (i ^ j) & 7;
+  return s;
+}
+static_assert(spin<1>() != 1, "compile-time work");
+"""
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_a_build_killed_mid_compile_leaves_nothing_that_blocks_the_next():
-    tag = f"\n// cache test: killed {os.getpid()}\n"
+    tag = f"\n// cache test: killed {os.getpid()}\n{SLOW_TO_COMPILE}"
     key = library_key(translation_unit(SMALL_SOURCE + tag, small_entries(), host_cpu, False,
                                        BOTH_CORES), find_compiler())
     entry = CacheEntry(key)
