@@ -80,12 +80,16 @@ class Primitive:
     axes in its ``axes`` param), ``binds_axes`` (its sub-IRs bind mesh axis names of their own,
     shadowing any outside), ``linear`` (linear in its inputs that may carry tangents),
     ``effectful`` (running it does something besides computing its results, e.g. a host
-    callback: it is never removed, merged, folded or moved out of a loop).
+    callback: it is never removed, merged, folded or moved out of a loop), ``fresh_outputs``
+    (its impl returns newly allocated arrays, never views of its inputs, which the executor may
+    then overwrite), ``in_place`` (an impl writing its result into its first operand's buffer
+    and returning it: the executor uses it when that buffer is its own and dead after).
     """
 
     def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False, *,
                  elementwise=False, ufunc=None, call_like=False, collective=False,
-                 binds_axes=False, linear=False, effectful=False):
+                 binds_axes=False, linear=False, effectful=False, fresh_outputs=False,
+                 in_place=None):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} already exists")
         PRIMITIVES[name] = self
@@ -100,6 +104,8 @@ class Primitive:
         self.binds_axes = binds_axes
         self.linear = linear
         self.effectful = effectful
+        self.fresh_outputs = fresh_outputs
+        self.in_place = in_place
         self.facts: dict = {}
 
     def define(self, **facts) -> "Primitive":

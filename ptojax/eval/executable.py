@@ -55,7 +55,7 @@ def _last_uses(ir):
         if type(v) is Var:
             last[v] = len(ir.eqns)
     for eqn in reversed(ir.eqns):
-        if eqn.prim.ufunc is not None and not eqn.params:
+        if eqn.prim.ufunc is not None and not eqn.params or eqn.prim.fresh_outputs:
             continue
         end = max((last.get(o, -1) for o in eqn.outputs), default=-1)
         for a in eqn.inputs:
@@ -114,12 +114,20 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
             lines.append(f"    {outs[0]} = {call}")
             owned.add(eqn.outputs[0])
             continue
+        elif eqn.prim.in_place is not None and eqn.inputs[0] in owned \
+                and last.get(eqn.inputs[0]) == i:
+            # the operand's buffer is ours and dead after this: update it, not a copy
+            fn = f"{fn}_in_place"
+            env[fn] = functools.partial(eqn.prim.in_place, **eqn.params)
+            owned.add(eqn.outputs[0])
         elif has_symbols(tuple(eqn.params.values())):  # sizes computed inline per call
             static = {k: v for k, v in eqn.params.items() if not has_symbols(v)}
             env[fn] = functools.partial(eqn.prim.impl, **static) if static else eqn.prim.impl
             ins += [f"{k}={_size_code(v)}" for k, v in eqn.params.items() if k not in static]
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
+            if eqn.prim.fresh_outputs:
+                owned.update(eqn.outputs)
         call = f"{fn}({', '.join(ins)})"
         if not outs:   # an equation run for its effect
             lines.append(f"    {call}")

@@ -166,14 +166,18 @@ def _dynamic_update_slice_abstract(x, update, *starts):
 
 
 def _dynamic_update_slice(x, update, *starts):
+    return _dynamic_update_slice_in_place(np.array(x, copy=True), update, *starts)
+
+
+def _dynamic_update_slice_in_place(x, update, *starts):
     starts = _clamped_starts(x.shape, update.shape, starts)
-    out = np.array(x, copy=True)
-    out[tuple(slice(s, s + k) for s, k in zip(starts, update.shape))] = update
-    return out
+    x[tuple(slice(s, s + k) for s, k in zip(starts, update.shape))] = update
+    return x
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice_abstract,
-                                   _dynamic_update_slice, linear=True)
+                                   _dynamic_update_slice, linear=True, fresh_outputs=True,
+                                   in_place=_dynamic_update_slice_in_place)
 
 
 def dynamic_update_slice(x, update, start_indices):

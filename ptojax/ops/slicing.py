@@ -240,7 +240,7 @@ def _concatenate_abstract(*xs, dimension):
 
 concatenate_p = Primitive("concatenate", _concatenate_abstract,
                           lambda *xs, dimension: np.concatenate(xs, axis=dimension),
-                          linear=True)
+                          linear=True, fresh_outputs=True)
 
 
 def concatenate(operands, dimension):
