@@ -48,6 +48,7 @@ from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.build import ABI_VERSION, NotCached
+from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
                                      write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
@@ -147,15 +148,19 @@ class HostExecutable:
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
     ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
-    ``warm`` says whether its first call found its library in the cache.
+    ``warm`` says whether its first call found its library in the cache. ``donated``: the
+    inputs ``run`` may overwrite (a loop body's carries, ``carries.py``); ``fresh_outputs``
+    the results both tiers return as buffers of their own (``Executable.fresh_outputs``).
     """
 
-    def __init__(self, closed: ClosedIR, options: CpuBackend):
+    def __init__(self, closed: ClosedIR, options: CpuBackend, donated=frozenset()):
         closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
         self.closed = closed
         self.options = options
+        self.donated = donated
         self.loops, self.loop_bodies = _loop_runners(closed, options)
-        self.numpy = Executable(closed, self.loops, frozenset(self.loops))
+        self.numpy = Executable(closed, self.loops, frozenset(self.loops), donated)
+        self.fresh_outputs = self.numpy.fresh_outputs
         self.source = self.numpy.source
         self.program = None
         self.ready_after = None
@@ -253,7 +258,10 @@ class HostExecutable:
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
                                        kernels=self.kernels, loops=self.loops,
                                        cached_only=cached_only,
-                                       on_key=self._remember_library)
+                                       on_key=self._remember_library, donated=self.donated)
+            # before the program can run: a loop reads this after each step it ran
+            self.fresh_outputs = tuple(a and b for a, b in zip(
+                self.numpy.fresh_outputs, self.program.executable.fresh_outputs))
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
@@ -295,7 +303,8 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
     """({scan/while equation of ``closed``: its loop with the body run by the body's own
     ``HostExecutable``}, [those executables]). A body is tiered and compiled like a jitted
     function, so a loop's steps (a ``fori_loop`` epoch of train steps) run compiled kernels,
-    not the numpy executor."""
+    not the numpy executor; its large carries are donated to it, so it updates them in place
+    (``carries.py``)."""
     runners, bodies = {}, []
     for eqn in closed.ir.eqns:
         p = eqn.params
@@ -303,24 +312,38 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
                                               or has_symbolic_shapes(p["body"].ir)):
             continue     # sizes known per call: the numpy executor runs the loop
         if eqn.prim is scan_p:
-            bodies.append(HostExecutable(p["body"], options))
-            runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],
-                                             p["num_consts"], p["num_carry"], p["length"],
-                                             p["reverse"])
+            first = p["num_consts"]
+            donated = donated_carries(p["body"].in_types, first, p["num_carry"])
+            bodies.append(HostExecutable(p["body"], options, donated))
+            runners[eqn] = functools.partial(_run_scan, _stepper(bodies[-1], donated, first),
+                                             p["body"], p["num_consts"], p["num_carry"],
+                                             p["length"], p["reverse"])
         elif eqn.prim is while_p:
-            bodies.append(HostExecutable(p["body"], options))
-            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]), bodies[-1].run,
+            first = p["body_nconsts"]
+            body = p["body"]
+            donated = donated_carries(body.in_types, first, len(body.in_types) - first)
+            bodies.append(HostExecutable(body, options, donated))
+            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]),
+                                             _stepper(bodies[-1], donated, first),
                                              p["cond_nconsts"], p["body_nconsts"],
                                              p["max_steps"])
     return runners, bodies
 
 
-def _run_scan(step, body, num_consts, num_carry, length, reverse, *args):
-    return run_scan(step, args, body, num_consts, num_carry, length, reverse)
+def _stepper(body: "HostExecutable", donated, first: int):
+    """``() -> step`` for one run of a loop: the body's ``run``, or a ``CarrySteps`` when it
+    has donated carries."""
+    if not donated:
+        return lambda: body.run
+    return lambda: CarrySteps(body, donated, first)
 
 
-def _run_while(test, step, cond_nconsts, body_nconsts, max_steps, *args):
-    return run_while(test, step, args, cond_nconsts, body_nconsts, max_steps)
+def _run_scan(stepper, body, num_consts, num_carry, length, reverse, *args):
+    return run_scan(stepper(), args, body, num_consts, num_carry, length, reverse)
+
+
+def _run_while(test, stepper, cond_nconsts, body_nconsts, max_steps, *args):
+    return run_while(test, stepper(), args, cond_nconsts, body_nconsts, max_steps)
 
 
 class _TierTrial:
