@@ -80,12 +80,14 @@ class Primitive:
     axes in its ``axes`` param), ``binds_axes`` (its sub-IRs bind mesh axis names of their own,
     shadowing any outside), ``linear`` (linear in its inputs that may carry tangents),
     ``effectful`` (running it does something besides computing its results, e.g. a host
-    callback: it is never removed, merged, folded or moved out of a loop).
+    callback: it is never removed, merged, folded or moved out of a loop), ``fresh_result``
+    (its impl returns a buffer of its own, never an operand or a view of one: the executor
+    may write later results over it, ``eval/executable.py``).
     """
 
     def __init__(self, name: str, abstract_eval, impl, multiple_results: bool = False, *,
                  elementwise=False, ufunc=None, call_like=False, collective=False,
-                 binds_axes=False, linear=False, effectful=False):
+                 binds_axes=False, linear=False, effectful=False, fresh_result=False):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} already exists")
         PRIMITIVES[name] = self
@@ -100,6 +102,7 @@ class Primitive:
         self.binds_axes = binds_axes
         self.linear = linear
         self.effectful = effectful
+        self.fresh_result = fresh_result
         self.facts: dict = {}
 
     def define(self, **facts) -> "Primitive":

@@ -5,7 +5,8 @@ interpretation. Elementwise ufunc results reuse the buffer of an operand that di
 equation (``np.add(a, b, out=a)``), so long elementwise chains do not allocate per op.
 
 Buffers the function may overwrite (*owned*): those it allocated itself (ufunc results, the
-outputs of an ``impls`` override) and the inputs the caller *donated* (a loop's carries,
+outputs of an ``impls`` override or of a primitive whose impl returns a ``fresh_result``,
+such as ``dot_general``) and the inputs the caller *donated* (a loop's carries,
 ``lower/host/carries.py``). An override that can write an output over a dying operand (a
 host kernel's ``alias_pairs``, ``lower/host/kernel_aliases.py``) is given the owned operands
 that die at it (``writing_into``). ``fresh_outputs`` says which results are owned buffers no
@@ -67,7 +68,8 @@ def _last_uses(ir, fresh_impls=frozenset()):
         if type(v) is Var:
             last[v] = len(ir.eqns)
     for eqn in reversed(ir.eqns):
-        if (eqn.prim.ufunc is not None and not eqn.params) or eqn in fresh_impls:
+        if (eqn.prim.ufunc is not None and not eqn.params) or eqn in fresh_impls \
+                or eqn.prim.fresh_result:
             continue
         end = max((last.get(o, -1) for o in eqn.outputs), default=-1)
         for a in eqn.inputs:
@@ -138,6 +140,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             ins += [f"{k}={_size_code(v)}" for k, v in eqn.params.items() if k not in static]
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
+            if eqn.prim.fresh_result:
+                owned.update(eqn.outputs)
         call = f"{fn}({', '.join(ins)})"
         if not outs:   # an equation run for its effect
             lines.append(f"    {call}")
