@@ -134,7 +134,7 @@ def _trial_outcome(numpy_delay, compiled_delay):
     executable._fast = None
     executable._trial = host_backend._TierTrial(slow(executable.numpy.run, numpy_delay),
                                                 slow(compiled, compiled_delay),
-                                                ready=lambda: True)
+                                                ready=lambda: True, busy=lambda: False)
     x = _x()
     for _ in range(2 * host_backend.TRIAL_CALLS):
         np.testing.assert_allclose(np.asarray(executable.run(x)[0]), chain(x), rtol=2e-5,
@@ -178,6 +178,36 @@ def test_no_race_is_timed_while_the_background_worker_is_busy():
     assert "numpy" in ran and executable._trial is None
 
 
+def test_on_a_busy_machine_the_tiers_race_by_cpu_time():
+    """Busy, a call's wall time is mostly the scheduler's doing: the calling thread's CPU
+    time decides. Here the numpy tier waits (20 ms, no CPU) and the compiled one computes
+    (5 ms of CPU)."""
+    executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
+
+    def waits(fn):
+        def run(*args):
+            time.sleep(0.02)
+            return fn(*args)
+        return run
+
+    def computes(fn):
+        def run(*args):
+            end = time.thread_time() + 0.005
+            while time.thread_time() < end:
+                pass
+            return fn(*args)
+        return run
+    x = _x()
+    for busy, winner in ((True, "numpy:"), (False, "compiled")):
+        executable._fast = None
+        executable._trial = host_backend._TierTrial(
+            waits(executable.numpy.run), computes(executable.program.run), reraces=0,
+            ready=lambda: True, busy=lambda: busy)
+        for _ in range(2 * host_backend.TRIAL_CALLS):
+            executable.run(x)
+        assert executable.status.startswith(winner)
+
+
 def test_a_race_numpy_won_is_run_again_later():
     """One unlucky race (a stalled compiled call on a busy machine) does not keep a function
     on numpy for good: after ``rerace_after`` numpy calls the tiers race again."""
@@ -193,7 +223,8 @@ def test_a_race_numpy_won_is_run_again_later():
     executable._fast = None
     executable._trial = host_backend._TierTrial(slow(executable.numpy.run, "numpy"),
                                                 slow(executable.program.run, "compiled"),
-                                                reraces=1, rerace_after=2, ready=lambda: True)
+                                                reraces=1, rerace_after=2, ready=lambda: True,
+                                                busy=lambda: False)
     x = _x()
     for _ in range(2 * host_backend.TRIAL_CALLS):
         executable.run(x)
