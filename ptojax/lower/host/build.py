@@ -32,7 +32,7 @@ from ptojax.lower.host.cache import (CacheEntry, checked_root, private_dir, swee
 from ptojax.lower.host.compiler import (INCLUDE_DIR, Compiler, cpu_features, find_compiler,
                                         not_a_library)
 
-ABI_VERSION = 2
+ABI_VERSION = 3   # 3: libraries export ptojax_threefry2x32 (include/pto_host_random.h)
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]   # the directory holding ``ptojax``
 KERNEL_FILE = "kernels.cpp"
 SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",

@@ -4,7 +4,8 @@
 (``fused.py``, the default) or as the PTO C++ that ``as_text("pto-cpp")`` shows —, builds them
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
-tensor-level equations between kernels keep running through their numpy impls.
+tensor-level equations between kernels keep running through their numpy impls, except
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``).
 
 A kernel over a runtime row count (``TileGrid.dynamic_rows``) reads the sizes from its inputs'
 shapes when it runs, allocates its outputs at them and passes the view's row count after the
@@ -31,6 +32,7 @@ from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
+from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.targets import get_target
@@ -263,7 +265,8 @@ class HostProgram:
     emitter has no form for makes the program use the PTO build (``fused_error`` says why).
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
-    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays,
+    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``);
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
     raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key;
     ``donated`` are the inputs ``run`` may overwrite (``Executable``).
@@ -293,6 +296,7 @@ class HostProgram:
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
-        self.executable = Executable(tiled, {**self.launchers, **loops}, frozenset(loops),
-                                     donated)
+        self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
+        self.executable = Executable(tiled, {**self.launchers, **self.tensor_runners, **loops},
+                                     frozenset(loops), donated)
         self.run = self.executable.run

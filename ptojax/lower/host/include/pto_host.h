@@ -30,3 +30,4 @@
 #include "pto_host_reduce.h"
 #include "pto_host_matmul.h"
 #include "pto_host_launch.h"
+#include "pto_host_random.h"
