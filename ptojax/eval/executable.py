@@ -3,6 +3,14 @@
 A cached ``jit`` call runs this function directly: no retracing and no per-equation
 interpretation. Elementwise ufunc results reuse the buffer of an operand that dies at that
 equation (``np.add(a, b, out=a)``), so long elementwise chains do not allocate per op.
+
+Buffers the function may overwrite (*owned*): those it allocated itself (ufunc results, the
+outputs of an ``impls`` override or of a primitive whose impl returns ``fresh_outputs``,
+such as ``dot_general``) and the inputs the caller *donated* (a loop's carries,
+``lower/host/carries.py``). An override that can write an output over a dying operand (a
+host kernel's ``alias_pairs``, ``lower/host/kernel_aliases.py``) is given the owned operands
+that die at it (``writing_into``). ``fresh_outputs`` says which results are owned buffers no
+other result shares: a loop may donate those to the next step.
 """
 from __future__ import annotations
 
@@ -25,12 +33,16 @@ class Executable:
     ``impls`` maps equations to callables run in place of their primitive's impl (the host
     backend runs compiled kernels and loops this way); their outputs are fresh buffers later
     operations may overwrite, except those of the equations in ``borrowing`` (a loop may
-    return its operands)."""
+    return its operands). ``donated``: the indices of the inputs whose buffers ``run`` may
+    overwrite. ``fresh_outputs[k]``: whether result ``k`` is a buffer this function owns
+    (allocated by it, or donated) that no other result shares."""
 
-    def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset()):
+    def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset(),
+                 donated=frozenset()):
         keep_freed_memory()
         self.closed = closed
-        self.source, self.run = _generate(closed, impls or {}, borrowing)
+        self.source, self.run, self.fresh_outputs = _generate(closed, impls or {}, borrowing,
+                                                              donated)
 
     def __call__(self, *args):
         return self.run(*args)
@@ -42,10 +54,11 @@ def _specialize(prim, params):
     return functools.partial(prim.impl, **params)
 
 
-def _last_uses(ir):
+def _last_uses(ir, fresh_impls=frozenset()):
     """The index of the last equation reading each variable's buffer. An impl other than a
-    ufunc may return a view of its input (reshape, slice, broadcast_in_dim, ...), so its
-    inputs stay alive as long as its outputs do (walked backwards: views of views)."""
+    ufunc or an override in ``fresh_impls`` (which allocate their outputs) may return a view
+    of its input (reshape, slice, broadcast_in_dim, ...), so its inputs stay alive as long as
+    its outputs do (walked backwards: views of views)."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
         for a in eqn.inputs:
@@ -55,7 +68,8 @@ def _last_uses(ir):
         if type(v) is Var:
             last[v] = len(ir.eqns)
     for eqn in reversed(ir.eqns):
-        if eqn.prim.ufunc is not None and not eqn.params or eqn.prim.fresh_outputs:
+        if (eqn.prim.ufunc is not None and not eqn.params) or eqn in fresh_impls \
+                or eqn.prim.fresh_outputs:
             continue
         end = max((last.get(o, -1) for o in eqn.outputs), default=-1)
         for a in eqn.inputs:
@@ -64,7 +78,7 @@ def _last_uses(ir):
     return last
 
 
-def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
+def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -85,8 +99,9 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
     args = [fresh(v, "a") for v in ir.invars]
     for v, c in zip(ir.constvars, closed.consts):
         env[fresh(v, "c")] = np.asarray(c)
-    last = _last_uses(ir)
-    owned = set()  # vars whose buffers were allocated by this function and may be overwritten
+    last = _last_uses(ir, frozenset(e for e in impls if e not in borrowing))
+    # vars whose buffers were allocated by this function, or donated, and may be overwritten
+    owned = {ir.invars[i] for i in donated}
     lines = _bind_sizes(ir, args)
     implicit = _implicit_broadcasts(ir, impls)
     for eqn in implicit:   # the operand's buffer lives as long as its unbroadcast alias
@@ -100,8 +115,13 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
         if eqn in implicit:   # numpy's own broadcasting in the consuming ufuncs does it
             lines.append(f"    {outs[0]} = {ins[0]}")
             continue
+        note = ""
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
-            env[fn] = impls[eqn]
+            chosen = _written_in_place(impls[eqn], eqn, i, owned, last)
+            env[fn] = impls[eqn].writing_into(chosen) if chosen else impls[eqn]
+            if chosen:
+                note = "  # in place: " + ", ".join(f"{outs[o]} over {ins[k]}"
+                                                    for o, k in chosen.items())
             if eqn not in borrowing:
                 owned.update(eqn.outputs)
         elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
@@ -133,12 +153,27 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset()):
             lines.append(f"    {call}")
             continue
         lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 and eqn.prim.multiple_results else ''}"
-                     f" = {call}")
+                     f" = {call}{note}")
     results = [name_of(v) for v in ir.outvars]
     lines.append(f"    return [{', '.join(results)}]")
     source = f"def run({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, GENERATED_FILE, "exec"), env)
-    return source, quietly(env["run"])
+    fresh = tuple(type(v) is Var and v in owned and ir.outvars.count(v) == 1
+                  for v in ir.outvars)
+    return source, quietly(env["run"]), fresh
+
+
+def _written_in_place(impl, eqn, index, owned, last) -> dict:
+    """{output: input} positions override ``impl`` writes in place at equation ``index``:
+    among its ``alias_pairs`` (those it can), the operands this function owns that die
+    there, each written over at most once."""
+    chosen = {}
+    for out, inp in getattr(impl, "alias_pairs", ()):
+        a = eqn.inputs[inp]
+        if type(a) is Var and a in owned and last.get(a) == index and out not in chosen \
+                and inp not in chosen.values() and eqn.inputs.count(a) == 1:
+            chosen[out] = inp
+    return chosen
 
 
 def _bind_sizes(ir, args) -> list:

@@ -158,7 +158,9 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
 
 
-dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True)
+# a matmul's result (or its reshape, real part or conversion): never an operand's buffer
+dot_general_p = Primitive("dot_general", _dot_general_abstract, _dot_general, linear=True,
+                          fresh_outputs=True)
 
 
 def _type_rank(dtype):

@@ -19,7 +19,8 @@ each) and ``run`` keeps whichever measured faster, so compiling never makes a fu
 slower than the numpy executor (status ``compiled`` or ``numpy: ... measured faster``). A race
 the numpy executor wins is run again after ``RERACE_AFTER`` calls (then 8x as many, at most
 ``RERACES`` times): on a busy machine a few calls of either tier can stall, and one unlucky
-race must not keep a function off its compiled kernels for good.
+race must not keep a function off its compiled kernels for good. No call is timed while the
+background worker has jobs (its Python work holds the GIL): those run the compiled program.
 
 Compiled kernels and numpy agree up to float rounding (sums are reassociated, exp/log/tanh/
 logistic are the header's own polynomials), so a tiered function's results can differ in the
@@ -48,12 +49,14 @@ from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.build import ABI_VERSION, NotCached
+from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
                                      write_atomic)
 from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.lower.host.inline import inline_calls
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
+from ptojax.eval.machine_load import machine_busy
 from ptojax.tile.planner import TileConfig
 from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns
 from ptojax.tile.api import tile_ir
@@ -147,15 +150,19 @@ class HostExecutable:
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
     ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
-    ``warm`` says whether its first call found its library in the cache.
+    ``warm`` says whether its first call found its library in the cache. ``donated``: the
+    inputs ``run`` may overwrite (a loop body's carries, ``carries.py``); ``fresh_outputs``
+    the results both tiers return as buffers of their own (``Executable.fresh_outputs``).
     """
 
-    def __init__(self, closed: ClosedIR, options: CpuBackend):
+    def __init__(self, closed: ClosedIR, options: CpuBackend, donated=frozenset()):
         closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
         self.closed = closed
         self.options = options
+        self.donated = donated
         self.loops, self.loop_bodies = _loop_runners(closed, options)
-        self.numpy = Executable(closed, self.loops, frozenset(self.loops))
+        self.numpy = Executable(closed, self.loops, frozenset(self.loops), donated)
+        self.fresh_outputs = self.numpy.fresh_outputs
         self.source = self.numpy.source
         self.program = None
         self.ready_after = None
@@ -253,7 +260,10 @@ class HostExecutable:
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
                                        kernels=self.kernels, loops=self.loops,
                                        cached_only=cached_only,
-                                       on_key=self._remember_library)
+                                       on_key=self._remember_library, donated=self.donated)
+            # before the program can run: a loop reads this after each step it ran
+            self.fresh_outputs = tuple(a and b for a, b in zip(
+                self.numpy.fresh_outputs, self.program.executable.fresh_outputs))
             self.ready_after = time.perf_counter() - self._created
             self.status = "compiled"
             if self.options.tiered:
@@ -295,7 +305,8 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
     """({scan/while equation of ``closed``: its loop with the body run by the body's own
     ``HostExecutable``}, [those executables]). A body is tiered and compiled like a jitted
     function, so a loop's steps (a ``fori_loop`` epoch of train steps) run compiled kernels,
-    not the numpy executor."""
+    not the numpy executor; its large carries are donated to it, so it updates them in place
+    (``carries.py``)."""
     runners, bodies = {}, []
     for eqn in closed.ir.eqns:
         p = eqn.params
@@ -303,50 +314,78 @@ def _loop_runners(closed: ClosedIR, options: CpuBackend):
                                               or has_symbolic_shapes(p["body"].ir)):
             continue     # sizes known per call: the numpy executor runs the loop
         if eqn.prim is scan_p:
-            bodies.append(HostExecutable(p["body"], options))
-            runners[eqn] = functools.partial(_run_scan, bodies[-1].run, p["body"],
-                                             p["num_consts"], p["num_carry"], p["length"],
-                                             p["reverse"])
+            first = p["num_consts"]
+            donated = donated_carries(p["body"].in_types, first, p["num_carry"])
+            bodies.append(HostExecutable(p["body"], options, donated))
+            runners[eqn] = functools.partial(_run_scan, _stepper(bodies[-1], donated, first),
+                                             p["body"], p["num_consts"], p["num_carry"],
+                                             p["length"], p["reverse"])
         elif eqn.prim is while_p:
-            bodies.append(HostExecutable(p["body"], options))
-            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]), bodies[-1].run,
+            first = p["body_nconsts"]
+            body = p["body"]
+            donated = donated_carries(body.in_types, first, len(body.in_types) - first)
+            bodies.append(HostExecutable(body, options, donated))
+            runners[eqn] = functools.partial(_run_while, compiled(p["cond"]),
+                                             _stepper(bodies[-1], donated, first),
                                              p["cond_nconsts"], p["body_nconsts"],
                                              p["max_steps"])
     return runners, bodies
 
 
-def _run_scan(step, body, num_consts, num_carry, length, reverse, *args):
-    return run_scan(step, args, body, num_consts, num_carry, length, reverse)
+def _stepper(body: "HostExecutable", donated, first: int):
+    """``() -> step`` for one run of a loop: the body's ``run``, or a ``CarrySteps`` when it
+    has donated carries."""
+    if not donated:
+        return lambda: body.run
+    return lambda: CarrySteps(body, donated, first)
 
 
-def _run_while(test, step, cond_nconsts, body_nconsts, max_steps, *args):
-    return run_while(test, step, args, cond_nconsts, body_nconsts, max_steps)
+def _run_scan(stepper, body, num_consts, num_carry, length, reverse, *args):
+    return run_scan(stepper(), args, body, num_consts, num_carry, length, reverse)
+
+
+def _run_while(test, stepper, cond_nconsts, body_nconsts, max_steps, *args):
+    return run_while(test, stepper(), args, cond_nconsts, body_nconsts, max_steps)
 
 
 class _TierTrial:
     """Alternate calls between the numpy executor and the compiled program, then keep the
     faster (by best time over ``TRIAL_CALLS`` calls each); ``reraces`` more races if numpy
-    wins, the next after ``rerace_after`` numpy calls."""
+    wins, the next after ``rerace_after`` numpy calls. While ``ready()`` is false — the
+    background worker has jobs: its tiling and emitting hold the GIL and its compiler takes
+    a core — calls run the compiled program untimed: timed then, either tier's calls stall
+    at random, and a loop body raced while the rest of its program was tiled lost to numpy
+    (15 ms vs 21 ms for a VAE step that runs 2.5x faster compiled). While the machine is
+    ``busy()`` (``machine_busy``: kernels and BLAS then run on the calling thread), the tiers
+    are compared by the calling thread's CPU time: wall times then mostly measure how long
+    the scheduler kept the thread waiting, and a race of a VAE step decided by them went
+    either way (9.42 vs 9.45 ms; 7.8 vs 6.5 ms of CPU)."""
 
     def __init__(self, numpy_run, compiled_run, reraces: int = RERACES,
-                 rerace_after: int = RERACE_AFTER):
+                 rerace_after: int = RERACE_AFTER, ready=None, busy=None):
         self.runs = (numpy_run, compiled_run)
-        self.times = ([], [])
+        self.times = ([], [])      # per tier: (wall seconds, this thread's CPU seconds)
         self.calls = 1  # the compiled tier goes first
         self.lock = threading.Lock()
         self.reraces, self.rerace_after = reraces, rerace_after
+        self.ready = ready or _worker_idle
+        self.busy = busy or machine_busy
 
     def run(self, owner: HostExecutable, args):
+        if not self.ready():
+            return self.runs[1](*args)
         with self.lock:
             tier = self.calls % 2
             self.calls += 1
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         out = self.runs[tier](*args)
-        elapsed = time.perf_counter() - start
+        elapsed = (time.perf_counter() - start, time.thread_time() - cpu)
         with self.lock:
             self.times[tier].append(elapsed)
             if owner._fast is None and all(len(t) >= TRIAL_CALLS for t in self.times):
-                numpy_best, compiled_best = min(self.times[0]), min(self.times[1])
+                clock = 1 if self.busy() else 0
+                numpy_best, compiled_best = (min(t[clock] for t in times)
+                                             for times in self.times)
                 if compiled_best <= numpy_best:
                     owner._fast = self.runs[1]
                     owner.status = "compiled"
@@ -354,7 +393,8 @@ class _TierTrial:
                     owner._fast = self._numpy_until_rerace(owner)
                     owner.status = (f"numpy: the numpy executor measured faster "
                                     f"({numpy_best * 1e3:.3f} ms vs compiled "
-                                    f"{compiled_best * 1e3:.3f} ms)")
+                                    f"{compiled_best * 1e3:.3f} ms"
+                                    f"{' of CPU time' if clock else ''})")
                 owner._trial = None
         return out
 
@@ -369,7 +409,8 @@ class _TierTrial:
             nonlocal left
             left -= 1
             if left <= 0 and owner._fast is run:      # once, also with concurrent callers
-                owner._trial = _TierTrial(*self.runs, self.reraces - 1, 8 * self.rerace_after)
+                owner._trial = _TierTrial(*self.runs, self.reraces - 1, 8 * self.rerace_after,
+                                          self.ready, self.busy)
                 owner._fast = None
             return numpy_run(*args)
         return run
@@ -391,6 +432,9 @@ class _Worker:
         with self._idle:
             self._pending += 1
         self._jobs.put((0 if first else 1, next(self._order), job))
+
+    def idle(self) -> bool:
+        return self._pending == 0
 
     def wait_idle(self, timeout=None) -> bool:
         with self._idle:
@@ -419,6 +463,12 @@ def _worker() -> _Worker:
         if _worker_instance is None:
             _worker_instance = _Worker()
         return _worker_instance
+
+
+def _worker_idle() -> bool:
+    """Whether the background worker has no job queued or running."""
+    worker = _worker_instance
+    return worker is None or worker.idle()
 
 
 def wait_for_compiles(timeout=None) -> bool:

@@ -33,7 +33,7 @@ from ptojax.lower.host.compiler import (INCLUDE_DIR, Compiler, cpu_features, fin
                                         not_a_library)
 from ptojax.lower.host.prelude import Prelude
 
-ABI_VERSION = 2
+ABI_VERSION = 3   # 3: libraries export ptojax_threefry2x32 (include/pto_host_random.h)
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]   # the directory holding ``ptojax``
 KERNEL_FILE = "kernels.cpp"
 SPACE_MACROS = {"UB": "PTO_HOST_UB_BYTES", "L1": "PTO_HOST_L1_BYTES",

@@ -33,6 +33,7 @@ from ptojax.ir.types import TileType
 from ptojax.lower.host.build import EntryPoint
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
+from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.pto_cpp import SCALAR, cpp_literal, cpp_type
 from ptojax.tile import ops as T
 from ptojax.tile.img2col import tile_img2col_p
@@ -436,6 +437,14 @@ def _body_lines(eqn, body, depth) -> list:
     return BodyPrinter(plan, grid.tile[1], whole_rows, depth).print()
 
 
+def _may_share(eqn) -> set:
+    """The parameters an executor may pass one buffer for (an output written over an input,
+    ``kernel_aliases.py``): not ``__restrict``."""
+    if eqn.params["kind"] != "vector":
+        return set()
+    return {name for o, i in alias_pairs(eqn) for name in (f"in{i}", f"out{o}")}
+
+
 def kernel_source(eqn) -> str:
     """The C++ function running kernel ``eqn`` over this block's tiles."""
     p = eqn.params
@@ -443,7 +452,9 @@ def kernel_source(eqn) -> str:
         raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
     grid = p["grid"]
     (m, n), (r, c) = grid.space, grid.tile
-    args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
+    shared = _may_share(eqn)
+    args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}*"
+                     f"{'' if name in shared else ' __restrict'} {name}"
                      for name, dt, role in _params(eqn))
     out = _Lines(0)
     if grid.dynamic_rows:     # the view's rows, known when it runs: m and the tile count

@@ -69,6 +69,10 @@ class KernelLibrary:
                                     f"expected {ABI_VERSION}")
         self.path = Path(path)
         self._error.restype = ctypes.c_char_p
+        self.threefry2x32 = _bound(self._dll, "ptojax_threefry2x32", None,
+                                   (ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p,
+                                    ctypes.c_longlong, ctypes.c_void_p, ctypes.c_longlong,
+                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong))
         self._launchers = []
         self._names = []
         for e in entries:
@@ -89,6 +93,14 @@ class KernelLibrary:
         if self._launchers[index](argv, blocks, int(parallel)) != 0:
             raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
                                    f"check: {self._error().decode(errors='replace')}")
+
+
+def _bound(dll, symbol, restype, argtypes):
+    """The library's function ``symbol`` with its C signature, or None if it has none."""
+    fn = getattr(dll, symbol, None)
+    if fn is not None:
+        fn.restype, fn.argtypes = restype, argtypes
+    return fn
 
 
 def build_and_load(kernel_source: str, entries, target, **options):

@@ -4,7 +4,8 @@
 (``fused.py``, the default) or as the PTO C++ that ``as_text("pto-cpp")`` shows —, builds them
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
-tensor-level equations between kernels keep running through their numpy impls.
+tensor-level equations between kernels keep running through their numpy impls, except
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``).
 
 A kernel over a runtime row count (``TileGrid.dynamic_rows``) reads the sizes from its inputs'
 shapes when it runs, allocates its outputs at them and passes the view's row count after the
@@ -29,7 +30,9 @@ from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
+from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
+from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.targets import get_target
@@ -97,8 +100,11 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
-def _launcher(library, index, eqn, blocks):
-    """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces."""
+def _launcher(library, index, eqn, blocks, into=None):
+    """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces. The
+    function's ``alias_pairs`` are the (output, input) positions the kernel can write in
+    place (``kernel_aliases.py``) and ``writing_into({output: input})`` is the launcher that
+    does (an executor gives it the owned inputs that die at the kernel)."""
     body = eqn.params["bodies"][0]
     _, _, ws_vars = T.kernel_signature(body, len(eqn.inputs))
     zeroed = frozenset(eqn.params.get("accumulate", ()))
@@ -115,10 +121,14 @@ def _launcher(library, index, eqn, blocks):
     record = _kernel_recorder(eqn)
     run = library.launch
     empty, contiguous = np.empty, np.ascontiguousarray
+    outputs = _in_place_outputs(outs_made, into) if into else None
 
     def launch(*inputs):
         arrays = [contiguous(x, dtype) for x, dtype in zip(inputs, in_dtypes)]
-        outs = [make(shape, dtype) for make, shape, dtype in outs_made]
+        if outputs is None:
+            outs = [make(shape, dtype) for make, shape, dtype in outs_made]
+        else:
+            outs = outputs(arrays)
         spaces = [empty(shape, dtype) for shape, dtype in spaces_made]
         threads = parallel and not machine_busy()
         if profiler.active is None:
@@ -128,7 +138,27 @@ def _launcher(library, index, eqn, blocks):
             run(index, arrays + outs + spaces, blocks, threads)
             record(start, arrays + outs)
         return outs
+    launch.alias_pairs = () if into else alias_pairs(eqn)
+    launch.writing_into = lambda chosen: _launcher(library, index, eqn, blocks, chosen)
     return launch
+
+
+def _in_place_outputs(outs_made, into):
+    """``arrays -> outputs``: output ``k`` is input ``into[k]``'s array when that one is
+    writable and no other input views it, else a fresh buffer."""
+    plan = [(make, shape, dtype, into.get(k)) for k, (make, shape, dtype) in enumerate(outs_made)]
+
+    def outputs(arrays):
+        outs = []
+        for make, shape, dtype, i in plan:
+            a = arrays[i] if i is not None else None
+            if a is None or not a.flags.writeable or any(
+                    x is a or (x.base is not None and np.may_share_memory(x, a))
+                    for j, x in enumerate(arrays) if j != i):
+                a = make(shape, dtype)
+            outs.append(a)
+        return outs
+    return outputs
 
 
 def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
@@ -235,14 +265,16 @@ class HostProgram:
     emitter has no form for makes the program use the PTO build (``fused_error`` says why).
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
-    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays;
+    each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays,
+    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``);
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
-    raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key.
+    raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key;
+    ``donated`` are the inputs ``run`` may overwrite (``Executable``).
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
                  kernels: str = "fused", loops=None, cached_only: bool = False,
-                 on_key=None):
+                 on_key=None, donated=frozenset()):
         if kernels not in KERNEL_BUILDS:
             raise ValueError(f"unknown host kernel build {kernels!r}; available: "
                              f"{', '.join(KERNEL_BUILDS)}")
@@ -264,5 +296,7 @@ class HostProgram:
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
-        self.executable = Executable(tiled, {**self.launchers, **loops}, frozenset(loops))
+        self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
+        self.executable = Executable(tiled, {**self.launchers, **self.tensor_runners, **loops},
+                                     frozenset(loops), donated)
         self.run = self.executable.run

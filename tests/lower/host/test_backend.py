@@ -133,7 +133,8 @@ def _trial_outcome(numpy_delay, compiled_delay):
 
     executable._fast = None
     executable._trial = host_backend._TierTrial(slow(executable.numpy.run, numpy_delay),
-                                                slow(compiled, compiled_delay))
+                                                slow(compiled, compiled_delay),
+                                                ready=lambda: True, busy=lambda: False)
     x = _x()
     for _ in range(2 * host_backend.TRIAL_CALLS):
         np.testing.assert_allclose(np.asarray(executable.run(x)[0]), chain(x), rtol=2e-5,
@@ -152,6 +153,61 @@ def test_tiers_race_and_a_slower_compiled_program_is_dropped():
     assert executable.status.startswith("numpy: the numpy executor measured faster")
 
 
+def test_no_race_is_timed_while_the_background_worker_is_busy():
+    """Background tiling and compiling stall either tier's calls at random: until the worker
+    is idle, calls run the compiled program and the race waits."""
+    executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
+    busy, ran = [True], []
+
+    def tier(fn, name):
+        def run(*args):
+            ran.append(name)
+            return fn(*args)
+        return run
+    executable._fast = None
+    executable._trial = host_backend._TierTrial(tier(executable.numpy.run, "numpy"),
+                                                tier(executable.program.run, "compiled"),
+                                                ready=lambda: not busy[0])
+    x = _x()
+    for _ in range(3 * host_backend.TRIAL_CALLS):
+        executable.run(x)
+    assert set(ran) == {"compiled"} and executable._trial is not None
+    busy[0] = False
+    for _ in range(2 * host_backend.TRIAL_CALLS):
+        executable.run(x)
+    assert "numpy" in ran and executable._trial is None
+
+
+def test_on_a_busy_machine_the_tiers_race_by_cpu_time():
+    """Busy, a call's wall time is mostly the scheduler's doing: the calling thread's CPU
+    time decides. Here the numpy tier waits (20 ms, no CPU) and the compiled one computes
+    (5 ms of CPU)."""
+    executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
+
+    def waits(fn):
+        def run(*args):
+            time.sleep(0.02)
+            return fn(*args)
+        return run
+
+    def computes(fn):
+        def run(*args):
+            end = time.thread_time() + 0.005
+            while time.thread_time() < end:
+                pass
+            return fn(*args)
+        return run
+    x = _x()
+    for busy, winner in ((True, "numpy:"), (False, "compiled")):
+        executable._fast = None
+        executable._trial = host_backend._TierTrial(
+            waits(executable.numpy.run), computes(executable.program.run), reraces=0,
+            ready=lambda: True, busy=lambda: busy)
+        for _ in range(2 * host_backend.TRIAL_CALLS):
+            executable.run(x)
+        assert executable.status.startswith(winner)
+
+
 def test_a_race_numpy_won_is_run_again_later():
     """One unlucky race (a stalled compiled call on a busy machine) does not keep a function
     on numpy for good: after ``rerace_after`` numpy calls the tiers race again."""
@@ -167,7 +223,8 @@ def test_a_race_numpy_won_is_run_again_later():
     executable._fast = None
     executable._trial = host_backend._TierTrial(slow(executable.numpy.run, "numpy"),
                                                 slow(executable.program.run, "compiled"),
-                                                reraces=1, rerace_after=2)
+                                                reraces=1, rerace_after=2, ready=lambda: True,
+                                                busy=lambda: False)
     x = _x()
     for _ in range(2 * host_backend.TRIAL_CALLS):
         executable.run(x)

@@ -32,3 +32,4 @@
 #include "pto_host_matmul.h"
 #include "pto_host_img2col.h"
 #include "pto_host_launch.h"
+#include "pto_host_random.h"
