@@ -178,10 +178,13 @@ def dq_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     return flash_attention_dq
 
 
-def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64):
-    """Differentiable attention(q, k, v) on [heads, seq, dim] float32 arrays."""
+def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64, forward_blocks=None):
+    """Differentiable attention(q, k, v) on [heads, seq, dim] float32 arrays. The backward
+    kernels take (block_q, block_k); the forward ``forward_blocks`` (default the same): its
+    buffers allow larger query blocks than the dK/dV kernel's (910B, D=64: 64 vs 32 rows)."""
     sizes = (heads, seq, dim, causal, block_q, block_k)
-    fwd, dkdv, dq = forward_kernel(*sizes), dkdv_kernel(*sizes), dq_kernel(*sizes)
+    fwd = forward_kernel(heads, seq, dim, causal, *(forward_blocks or (block_q, block_k)))
+    dkdv, dq = dkdv_kernel(*sizes), dq_kernel(*sizes)
 
     @pto.custom_vjp
     def attention(q, k, v):
