@@ -33,7 +33,8 @@ NEG = -1e30          # "minus infinity" for masked scores (exp underflows to 0, 
 
 def _causal(s, row0, col0):
     """Scores ``s`` with keys after their query masked out."""
-    above = K.iota(s.shape, 1) - K.iota(s.shape, 0)     # column - row within the block
+    rows, cols = s.shape                                  # column - row within the block
+    above = K.iota((1, cols), 1) - K.iota((rows, 1), 0)
     return pnp.where(above <= row0 - col0, s, NEG)
 
 

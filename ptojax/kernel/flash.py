@@ -78,7 +78,9 @@ def _scores(q, kb, f: FlashShape, row0, col0, masked=True):
     s = mul(B.dot(q, kb, trans_b=True), F32(f.scale))
     if not (f.causal and masked):
         return s
-    above = sub(B.iota(s.shape, 1), B.iota(s.shape, 0))     # column - row in the block
+    rows, cols = s.shape          # column - row in the block, broadcast from two vectors
+    above = sub(broadcast_in_dim(B.iota((1, cols), 1), s.shape, (0, 1)),
+                broadcast_in_dim(B.iota((rows, 1), 0), s.shape, (0, 1)))
     return select(le(above, sub(row0, col0)), s, full(s.shape, F32(NEG)))
 
 
