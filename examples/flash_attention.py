@@ -94,6 +94,7 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
 def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     """(q, k, v, o, do, lse) -> (dk, dv): one program per key/value block."""
+    assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
     nk = seq // block_k
     whole = pto.BlockSpec((None, seq, dim), lambda h, j: (h, 0, 0))
@@ -140,6 +141,7 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
 def dq_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     """(q, k, v, o, do, lse) -> dq: one program per query block."""
+    assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
     nq = seq // block_q
     whole = pto.BlockSpec((None, seq, dim), lambda h, i: (h, 0, 0))
