@@ -93,7 +93,9 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
 
 def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
-    """(q, k, v, o, do, lse) -> (dk, dv): one program per key/value block."""
+    """(q, k, v, delta, do, lse) -> (dk, dv): one program per key/value block; ``delta`` is
+    rowsum(do * o) [heads, seq], computed once outside (each query block is read once per key
+    block here)."""
     assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
     nk = seq // block_k
@@ -103,9 +105,9 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     out = pto.ShapeDtypeStruct((heads, seq, dim), np.float32)
 
     @K(out_shape=(out, out), grid=(heads, nk),
-       in_specs=[whole, kv_block, kv_block, whole, whole, rows],
+       in_specs=[whole, kv_block, kv_block, rows, whole, rows],
        out_specs=[kv_block, kv_block])
-    def flash_attention_dkdv(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dk_ref, dv_ref):
+    def flash_attention_dkdv(q_ref, k_ref, v_ref, delta_ref, do_ref, lse_ref, dk_ref, dv_ref):
         j = zigzag(K.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
@@ -114,7 +116,7 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
                 dk, dv = carry
                 rows_i = K.ds(i * block_q, block_q)
                 q, do = q_ref[rows_i, :], do_ref[rows_i, :]
-                delta = (do * o_ref[rows_i, :]).sum(axis=-1)
+                delta = delta_ref[rows_i]
                 s = K.dot(q, kb, trans_b=True) * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
@@ -199,7 +201,7 @@ def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64, forwar
 
     def attention_bwd(res, do):
         q, k, v, o, lse = res
-        dk, dv = dkdv(q, k, v, o, do, lse)
+        dk, dv = dkdv(q, k, v, pnp.sum(do * o, axis=-1), do, lse)
         return dq(q, k, v, o, do, lse), dk, dv
 
     attention.defvjp(attention_fwd, attention_bwd)
