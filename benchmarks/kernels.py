@@ -221,10 +221,10 @@ def _kernel_summary(jitted, args):
 
 
 # --- flash attention (pto.kernel) -------------------------------------------------------------
-FLASH_H, FLASH_S, FLASH_D, FLASH_BQ, FLASH_BK = 8, 2048, 64, 64, 32
+FLASH_H, FLASH_S, FLASH_D, FLASH_BQ, FLASH_BK = 8, 2048, 64, 64, 64
 # forward + backward: at D=64 the dK/dV kernel's 64-row query blocks overflow the 910B's L0A
-# (98,304 of 65,536 bytes), so the trained attention takes 32-row blocks
-FLASH_BQ_TRAIN = 32
+# (98,304 of 65,536 bytes), so the backward kernels take 32x32 blocks (the forward 64x64)
+FLASH_BQ_TRAIN = FLASH_BK_TRAIN = 32
 
 
 def _jax_attention(jax, jnp, seq, fused):
@@ -249,7 +249,8 @@ def flash_attention_steady(seq=FLASH_S):
     from ptojax.lower.host.backend import wait_for_compiles
     rng = np.random.default_rng(0)
     q, k, v = (_normal(rng, (FLASH_H, seq, FLASH_D), 0.5) for _ in range(3))
-    attention = fa.flash_attention(FLASH_H, seq, FLASH_D, True, FLASH_BQ_TRAIN, FLASH_BK)
+    attention = fa.flash_attention(FLASH_H, seq, FLASH_D, True, FLASH_BQ_TRAIN, FLASH_BK_TRAIN,
+                                   forward_blocks=(FLASH_BQ, FLASH_BK))
     ours = pto.jit(pto.grad(lambda q, k, v: pnp.sum(attention(q, k, v) ** 2), argnums=(0, 1, 2)))
     ours(q, k, v)
     wait_for_compiles()

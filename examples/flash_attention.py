@@ -33,43 +33,59 @@ NEG = -1e30          # "minus infinity" for masked scores (exp underflows to 0, 
 
 def _causal(s, row0, col0):
     """Scores ``s`` with keys after their query masked out."""
-    above = K.iota(s.shape, 1) - K.iota(s.shape, 0)     # column - row within the block
+    rows, cols = s.shape                                  # column - row within the block
+    above = K.iota((1, cols), 1) - K.iota((rows, 1), 0)
     return pnp.where(above <= row0 - col0, s, NEG)
+
+
+def zigzag(i, n):
+    """The block program ``i`` of ``n`` works on: 0, n-1, 1, n-2, ... With a causal mask a
+    block's work grows with its index, and the cores run contiguous runs of programs, so
+    pairing short and long blocks gives every core about the same work."""
+    half = i // 2
+    return half + (i % 2) * (n - 1 - 2 * half)
 
 
 def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     """(q, k, v) [heads, seq, dim] -> (out [heads, seq, dim], lse [heads, seq])."""
     assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
-    q_spec = pto.BlockSpec((None, block_q, dim), lambda h, i: (h, i, 0))
+    nq = seq // block_q
+    q_spec = pto.BlockSpec((None, block_q, dim), lambda h, i: (h, zigzag(i, nq), 0))
     kv_spec = pto.BlockSpec((None, seq, dim), lambda h, i: (h, 0, 0))
 
     @K(out_shape=(pto.ShapeDtypeStruct((heads, seq, dim), np.float32),
                   pto.ShapeDtypeStruct((heads, seq), np.float32)),
        grid=(heads, seq // block_q), in_specs=[q_spec, kv_spec, kv_spec],
-       out_specs=[q_spec, pto.BlockSpec((None, block_q), lambda h, i: (h, i))])
+       out_specs=[q_spec, pto.BlockSpec((None, block_q), lambda h, i: (h, zigzag(i, nq)))])
     def flash_attention_forward(q_ref, k_ref, v_ref, o_ref, lse_ref):
-        i = K.program_id(1)
+        i = zigzag(K.program_id(1), nq)
         q = q_ref[...]
 
-        def step(j, carry):
-            m, l, acc = carry
-            kb = k_ref[K.ds(j * block_k, block_k), :]
-            vb = v_ref[K.ds(j * block_k, block_k), :]
-            s = K.dot(q, kb, trans_b=True) * scale
-            if causal:
-                s = _causal(s, i * block_q, j * block_k)
-            m_new = pnp.maximum(m, s.max(axis=-1))
-            p = pnp.exp(s - m_new[:, None])
-            alpha = pnp.exp(m - m_new)
-            l = alpha * l + p.sum(axis=-1)
-            acc = acc * alpha[:, None] + K.dot(p, vb)
-            return m_new, l, acc
+        def step(masked):
+            def body(j, carry):
+                m, l, acc = carry
+                kb = k_ref[K.ds(j * block_k, block_k), :]
+                vb = v_ref[K.ds(j * block_k, block_k), :]
+                s = K.dot(q, kb, trans_b=True) * scale
+                if masked:
+                    s = _causal(s, i * block_q, j * block_k)
+                m_new = pnp.maximum(m, s.max(axis=-1))
+                p = pnp.exp(s - m_new[:, None])
+                alpha = pnp.exp(m - m_new)
+                l = alpha * l + p.sum(axis=-1)
+                acc = acc * alpha[:, None] + K.dot(p, vb)
+                return m_new, l, acc
+            return body
 
-        stop = (i + 1) * (block_q // block_k) if causal else seq // block_k
         init = (pnp.full((block_q,), NEG, np.float32), pnp.zeros((block_q,), np.float32),
                 pnp.zeros((block_q, dim), np.float32))
-        m, l, acc = K.fori(0, stop, step, init)
+        if causal:      # only the key blocks on the diagonal need the mask
+            diagonal = i * (block_q // block_k)
+            carry = K.fori(0, diagonal, step(False), init)
+            m, l, acc = K.fori(diagonal, diagonal + block_q // block_k, step(True), carry)
+        else:
+            m, l, acc = K.fori(0, seq // block_k, step(False), init)
         o_ref[...] = acc / l[:, None]
         lse_ref[...] = m + pnp.log(l)
 
@@ -77,38 +93,48 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
 
 def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
-    """(q, k, v, o, do, lse) -> (dk, dv): one program per key/value block."""
+    """(q, k, v, delta, do, lse) -> (dk, dv): one program per key/value block; ``delta`` is
+    rowsum(do * o) [heads, seq], computed once outside (each query block is read once per key
+    block here)."""
+    assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
+    nk = seq // block_k
     whole = pto.BlockSpec((None, seq, dim), lambda h, j: (h, 0, 0))
-    kv_block = pto.BlockSpec((None, block_k, dim), lambda h, j: (h, j, 0))
+    kv_block = pto.BlockSpec((None, block_k, dim), lambda h, j: (h, zigzag(j, nk), 0))
     rows = pto.BlockSpec((None, seq), lambda h, j: (h, 0))
     out = pto.ShapeDtypeStruct((heads, seq, dim), np.float32)
 
-    @K(out_shape=(out, out), grid=(heads, seq // block_k),
-       in_specs=[whole, kv_block, kv_block, whole, whole, rows],
+    @K(out_shape=(out, out), grid=(heads, nk),
+       in_specs=[whole, kv_block, kv_block, rows, whole, rows],
        out_specs=[kv_block, kv_block])
-    def flash_attention_dkdv(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dk_ref, dv_ref):
-        j = K.program_id(1)
+    def flash_attention_dkdv(q_ref, k_ref, v_ref, delta_ref, do_ref, lse_ref, dk_ref, dv_ref):
+        j = zigzag(K.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
-        def step(i, carry):
-            dk, dv = carry
-            rows_i = K.ds(i * block_q, block_q)
-            q, do = q_ref[rows_i, :], do_ref[rows_i, :]
-            delta = (do * o_ref[rows_i, :]).sum(axis=-1)
-            s = K.dot(q, kb, trans_b=True) * scale
-            if causal:
-                s = _causal(s, i * block_q, j * block_k)
-            p = pnp.exp(s - lse_ref[rows_i][:, None])
-            dv = dv + K.dot(p, do, trans_a=True)
-            dp = K.dot(do, vb, trans_b=True)
-            ds = p * (dp - delta[:, None])
-            dk = dk + K.dot(ds, q, trans_a=True) * scale
-            return dk, dv
+        def step(masked):
+            def body(i, carry):
+                dk, dv = carry
+                rows_i = K.ds(i * block_q, block_q)
+                q, do = q_ref[rows_i, :], do_ref[rows_i, :]
+                delta = delta_ref[rows_i]
+                s = K.dot(q, kb, trans_b=True) * scale
+                if masked:
+                    s = _causal(s, i * block_q, j * block_k)
+                p = pnp.exp(s - lse_ref[rows_i][:, None])
+                dv = dv + K.dot(p, do, trans_a=True)
+                dp = K.dot(do, vb, trans_b=True)
+                ds = p * (dp - delta[:, None])
+                dk = dk + K.dot(ds, q, trans_a=True) * scale
+                return dk, dv
+            return body
 
-        start = (j * block_k) // block_q if causal else 0
         zeros = pnp.zeros((block_k, dim), np.float32)
-        dk, dv = K.fori(start, seq // block_q, step, (zeros, zeros))
+        if causal:      # only the query block holding the diagonal needs the mask
+            diagonal = (j * block_k) // block_q
+            carry = K.fori(diagonal, diagonal + 1, step(True), (zeros, zeros))
+            dk, dv = K.fori(diagonal + 1, seq // block_q, step(False), carry)
+        else:
+            dk, dv = K.fori(0, seq // block_q, step(False), (zeros, zeros))
         dk_ref[...] = dk
         dv_ref[...] = dv
 
@@ -117,41 +143,53 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
 def dq_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     """(q, k, v, o, do, lse) -> dq: one program per query block."""
+    assert seq % block_q == 0 and seq % block_k == 0 and block_q % block_k == 0
     scale = 1.0 / math.sqrt(dim)
+    nq = seq // block_q
     whole = pto.BlockSpec((None, seq, dim), lambda h, i: (h, 0, 0))
-    q_block = pto.BlockSpec((None, block_q, dim), lambda h, i: (h, i, 0))
+    q_block = pto.BlockSpec((None, block_q, dim), lambda h, i: (h, zigzag(i, nq), 0))
 
     @K(out_shape=pto.ShapeDtypeStruct((heads, seq, dim), np.float32),
-       grid=(heads, seq // block_q),
+       grid=(heads, nq),
        in_specs=[q_block, whole, whole, q_block, q_block,
-                 pto.BlockSpec((None, block_q), lambda h, i: (h, i))],
+                 pto.BlockSpec((None, block_q), lambda h, i: (h, zigzag(i, nq)))],
        out_specs=q_block)
     def flash_attention_dq(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dq_ref):
-        i = K.program_id(1)
+        i = zigzag(K.program_id(1), nq)
         q, do = q_ref[...], do_ref[...]
         delta = (do * o_ref[...]).sum(axis=-1)
         lse = lse_ref[...]
 
-        def step(j, dq):
-            cols = K.ds(j * block_k, block_k)
-            kb, vb = k_ref[cols, :], v_ref[cols, :]
-            s = K.dot(q, kb, trans_b=True) * scale
-            if causal:
-                s = _causal(s, i * block_q, j * block_k)
-            p = pnp.exp(s - lse[:, None])
-            ds = p * (K.dot(do, vb, trans_b=True) - delta[:, None])
-            return dq + K.dot(ds, kb) * scale
+        def step(masked):
+            def body(j, dq):
+                cols = K.ds(j * block_k, block_k)
+                kb, vb = k_ref[cols, :], v_ref[cols, :]
+                s = K.dot(q, kb, trans_b=True) * scale
+                if masked:
+                    s = _causal(s, i * block_q, j * block_k)
+                p = pnp.exp(s - lse[:, None])
+                ds = p * (K.dot(do, vb, trans_b=True) - delta[:, None])
+                return dq + K.dot(ds, kb) * scale
+            return body
 
-        stop = (i + 1) * (block_q // block_k) if causal else seq // block_k
-        dq_ref[...] = K.fori(0, stop, step, pnp.zeros((block_q, dim), np.float32))
+        zeros = pnp.zeros((block_q, dim), np.float32)
+        if causal:      # only the key blocks on the diagonal need the mask
+            diagonal = i * (block_q // block_k)
+            dq = K.fori(0, diagonal, step(False), zeros)
+            dq_ref[...] = K.fori(diagonal, diagonal + block_q // block_k, step(True), dq)
+        else:
+            dq_ref[...] = K.fori(0, seq // block_k, step(False), zeros)
 
     return flash_attention_dq
 
 
-def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64):
-    """Differentiable attention(q, k, v) on [heads, seq, dim] float32 arrays."""
+def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64, forward_blocks=None):
+    """Differentiable attention(q, k, v) on [heads, seq, dim] float32 arrays. The backward
+    kernels take (block_q, block_k); the forward ``forward_blocks`` (default the same): its
+    buffers allow larger query blocks than the dK/dV kernel's (910B, D=64: 64 vs 32 rows)."""
     sizes = (heads, seq, dim, causal, block_q, block_k)
-    fwd, dkdv, dq = forward_kernel(*sizes), dkdv_kernel(*sizes), dq_kernel(*sizes)
+    fwd = forward_kernel(heads, seq, dim, causal, *(forward_blocks or (block_q, block_k)))
+    dkdv, dq = dkdv_kernel(*sizes), dq_kernel(*sizes)
 
     @pto.custom_vjp
     def attention(q, k, v):
@@ -163,7 +201,7 @@ def flash_attention(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
     def attention_bwd(res, do):
         q, k, v, o, lse = res
-        dk, dv = dkdv(q, k, v, o, do, lse)
+        dk, dv = dkdv(q, k, v, pnp.sum(do * o, axis=-1), do, lse)
         return dq(q, k, v, o, do, lse), dk, dv
 
     attention.defvjp(attention_fwd, attention_bwd)

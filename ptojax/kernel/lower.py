@@ -177,6 +177,8 @@ class BodyLowering:
         self.acc_adds: dict = {}       # carry + dot eqn -> the index of its dot operand
         self.source = None
         self._block_index = None
+        self._ws_loop: list = []       # (workspace index, key) allocated by the current loop
+        self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
 
     # --- helpers -----------------------------------------------------------------------------
     def emit(self, prim, inputs, **params):
@@ -501,10 +503,21 @@ class BodyLowering:
         return t
 
     # --- cube <-> vector through GM workspaces -----------------------------------------------
-    def workspace(self, rows, cols, dtype):
-        """A per-core GM workspace of ``rows`` x ``cols``: (var, view, row offset of this core's
-        part)."""
+    def workspace(self, rows, cols, dtype, direction):
+        """A per-core GM workspace of ``rows`` x ``cols`` carrying values ``direction`` ("c2v",
+        "v2c": cube <-> vector; "c2c": L0C back to L1): (var, view, row offset of this core's
+        part). A loop at the top of the body reuses, in order, the workspaces of the loop
+        before it while their direction and size match (the unmasked and the masked loops of
+        causal attention run the same transfers), so sequential loops do not multiply the
+        workspaces and cross-core flags (the schedule orders the reuse: same GM tensor)."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
+        key = (rows, cols, dtype, direction)
+        if self._ws_reuse and self._ws_reuse[0][1] == key:
+            i, _ = self._ws_reuse.pop(0)
+            self._ws_loop.append((i, key))
+            ws = self.workspaces[i]
+            return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
+        self._ws_reuse = []            # out of step with the previous loop: no more reuse
         i = len(self.workspaces)
         if i < len(self.k.workspaces):          # every region shares the kernel's workspaces
             r, c, _ = self.k.workspaces[i]
@@ -513,6 +526,7 @@ class BodyLowering:
         else:
             self.k.workspaces.append((rows, cols, dtype))
         ws = Var(TensorType((self.k.blocks * rows, cols), dtype))
+        self._ws_loop.append((len(self.workspaces), key))
         self.workspaces.append(ws)
         self.top.defined.add(ws)
         row = self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
@@ -523,7 +537,7 @@ class BodyLowering:
         m, n = v.shape
         if layout != FULL and layout_of(v.shape) != layout:
             raise self.error(UnsupportedError, f"a matmul result used as a {layout} vector")
-        ws, view, row = self.workspace(m, n, v.dtype)
+        ws, view, row = self.workspace(m, n, v.dtype, "c2v")
         stored = self.emit(T.tile_store_p, [ws, v.atom, row, idx(0)], view=view, atomic=False)
         phys, valid = ub_shape(v.shape, layout, v.dtype)
         return self.emit(T.tile_load_p, [stored, row, idx(0)], space="UB", shape=phys,
@@ -756,7 +770,8 @@ class BodyLowering:
                         raise self.error(UnsupportedError, "matmul operands are 2-d tiles")
                     t = self.ub(v, layout_of(v.shape))
                     rows, cols = v.shape
-                ws, view, row = self.workspace(rows, cols, v.dtype)
+                ws, view, row = self.workspace(rows, cols, v.dtype,
+                                               "c2c" if v.kind == "acc" else "v2c")
                 stored = self.emit(T.tile_store_p, [ws, t, row, idx(0)], view=view,
                                    atomic=False)
                 src = (stored, view, row, idx(0), transposed, rows, cols)
@@ -832,6 +847,9 @@ class BodyLowering:
         outer = self.scope
         inner = Scope(outer)
         self.scope = inner
+        top_level = outer is self.top
+        if top_level:
+            self._ws_reuse, self._ws_loop = self._ws_loop, []
         try:
             kvar = Var(I32)
             inner.defined.add(kvar)
@@ -852,6 +870,8 @@ class BodyLowering:
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
         finally:
             self.scope = outer
+            if top_level:
+                self._ws_reuse = []
         imported = list(inner.imported.items())
         body_ir = inner.b.build([kvar, *carry_vars, *(v for _, v in imported)], outs)
         bounds, params = [], {}

@@ -507,20 +507,22 @@ def _cross_core(builders, prologue, epilogue):
                 lds = [op for op in loads.get(name, ()) if op.core != sts[0].core]
                 if not lds:
                     continue
+                producer, consumer = sts[0].core, lds[0].core
                 if name not in flags:
-                    flags[name] = (2 * len(flags), 2 * len(flags) + 1)
+                    flags[name] = (2 * len(flags), 2 * len(flags) + 1, producer)
                     if 2 * len(flags) > MAX_CROSS_FLAGS:
                         raise TileError(f"kernel: more than {MAX_CROSS_FLAGS // 2} cube <-> "
                                         f"vector transfers; fuse some of the kernel's steps")
-                ready, free = flags[name]
-                producer, consumer = sts[0].core, lds[0].core
+                    # one credit per workspace, also when sequential loops share it
+                    prologue.append((consumer, CrossSync("set", flags[name][1], "MTE2")))
+                    epilogue.append((producer, CrossSync("wait", flags[name][1])))
+                ready, free, first_producer = flags[name]
+                assert producer == first_producer, f"workspace {name} changed direction"
                 for st in sts:
                     st.before.append((producer, CrossSync("wait", free)))
                     st.after.append((producer, CrossSync("set", ready, st.pipe)))
                 lds[0].before.append((consumer, CrossSync("wait", ready)))
                 lds[-1].after.append((consumer, CrossSync("set", free, "MTE2")))
-                prologue.append((consumer, CrossSync("set", free, "MTE2")))
-                epilogue.append((producer, CrossSync("wait", free)))
 
 
 def _scopes(items):

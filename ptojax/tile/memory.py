@@ -10,7 +10,9 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
   ``tile_loop`` (and not sharing a ``stage`` buffer with one outside) is reserved for that
   loop only: after it, other tiles may use its buffer.
 - The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
-  steps; the copy used alternates with the step.
+  steps; the copy used alternates with the step. When all of them are defined inside one
+  ``tile_loop``, the buffer is reserved for that loop only (sequential loops, such as the
+  unmasked and masked key loops of causal attention, reuse each other's L0 buffers).
 - Every other tile lives from its definition to its last use (a use inside a ``tile_loop``
   keeps it alive to the end of the loop). Loop carries share one buffer with the loop's
   operands and results (the accumulator is updated in place).
@@ -151,6 +153,7 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
     plan = MemoryPlan()
     slot_of = plan.slots
     stages = {}
+    stage_span = _stage_spans(w)
 
     def root(v):
         while v in w.alias:
@@ -171,8 +174,8 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
                 slot = stages.get((v.type.space, stage))
             if slot is None:
                 staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
-                first, final = (0, end) if level == 0 or stage is not None else \
-                    (w.span[v][0], w.span[v][1])
+                span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
+                first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
                 slot = Slot(v.type.space, tile_nbytes(v.type),
                             copies=buffers if staging else 1, start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
@@ -192,6 +195,21 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
             slot_of[v] = slot_of[root(v)]
     _place(plan, target)
     return plan
+
+
+def _stage_spans(w) -> dict:
+    """(space, stage) -> the span of the one loop defining every tile of that matmul operand
+    buffer, or None (some defined at the top level or in different loops)."""
+    spans = {}
+    for p, eqn, level in w.events:
+        stage = eqn.params.get("stage")
+        if stage is None:
+            continue
+        for v in eqn.outputs:
+            if isinstance(v.type, TileType):
+                key, span = (v.type.space, stage), w.span[v] if level else None
+                spans[key] = span if spans.get(key, span) is span else None
+    return spans
 
 
 def _reuse(eqn, out, p, slot_of, w):

@@ -47,7 +47,7 @@ def test_forward_matches_unfused_attention_and_jax(qkvw, jax, jnp, causal):
 
 def test_gradients_match_jax(qkvw, jax, jnp):
     q, k, v, w = qkvw
-    attention = fa.flash_attention(H, S, D, True, BLOCK, BLOCK)
+    attention = fa.flash_attention(H, S, D, True, BLOCK, BLOCK, forward_blocks=(2 * BLOCK, BLOCK))
     grads = pto.grad(lambda q, k, v: pnp.sum(attention(q, k, v) * w), argnums=(0, 1, 2))(q, k, v)
     ref = jax.grad(lambda q, k, v: jnp.sum(_jax_attention(jax, jnp, True)(q, k, v) * w),
                    argnums=(0, 1, 2))(q, k, v)
@@ -94,3 +94,20 @@ def test_vmap_over_a_batch_adds_a_third_grid_axis(qkvw):
     assert pto.make_ir(batched)(qs, ks, vs).ir.eqns[0].params["grid"] == (2, H, S // BLOCK)
     for fn in (batched, pto.tile(batched), host_jit(batched)):
         assert_close(fn(qs, ks, vs), expected, scale=8)
+
+
+def test_causal_programs_are_balanced_and_the_masked_loop_shares_workspaces(qkvw):
+    """zigzag pairs short and long query blocks; only the blocks on the diagonal run the mask,
+    in a second loop that reuses the first loop's cube <-> vector workspaces (S, P, P @ V)."""
+    for n in range(1, 10):
+        order = [fa.zigzag(i, n) for i in range(n)]
+        assert sorted(order) == list(range(n)) and order[:2] == [0, n - 1][:n]
+    q, k, v, _ = qkvw
+    forward = fa.forward_kernel(H, S, D, True, 2 * BLOCK, BLOCK)   # two masked steps per block
+    out, _ = pto.tile(forward)(q, k, v)
+    assert_close(out, fa.unfused_attention(q, k, v), scale=8)
+    lowered = pto.jit(forward).lower(q, k, v)
+    (kernel,) = [e for e in lowered.tile_ir.ir.eqns if e.params.get("kind") == "kernel"]
+    body = kernel.params["bodies"][0]
+    gm = [v for v in getattr(body, "ir", body).invars[2:] if v.type.shape not in ((H, S, D), (H, S))]
+    assert len(gm) == 3

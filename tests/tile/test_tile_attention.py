@@ -95,14 +95,18 @@ def test_a_gradient_for_some_inputs_only(qkvw, jax, jnp):
     assert_close(pto.tile(grad, WITH_GRADIENT)(k), np.asarray(expected), scale=16)
 
 
-def test_gradients_stay_unfused_by_default(qkvw, jax, jnp):
-    """Off by default: on the 910B the flash backward's GM workspaces cost more (cost model)."""
+def test_gradients_are_fused_by_default_and_unfused_on_request(qkvw, jax, jnp):
+    """On by default (the flash step is faster in the 910B cost model); attention_gradient=False
+    keeps the gradient's S x S scores in GM."""
     q, k, v, w = qkvw
     grad = pto.grad(lambda q: pnp.sum(attention(pnp, pto.nn.softmax)(q, k, v) * w))
-    names, ir = kernel_names(grad, q)
+    names, _ = kernel_names(grad, q)
+    assert {"flash_attention_dq"} <= set(names)
+    off = pto.TileConfig(attention_gradient=False)
+    names, ir = kernel_names(grad, q, config=off)
     assert not FLASH & set(names) and scores_in_gm(ir, S, S)
     expected = jax.grad(lambda q: jnp.sum(attention(jnp, jax.nn.softmax)(q, k, v) * w))(q)
-    assert_close(pto.tile(grad)(q), np.asarray(expected), scale=16)
+    assert_close(pto.tile(grad, off)(q), np.asarray(expected), scale=16)
 
 
 def test_pto_as_shows_the_online_softmax_loop_and_gm_bytes_drop(qkvw):

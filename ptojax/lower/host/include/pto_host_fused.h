@@ -47,8 +47,7 @@ inline T* fused_buffer(int which, std::size_t n) {
 // (pto_host_reduce.h) combines them: fused kernels reduce in the same order as TROWSUM & co.
 template <typename C, typename Op>
 static inline C fold_lanes(C (&part)[kReduceLanes], Op op) {
-  for (int w = kReduceLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) part[l] = op(part[l], part[l + w]);
+  combine_lanes<kReduceLanes / 2>(part, op);
   return part[0];
 }
 

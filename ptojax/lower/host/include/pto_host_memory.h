@@ -10,6 +10,9 @@
 #include <mutex>
 #include <vector>
 #include <type_traits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "pto_host_convert.h"
 #include "pto_host_map.h"
@@ -88,6 +91,47 @@ struct Window {
   }
 };
 
+// d[a * ds + b] = s[b * ss + a] for a < n, b < m: a transpose of 4-byte elements (moved as
+// bits: float shuffles never touch a value). 8 x 8 blocks go through AVX registers (8 row
+// loads, 24 shuffles, 8 row stores), the edges element by element.
+inline void transpose4_8x8(void* d, std::ptrdiff_t ds, const void* s, std::ptrdiff_t ss) {
+#if defined(__AVX__)
+  const float* const f = static_cast<const float*>(s);
+  float* const o = static_cast<float*>(d);
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(f + k * ss);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+    r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+    r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+    r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(o + k * ds, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+    _mm256_storeu_ps(o + (k + 4) * ds, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+  }
+#else
+  const uint32_t* const f = static_cast<const uint32_t*>(s);
+  uint32_t* const o = static_cast<uint32_t*>(d);
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) o[a * ds + b] = f[b * ss + a];
+#endif
+}
+
+template <typename T>
+inline void transpose4(T* d, std::ptrdiff_t ds, const T* s, std::ptrdiff_t ss, int n, int m) {
+  static_assert(sizeof(T) == 4, "transpose4 moves 4-byte elements");
+  const int n8 = n - n % 8, m8 = m - m % 8;
+  for (int a = 0; a < n8; a += 8)
+    for (int b = 0; b < m8; b += 8) transpose4_8x8(d + a * ds + b, ds, s + b * ss + a, ss);
+  for (int a = 0; a < n; ++a)                      // the edges
+    for (int b = a < n8 ? m8 : 0; b < m; ++b) d[a * ds + b] = s[b * ss + a];
+}
+
 // A load where the tile or the GM window is not row-contiguous (a transposed load, a GM
 // column into tile rows): the window rows' pointers first, then 16 x 16 blocks, so the strided
 // side stays in a few cache lines, with the inner loop along whichever side is contiguous
@@ -101,6 +145,26 @@ inline void load_blocked(View<T> dst, Window<const G> src, int vc) {
   const G* const* const row = rows.data();      // (locals: the stores cannot move them)
   T* const out = dst.p;
   const std::ptrdiff_t rs = dst.rs, dcs = dst.cs, cs = src.stride[4];
+  if constexpr (std::is_same<T, typename std::remove_const<G>::type>::value) {
+    // window rows evenly spaced (row i at row[0] + i * R): a copy along columns or a transpose
+    const std::ptrdiff_t R = nr > 1 ? row[1] - row[0] : 0;
+    bool even = nr > 1;
+    for (int i = 2; even && i < nr; ++i) even = row[i] - row[0] == i * R;
+    if (even && R == 1 && rs == 1) {           // column-major tile, GM columns contiguous
+      for (int j = 0; j < vc; ++j) std::memcpy(out + j * dcs, row[0] + j * cs, sizeof(T) * nr);
+      return;
+    }
+    if constexpr (sizeof(T) == 4) {
+      if (even && R == 1 && dcs == 1) {        // out[i * rs + j] = row[0][i + j * cs]
+        transpose4(out, rs, row[0], cs, nr, vc);
+        return;
+      }
+      if (even && cs == 1 && rs == 1) {        // out[i + j * dcs] = row[0][i * R + j]
+        transpose4(out, dcs, row[0], R, vc, nr);
+        return;
+      }
+    }
+  }
   const bool down_rows = rs == 1 || (nr > 1 && row[1] - row[0] == 1);
   constexpr int kBlock = 16;
   for (int i0 = 0; i0 < nr; i0 += kBlock) {
@@ -165,8 +229,19 @@ PTO_HOST_WORKER void copy_worker(View<TD> dst, View<const TS> src, int vr, int v
       return;
     }
   }
-  // layouts differ (a transpose between row- and column-major tiles): 16 x 16 blocks, so the
-  // strided side stays in a few cache lines; the inner loop runs along the destination
+  // layouts differ (a transpose between row- and column-major tiles)
+  if constexpr (std::is_same<TD, TS>::value && sizeof(TD) == 4) {
+    if (dst.rs == 1 && src.cs == 1) {          // dst.p[i + j * dst.cs] = src.p[i * src.rs + j]
+      transpose4(dst.p, dst.cs, src.p, src.rs, vc, vr);
+      return;
+    }
+    if (dst.cs == 1 && src.rs == 1) {          // dst.p[i * dst.rs + j] = src.p[i + j * src.cs]
+      transpose4(dst.p, dst.rs, src.p, src.cs, vr, vc);
+      return;
+    }
+  }
+  // otherwise 16 x 16 blocks, so the strided side stays in a few cache lines; the inner loop
+  // runs along the destination
   constexpr int kBlock = 16;
   const bool down_columns = dst.rs == 1 && dst.cs != 1;
   for (int i0 = 0; i0 < vr; i0 += kBlock) {

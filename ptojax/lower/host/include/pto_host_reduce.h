@@ -31,6 +31,16 @@ inline OutVec<elem_t<V>> out_vec(V& v) {
   return {v.data(), V::Rows == 1 && V::Cols > 1 ? V::kColStride : V::kRowStride};
 }
 
+// part[l] = op(part[l], part[l + W]) for l < W, then W/2 ... 1: the pairwise combine of the
+// lanes, with constant trip counts (vectorized, no loop over a varying width).
+template <int W, typename C, typename Op>
+inline void combine_lanes(C* part, Op op) {
+  if constexpr (W > 0) {
+    for (int l = 0; l < W; ++l) part[l] = op(part[l], part[l + W]);
+    combine_lanes<W / 2>(part, op);
+  }
+}
+
 // combine(init, row[0], ..., row[n-1]) with kReduceLanes interleaved partial results.
 template <typename E, typename C, typename Op>
 inline C reduce_contiguous(const E* row, int n, C init, Op op) {
@@ -41,8 +51,7 @@ inline C reduce_contiguous(const E* row, int n, C init, Op op) {
     for (int l = 0; l < kReduceLanes; ++l) part[l] = op(part[l], widen(row[j + l]));
   const int rest = n - j;
   for (int l = 0; l < rest && l < kReduceLanes; ++l) part[l] = op(part[l], widen(row[j + l]));
-  for (int w = kReduceLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) part[l] = op(part[l], part[l + w]);
+  combine_lanes<kReduceLanes / 2>(part, op);
   return part[0];
 }
 
