@@ -26,6 +26,7 @@ first reading of a process, the 1-minute load average at least the CPU count dec
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -40,11 +41,32 @@ class _Load:
     checked = -CHECK_EVERY_S
     used = None           # (machine CPU seconds, this process's CPU seconds) at ``checked``
     busy = False
+    builds = 0            # this process's background builds running (``building``)
+    lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def building():
+    """Held while this process builds kernels in the background: tiling on its worker thread,
+    then a compiler, each taking a core at once. A niced compiler still preempts spinning
+    BLAS/OpenMP threads for whole time slices (30 MLP steps on 2 cores: 112 ms per step while
+    compiling, 3.5 ms before), so the machine counts as busy from the start of the build,
+    before a reading could show it."""
+    with _Load.lock:
+        _Load.builds += 1
+    try:
+        yield
+    finally:
+        with _Load.lock:
+            _Load.builds -= 1
 
 
 def machine_busy() -> bool:
-    """Whether the rest of the machine used at least ``cpu_count - 1.5`` cores since the last
-    reading (read at most once a second; see the module docstring)."""
+    """Whether this process is building kernels on a machine with at most 2 cores' spare
+    capacity, or the rest of the machine used at least ``cpu_count - 1.5`` cores since the
+    last reading (read at most once a second; see the module docstring)."""
+    if _Load.builds and _Load.builds >= (os.cpu_count() or 1) - 1.5:
+        return True
     now = time.monotonic()
     elapsed = now - _Load.checked
     if elapsed >= CHECK_EVERY_S:

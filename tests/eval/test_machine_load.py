@@ -56,3 +56,12 @@ def test_busy_is_the_cpu_time_others_used(monkeypatch):
         clock["own"] += 2.0 * own
         clock["machine"] += 2.0 * (own + others)
         assert machine_load.machine_busy() is busy, (own, others)
+
+
+@pytest.mark.parametrize("cpus, busy", [(1, True), (2, True), (8, False)])
+def test_a_build_of_our_own_makes_a_small_machine_busy_at_once(load, monkeypatch, cpus, busy):
+    monkeypatch.setattr(machine_load.os, "cpu_count", lambda: cpus)
+    assert not machine_load.machine_busy()          # idle, and the reading is fresh
+    with machine_load.building():
+        assert machine_load.machine_busy() == busy  # before any new reading
+    assert not machine_load.machine_busy()

@@ -56,7 +56,7 @@ from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.lower.host.inline import inline_calls
 from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
-from ptojax.eval.machine_load import machine_busy
+from ptojax.eval.machine_load import building, machine_busy
 from ptojax.tile.planner import TileConfig
 from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns
 from ptojax.tile.api import tile_ir
@@ -232,8 +232,9 @@ class HostExecutable:
             return False
 
     def _load_in_background(self):
-        if not self._build(warn=True, cached_only=True):   # a stale hint: compile after all
-            self._build(warn=True)
+        with building():
+            if not self._build(warn=True, cached_only=True):   # a stale hint: compile after all
+                self._build(warn=True)
 
     def wait(self, timeout=None) -> bool:
         """Block until compiling has finished (or failed); False on timeout."""
@@ -298,7 +299,8 @@ class HostExecutable:
             write_atomic(program_hint(checked_root(), self._fingerprint()), key.encode())
 
     def _compile_in_background(self):
-        self._build(warn=True)
+        with building():
+            self._build(warn=True)
 
 
 def _loop_runners(closed: ClosedIR, options: CpuBackend):
