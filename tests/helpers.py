@@ -109,3 +109,14 @@ def load_source(path, name, mapped):
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), module.__dict__)
     return module
+
+
+def conv_operands(x_shape, w_shape, dtype, seed=0):
+    """(image, filter) for convolution tests: small integers for int8 (exact int32 sums),
+    else normal values with the filter scaled by 1/8."""
+    rng = np.random.default_rng(seed)
+    if dtype == np.int8:
+        return (rng.integers(-8, 8, x_shape).astype(np.int8),
+                rng.integers(-8, 8, w_shape).astype(np.int8))
+    return (rng.standard_normal(x_shape).astype(dtype),
+            (rng.standard_normal(w_shape) / 8).astype(dtype))

@@ -10,19 +10,11 @@ from ptojax import lax
 from ptojax.ops.convolution import conv_general_dilated_p
 from ptojax.tile.img2col import Img2colConfig, img2col_block
 from ptojax.tile.rules import direct_conv_reason
+from helpers import conv_operands
 
 TARGET = pto.targets.ascend910b
 NHWC = ("NHWC", "HWIO", "NHWC")
 TOL = {np.float16: 2e-2, "bfloat16": 8e-2}
-
-
-def _operands(x_shape, w_shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype == np.int8:
-        return (rng.integers(-8, 8, x_shape).astype(np.int8),
-                rng.integers(-8, 8, w_shape).astype(np.int8))
-    return (rng.standard_normal(x_shape).astype(dtype),
-            (rng.standard_normal(w_shape) / 8).astype(dtype))
 
 
 def _jax_conv(jax, x, w, *, out=np.float32, **kw):
@@ -65,7 +57,7 @@ CASES = {
 def test_conv_tiles_as_one_on_chip_im2col_kernel_matching_jax(jax, case, dtype):
     dn, strides, padding, rhs_dil, xs, ws = CASES[case]
     dt = pto.dtypes.bfloat16 if dtype == "bfloat16" else dtype
-    x, w = _operands(xs, ws, dt)
+    x, w = conv_operands(xs, ws, dt)
     out = np.int32 if dtype == np.int8 else None
 
     def f(a, b):
@@ -88,7 +80,7 @@ def test_conv_tiles_as_one_on_chip_im2col_kernel_matching_jax(jax, case, dtype):
 def test_no_im2col_matrix_crosses_gm_and_the_epilogue_fuses():
     """The program is the kernel alone (NHWC needs no transposes): no pad, slice or
     concatenate at tensor level; a bias and relu run as the cube kernel's epilogue."""
-    x, w = _operands((2, 8, 8, 16), (3, 3, 16, 32), np.float16)
+    x, w = conv_operands((2, 8, 8, 16), (3, 3, 16, 32), np.float16)
     bias = np.linspace(-1, 1, 32).astype(np.float16)
 
     def f(a, b, c):
@@ -109,7 +101,7 @@ def test_no_im2col_matrix_crosses_gm_and_the_epilogue_fuses():
 
 
 def test_pto_text_has_timg2col_the_fmatrix_config_and_no_gm_im2col():
-    x, w = _operands((2, 8, 8, 16), (3, 3, 16, 32), np.float16)
+    x, w = conv_operands((2, 8, 8, 16), (3, 3, 16, 32), np.float16)
 
     def f(a, b):
         return lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=NHWC)
@@ -136,7 +128,7 @@ FALLBACKS = {   # kwargs, x shape, w shape, the reason the direct kernel gives
 @pytest.mark.parametrize("case", sorted(FALLBACKS))
 def test_other_convolutions_keep_the_im2col_expansion_with_a_stated_reason(jax, case):
     kw, xs, ws, reason = FALLBACKS[case]
-    x, w = _operands(xs, ws, np.float16)
+    x, w = conv_operands(xs, ws, np.float16)
     k = len(xs) - 2
 
     def f(a, b):
@@ -156,8 +148,8 @@ def test_gradients_run_as_on_chip_im2col_kernels(jax, stride, on_chip_kernels):
     """The input gradient is a convolution with lhs dilation = stride: one kernel for stride
     1, four phase kernels for stride 2; the filter gradient one over the batch as its
     channels with rhs dilation = stride. The forward convolution is dead in a gradient."""
-    x, w = _operands((16, 8, 8, 16), (3, 3, 16, 16), np.float16)
-    ct = _operands((16, 8 // stride, 8 // stride, 16), (1,), np.float16, seed=1)[0]
+    x, w = conv_operands((16, 8, 8, 16), (3, 3, 16, 16), np.float16)
+    ct = conv_operands((16, 8 // stride, 8 // stride, 16), (1,), np.float16, seed=1)[0]
 
     def loss(a, b):
         y = lax.conv_general_dilated(a, b, (stride, stride), "SAME", dimension_numbers=NHWC)
@@ -210,7 +202,7 @@ def test_cost_model_gm_traffic_drops_without_the_gm_im2col():
 
 
 def test_explicit_cube_config_tiles_the_conv_or_names_the_fix(jax):
-    x, w = _operands((2, 8, 8, 32), (3, 3, 32, 24), np.float16)
+    x, w = conv_operands((2, 8, 8, 32), (3, 3, 32, 24), np.float16)
 
     def f(a, b):
         return lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=NHWC)
@@ -227,7 +219,7 @@ def test_explicit_cube_config_tiles_the_conv_or_names_the_fix(jax):
 def test_channels_off_c0_are_zero_padded_into_the_on_chip_kernel(jax):
     """An RGB input layer: its 3 channels padded to C0 = 16 at tensor level (input and
     filter), then the on-chip im2col kernel."""
-    x, w = _operands((2, 3, 8, 8), (16, 3, 3, 3), np.float16)
+    x, w = conv_operands((2, 3, 8, 8), (16, 3, 3, 3), np.float16)
 
     def f(a, b):
         return lax.conv_general_dilated(a, b, (1, 1), "SAME")
@@ -250,7 +242,7 @@ def test_channels_off_c0_are_zero_padded_into_the_on_chip_kernel(jax):
 def test_tiles_of_a_few_output_rows_load_a_band_of_image_rows(jax, kw):
     """A tile of 32 output positions (2 rows of 16) loads only the image rows it reads, with
     its top pad set per tile (the band clamped into the image at the top and the bottom)."""
-    x, w = _operands((2, 20, 16, 16), (3, 3, 16, 16), np.float16)
+    x, w = conv_operands((2, 20, 16, 16), (3, 3, 16, 16), np.float16)
 
     def f(a, b):
         return lax.conv_general_dilated(a, b, dimension_numbers=NHWC, **kw)
@@ -282,7 +274,7 @@ def test_transposed_conv_splits_into_phase_kernels(jax, padding):
     """A stride-2 conv_transpose (lhs dilation 2): four dilation-free phase convolutions of
     the undilated input with the subsampled filter, each an on-chip im2col kernel, their
     outputs interleaved; no dilated input or im2col matrix in GM."""
-    x, w = _operands((2, 5, 6, 16), (3, 4, 16, 32), np.float16)
+    x, w = conv_operands((2, 5, 6, 16), (3, 4, 16, 32), np.float16)
 
     def f(a, b):
         return lax.conv_transpose(a, b, (2, 2), padding, dimension_numbers=NHWC)

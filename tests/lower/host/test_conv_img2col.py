@@ -7,16 +7,8 @@ import numpy as np
 
 import ptojax as pto
 from ptojax import lax
+from helpers import conv_operands
 from host_cases import executable_of, host_jit, kernels_of
-
-
-def _operands(x_shape, w_shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype == np.int8:
-        return (rng.integers(-8, 8, x_shape).astype(np.int8),
-                rng.integers(-8, 8, w_shape).astype(np.int8))
-    return (rng.standard_normal(x_shape).astype(dtype),
-            (rng.standard_normal(w_shape) / 8).astype(dtype))
 
 
 def _has_img2col(kernel) -> bool:
@@ -26,7 +18,7 @@ def _has_img2col(kernel) -> bool:
 
 def test_pto_build_runs_timg2col_under_the_sync_checker(jax):
     """Tiles of 32 positions of a 20-row image: feature-map bands with per-tile top pads."""
-    x, w = _operands((2, 16, 20, 16), (16, 16, 3, 3), np.float16)
+    x, w = conv_operands((2, 16, 20, 16), (16, 16, 3, 3), np.float16)
     kw = dict(window_strides=(2, 1), padding=[(2, 1), (1, 1)], rhs_dilation=(2, 1))
 
     def f(a, b):
@@ -44,7 +36,7 @@ def test_pto_build_runs_timg2col_under_the_sync_checker(jax):
 
 
 def test_fused_build_int8_conv_with_relu_epilogue_is_exact(jax):
-    x, w = _operands((2, 7, 6, 32), (3, 2, 32, 16), np.int8)
+    x, w = conv_operands((2, 7, 6, 32), (3, 2, 32, 16), np.int8)
     nhwc = ("NHWC", "HWIO", "NHWC")
     kw = dict(window_strides=(2, 1), padding="SAME", dimension_numbers=nhwc)
 
