@@ -20,7 +20,10 @@ from ptojax.errors import ControlFlowError
 from ptojax.eval.leaves import leaf_type
 from ptojax.source_info import user_frame
 from ptojax.trace import is_concrete
-from ptojax.tree_util import tree_flatten
+from ptojax.tree_util import tree_flatten, tree_map, tree_unflatten
+from ptojax.batching.api import vmap
+from ptojax.ops.shape import reshape
+from ptojax.ops.slicing import concatenate, slice_in_dim
 from ptojax.control_flow.common import (check_structure, flat_types, fn_name, leaf_paths,
                                         mismatch_error, promoted_carry, trace_sub_ir,
                                         type_mismatches)
@@ -42,14 +45,40 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return _scan("scan", f, f"{fn_name(f)} (f)", "init", init, xs, length, reverse, source)
 
 
-def map(f, xs):
+def map(f, xs, *, batch_size=None):
     """``f`` applied to each slice along the leading axis of ``xs``, results stacked: a
-    ``scan`` without a carry (JAX's ``lax.map``)."""
+    ``scan`` without a carry (JAX's ``lax.map``). With ``batch_size``, each scan step applies
+    ``vmap(f)`` to ``batch_size`` slices at once, and the remainder is one more ``vmap(f)``."""
     source = user_frame()
     _check_callable("map", f, "f", source)
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ControlFlowError(f"map: batch_size must be a positive int or None, got "
+                                   f"{batch_size!r}", source)
+        return _map_in_batches(f, xs, batch_size, source)
     _, ys = _scan("map", lambda carry, x: (carry, f(x)), f"{fn_name(f)} (f)", "init", (), xs,
                   None, False, source)
     return ys
+
+
+def _map_in_batches(f, xs, batch_size, source):
+    """``lax.map(f, xs, batch_size=b)``: ``vmap(f)`` over ``b`` slices per scan step, then
+    over the ``n mod b`` slices left."""
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        raise ControlFlowError("map: xs has no arrays to map over", source)
+    n = leaf_type(leaves[0]).shape[0]
+    batches, rest = divmod(n, batch_size)
+    whole = batches * batch_size
+    batched = [reshape(slice_in_dim(x, 0, whole, axis=0),
+                       (batches, batch_size, *leaf_type(x).shape[1:])) for x in leaves]
+    _, ys = _scan("map", lambda carry, x: (carry, vmap(f)(x)), f"{fn_name(f)} (f)", "init",
+                  (), tree_unflatten(tree, batched), None, False, source)
+    ys = tree_map(lambda y: reshape(y, (whole, *leaf_type(y).shape[2:])), ys)
+    if not rest:
+        return ys
+    tail = vmap(f)(tree_unflatten(tree, [slice_in_dim(x, whole, n, axis=0) for x in leaves]))
+    return tree_map(lambda y, t: concatenate([y, t], 0), ys, tail)
 
 
 def while_loop(cond_fun, body_fun, init_val, max_steps=None):

@@ -154,6 +154,25 @@ def test_map_and_scan_without_xs(J):
     assert_trees_close(ours, theirs)
 
 
+@pytest.mark.parametrize("batch_size", [1, 3, 7, 9])
+def test_map_in_batches_values_and_gradient(J, batch_size):
+    """batch_size: whole batches (7 = 2 x 3 + 1 leaves a remainder), one batch, fewer slices
+    than a batch; a pytree in and out; reverse mode through the batched scan."""
+    xs = {"a": RNG.standard_normal((7, 2)), "b": RNG.standard_normal(7)}
+
+    def f(m, xs):
+        return m.lax.map(lambda x: (m.np.sin(x["a"]) * x["b"], x["b"] ** 2), xs,
+                         batch_size=batch_size)
+    assert_trees_close(pto.jit(lambda xs: f(P, xs))(xs), f(J, xs))
+    check_grad(J, lambda m, xs: f(m, xs)[0].sum(), (xs,))
+
+
+@pytest.mark.parametrize("batch_size", [0, -2, 1.5, True])
+def test_map_batch_size_must_be_a_positive_int(batch_size):
+    with pytest.raises(pto.errors.ControlFlowError, match="batch_size must be a positive int"):
+        pto.lax.map(lambda x: x, np.ones(3), batch_size=batch_size)
+
+
 def test_zero_length_scan_returns_init_and_empty_ys():
     c, ys = pto.lax.scan(lambda c, x: (c + x, c * x), np.ones(2), np.zeros((0, 2)))
     assert_trees_close(c, np.ones(2))
