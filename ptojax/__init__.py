@@ -64,6 +64,7 @@ from ptojax.shard.api import shard
 from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.map import shard_map
 from ptojax.pmap import pmap
+from ptojax import image
 from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 from ptojax.public import dir_function as _dir_function
@@ -75,7 +76,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
            "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
            "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors",
-           "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
+           "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "make_mesh", "mixed_precision", "nn", "numpy", "pmap", "process_count", "process_index",
