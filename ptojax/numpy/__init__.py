@@ -64,7 +64,15 @@ from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyfit, p
 # window functions (windows.py)
 from ptojax.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 # more creation and sorting functions
-from ptojax.numpy.creation import geomspace, logspace
+from ptojax.numpy.creation import copy, geomspace, logspace
+# mapping functions over axes (vectorize.py), choosing among values (selection.py)
+from ptojax.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
+from ptojax.numpy.selection import choose, piecewise, select
+# set operations (setops.py)
+from ptojax.numpy.setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,
+                                 unique_all, unique_counts, unique_inverse, unique_values)
+# questions about values and dtypes (type_predicates.py)
+from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
@@ -80,6 +88,7 @@ from ptojax.numpy._promote import dtype_and_weak as _dtype_and_weak
 
 pi = _np.pi
 e = _np.e
+euler_gamma = _np.euler_gamma
 inf = _np.inf
 nan = _np.nan
 newaxis = None
