@@ -43,7 +43,8 @@ from ptojax.numpy.searching import (argwhere, bincount, compress, digitize, extr
                                     flatnonzero, nonzero, searchsorted, where)
 # index helpers (index_tricks.py)
 from ptojax.numpy.index_tricks import (diag_indices, diag_indices_from, diagflat,
-                                       fill_diagonal, indices, ix_, ravel_multi_index,
+                                       fill_diagonal, indices, ix_, mask_indices,
+                                       ravel_multi_index,
                                        tril_indices, tril_indices_from, triu_indices,
                                        triu_indices_from, unravel_index)
 # more shape functions (manipulation.py)
@@ -71,6 +72,12 @@ from ptojax.numpy.selection import choose, piecewise, select
 # set operations (setops.py)
 from ptojax.numpy.setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,
                                  unique_all, unique_counts, unique_inverse, unique_values)
+# histograms (histograms.py)
+from ptojax.numpy.histograms import histogram, histogram2d, histogram_bin_edges, histogramdd
+# NumPy's in-place writers, returning the result (put.py)
+from ptojax.numpy.put import place, put, put_along_axis
+# arrays from blocks, functions, bytes and text (constructors.py)
+from ptojax.numpy.constructors import block, frombuffer, fromfunction, fromiter, fromstring
 # questions about values and dtypes (type_predicates.py)
 from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
