@@ -101,8 +101,6 @@ fromstring:
     >>> pnp.fromstring("1 2 3.5", sep=" ")
     Array([1. , 2. , 3.5], dtype=float32)
 fromiter:
-    >>> pnp.fromiter(iter([1, 2]), dtype=float)
-    Traceback (most recent call last):
-    ...
-    ptojax.errors.UnsupportedError: fromiter: not implemented, as in JAX (consuming an iterable is a side effect that transformations would not repeat); use pnp.asarray(numpy.fromiter(...)) outside jit
+    >>> pnp.asarray(np.fromiter(iter([1, 2]), dtype=np.float32))  # instead of pnp.fromiter
+    Array([1., 2.], dtype=float32)
 """)
