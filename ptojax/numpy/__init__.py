@@ -78,6 +78,8 @@ from ptojax.numpy.histograms import histogram, histogram2d, histogram_bin_edges,
 from ptojax.numpy.put import place, put, put_along_axis
 # arrays from blocks, functions, bytes and text (constructors.py)
 from ptojax.numpy.constructors import block, frombuffer, fromfunction, fromiter, fromstring
+# index-expression objects (index_grids.py)
+from ptojax.numpy.index_grids import c_, index_exp, mgrid, ogrid, r_, s_
 # questions about values and dtypes (type_predicates.py)
 from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
