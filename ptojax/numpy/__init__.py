@@ -80,6 +80,10 @@ from ptojax.numpy.put import place, put, put_along_axis
 from ptojax.numpy.constructors import block, frombuffer, fromfunction, fromiter, fromstring
 # index-expression objects (index_grids.py)
 from ptojax.numpy.index_grids import c_, index_exp, mgrid, ogrid, r_, s_
+# printing (printing.py) and .npy/.npz files (files.py)
+from ptojax.numpy.printing import (array_repr, array_str, get_printoptions, printoptions,
+                                   set_printoptions)
+from ptojax.numpy.files import load, save, savez
 # questions about values and dtypes (type_predicates.py)
 from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
