@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax import dtypes, lax
+from ptojax import lax
 from ptojax.batching.api import vmap
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import asarray, supported_dtype

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from ptojax import dtypes, lax
+from ptojax import lax
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import asarray, convert, promote_inexact, to_inexact
 from ptojax.numpy import math as ew

@@ -15,7 +15,7 @@ from ptojax.batching.api import vmap
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, broadcast_shapes
-from ptojax.numpy.manipulation import expand_dims, moveaxis, squeeze
+from ptojax.numpy.manipulation import expand_dims, squeeze
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 

@@ -4,7 +4,6 @@ and a vmap; JAX's errors (inplace=True, bad shapes, fromiter)."""
 import numpy as np
 import pytest
 
-import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.errors import ShapeError
 from pnp_reference import check, check_grad, check_modes, check_vmap
