@@ -61,7 +61,7 @@ from ptojax.numpy.convolution import convolve, correlate
 from ptojax.numpy.vector_products import cross, kron, matvec, vecdot, vecmat
 # polynomials (polynomial.py)
 from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,
-                                     polymul, polysub, polyval, vander)
+                                     polymul, polysub, polyval, roots, vander)
 # window functions (windows.py)
 from ptojax.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 # more creation and sorting functions
