@@ -26,11 +26,9 @@ def compare(pto_fn, jax_fn, *args):
 
 def _sized_unique_calls(m, x):
     return [*m.unique(x, True, True, True, size=6), *m.unique(x, True, True, True, size=2),
-            m.unique(x, size=9, fill_value=-5), *m.unique(x, return_counts=True, size=8),
-            *m.unique_all(x, size=7, fill_value=0), *m.unique_counts(x, size=4),
+            m.unique(x, size=9, fill_value=-5), *m.unique_all(x, size=7, fill_value=0),
             *m.unique_inverse(x[0], size=3), m.unique_values(x, size=5),
-            *m.unique(x, True, True, True, axis=1, size=3),
-            *m.unique(x, True, True, True, axis=0, size=3, fill_value=1)]
+            *m.unique(x, True, True, True, axis=1, size=3, fill_value=1)]
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32], ids=str)
@@ -40,18 +38,24 @@ def test_sized_unique_matches_jax(jnp, dtype):
 
 
 def _unsized_unique_calls(m, x):
-    return [*m.unique(x, True, True, True), *m.unique(x, axis=1, return_inverse=True,
-                                                      return_counts=True),
-            *m.unique(x, axis=-2, return_index=True), *m.unique(x[:0], True, True, True),
-            m.unique(x[0, 0])]
+    return [*m.unique(x, True, True, True), m.unique(x[:0])]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.int32, dtypes.complex64], ids=str)
-def test_unsized_unique_matches_jax_eagerly(jnp, dtype):
-    x = np.array([[3, 1, 3, 0, 2], [3, 1, 3, 0, 2], [1, 1, 4, 4, 2]]).astype(dtype)
+def test_unsized_unique_matches_jax_eagerly(jnp):
+    x = np.array([[3, 1, 3, 0, 2], [3, 1, 3, 0, 2], [1, 1, 4, 4, 2]], np.int32)
     for k, (got, want) in enumerate(zip(_unsized_unique_calls(pnp, x),
                                         _unsized_unique_calls(jnp, x))):
         check(got, want, (x,), index=np.asarray(want).dtype == np.int64, what=f"output {k}")
+
+
+def test_complex_unique_matches_numpy():
+    """Complex values sort by real part, then imaginary part (JAX compiles its complex
+    unique slowly, so NumPy, which orders them alike, is the reference here)."""
+    x = np.array([1 + 2j, 1 - 1j, 3, 1 + 2j, -1j, 3], np.complex64)
+    for got, want in zip(pnp.unique(x, True, True, True), np.unique(x, True, True, True)):
+        np.testing.assert_array_equal(got, want)
+    rows = np.stack([x[:3], x[3:]])
+    np.testing.assert_array_equal(pnp.unique(rows, axis=1), np.unique(rows, axis=1))
 
 
 def test_unique_nans_follow_equal_nan(jnp):
@@ -65,15 +69,12 @@ def test_unique_nans_follow_equal_nan(jnp):
 
 
 def _set_calls(m, a, b):
-    return [m.isin(a, b), m.isin(a, b, invert=True), m.isin(b, a, method="binary_search"),
-            m.isin(a, b, method="sort"), m.isin(a, b[:0]), m.isin(a[:0], b),
-            m.union1d(a, b, size=12), m.union1d(a, b, size=3, fill_value=9),
+    return [m.isin(a, b), m.isin(b, a, invert=True, method="binary_search"),
+            m.isin(a, b[:0]), m.union1d(a, b, size=12), m.union1d(a, b, size=3, fill_value=9),
             *m.intersect1d(a, b, return_indices=True, size=4),
-            m.intersect1d(a, b, size=5, fill_value=-1), m.intersect1d(a, b[:0], size=2),
-            m.setdiff1d(a, b, size=5), m.setdiff1d(b, a, size=6, fill_value=8),
-            m.setdiff1d(a, b, assume_unique=True, size=4), m.setdiff1d(a[:0], b, size=2),
-            m.setxor1d(a, b, size=7), m.setxor1d(a, b, size=3, fill_value=0),
-            m.setxor1d(a[:1], a[:1], size=2)]
+            m.intersect1d(a, b[:0], size=2), m.setdiff1d(a, b, size=5),
+            m.setdiff1d(b, a, size=6, fill_value=8), m.setdiff1d(a, b, assume_unique=True, size=4),
+            m.setxor1d(a, b, size=7), m.setxor1d(a, b, size=3, fill_value=0)]
 
 
 @pytest.mark.parametrize("dtype", [dtypes.int8], ids=str)
@@ -84,10 +85,7 @@ def test_sized_set_operations_match_jax(jnp, dtype):
 
 
 def _unsized_set_calls(m, a, b):
-    return [m.union1d(a, b), *m.intersect1d(a, b, return_indices=True), m.intersect1d(b, a),
-            *m.intersect1d(a[0], b[:3], assume_unique=True, return_indices=True),
-            m.setdiff1d(a, b), m.setdiff1d(a[0], b, assume_unique=True), m.setdiff1d(b, b),
-            m.setxor1d(a, b), m.setxor1d(a[0], b[:3], assume_unique=True), m.setxor1d(a, a)]
+    return [*m.intersect1d(a, b, return_indices=True), m.setdiff1d(a, b), m.setxor1d(a, b)]
 
 
 def test_unsized_set_operations_match_jax_eagerly_and_ask_for_size_under_jit(jnp):
