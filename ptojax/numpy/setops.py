@@ -23,7 +23,7 @@ from ptojax.numpy import math as ew
 from ptojax.numpy.creation import full, zeros
 from ptojax.numpy.indexing import take
 from ptojax.numpy.manipulation import concatenate, moveaxis, ravel, reshape
-from ptojax.numpy.reductions import any as _any, cumsum, sum as _sum
+from ptojax.numpy.reductions import any as _any, cumsum, max as _max, min as _min, sum as _sum
 from ptojax.numpy.searching import nonzero, searchsorted
 from ptojax.numpy.sorting import argsort, lexsort
 from ptojax.source_info import user_frame
@@ -233,7 +233,8 @@ def _unique_padded(x, assume_unique):
 
 def _extract(op, values, keep, size, fill_value):
     """The entries of ``values`` where ``keep`` holds: all of them (concrete ``keep``), or
-    the first ``size`` padded with ``fill_value`` (default: the first result, or 0)."""
+    the first ``size`` padded with ``fill_value`` (default: the smallest result, 0 if there
+    is none, NaN if a result is NaN — as JAX)."""
     n = values.shape[0]
     if size is None:
         rows = asarray(np.flatnonzero(np.asarray(keep)).astype(dtypes.default_int()))
@@ -245,9 +246,11 @@ def _extract(op, values, keep, size, fill_value):
         picked = take(values, rows, mode="fill", fill_value=0)
     else:
         picked = zeros(size, values.dtype)
-    if fill_value is None:
-        fill = take(picked, convert(0, dtypes.int32), mode="fill", fill_value=0)
-        fill = ew.where(ew.greater(found, 0), fill, convert(0, values.dtype))
+    if fill_value is None:  # JAX's: the missing entries (0) raised to the max, then the min
+        if size == 0:
+            return picked, rows, valid
+        picked = ew.where(valid, picked, _max(picked))
+        fill = _min(picked)
     else:
         fill = convert(asarray(fill_value, op=op), values.dtype)
     return ew.where(valid, picked, fill), rows, valid

@@ -66,6 +66,10 @@ def test_unique_nans_follow_equal_nan(jnp):
                              pto.tree_util.tree_leaves(jnp.unique(x, **args))):
             np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(pnp.unique_values(x), jnp.unique_values(x))
+    y = np.array([np.nan, 2.0], np.float32)
+    for fn in [lambda m: m.setxor1d(x, y, size=6), lambda m: m.intersect1d(x, y, size=3),
+               lambda m: m.union1d(x, y, size=6)]:
+        np.testing.assert_array_equal(fn(pnp), fn(jnp))
 
 
 def _set_calls(m, a, b):
