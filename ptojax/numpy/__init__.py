@@ -77,7 +77,8 @@ from ptojax.numpy.histograms import histogram, histogram2d, histogram_bin_edges,
 # NumPy's in-place writers, returning the result (put.py)
 from ptojax.numpy.put import place, put, put_along_axis
 # arrays from blocks, functions, bytes and text (constructors.py)
-from ptojax.numpy.constructors import block, frombuffer, fromfunction, fromiter, fromstring
+from ptojax.numpy.constructors import (block, from_dlpack, frombuffer, fromfile, fromfunction,
+                                       fromiter, fromstring)
 # index-expression objects (index_grids.py)
 from ptojax.numpy.index_grids import c_, index_exp, mgrid, ogrid, r_, s_
 # printing (printing.py) and .npy/.npz files (files.py)

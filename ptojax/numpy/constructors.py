@@ -1,7 +1,8 @@
 """Arrays built from other things: nested blocks (``block``), a function of the indices
 (``fromfunction``, vmapped over each axis as JAX), host bytes and text (``frombuffer``,
-``fromstring``: NumPy parses them, then the values become an array). ``fromiter`` is not
-provided, as in JAX: consuming an iterator is a side effect."""
+``fromstring``: NumPy parses them, then the values become an array), DLPack tensors
+(``from_dlpack``). ``fromiter`` and ``fromfile`` are not provided, as in JAX: consuming an
+iterator or a file is a side effect."""
 from __future__ import annotations
 
 import numpy as np
@@ -81,7 +82,25 @@ def fromiter(*args, **kwargs):
                            "pnp.asarray(numpy.fromiter(...)) outside jit", user_frame())
 
 
-__all__ = ["block", "frombuffer", "fromfunction", "fromiter", "fromstring"]
+def fromfile(*args, **kwargs):
+    """Not provided, as in JAX: reading a file is a side effect that jit would not repeat.
+    Use ``pnp.asarray(numpy.fromfile(...))`` outside transformed functions."""
+    raise UnsupportedError("fromfile: not implemented, as in JAX (reading a file is a side "
+                           "effect that transformations would not repeat); use "
+                           "pnp.asarray(numpy.fromfile(...)) outside jit", user_frame())
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """An array holding the values of ``x``, any object with the DLPack protocol (a NumPy
+    array, a host tensor of another library); the values are copied to ptojax's host."""
+    if device is not None and str(device).lower() not in ("cpu", "host"):
+        raise UnsupportedError(f"from_dlpack: device={device!r} is not supported (ptojax "
+                               f"reads DLPack tensors on the host)", user_frame())
+    return asarray(np.from_dlpack(x, copy=copy), op="from_dlpack")
+
+
+__all__ = ["block", "from_dlpack", "frombuffer", "fromfile", "fromfunction", "fromiter",
+           "fromstring"]
 
 
 _add_examples(globals(), """
@@ -100,6 +119,15 @@ frombuffer:
 fromstring:
     >>> pnp.fromstring("1 2 3.5", sep=" ")
     Array([1. , 2. , 3.5], dtype=float32)
+fromfile:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.bin")
+    >>> np.arange(2, dtype=np.int32).tofile(path)
+    >>> pnp.asarray(np.fromfile(path, dtype=np.int32))  # instead of pnp.fromfile
+    Array([0, 1], dtype=int32)
+from_dlpack:
+    >>> pnp.from_dlpack(np.arange(3, dtype=np.float32))
+    Array([0., 1., 2.], dtype=float32)
 fromiter:
     >>> pnp.asarray(np.fromiter(iter([1, 2]), dtype=np.float32))  # instead of pnp.fromiter
     Array([1., 2.], dtype=float32)

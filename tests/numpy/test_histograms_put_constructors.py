@@ -98,3 +98,7 @@ def test_host_constructors_match_jax(jnp):
     for m in (pnp, jnp):
         with pytest.raises(NotImplementedError):
             m.fromiter(iter([1, 2]), dtype=float)
+        with pytest.raises(NotImplementedError):
+            m.fromfile("x.bin")
+    host = np.arange(6, dtype=np.int16).reshape(2, 3)
+    check(pnp.from_dlpack(host), jnp.from_dlpack(host), (host,), what="from_dlpack")
