@@ -33,6 +33,10 @@ def test_select_choose_piecewise_grad_and_choose_raise_match_jax(jnp):
                lambda a: jnp.select([a < 0, a > 1], [a * a, a * 3], default=a), x)
     check_grad(lambda a: pnp.piecewise(a, [a < 0], [lambda v: v ** 3, pnp.sin]),
                lambda a: jnp.piecewise(a, [a < 0], [lambda v: v ** 3, jnp.sin]), x)
+    pw = lambda m: lambda a: m.piecewise(a, [a < 0, a > 1], [lambda v: v * v, 7.0, m.cos])
+    check_vmap(pw(pnp), pw(jnp), x.reshape(2, 2))
+    sel = lambda m: lambda a, j: m.select([a < 0], [a * 2], a) + m.choose(j, [a, -a], mode="clip")
+    check_vmap(sel(pnp), sel(jnp), x.reshape(2, 2), np.array([[0, 1], [2, -1]], np.int32))
     k = np.array([1, 0, 1, 1], np.int32)
     np.testing.assert_array_equal(pnp.choose(k, [x, -x]), jnp.choose(k, [x, -x]))
     with pytest.raises(ConcretizationError, match="mode='wrap'"):
