@@ -85,6 +85,8 @@ from ptojax.numpy.index_grids import c_, index_exp, mgrid, ogrid, r_, s_
 from ptojax.numpy.printing import (array_repr, array_str, get_printoptions, printoptions,
                                    set_printoptions)
 from ptojax.numpy.files import load, save, savez
+# universal functions made from Python functions (ufunc.py)
+from ptojax.numpy.ufunc import frompyfunc, ufunc
 # questions about values and dtypes (type_predicates.py)
 from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
