@@ -86,7 +86,7 @@ from ptojax.numpy.printing import (array_repr, array_str, get_printoptions, prin
                                    set_printoptions)
 from ptojax.numpy.files import load, save, savez
 # universal functions made from Python functions (ufunc.py)
-from ptojax.numpy.ufunc import frompyfunc, ufunc
+from ptojax.numpy.ufunc import frompyfunc, ufunc, install as _install_ufunc_methods
 # questions about values and dtypes (type_predicates.py)
 from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
@@ -158,6 +158,7 @@ complexfloating = _np.complexfloating
 number = _np.number
 
 _array_methods.install()
+_install_ufunc_methods()
 
 __all__ = _public_names(globals(), submodules=("fft", "linalg"))
 __dir__ = _dir_function(__all__)

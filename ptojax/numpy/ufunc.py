@@ -2,8 +2,14 @@
 to make one, as ``jax.numpy.ufunc``. Calling it is ``vectorize(func)``; ``reduce`` folds an
 axis with a ``fori_loop``, ``accumulate`` with a ``scan``, ``at`` applies it at indices
 one after another (repeated indices compound), ``reduceat`` folds segments, ``outer`` is
-two nested ``vmap``s. (ptojax's own elementwise functions, ``pnp.add`` & co, are plain
-functions.)"""
+two nested ``vmap``s.
+
+The functions JAX makes ufuncs (``add``, ``multiply``, ``subtract``, ``minimum``,
+``maximum``, ``logical_and/or/xor``, ``bitwise_and/or/xor``, ``logaddexp(2)``, ``negative``)
+stay plain functions here (no wrapper on the hot path), and ``install()`` gives them the
+ufunc attributes and methods: ``pnp.add.at(x, i, v, inplace=False)``,
+``pnp.maximum.reduce(x)``, ``pnp.multiply.outer(a, b)``... with JAX's fast paths (sum,
+prod, max, min, all, any, cumsum, cumprod, ``.at[].add``)."""
 from __future__ import annotations
 
 import math
@@ -22,6 +28,7 @@ from ptojax.numpy.creation import full
 from ptojax.numpy.indexing import take
 from ptojax.numpy.insert_delete import append
 from ptojax.numpy.manipulation import moveaxis, ravel, reshape
+from ptojax.numpy import reductions as red
 from ptojax.numpy.vectorize import vectorize
 from ptojax.source_info import user_frame
 from ptojax.trace import trace_flat
@@ -113,6 +120,11 @@ class ufunc:
         if custom is not None:
             return custom(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                           where=where)
+        return self._reduce_by_loop(asarray(a, op=f"{self.__name__}.reduce"), axis, dtype,
+                                    keepdims, initial, where)
+
+    def _reduce_by_loop_entry(self, a, axis=0, dtype=None, keepdims=False, initial=None,
+                              where=None):
         return self._reduce_by_loop(asarray(a, op=f"{self.__name__}.reduce"), axis, dtype,
                                     keepdims, initial, where)
 
@@ -251,6 +263,81 @@ class ufunc:
         A, B = asarray(A, op=f"{self.__name__}.outer"), asarray(B, op=f"{self.__name__}.outer")
         pairs = vmap(vmap(self, (None, 0)), (0, None))(ravel(A), ravel(B))
         return reshape(pairs, (*A.shape, *B.shape))
+
+
+# the ufunc methods of pnp's own elementwise functions ----------------------------------------
+def _reduction(fn, has_dtype=True, takes_initial=True):
+    def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        kwargs = {"keepdims": keepdims, "where": where}
+        if takes_initial:
+            kwargs["initial"] = initial
+        if has_dtype:
+            return fn(a, axis, dtype, **kwargs)
+        out = fn(a, axis, **kwargs)
+        return out if dtype is None else convert(out, supported_dtype(dtype, "reduce"))
+    return reduce
+
+
+def _scatter_at(kind):
+    def at(a, indices, b):
+        a = asarray(a, op=f"{kind}.at")
+        if a.dtype == dtypes.bool_:
+            b = convert(ew.not_equal(asarray(b), 0), dtypes.int32)
+            updated = getattr(convert(a, dtypes.int32).at[indices], kind)(b)
+            return convert(updated, dtypes.bool_)
+        return getattr(a.at[indices], kind)(b)
+    return at
+
+
+def _cumulative(fn):
+    return lambda a, axis=0, dtype=None: fn(a, axis, dtype)
+
+
+_BINARY = {   # name: (identity, reduce, accumulate, at), as JAX's
+    "add": (0, _reduction(red.sum), _cumulative(red.cumsum), _scatter_at("add")),
+    "multiply": (1, _reduction(red.prod), _cumulative(red.cumprod), _scatter_at("multiply")),
+    "subtract": (None, None, None, _scatter_at("subtract")),
+    "minimum": (None, _reduction(red.min, has_dtype=False), None, None),
+    "maximum": (None, _reduction(red.max, has_dtype=False), None, None),
+    "logical_and": (True, None, None, None), "logical_or": (False, None, None, None),
+    "logical_xor": (False, None, None, None), "bitwise_and": (-1, None, None, None),
+    "bitwise_or": (0, None, None, None), "bitwise_xor": (0, None, None, None),
+    "logaddexp": (-float("inf"), None, None, None),
+    "logaddexp2": (-float("inf"), None, None, None),
+}
+_LOGICAL_REDUCTIONS = {"logical_and": red.all, "logical_or": red.any}
+
+
+def _logical_reduction(fn, u):
+    """``all``/``any`` as ``u.reduce``; they take no initial value, so one is folded in by
+    the generic loop."""
+    def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        if initial is not None:
+            return u._reduce_by_loop_entry(a, axis=axis, dtype=dtype, keepdims=keepdims,
+                                           initial=initial, where=where)
+        out = fn(a, axis, keepdims=keepdims, where=where)
+        return out if dtype is None else convert(out, supported_dtype(dtype, "reduce"))
+    return reduce
+
+
+def _attach(fn, u):
+    """``u``'s attributes and methods on the function ``fn``."""
+    for name in ("nin", "nout", "nargs", "identity"):
+        setattr(fn, name, getattr(u, name))
+    for name in ("reduce", "accumulate", "at", "reduceat", "outer"):
+        setattr(fn, name, getattr(u, name))
+
+
+def install():
+    """Give pnp's elementwise functions that are ufuncs in JAX their ufunc methods."""
+    for name, (identity, reduce, accumulate, at) in _BINARY.items():
+        fn = getattr(ew, name)
+        u = ufunc(fn, 2, 1, name=name, identity=identity, call=fn, reduce=reduce,
+                  accumulate=accumulate, at=at)
+        if name in _LOGICAL_REDUCTIONS:
+            u._props["reduce"] = _logical_reduction(_LOGICAL_REDUCTIONS[name], u)
+        _attach(fn, u)
+    _attach(ew.negative, ufunc(ew.negative, 1, 1, name="negative", call=ew.negative))
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):

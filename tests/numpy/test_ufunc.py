@@ -54,3 +54,28 @@ def test_frompyfunc_grad_vmap_and_errors_match_jax(jnp):
             mul(m).at(x, 0, 2.0)
     assert mul(pnp) == mul(pnp) and hash(mul(pnp)) == hash(mul(pnp))
     assert repr(unary(pnp)) == "<pnp.ufunc '<lambda>'>"
+
+
+def _builtin_calls(m, x, b, i):
+    return [m.add.reduce(x), m.add.reduce(x, axis=None, keepdims=True),
+            m.add.reduce(x.astype(np.int8), axis=1), m.multiply.reduce(x, axis=1, initial=2),
+            m.maximum.reduce(x, axis=1), m.minimum.reduce(x, where=b, initial=100),
+            m.logical_and.reduce(b), m.logical_or.reduce(b, axis=1), m.logical_xor.reduce(b),
+            m.logical_and.reduce(b, initial=False), m.bitwise_or.reduce(x, axis=1),
+            m.bitwise_and.accumulate(x, axis=1), m.add.accumulate(x, axis=1),
+            m.multiply.accumulate(x), m.add.at(x, (i, i + 1), i * 3, inplace=False),
+            m.add.at(b, 0, True, inplace=False), m.multiply.at(x, 1, 3, inplace=False),
+            m.subtract.at(x, i[:2], 1, inplace=False), m.maximum.at(x, i, 100, inplace=False),
+            m.multiply.outer(x[0], x[1]), m.add.reduceat(x[0], i[1:]),
+            m.logaddexp.reduce(m.multiply(x, 0.5), axis=1), m.subtract.reduce(x, axis=1)]
+
+
+def test_jax_ufunc_functions_have_its_methods(jnp):
+    """pnp.add, pnp.maximum, ... (the functions JAX makes ufuncs) have the ufunc methods."""
+    x = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
+    check_modes(lambda *a: _builtin_calls(pnp, *a), lambda *a: _builtin_calls(jnp, *a),
+                x, x > 0, np.array([0, 0, 2], np.int32))
+    for name in ("add", "multiply", "logical_xor", "bitwise_and", "logaddexp", "negative"):
+        ours, theirs = getattr(pnp, name), getattr(jnp, name)
+        assert (ours.nin, ours.nout, ours.identity) == (theirs.nin, theirs.nout,
+                                                         theirs.identity), name
