@@ -43,7 +43,8 @@ from ptojax.numpy.searching import (argwhere, bincount, compress, digitize, extr
                                     flatnonzero, nonzero, searchsorted, where)
 # index helpers (index_tricks.py)
 from ptojax.numpy.index_tricks import (diag_indices, diag_indices_from, diagflat,
-                                       fill_diagonal, indices, ix_, ravel_multi_index,
+                                       fill_diagonal, indices, ix_, mask_indices,
+                                       ravel_multi_index,
                                        tril_indices, tril_indices_from, triu_indices,
                                        triu_indices_from, unravel_index)
 # more shape functions (manipulation.py)
@@ -60,11 +61,34 @@ from ptojax.numpy.convolution import convolve, correlate
 from ptojax.numpy.vector_products import cross, kron, matvec, vecdot, vecmat
 # polynomials (polynomial.py)
 from ptojax.numpy.polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint,
-                                     polymul, polysub, polyval, vander)
+                                     polymul, polysub, polyval, roots, vander)
 # window functions (windows.py)
 from ptojax.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 # more creation and sorting functions
-from ptojax.numpy.creation import geomspace, logspace
+from ptojax.numpy.creation import copy, geomspace, logspace
+# mapping functions over axes (vectorize.py), choosing among values (selection.py)
+from ptojax.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
+from ptojax.numpy.selection import choose, piecewise, select
+# set operations (setops.py)
+from ptojax.numpy.setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,
+                                 unique_all, unique_counts, unique_inverse, unique_values)
+# histograms (histograms.py)
+from ptojax.numpy.histograms import histogram, histogram2d, histogram_bin_edges, histogramdd
+# NumPy's in-place writers, returning the result (put.py)
+from ptojax.numpy.put import place, put, put_along_axis
+# arrays from blocks, functions, bytes and text (constructors.py)
+from ptojax.numpy.constructors import (block, from_dlpack, frombuffer, fromfile, fromfunction,
+                                       fromiter, fromstring)
+# index-expression objects (index_grids.py)
+from ptojax.numpy.index_grids import c_, index_exp, mgrid, ogrid, r_, s_
+# printing (printing.py) and .npy/.npz files (files.py)
+from ptojax.numpy.printing import (array_repr, array_str, get_printoptions, printoptions,
+                                   set_printoptions)
+from ptojax.numpy.files import load, save, savez
+# universal functions made from Python functions (ufunc.py)
+from ptojax.numpy.ufunc import frompyfunc, ufunc, install as _install_ufunc_methods
+# questions about values and dtypes (type_predicates.py)
+from ptojax.numpy.type_predicates import can_cast, isdtype, isscalar, iterable
 from ptojax.numpy.sorting import lexsort
 # floating-point anatomy (floating.py)
 from ptojax.numpy.floating import frexp, i0, ldexp, modf, spacing
@@ -80,6 +104,7 @@ from ptojax.numpy._promote import dtype_and_weak as _dtype_and_weak
 
 pi = _np.pi
 e = _np.e
+euler_gamma = _np.euler_gamma
 inf = _np.inf
 nan = _np.nan
 newaxis = None
@@ -133,6 +158,7 @@ complexfloating = _np.complexfloating
 number = _np.number
 
 _array_methods.install()
+_install_ufunc_methods()
 
 __all__ = _public_names(globals(), submodules=("fft", "linalg"))
 __dir__ = _dir_function(__all__)

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError, located
+from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, located
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
@@ -33,6 +33,15 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
     if out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
+
+
+def copy(a, order=None):
+    """A copy of ``a`` (ptojax arrays are immutable, so this is ``array(a)``); ``order``
+    other than "K" is not supported, as in JAX."""
+    if order is not None and order != "K":
+        raise UnsupportedError(f"copy: only order='K' is supported, got order={order!r}",
+                               user_frame())
+    return array(a)
 
 
 def _shape(op, shape) -> tuple:
@@ -292,6 +301,9 @@ array: An array from ``object`` (nested lists, NumPy arrays, scalars, arrays), w
 asarray: ``a`` as an array of ``dtype`` (an array of that dtype is returned as is).
     >>> pnp.asarray([1.5, 2.5])
     Array([1.5, 2.5], dtype=float32)
+copy: A copy of ``a`` (an array of the same values, shape and dtype).
+    >>> pnp.copy(pnp.array([1, 2]))
+    Array([1, 2], dtype=int32)
 empty: An array of ``shape`` and ``dtype`` (float32 by default); its values are zeros, as in
     JAX.
     >>> pnp.empty((2, 2))

@@ -13,9 +13,10 @@ from ptojax.errors import ConcretizationError, DtypeError, IndexingError, ShapeE
 from ptojax.eval.array import Array
 from ptojax.numpy._promote import asarray, convert, result_type, supported_dtype
 from ptojax.numpy import math as ew
-from ptojax.numpy.creation import zeros
+from ptojax.numpy.creation import ones, zeros
 from ptojax.numpy.manipulation import ravel, tile
 from ptojax.numpy.reductions import any as _any
+from ptojax.numpy.searching import nonzero
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.public import add_examples as _add_examples
@@ -205,8 +206,15 @@ def diagflat(v, k=0):
     return out.at[rows, rows + k].set(flat)
 
 
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The (row, column) indices of the nonzero entries of ``mask_func(ones((n, n)), k)``,
+    e.g. ``mask_func=pnp.triu``; ``size`` (static) fixes their number, for jit."""
+    n = _static_int("mask_indices", "n", n)
+    return nonzero(mask_func(ones((n, n)), k), size=size)
+
+
 __all__ = ["diag_indices", "diag_indices_from", "diagflat", "fill_diagonal", "indices",
-           "ix_", "ravel_multi_index", "tril_indices", "tril_indices_from", "triu_indices",
+           "ix_", "mask_indices", "ravel_multi_index", "tril_indices", "tril_indices_from", "triu_indices",
            "triu_indices_from", "unravel_index"]
 
 
@@ -239,6 +247,9 @@ indices:
 ix_:
     >>> [x.shape for x in pnp.ix_(pnp.array([0, 1]), pnp.array([2, 0, 1]))]
     [(2, 1), (1, 3)]
+mask_indices:
+    >>> pnp.mask_indices(2, pnp.triu)
+    (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
 ravel_multi_index:
     >>> pnp.ravel_multi_index((pnp.array([0, 1]), pnp.array([2, 0])), (2, 3))
     Array([2, 3], dtype=int32)

@@ -30,13 +30,15 @@ from ptojax.numpy.vector_products import cross as _cross, vecdot as _vecdot
 from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
 from ptojax.numpy.reductions import amax, amin, any, count_nonzero, cumprod, prod, sum
 from ptojax.numpy.sorting import sort
+from ptojax.numpy.linalg_eig import EigResult, eig, eigvals  # noqa: F401
 from ptojax.ops import decompositions as dec
 from ptojax.ops.matrix import (conjugate_transpose, matrix_transpose as mT, symmetrize,
                                take_columns, take_rows)
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples, dir_function
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq",
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+           "inv", "lstsq",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]

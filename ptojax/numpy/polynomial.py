@@ -18,10 +18,12 @@ from ptojax.numpy import math as ew
 from ptojax.numpy.convolution import convolve
 from ptojax.numpy.creation import zeros
 from ptojax.numpy.insert_delete import trim_zeros
-from ptojax.numpy.linalg import inv, lstsq
+from ptojax.numpy.indexing import take
+from ptojax.numpy.linalg import eigvals, inv, lstsq
 from ptojax.numpy.manipulation import atleast_1d, concatenate
 from ptojax.numpy.products import matmul
-from ptojax.numpy.reductions import sum as _sum
+from ptojax.numpy.reductions import all as _all, argmin, sum as _sum
+from ptojax.numpy.sorting import argsort
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.public import add_examples as _add_examples
@@ -211,11 +213,53 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return c, ew.multiply(lax.expand_dims(base, (2,)), factor)
 
 
+def _companion_roots(p):
+    """The eigenvalues of the companion matrix of ``p`` (leading coefficient nonzero)."""
+    n = p.shape[0] - 1
+    if n < 1:
+        return zeros(0, dtypes.complex_dtype(p.dtype))
+    rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+    companion = convert(ew.equal(rows, ew.add(cols, 1)), p.dtype)
+    top = ew.negative(ew.divide(p[1:], p[0]))
+    return eigvals(companion.at[0, :].set(top))
+
+
+def roots(p, *, strip_zeros=True):
+    """The (complex) roots of the polynomial with coefficients ``p``, highest power first.
+    Leading zeros are dropped (``p`` must then be concrete); with ``strip_zeros=False`` they
+    stay, and as many roots are NaN, so it traces."""
+    (p,) = promote_inexact("roots", p)
+    p = atleast_1d(p)
+    if p.ndim != 1:
+        raise ShapeError(f"roots: the coefficients must be 1-D, got {p.aval}", user_frame())
+    n = p.shape[0]
+    if n < 2:
+        return zeros(0, dtypes.complex_dtype(p.dtype))
+    is_zero = ew.equal(p, 0)
+    leading = ew.where(_all(is_zero), n, argmin(is_zero))
+    if strip_zeros:
+        if type(leading) is Tracer:
+            raise ConcretizationError("roots: dropping the leading zeros depends on traced "
+                                      "values; pass strip_zeros=False under jit (roots for "
+                                      "the leading zeros are then NaN)", user_frame())
+        return _companion_roots(p[int(leading):])
+    p = ew.where(ew.equal(leading, n), convert(1, p.dtype), p)   # all zero: no LAPACK error
+    shifted = take(p, ew.remainder(ew.add(lax.iota(dtypes.int32, n), leading), n))
+    found = _companion_roots(shifted)
+    found = take(found, argsort(ew.equal(found, 0), stable=True))  # zero roots last
+    valid = ew.less(lax.iota(dtypes.int32, n - 1), ew.subtract(n - 1, leading))
+    return ew.where(valid, found, convert(complex(np.nan, np.nan), found.dtype))
+
+
 __all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul",
-           "polysub", "polyval", "vander"]
+           "polysub", "polyval", "roots", "vander"]
 
 
 _add_examples(globals(), """
+roots:
+    >>> pnp.roots(pnp.array([1.0, -3.0, 2.0]))
+    Array([2.+0.j, 1.+0.j], dtype=complex64)
 poly:
     >>> pnp.poly(pnp.array([1.0, 2.0]))
     Array([ 1., -3.,  2.], dtype=float32)

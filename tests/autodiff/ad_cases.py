@@ -18,6 +18,7 @@ from ptojax import dtypes, lax
 from ptojax.ir.types import TensorType
 from helpers import P, positive_definite, separated_spectrum
 from ptojax.ops.decompositions import geqrf
+from ptojax.ops.eig import eig as _eig
 from ptojax.ops.fft import FftType
 from ptojax.ops.gather_scatter import gather as point_gather
 from ptojax.ops.gather_scatter import scatter as point_scatter
@@ -861,6 +862,21 @@ def _eigh(data, J):
         return fn
     return invariant(lax.linalg.eigh), invariant(J.lax.linalg.eigh), \
         [separated_spectrum(rng, (*stack, n, n), symmetric=True)]
+
+
+@_linalg_fd("eig", P.eig_p)
+def _eigvals(data, J):
+    """The eigenvalues of a general matrix (distinct: a separated spectrum), as real and
+    imaginary parts; JAX differentiates eigenvalues only."""
+    rng, stack, n = rng_of(data), _stack_of(data), data.draw(st.integers(1, 4))
+
+    def parts(w):
+        return lax.real(w), lax.imag(w)
+    return (lambda a: parts(_eig(a, compute_eigenvectors=False)[0])), \
+        (lambda a: (lambda w: (w.real, w.imag))(
+            J.lax.linalg.eig(a, compute_left_eigenvectors=False,
+                             compute_right_eigenvectors=False)[0])), \
+        [separated_spectrum(rng, (*stack, n, n))]
 
 
 @_linalg_fd("svd", P.svd_p)

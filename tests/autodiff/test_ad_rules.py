@@ -14,7 +14,7 @@ import ptojax as pto
 from ptojax.ir.verify import verify
 from ptojax.autodiff import calls
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,
-                        decompositions, dynamic_slicing, fft, gather_scatter, linalg, logic,
+                        decompositions, dynamic_slicing, eig, fft, gather_scatter, linalg, logic,
                         random_bits, reductions, shape, slicing, sorting, special,
                         transcendental)
 from ptojax.trace import Primitive
@@ -22,7 +22,7 @@ from ptojax.tree_util import tree_leaves, tree_map
 from ad_cases import CASES
 
 CASE_MODULES = (arithmetic, broadcast, complex_parts, convert, cumulative, decompositions,
-                dynamic_slicing, fft,
+                dynamic_slicing, eig, fft,
                 gather_scatter, linalg, logic, random_bits, reductions, shape, slicing, sorting,
                 special, transcendental)
 JAX_EXAMPLES = 4

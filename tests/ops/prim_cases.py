@@ -506,6 +506,8 @@ def all_cases() -> dict:
         P.lu_pivots_to_permutation_p: _lu_pivots, P.qr_p: _qr,
         P.geqrf_p: lambda data, rng: ([_matrices(data, rng)], {}),
         P.eigh_p: _eigh, P.svd_p: _svd,
+        P.eig_p: lambda data, rng: ([_matrices(data, rng, square=True)],
+                                    {"vectors": data.draw(st.booleans())}),
     }
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)

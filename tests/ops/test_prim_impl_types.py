@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from ptojax.ir.types import TensorType
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, convolution,
-                        cumulative, decompositions, dynamic_slicing, fft, gather_scatter,
+                        cumulative, decompositions, dynamic_slicing, eig, fft, gather_scatter,
                         linalg, logic, random_bits, reductions, shape, slicing, sorting,
                         special, transcendental)
 from ptojax.trace import Primitive
@@ -16,7 +16,7 @@ CASES = all_cases()
 # The primitives of ptojax/ops (plain numpy impls); collectives, calls and tile ops need a
 # runtime context (devices, sub-IRs, tiles) and are tested with their transforms.
 MODULES = (arithmetic, broadcast, complex_parts, convert, convolution, cumulative,
-           decompositions, dynamic_slicing, fft, gather_scatter, linalg, logic, random_bits,
+           decompositions, dynamic_slicing, eig, fft, gather_scatter, linalg, logic, random_bits,
            reductions, shape, slicing, sorting, special, transcendental)
 
 

@@ -1,0 +1,5 @@
+"""ptojax.numpy tests compare with jax.numpy through tests/reference/pnp_reference.py."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
