@@ -19,7 +19,7 @@ import numpy as np
 
 from ptojax import numpy as pnp
 from ptojax.errors import ShapeError
-from ptojax.public import dir_function
+from ptojax.public import add_examples, dir_function
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
 __dir__ = dir_function(__all__)
@@ -175,3 +175,21 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method,
     return _resample(image, shape, [d % len(shape) for d in spatial_dims],
                      [scale[k] for k in range(len(spatial_dims))],
                      [translation[k] for k in range(len(spatial_dims))], method, antialias)
+
+
+add_examples(globals(), """
+resize:
+    >>> pto.image.resize(pnp.array([[0.0, 1.0], [2.0, 3.0]]), (3, 3), "linear")
+    Array([[0. , 0.5, 1. ],
+           [1. , 1.5, 2. ],
+           [2. , 2.5, 3. ]], dtype=float32)
+
+scale_and_translate:
+    >>> pto.image.scale_and_translate(pnp.arange(4.0), (4,), (0,), pnp.array([1.0]),
+    ...                               pnp.array([1.0]), "linear")
+    Array([0., 0., 1., 2.], dtype=float32)
+
+ResizeMethod:
+    >>> pto.image.ResizeMethod.from_string("bilinear")
+    <ResizeMethod.LINEAR: 1>
+""")

@@ -18,6 +18,7 @@ from ptojax.errors import ShardingError
 from ptojax.eval.leaves import leaf_type
 from ptojax.jit import jit
 from ptojax.numpy.manipulation import expand_dims, moveaxis, squeeze
+from ptojax.public import add_examples
 from ptojax.sharding import Mesh, P
 from ptojax.shard.map import shard_map
 from ptojax.source_info import user_frame
@@ -145,3 +146,11 @@ def _with_statics(dynamic, args, statics) -> list:
     """The positional arguments with the static ones put back at their places."""
     it = iter(dynamic)
     return [args[i] if i in statics else next(it) for i in range(len(args))]
+
+
+add_examples(globals(), """
+pmap:
+    >>> centered = pto.pmap(lambda x: x - pto.lax.pmean(x, "i"), axis_name="i")
+    >>> centered(pnp.arange(4.0))
+    Array([-1.5, -0.5,  0.5,  1.5], dtype=float32)
+""")
