@@ -183,12 +183,10 @@ resize:
     Array([[0. , 0.5, 1. ],
            [1. , 1.5, 2. ],
            [2. , 2.5, 3. ]], dtype=float32)
-
 scale_and_translate:
     >>> pto.image.scale_and_translate(pnp.arange(4.0), (4,), (0,), pnp.array([1.0]),
     ...                               pnp.array([1.0]), "linear")
     Array([0., 0., 1., 2.], dtype=float32)
-
 ResizeMethod:
     >>> pto.image.ResizeMethod.from_string("bilinear")
     <ResizeMethod.LINEAR: 1>
