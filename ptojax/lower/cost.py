@@ -18,8 +18,10 @@ dependency chain, whichever is longer. Each block (a cube core with its vector s
 or a vector core) runs its tiles in order; a kernel takes the slowest block plus the first-
 byte latency and the launch overhead, and never less than its HBM time: each tensor it
 touches crosses HBM once (re-reads of a tile by other cores, e.g. matmul panels, are assumed
-to hit the L2 cache) at the HBM bandwidth. The bound is HBM when that floor dominates, else
-the unit of the slowest block's busiest pipe (a DMA pipe counts as HBM). Tensor-level
+to hit the L2 cache) at the HBM bandwidth. The bound is HBM when that floor dominates,
+"latency" when the slowest block takes over 1.5x its busiest pipe's work (a chain of
+dependent steps: one tile's load -> compute -> store with nothing to overlap, or cube <->
+vector round trips), else the unit of that pipe (a DMA pipe counts as HBM). Tensor-level
 equations left between kernels are estimated as memory-bound (bytes in + out over HBM). Target figures are in
 ``ptojax.targets``; most are estimates, and nothing has been measured on hardware.
 """
@@ -223,7 +225,7 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
     hbm = min(total_bytes, unique) / target.hbm_bandwidth
     seconds = max(worst, hbm) + target.launch_overhead_s
     parts["HBM"] = max(parts["HBM"], hbm)
-    bound = _bound(critical, hbm, parts)
+    bound = _bound(critical, hbm, parts, worst)
     detail = {k: v * 1e6 for k, v in parts.items()}
     detail["pipes"] = {f"{u}.{p}": v * 1e6 for (u, p), v in sorted(critical.items())}
     detail["slowest core"] = worst * 1e6
@@ -235,13 +237,19 @@ PIPE_BOUND = {"MTE2": "HBM", "MTE3": "HBM", "FIX": "HBM", "M": "cube", "MTE1": "
               "S": "cube", "V": "vector"}
 
 
-def _bound(busy, hbm, parts):
-    """What bounds a kernel: HBM when its traffic takes longer than any pipe's work, else the
-    unit of the slowest core's busiest pipe."""
+LATENCY_SLACK = 1.5     # a core this many times slower than its busiest pipe mostly waits
+
+
+def _bound(busy, hbm, parts, core_seconds):
+    """What bounds a kernel: HBM when its traffic takes longer than any pipe's work;
+    "latency" when the slowest core mostly waits (a chain of dependent steps longer than any
+    pipe's work); else the unit of its busiest pipe."""
     if not busy:
         return max(parts, key=parts.get)
     (unit, pipe), seconds = max(busy.items(), key=lambda kv: kv[1])
-    return "HBM" if hbm >= seconds else PIPE_BOUND[pipe]
+    if hbm >= seconds:
+        return "HBM"
+    return "latency" if core_seconds > LATENCY_SLACK * seconds else PIPE_BOUND[pipe]
 
 
 def _block_clock(sched, block, tiles, grid, region_of, sizes) -> PipeClock:

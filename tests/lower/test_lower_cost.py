@@ -17,7 +17,8 @@ def test_cost_rows_per_kernel_and_total():
     # reads x, gamma (per tile), beta (per tile); writes y
     assert row.bytes >= 2 * 64 * 512 * 4
     assert row.flops > 64 * 512 and row.cycles > 0 and row.us > 0
-    assert row.bound in ("HBM", "vector", "cube")
+    # one tile per core: its load, compute and store have nothing to overlap with
+    assert row.bound in ("HBM", "vector", "cube", "latency")
     assert cost.total_us == pytest.approx(row.us)
 
 
