@@ -519,18 +519,19 @@ class BodyLowering:
     def workspace(self, rows, cols, dtype, direction):
         """A per-core GM workspace of ``rows`` x ``cols`` carrying values ``direction`` ("c2v",
         "v2c": cube <-> vector; "c2c": L0C back to L1): (var, view, row offset of this core's
-        part). A loop at the top of the body reuses, in order, the workspaces of the loop
-        before it while their direction and size match (the unmasked and the masked loops of
-        causal attention run the same transfers), so sequential loops do not multiply the
-        workspaces and cross-core flags (the schedule orders the reuse: same GM tensor)."""
+        part). A loop at the top of the body reuses the workspaces of the loop before it whose
+        direction and size match, each once (the unmasked and the
+        masked loops of causal attention run the same transfers), so sequential loops do not
+        multiply the workspaces and cross-core flags (the schedule orders the reuse: same GM
+        tensor)."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
         key = (rows, cols, dtype, direction)
-        if self._ws_reuse and self._ws_reuse[0][1] == key:
-            i, _ = self._ws_reuse.pop(0)
+        same = [n for n, (_, k) in enumerate(self._ws_reuse) if k == key]
+        if same:
+            i, _ = self._ws_reuse.pop(same[0])
             self._ws_loop.append((i, key))
             ws = self.workspaces[i]
             return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
-        self._ws_reuse = []            # out of step with the previous loop: no more reuse
         i = len(self.workspaces)
         if i < len(self.k.workspaces):          # every region shares the kernel's workspaces
             r, c, _ = self.k.workspaces[i]
