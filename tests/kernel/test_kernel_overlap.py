@@ -3,6 +3,7 @@ cost model's pipes: a matmul result the vector unit reads is stored to its works
 after the matmul; the cube loads its own operand before it waits for one from the vector
 unit; a loop's accumulators are double-buffered; staging rings, not adjacent flag pairs,
 order a buffer's reuse across loop steps."""
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def _kernel_eqn(kernel, *shapes):
     return next(e for e in lowered._tiling.ir.ir.eqns if e.prim is tile_kernel_p)
 
 
+@functools.lru_cache(maxsize=None)
 def _flash_eqn():
     return _kernel_eqn(fa.forward_kernel(1, 256, 64, True, 64, 64), *[(1, 256, 64)] * 3)
 
