@@ -64,28 +64,44 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
 
         def step(masked):
             def body(j, carry):
-                m, l, acc = carry
+                # software-pipelined by one key block: this step's scores go to the cube
+                # first, then the previous step's P @ V, so the cube multiplies while the
+                # vector unit runs this step's softmax (acc lags one block: it is at the
+                # previous row maximum until this step's alpha rescales it)
+                m, l, acc, p_prev = carry
                 kb = k_ref[K.ds(j * block_k, block_k), :]
-                vb = v_ref[K.ds(j * block_k, block_k), :]
-                s = K.dot(q, kb, trans_b=True) * scale
+                s = K.dot(q, kb, trans_b=True)
+                v_prev = v_ref[K.ds(pnp.maximum(j - 1, 0) * block_k, block_k), :]
+                o_prev = K.dot(p_prev, v_prev)          # P goes to the cube before s is read
+                s = s * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
                 m_new = pnp.maximum(m, s.max(axis=-1))
                 p = pnp.exp(s - m_new[:, None])
                 alpha = pnp.exp(m - m_new)
                 l = alpha * l + p.sum(axis=-1)
-                acc = acc * alpha[:, None] + K.dot(p, vb)
-                return m_new, l, acc
+                acc = (acc + o_prev) * alpha[:, None]
+                return m_new, l, acc, p
             return body
 
+        # p_prev starts at zero: the first step's P @ V (of key block 0) adds nothing
         init = (pnp.full((block_q,), NEG, np.float32), pnp.zeros((block_q,), np.float32),
-                pnp.zeros((block_q, dim), np.float32))
+                pnp.zeros((block_q, dim), np.float32),
+                pnp.zeros((block_q, block_k), np.float32))
         if causal:      # only the key blocks on the diagonal need the mask
             diagonal = i * (block_q // block_k)
+            last = diagonal + block_q // block_k
             carry = K.fori(0, diagonal, step(False), init)
-            m, l, acc = K.fori(diagonal, diagonal + block_q // block_k, step(True), carry)
+            m, l, acc, p = K.fori(diagonal, last, step(True), carry)
         else:
-            m, l, acc = K.fori(0, seq // block_k, step(False), init)
+            last = seq // block_k
+            m, l, acc, p = K.fori(0, last, step(False), init)
+        # the last block's P @ V, as a loop of one step that carries P, so its L0 buffers
+        # are the other loops' (an operand from outside a loop is staged for the whole kernel)
+        def last_block(j, carry):
+            acc, p = carry
+            return acc + K.dot(p, v_ref[K.ds(j * block_k, block_k), :]), p
+        acc, _ = K.fori(last - 1, last, last_block, (acc, p))
         o_ref[...] = acc / l[:, None]
         lse_ref[...] = m + pnp.log(l)
 

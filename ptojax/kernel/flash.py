@@ -75,7 +75,12 @@ def zigzag(i, n):
 def _scores(q, kb, f: FlashShape, row0, col0, masked=True):
     """``q kb^T * scale``, causally masked when ``f.causal`` and the block is ``masked`` (block
     origins row0, col0)."""
-    s = mul(B.dot(q, kb, trans_b=True), F32(f.scale))
+    return _scaled(B.dot(q, kb, trans_b=True), f, row0, col0, masked)
+
+
+def _scaled(qk, f: FlashShape, row0, col0, masked):
+    """The scores from ``qk = q kb^T``: scaled, and masked as ``_scores``."""
+    s = mul(qk, F32(f.scale))
     if not (f.causal and masked):
         return s
     rows, cols = s.shape          # column - row in the block, broadcast from two vectors
@@ -105,25 +110,39 @@ def forward_kernel(f: FlashShape, target):
 
         def step(masked):
             def body(j, carry):
-                m, l, acc = carry
+                # software-pipelined by one key block: the scores of block j go to the cube
+                # before block j-1's P @ V, which the cube multiplies while the vector unit
+                # runs block j's softmax (``acc`` lags a block; ``alpha`` rescales it)
+                m, l, acc, p_prev = carry
                 kb = k_ref[B.ds(mul(j, np.int32(bk)), bk), :]
-                vb = v_ref[B.ds(mul(j, np.int32(bk)), bk), :]
-                s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
+                qk = B.dot(q, kb, trans_b=True)
+                prev = maximum(sub(j, np.int32(1)), np.int32(0))
+                o_prev = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
+                s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 m_new = maximum(m, reduce_max(s, (1,)))
                 p = exp(sub(s, _rows(m_new, bk)))
                 alpha = exp(sub(m, m_new))
                 l = add(mul(alpha, l), reduce_sum(p, (1,)))
-                acc = add(mul(acc, _rows(alpha, f.dim)), B.dot(p, vb))
-                return m_new, l, acc
+                acc = mul(add(acc, o_prev), _rows(alpha, f.dim))
+                return m_new, l, acc, p
             return body
 
-        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), full((bq, f.dim), F32(0)))
+        def last_block(j, carry):      # a loop of one step: its L0 buffers are the loops'
+            acc, p = carry
+            return add(acc, B.dot(p, v_ref[B.ds(mul(j, np.int32(bk)), bk), :])), p
+
+        # P starts at zero: the first step's P @ V (of key block 0) adds nothing
+        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), full((bq, f.dim), F32(0)),
+                full((bq, bk), F32(0)))
         if f.causal:    # key blocks [0, diagonal) see every query of the block
             diagonal = mul(i, np.int32(bq // bk))
-            m, l, acc = _causal_loops(f, 0, diagonal, add(diagonal, np.int32(bq // bk)),
-                                      step, init)
+            last = add(diagonal, np.int32(bq // bk))
+            m, l, acc, p = _causal_loops(f, 0, diagonal, last, step, init)
         else:
-            m, l, acc = _causal_loops(f, 0, None, f.seq_k // bk, step, init)
+            last = f.seq_k // bk
+            m, l, acc, p = _causal_loops(f, 0, None, last, step, init)
+        first_of_last = last - 1 if isinstance(last, int) else sub(last, np.int32(1))
+        acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
         o_ref[...] = div(acc, _rows(l, f.dim))
         lse_ref[...] = add(m, log(l))
 

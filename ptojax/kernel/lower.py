@@ -179,6 +179,7 @@ class BodyLowering:
         self._block_index = None
         self._ws_loop: list = []       # (workspace index, key) allocated by the current loop
         self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
+        self._uses: dict = {}          # var -> the equations of the running body using it
 
     # --- helpers -----------------------------------------------------------------------------
     def emit(self, prim, inputs, **params):
@@ -256,6 +257,18 @@ class BodyLowering:
         return Value("bcast", var.type.shape, var.type.dtype, self.top, src=s, layout="scalar")
 
     def run(self, eqns, env):
+        saved = self._uses
+        self._uses = {}
+        for eqn in eqns:
+            for a in eqn.inputs:
+                if type(a) is Var:
+                    self._uses.setdefault(a, []).append(eqn)
+        try:
+            self._run(eqns, env)
+        finally:
+            self._uses = saved
+
+    def _run(self, eqns, env):
         for eqn in eqns:
             self.source = eqn.source
             outs = self.eqn(eqn, [env[a] if type(a) is Var else self._literal(a)
@@ -506,18 +519,19 @@ class BodyLowering:
     def workspace(self, rows, cols, dtype, direction):
         """A per-core GM workspace of ``rows`` x ``cols`` carrying values ``direction`` ("c2v",
         "v2c": cube <-> vector; "c2c": L0C back to L1): (var, view, row offset of this core's
-        part). A loop at the top of the body reuses, in order, the workspaces of the loop
-        before it while their direction and size match (the unmasked and the masked loops of
-        causal attention run the same transfers), so sequential loops do not multiply the
-        workspaces and cross-core flags (the schedule orders the reuse: same GM tensor)."""
+        part). A loop at the top of the body reuses the workspaces of the loop before it whose
+        direction and size match, each once (the unmasked and the
+        masked loops of causal attention run the same transfers), so sequential loops do not
+        multiply the workspaces and cross-core flags (the schedule orders the reuse: same GM
+        tensor)."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
         key = (rows, cols, dtype, direction)
-        if self._ws_reuse and self._ws_reuse[0][1] == key:
-            i, _ = self._ws_reuse.pop(0)
+        same = [n for n, (_, k) in enumerate(self._ws_reuse) if k == key]
+        if same:
+            i, _ = self._ws_reuse.pop(same[0])
             self._ws_loop.append((i, key))
             ws = self.workspaces[i]
             return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
-        self._ws_reuse = []            # out of step with the previous loop: no more reuse
         i = len(self.workspaces)
         if i < len(self.k.workspaces):          # every region shares the kernel's workspaces
             r, c, _ = self.k.workspaces[i]
@@ -533,15 +547,23 @@ class BodyLowering:
         return ws, (self.k.blocks * rows, cols), row
 
     def acc_to_ub(self, v, layout):
-        """L0C -> GM workspace (converting to the block dtype) -> UB."""
-        m, n = v.shape
+        """L0C -> GM workspace (converting to the block dtype) -> UB. A result a vector
+        instruction reads was stored to its workspace by its matmul already, so the cube
+        does not wait for the vector unit to reach its first use."""
         if layout != FULL and layout_of(v.shape) != layout:
             raise self.error(UnsupportedError, f"a matmul result used as a {layout} vector")
-        ws, view, row = self.workspace(m, n, v.dtype, "c2v")
-        stored = self.emit(T.tile_store_p, [ws, v.atom, row, idx(0)], view=view, atomic=False)
+        stored, view, row = v.made.get("c2v") or self._acc_to_ws(v)
         phys, valid = ub_shape(v.shape, layout, v.dtype)
         return self.emit(T.tile_load_p, [stored, row, idx(0)], space="UB", shape=phys,
                          valid=valid, view=view, transpose=False, stage=None)
+
+    def _acc_to_ws(self, v):
+        """TSTORE an L0C result to a c2v workspace, here: (stored var, view, row)."""
+        m, n = v.shape
+        ws, view, row = self.workspace(m, n, v.dtype, "c2v")
+        stored = self.emit(T.tile_store_p, [ws, v.atom, row, idx(0)], view=view, atomic=False)
+        v.made["c2v"] = (stored, view, row)
+        return v.made["c2v"]
 
     # --- elementwise -------------------------------------------------------------------------
     def elementwise(self, eqn, vals, form):
@@ -723,13 +745,29 @@ class BodyLowering:
         into = self.acc_into.get(eqn.outputs[0])     # a loop's L0C accumulator carry
         acc = None if into is None else into.atom
         self.matmuls += 1          # each operand's K steps share one double buffer
+        # an operand the other core wrote (through a workspace) is loaded last: the cube
+        # loads the other while it waits for that one
+        a_last = a.kind != "window" and b.kind == "window"
         for k0, kc in self._k_steps(m, kk, n, dt):
+            if a_last:
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
             a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a")
-            b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
+            if not a_last:
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
             acc = self.emit(T.tile_matmul_p, [a0, b0]) if acc is None else \
                 self.emit(T.tile_matmul_acc_p, [acc, a0, b0])
         out = eqn.outputs[0].type
-        return self.new_value("acc", out.shape, out.dtype, atom=acc)
+        value = self.new_value("acc", out.shape, out.dtype, atom=acc)
+        if self._read_by_vector(eqn.outputs[0]):
+            self._acc_to_ws(value)
+        return value
+
+    def _read_by_vector(self, var) -> bool:
+        """Whether a vector instruction of this body reads the matmul result ``var`` (not
+        only a matmul, a store to an output, a conversion or a loop's L0C accumulation)."""
+        return any(e.prim not in (dot_general_p, kernel_store_p, cv.convert_element_type_p,
+                                  kernel_fori_p) and e not in self.acc_adds
+                   for e in self._uses.get(var, ()))
 
     def _k_steps(self, m, k, n, dtype):
         """K steps whose double-buffered L0A/L0B operands each take at most a quarter of L0."""

@@ -11,13 +11,18 @@ Per tile (from the kernel's instruction schedule, ``ptojax.lower.schedule``):
             (MACs per cycle of the input dtype); TEXTRACT bytes (TIMG2COL: the im2col block
             written) / the L1->L0 bandwidth; a cycle per fmatrix register write
 
-A core's time for a tile is the largest of the three when loads, compute and stores overlap
-(``buffers >= 2``) and their sum otherwise; a core's time is the sum over the tiles it owns;
-a kernel takes the slowest core plus the launch overhead, and never less than its HBM time:
-each tensor it touches crosses HBM once (re-reads of a tile by other cores, e.g. matmul
-panels, are assumed to hit the L2 cache) at the HBM bandwidth. The bound is whichever of HBM (all GM traffic, including the
-per-core DMA paths), vector or cube dominates. Tensor-level equations left between kernels are
-estimated as memory-bound (bytes in + out over HBM). Target figures are in
+Those figures give each instruction its time on its pipe (``ptojax.lower.pipes``): MTE2,
+MTE1, M (cube), FIX, V (vector), MTE3 are in-order queues that overlap, ordered only by the
+schedule's flags and cross-core flags, so a core's time is its critical pipe or its
+dependency chain, whichever is longer. Each block (a cube core with its vector sub-blocks,
+or a vector core) runs its tiles in order; a kernel takes the slowest block plus the first-
+byte latency and the launch overhead, and never less than its HBM time: each tensor it
+touches crosses HBM once (re-reads of a tile by other cores, e.g. matmul panels, are assumed
+to hit the L2 cache) at the HBM bandwidth. The bound is HBM when that floor dominates,
+"latency" when the slowest block takes over 1.5x its busiest pipe's work (a chain of
+dependent steps: one tile's load -> compute -> store with nothing to overlap, or cube <->
+vector round trips), else the unit of that pipe (a DMA pipe counts as HBM). Tensor-level
+equations left between kernels are estimated as memory-bound (bytes in + out over HBM). Target figures are in
 ``ptojax.targets``; most are estimates, and nothing has been measured on hardware.
 """
 from __future__ import annotations
@@ -29,10 +34,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptojax.ir.symbolic import evaluate, symbols_of
-from ptojax.ir.types import TensorType, TileType
-from ptojax.ir.pto import Instr, RowView, Scratch
+from ptojax.ir.types import TensorType
+from ptojax.ir.pto import Instr
+from ptojax.lower.pipes import CUBE, PipeClock, ScheduleWalk, _elems, _itemsize, repeat
 from ptojax.lower.program_schedule import schedule_of
-from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK, Window
+from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
@@ -64,28 +70,6 @@ class _TileCost:
     cube_cycles: float = 0.0
     bytes: int = 0
     flops: int = 0
-
-
-def _elems(op):
-    if isinstance(op, RowView):
-        op = op.var
-    if isinstance(op, Scratch):
-        t = op.eqn.inputs[0].type
-    elif isinstance(op, Window):
-        return op.rows * op.cols
-    else:
-        t = op.type
-    return math.prod(T.valid_shape(t)) if isinstance(t, TileType) else 1
-
-
-def _itemsize(op):
-    if isinstance(op, RowView):
-        op = op.var
-    if isinstance(op, Scratch):
-        return op.eqn.inputs[0].type.dtype.itemsize
-    if isinstance(op, Window):
-        return op.param.type.dtype.itemsize
-    return op.type.dtype.itemsize
 
 
 def _walk(stmts, trip=1, scalars=None):
@@ -197,7 +181,6 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
     sched = schedule_of(eqn)
     target = sched.target
     grid = sched.grid
-    overlap = sched.buffers >= 2
     hz = target.clock_hz
     region_of, tile_sizes, params_sizes = grid.region_of, None, {}
     if grid.dynamic_rows:
@@ -216,19 +199,23 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
             per_region[region_of(*grid.coords(t))]
     worst, total_bytes, total_flops = 0.0, 0, 0
     parts = {"HBM": 0.0, "vector": 0.0, "cube": 0.0}
+    for t in grid.block_range(0):
+        for sec, c in costs_of(t):
+            share = 0.5 if sec.split_subblocks else 1.0
+            parts["HBM"] += c.dma_s * share
+            parts["vector"] += c.vec_cycles / hz * share
+            parts["cube"] += c.cube_cycles / hz * share
+    memo, critical = {}, {}
     for block in range(grid.blocks):
-        section_time = {}
-        for t in grid.block_range(block):
-            for sec, c in costs_of(t):
-                share = 0.5 if sec.split_subblocks else 1.0
-                times = (c.dma_s, c.vec_cycles / hz, c.cube_cycles / hz)
-                step = (max(times) if overlap else sum(times)) * share
-                section_time[sec.core] = section_time.get(sec.core, 0.0) + step
-                if block == 0:
-                    parts["HBM"] += c.dma_s * share
-                    parts["vector"] += c.vec_cycles / hz * share
-                    parts["cube"] += c.cube_cycles / hz * share
-        busy = max(section_time.values(), default=0.0)
+        tiles = list(grid.block_range(block))
+        key = None if per_tile is not None else tuple(region_of(*grid.coords(t))
+                                                      for t in tiles)
+        if key is None or key not in memo:
+            clock = _block_clock(sched, block, tiles, grid, region_of, tile_sizes)
+            memo[key] = (clock.finish(), clock.busy)
+        busy, pipes = memo[key]
+        if busy > worst:
+            critical = pipes
         worst = max(worst, busy + (target.dma_latency_cycles / hz if busy else 0.0))
     for t in range(grid.num_tiles):
         for _, c in costs_of(t):
@@ -238,10 +225,76 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
     hbm = min(total_bytes, unique) / target.hbm_bandwidth
     seconds = max(worst, hbm) + target.launch_overhead_s
     parts["HBM"] = max(parts["HBM"], hbm)
-    bound = max(parts, key=parts.get)
+    bound = _bound(critical, hbm, parts, worst)
+    detail = {k: v * 1e6 for k, v in parts.items()}
+    detail["pipes"] = {f"{u}.{p}": v * 1e6 for (u, p), v in sorted(critical.items())}
+    detail["slowest core"] = worst * 1e6
     return KernelCost(sched.name, sched.kind, grid.num_tiles, grid.blocks, total_bytes,
-                      total_flops, seconds * hz, seconds, bound,
-                      {k: v * 1e6 for k, v in parts.items()})
+                      total_flops, seconds * hz, seconds, bound, detail)
+
+
+PIPE_BOUND = {"MTE2": "HBM", "MTE3": "HBM", "FIX": "HBM", "M": "cube", "MTE1": "cube",
+              "S": "cube", "V": "vector"}
+
+
+LATENCY_SLACK = 1.5     # a core this many times slower than its busiest pipe mostly waits
+
+
+def _bound(busy, hbm, parts, core_seconds):
+    """What bounds a kernel: HBM when its traffic takes longer than any pipe's work;
+    "latency" when the slowest core mostly waits (a chain of dependent steps longer than any
+    pipe's work); else the unit of its busiest pipe."""
+    if not busy:
+        return max(parts, key=parts.get)
+    (unit, pipe), seconds = max(busy.items(), key=lambda kv: kv[1])
+    if hbm >= seconds:
+        return "HBM"
+    return "latency" if core_seconds > LATENCY_SLACK * seconds else PIPE_BOUND[pipe]
+
+
+def _block_clock(sched, block, tiles, grid, region_of, sizes) -> PipeClock:
+    """The pipes of one block (a cube core and its vector sub-blocks, or a vector core) after
+    running its tiles: every section's prologue, tile loop and epilogue, in program order."""
+    split = any(sec.split_subblocks for sec in sched.sections)
+    clock = PipeClock(sched.target, 2 if split else 1, sizes)
+    for sec in sched.sections:
+        walk = ScheduleWalk(clock, sched.buffers)
+        units = clock.vector_units if sec.split_subblocks else \
+            [CUBE if sec.core == "cube" else clock.vector_units[0]]
+        for u in units:
+            walk.stmts(sec.prologue, u)
+        if sched.kind == "kernel":
+            for i, t in enumerate(tiles):
+                reg = sec.regions[grid.region_of(*grid.coords(t))]
+                walk.scalars = _program_scalars(reg, grid, t, block)
+                walk.slots["slot"] = i % sched.buffers
+                walk.region(reg, units, units[0])
+        else:
+            _tile_runs(walk, sec, units, tiles, grid, region_of, sched.buffers)
+        for u in units:
+            walk.stmts(sec.epilogue, u)
+    return clock
+
+
+def _tile_runs(walk, sec, units, tiles, grid, region_of, buffers):
+    """A vector or cube section's tiles, run by run of one region (a run's steady state is
+    extrapolated); split sub-blocks take alternate tiles, each its own buffer slots."""
+    regions = [region_of(*grid.coords(t)) for t in tiles]
+    handled = {u: 0 for u in units}
+    i = 0
+    while i < len(tiles):
+        j = i
+        while j < len(tiles) and regions[j] == regions[i]:
+            j += 1
+        reg, start = sec.regions[regions[i]], i
+
+        def step(n, reg=reg, start=start):
+            owner = units[(start + n) % len(units)]
+            walk.slots["slot"] = handled[owner] % buffers
+            handled[owner] += 1
+            walk.region(reg, units, owner)
+        repeat(walk.clock, j - i, step, period=buffers * len(units))
+        i = j
 
 
 def _at_rows(grid, rows):

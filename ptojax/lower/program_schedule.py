@@ -82,10 +82,10 @@ def program_schedule(eqn) -> KernelSchedule:
                 for i, (b, plan) in enumerate(zip(p["bodies"], plans))]
     for b in builders:
         b.walk()
-    _order_pipes(builders)
     prologue, epilogue = [], []
     for b in builders:
         b.rings(prologue, epilogue)
+    _order_pipes(builders)
     _cross_core(builders, prologue, epilogue)
     regions = [b.region() for b in builders]
     cube = any(op.core == "cube" for b in builders for op, _ in _flat_ops(b.items))
@@ -394,26 +394,51 @@ class _Simulation:
     """Runs one core's ops over two tiles (regions ``first`` then ``second``), each loop body
     twice, and records the adjacent pairs that order unordered conflicting accesses."""
 
-    def __init__(self, core, pairs):
+    def __init__(self, core, pairs, buffers):
         self.core = core
         self.pairs = pairs           # id(op) -> set of (src pipe, dst pipe)
+        self.buffers = buffers
         self.changed = False
+        self.rings = {}              # ring event -> what its sets knew, oldest first
 
     def run(self, first, second):
         st = _Clocks()
+        self.rings = {}
         self._items(first.items, st, [0], first)
         self._items(second.items, st, [1], second)
 
     def _items(self, items, st, copies, builder):
         for it in items:
             if isinstance(it, _Op):
+                self._ring_flags(it.before, st, copies)
                 if it.core == self.core:
                     self._op(it, st, copies, builder)
+                self._ring_flags(it.after, st, copies)
             elif isinstance(it, _LoopItem):
+                self._ring_flags(it.before, st, copies)
                 before = st.copy()
                 for i in range(2):
                     self._items(it.items, st, copies + [i], builder)
                 st.meet(before)
+                self._ring_flags(it.after, st, copies)
+
+    def _ring_flags(self, flags, st, copies):
+        """The staging rings' flags (``Builder.rings``): a wait gives its pipe what the
+        matching set's pipe had done when it fired, so the rings order what they cover."""
+        for core, f in flags:
+            if core != self.core or not isinstance(f, Flag):
+                continue
+            if isinstance(f.event, tuple):
+                copy = copies[0] if f.event[0] == "slot" else copies[-1]
+                event = copy % self.buffers + f.event[1]
+            else:
+                event = f.event
+            key = (f.src, f.dst, event)
+            if f.action == "set":
+                self.rings.setdefault(key, []).append(st.progress(f.src))
+            elif self.rings.get(key):
+                for r, v in self.rings[key].pop(0).items():
+                    st.known[f.dst][r] = max(st.known[f.dst][r], v)
 
     def _ranges(self, res, copies, builder):
         kind, x = res
@@ -476,9 +501,10 @@ class _Simulation:
 def _order_pipes(builders):
     """Adjacent set/wait pairs for every unordered conflict on each core (to a fixpoint)."""
     pairs = {}
+    buffers = builders[0].buffers
     for core in ("cube", "vector"):
         for _ in range(MAX_FIX_ROUNDS):
-            sim = _Simulation(core, pairs)
+            sim = _Simulation(core, pairs, buffers)
             for a in builders:
                 for b in builders:
                     sim.run(a, b)

@@ -8,7 +8,9 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
   next slot while the vector/cube unit works on this one) and UB tiles read by ``tile_store``
   (the store of slot k drains while slot k+1 is computed). A staging tile defined inside a
   ``tile_loop`` (and not sharing a ``stage`` buffer with one outside) is reserved for that
-  loop only: after it, other tiles may use its buffer.
+  loop only: after it, other tiles may use its buffer. A matmul's accumulator started
+  inside a ``tile_loop`` is staged too: the next step's matmul fills the other copy while
+  this step's result drains to GM.
 - The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
   steps; the copy used alternates with the step. When all of them are defined inside one
   ``tile_loop``, the buffer is reserved for that loop only (sequential loops, such as the
@@ -117,7 +119,8 @@ class _Walker:
                 self.span[v] = self.loops[-1]
                 self.last.setdefault(v, p)
             if eqn.prim in (T.tile_load_p, T.tile_move_p) or \
-                    getattr(eqn.prim, "tile_staged", False):
+                    getattr(eqn.prim, "tile_staged", False) or \
+                    (eqn.prim is T.tile_matmul_p and level > 0):
                 self.staged_in.add(eqn.outputs[0])
             if eqn.prim is T.tile_store_p and eqn.inputs[1].type.space == "UB":
                 self.stored.add(eqn.inputs[1])
