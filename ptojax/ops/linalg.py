@@ -100,6 +100,7 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, preferred_element_type=No
 
 
 _MATMUL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.int32)))
+_FLOAT32 = np.dtype(np.float32)
 
 
 def accumulation_dtype(in_dtype, out_dtype) -> np.dtype:
@@ -130,7 +131,20 @@ def _matrix_product(lhs, rhs, lc, rc, lb, preferred_element_type):
             or lhs.dtype not in _MATMUL_DTYPES or rhs.dtype != lhs.dtype \
             or (preferred_element_type is not None and preferred_element_type != lhs.dtype):
         return None
-    return matmul(_AS_LHS[lc](lhs), _AS_RHS[rc](rhs))
+    a, b = _AS_LHS[lc](lhs), _AS_RHS[rc](rhs)
+    if _swap_pays(a, b):
+        return matmul(b.T, a.T).T
+    return matmul(a, b)
+
+
+def _swap_pays(a, b) -> bool:
+    """Whether ``a @ b`` is faster as ``(b.T @ a.T).T`` (its result then a transposed view):
+    for a float32 product of few rows by a transposed row-major matrix — a dense layer's
+    input gradient ``g @ w.T`` with a small batch — OpenBLAS's sgemm is ~1.5x slower than on
+    the swapped operands (measured with one thread, the same on AMD Zen 4: 32x512 @ 512x784:
+    0.43 -> 0.29 ms; 8x1024 @ 1024x1024: 0.70 -> 0.42 ms). float64 shows no such gap."""
+    return a.dtype == _FLOAT32 and 4 * a.shape[0] <= b.shape[1] \
+        and b.T.flags.c_contiguous and not b.flags.c_contiguous
 
 
 def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, precision=None):

@@ -37,3 +37,25 @@ def test_matrix_products_match_jax(jax, dtype, preferred, lc, rc):
     got = pto.lax.dot_general(lhs, rhs, dn, preferred_element_type=preferred)
     want = jax.lax.dot_general(lhs, rhs, dn, preferred_element_type=preferred)
     assert_close(got, want)
+
+
+@pytest.mark.parametrize("lc", [(1,), (0,)], ids=str)
+def test_few_rows_times_transposed_matrix_is_computed_swapped(jax, lc):
+    """``g @ w.T`` with few rows of ``g`` (a small batch's input gradient) runs as
+    ``(w @ g.T).T`` in float32, where OpenBLAS is faster (ops/linalg.py ``_swap_pays``): the
+    same values as JAX, a transposed view of a fresh buffer, never one of the operands."""
+    from ptojax.ops.linalg import _swap_pays
+    rng = np.random.default_rng(1)
+    m, k, n = 8, 40, 64
+    lhs = _operand(rng, (m, k) if lc == (1,) else (k, m), np.float32)
+    w = _operand(rng, (n, k), np.float32)
+    assert _swap_pays(lhs if lc == (1,) else lhs.T, w.T)
+    assert not _swap_pays(lhs if lc == (1,) else lhs.T, np.ascontiguousarray(w.T))
+    assert not _swap_pays(lhs.astype(np.float64) if lc == (1,) else lhs.T.astype(np.float64),
+                          w.T.astype(np.float64))
+    dn = ((lc, (1,)), ((), ()))
+    f = pto.jit(lambda a, b: pto.lax.dot_general(a, b, dn) * 2.0)
+    for got in (pto.lax.dot_general(lhs, w, dn), f(lhs, w) / 2.0):
+        assert_close(got, jax.lax.dot_general(lhs, w, dn))
+    out = np.asarray(pto.lax.dot_general(lhs, w, dn))
+    assert not np.may_share_memory(out, lhs) and not np.may_share_memory(out, w)

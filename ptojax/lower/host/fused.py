@@ -399,10 +399,20 @@ class BodyPrinter(_Lines):
     # --- column sums -------------------------------------------------------------------------
     def column_sums(self):
         """After the rows: the column sums (and what is computed from them) added into their
-        outputs atomically — other tiles' blocks add into the same columns."""
+        outputs — other tiles' blocks add into the same columns: atomically when the blocks run
+        on several threads, else plainly (the loop printed twice, ``blocks_concurrent``)."""
         plan = self.plan
         if not plan.colsum_stores:
             return
+        self.open("if (blocks_concurrent())")
+        self._column_sum_loop("atomic_add")
+        self.close()
+        self.open("else")
+        self._column_sum_loop("plain_add")
+        self.close()
+
+    def _column_sum_loop(self, add: str):
+        plan = self.plan
         self.open("for (int j = 0; j < vc; ++j)")
         scope = {}
         for e in plan.colsum_eqns:
@@ -414,7 +424,7 @@ class BodyPrinter(_Lines):
         for e in plan.colsum_stores:
             gm, tile, r0, c0 = e.inputs
             cols = e.params["view"][1]
-            self.w(f"atomic_add({self.atom(gm)} + ({self.atom(r0)}) * {cols} + "
+            self.w(f"{add}({self.atom(gm)} + ({self.atom(r0)}) * {cols} + "
                    f"{self.atom(c0)} + j, narrow<{cpp_type(gm.type.dtype)}>({scope[tile]}));")
         self.close()
 

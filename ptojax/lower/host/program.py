@@ -32,6 +32,7 @@ from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
+from ptojax.lower.host.locality import for_locality
 from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
@@ -297,6 +298,7 @@ class HostProgram:
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
         self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
-        self.executable = Executable(tiled, {**self.launchers, **self.tensor_runners, **loops},
+        self.executable = Executable(for_locality(tiled),   # last uses while in cache
+                                     {**self.launchers, **self.tensor_runners, **loops},
                                      frozenset(loops), donated)
         self.run = self.executable.run

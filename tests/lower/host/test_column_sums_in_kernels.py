@@ -25,3 +25,23 @@ def test_column_sums_inside_kernels_sum_every_row(name, kernels):
     for rows in (40, 5000):   # more rows than one host tile; more than fit UB
         x = np.random.default_rng(rows).random((rows, 8)).astype(np.float32)
         np.testing.assert_allclose(compiled(x), reference(x), rtol=1e-5, atol=2e-5)  # f32 sums
+
+
+@pytest.mark.parametrize("kernels", ["fused", "pto"])
+@pytest.mark.parametrize("busy", [False, True], ids=["threads", "calling_thread"])
+def test_column_sums_added_atomically_only_across_threads(kernels, busy, monkeypatch):
+    """A bias gradient's column sums over blocks: added atomically when the blocks run on the
+    OpenMP threads, plainly when they run one after another (a busy machine, small kernels):
+    the same sums either way (``blocks_concurrent`` in pto_host_memory.h)."""
+    from ptojax.lower.host import program
+    monkeypatch.setattr(program, "machine_busy", lambda: busy)
+    f = pto.jit(lambda g, x: (pnp.where(x > 0, g, 0.0), pnp.sum(g * 2.0, axis=0)),
+                backend=CpuBackend(tiered=False, min_elements=0, kernels=kernels))
+    rng = np.random.default_rng(7)
+    g, x = (rng.standard_normal((512, 128)).astype(np.float32) for _ in range(2))  # parallel
+    masked, sums = f(g, x)
+    np.testing.assert_array_equal(masked, np.where(x > 0, g, 0.0))
+    np.testing.assert_allclose(sums, (g * 2.0).astype(np.float64).sum(0), rtol=1e-5, atol=1e-4)
+    if kernels == "fused":
+        source = f.lower(g, x).as_text("fused-cpp")
+        assert "if (blocks_concurrent())" in source and "plain_add(" in source

@@ -72,9 +72,15 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
     e.failed = false;
     e.text[0] = '\0';
   }
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && blocks > 1)
+#if defined(_OPENMP)
+  const bool concurrent = parallel && blocks > 1;
+#else
+  const bool concurrent = false;
+#endif
+#pragma omp parallel for schedule(dynamic, 1) if (concurrent)
   for (int64_t b = 0; b < blocks; ++b) {
     block_context() = BlockContext{b, blocks, 0};
+    blocks_concurrent() = concurrent;
     ::block_num = blocks;
     vector_cores_per_block() = vector_cores;
     if (kCheckSync) sync_checker().begin_block();
