@@ -180,19 +180,19 @@ def test_no_race_is_timed_while_the_background_worker_is_busy():
 
 def test_on_a_busy_machine_the_tiers_race_by_cpu_time():
     """Busy, a call's wall time is mostly the scheduler's doing: the calling thread's CPU
-    time decides. Here the numpy tier waits (20 ms, no CPU) and the compiled one computes
-    (5 ms of CPU)."""
+    time decides. Here the numpy tier waits (30 ms, no CPU) and the compiled one computes
+    (1 ms of CPU: under a load of 7 on 2 cores that is still ~4 ms of wall, far from 30)."""
     executable = HostExecutable(pto.make_ir(chain)(_x()), CpuBackend(tiered=False))
 
     def waits(fn):
         def run(*args):
-            time.sleep(0.02)
+            time.sleep(0.03)
             return fn(*args)
         return run
 
     def computes(fn):
         def run(*args):
-            end = time.thread_time() + 0.005
+            end = time.thread_time() + 0.001
             while time.thread_time() < end:
                 pass
             return fn(*args)
