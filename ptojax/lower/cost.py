@@ -207,7 +207,6 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
     elif grid.dynamic_cols:    # one tile spans the row: every tile has the runtime columns
         params_sizes = sizes or upper_bounds(grid.space[1])
         tile_sizes = {T.VALID_COLS: evaluate(grid.space[1], params_sizes)}
-        region_of = lambda ti, tj: 0   # noqa: E731
     per_region = {}
     for sec in sched.sections:
         for i, reg in enumerate(sec.regions):

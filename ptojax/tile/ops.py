@@ -224,7 +224,7 @@ class ProgramGrid:
     regions: tuple
 
     tile = (1, 1)
-    dynamic_rows = False   # a pto.kernel grid is static
+    dynamic_rows = dynamic_cols = dynamic = False   # a pto.kernel grid is static
     counts = property(lambda self: (math.prod(self.shape[:-1]), self.shape[-1]))
     space = counts
     num_tiles = property(lambda self: math.prod(self.shape))
