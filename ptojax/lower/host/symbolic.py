@@ -2,9 +2,9 @@
 static program per bucket of sizes where that measures faster.
 
 ``SymbolicExecutable.run`` runs the program as traced (a ``HostExecutable``: tile kernels over
-a runtime row count, compiled once; everything else on numpy, sized per call). Kernels that
-need static sizes (matmuls over a symbolic dimension, a symbolic last dimension...) are left
-to numpy there, so for each *bucket* (a size per symbol, ``CpuBackend.buckets``: the next
+a runtime row count or row length, compiled once; everything else on numpy, sized per call).
+Kernels that need static sizes (matmuls over a symbolic dimension, both a symbolic row count
+and row length...) are left to numpy there, so for each *bucket* (a size per symbol, ``CpuBackend.buckets``: the next
 power of two by default) that a call falls in, the program is also rewritten at the bucket
 (``lower/bucketing.py``: padded and masked, all shapes static) and compiled in the
 background like any static program. Once it is compiled, the bucket's next calls alternate
@@ -26,7 +26,8 @@ import numpy as np
 from ptojax.errors import UnsupportedError
 from ptojax.ir.symbolic import evaluate, size_readers, symbols_of
 from ptojax.lower.bucketing import bucket_of, bucketed, next_power_of_two
-from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable
+from ptojax.eval.machine_load import machine_busy
+from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable, _worker_idle
 from ptojax.optimize import optimize
 
 log = logging.getLogger("ptojax.jit")
@@ -102,7 +103,10 @@ class SymbolicExecutable:
 
 class Bucket:
     """The program at one bucket: compiled in the background, then raced against the one
-    program on this bucket's calls."""
+    program on this bucket's calls. As in the tier race (``backend._TierTrial``), calls are
+    timed only while the background worker is idle (its tiling holds the GIL and its
+    compiler takes a core: either side would stall at random), and on a busy machine
+    (``machine_busy``) by the calling thread's CPU time rather than the wall clock."""
 
     def __init__(self, closed, static, at: dict, options):
         self.at = at
@@ -120,15 +124,19 @@ class Bucket:
     def run(self, program_run, args, sizes):
         if self.use == "bucket":
             return self._padded_run(args, sizes)
+        if not _worker_idle():
+            return program_run(*args)
         tier = len(self.times[1]) <= len(self.times[0])    # the bucket first
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         out = self._padded_run(args, sizes) if tier else program_run(*args)
-        self.times[tier].append(time.perf_counter() - start)
+        self.times[tier].append((time.perf_counter() - start, time.thread_time() - cpu))
         if all(len(t) >= TRIAL_CALLS for t in self.times):
-            self.use = "bucket" if min(self.times[1]) <= min(self.times[0]) else "program"
-            log.info("bucket %s: %s measured faster (%.3f ms vs %.3f ms)", self.at, self.use,
-                     1e3 * min(self.times[self.use == "bucket"]),
-                     1e3 * min(self.times[self.use != "bucket"]))
+            clock = 1 if machine_busy() else 0
+            program, bucket = (min(t[clock] for t in times) for times in self.times)
+            self.use = "bucket" if bucket <= program else "program"
+            log.info("bucket %s: %s measured faster (%.3f ms vs %.3f ms%s)", self.at,
+                     self.use, 1e3 * min(program, bucket), 1e3 * max(program, bucket),
+                     " of CPU time" if clock else "")
         return out
 
     def _padded_run(self, args, sizes):
