@@ -113,3 +113,22 @@ def test_grad_through_a_runtime_column_count_matches_static(cols):
     x, = _args(cols, 1)
     assert_matches(grad(x, w), interpret(pto.grad(_loss), x, w))
     assert any(e.params["grid"].dynamic_cols for e in kernels_of(grad, x, w))
+
+
+@pytest.mark.parametrize("cols, bucket", [(9, 16), (100, 128)])
+def test_grad_through_a_bucket_padded_with_nan_never_leaks(cols, bucket):
+    """The grad program rewritten at a bucket of the row length (masked), compiled, run on
+    inputs padded with NaN: its true elements are the static-shape grads."""
+    from ptojax.lower.bucketing import bucketed
+    from ptojax.optimize import optimize
+    w = np.random.default_rng(1).standard_normal(R).astype(np.float32)
+    x, = _args(cols, 1)
+    grad = pto.jit(pto.grad(_loss), dynamic={0: {1: pto.Dim("cols", 1, HI)}})
+    static = optimize(bucketed(grad.lower(x, w).ir, {"cols": bucket}))
+    executable = HostExecutable(static, CpuBackend(tiered=False, min_elements=0))
+    assert executable.status == "compiled"
+    padded = np.full((R, bucket), np.nan, np.float32)
+    padded[:, :cols] = x
+    (out,) = executable.run(np.int32(cols), padded, w)
+    assert np.isfinite(out[:, :cols]).all()
+    assert_matches(out[:, :cols], interpret(pto.grad(_loss), x, w))
