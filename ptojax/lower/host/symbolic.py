@@ -33,6 +33,9 @@ from ptojax.optimize import optimize
 log = logging.getLogger("ptojax.jit")
 
 
+RERACES = 2          # races of a bucket after its first
+RERACE_AFTER = 16    # calls after a bucket's race before the next
+
 SMALL = "small at this bucket: the numpy executor, as for a static program of its size"
 
 
@@ -106,7 +109,10 @@ class Bucket:
     program on this bucket's calls. As in the tier race (``backend._TierTrial``), calls are
     timed only while the background worker is idle (its tiling holds the GIL and its
     compiler takes a core: either side would stall at random), and on a busy machine
-    (``machine_busy``) by the calling thread's CPU time rather than the wall clock."""
+    (``machine_busy``) by the calling thread's CPU time rather than the wall clock. The race
+    is run again ``RERACES`` times, ``RERACE_AFTER`` calls after each decision, and decided
+    on the best times of all its calls: a few calls of 3 can stall on a busy machine (a
+    bucket 15% slower than the one program won a decode step's first race under load)."""
 
     def __init__(self, closed, static, at: dict, options):
         self.at = at
@@ -117,20 +123,27 @@ class Bucket:
         self.padded_shapes = [evaluate(v.type.shape, at) for v in closed.ir.invars]
         self.times = ([], [])            # (one program, this bucket) call times
         self.use = None                  # the faster, once measured: "program" or "bucket"
+        self.needed = TRIAL_CALLS        # calls of each before deciding
+        self.calls_left = RERACE_AFTER   # calls until the next race (once decided)
 
     def ready(self) -> bool:
-        return self.use == "bucket" or (self.use is None and self.executable.program is not None)
+        return self.executable.program is not None
 
     def run(self, program_run, args, sizes):
-        if self.use == "bucket":
-            return self._padded_run(args, sizes)
+        if self.use is not None:
+            self.calls_left -= 1
+            if self.calls_left > 0 or self.needed >= TRIAL_CALLS * (1 + RERACES):
+                return self._padded_run(args, sizes) if self.use == "bucket" else \
+                    program_run(*args)
+            self.use, self.needed = None, self.needed + TRIAL_CALLS    # race again
         if not _worker_idle():
             return program_run(*args)
         tier = len(self.times[1]) <= len(self.times[0])    # the bucket first
         start, cpu = time.perf_counter(), time.thread_time()
         out = self._padded_run(args, sizes) if tier else program_run(*args)
         self.times[tier].append((time.perf_counter() - start, time.thread_time() - cpu))
-        if all(len(t) >= TRIAL_CALLS for t in self.times):
+        if all(len(t) >= self.needed for t in self.times):
+            self.calls_left = RERACE_AFTER
             clock = 1 if machine_busy() else 0
             program, bucket = (min(t[clock] for t in times) for times in self.times)
             self.use = "bucket" if bucket <= program else "program"
