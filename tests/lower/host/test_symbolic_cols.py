@@ -132,3 +132,16 @@ def test_grad_through_a_bucket_padded_with_nan_never_leaks(cols, bucket):
     (out,) = executable.run(np.int32(cols), padded, w)
     assert np.isfinite(out[:, :cols]).all()
     assert_matches(out[:, :cols], interpret(pto.grad(_loss), x, w))
+
+
+def test_the_bucket_of_a_one_column_row_length_compiles():
+    """At a bucket of 1 column a [R,1] value is both a row and a full value: kernels whose
+    operands disagree on that are not merged (the fused build of a masked layer norm crashed
+    with mismatched tiles)."""
+    jitted = pto.jit(layer_norm, dynamic={"x": {1: pto.Dim("cols", 1, HI)}},
+                     backend=CpuBackend(tiered=False, min_elements=0))
+    for cols in (1, 3):
+        x, = _args(cols, 1)
+        assert_matches(jitted(x), interpret(layer_norm, x))
+    buckets = next(iter(jitted._cache.values())).executable.buckets
+    assert buckets[(1,)].executable.status == "compiled"
