@@ -184,6 +184,7 @@ def _dynamic_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
     sizing = _sizing_function(readers, [t.shape for t in out_types], grid)
     allocs = [(np.zeros if i in zeroed else np.empty, t.dtype) for i, t in enumerate(out_types)]
     record = _kernel_recorder(eqn)
+    extents: dict = {}    # the extent -> its (never written) int32 argument
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
@@ -191,9 +192,14 @@ def _dynamic_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
         outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
         threads = elements >= PARALLEL_MIN_ELEMENTS and not machine_busy()
         used = min(blocks, max(1, tiles))    # blocks that get a tile
-        start = time.perf_counter()
-        library.launch(index, [*arrays, *outs, np.array([extent], np.int32)], used, threads)
-        if profiler.active is not None:
+        given = extents.get(extent)
+        if given is None:
+            given = extents[extent] = np.array([extent], np.int32)
+        if profiler.active is None:
+            library.launch(index, [*arrays, *outs, given], used, threads)
+        else:
+            start = time.perf_counter()
+            library.launch(index, [*arrays, *outs, given], used, threads)
             record(start, arrays + outs)
         return outs
     return launch
