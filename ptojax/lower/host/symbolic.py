@@ -36,6 +36,8 @@ log = logging.getLogger("ptojax.jit")
 RERACES = 2          # races of a bucket after its first
 RERACE_AFTER = 16    # calls after a bucket's race before the next
 
+MAX_ROUTES = 1 << 14   # call sizes whose runner is kept (beyond: found again per call)
+
 SMALL = "small at this bucket: the numpy executor, as for a static program of its size"
 
 
@@ -55,6 +57,8 @@ class SymbolicExecutable:
         self.tensor_sizes = list({v.type.size for v in (*ir.invars, *(o for e in ir.eqns
                                                                  for o in e.outputs))})
         self.buckets: dict = {}
+        self._reads = [(i, axis) for i, axis, _ in self.readers.values()]
+        self._routes: dict = {}    # the read dimensions of a call -> its runner (_route)
         self._lock = threading.Lock()
         self._unbucketable = None if options.buckets is not False else "buckets=False"
 
@@ -67,6 +71,17 @@ class SymbolicExecutable:
         return self.executable.wait(timeout)
 
     def run(self, *args):
+        route = self._routes.get(tuple([args[i].shape[axis] for i, axis in self._reads]))
+        if route is None:
+            route = self._route(args)
+        return route(args)
+
+    __call__ = run
+
+    def _route(self, args):
+        """``args -> outputs`` for calls whose read dimensions are those of ``args``: the
+        numpy executor (a small bucket), the one program (an unbucketable program), or their
+        bucket's race and choice (the one program until it is compiled)."""
         sizes = {name: args[i].shape[axis] // c for name, (i, axis, c) in self.readers.items()}
         policy = self.options.buckets or next_power_of_two
         key = tuple(bucket_of(sizes[n], self.symbols[n], policy) for n in self.readers)
@@ -74,12 +89,21 @@ class SymbolicExecutable:
         if bucket is None:
             bucket = self._new_bucket(key)
         if bucket is SMALL:   # as a static program this small would: numpy only
-            return self.executable.numpy.run(*args)
-        if type(bucket) is not Bucket or not bucket.ready():
-            return self.executable.run(*args)
-        return bucket.run(self.executable.run, args, sizes)
+            numpy_run = self.executable.numpy.run
+            route = lambda args: numpy_run(*args)   # noqa: E731
+        elif type(bucket) is not Bucket:
+            program_run = self.executable.run
+            route = lambda args: program_run(*args)   # noqa: E731
+        else:
+            program_run = self.executable.run
 
-    __call__ = run
+            def route(args):
+                if not bucket.ready():
+                    return program_run(*args)
+                return bucket.run(program_run, args, sizes)
+        if len(self._routes) < MAX_ROUTES:
+            self._routes[tuple([args[i].shape[axis] for i, axis in self._reads])] = route
+        return route
 
     def _new_bucket(self, key):
         with self._lock:
