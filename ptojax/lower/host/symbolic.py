@@ -10,7 +10,9 @@ power of two by default) that a call falls in, the program is also rewritten at 
 background like any static program. Once it is compiled, the bucket's next calls alternate
 between the two (``TRIAL_CALLS`` each: the inputs padded to the bucket, the outputs cut to
 their true sizes) and the bucket keeps the faster. A program that cannot be padded (a
-primitive without a ``bucket`` rule) keeps the one program; the calls of a bucket whose
+primitive without a ``bucket`` rule), and one whose tiling left no kernel out for a symbolic
+size (``STATIC_KERNELS``: a bucket would only add masks), keeps the one program; the calls of
+a bucket whose
 tensors are all small (``CpuBackend.min_elements``) run on the numpy executor, as a static
 program of that size would. Each bucket compile is logged
 (``ptojax.jit``, INFO) and listed in ``buckets``.
@@ -29,6 +31,7 @@ from ptojax.lower.bucketing import bucket_of, bucketed, next_power_of_two
 from ptojax.eval.machine_load import machine_busy
 from ptojax.lower.host.backend import TRIAL_CALLS, HostExecutable, _worker_idle
 from ptojax.optimize import optimize
+from ptojax.tile.planner import SYMBOLIC
 
 log = logging.getLogger("ptojax.jit")
 
@@ -37,6 +40,10 @@ RERACES = 2          # races of a bucket after its first
 RERACE_AFTER = 16    # calls after a bucket's race before the next
 
 MAX_ROUTES = 1 << 14   # call sizes whose runner is kept (beyond: found again per call)
+
+PENDING = object()    # a call's bucket, until the one program is tiled
+STATIC_KERNELS = ("one program for every size: its kernels are those of a static program "
+                  "(none needs a static size), so a bucket would only add its masks")
 
 SMALL = "small at this bucket: the numpy executor, as for a static program of its size"
 
@@ -78,6 +85,15 @@ class SymbolicExecutable:
 
     __call__ = run
 
+    def _needs_static_sizes(self):
+        """Whether some kernel of the one program needs static sizes (a bucket could make it
+        a kernel), False when every kernel a static program would have is there (a bucket
+        would only add its masks), PENDING until the one program is tiled."""
+        if self.executable.status == "compiling":
+            return PENDING
+        unfused = self.executable.unfused
+        return unfused is None or any(op.reason.find(SYMBOLIC) >= 0 for op in unfused)
+
     def _route(self, args):
         """``args -> outputs`` for calls whose read dimensions are those of ``args``: the
         numpy executor (a small bucket), the one program (an unbucketable program), or their
@@ -88,6 +104,9 @@ class SymbolicExecutable:
         bucket = self.buckets.get(key)
         if bucket is None:
             bucket = self._new_bucket(key)
+        if bucket is PENDING:    # the one program until it is tiled (not kept)
+            program_run = self.executable.run
+            return lambda args: program_run(*args)
         if bucket is SMALL:   # as a static program this small would: numpy only
             numpy_run = self.executable.numpy.run
             route = lambda args: numpy_run(*args)   # noqa: E731
@@ -116,6 +135,13 @@ class SymbolicExecutable:
             if self._unbucketable is not None:
                 self.buckets[key] = self._unbucketable
                 return self._unbucketable
+            needs = self._needs_static_sizes()
+            if needs is PENDING:
+                return PENDING
+            if not needs:
+                self._unbucketable = STATIC_KERNELS
+                self.buckets[key] = STATIC_KERNELS
+                return STATIC_KERNELS
             try:
                 static = optimize(bucketed(self.closed, at))   # its masks share iotas
             except UnsupportedError as e:   # no bucket rule: no bucket will do
