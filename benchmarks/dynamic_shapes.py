@@ -2,7 +2,8 @@
 model): ptojax's one symbolic step (``jit(step, dynamic=...)``) against JAX padding the cache
 to the maximum length (one compile, masked attention over all 512 slots) and JAX recompiling
 per length. Then the time per call of symbolic programs against the static-shape program
-compiled for the same size (steady state, after background compiles): the decode step, a
+compiled for the same size (steady state, after background compiles; interleaved rounds,
+medians): the decode step (its attention softmax a kernel over a runtime column count), a
 layer norm (tile kernels over a runtime row count) and an MLP layer (matmuls: its bucket).
 
     python benchmarks/dynamic_shapes.py [--tokens 512]
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import pathlib
+import statistics
 import sys
 import time
 
@@ -147,17 +149,20 @@ def mlp_layer(x, w):
     return pto.nn.gelu(x @ w)
 
 
-def compare(name, symbolic, static, *args):
-    """Steady-state time per call of both, after their background compiles and tier races."""
+def compare(name, symbolic, static, *args, rounds=7):
+    """Steady-state time per call of both, after their background compiles and tier races:
+    ``rounds`` interleaved rounds (best of 3 batches each), their medians and the median of
+    the rounds' ratios (a busy machine slows both sides of a round alike)."""
     for fn in (symbolic, static):
         for _ in range(3):
             fn(*args)
         wait_for_compiles(300)
         for _ in range(12):   # tier and bucket races
             fn(*args)
-    t_sym = best_time(lambda: symbolic(*args))
-    t_static = best_time(lambda: static(*args))
-    ratio = t_sym / t_static
+    times = [(best_time(lambda: symbolic(*args), repeat=3),
+              best_time(lambda: static(*args), repeat=3)) for _ in range(rounds)]
+    t_sym, t_static = (statistics.median(t) for t in zip(*times))
+    ratio = statistics.median(a / b for a, b in times)
     print(f"  {name:<44} symbolic {fmt(t_sym)}  static {fmt(t_static)}  ratio {ratio:5.2f}x"
           f"  target <= 1.20x  {'MET' if ratio <= 1.2 else 'MISSED'}")
 

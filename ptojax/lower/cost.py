@@ -141,7 +141,8 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
     for ins, n in _walk(stmts, 1, scalars):
         if ins.op in ("TLOAD", "TSTORE"):
             g = ins.srcs[0]
-            nbytes = evaluate(g.rows, sizes or {}) * g.cols * g.param.type.dtype.itemsize
+            nbytes = evaluate(g.rows, sizes or {}) * evaluate(g.cols, sizes or {}) * \
+                g.param.type.dtype.itemsize
             dst_space = ins.dst.type.space if ins.dst is not None else None
             path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
                 ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")
@@ -186,6 +187,9 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
     if grid.dynamic_rows:
         params_sizes = sizes or upper_bounds(grid.space[0])
         grid, region_of, tile_sizes = _at_rows(grid, grid.rows_at(params_sizes))
+    elif grid.dynamic_cols:    # one tile spans the row: every tile has the runtime columns
+        params_sizes = sizes or upper_bounds(grid.space[1])
+        tile_sizes = {T.VALID_COLS: evaluate(grid.space[1], params_sizes)}
     per_region = {}
     for sec in sched.sections:
         for i, reg in enumerate(sec.regions):

@@ -11,7 +11,9 @@ found): atomic accumulation is ``pto.tstore ... {atomic = "add"}``; the cube-to-
 notification is ``pto.sync.set``/``pto.sync.wait`` with flag 0. A kernel over a runtime row
 count takes ``%rows: i32`` (the tensor views' rows); its last grid row of tiles allocates
 ``v_row=?, v_col=?`` tiles with ``valid_row = %valid_rows`` (``rows - ti * R``) and moves
-``partition_tensor_view<?xCOLS>`` windows of those rows.
+``partition_tensor_view<?xCOLS>`` windows of those rows. One over a runtime row length
+(static rows) takes ``%cols: i32``; its tiles span the row: ``v_row=?, v_col=?`` tiles with
+``valid_col = %ncols`` and ``partition_tensor_view<ROWSx?>`` windows.
 
 The schedule (synchronization protocol, buffer placement) is the same one the C++ uses; see
 ``ptojax.lower.schedule``; the walk over it is ``ptojax.lower.emit``. This module is the
@@ -37,7 +39,7 @@ from ptojax.targets import get_target
 from ptojax.tile.img2col import FMATRIX_OPS
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.ir.symbolic import is_symbolic
-from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
+from ptojax.tile.ops import (LAST_GRID_ROW, VALID_COLS, VALID_ROWS, is_runtime_extent,
                              tile_block_index_p)
 
 MLIR_TYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
@@ -186,6 +188,8 @@ class _Func(Emitter):
         g = s.grid
         if g.dynamic_rows:
             args.append("%rows: i32")
+        if g.dynamic_cols:
+            args.append("%cols: i32")
         tiles = f"<= {g.max_num_tiles()}" if g.dynamic_rows else g.num_tiles
         self.w(f"// kernel {s.name} ({s.kind}): grid {g.space[0]}x{g.space[1]} in "
                f"{g.tile[0]}x{g.tile[1]} tiles, {tiles} tiles on {g.blocks} blocks")
@@ -197,6 +201,8 @@ class _Func(Emitter):
             self.view_lines.append("%nrows = arith.index_cast %rows : i32 to index")
             self.w("%grid_rows = arith.divui %ntiles, %gcols : index")
             self.w(f"%last_row = arith.subi %grid_rows, {c1} : index")
+        if g.dynamic_cols:     # %cols columns at run time: one tile spans them
+            self.view_lines.append("%ncols = arith.index_cast %cols : i32 to index")
 
     def end_kernel(self):
         self.w("return")
@@ -283,6 +289,8 @@ class _Func(Emitter):
                    f": index")
             self.w(f"{self.scope[VALID_ROWS]} = arith.subi %nrows, {r0} : index   "
                    f"// the last grid row's rows")
+        if isinstance(reg.valid, tuple) and is_runtime_extent(reg.valid[1]):
+            self.scope[VALID_COLS] = "%ncols"     # a tile spans the row
 
     def subblock_guard(self):
         self.w(f"%mine_{self.v} = arith.cmpi eq, %sub, {self.const(self.pos % 2)} : index")
@@ -310,6 +318,9 @@ class _Func(Emitter):
 
     def valid_operands(self, d, row_view=False) -> str:
         vr, vc = d.type.valid or d.type.shape
+        if is_runtime_extent(vc):
+            rows = self.scope[VALID_ROWS] if is_runtime_extent(vr) else self.const(vr)
+            return f" valid_row = {rows} valid_col = {self.scope[VALID_COLS]}"
         if not is_runtime_extent(vr):
             return ""
         rows = self.scope[VALID_ROWS]
@@ -452,11 +463,12 @@ class _Func(Emitter):
             else:
                 shape, strides = (rows, cols), (cols, 1)
             self.views[key] = name
-            extent = lambda d: "%nrows" if is_symbolic(d) else self.const(d)
+            runtime = "%ncols" if self.sched.grid.dynamic_cols else "%nrows"
+            extent = lambda d: runtime if is_symbolic(d) else self.const(d)
             self.view_lines.append(
                 f"{name} = pto.make_tensor_view %{g.param.name}, shape = "
                 f"[{extent(shape[0])}, {extent(shape[1])}] strides = "
-                f"[{self.const(strides[0])}, {self.const(strides[1])}] : "
+                f"[{extent(strides[0])}, {extent(strides[1])}] : "
                 f"!pto.tensor_view<?x?x{t}>")
         return self.views[key]
 
@@ -464,13 +476,14 @@ class _Func(Emitter):
         tv = self.view(g)
         t = mlir_type(g.param.type.dtype)
         name = self.scope[g.name] = f"%{g.name}_{self.fresh()}"
-        runtime = is_runtime_extent(g.rows)
+        runtime, runtime_cols = is_runtime_extent(g.rows), is_runtime_extent(g.cols)
         ty = self.types[name] = (f"!pto.partition_tensor_view<{'?' if runtime else g.rows}x"
-                                 f"{g.cols}x{t}>")
+                                 f"{'?' if runtime_cols else g.cols}x{t}>")
         rows = self.scope[VALID_ROWS] if runtime else self.const(g.rows)
+        cols = self.scope[VALID_COLS] if runtime_cols else self.const(g.cols)
         self.w(f"{name} = pto.partition_view {tv}, offsets = [{self.index_atom(g.r0)}, "
                f"{self.index_atom(g.c0)}], sizes = [{rows}, "
-               f"{self.const(g.cols)}] : !pto.tensor_view<?x?x{t}> -> {ty}")
+               f"{cols}] : !pto.tensor_view<?x?x{t}> -> {ty}")
 
     def instruction(self, x):
         if x.op in FMATRIX_OPS:

@@ -27,6 +27,11 @@ Runtime row counts (a symbolic leading dimension, ``jit(f, dynamic=...)``)
     ti * R`` and declares its tiles ``Tile<..., DYNAMIC, VC> t(valid_rows, VC)``, its windows
     ``GlobalTensor<T, Shape<1,1,1,DYNAMIC,COLS>, ...> g(ptr, Shape<...>(valid_rows))``, and
     a row-vector view of the whole tensor ``Stride<1,1,1,1,DYNAMIC>(tiling.rows)``.
+Runtime row lengths (a symbolic last dimension over static rows)
+    the tiling struct gains ``cols`` (the view's columns this launch); a tile spans the whole
+    row and sets ``valid_cols = tiling.cols``: ``Tile<..., VR, DYNAMIC> t(VR, valid_cols)``,
+    windows ``GlobalTensor<T, Shape<1,1,1,ROWS,DYNAMIC>, Stride<1,1,1,DYNAMIC,1>>
+    g(ptr + r0 * tiling.cols, Shape<...>(valid_cols), Stride<...>(tiling.cols))``.
 
 Placement and data movement
     TASSIGN(tile, byte_offset)            place a tile in its buffer (UB, L1, L0A/B/C)
@@ -95,7 +100,7 @@ from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, 
 from ptojax.shard.runtime.hccl import hccl_call
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile.img2col import FMATRIX_OPS
-from ptojax.tile.ops import (LAST_GRID_ROW, VALID_ROWS, is_runtime_extent,
+from ptojax.tile.ops import (LAST_GRID_ROW, VALID_COLS, VALID_ROWS, is_runtime_extent,
                              tile_block_index_p)
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
@@ -208,9 +213,12 @@ def _extent(v) -> str:
 
 def tile_valid_args(decl, row_view=False) -> str:
     """The constructor arguments ``(valid rows, valid cols)`` of a tile with a runtime valid
-    row count (``valid_rows``, this tile's rows of the grid's last row of tiles), else ""."""
+    row count (``valid_rows``, this tile's rows of the grid's last row of tiles) or column
+    count (``valid_cols``, the row length), else ""."""
     t = decl.type
     vr, vc = t.valid or t.shape
+    if is_runtime_extent(vc):
+        return f"({VALID_ROWS if is_runtime_extent(vr) else vr}, {VALID_COLS})"
     if not is_runtime_extent(vr):
         return ""
     return f"(1, {VALID_ROWS})" if row_view else f"({VALID_ROWS}, {vc})"
@@ -258,6 +266,8 @@ class _Printer(Emitter):
         self.w("int32_t grid_cols;   // tiles per grid row")
         if g.dynamic_rows:
             self.w(f"int32_t rows;        // rows of the {m}x{n} view, known at run time")
+        if g.dynamic_cols:
+            self.w(f"int32_t cols;        // columns of the {m}x{n} view, known at run time")
         self.close("};")
         self.w()
         args = [f"__gm__ {cpp_type(p.type.dtype)} *{p.name}" for p in s.params]
@@ -357,6 +367,8 @@ class _Printer(Emitter):
             r = self.sched.grid.tile[0]
             self.w(f"const int32_t {VALID_ROWS} = tiling.rows - ti * {r};   // the last grid "
                    f"row's rows")
+        if isinstance(reg.valid, tuple) and is_runtime_extent(reg.valid[1]):
+            self.w(f"const int32_t {VALID_COLS} = tiling.cols;   // a tile spans the row")
 
     def subblock_guard(self):
         self.w("if ((t - t_begin) % 2 != sub) continue;   // the other sub-block's tile")
@@ -430,6 +442,9 @@ class _Printer(Emitter):
         rows, cols = g.view
         r0, c0 = self.atom(g.r0), self.atom(g.c0)
         runtime_rows = is_symbolic(rows)   # the view's rows: tiling.rows
+        runtime_cols = is_symbolic(cols)   # the view's columns: tiling.cols
+        if runtime_cols:
+            cols = "tiling.cols"
         if g.transpose:
             stride, layout = f"Stride<1, 1, 1, 1, {cols}>", ", Layout::DN"
             offset = f"{c0} * {cols} + {r0}"
@@ -438,14 +453,16 @@ class _Printer(Emitter):
             layout = ", Layout::DN"
             offset = f"{r0}"
         else:
-            stride, layout = f"Stride<1, 1, 1, {cols}, 1>", ""
-            offset = f"{r0} * {cols} + {c0}"
+            stride = f"Stride<1, 1, 1, {'DYNAMIC' if runtime_cols else cols}, 1>"
+            layout, offset = "", f"{r0} * {cols} + {c0}"
         shape = f"Shape<1, 1, 1, {_extent(g.rows)}, {_extent(g.cols)}>"
         args = ""
         if "DYNAMIC" in shape + stride:    # the runtime extents, given at construction
-            args = f", {shape}({VALID_ROWS})" if "DYNAMIC" in shape else f", {shape}()"
+            extents = [name for name, d in ((VALID_ROWS, g.rows), (VALID_COLS, g.cols))
+                       if is_runtime_extent(d)]
+            args = f", {shape}({', '.join(extents)})"
             if "DYNAMIC" in stride:
-                args += f", {stride}(tiling.rows)"
+                args += f", {stride}({'tiling.cols' if runtime_cols else 'tiling.rows'})"
         self.w(f"GlobalTensor<{T_}, {shape}, {stride}{layout}> "
                f"{g.name}({g.param.name} + ({offset}){args});")
 
@@ -480,7 +497,8 @@ class _Printer(Emitter):
         s = self.sched
         g = s.grid
         args = ", ".join(["void *stream"] + [f"uint8_t *{p.name}" for p in s.params]
-                         + (["int32_t rows"] if g.dynamic_rows else []))
+                         + (["int32_t rows"] if g.dynamic_rows else [])
+                         + (["int32_t cols"] if g.dynamic_cols else []))
         self.w(f"// host launcher: {s.name} on {'up to ' if g.dynamic_rows else ''}"
                f"{s.block_dim} blocks"
                + (" (mixed: 1 cube + "
@@ -494,6 +512,8 @@ class _Printer(Emitter):
         if g.dynamic_rows:   # the rows of the view this call: its number of tiles
             self.w(f"const {self.tiling} tiling{{(rows + {g.tile[0] - 1}) / {g.tile[0]} * "
                    f"{g.grid_cols}, {g.grid_cols}, rows}};")
+        elif g.dynamic_cols:   # the columns of the view this call (one tile spans them)
+            self.w(f"const {self.tiling} tiling{{{g.num_tiles}, 1, cols}};")
         else:
             self.w(f"const {self.tiling} tiling{{{g.num_tiles}, {g.counts[1]}}};")
         outs = [p for p in s.params if p.role == "out"]

@@ -224,10 +224,10 @@ def tile(fn, config=None, target=ascend910b):
         closed, out_tree, _ = trace_pytree_fn(lambda a, kw: fn(*a, **kw), leaves, in_tree,
                                               name=getattr(fn, "__name__", "fn"))
         result = tile_ir(closed, config, target)
-        if any(e.params["grid"].dynamic_rows for e in result.kernels):
+        if any(e.params["grid"].dynamic for e in result.kernels):
             raise UnsupportedError(
                 f"pto.tile({getattr(fn, '__name__', 'fn')}): its kernels have a runtime row "
-                f"count (symbolic dimensions, pto.jit(..., dynamic=...)), which the numpy tile "
+                f"count or row length (symbolic dimensions, pto.jit(..., dynamic=...)), which the numpy tile "
                 f"interpreter cannot run; leave out pto.tile: pto.jit tiles and compiles the "
                 f"kernels itself (.lower(...).as_text('pto') shows them)")
         return out_tree.unflatten(eval_ir(result.ir, leaves))

@@ -272,7 +272,21 @@ class _Fuser:
                     if type(v) is Var and not x.produces(v) and not y.produces(v) \
                             and v not in x.pulled and self.depends_on(v, y):
                         return False
+            if self._reads_in_another_layout(x, y):
+                return False
         return True
+
+    @staticmethod
+    def _reads_in_another_layout(x, y) -> bool:
+        """Whether some equation of ``x`` reads a value ``y`` computes in another layout
+        than ``y``'s (a [M,1] value of an [M,1] space is both a row and a full value: merged,
+        the reader would get the producer's tile, of the other shape)."""
+        for e in x.eqns:
+            for v, layout in zip(e.inputs, x.in_layouts.get(e, ())):
+                if type(v) is Var and y.produces(v) and layout is not None and \
+                        layout != y.layout[v]:
+                    return True
+        return False
 
     def _merge(self, into, other):
         self.parent[other.id] = into.id

@@ -72,7 +72,7 @@ class TileGrid:
         if self.dynamic_rows:
             raise UnsupportedError(f"{self}: the number of tile rows is known only when the "
                                    f"kernel runs (ceil({self.space[0]} / {self.tile[0]}))")
-        return tuple(-(-s // t) for s, t in zip(self.space, self.tile))
+        return -(-self.space[0] // self.tile[0]), self.grid_cols
 
     # --- a runtime row count (``space[0]`` a symbolic dimension, ``ir/symbolic.py``) -------
     @property
@@ -81,7 +81,22 @@ class TileGrid:
 
     @property
     def grid_cols(self) -> int:
+        if self.dynamic_cols:
+            return 1
         return -(-self.space[1] // self.tile[1])
+
+    # --- a runtime column count (``space[1]`` symbolic): one tile spans every column -------
+    @property
+    def dynamic_cols(self) -> bool:
+        """Whether the row length is known only when the kernel runs: its tiles then span the
+        whole row (the planner makes ``tile[1]`` cover the dimension's upper bound) and have
+        ``runtime_valid_cols`` valid columns."""
+        return is_symbolic(self.space[1])
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether some extent of the space is known only when the kernel runs."""
+        return self.dynamic_rows or self.dynamic_cols
 
     def rows_at(self, sizes) -> int:
         """The row count of the space for the symbol sizes ``sizes`` (name -> int)."""
@@ -109,7 +124,8 @@ class TileGrid:
 
     def valid(self, ti: int, tj: int) -> tuple:
         (m, n), (r, c) = self.space, self.tile
-        return min(r, m - ti * r), min(c, n - tj * c)
+        vc = runtime_valid_cols(c) if self.dynamic_cols else min(c, n - tj * c)
+        return min(r, m - ti * r), vc
 
     def regions(self) -> tuple:
         """The distinct valid shapes, full tiles first: (full, col edge, row edge, corner).
@@ -120,7 +136,10 @@ class TileGrid:
             rows = ([r] if bounds(m)[1] > r else []) + [runtime_valid_rows(r)]
         else:
             rows = [min(r, m)] + ([m % r] if m % r and m > r else [])
-        cols = [min(c, n)] + ([n % c] if n % c and n > c else [])
+        if self.dynamic_cols:
+            cols = [runtime_valid_cols(c)]
+        else:
+            cols = [min(c, n)] + ([n % c] if n % c and n > c else [])
         return tuple((vr, vc) for vr in rows for vc in cols)
 
     def region_of(self, ti: int, tj: int) -> int:
@@ -141,7 +160,7 @@ class TileGrid:
             nr, nc = self.counts
         if nr is not None and nr > 1 and m % r:
             out.append(Condition("ti", 1, 0, "lt" if vr == r else "eq", nr - 1))
-        if nc > 1 and n % c:
+        if nc > 1 and not self.dynamic_cols and n % c:
             out.append(Condition("tj", 1, 0, "lt" if vc == c else "eq", nc - 1))
         return tuple(out)
 
@@ -168,8 +187,18 @@ def runtime_valid_rows(tile_rows: int):
 VALID_ROWS = "valid_rows"
 
 
+def runtime_valid_cols(tile_cols: int):
+    """The valid columns of every tile of a grid whose row length is known only at run time
+    (``TileGrid.dynamic_cols``): a symbolic dimension in 1..tile_cols (printed ``valid_cols``;
+    PTO's dynamic valid column, ``v_col=?`` / ``Tile<..., VR, DYNAMIC>``), the row length."""
+    return Dim(VALID_COLS, 1, tile_cols)
+
+
+VALID_COLS = "valid_cols"
+
+
 def is_runtime_extent(d) -> bool:
-    """Whether a tile extent (a valid row count) is set at run time."""
+    """Whether a tile extent (a valid row or column count) is set at run time."""
     return is_symbolic(d)
 
 
@@ -195,7 +224,7 @@ class ProgramGrid:
     regions: tuple
 
     tile = (1, 1)
-    dynamic_rows = False   # a pto.kernel grid is static
+    dynamic_rows = dynamic_cols = dynamic = False   # a pto.kernel grid is static
     counts = property(lambda self: (math.prod(self.shape[:-1]), self.shape[-1]))
     space = counts
     num_tiles = property(lambda self: math.prod(self.shape))

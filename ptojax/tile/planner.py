@@ -17,8 +17,11 @@ is generated):
    (arithmetic intensity), then the largest k.
 
 A kernel over a symbolic leading dimension (``jit(f, dynamic=...)``) is planned at the
-dimension's upper bound and keeps a runtime row count (``TileGrid.dynamic_rows``); every other
-dimension must be static (``static_space_reason`` says which is not).
+dimension's upper bound and keeps a runtime row count (``TileGrid.dynamic_rows``). One over a
+symbolic last dimension (static rows: softmax over a growing KV cache's keys) keeps a runtime
+column count (``TileGrid.dynamic_cols``): its tiles span the row at the dimension's upper
+bound, with runtime valid columns. Every other dimension must be static
+(``static_space_reason`` says which is not).
 
 A violated rule under an explicit config raises ``TileError`` naming the kernel, the op, the
 buffer, the bytes needed and available, and a fix. Under automatic planning a kernel that
@@ -149,6 +152,13 @@ def _planned_rows(group):
     return bounds(m)[1] if is_symbolic(m) else m
 
 
+def _planned_cols(group):
+    """The row length the tile shapes are chosen for: the space's columns, or for a runtime
+    column count its upper bound."""
+    n = group.space[1]
+    return bounds(n)[1] if is_symbolic(n) else n
+
+
 def _probe(group, target):
     """(column alignment in elements, largest UB element size) from a probe body's tiles.
 
@@ -156,8 +166,9 @@ def _probe(group, target):
     columns are a multiple of ``row_alignment / itemsize`` for each dtype of a full or column
     tile. Row-vector tiles pad their own rows (``ROW_VECTOR_ALIGN``), so tile rows are free.
     """
-    m, n = _planned_rows(group), group.space[1]
-    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), n), target).finish()
+    m, n = _planned_rows(group), _planned_cols(group)
+    vc = T.runtime_valid_cols(align_up(n, 32)) if is_symbolic(group.space[1]) else n
+    body, _ = BodyBuilder(group, (32, align_up(n, 32)), (min(32, m), vc), target).finish()
     col_align, itemsize = 1, 1
     for tile in _tiles(body):
         if tile.space != "UB":
@@ -194,7 +205,9 @@ def _overflow(group, tile, cube, target, buffers):
 
 
 def _full_valid(space, tile):
-    return tuple(t if is_symbolic(s) else min(s, t) for s, t in zip(space, tile))
+    vr = tile[0] if is_symbolic(space[0]) else min(space[0], tile[0])
+    vc = T.runtime_valid_cols(tile[1]) if is_symbolic(space[1]) else min(space[1], tile[1])
+    return vr, vc
 
 
 def _max_rows(group, cols, target, buffers, limit):
@@ -210,10 +223,10 @@ def _max_rows(group, cols, target, buffers, limit):
 
 
 def plan_vector(group, config, target, name):
-    m, n = _planned_rows(group), group.space[1]
+    m, n = _planned_rows(group), _planned_cols(group)
     buffers = config.buffers
     col_align, itemsize = _probe(group, target)
-    whole = _needs_whole_rows(group)
+    whole = _needs_whole_rows(group) or is_symbolic(group.space[1])   # runtime cols: 1 tile
     if config.vec is not None:
         return _explicit_vector(group, config, target, name, col_align, whole)
     cols = align_up(n, col_align)
@@ -242,7 +255,7 @@ def plan_vector(group, config, target, name):
 
 
 def _explicit_vector(group, config, target, name, col_align, whole):
-    m, n = _planned_rows(group), group.space[1]
+    m, n = _planned_rows(group), _planned_cols(group)
     rows, cols = config.vec
     op = group.eqns[0].prim.name
     if cols % col_align:
@@ -251,6 +264,11 @@ def _explicit_vector(group, config, target, name, col_align, whole):
             f"must be {target.row_alignment}-byte multiples, i.e. cols a multiple of "
             f"{col_align} elements for this kernel's dtypes. "
             f"Fix: cols={align_up(cols, col_align)}."))
+    if is_symbolic(group.space[1]) and cols < n:
+        raise _kernel_error(name, group, (
+            f"its row length `{group.space[1]}` is known only when it runs, so one tile spans "
+            f"the whole row (up to {n} elements), but TileConfig(vec=({rows}, {cols})) cuts "
+            f"rows into {cols}-column tiles. Fix: cols >= {align_up(n, col_align)}."))
     if whole and cols < n:
         red = next((e.prim.name for e in group.eqns if _is_reduction(e)), op)
         raise _kernel_error(name, group, (
@@ -412,7 +430,7 @@ def plan_group(group, config, target, name):
             return plan_cube(group, config, target, name)
         return plan_vector(group, config, target, name)
     except (InconclusiveDimensionOperation, ConcretizationError) as e:
-        if not is_symbolic(group.space[0]):
+        if not has_symbols(group.space):
             raise
         return f"{SYMBOLIC}a tile rule needs a static size: {e}"
 
@@ -426,9 +444,7 @@ def static_space_reason(group):
     view, with an upper bound) and static everything else."""
     m, n = group.space
     if is_symbolic(n):
-        return (f"{SYMBOLIC}its row length `{n}` (the last dimension) is symbolic; tile "
-                f"kernels need the last dimension static (only the leading, row dimension "
-                f"may be dynamic)")
+        return _runtime_cols_reason(group)
     if not is_symbolic(m):
         if any(has_symbols(a.type.shape) for e in group.eqns for a in (*e.inputs, *e.outputs)
                if hasattr(a, "type")):
@@ -449,13 +465,42 @@ def static_space_reason(group):
     return None
 
 
+def _runtime_cols_reason(group):
+    """Why ``group``, whose row length is symbolic, cannot be a kernel with a runtime column
+    count, or None: its rows must be static and every symbolic dimension of its tensors a
+    last dimension equal to the row length (a row of the view)."""
+    m, n = group.space
+    if is_symbolic(m):
+        return (f"{SYMBOLIC}both its row count `{m}` and its row length `{n}` are symbolic; "
+                f"tile kernels take one runtime extent (make one static)")
+    if group.kind == "cube":
+        return (f"{SYMBOLIC}it is a matmul over a symbolic dimension `{n}`; cube kernels need "
+                f"static shapes")
+    for e in group.eqns:
+        for a in (*e.inputs, *e.outputs):
+            shape = getattr(getattr(a, "type", None), "shape", ())
+            if any(is_symbolic(d) for d in shape[:-1]) or \
+                    (shape and is_symbolic(shape[-1]) and shape[-1] != n):
+                return (f"{SYMBOLIC}`{e.prim.name}` has the shape {list(shape)}; over a "
+                        f"symbolic row length `{n}` a kernel needs every symbolic dimension "
+                        f"to be a last dimension equal to it")
+    unread = _unread_sizes(group)
+    if unread:
+        return (f"{SYMBOLIC}the sizes {unread} of its {m}x{n} view cannot be read from its "
+                f"inputs' shapes (a kernel's launch reads them there)")
+    if bounds(n)[1] == math.inf:
+        return (f"{SYMBOLIC}its row length `{n}` has no upper bound; give the dimension one "
+                f"(pto.Dim(name, lo, hi)) so that its tiles can be planned")
+    return None
+
+
 def _unread_sizes(group) -> list:
     """The symbols of ``group``'s sizes that no dimension of its inputs is linear in."""
     eqns = [*group.eqns, *(p[0] for p in group.pulled.values())]
     made = {v for e in eqns for v in e.outputs}
     inputs = {a for e in eqns for a in e.inputs if not isinstance(a, Literal) and a not in made}
     readable = {linear_symbol(d) for a in inputs for d in a.type.shape}
-    needed = symbols_of([group.space[0]] + [v.type.shape for v in made])
+    needed = symbols_of(list(group.space) + [v.type.shape for v in made])
     return sorted(set(needed) - readable)
 
 

@@ -266,24 +266,46 @@ def test_a_program_without_bucket_rules_runs_as_one_program():
         bucketed(closed, {"n": 4})
 
 
+def _square(size):
+    return np.random.default_rng(size).random((size, size)).astype(np.float32)
+
+
 def test_compiled_buckets_serve_their_sizes():
     from ptojax.lower.host.backend import CpuBackend, wait_for_compiles
-    w = np.random.default_rng(1).random((8, 8)).astype(np.float32)
 
-    def f(x):
-        return nn.softmax(x @ w, axis=0) @ w.T
+    def f(x):      # [n, n]: a kernel takes one runtime extent, so only buckets tile this
+        return nn.softmax(x * 2.0, axis=-1) + 1.0
     backend = CpuBackend(min_elements=0, buckets=lambda n: 32)
-    dynamic = pto.jit(f, dynamic={"x": {0: N}}, backend=backend)
+    dynamic = pto.jit(f, dynamic={"x": {0: N, 1: N}}, backend=backend)
     for size in (5, 20, 40):
-        dynamic(_inputs(size))
+        dynamic(_square(size))
     assert wait_for_compiles(120)
     for _ in range(8):
         for size in (5, 20, 40):
-            _assert_same(dynamic(_inputs(size)), pto.jit(f, backend="interpreter")(_inputs(size)))
+            dynamic(_square(size))
+            assert wait_for_compiles(120)
+    for size in (5, 20, 40):
+        _assert_same(dynamic(_square(size)), pto.jit(f, backend="interpreter")(_square(size)))
     executable = next(iter(dynamic._cache.values())).executable
     assert set(executable.buckets) == {(32,), (40,)}   # the policy, capped at the size
     assert all(b.use in ("bucket", "program") for b in executable.buckets.values())
     assert dynamic.cache_size() == 1
+
+
+def test_no_buckets_when_the_one_program_has_the_static_kernels():
+    from ptojax.lower.host.backend import CpuBackend, wait_for_compiles
+    from ptojax.lower.host.symbolic import STATIC_KERNELS
+    w = np.random.default_rng(1).random((8, 8)).astype(np.float32)
+
+    def f(x):      # the same kernels at every size: a bucket would only add masks
+        return nn.softmax(x @ w, axis=-1) @ w.T
+    dynamic = pto.jit(f, dynamic={"x": {0: N}}, backend=CpuBackend(min_elements=0))
+    dynamic(_inputs(5))
+    assert wait_for_compiles(120)
+    for size in (5, 20, 40):
+        _assert_same(dynamic(_inputs(size)), pto.jit(f, backend="interpreter")(_inputs(size)))
+    executable = next(iter(dynamic._cache.values())).executable
+    assert set(executable.buckets.values()) == {STATIC_KERNELS}
 
 
 @pytest.mark.parametrize("bad", [3, "pow2"])

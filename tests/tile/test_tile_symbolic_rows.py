@@ -1,8 +1,8 @@
 """Tile kernels over a runtime row count (issue 19): ``jit(f, dynamic={"x": {0: pto.Dim(...)}})``
 lowers to kernels whose grid has ``ceil(rows / tile_rows)`` rows of tiles at run time and
 whose last grid row has a dynamic valid row count (PTO-AS ``v_row=?``, C++ ``DYNAMIC``);
-tile shapes are planned at the dimension's upper bound. Other symbolic dimensions are
-errors naming the dimension that must be static. (Host execution: tests/lower/host/test_symbolic_rows.py.)"""
+tile shapes are planned at the dimension's upper bound. Two symbolic dimensions of one kernel
+are errors naming them (a symbolic last dimension alone: tests/tile/test_tile_symbolic_cols.py). (Host execution: tests/lower/host/test_symbolic_rows.py.)"""
 import re
 
 import numpy as np
@@ -137,7 +137,8 @@ def test_leading_dims_times_a_symbol_are_the_runtime_rows():
 
 
 @pytest.mark.parametrize("dynamic, match", [
-    ({1: pto.Dim("cols", 1, 512)}, r"row length `cols` \(the last dimension\) is symbolic"),
+    ({0: pto.Dim("rows", 1, 128), 1: pto.Dim("cols", 1, 512)},
+     r"both its row count `rows` and its row length `cols` are symbolic"),
     ({0: pto.Dim("rows", 1)}, r"`rows` has no upper bound"),
 ])
 def test_symbolic_dims_kernels_cannot_take_are_errors(dynamic, match):
@@ -156,10 +157,11 @@ def test_matmul_rows_must_be_static():
         _lowered(lambda x: x @ w).as_text("pto")
 
 
-def test_an_explicit_config_for_a_symbolic_last_dim_is_an_error():
+def test_an_explicit_config_for_two_symbolic_dims_is_an_error():
     x = np.zeros((100, C), np.float32)
-    closed = pto.jit(chain, dynamic={"x": {1: pto.Dim("cols", 1, 512)}}).lower(x).ir
-    with pytest.raises(UnsupportedError, match="the last dimension static"):
+    closed = pto.jit(chain, dynamic={"x": {0: pto.Dim("rows", 1, 128),
+                                           1: pto.Dim("cols", 1, 512)}}).lower(x).ir
+    with pytest.raises(UnsupportedError, match="tile kernels take one runtime extent"):
         tile_ir(closed, TileConfig(vec=(8, 64)))
 
 

@@ -165,6 +165,7 @@ class HostExecutable:
         self.fresh_outputs = self.numpy.fresh_outputs
         self.source = self.numpy.source
         self.program = None
+        self.unfused = None     # once tiled: the equations left tensor ops (UnfusedOp)
         self.ready_after = None
         self.status = "numpy"
         self._fast = None
@@ -254,7 +255,8 @@ class HostExecutable:
                 _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
                            f"clang++, or set CXX, for compiled host kernels)")
                 return True
-            tiled = tile_ir(self.closed, self.options.tile_config, self.options.target).ir
+            result = tile_ir(self.closed, self.options.tile_config, self.options.target)
+            tiled, self.unfused = result.ir, result.unfused
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return True

@@ -29,6 +29,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.core import ClosedIR, Literal
+from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.types import TileType
 from ptojax.lower.host.build import EntryPoint
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
@@ -117,14 +118,25 @@ class BodyPrinter(_Lines):
     the GM parameters in scope): tile-level statements, the row loop with its passes, the
     column sums."""
 
-    def __init__(self, plan: BodyPlan, tile_cols: int, whole_rows: bool, depth: int):
+    def __init__(self, plan: BodyPlan, tile_cols: int, whole_rows: bool, depth: int,
+                 runtime_cols=None):
         super().__init__(depth)
         self.plan, self.tile_cols = plan, tile_cols
+        self.runtime_cols = runtime_cols   # the view's symbolic row length: ``ncols``
         self.collapse = whole_rows and plan.element_work_only
         self.names = {plan.body.invars[0]: "ti", plan.body.invars[1]: "tj", **plan.param}
         self.count = 0
         self.slots: dict = {}            # per compute type: buffers handed out
         self.pointers: dict = {}
+
+    def extent(self, d) -> str:
+        """A view extent in C++: a static size, or the kernel's runtime row length."""
+        if not is_symbolic(d):
+            return str(d)
+        if d != self.runtime_cols:
+            raise FusedUnsupported(f"a view extent `{d}` that is not the kernel's runtime row "
+                                   f"length")
+        return "ncols"
 
     def fresh(self, prefix="v"):
         self.count += 1
@@ -310,7 +322,7 @@ class BodyPrinter(_Lines):
             acc = self.names[load.acc]
             row = self.row_pointer(("acc", acc), f"{acc} + i * {load.acc.type.shape[1]}")
             return f"convert_to<{cpp_type(load.acc_dtype)}>({row}[j])"
-        cols = load.view[1]
+        cols = self.extent(load.view[1])
         if level == ELEM:
             ref = f"{self.gm_row(load.param, cols, load.r0, load.c0)}[j]"
         elif level == ROW:
@@ -333,7 +345,7 @@ class BodyPrinter(_Lines):
         for e in ps.work:
             if e.prim is T.tile_store_p:
                 gm, _, r0, c0 = e.inputs
-                self.gm_row(self.atom(gm), e.params["view"][1], r0, c0)
+                self.gm_row(self.atom(gm), self.extent(e.params["view"][1]), r0, c0)
         buffers = self.row_buffers
         parts = {}
         for e in ps.reductions:
@@ -391,7 +403,7 @@ class BodyPrinter(_Lines):
                 lines.append(f"{acc}[j] = op_add({acc}[j], {self.atom(e.inputs[0], scope)});")
             else:
                 gm, tile, r0, c0 = e.inputs
-                row = self.gm_row(self.atom(gm), e.params["view"][1], r0, c0)
+                row = self.gm_row(self.atom(gm), self.extent(e.params["view"][1]), r0, c0)
                 lines.append(f"{row}[j] = narrow<{cpp_type(gm.type.dtype)}>("
                              f"{self.atom(tile, scope)});")
         return lines
@@ -423,7 +435,7 @@ class BodyPrinter(_Lines):
             self.w(f"const {compute_type(out.type.dtype)} {scope[out]} = {expr};")
         for e in plan.colsum_stores:
             gm, tile, r0, c0 = e.inputs
-            cols = e.params["view"][1]
+            cols = self.extent(e.params["view"][1])
             self.w(f"{add}({self.atom(gm)} + ({self.atom(r0)}) * {cols} + "
                    f"{self.atom(c0)} + j, narrow<{cpp_type(gm.type.dtype)}>({scope[tile]}));")
         self.close()
@@ -444,7 +456,8 @@ def _body_lines(eqn, body, depth) -> list:
     names = [name for name, _, _ in _params(eqn)]
     plan = BodyPlan(body, grid.space, dict(zip(body.invars[2:], names)))
     whole_rows = grid.grid_cols == 1
-    return BodyPrinter(plan, grid.tile[1], whole_rows, depth).print()
+    runtime_cols = grid.space[1] if grid.dynamic_cols else None
+    return BodyPrinter(plan, grid.tile[1], whole_rows, depth, runtime_cols).print()
 
 
 def _may_share(eqn) -> set:
@@ -472,6 +485,9 @@ def kernel_source(eqn) -> str:
         args += ", const int32_t rows"
     else:
         tiles = num_tiles = grid.num_tiles
+    if grid.dynamic_cols:     # the row length, known when it runs (one tile spans it)
+        n = "ncols"
+        args += ", const int32_t ncols"
     out.w(f"// kernel {p['name']}: {grid.space[0]}x{n} in {r}x{c} tiles, {tiles} tiles on "
           f"{grid.blocks} blocks")
     out.open(f"static void {p['name']}({args})")
@@ -490,9 +506,9 @@ def kernel_source(eqn) -> str:
     texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
     if all(t == texts[0] for t in texts):
         texts, regions = texts[:1], [None]
-    elif grid.dynamic_rows:
+    elif grid.dynamic:
         raise FusedUnsupported(f"the kernel `{p['name']}` has region bodies that differ, "
-                               f"over a runtime row count ({grid.space[0]})")
+                               f"over a runtime extent ({grid.space[0]}x{grid.space[1]})")
     else:
         regions = p["regions"]
     for k, (text, valid) in enumerate(zip(texts, regions)):
@@ -518,7 +534,7 @@ def entries(kernels) -> list:
         params = _params(eqn)
         args = ", ".join(f"static_cast<{cpp_type(dt)}*>(args[{k}])"
                          for k, (_, dt, _) in enumerate(params))
-        if eqn.params["grid"].dynamic_rows:   # the rows follow the GM pointers
+        if eqn.params["grid"].dynamic:   # the runtime extent follows the GM pointers
             args += f", *static_cast<const int32_t*>(args[{len(params)}])"
         name = eqn.params["name"]
         out.append(EntryPoint(f"ptojax_launch_{i}", name,

@@ -38,7 +38,7 @@ _STRUCTURAL_OK = frozenset({"tile_load", "tile_store", "tile_scalar_load", "tile
 def alias_pairs(eqn) -> tuple:
     """((output index, input index), ...) that kernel equation ``eqn`` may write in place."""
     p = eqn.params
-    if p.get("kind") != "vector" or p.get("cube") is not None or p["grid"].dynamic_rows:
+    if p.get("kind") != "vector" or p.get("cube") is not None or p["grid"].dynamic:
         return ()
     pairs = None
     for body in p["bodies"]:

@@ -7,9 +7,9 @@ into one shared library (disk-cached), and generates the straight-line executor 
 tensor-level equations between kernels keep running through their numpy impls, except
 ``threefry2x32``, which calls the library's compiled loop (``random_bits.py``).
 
-A kernel over a runtime row count (``TileGrid.dynamic_rows``) reads the sizes from its inputs'
-shapes when it runs, allocates its outputs at them and passes the view's row count after the
-GM pointers: one library serves every size in the range.
+A kernel over a runtime row count or row length (``TileGrid.dynamic_rows`` / ``dynamic_cols``)
+reads the sizes from its inputs' shapes when it runs, allocates its outputs at them and passes
+that extent of the view after the GM pointers: one library serves every size in the range.
 
 Blocks of a mixed (cube + vector) PTO kernel: the host runs a block's cube core, then its vector
 sub-block cores, one after another. When some kernel is mixed, the source is compiled twice
@@ -70,7 +70,11 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
                      for i, p in enumerate(sched.params))
     grid = sched.grid
     lines = []
-    if not grid.dynamic_rows:
+    if grid.dynamic_cols:   # the view's row length this call follows the GM pointers
+        n = len(sched.params)
+        lines.append(f"    const int32_t cols = *static_cast<const int32_t*>(args[{n}]);")
+        call = f"{sched.name}({args}, {{{grid.num_tiles}, 1, cols}})"
+    elif not grid.dynamic_rows:
         call = f"{sched.name}({args}, {{{grid.num_tiles}, {grid.counts[1]}}})"
     else:   # the view's rows this call follow the GM pointers (_launcher)
         n = len(sched.params)
@@ -110,8 +114,8 @@ def _launcher(library, index, eqn, blocks, into=None):
     _, _, ws_vars = T.kernel_signature(body, len(eqn.inputs))
     zeroed = frozenset(eqn.params.get("accumulate", ()))
     grid = eqn.params["grid"]
-    if grid.dynamic_rows:
-        return _dynamic_rows_launcher(library, index, eqn, blocks,
+    if grid.dynamic:
+        return _dynamic_launcher(library, index, eqn, blocks,
                                       [a.type for a in eqn.inputs],
                                       [v.type for v in eqn.outputs], zeroed)
     in_dtypes = [a.type.dtype for a in eqn.inputs]
@@ -162,44 +166,51 @@ def _in_place_outputs(outs_made, into):
     return outputs
 
 
-def _dynamic_rows_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
-    """``_launcher`` of a kernel whose row count is known per call (a symbolic dimension,
-    ``ir/symbolic.py``): the sizes are read from the inputs' shapes, the outputs allocated at
-    them, and the view's row count passed after the GM pointers (``_entry``)."""
+def _dynamic_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
+    """``_launcher`` of a kernel whose row count or row length is known per call (a symbolic
+    dimension, ``ir/symbolic.py``): the sizes are read from the inputs' shapes, the outputs
+    allocated at them, and that extent of the view passed after the GM pointers
+    (``_entry``)."""
     grid = eqn.params["grid"]
     readers = {}          # symbol -> (input, axis, dimension linear in it)
     for i, t in enumerate(in_types):
         for axis, d in enumerate(t.shape):
             readers.setdefault(linear_symbol(d), (i, axis, d))
     readers.pop(None, None)
-    missing = set(symbols_of([grid.space[0], *(t.shape for t in out_types)])) - set(readers)
+    missing = set(symbols_of([*grid.space, *(t.shape for t in out_types)])) - set(readers)
     if missing:
         raise UnsupportedError(f"kernel {eqn.params['name']}: the sizes {sorted(missing)} "
                                f"cannot be read from its inputs' shapes, so its host "
                                f"launcher cannot size it")
     sizing = _sizing_function(readers, [t.shape for t in out_types], grid)
     allocs = [(np.zeros if i in zeroed else np.empty, t.dtype) for i, t in enumerate(out_types)]
-    cols = grid.space[1]
     record = _kernel_recorder(eqn)
+    extents: dict = {}    # the extent -> its (never written) int32 argument
 
     def launch(*inputs):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
-        shapes, rows, tiles = sizing(arrays)
+        shapes, extent, elements, tiles = sizing(arrays)
         outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
-        threads = rows * cols >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        threads = elements >= PARALLEL_MIN_ELEMENTS and not machine_busy()
         used = min(blocks, max(1, tiles))    # blocks that get a tile
-        start = time.perf_counter()
-        library.launch(index, [*arrays, *outs, np.array([rows], np.int32)], used, threads)
-        if profiler.active is not None:
+        given = extents.get(extent)
+        if given is None:
+            given = extents[extent] = np.array([extent], np.int32)
+        if profiler.active is None:
+            library.launch(index, [*arrays, *outs, given], used, threads)
+        else:
+            start = time.perf_counter()
+            library.launch(index, [*arrays, *outs, given], used, threads)
             record(start, arrays + outs)
         return outs
     return launch
 
 
 def _sizing_function(readers, out_shapes, grid):
-    """``arrays -> (output shapes, the view's rows, tiles)`` of one call, generated: each
-    symbol read from the input dimension linear in it (``readers``: symbol -> (input, axis,
-    dimension)), then the shapes' polynomials."""
+    """``arrays -> (output shapes, the view's runtime extent (its rows, or with a runtime row
+    length its columns), its elements, tiles)`` of one call, generated: each symbol read from
+    the input dimension linear in it (``readers``: symbol -> (input, axis, dimension)), then
+    the shapes' polynomials."""
     lines = ["def sizing(a):"]
     for name, (i, axis, d) in readers.items():
         lines.append(f"    s_{name} = (a[{i}].shape[{axis}] - ({d.terms.get((), 0)})) // "
@@ -208,7 +219,9 @@ def _sizing_function(readers, out_shapes, grid):
                        for shape in out_shapes)
     r, gc = grid.tile[0], grid.grid_cols
     lines.append(f"    rows = {_polynomial(grid.space[0])}")
-    lines.append(f"    return [{shapes}], rows, -(-rows // {r}) * {gc}")
+    lines.append(f"    cols = {_polynomial(grid.space[1])}")
+    extent = "cols" if grid.dynamic_cols else "rows"
+    lines.append(f"    return [{shapes}], {extent}, rows * cols, -(-rows // {r}) * {gc}")
     env: dict = {}
     exec("\n".join(lines), env)
     return env["sizing"]
