@@ -36,7 +36,8 @@ import numpy as np
 from ptojax.ir.symbolic import evaluate, symbols_of
 from ptojax.ir.types import TensorType
 from ptojax.ir.pto import Instr
-from ptojax.lower.pipes import CUBE, PipeClock, ScheduleWalk, _elems, _itemsize, repeat
+from ptojax.lower.pipes import (CUBE, PipeClock, ScheduleWalk, _elems, _itemsize, repeat,
+                                window_bytes)
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK
 from ptojax.targets import get_target
@@ -140,9 +141,7 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
     hz = target.clock_hz
     for ins, n in _walk(stmts, 1, scalars):
         if ins.op in ("TLOAD", "TSTORE"):
-            g = ins.srcs[0]
-            nbytes = evaluate(g.rows, sizes or {}) * evaluate(g.cols, sizes or {}) * \
-                g.param.type.dtype.itemsize
+            nbytes = window_bytes(ins.srcs[0], sizes)
             dst_space = ins.dst.type.space if ins.dst is not None else None
             path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
                 ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")

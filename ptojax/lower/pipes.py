@@ -45,12 +45,18 @@ PERIOD = 2                       # K-step slots alternate over two buffers
 MAX_WARMUP = 16                  # loop steps simulated before extrapolating anyway
 
 
+def window_bytes(window, sizes=None) -> int:
+    """The bytes a TLOAD/TSTORE moves through its GM window (symbolic extents at ``sizes``)."""
+    return (evaluate(window.rows, sizes or {}) * evaluate(window.cols, sizes or {})
+            * window.param.type.dtype.itemsize)
+
+
 def instr_pipe_seconds(ins, target, sizes=None):
     """(pipe, seconds) of one instruction on ``target``."""
     hz = target.clock_hz
     if ins.op in ("TLOAD", "TSTORE"):
         g = ins.srcs[0]
-        nbytes = evaluate(g.rows, sizes or {}) * g.cols * g.param.type.dtype.itemsize
+        nbytes = window_bytes(g, sizes)
         if ins.op == "TLOAD":
             path = "GM->L1" if ins.dst.type.space == "L1" else "GM->UB"
             pipe = "MTE2"
