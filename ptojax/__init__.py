@@ -18,7 +18,7 @@ Transforms
 
 Namespaces
     ``numpy`` (with ``numpy.linalg``, ``numpy.fft``), ``lax`` (with ``lax.linalg``),
-    ``nn`` (with ``nn.initializers``), ``random``, ``scipy`` (``linalg``, ``special``,
+    ``nn`` (with ``nn.initializers``), ``ops`` (segment reductions), ``random``, ``scipy`` (``linalg``, ``special``,
     ``stats``), ``tree`` and ``tree_util`` (pytrees), ``sharding`` (meshes and partition
     specs), ``distributed``, ``debug``, ``tools`` (drawing, profiling, numerics checks),
     ``quant`` (int8/fp8 quantization), ``mixed_precision`` (policies, loss scaling),
@@ -32,7 +32,7 @@ Devices and sharding
 ``dir(ptojax)`` and ``help(ptojax)`` list this API (``__all__``).
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
-from ptojax import mixed_precision, quant
+from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit, enable_x64
@@ -42,7 +42,7 @@ from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
-from ptojax.jit import jit, make_ir, make_jaxpr
+from ptojax.jit import eval_shape, jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
@@ -73,11 +73,11 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
            "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors",
+           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors", "eval_shape",
            "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
-           "make_mesh", "mixed_precision", "nn", "numpy", "process_count", "process_index",
+           "make_mesh", "mixed_precision", "nn", "numpy", "ops", "process_count", "process_index",
            "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",

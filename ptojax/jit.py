@@ -22,7 +22,8 @@ from ptojax.eval import profiler
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.fast_arguments import fast_arguments
-from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
+from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, leaf_type,
+                                leaf_value)
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
@@ -442,6 +443,17 @@ def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
     return make
 
 
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as a pytree of
+    ``ShapeDtypeStruct`` (with JAX's weak types), found by tracing alone: nothing is computed
+    or compiled. ``args`` may hold arrays, scalars or ``ShapeDtypeStruct``."""
+    closed, _, out_tree = trace_to_ir(fun, args, kwargs,
+                                      name=getattr(fun, "__name__", "eval_shape"))
+    outs = [ShapeDtypeStruct(v.type.shape, v.type.dtype, v.type.weak_type)
+            for v in closed.ir.outvars]
+    return out_tree.unflatten(outs)
+
+
 def make_jaxpr(fn: Callable, static_argnums=()):
     """JAX's name for ``make_ir``: ``make_jaxpr(fn)(*args)`` → the ClosedIR ``fn`` traces to
     (ptojax's IR, printed in its own form rather than as a jaxpr)."""
@@ -459,6 +471,9 @@ make_ir:
         b:f32[3] = mul a 2.0:f32[]
         c:f32[3] = add b 1.0:f32[]
       in (c) }
+eval_shape:
+    >>> pto.eval_shape(lambda x: {"y": x.sum(axis=0)}, pto.ShapeDtypeStruct((2, 3), "float32"))
+    {'y': ShapeDtypeStruct(shape=(3,), dtype=float32)}
 make_jaxpr:
     >>> pto.make_jaxpr(lambda x: pnp.sin(x) * 2.0)(1.0).ir.outvars
     (Var(f32[]),)

@@ -30,8 +30,26 @@ class ShapeDtypeStruct:
     def aval(self):
         return TensorType(self.shape, self.dtype, self.weak_type)
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def _key(self):
+        return self.shape, self.dtype, self.weak_type
+
+    def __eq__(self, other):
+        return type(other) is ShapeDtypeStruct and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype}{weak})"
 
 
 def leaf_type(x, path=()) -> TensorType:
