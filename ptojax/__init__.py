@@ -42,13 +42,14 @@ from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
-from ptojax.jit import eval_shape, jit, make_ir, make_jaxpr
-from ptojax.eval.leaves import ShapeDtypeStruct
+from ptojax.jit import clear_caches, eval_shape, jit, make_ir, make_jaxpr
+from ptojax.eval.leaves import ShapeDtypeStruct, typeof
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
 from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                         value_and_grad, vjp)
 from ptojax.autodiff.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
+from ptojax.autodiff.closure import closure_convert, custom_gradient
 from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
@@ -57,13 +58,13 @@ from ptojax.kernel.api import namespace as kernel
 from ptojax.kernel.spec import BlockSpec
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
-from ptojax.devices import (device_count, devices, local_device_count, local_devices,
+from ptojax.devices import (default_backend, device_count, devices, local_device_count, local_devices,
                                     process_count, process_index)
 from ptojax.shard.runtime.arrays import device_put
 from ptojax.shard.api import shard
 from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.map import shard_map
-from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
+from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 from ptojax.public import dir_function as _dir_function
 
@@ -71,15 +72,16 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
-           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
-           "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "clear_caches",
+           "closure_convert", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+           "default_backend", "device_count", "device_get", "device_put",
            "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors", "eval_shape",
-           "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
+           "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "make_mesh", "mixed_precision", "nn", "numpy", "ops", "process_count", "process_index",
            "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
-           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
+           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]
 __dir__ = _dir_function(__all__)

@@ -1,9 +1,12 @@
-"""More of JAX's top-level API: ``eval_shape`` (and ``ShapeDtypeStruct``'s equality), ..."""
+"""More of JAX's top-level API against JAX: ``eval_shape`` (and ``ShapeDtypeStruct``'s equality),
+``custom_gradient``, ``closure_convert``, ``default_backend``, ``float0``, ``typeof``,
+``clear_caches``."""
 import numpy as np
 import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
+from helpers import assert_close
 
 
 def _as_tuples(tree, leaves):
@@ -39,3 +42,58 @@ def test_eval_shape_computes_nothing_and_raises_trace_errors():
         pto.eval_shape(lambda x: pnp.dot(x, x), np.ones((2, 3), np.float32))
     with pytest.raises(TypeError):
         pto.eval_shape(lambda s: s, "not an array")
+
+
+def test_custom_gradient_matches_jax(jax):
+    def make(lib, decorate):
+        @decorate
+        def f(x, y):
+            s = lib.sin(x) * y
+            return s, lambda g: (g * s * 10.0, g * x * 3.0)
+        return f
+    f, fj = make(pnp, pto.custom_gradient), make(jax.numpy, jax.custom_gradient)
+    x, y = np.float32(0.7), np.float32(2.0)
+    assert_close(f(x, y), fj(x, y))
+    assert_close(pto.grad(f, argnums=(0, 1))(x, y), jax.grad(fj, argnums=(0, 1))(x, y))
+    xs = np.arange(3, dtype=np.float32)
+    ours = pto.jit(pto.vmap(pto.grad(lambda x: 2 * f(x, y))))(xs)
+    assert_close(ours, jax.vmap(jax.grad(lambda x: 2 * fj(x, y)))(xs))
+
+    @pto.custom_gradient
+    def single(x):      # one argument: the rule may return a bare cotangent
+        return x ** 2, lambda g: g * 7.0
+    assert_close(pto.grad(single)(3.0), np.float32(7.0))
+    with pytest.raises(pto.errors.CustomRuleError, match="pair"):
+        pto.custom_gradient(lambda x: x)(1.0)
+
+
+def test_closure_convert_hoists_traced_floats_as_jax(jax):
+    def outer(lib_convert, x):
+        g, consts = lib_convert(lambda y: y * x + 1, 1.0)
+        return g(2.0, *consts), len(consts)
+    assert outer(pto.closure_convert, 3.0)[1] == outer(jax.closure_convert, 3.0)[1] == 0
+    counts = []
+
+    def f(x):
+        out, n = outer(pto.closure_convert, x)
+        counts.append(n)
+        return out
+    theirs = jax.grad(lambda x: outer(jax.closure_convert, x)[0])(np.float32(3.0))
+    assert_close(pto.grad(f)(np.float32(3.0)), theirs)
+    assert counts == [1]
+
+
+def test_small_top_level_functions(jax):
+    assert pto.default_backend() == jax.default_backend() == "cpu"
+    assert pto.float0 == jax.float0
+    g = pto.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[1].dtype == pto.float0
+    t = pto.typeof(np.ones((2, 3), np.float32))
+    assert (t.shape, t.dtype, t.weak_type) == ((2, 3), np.float32, False)
+    assert pto.typeof(1.0).weak_type and pto.typeof(1.0).dtype == np.float32
+    f = pto.jit(lambda x: x * 2)
+    f(1.0)
+    assert f.cache_size() == 1
+    pto.clear_caches()
+    assert f.cache_size() == 0
+    assert_close(f(2.0), np.float32(4.0))

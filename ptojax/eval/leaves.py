@@ -78,6 +78,12 @@ def leaf_type(x, path=()) -> TensorType:
 PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
 
 
+def typeof(x) -> TensorType:
+    """The abstract type of ``x`` (shape, dtype, weak type), as JAX's ``jax.typeof``: what a
+    trace sees of it."""
+    return leaf_type(x)
+
+
 def argument_type(x, path=()) -> TensorType:
     """The type ``jit`` traces a leaf as: ``leaf_type``, but a Python float is carried at
     float64 (``PYTHON_FLOAT_CARRIER``)."""
@@ -109,4 +115,9 @@ _add_examples(globals(), """
 ShapeDtypeStruct:
     >>> pto.ShapeDtypeStruct((2, 3), pnp.float32)
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+typeof:
+    >>> pto.typeof(pnp.ones((2, 3)))
+    f32[2,3]
+    >>> pto.typeof(1.0).weak_type
+    True
 """)
