@@ -50,6 +50,7 @@ from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                         value_and_grad, vjp)
 from ptojax.autodiff.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
 from ptojax.autodiff.closure import closure_convert, custom_gradient
+from ptojax.autodiff.linear_transpose import linear_transpose
 from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
@@ -78,7 +79,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors", "eval_shape",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
-           "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
+           "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "make_mesh", "mixed_precision", "nn", "numpy", "ops", "process_count", "process_index",
            "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",

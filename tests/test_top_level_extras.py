@@ -97,3 +97,25 @@ def test_small_top_level_functions(jax):
     pto.clear_caches()
     assert f.cache_size() == 0
     assert_close(f(2.0), np.float32(4.0))
+
+
+def test_linear_transpose_matches_jax(jax):
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def f(lib):
+        return lambda x, y: {"a": lib.dot(a, x)[::-1], "b": 2.0 * lib.cumsum(y.sum(0))}
+    primals = (np.ones(3, np.float32), np.ones((2, 4), np.float32))
+    ct = {"a": np.array([1.0, -2.0], np.float32), "b": np.arange(4.0, dtype=np.float32)}
+    ours = pto.linear_transpose(f(pnp), *primals)(ct)
+    theirs = jax.linear_transpose(f(jax.numpy), *primals)(ct)
+    assert_close(ours, theirs)
+    abstract = pto.linear_transpose(lambda x: 3.0 * x, pto.ShapeDtypeStruct((2,), "float32"))
+    assert_close(pto.jit(abstract)(np.ones(2, np.float32)), (np.full(2, 3.0, np.float32),))
+    unused = pto.linear_transpose(lambda x, y: x, np.ones(2, np.float32), np.ones(3, np.float32))
+    assert_close(unused(np.ones(2, np.float32))[1], np.zeros(3, np.float32))
+    with pytest.raises(pto.errors.UnsupportedError):
+        pto.linear_transpose(pnp.sin, 1.0)(1.0)
+    with pytest.raises(TypeError, match="float or complex"):
+        pto.linear_transpose(lambda n: n, 1)
+    with pytest.raises(TypeError, match="tree"):
+        pto.linear_transpose(lambda x: (x, x), 1.0)(1.0)
