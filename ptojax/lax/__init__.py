@@ -10,6 +10,7 @@ next to the primitives they use); control flow and the collectives over named ax
 from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
 from ptojax.control_flow import map as _map
 from ptojax.control_flow.associative_scan import associative_scan
+from ptojax.control_flow.linear_solve import custom_linear_solve, custom_root
 from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_pow, max, min,
                                    mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
                                    square, sub)
