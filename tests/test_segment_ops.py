@@ -12,19 +12,29 @@ DATA = np.random.RandomState(0).randn(7, 3).astype(np.float32)
 IDS = np.array([0, 2, 2, 1, 5, -1, 0], np.int32)   # 5 and -1 are out of range: dropped
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("bucket_size", [None, 3])
-def test_segment_values_and_grads_match_jax(jax, name, bucket_size):
-    ours, theirs = getattr(pto.ops, name), getattr(jax.ops, name)
-    out = ours(DATA, IDS, 4, bucket_size=bucket_size)
-    assert_close(out, theirs(DATA, IDS, 4, bucket_size=bucket_size))
-    ids = IDS if name != "segment_prod" else np.array([3, 0, 1, 2, 6, 5, 4], np.int32)
-    unique = name == "segment_prod"   # JAX differentiates scatter_mul only then
-    g = pto.grad(lambda x: ours(x, ids, 4, bucket_size=bucket_size,
-                                unique_indices=unique).sum())(DATA)
-    gj = jax.grad(lambda x: theirs(x, ids, 4, bucket_size=bucket_size,
-                                   unique_indices=unique).sum())(DATA)
-    assert_close(g, gj)
+PROD_IDS = np.array([3, 0, 1, 2, 6, 5, 4], np.int32)   # unique: JAX differentiates
+                                                       # scatter_mul only then
+
+
+def _values_and_grads(lib, grad, data):
+    out = {}
+    for name in NAMES:
+        fn = getattr(lib.ops, name)
+        ids = PROD_IDS if name == "segment_prod" else IDS
+        for bucket_size in (None, 3):
+            out[f"{name}/{bucket_size}"] = (
+                fn(data, IDS, 4, bucket_size=bucket_size),
+                grad(lambda x: fn(x, ids, 4, bucket_size=bucket_size,
+                                  unique_indices=name == "segment_prod").sum())(data))
+    return out
+
+
+def test_segment_values_and_grads_match_jax(jax):
+    theirs = jax.jit(lambda d: _values_and_grads(jax, jax.grad, d))(DATA)   # one program
+    ours = _values_and_grads(pto, pto.grad, DATA)
+    for key, (value, grad) in ours.items():
+        assert_close(value, theirs[key][0])
+        assert_close(grad, theirs[key][1])
 
 
 @pytest.mark.parametrize("name", NAMES)
