@@ -42,6 +42,7 @@ from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
+from ptojax.ops.pure_callback import pure_callback
 from ptojax.jit import clear_caches, eval_shape, jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct, typeof
 from ptojax.eval.profiler import profile
@@ -81,7 +82,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "make_mesh", "mixed_precision", "nn", "numpy", "ops", "process_count", "process_index",
-           "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]

@@ -119,3 +119,51 @@ def test_linear_transpose_matches_jax(jax):
         pto.linear_transpose(lambda n: n, 1)
     with pytest.raises(TypeError, match="tree"):
         pto.linear_transpose(lambda x: (x, x), 1.0)(1.0)
+
+
+CALLS = []
+
+
+def _host(x, y, scale=1.0):
+    CALLS.append((np.shape(x), np.shape(y)))
+    return {"sum": (np.asarray(x) + np.asarray(y)) * scale,
+            "n": np.full(np.shape(x)[:-1], np.shape(x)[-1], np.int32)}
+
+
+def _with_callback(lib, method):
+    def fn(x, y):
+        shapes = {"sum": lib.ShapeDtypeStruct(x.shape, x.dtype),
+                  "n": lib.ShapeDtypeStruct((), np.int32)}
+        scale = {} if method else {"scale": 2.0}    # keyword operands are passed too
+        return lib.pure_callback(_host, shapes, x, y, vmap_method=method, **scale)
+    return fn
+
+
+def test_pure_callback_matches_jax(jax):
+    x, y = np.ones((2, 3), np.float32), np.arange(3, dtype=np.float32)
+    with jax.enable_x64(False):   # else JAX passes scale=2.0 as a float64 array
+        assert_close(pto.jit(_with_callback(pto, None))(x[0], y),
+                     _with_callback(jax, None)(x[0], y))
+        for method in ("sequential", "expand_dims", "broadcast_all"):
+            CALLS.clear()
+            ours = pto.jit(pto.vmap(_with_callback(pto, method), in_axes=(0, None)))(x, y)
+            ours_calls = list(CALLS)
+            CALLS.clear()
+            theirs = jax.vmap(_with_callback(jax, method), in_axes=(0, None))(x, y)
+            assert_close(ours, theirs)
+            assert ours_calls == CALLS, method   # the callback sees the shapes JAX gives it
+
+
+def test_pure_callback_errors():
+    x, y = np.ones((2, 3), np.float32), np.arange(3, dtype=np.float32)
+    with pytest.raises(NotImplementedError, match="vmap_method"):
+        pto.vmap(_with_callback(pto, None), in_axes=(0, None))(x, y)
+    with pytest.raises(ValueError, match="custom_jvp"):
+        pto.grad(lambda x: _with_callback(pto, None)(x, y)["sum"].sum())(x[0])
+    with pytest.raises(ValueError, match="vmap_method"):
+        pto.pure_callback(_host, (), x, y, vmap_method="loop")
+    shape = pto.ShapeDtypeStruct((2,), "float32")
+    with pytest.raises(RuntimeError, match="shape"):
+        pto.pure_callback(lambda v: np.ones(4), shape, x[0, :2])
+    with pytest.raises(RuntimeError, match="dtype"):
+        pto.pure_callback(lambda v: np.ones(2, np.int32), shape, x[0, :2])
