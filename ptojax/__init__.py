@@ -52,6 +52,7 @@ from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,
 from ptojax.autodiff.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
 from ptojax.autodiff.closure import closure_convert, custom_gradient
 from ptojax.autodiff.linear_transpose import linear_transpose
+from ptojax.autodiff.checkpoint_policies import checkpoint_policies
 from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
@@ -74,7 +75,7 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
-           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "clear_caches",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
            "closure_convert", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
            "default_backend", "device_count", "device_get", "device_put",
            "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors", "eval_shape",

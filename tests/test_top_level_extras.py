@@ -167,3 +167,42 @@ def test_pure_callback_errors():
         pto.pure_callback(lambda v: np.ones(4), shape, x[0, :2])
     with pytest.raises(RuntimeError, match="dtype"):
         pto.pure_callback(lambda v: np.ones(2, np.int32), shape, x[0, :2])
+
+
+def _count(ir, name):
+    """Equations of primitive ``name`` in ``ir`` and its sub-IRs."""
+    n = 0
+    for eqn in ir.eqns:
+        n += eqn.prim.name == name
+        for value in eqn.params.as_dict().values():
+            sub = getattr(value, "ir", value)
+            if isinstance(sub, pto.IR):
+                n += _count(sub, name)
+    return n
+
+
+def test_checkpoint_policies_save_what_they_name(jax):
+    w = np.random.RandomState(0).randn(4, 4).astype(np.float32) / 2
+    x = np.random.RandomState(1).randn(3, 4).astype(np.float32)
+
+    def loss(lib, checkpoint, policy):
+        body = checkpoint(lambda x, w: lib.numpy.tanh(lib.numpy.tanh(x @ w) @ w), policy=policy)
+        return lambda x, w: lib.numpy.sin(body(x, w)).sum()
+    policies = pto.checkpoint_policies
+    expected = jax.grad(loss(jax, jax.checkpoint, None), argnums=(0, 1))(x, w)
+    dots, tanhs = {}, {}
+    for name in ("nothing_saveable", "dots_saveable", "everything_saveable",
+                 "dots_with_no_batch_dims_saveable"):
+        policy = getattr(policies, name)
+        grad = pto.grad(loss(pto, pto.checkpoint, policy), argnums=(0, 1))
+        assert_close(grad(x, w), expected, rtol=1e-5)
+        ir = pto.make_ir(grad)(x, w).ir
+        dots[name], tanhs[name] = _count(ir, "dot_general"), _count(ir, "tanh")
+    # saving the products: the backward pass recomputes the tanhs but not the two products
+    assert dots["dots_saveable"] == dots["nothing_saveable"] - 2
+    assert dots["dots_with_no_batch_dims_saveable"] == dots["dots_saveable"]
+    assert tanhs["dots_saveable"] == tanhs["nothing_saveable"]
+    assert tanhs["everything_saveable"] == tanhs["nothing_saveable"] - 2
+    assert set(vars(policies)) <= set(vars(jax.checkpoint_policies))
+    with pytest.raises(TypeError, match="callable"):
+        pto.checkpoint(lambda x: x, policy="dots")
