@@ -43,6 +43,7 @@ from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
 from ptojax.ops.pure_callback import pure_callback
+from ptojax.trace import ensure_compile_time_eval
 from ptojax.jit import clear_caches, eval_shape, jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct, typeof
 from ptojax.eval.profiler import profile
@@ -78,7 +79,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
            "closure_convert", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
            "default_backend", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors", "eval_shape",
+           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",

@@ -206,3 +206,21 @@ def test_checkpoint_policies_save_what_they_name(jax):
     assert set(vars(policies)) <= set(vars(jax.checkpoint_policies))
     with pytest.raises(TypeError, match="callable"):
         pto.checkpoint(lambda x: x, policy="dots")
+
+
+def test_ensure_compile_time_eval_matches_jax(jax):
+    def f(lib, ensure):
+        def fn(x):
+            with ensure():
+                y = lib.numpy.sin(2.0) + lib.numpy.arange(3).sum()
+                z = x * y if y > 3 else x      # Python branches on the concrete value
+                w = x + 1                      # a traced operand: traced as usual
+            return z + w
+        return fn
+    ours, theirs = f(pto, pto.ensure_compile_time_eval), f(jax, jax.ensure_compile_time_eval)
+    x = np.float32(1.5)
+    assert_close(pto.jit(ours)(x), jax.jit(theirs)(x))
+    assert_close(pto.grad(ours)(x), jax.grad(theirs)(x))
+    assert_close(pto.vmap(ours)(np.ones(2, np.float32)), jax.vmap(theirs)(np.ones(2, np.float32)))
+    with pytest.raises(pto.errors.ConcretizationError):   # outside the block: traced
+        pto.jit(lambda x: x if pnp.arange(3).sum() > 1 else -x)(x)
