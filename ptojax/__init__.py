@@ -44,6 +44,7 @@ from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
 from ptojax.ops.pure_callback import pure_callback
 from ptojax.trace import ensure_compile_time_eval
+from ptojax.source_info import named_call, named_scope
 from ptojax.jit import clear_caches, eval_shape, jit, make_ir, make_jaxpr
 from ptojax.eval.leaves import ShapeDtypeStruct, typeof
 from ptojax.eval.profiler import profile
@@ -83,7 +84,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "N
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
-           "make_mesh", "mixed_precision", "nn", "numpy", "ops", "process_count", "process_index",
+           "make_mesh", "mixed_precision", "named_call", "named_scope", "nn", "numpy", "ops", "process_count", "process_index",
            "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",

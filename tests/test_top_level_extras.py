@@ -224,3 +224,23 @@ def test_ensure_compile_time_eval_matches_jax(jax):
     assert_close(pto.vmap(ours)(np.ones(2, np.float32)), jax.vmap(theirs)(np.ones(2, np.float32)))
     with pytest.raises(pto.errors.ConcretizationError):   # outside the block: traced
         pto.jit(lambda x: x if pnp.arange(3).sum() > 1 else -x)(x)
+
+
+def test_named_scope_and_named_call_name_the_traced_equations(jax):
+    def layer(x):
+        return pnp.tanh(x) * 2
+
+    def f(x):
+        with pto.named_scope("encoder"):
+            y = pto.named_call(layer)(x)
+        return pnp.sin(y)
+    text = pto.make_ir(pto.grad(f))(1.0).pretty(source=True)
+    assert text.count("(encoder/layer)") >= 4 and "sin" in text
+    sin_line = next(line for line in text.splitlines() if "= sin" in line)
+    assert "(" not in sin_line.split("#")[1]        # outside the scope: no name
+    x = np.float32(1.0)
+    assert_close(pto.jit(pto.named_call(f, name="g"))(x), jax.named_call(
+        lambda x: jax.numpy.sin(jax.numpy.tanh(x) * 2), name="g")(x))
+    with pytest.raises(TypeError, match="string"):
+        with pto.named_scope(3):
+            pass
