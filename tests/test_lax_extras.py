@@ -87,3 +87,16 @@ def test_conv_general_dilated_patches_equal_jax(jax):
     for kwargs, expected in zip(PATCHES, theirs):
         ours = pto.lax.conv_general_dilated_patches(x, **kwargs)
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(expected))
+
+
+def test_optimization_barrier_is_an_unfused_identity(jax):
+    def f(lib):
+        return lambda x: lib.numpy.sin(lib.lax.optimization_barrier(lib.numpy.cos(x)) * 2).sum()
+    x = np.arange(3, dtype=np.float32)
+    assert_close(pto.jit(f(pto))(x), jax.jit(f(jax))(x))
+    assert_close(pto.grad(f(pto))(x), jax.grad(f(jax))(x))
+    assert_close(pto.vmap(pto.grad(f(pto)))(np.stack([x, x])), np.stack([jax.grad(f(jax))(x)] * 2))
+    out = pto.lax.optimization_barrier({"a": np.ones(2, np.float32), "b": 3.0})
+    assert set(out) == {"a", "b"} and out["b"].weak_type
+    tiled = str(pto.jit(f(pto)).lower(x).tile_ir)
+    assert "optimization_barrier" in tiled     # left between kernels, never fused

@@ -37,6 +37,7 @@ from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
+from ptojax.ops.optimization_barrier import optimization_barrier
 from ptojax.ops.reduce_window import reduce_window, reduce_window_shape_tuple
 from ptojax.ops.reductions import (argmax, argmin, reduce, reduce_and, reduce_max, reduce_min,
                                    reduce_or, reduce_prod, reduce_xor)
