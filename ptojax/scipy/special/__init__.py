@@ -1,7 +1,7 @@
 """``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs, composed of ``pnp``
 and ``lax`` operations (so every transform traces through them).
 
-Not here (yet): ``bessel_jn``, ``dawsn``, ``exp1``, ``expi``,
+Not here (yet): ``bessel_jn``, ``dawsn``,
 ``expn``, ``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
 ``sph_harm_y``, ``spence``, ``wofz``.
 """
@@ -9,6 +9,7 @@ from ptojax.scipy.special.bernoulli import bernoulli
 from ptojax.scipy.special.bessel import i0, i0e, i1, i1e
 from ptojax.scipy.special.incomplete import betainc, gammainc, gammaincc
 from ptojax.scipy.special.erfcx import erfcx
+from ptojax.scipy.special.expint import exp1, expi
 from ptojax.scipy.special.entropy import entr, kl_div, rel_entr, xlog1py, xlogy
 from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, factorial, gamma,
                                                gammaln, gammasgn, loggamma, multigammaln,
