@@ -3,7 +3,7 @@ and ``lax`` operations (so every transform traces through them).
 
 Not here (yet): ``bessel_jn``, ``dawsn``,
 ``expn``, ``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
-``sph_harm_y``, ``spence``, ``wofz``.
+``sph_harm_y``, ``wofz``.
 """
 from ptojax.scipy.special.bernoulli import bernoulli
 from ptojax.scipy.special.bessel import i0, i0e, i1, i1e
@@ -17,6 +17,7 @@ from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, fact
 from ptojax.scipy.special.logistic import (boxcox, boxcox1p, expit, log_softmax, logit,
                                            logsumexp, softmax)
 from ptojax.scipy.special.normal import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
+from ptojax.scipy.special.spence import spence
 from ptojax.scipy.special.zeta import polygamma, zeta
 from ptojax.public import dir_function as _dir_function, public_names as _public_names
 
