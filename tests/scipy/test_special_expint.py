@@ -28,3 +28,21 @@ def test_exponential_integrals_match_jax(jax):
     assert ps.exp1(1).dtype == np.float32
     with pytest.raises(ValueError, match="complex"):
         ps.expi(np.complex64(1.0))
+
+
+N = np.array([0, 1, 2, 5, -1, 2, 10, 1, 2, 7, 30, 100, 6000, 3, 4, 1])
+XN = np.array([0.5, 0.5, 1.5, 3.0, 1.0, -1.0, 0.2, 1.0, 1.0, 0.99, 1.01, 50.0, 2.0, 1e-5, 700.0,
+               0.0])
+
+
+def test_expn_matches_jax(jax):
+    special = jax.scipy.special
+    theirs = jax.jit(lambda n, x: (special.expn(n, x), special.expn(n, x.astype(np.float32)),
+                                   jax.vmap(jax.grad(special.expn, argnums=1))(n[:4], x[:4])))(
+        N, XN)
+    assert_close(ps.expn(N, XN), theirs[0], rtol=1e-13, atol=0)
+    assert_close(ps.expn(N, XN.astype(np.float32)), theirs[1], rtol=3e-6, atol=0)
+    grads = pto.vmap(pto.grad(ps.expn, argnums=1))(N[:4], XN[:4])
+    assert_close(grads, theirs[2], rtol=1e-13)
+    # E_n(0) = 1 / (n - 1) for n >= 2 (JAX gives 1 / n)
+    assert_close(ps.expn(np.array([2, 3, 5]), np.zeros(3)), 1 / np.array([1.0, 2.0, 4.0]))

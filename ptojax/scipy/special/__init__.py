@@ -2,14 +2,14 @@
 and ``lax`` operations (so every transform traces through them).
 
 Not here (yet): ``bessel_jn``, ``dawsn``,
-``expn``, ``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
+``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
 ``sph_harm_y``, ``wofz``.
 """
 from ptojax.scipy.special.bernoulli import bernoulli
 from ptojax.scipy.special.bessel import i0, i0e, i1, i1e
 from ptojax.scipy.special.incomplete import betainc, gammainc, gammaincc
 from ptojax.scipy.special.erfcx import erfcx
-from ptojax.scipy.special.expint import exp1, expi
+from ptojax.scipy.special.expint import exp1, expi, expn
 from ptojax.scipy.special.entropy import entr, kl_div, rel_entr, xlog1py, xlogy
 from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, factorial, gamma,
                                                gammaln, gammasgn, loggamma, multigammaln,
