@@ -12,14 +12,14 @@ compiles it to PTO tile kernels (or the host backend where no accelerator is pre
 Transforms
     ``jit``, ``grad``, ``value_and_grad``, ``vmap``, ``jvp``, ``vjp``, ``linearize``,
     ``jacfwd``, ``jacrev`` (``jacobian``), ``hessian``, ``checkpoint`` (``remat``),
-    ``custom_jvp``, ``custom_vjp``, ``shard_map``, ``shard``; ``tile`` and ``make_ir`` show
+    ``custom_jvp``, ``custom_vjp``, ``shard_map``, ``shard``, ``pmap``; ``tile`` and ``make_ir`` show
     what a function becomes (tile plan, traced IR); ``kernel`` (with ``BlockSpec``) writes
     tile kernels by hand.
 
 Namespaces
     ``numpy`` (with ``numpy.linalg``, ``numpy.fft``), ``lax`` (with ``lax.linalg``),
-    ``nn`` (with ``nn.initializers``), ``random``, ``scipy`` (``linalg``, ``special``,
-    ``stats``), ``tree`` and ``tree_util`` (pytrees), ``sharding`` (meshes and partition
+    ``nn`` (with ``nn.initializers``), ``ops`` (segment reductions), ``random``, ``scipy``
+    (``linalg``, ``special``, ``stats``), ``image`` (resizing), ``tree`` and ``tree_util`` (pytrees), ``sharding`` (meshes and partition
     specs), ``distributed``, ``debug``, ``tools`` (drawing, profiling, numerics checks),
     ``quant`` (int8/fp8 quantization), ``mixed_precision`` (policies, loss scaling),
     ``config``, ``errors``, ``dtypes``, ``targets``, ``test_util``.
@@ -32,7 +32,7 @@ Devices and sharding
 ``dir(ptojax)`` and ``help(ptojax)`` list this API (``__all__``).
 """
 from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
-from ptojax import mixed_precision, quant
+from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax.config import config, disable_jit, enable_x64
@@ -42,13 +42,19 @@ from ptojax.shard.explicit import reshard
 from ptojax.sharding import AxisType, get_mesh, set_mesh
 from ptojax.ir import ClosedIR, IR, TensorType, TileType
 from ptojax.ir.symbolic import Dim
-from ptojax.jit import jit, make_ir, make_jaxpr
-from ptojax.eval.leaves import ShapeDtypeStruct
+from ptojax.ops.pure_callback import pure_callback
+from ptojax.trace import ensure_compile_time_eval
+from ptojax.source_info import named_call, named_scope
+from ptojax.jit import clear_caches, eval_shape, jit, make_ir, make_jaxpr
+from ptojax.eval.leaves import ShapeDtypeStruct, typeof
 from ptojax.eval.profiler import profile
 from ptojax.eval.array import Array
 from ptojax.autodiff.api import (grad, hessian, jacfwd, jacrev, jvp, linearize,
                                         value_and_grad, vjp)
 from ptojax.autodiff.custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat
+from ptojax.autodiff.closure import closure_convert, custom_gradient
+from ptojax.autodiff.linear_transpose import linear_transpose
+from ptojax.autodiff.checkpoint_policies import checkpoint_policies
 from ptojax.batching.api import vmap
 from ptojax import targets
 from ptojax.tile.api import tile
@@ -57,7 +63,7 @@ from ptojax.kernel.api import namespace as kernel
 from ptojax.kernel.spec import BlockSpec
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
-from ptojax.devices import (device_count, devices, local_device_count, local_devices,
+from ptojax.devices import (default_backend, device_count, devices, local_device_count, local_devices,
                                     process_count, process_index)
 from ptojax.shard.runtime.arrays import device_put
 from ptojax.shard.api import shard
@@ -65,7 +71,7 @@ from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.map import shard_map
 from ptojax.pmap import pmap
 from ptojax import image
-from ptojax.dtypes import (bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64,
+from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
 from ptojax.public import dir_function as _dir_function
 
@@ -73,15 +79,16 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
-           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "config",
-           "custom_jvp", "custom_vjp", "debug", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "errors",
-           "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
+           "closure_convert", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+           "default_backend", "device_count", "device_get", "device_put",
+           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape",
+           "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
-           "lax", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
-           "make_mesh", "mixed_precision", "nn", "numpy", "pmap", "process_count", "process_index",
-           "profile", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
-           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util",
+           "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
+           "make_mesh", "mixed_precision", "named_call", "named_scope", "nn", "numpy", "ops", "pmap", "process_count", "process_index",
+           "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]
 __dir__ = _dir_function(__all__)

@@ -69,6 +69,12 @@ def set_topology(process_index: int, process_count: int, local_count: int) -> No
 
 
 @functools.lru_cache(maxsize=None)
+def default_backend() -> str:
+    """The platform of the default device: ``"cpu"`` (ptojax's devices are virtual host
+    devices; an Ascend target is chosen per compilation, see ``ptojax.targets``)."""
+    return Device.platform
+
+
 def devices() -> tuple:
     """Every device of the job (all processes), process-major."""
     t = topology()
@@ -116,4 +122,7 @@ process_index: The index of this process among ``process_count()`` (0 when singl
 devices:
     >>> len(pto.devices()) == pto.device_count()
     True
+default_backend:
+    >>> pto.default_backend()
+    'cpu'
 """)

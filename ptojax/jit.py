@@ -8,6 +8,7 @@ import logging
 import operator
 import threading
 import time
+import weakref
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -21,8 +22,10 @@ from ptojax.source_info import user_frame
 from ptojax.eval import profiler
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
+from ptojax.eval.eager import clear_eager_caches
 from ptojax.eval.fast_arguments import fast_arguments
-from ptojax.eval.leaves import argument_type, describe_path, leaf_type, leaf_value
+from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, leaf_type,
+                                leaf_value)
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
@@ -190,11 +193,15 @@ class _Entry(NamedTuple):
     passes_inputs: bool      # some output is an input, returned as it came
 
 
+_live_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()   # for clear_caches
+
+
 class Jitted:
     """A function compiled once per input signature."""
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), donate_argnums=(),
                  backend=None, dynamic=None):
+        _live_jitted.add(self)
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._name = getattr(fn, "__name__", "fn")   # a functools.partial has none
@@ -431,6 +438,15 @@ def jit(fn: Callable = None, *, static_argnums=(), static_argnames=(), donate_ar
     return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
 
 
+def clear_caches():
+    """Drop every ``jit``-compiled program of this process (each ``jit`` function compiles
+    again on its next call) and the cached result types of eager operations, as JAX's
+    ``jax.clear_caches``. The on-disk kernel cache is kept."""
+    for jitted in list(_live_jitted):
+        jitted.clear_cache()
+    clear_eager_caches()
+
+
 def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
     """``make_ir(fn)(*args)`` → the ClosedIR ``fn`` traces to on those arguments."""
     nums, names = _normalize_static(fn, static_argnums, static_argnames)
@@ -440,6 +456,17 @@ def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
         closed, _, _ = trace_to_ir(fn, args, kwargs, nums, names)
         return closed
     return make
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as a pytree of
+    ``ShapeDtypeStruct`` (with JAX's weak types), found by tracing alone: nothing is computed
+    or compiled. ``args`` may hold arrays, scalars or ``ShapeDtypeStruct``."""
+    closed, _, out_tree = trace_to_ir(fun, args, kwargs,
+                                      name=getattr(fun, "__name__", "eval_shape"))
+    outs = [ShapeDtypeStruct(v.type.shape, v.type.dtype, v.type.weak_type)
+            for v in closed.ir.outvars]
+    return out_tree.unflatten(outs)
 
 
 def make_jaxpr(fn: Callable, static_argnums=()):
@@ -459,6 +486,13 @@ make_ir:
         b:f32[3] = mul a 2.0:f32[]
         c:f32[3] = add b 1.0:f32[]
       in (c) }
+clear_caches:
+    >>> f = pto.jit(lambda x: x + 1)
+    >>> _ = f(1.0); pto.clear_caches(); f.cache_size()
+    0
+eval_shape:
+    >>> pto.eval_shape(lambda x: {"y": x.sum(axis=0)}, pto.ShapeDtypeStruct((2, 3), "float32"))
+    {'y': ShapeDtypeStruct(shape=(3,), dtype=float32)}
 make_jaxpr:
     >>> pto.make_jaxpr(lambda x: pnp.sin(x) * 2.0)(1.0).ir.outvars
     (Var(f32[]),)

@@ -148,6 +148,7 @@ class _State(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []
         self.jit_inlined: list[str] = []  # names of pto.jit functions being inlined
+        self.compile_time_eval = 0        # depth of ensure_compile_time_eval blocks
 
 
 _state = _State()
@@ -447,11 +448,36 @@ def inlined_jit(name: str):
 
 # ---------------------------------------------------------------------------------------------
 def bind(prim: Primitive, args, params, source=None):
-    """Apply ``prim``: staged into the innermost active trace, or run eagerly."""
+    """Apply ``prim``: staged into the innermost active trace, or run eagerly (also inside a
+    trace, under ``ensure_compile_time_eval``, when no operand is traced)."""
     stack = _state.stack
-    if stack:
+    if stack and not (_state.compile_time_eval and
+                      not any(isinstance(a, Tracer) for a in args)):
         return stack[-1].process(prim, args, params, source)
     return apply_eager(prim, args, params)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside the block, operations whose operands are all concrete (not traced) run at once,
+    even under ``jit`` or a transform, giving concrete arrays Python can branch on; those on
+    traced values are traced as usual. As JAX's ``jax.ensure_compile_time_eval``.
+
+    Example:
+        >>> @pto.jit
+        ... def f(x):
+        ...     with pto.ensure_compile_time_eval():
+        ...         n = pnp.arange(4).sum()     # a concrete Array, even under jit
+        ...         big = bool(n > 5)
+        ...     return x * n if big else x
+        >>> f(2.0)
+        Array(12., dtype=float32, weak_type=True)
+    """
+    _state.compile_time_eval += 1
+    try:
+        yield
+    finally:
+        _state.compile_time_eval -= 1
 
 
 class Tracer:

@@ -8,9 +8,10 @@ import pytest
 # public module -> its public submodules
 PUBLIC = {
     "ptojax": {"debug", "distributed", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
-               "numpy", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
+               "numpy", "ops", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
                "tree", "tree_util"},
     "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
+    "ptojax.ops": set(),
     "ptojax.lax": {"linalg"}, "ptojax.lax.linalg": set(), "ptojax.random": set(),
     "ptojax.nn": {"initializers"}, "ptojax.nn.initializers": set(), "ptojax.image": set(),
     "ptojax.scipy": {"linalg", "special", "stats"}, "ptojax.scipy.linalg": set(),

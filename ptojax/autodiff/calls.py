@@ -25,7 +25,7 @@ from ptojax.batching.vmap import batched_type, vmap_ir
 from ptojax.errors import CustomRuleError, GradError
 from ptojax.eval import axis_env
 from ptojax.eval.interpreter import eval_ir
-from ptojax.ir.core import IR, ClosedIR, Eqn, consts_as_args
+from ptojax.ir.core import IR, ClosedIR, Eqn, Var, consts_as_args
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import instantiate, reduce_sum, to_front
 from ptojax.ops.shape import move_axis
@@ -65,7 +65,8 @@ def _call_primitive(name, linear=False):
 
 
 # checkpoint: body evaluated as is; autodiff recomputes it in the backward pass instead of
-# saving its intermediates. params: body, prevent_cse=True
+# saving its intermediates (but those its policy saves). params: body, prevent_cse=True,
+# policy=None
 checkpoint_p = _call_primitive("checkpoint", linear=True)   # transposed when its body is
 
 # custom_jvp_call: params body, jvp (flat rule: (primals, tangents) -> outs + tangent outs),
@@ -93,12 +94,17 @@ custom_lin_p = Primitive("custom_lin", _custom_lin_abstract, _custom_lin_impl,
 
 
 # checkpoint ------------------------------------------------------------------------------------
-def _checkpoint_jvp(primals, tangents, body, prevent_cse=True):
+def policy_param(policy) -> dict:
+    """The ``policy`` param of a checkpoint equation: absent for the default (save nothing)."""
+    return {} if policy is None else {"policy": policy}
+
+
+def _checkpoint_jvp(primals, tangents, body, prevent_cse=True, policy=None):
     nonzeros = [not is_zero(t) for t in tangents]
     jbody, out_nz = jvp_ir(body, nonzeros)
     jbody, consts = consts_as_args(jbody)
     outs = checkpoint_p.bind(*consts, *primals, *[t for t in tangents if not is_zero(t)],
-                             body=jbody, prevent_cse=prevent_cse)
+                             body=jbody, prevent_cse=prevent_cse, **policy_param(policy))
     n = len(body.ir.outvars)
     touts = iter(outs[n:])
     return outs[:n], [next(touts) if nz else Zero(v.type)
@@ -107,43 +113,69 @@ def _checkpoint_jvp(primals, tangents, body, prevent_cse=True):
 
 def _checkpoint_partial_eval(eqn, unknown_inputs):
     """Split a checkpointed region (whose body has no consts): the known side computes the
-    known outputs without keeping any intermediate; the linear side re-runs the known body and
-    then the linear body, so the backward pass recomputes instead of reading residuals."""
+    known outputs, keeping only the intermediates its ``policy`` saves (none by default);
+    the linear side re-runs the rest of the known body and then the linear body, so the
+    backward pass recomputes instead of reading residuals."""
     known_body, linear_body, n_res, out_unknown = partial_eval(eqn.params["body"],
                                                                unknown_inputs)
     known = known_body.ir
     n_known_outs = len(known.outvars) - n_res
-    forward = dce(IR((), known.invars, known.eqns, known.outvars[:n_known_outs]))
-    recompute = dce(IR((), [*known.invars, *linear_body.invars[n_res:]],
-                       [*known.eqns, *linear_body.eqns], linear_body.outvars))
+    policy = eqn.params.as_dict().get("policy")
+    saved = _saved_intermediates(policy, known, linear_body)
+    kept = [e for e in known.eqns if not any(v in saved for v in e.outputs)]
+    forward = dce(IR((), known.invars, known.eqns, [*known.outvars[:n_known_outs], *saved]))
+    recompute = dce(IR((), [*known.invars, *saved, *linear_body.invars[n_res:]],
+                       [*kept, *linear_body.eqns], linear_body.outvars))
     known_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if not u]
     unknown_in = [a for a, u in zip(eqn.inputs, unknown_inputs) if u]
     known_out = [v for v, u in zip(eqn.outputs, out_unknown) if not u]
     unknown_out = [v for v, u in zip(eqn.outputs, out_unknown) if u]
-    known_eqn = Eqn(checkpoint_p, known_in, known_out,
+    saved_out = [Var(v.type) for v in saved]
+    known_eqn = Eqn(checkpoint_p, known_in, [*known_out, *saved_out],
                     eqn.params.replace(body=ClosedIR(forward)), eqn.source)
-    unknown_eqn = Eqn(checkpoint_p, [*known_in, *unknown_in], unknown_out,
+    unknown_eqn = Eqn(checkpoint_p, [*known_in, *saved_out, *unknown_in], unknown_out,
                       eqn.params.replace(body=ClosedIR(recompute)), eqn.source)
     return [known_eqn], [unknown_eqn], unknown_out
 
 
-def _checkpoint_transpose(cts, *args, body, prevent_cse=True):
+def _saved_intermediates(policy, known, linear_body) -> list:
+    """The outputs of the known equations ``policy`` saves that recomputing the linear side
+    would otherwise need."""
+    if policy is None:
+        return []
+    chosen = [v for e in known.eqns
+              if policy(e.prim, *[a.type for a in e.inputs], **e.params.as_dict())
+              for v in e.outputs]
+    if not chosen:
+        return []
+    chosen_set = set(chosen)
+    kept = [e for e in known.eqns if not any(v in chosen_set for v in e.outputs)]
+    recompute = dce(IR((), [*known.invars, *chosen], [*kept, *linear_body.eqns],
+                       linear_body.outvars))
+    read = {a for e in recompute.eqns for a in e.inputs if type(a) is Var}
+    read.update(v for v in recompute.outvars if type(v) is Var)
+    return [v for v in chosen if v in read]
+
+
+def _checkpoint_transpose(cts, *args, body, prevent_cse=True, policy=None):
     mask = [is_undefined(a) for a in args]
     tbody, nonzeros = transpose_ir(body.ir, mask, body.consts)
     tbody, consts = consts_as_args(tbody)
     cts = [instantiate(c, v.type) for c, v in zip(cts, body.ir.outvars)]
     outs = iter(checkpoint_p.bind(*consts, *[a for a in args if not is_undefined(a)],
-                                  *cts, body=tbody, prevent_cse=prevent_cse))
+                                  *cts, body=tbody, prevent_cse=prevent_cse,
+                                  **policy_param(policy)))
     linear_cts = [next(outs) if nz else None for nz in nonzeros]
     it = iter(linear_cts)
     return [next(it) if m else None for m in mask]
 
 
-def _checkpoint_batch(args, dims, body, prevent_cse=True):
+def _checkpoint_batch(args, dims, body, prevent_cse=True, policy=None):
     batched, out_dims = vmap_ir(body, dims, axis_env.batch_axis_size(),
                                 axis_env.batch_axis_name())
     batched, consts = consts_as_args(batched)
-    outs = checkpoint_p.bind(*consts, *args, body=batched, prevent_cse=prevent_cse)
+    outs = checkpoint_p.bind(*consts, *args, body=batched, prevent_cse=prevent_cse,
+                             **policy_param(policy))
     return outs, out_dims
 
 

@@ -363,12 +363,16 @@ def _checked_ct(rule, ct, t, name):
     return ct
 
 
-def checkpoint(fun=None, *, prevent_cse: bool = True, static_argnums=()):
-    """``fun`` whose intermediates are recomputed in the backward pass instead of saved.
-    The recomputation is visible in the gradient's IR as a second ``checkpoint`` region."""
+def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
+    """``fun`` whose intermediates are recomputed in the backward pass instead of saved,
+    except those ``policy`` (see ``pto.checkpoint_policies``) saves. The recomputation is
+    visible in the gradient's IR as a second ``checkpoint`` region."""
     if fun is None:
-        return functools.partial(checkpoint, prevent_cse=prevent_cse,
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be callable (see pto.checkpoint_policies), "
+                        f"got {policy!r}")
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
@@ -378,7 +382,8 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, static_argnums=()):
         closed, out_tree, _ = trace_pytree_fn(
             lambda *d: fun(*_merge(static, d, nums)), flat, in_tree, name=fun.__name__)
         body, consts = consts_as_args(closed)
-        outs = calls.checkpoint_p.bind(*consts, *flat, body=body, prevent_cse=prevent_cse)
+        outs = calls.checkpoint_p.bind(*consts, *flat, body=body, prevent_cse=prevent_cse,
+                                       **calls.policy_param(policy))
         return tree_unflatten(out_tree, outs)
 
     return wrapped

@@ -15,6 +15,11 @@ from ptojax.source_info import user_frame
 _out_types_cache: dict = {}
 
 
+def clear_eager_caches():
+    """Forget the cached result types of eager operations (``jax.clear_caches``)."""
+    _out_types_cache.clear()
+
+
 def _value_and_type(x):
     t = type(x)
     if t is Array:

@@ -30,8 +30,26 @@ class ShapeDtypeStruct:
     def aval(self):
         return TensorType(self.shape, self.dtype, self.weak_type)
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def _key(self):
+        return self.shape, self.dtype, self.weak_type
+
+    def __eq__(self, other):
+        return type(other) is ShapeDtypeStruct and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype}{weak})"
 
 
 def leaf_type(x, path=()) -> TensorType:
@@ -58,6 +76,12 @@ def leaf_type(x, path=()) -> TensorType:
 # jit traces a Python float argument as this float64 carrier of its full value and gives the
 # function a weak float32 narrowed from it (jit.py); promotion converts from the carrier.
 PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
+
+
+def typeof(x) -> TensorType:
+    """The abstract type of ``x`` (shape, dtype, weak type), as JAX's ``jax.typeof``: what a
+    trace sees of it."""
+    return leaf_type(x)
 
 
 def argument_type(x, path=()) -> TensorType:
@@ -91,4 +115,9 @@ _add_examples(globals(), """
 ShapeDtypeStruct:
     >>> pto.ShapeDtypeStruct((2, 3), pnp.float32)
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+typeof:
+    >>> pto.typeof(pnp.ones((2, 3)))
+    f32[2,3]
+    >>> pto.typeof(1.0).weak_type
+    True
 """)

@@ -280,11 +280,17 @@ def _atom(a, namer) -> pretty.Atom:
     return pretty.Atom(namer(a), type(a) is Literal)
 
 
+def _source_text(source) -> str:
+    """``file.py:12``, with the ``named_scope`` names when there are: ``file.py:12 (a/b)``."""
+    text = f"{os.path.basename(source.file)}:{source.line}"
+    scope = source.function.rpartition("/")[0]
+    return f"{text} ({scope})" if scope else text
+
+
 def eqn_line(eqn: Eqn, namer) -> pretty.EqnLine:
     outs = [_decl(v, namer) for v in eqn.outputs]
     params = [(k, _param(v, namer)) for k, v in eqn.params.items() if v is not None]
-    source = None if eqn.source is None else \
-        f"{os.path.basename(eqn.source.file)}:{eqn.source.line}"
+    source = None if eqn.source is None else _source_text(eqn.source)
     return pretty.EqnLine(outs, eqn.prim.name, params, [_atom(a, namer) for a in eqn.inputs],
                           source)
 

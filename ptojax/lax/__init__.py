@@ -9,10 +9,13 @@ next to the primitives they use); control flow and the collectives over named ax
 """
 from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
 from ptojax.control_flow import map as _map
+from ptojax.control_flow.associative_scan import associative_scan
+from ptojax.control_flow.linear_solve import custom_linear_solve, custom_root
 from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_pow, max, min,
                                    mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
                                    square, sub)
-from ptojax.ops.broadcast import broadcast, broadcast_in_dim, reduce_sum
+from ptojax.ops.broadcast import (broadcast, broadcast_in_dim, broadcast_shapes,
+                                  broadcast_to_rank, reduce_sum)
 from ptojax.ops.complex_parts import complex, conj, imag, real
 from ptojax.ops.convert import (bitcast_convert_type, convert_element_type, reduce_precision,
                                 stop_gradient)
@@ -23,28 +26,33 @@ from ptojax.ops.convolution import (ConvDimensionNumbers, conv, conv_dimension_n
                                     conv_with_general_padding)
 from ptojax.ops.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
 from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
+                                        dynamic_update_index_in_dim,
                                         dynamic_slice_in_dim, dynamic_update_slice,
                                         dynamic_update_slice_in_dim)
 from ptojax.ops.fft import FftType, fft
 from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
+from ptojax.lax.conv_patches import conv_general_dilated_patches
+from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
+from ptojax.ops.optimization_barrier import optimization_barrier
 from ptojax.ops.reduce_window import reduce_window, reduce_window_shape_tuple
 from ptojax.ops.reductions import (argmax, argmin, reduce, reduce_and, reduce_max, reduce_min,
                                    reduce_or, reduce_prod, reduce_xor)
-from ptojax.ops.shape import expand_dims, reshape, squeeze, transpose
+from ptojax.ops.shape import collapse, expand_dims, reshape, squeeze, transpose
 from ptojax.ops.slicing import (broadcasted_iota, concatenate, full, full_like, index_in_dim,
                                 iota, pad, rev, slice, slice_in_dim, split, tile)
-from ptojax.ops.sorting import sort, sort_key_val, top_k
+from ptojax.ops.sorting import approx_max_k, approx_min_k, sort, sort_key_val, top_k
 from ptojax.ops.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
                                 igamma, igamma_grad_a, igammac, lgamma, random_gamma_grad)
 from ptojax.ops.transcendental import (acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, cos,
                                        cosh, exp, exp2, expm1, log, log1p, logistic, pow,
                                        rsqrt, sin, sinh, sqrt, tan, tanh)
 from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterMode,
-                                          ScatterDimensionNumbers, gather, scatter_add,
+                                          ScatterDimensionNumbers, gather, index_take,
+                                          scatter_add,
                                           scatter_max, scatter_min, scatter_mul, scatter_sub)
 from ptojax.ops.windowed_indexing import scatter_set as scatter
 from ptojax.ops.windows import padtype_to_pads

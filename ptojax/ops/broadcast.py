@@ -207,7 +207,32 @@ def to_front(x, d):
     return broadcast_at(x, 0) if d is None else move_axis(x, d, 0)
 
 
+def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives ``shapes`` (ranks aligned at the right), as JAX's
+    ``lax.broadcast_shapes``."""
+    shapes = [tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def broadcast_to_rank(x, rank):
+    """``x`` with leading size-1 dimensions added up to ``rank``."""
+    ndim = np.ndim(x)
+    if ndim == rank:
+        if hasattr(x, "aval"):    # an Array or a Tracer
+            return x
+        return Array(np.asarray(x, dtypes.canonicalize(np.result_type(x))))
+    return broadcast(x, (1,) * (rank - ndim))
+
 _add_examples(globals(), """
+broadcast_shapes:
+    >>> pto.lax.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+broadcast_to_rank:
+    >>> pto.lax.broadcast_to_rank(pnp.ones(3), 3).shape
+    (1, 1, 3)
 broadcast_in_dim: ``operand`` broadcast to ``shape``: its dimension ``i`` becomes dimension
     ``broadcast_dimensions[i]`` of the result.
     >>> pto.lax.broadcast_in_dim(pnp.array([1, 2]), (2, 2), (0,))

@@ -17,7 +17,7 @@ from ptojax.ops.costs import no_flops
 from ptojax.ops.elementwise import constant
 from ptojax.ops.gather_scatter import gather, scatter
 from ptojax.ops.logic import lt, select
-from ptojax.ops.shape import move_axis, reshape, squeeze
+from ptojax.ops.shape import expand_dims, move_axis, reshape, squeeze
 from ptojax.ops.slicing import broadcasted_iota, concatenate
 from ptojax.ops.tangents import Zero, is_undefined, is_zero, linear_in_first_jvp
 from ptojax.eval import axis_env
@@ -236,7 +236,22 @@ dynamic_update_slice_p.define(
         x, update, starts))
 
 
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """``operand`` with index ``index`` of ``axis`` replaced by ``update`` (which may lack
+    that axis)."""
+    axis = int(axis)
+    if np.ndim(update) != np.ndim(operand):
+        if np.ndim(update) + 1 != np.ndim(operand):
+            raise ShapeError(f"dynamic_update_index_in_dim: update of rank {np.ndim(update)} "
+                             f"for an operand of rank {np.ndim(operand)}")
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
 _add_examples(globals(), """
+dynamic_update_index_in_dim:
+    >>> pto.lax.dynamic_update_index_in_dim(pnp.zeros((2, 3)), pnp.ones(3), 1, 0)
+    Array([[0., 0., 0.],
+           [1., 1., 1.]], dtype=float32)
 dynamic_index_in_dim: The slice at a traced ``index`` of ``operand`` along ``axis`` (clamped
     into range).
     >>> x = pnp.arange(6).reshape(2, 3)

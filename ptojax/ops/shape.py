@@ -234,7 +234,19 @@ for _prim, _batch, _ref in ((squeeze_p, _squeeze_batch, "squeeze"),
         tile=tile_forms.RESHAPE, cost=no_flops, reference=ref.lax_op(_ref))
 
 
+def collapse(operand, start_dimension, stop_dimension=None):
+    """``operand`` with dimensions ``[start_dimension, stop_dimension)`` merged into one."""
+    lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(operand.shape))
+    if hi < lo:
+        raise ValueError(f"Invalid dimension range passed to collapse: {tuple(operand.shape)}"
+                         f"[{start_dimension}:{stop_dimension}]")
+    shape = tuple(operand.shape)
+    return reshape(operand, (*shape[:lo], math.prod(shape[lo:hi]), *shape[hi:]))
+
 _add_examples(globals(), """
+collapse:
+    >>> pto.lax.collapse(pnp.ones((2, 3, 4)), 1).shape
+    (2, 12)
 expand_dims: ``array`` with a size-1 axis inserted at each of ``dimensions``.
     >>> pto.lax.expand_dims(pnp.array([1, 2]), (0,)).shape
     (1, 2)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ShapeError
+from ptojax.errors import ShapeError, UnsupportedError
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import to_front
 from ptojax.ops.arithmetic import div, neg
@@ -126,7 +126,45 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return sort((keys, values), dimension, is_stable, num_keys=1)
 
 
+def _approx_k(name, operand, k, reduction_dimension, aggregate_to_topk):
+    if not dtypes.is_float(operand.dtype):
+        raise ValueError("operand must be a floating type")
+    if not aggregate_to_topk:
+        raise UnsupportedError(f"{name}: aggregate_to_topk=False (a partial reduction of "
+                               f"backend-chosen size) is not supported; pass True")
+    axis = user_axis(name, reduction_dimension, operand.ndim)
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    if operand.shape[axis] < k:
+        raise ValueError(f"k must be smaller than the size of reduction_dim "
+                         f"{operand.shape[axis]}, got {k}")
+    return axis
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The ``k`` largest entries along ``reduction_dimension`` and their indices, as JAX's
+    ``lax.approx_max_k``; computed exactly (recall 1), as JAX does on CPU."""
+    axis = _approx_k("approx_max_k", operand, k, reduction_dimension, aggregate_to_topk)
+    return list(top_k(operand, k, axis=axis))
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The ``k`` smallest entries along ``reduction_dimension`` and their indices (exact),
+    as JAX's ``lax.approx_min_k``."""
+    axis = _approx_k("approx_min_k", operand, k, reduction_dimension, aggregate_to_topk)
+    iota = broadcasted_iota(dtypes.int32, tuple(operand.shape), axis)
+    values, indices = sort((operand, iota), dimension=axis, num_keys=1)
+    return [slice_in_dim(values, 0, k, axis=axis), slice_in_dim(indices, 0, k, axis=axis)]
+
 _add_examples(globals(), """
+approx_max_k:
+    >>> pto.lax.approx_max_k(pnp.array([3.0, 1.0, 4.0, 1.5]), 2)
+    [Array([4., 3.], dtype=float32), Array([2, 0], dtype=int32)]
+approx_min_k:
+    >>> pto.lax.approx_min_k(pnp.array([3.0, 1.0, 4.0, 1.5]), 2)
+    [Array([1. , 1.5], dtype=float32), Array([1, 3], dtype=int32)]
 sort:
     >>> pto.lax.sort(pnp.array([3, 1, 2]))
     Array([1, 2, 3], dtype=int32)

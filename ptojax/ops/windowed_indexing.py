@@ -20,12 +20,12 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
-from ptojax.ops.arithmetic import add, clamp, neg
+from ptojax.ops.arithmetic import add, clamp, neg, rem
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.gather_scatter import default_fill, gather as point_gather, scatter
 from ptojax.ops.logic import bitwise_and, ge, le, select
-from ptojax.ops.shape import reshape, transpose
+from ptojax.ops.shape import expand_dims, reshape, transpose
 from ptojax.ops.slicing import broadcasted_iota, concatenate, slice_in_dim
 from ptojax.source_info import user_frame
 from ptojax.ir.symbolic import as_dim
@@ -254,7 +254,25 @@ scatter_min = _scatter_function("scatter_min", "min")
 scatter_max = _scatter_function("scatter_max", "max")
 
 
+def index_take(src, idxs, axes):
+    """``src`` at the points whose coordinates along ``axes`` are ``idxs`` (one index array
+    per axis; negative and out-of-range indices wrap), the other dimensions whole."""
+    axes = tuple(int(a) for a in axes)
+    indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
+    sizes = broadcast_in_dim(np.array([src.shape[a] for a in axes], indices.dtype),
+                             tuple(indices.shape), (1,))
+    indices = rem(add(rem(indices, sizes), sizes), sizes)   # a floored modulo, as JAX's %
+    slice_sizes = list(src.shape)
+    for a in axes:
+        slice_sizes[a] = 1
+    dnums = GatherDimensionNumbers(offset_dims=tuple(range(1, src.ndim - len(axes) + 1)),
+                                   collapsed_slice_dims=axes, start_index_map=axes)
+    return gather(src, indices, dnums, tuple(slice_sizes))
+
 _add_examples(globals(), """
+index_take:
+    >>> pto.lax.index_take(pnp.arange(12).reshape(3, 4), (pnp.array([0, -1]), pnp.array([1, 5])), (0, 1))
+    Array([1, 9], dtype=int32)
 gather:
     >>> dnums = pto.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
     ...                                        start_index_map=(0,))

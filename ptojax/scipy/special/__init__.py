@@ -1,13 +1,15 @@
 """``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs, composed of ``pnp``
 and ``lax`` operations (so every transform traces through them).
 
-Not here (yet): the incomplete gamma and beta functions and the modified Bessel functions
-(``gammainc``, ``gammaincc``, ``betainc``, ``i0``, ``i0e``, ``i1``, ``i1e``: they need
-primitives of their own), and ``bessel_jn``, ``dawsn``, ``erfcx``, ``exp1``, ``expi``,
-``expn``, ``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
-``sph_harm_y``, ``spence``, ``wofz``.
+Not here (yet): ``bessel_jn``, ``dawsn``,
+``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
+``sph_harm_y``, ``wofz``.
 """
 from ptojax.scipy.special.bernoulli import bernoulli
+from ptojax.scipy.special.bessel import i0, i0e, i1, i1e
+from ptojax.scipy.special.incomplete import betainc, gammainc, gammaincc
+from ptojax.scipy.special.erfcx import erfcx
+from ptojax.scipy.special.expint import exp1, expi, expn
 from ptojax.scipy.special.entropy import entr, kl_div, rel_entr, xlog1py, xlogy
 from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, factorial, gamma,
                                                gammaln, gammasgn, loggamma, multigammaln,
@@ -15,6 +17,7 @@ from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, fact
 from ptojax.scipy.special.logistic import (boxcox, boxcox1p, expit, log_softmax, logit,
                                            logsumexp, softmax)
 from ptojax.scipy.special.normal import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
+from ptojax.scipy.special.spence import spence
 from ptojax.scipy.special.zeta import polygamma, zeta
 from ptojax.public import dir_function as _dir_function, public_names as _public_names
 

@@ -1,4 +1,4 @@
-"""``pto.random``: reproducible pseudo-random numbers from explicit keys.
+"""``pto.random``'s keys and basic samplers: reproducible pseudo-random numbers from explicit keys.
 
 A **key is a uint32 array of shape (2,)** — JAX's raw (legacy) ``PRNGKey`` layout, not a typed
 key. Nothing is stateful: every sampler takes a key, and the same key gives the same numbers,
@@ -32,7 +32,7 @@ from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.public import add_examples, dir_function
+from ptojax.public import add_examples
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _SQRT2 = math.sqrt(2.0)
@@ -597,13 +597,6 @@ def _weighted_choice(key, n, shape, replace, p):
     scores = pnp.add(gumbel(key, (n,), p.dtype), pnp.log(p))
     top = pnp.argsort(scores, descending=True)[:math.prod(shape)]
     return lax.reshape(top, shape)
-
-
-__all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
-           "fold_in", "gamma", "gumbel", "key", "loggamma", "multivariate_normal", "normal",
-           "permutation", "randint", "split", "truncated_normal", "uniform", "key_data",
-           "wrap_key_data"]
-__dir__ = dir_function(__all__)
 
 
 add_examples(globals(), """
