@@ -6,16 +6,10 @@ them).
 The package is also JAX's ``jax.ops``: its public API (``__all__``, what ``dir`` shows) is the
 segment reductions of ``segment.py``."""
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,  # noqa: F401
-<<<<<<< HEAD
                         decompositions, dimension_size, dynamic_slicing, eig, elementwise, fft,
-                        gather_scatter, linalg, logic, random_bits, reductions, shape, slicing,
-                        sorting, special, transcendental, windowed_indexing)
-=======
-                        decompositions, dimension_size, dynamic_slicing, elementwise, fft,
                         gather_scatter, linalg, logic, optimization_barrier, pure_callback,
                         random_bits, reductions, shape, slicing, sorting, special,
                         transcendental, windowed_indexing)
->>>>>>> wt-lax5
 from ptojax.ops import bucketing  # noqa: F401,E402
 from ptojax.ops.segment import segment_max, segment_min, segment_prod, segment_sum  # noqa: E402
 from ptojax.public import dir_function as _dir_function  # noqa: E402
