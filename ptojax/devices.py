@@ -68,13 +68,13 @@ def set_topology(process_index: int, process_count: int, local_count: int) -> No
     devices.cache_clear()
 
 
-@functools.lru_cache(maxsize=None)
 def default_backend() -> str:
     """The platform of the default device: ``"cpu"`` (ptojax's devices are virtual host
     devices; an Ascend target is chosen per compilation, see ``ptojax.targets``)."""
     return Device.platform
 
 
+@functools.lru_cache(maxsize=None)
 def devices() -> tuple:
     """Every device of the job (all processes), process-major."""
     t = topology()
