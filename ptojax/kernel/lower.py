@@ -890,7 +890,8 @@ class BodyLowering:
                           first, consts, accs)
 
     def _fori(self, eqn, body, n, lo, hi, carries, consts, accs):
-        in_ws = _workspace_carries(body, n, carries) - set(accs)
+        in_ws = {i for i in _workspace_carries(body, n, carries) - set(accs)
+                 if _handed_on(body, i, eqn.outputs[i], self._uses)}
         inits = [(c.atom, "acc") if i in accs else
                  self._carry_in_workspace(c) if i in in_ws else self._carry_init(c, v, body)
                  for i, (c, v) in enumerate(zip(carries, body.invars[1:1 + n]))]
@@ -1071,8 +1072,9 @@ def _workspace_carries(body: IR, n, carries) -> set:
     its new value (so storing the new value at once cannot overwrite the old one too early)."""
     defined = {o: i for i, e in enumerate(body.eqns) for o in e.outputs}
     out = set()
-    for i, (v, o, c) in enumerate(zip(body.invars[1:1 + n], body.outvars, carries)):
-        if len(v.type.shape) != 2 or c.kind in ("gm", "acc", "scalar") or type(o) is not Var:
+    for i, (v, o) in enumerate(zip(body.invars[1:1 + n], body.outvars)):
+        if len(v.type.shape) != 2 or type(o) is not Var or \
+                carries is not None and carries[i].kind in ("gm", "acc", "scalar"):
             continue
         uses = [k for k, e in enumerate(body.eqns) if v in e.inputs]
         if not uses or any(body.eqns[k].prim is not dot_general_p for k in uses):
@@ -1081,6 +1083,36 @@ def _workspace_carries(body: IR, n, carries) -> set:
                       body.eqns[defined[o]].prim not in (kernel_fori_p, kernel_load_p)):
             out.add(i)
     return out
+
+
+def _read_by_matmuls_only(var, uses) -> bool:
+    """Whether ``var`` is read, and only by matmuls or by a later loop that carries it in its
+    workspace too (``uses``: var -> the equations using it), so every value stored in a
+    workspace carry is loaded once by the cube."""
+    if not uses.get(var):
+        return False
+    for e in uses[var]:
+        if e.prim is dot_general_p:
+            continue
+        if e.prim is not kernel_fori_p:
+            return False
+        body, n = loop_body(e.params), e.params["num_carry"]
+        positions = [t - 2 for t, a in enumerate(e.inputs) if a is var]
+        if any(t < 0 or t >= n for t in positions) or \
+                not set(positions) <= _workspace_carries(body, n, None):
+            return False
+        if not all(_handed_on(body, t, e.outputs[t], uses) for t in positions):
+            return False
+    return True
+
+
+def _handed_on(body, i, result, uses) -> bool:
+    """Whether a workspace carry's stores are each loaded once by the cube: a loop passing
+    the carry through (reading it every step, waiting for it once) leaves its result unread;
+    a loop computing new values hands its last one on to matmuls after it."""
+    if body.outvars[i] is body.invars[1 + i]:
+        return not uses.get(result)
+    return _read_by_matmuls_only(result, uses)
 
 
 def _vector_use(body: IR, var) -> str:

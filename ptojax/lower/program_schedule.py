@@ -541,7 +541,7 @@ def _cross_core(builders, prologue, epilogue):
             groups = _load_groups(evs, producer)
             if not groups:
                 continue
-            consumer = groups[0][0].core
+            consumer = groups[0][0][0].core
             if name not in flags:
                 flags[name] = (2 * len(flags), 2 * len(flags) + 1, producer)
                 if 2 * len(flags) > MAX_CROSS_FLAGS:
@@ -555,34 +555,39 @@ def _cross_core(builders, prologue, epilogue):
             for st in sts:
                 st.before.append((producer, CrossSync("wait", free)))
                 st.after.append((producer, CrossSync("set", ready, st.pipe)))
-            for lds in groups:
-                lds[0].before.append((consumer, CrossSync("wait", ready)))
-                lds[-1].after.append((consumer, CrossSync("set", free, "MTE2")))
+            stored_in = {id(sc) for kind, _, sc in evs if kind == "store"}
+            for lds, scope in groups:
+                # a loop that only reads the value (a carry it passes through) waits for it
+                # once, before the loop, and frees it after
+                first, last = (scope, scope) if scope is not None and \
+                    id(scope) not in stored_in else (lds[0], lds[-1])
+                first.before.append((consumer, CrossSync("wait", ready)))
+                last.after.append((consumer, CrossSync("set", free, "MTE2")))
 
 
 def _load_groups(events, producer) -> list:
-    """The other core's loads of one workspace, grouped: a group ends at a store or where
-    the loads leave their scope."""
-    groups, scope = [], None
+    """The other core's loads of one workspace, grouped, each with its loop (or None): a
+    group ends at a store or where the loads leave their scope."""
+    groups, scope = [], False
     for kind, op, sc in events:
         if kind == "store":
-            scope = None
+            scope = False
         elif op.core != producer:
-            if scope is sc:
-                groups[-1].append(op)
+            if groups and scope is sc:
+                groups[-1][0].append(op)
             else:
-                groups.append([op])
+                groups.append(([op], sc))
                 scope = sc
     return groups
 
 
-def _scoped_ops(items):
-    """(op, the items list holding it) for every op, in program order."""
+def _scoped_ops(items, loop=None):
+    """(op, the loop holding it or None) for every op, in program order."""
     for it in items:
         if isinstance(it, _Op):
-            yield it, items
+            yield it, loop
         elif isinstance(it, _LoopItem):
-            yield from _scoped_ops(it.items)
+            yield from _scoped_ops(it.items, it)
 
 
 # --- grouping statements by core ---------------------------------------------------------------

@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
@@ -114,15 +115,16 @@ def test_the_flash_forward_overlaps_its_pipes_in_the_cost_model():
     assert row.bound == "latency"
 
 
-def _carried_operand_kernel():
-    """A loop carrying ``p``, which only matmuls read (in the step after it is computed, and
-    after the loop): ``p`` lives in its workspace across a step."""
+def _carried_operand_kernel(final="matmul"):
+    """A loop carrying ``p``, which only matmuls read (in the step after it is computed), then
+    ``p`` after the loop: read by a loop of two steps passing it through ("matmul"), or
+    stored by the vector unit ("store"; then it stays in UB)."""
     x_spec = pto.BlockSpec((32, 32), lambda i: (i, 0))
     w_spec = pto.BlockSpec((128, 32), lambda i: (0, 0))
 
-    @K(out_shape=pto.ShapeDtypeStruct((64, 32), np.float32), grid=(2,),
-       in_specs=[x_spec, w_spec], out_specs=x_spec)
-    def carried_operand(x_ref, w_ref, o_ref):
+    @K(out_shape=(pto.ShapeDtypeStruct((64, 32), np.float32),) * 2, grid=(2,),
+       in_specs=[x_spec, w_spec], out_specs=(x_spec, x_spec))
+    def carried_operand(x_ref, w_ref, o_ref, p_ref):
         x = x_ref[...]
 
         def body(j, carry):
@@ -131,19 +133,28 @@ def _carried_operand_kernel():
             p = pnp.exp(x * 0.1) + o * 0.25         # the next step's operand, on the vector
             return acc + o * 0.5, p
         acc, p = K.fori(0, 4, body, (pnp.zeros((32, 32), np.float32), x))
-        o_ref[...] = acc + K.dot(p, w_ref[K.ds(0, 32), :])
+
+        def tail(j, carry):
+            acc, p = carry
+            return acc + K.dot(p, w_ref[K.ds(j * 32, 32), :]), p
+        acc, _ = K.fori(1, 3, tail, (acc, p))
+        o_ref[...] = acc
+        p_ref[...] = p if final == "store" else x
     return carried_operand
 
 
-def _carried_operand_reference(x, w):
-    out = np.zeros_like(x)
+def _carried_operand_reference(x, w, final):
+    out, ps = np.zeros_like(x), np.zeros_like(x)
     for b in range(2):
         xb, acc, p = x[32 * b:32 * b + 32], 0.0, x[32 * b:32 * b + 32]
         for j in range(4):
-            acc, p = acc + (p @ w[32 * j:32 * j + 32]) * 0.5, p
-            p = np.exp(xb * 0.1) + (p @ w[32 * j:32 * j + 32]) * 0.25
-        out[32 * b:32 * b + 32] = acc + p @ w[:32]
-    return out
+            acc, p = acc + (p @ w[32 * j:32 * j + 32]) * 0.5, \
+                np.exp(xb * 0.1) + (p @ w[32 * j:32 * j + 32]) * 0.25
+        for j in (1, 2):
+            acc = acc + p @ w[32 * j:32 * j + 32]
+        out[32 * b:32 * b + 32] = acc
+        ps[32 * b:32 * b + 32] = p if final == "store" else xb
+    return out, ps
 
 
 def test_a_carry_only_matmuls_read_is_stored_where_it_is_computed():
@@ -162,15 +173,25 @@ def test_a_carry_only_matmuls_read_is_stored_where_it_is_computed():
     assert p_load < ws_store
 
 
-def test_a_carry_in_its_workspace_computes_the_same_everywhere():
+@pytest.mark.parametrize("final", ["matmul", "store"])
+def test_a_carry_in_its_workspace_computes_the_same_everywhere(final):
     from host_cases import host_jit
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 32)).astype(np.float32)
     w = (rng.standard_normal((128, 32)) * 0.2).astype(np.float32)
-    expected = _carried_operand_reference(x, w)
-    kernel = _carried_operand_kernel()
-    for fn in (pto.tile(kernel), host_jit(kernel, check_sync=True)):
-        np.testing.assert_allclose(np.asarray(fn(x, w)), expected, rtol=2e-4, atol=2e-4)
+    expected = _carried_operand_reference(x, w, final)
+    kernel = _carried_operand_kernel(final)
+    ops = [s.op if s.op != "TSTORE" or s.srcs[0].param.role != "ws" else "to ws"
+           for c, s, in_loop in _region_stmts(_kernel_eqn(kernel, (64, 32), (128, 32)))
+           if in_loop and c == "vector" and isinstance(s, Instr)]
+    # in its workspace (stored after the exp) only when every value stored there is loaded
+    # once by the cube; else stored from UB at its use, before the step's exp
+    assert (ops.index("to ws") > ops.index("TEXP")) == (final == "matmul")
+    # the host build (checking every ordering it relies on) for the workspace carry's flags
+    for fn in (pto.tile(kernel),) + ((host_jit(kernel, check_sync=True),)
+                                     if final == "matmul" else ()):
+        for got, want in zip(fn(x, w), expected):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
 
 
 def test_a_tile_stored_only_before_the_loops_has_one_copy():
