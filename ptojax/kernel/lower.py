@@ -37,6 +37,7 @@ from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
+from ptojax.kernel.carries import accumulated_carries, handed_on, workspace_carries
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
@@ -865,7 +866,7 @@ class BodyLowering:
         body = loop_body(eqn.params)
         lo, hi, *args = vals
         carries, consts = args[:n], args[n:]
-        accs = _accumulated_carries(body, n, carries)
+        accs = accumulated_carries(body, n, carries)
         steps = [self.as_scalar(b) for b in (lo, hi)]
         if accs and all(type(b) is Literal for b in steps) and \
                 int(steps[1].value) > int(steps[0].value):
@@ -890,8 +891,8 @@ class BodyLowering:
                           first, consts, accs)
 
     def _fori(self, eqn, body, n, lo, hi, carries, consts, accs):
-        in_ws = {i for i in _workspace_carries(body, n, carries) - set(accs)
-                 if _handed_on(body, i, eqn.outputs[i], self._uses)}
+        in_ws = {i for i in workspace_carries(body, n, carries) - set(accs)
+                 if handed_on(body, i, eqn.outputs[i], self._uses)}
         inits = [(c.atom, "acc") if i in accs else
                  self._carry_in_workspace(c) if i in in_ws else self._carry_init(c, v, body)
                  for i, (c, v) in enumerate(zip(carries, body.invars[1:1 + n]))]
@@ -1041,78 +1042,6 @@ class BodyLowering:
             raise self.error(ShapeError, (
                 f"a loop carry changes from {init_atom.type} to {atom.type} in the body"))
         return atom
-
-
-def _accumulated_carries(body: IR, n, carries) -> dict:
-    """{carry index: (dot output var, add eqn, index of the dot among the add's operands)} for
-    carries that start at zero and only accumulate one matmul per step (``acc + K.dot``)."""
-    uses: dict = {}
-    for e in body.eqns:
-        for a in e.inputs:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(e)
-    dots = {e.outputs[0] for e in body.eqns if e.prim is dot_general_p}
-    out = {}
-    for i, (v, o, c) in enumerate(zip(body.invars[1:1 + n], body.outvars, carries)):
-        zero = c.kind == "bcast" and c.layout == "scalar" and type(c.src.atom) is Literal \
-            and float(c.src.atom.value) == 0.0 and len(c.shape) == 2
-        add = next((e for e in body.eqns if o in e.outputs), None)
-        if not zero or add is None or add.prim is not ar.add_p or len(uses.get(v, ())) != 1:
-            continue
-        if uses[v][0] is not add:
-            continue
-        d = add.inputs[1] if add.inputs[0] is v else add.inputs[0]
-        if d in dots and len(uses.get(d, ())) == 1 and d.type.dtype == v.type.dtype:
-            out[i] = (d, add, add.inputs.index(d))
-    return out
-
-
-def _workspace_carries(body: IR, n, carries) -> set:
-    """Indices of 2-d tile carries that only matmuls read, each read before the body computes
-    its new value (so storing the new value at once cannot overwrite the old one too early)."""
-    defined = {o: i for i, e in enumerate(body.eqns) for o in e.outputs}
-    out = set()
-    for i, (v, o) in enumerate(zip(body.invars[1:1 + n], body.outvars)):
-        if len(v.type.shape) != 2 or type(o) is not Var or \
-                carries is not None and carries[i].kind in ("gm", "acc", "scalar"):
-            continue
-        uses = [k for k, e in enumerate(body.eqns) if v in e.inputs]
-        if not uses or any(body.eqns[k].prim is not dot_general_p for k in uses):
-            continue
-        if o is v or (o in defined and max(uses) < defined[o] and
-                      body.eqns[defined[o]].prim not in (kernel_fori_p, kernel_load_p)):
-            out.add(i)
-    return out
-
-
-def _read_by_matmuls_only(var, uses) -> bool:
-    """Whether ``var`` is read, and only by matmuls or by a later loop that carries it in its
-    workspace too (``uses``: var -> the equations using it), so every value stored in a
-    workspace carry is loaded once by the cube."""
-    if not uses.get(var):
-        return False
-    for e in uses[var]:
-        if e.prim is dot_general_p:
-            continue
-        if e.prim is not kernel_fori_p:
-            return False
-        body, n = loop_body(e.params), e.params["num_carry"]
-        positions = [t - 2 for t, a in enumerate(e.inputs) if a is var]
-        if any(t < 0 or t >= n for t in positions) or \
-                not set(positions) <= _workspace_carries(body, n, None):
-            return False
-        if not all(_handed_on(body, t, e.outputs[t], uses) for t in positions):
-            return False
-    return True
-
-
-def _handed_on(body, i, result, uses) -> bool:
-    """Whether a workspace carry's stores are each loaded once by the cube: a loop passing
-    the carry through (reading it every step, waiting for it once) leaves its result unread;
-    a loop computing new values hands its last one on to matmuls after it."""
-    if body.outvars[i] is body.invars[1 + i]:
-        return not uses.get(result)
-    return _read_by_matmuls_only(result, uses)
 
 
 def _vector_use(body: IR, var) -> str:
