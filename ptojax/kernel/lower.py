@@ -37,6 +37,7 @@ from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
+from ptojax.kernel.carries import accumulated_carries, handed_on, workspace_carries
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
@@ -180,6 +181,8 @@ class BodyLowering:
         self._ws_loop: list = []       # (workspace index, key) allocated by the current loop
         self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
         self._uses: dict = {}          # var -> the equations of the running body using it
+        self._carried: dict = {}       # workspace atom holding a carried value -> its form
+        self._early_store: dict = {}   # loop body output var -> (carry var, form)
 
     # --- helpers -----------------------------------------------------------------------------
     def emit(self, prim, inputs, **params):
@@ -274,6 +277,9 @@ class BodyLowering:
             outs = self.eqn(eqn, [env[a] if type(a) is Var else self._literal(a)
                                   for a in eqn.inputs])
             env.update(zip(eqn.outputs, outs if isinstance(outs, list) else [outs]))
+            for o in eqn.outputs:
+                if o in self._early_store:
+                    self._store_carry(env[o], *self._early_store[o])
 
     def _literal(self, lit):
         return Value("scalar", (), lit.type.dtype, self.top, atom=lit)
@@ -747,7 +753,7 @@ class BodyLowering:
         self.matmuls += 1          # each operand's K steps share one double buffer
         # an operand the other core wrote (through a workspace) is loaded last: the cube
         # loads the other while it waits for that one
-        a_last = a.kind != "window" and b.kind == "window"
+        a_last = self._from_other_core(a) and not self._from_other_core(b)
         for k0, kc in self._k_steps(m, kk, n, dt):
             if a_last:
                 b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
@@ -761,6 +767,11 @@ class BodyLowering:
         if self._read_by_vector(eqn.outputs[0]):
             self._acc_to_ws(value)
         return value
+
+    def _from_other_core(self, v) -> bool:
+        """Whether a matmul operand reaches the cube from the vector unit (a UB value, or one
+        carried in its workspace) rather than from an input."""
+        return v.kind != "window" or v.ref in self._carried
 
     def _read_by_vector(self, var) -> bool:
         """Whether a vector instruction of this body reads the matmul result ``var`` (not
@@ -855,7 +866,7 @@ class BodyLowering:
         body = loop_body(eqn.params)
         lo, hi, *args = vals
         carries, consts = args[:n], args[n:]
-        accs = _accumulated_carries(body, n, carries)
+        accs = accumulated_carries(body, n, carries)
         steps = [self.as_scalar(b) for b in (lo, hi)]
         if accs and all(type(b) is Literal for b in steps) and \
                 int(steps[1].value) > int(steps[0].value):
@@ -880,7 +891,10 @@ class BodyLowering:
                           first, consts, accs)
 
     def _fori(self, eqn, body, n, lo, hi, carries, consts, accs):
-        inits = [(c.atom, "acc") if i in accs else self._carry_init(c, v, body)
+        in_ws = {i for i in workspace_carries(body, n, carries) - set(accs)
+                 if handed_on(body, i, eqn.outputs[i], self._uses)}
+        inits = [(c.atom, "acc") if i in accs else
+                 self._carry_in_workspace(c) if i in in_ws else self._carry_init(c, v, body)
                  for i, (c, v) in enumerate(zip(carries, body.invars[1:1 + n]))]
         outer = self.scope
         inner = Scope(outer)
@@ -901,13 +915,18 @@ class BodyLowering:
             env.update(zip(body.invars[1 + n:], consts))
             for i, (dot, _, _) in accs.items():
                 self.acc_into[dot] = env[body.invars[1 + i]]
+            for i in in_ws:
+                self._early_store[body.outvars[i]] = (carry_vars[i], inits[i][1])
             self.run(body.eqns, env)
             self.source = eqn.source
-            outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form)
-                    for o, (atom, form) in zip(body.outvars, inits)]
+            outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form,
+                                    c) for o, (atom, form), c in zip(body.outvars, inits,
+                                                                      carry_vars)]
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
         finally:
             self.scope = outer
+            for i in in_ws:
+                self._early_store.pop(body.outvars[i], None)
             if top_level:
                 self._ws_reuse = []
         imported = list(inner.imported.items())
@@ -970,15 +989,50 @@ class BodyLowering:
         return self.emit(T.ELEMENTWISE_TILE_PRIMS[ar.mul_p],
                          [tile, Literal(np.asarray(1, dtype), TensorType((), dtype))])
 
+    def _carry_in_workspace(self, value):
+        """(initial atom, form) of a carry only matmuls read: it lives in a v2c workspace
+        (stored where the body computes it, loaded by the cube at its first use in the next
+        step), so the cube need not wait for the vector unit to finish the step. A value
+        carried so by the loop before keeps its workspace."""
+        if value.kind == "window" and value.ref in self._carried:
+            return value.ref, self._carried[value.ref]
+        m, n = value.shape
+        ws, view, row = self.workspace(m, n, value.dtype, "v2c")
+        self._ws_loop.pop()          # no later loop reuses it for its own transfers
+        form = ("ws", row, view)
+        stored = self.emit(T.tile_store_p, [ws, self.ub(value, FULL), row, idx(0)], view=view,
+                           atomic=False)
+        self._carried[stored] = form
+        return stored, form
+
+    def _store_carry(self, value, carry, form):
+        """Store a loop body's new value of a workspace carry into the carry's workspace."""
+        if value.kind == "window" and value.ref is carry:
+            return
+        if ("ws", carry) not in value.made:
+            _, row, view = form
+            value.made[("ws", carry)] = self.emit(
+                T.tile_store_p, [carry, self.ub(value, FULL), row, idx(0)], view=view,
+                atomic=False)
+
     def _carry_value(self, var, atom, form, scope):
         t = var.type
+        if isinstance(form, tuple):
+            self._carried[atom] = form
+            return Value("window", t.shape, t.dtype, scope, ref=atom, starts=(form[1], idx(0)),
+                         sizes=t.shape)
         if form == "acc":
             return Value("acc", t.shape, t.dtype, scope, atom=atom)
         if form == "gm":
             return Value("gm", t.shape, t.dtype, scope, atom=atom)
         return Value("tile", t.shape, t.dtype, scope, atom=atom, layout=form)
 
-    def _carry_out(self, value, init_atom, form):
+    def _carry_out(self, value, init_atom, form, carry):
+        if isinstance(form, tuple):
+            if value.kind == "window" and value.ref is carry:
+                return carry
+            self._store_carry(value, carry, form)
+            return self.scope.atom(value.made[("ws", carry)])
         if form == "acc":
             return self.scope.atom(value.atom)
         if form == "gm":
@@ -988,30 +1042,6 @@ class BodyLowering:
             raise self.error(ShapeError, (
                 f"a loop carry changes from {init_atom.type} to {atom.type} in the body"))
         return atom
-
-
-def _accumulated_carries(body: IR, n, carries) -> dict:
-    """{carry index: (dot output var, add eqn, index of the dot among the add's operands)} for
-    carries that start at zero and only accumulate one matmul per step (``acc + K.dot``)."""
-    uses: dict = {}
-    for e in body.eqns:
-        for a in e.inputs:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(e)
-    dots = {e.outputs[0] for e in body.eqns if e.prim is dot_general_p}
-    out = {}
-    for i, (v, o, c) in enumerate(zip(body.invars[1:1 + n], body.outvars, carries)):
-        zero = c.kind == "bcast" and c.layout == "scalar" and type(c.src.atom) is Literal \
-            and float(c.src.atom.value) == 0.0 and len(c.shape) == 2
-        add = next((e for e in body.eqns if o in e.outputs), None)
-        if not zero or add is None or add.prim is not ar.add_p or len(uses.get(v, ())) != 1:
-            continue
-        if uses[v][0] is not add:
-            continue
-        d = add.inputs[1] if add.inputs[0] is v else add.inputs[0]
-        if d in dots and len(uses.get(d, ())) == 1 and d.type.dtype == v.type.dtype:
-            out[i] = (d, add, add.inputs.index(d))
-    return out
 
 
 def _vector_use(body: IR, var) -> str:

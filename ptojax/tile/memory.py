@@ -97,8 +97,9 @@ class _Walker:
         self.last = {}          # Var -> last position
         self.events = []        # (position, eqn, level)
         self.alias = {}         # Var -> Var it shares a buffer with (carries)
-        self.stored = set()     # UB tiles read by tile_store
+        self.stored = {}        # UB tiles read by tile_store -> the last such store
         self.staged_in = set()  # tiles written by tile_load / tile_move
+        self.first_loop = None  # position of the body's first loop
 
     def walk(self, ir: IR, level: int):
         for eqn in ir.eqns:
@@ -123,7 +124,7 @@ class _Walker:
                     (eqn.prim is T.tile_matmul_p and level > 0):
                 self.staged_in.add(eqn.outputs[0])
             if eqn.prim is T.tile_store_p and eqn.inputs[1].type.space == "UB":
-                self.stored.add(eqn.inputs[1])
+                self.stored[eqn.inputs[1]] = p
             if eqn.prim is T.tile_matmul_acc_p:      # accumulates into its first operand
                 self.alias[eqn.outputs[0]] = eqn.inputs[0]
 
@@ -131,6 +132,8 @@ class _Walker:
         body = _as_ir(eqn.params["body"])
         n = eqn.params["num_carry"]
         start = self.pos
+        if self.first_loop is None:
+            self.first_loop = start
         for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
         span = [start, None]
@@ -177,6 +180,9 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
                 slot = stages.get((v.type.space, stage))
             if slot is None:
                 staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
+                if staging == "out" and level == 0 and w.first_loop is not None and \
+                        w.stored[v] < w.first_loop:
+                    staging = ""     # stored before the loops: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
                 first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
                 slot = Slot(v.type.space, tile_nbytes(v.type),
