@@ -28,7 +28,6 @@ equations left between kernels are estimated as memory-bound (bytes in + out ove
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,8 +35,8 @@ import numpy as np
 from ptojax.ir.symbolic import evaluate, symbols_of
 from ptojax.ir.types import TensorType
 from ptojax.ir.pto import Instr
-from ptojax.lower.pipes import (CUBE, PipeClock, ScheduleWalk, _elems, _itemsize, repeat,
-                                window_bytes)
+from ptojax.lower.pipes import (CUBE, PipeClock, ScheduleWalk, _elems,
+                                instr_pipe_seconds, repeat, window_bytes)
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK
 from ptojax.targets import get_target
@@ -140,38 +139,21 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
     c = _TileCost()
     hz = target.clock_hz
     for ins, n in _walk(stmts, 1, scalars):
-        if ins.op in ("TLOAD", "TSTORE"):
-            nbytes = window_bytes(ins.srcs[0], sizes)
-            dst_space = ins.dst.type.space if ins.dst is not None else None
-            path = ("GM->L1" if dst_space == "L1" else "GM->UB") if ins.op == "TLOAD" else \
-                ("L0C->GM" if ins.srcs[1].type.space == "L0C" else "UB->GM")
-            c.dma_s += n * (nbytes / target.dma_bandwidth[path]
-                            + target.dma_issue_cycles / hz)
-            c.bytes += n * nbytes
-        elif ins.op == "TEXTRACT":
-            nbytes = _elems(ins.srcs[0]) * _itemsize(ins.srcs[0])
-            c.cube_cycles += n * nbytes / target.dma_bandwidth["L1->L0"] * hz
-        elif ins.op == "TIMG2COL":          # the im2col block it writes into L0A
-            nbytes = _elems(ins.dst) * _itemsize(ins.dst)
-            c.cube_cycles += n * nbytes / target.dma_bandwidth["L1->L0"] * hz
-        elif ins.pipe == "S":               # fmatrix register writes: scalar, once per tile
-            c.cube_cycles += n
-        elif ins.op in ("TMATMUL", "TMATMUL_ACC"):
-            a, b = ins.srcs[-2], ins.srcs[-1]
-            (vm, vk), (_, vn) = T.valid_shape(a.type), T.valid_shape(b.type)
-            f = target.cube_fractal[0]
-            fractals = math.ceil(vm / f) * math.ceil(vk / f) * math.ceil(vn / f)
-            macs = target.cube_macs_per_cycle.get(a.type.dtype.name, 1024)
-            c.cube_cycles += n * fractals * f ** 3 / macs
-            c.flops += n * 2 * vm * vk * vn
+        pipe, seconds = instr_pipe_seconds(ins, target, sizes)
+        if pipe in ("MTE2", "MTE3", "FIX"):         # TLOAD / TSTORE
+            c.dma_s += n * seconds
+            c.bytes += n * window_bytes(ins.srcs[0], sizes)
+        elif pipe in ("MTE1", "S", "M"):            # L1->L0 moves, fmatrix writes, matmuls
+            c.cube_cycles += n * seconds * hz
+            if pipe == "M":
+                (vm, vk), (_, vn) = (T.valid_shape(ins.srcs[-2].type),
+                                     T.valid_shape(ins.srcs[-1].type))
+                c.flops += n * 2 * vm * vk * vn
         else:
+            c.vec_cycles += n * seconds * hz
             src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in \
                 ins.op else ins.dst
-            elems = evaluate(_elems(src), sizes or {})
-            nbytes = elems * _itemsize(src)
-            c.vec_cycles += n * (target.vector_issue_cycles
-                                 + math.ceil(nbytes / target.vector_bytes_per_cycle))
-            c.flops += n * elems
+            c.flops += n * evaluate(_elems(src), sizes or {})
     return c
 
 

@@ -297,12 +297,20 @@ def _children(pid):
     return out
 
 
+def _leads_its_group(pid) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
+
+
 def _compiler_of(proc, deadline):
     """(detached builder pids, compiler pids) of the build running in ``proc``: the builder
-    is ``proc``'s child, the compiler the builder's."""
+    is ``proc``'s child, the compiler the builder's child in a session of its own (not a
+    short-lived ``--version`` probe, which shares the builder's group)."""
     while proc.poll() is None and time.time() < deadline:
         builders = _children(proc.pid)
-        compilers = [pid for b in builders for pid in _children(b)]
+        compilers = [pid for b in builders for pid in _children(b) if _leads_its_group(pid)]
         if compilers:
             return builders, compilers
         time.sleep(0.01)
