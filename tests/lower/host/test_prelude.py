@@ -55,6 +55,10 @@ def precompiled():
     """A prelude precompiled once for the module (what the detached builder does)."""
     prelude = _prelude(_unit("first"))
     prelude.build()
+    if not prelude.ready():   # a detached builder of another test was precompiling it: wait
+        with prelude.entry.locked():
+            pass
+        prelude.build()
     assert prelude.ready() and prelude.precompiled.stat().st_mode & 0o077 == 0
     return prelude
 
