@@ -51,6 +51,22 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
     return (k - 1).astype(dtype)
 
 
+def _until_accepted(propose, key, shape, value_dtype, dtype, max_iters):
+    """Rejection sampling over a whole array: ``propose(key) -> (key, k, accept)`` draws a
+    candidate per element, and an element takes ``k`` in every round that accepts it (as JAX:
+    -1 if none does within ``max_iters`` rounds); rounds go on while any element has none."""
+    def body(carry):
+        i, k_out, accepted, key = carry
+        key, k, accept = propose(key)
+        return i + 1, lax.select(accept, k, k_out), accepted | accept, key
+
+    def cond(carry):
+        i, accepted = carry[0], carry[2]
+        return pnp.any(~accepted) & (i < max_iters)
+    init = (0, pnp.full(shape, -1, value_dtype), pnp.zeros(shape, bool), key)
+    return lax.while_loop(cond, body, init)[1].astype(dtype)
+
+
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
     """Hörmann's PTRS: a transformed-rejection proposal, accepted by a squeeze or the log-pmf."""
     log_lam = lax.log(lam)
@@ -59,8 +75,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
-    def body(carry):
-        i, k_out, accepted, key = carry
+    def propose(key):
         key, subkey_0, subkey_1 = _split(key, 3)
         u = uniform(subkey_0, shape, lam.dtype) - 0.5
         v = uniform(subkey_1, shape, lam.dtype)
@@ -71,13 +86,9 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
         squeeze = (u_shifted >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
         accept = squeeze | (~reject & (s <= t))
-        return i + 1, lax.select(accept, k, k_out), accepted | accept, key
+        return key, k, accept
 
-    def cond(carry):
-        i, accepted = carry[0], carry[2]
-        return pnp.any(~accepted) & (i < max_iters)
-    init = (0, pnp.full(shape, -1, lam.dtype), pnp.zeros(shape, bool), key)
-    return lax.while_loop(cond, body, init)[1].astype(dtype)
+    return _until_accepted(propose, key, shape, lam.dtype, dtype, max_iters)
 
 
 def poisson(key, lam, shape=None, dtype=None):
@@ -146,8 +157,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
     alpha = (2.83 + 5.1 / b) * stddev
     m = pnp.floor((count + 1) * prob)
 
-    def body(carry):
-        i, k_out, accepted, key = carry
+    def propose(key):
         key, subkey_0, subkey_1 = _split(key, 3)
         u = uniform(subkey_0, shape, prob.dtype) - 0.5
         v = uniform(subkey_1, shape, prob.dtype)
@@ -162,13 +172,9 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
                  + _stirling_tail(m) + _stirling_tail(count - m)
                  - _stirling_tail(k) - _stirling_tail(count - k))
         accept = squeeze | (~reject & (v <= bound))
-        return i + 1, lax.select(accept, k, k_out), accepted | accept, key
+        return key, k, accept
 
-    def cond(carry):
-        i, accepted = carry[0], carry[2]
-        return pnp.any(~accepted) & (i < max_iters)
-    init = (0, pnp.full(shape, -1, prob.dtype), pnp.zeros(shape, bool), key)
-    return lax.while_loop(cond, body, init)[1].astype(dtype)
+    return _until_accepted(propose, key, shape, prob.dtype, dtype, max_iters)
 
 
 def binomial(key, n, p, shape=None, dtype=None):
