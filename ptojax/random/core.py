@@ -244,6 +244,13 @@ def normal(key, shape=(), dtype=None):
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
+def _shape_or_broadcast(shape, *params) -> tuple:
+    """``shape`` checked, or by default the broadcast shape of the distribution's parameters."""
+    if shape is None:
+        shape = np.broadcast_shapes(*(tuple(p.shape) for p in params))
+    return _shape(shape)
+
+
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
 
@@ -251,9 +258,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     key = _check_key("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
     lower, upper = pnp.asarray(lower, dtype), pnp.asarray(upper, dtype)
-    if shape is None:
-        shape = np.broadcast_shapes(tuple(lower.shape), tuple(upper.shape))
-    shape = _shape(shape)
+    shape = _shape_or_broadcast(shape, lower, upper)
     cdf_lower = lax.erf(pnp.divide(lower, _SQRT2))
     cdf_upper = lax.erf(pnp.divide(upper, _SQRT2))
     u = uniform(key, shape, dtype, cdf_lower, cdf_upper)
@@ -360,9 +365,7 @@ def beta(key, a, b, shape=None, dtype=None):
     key = _check_key("beta", key)
     dtype = _float_dtype("beta", dtype)
     a, b = pnp.asarray(a, dtype), pnp.asarray(b, dtype)
-    if shape is None:
-        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-    shape = _shape(shape)
+    shape = _shape_or_broadcast(shape, a, b)
     key_a, key_b = split(key)
     log_a = loggamma(key_a, pnp.broadcast_to(a, shape), shape, dtype)
     log_b = loggamma(key_b, pnp.broadcast_to(b, shape), shape, dtype)
