@@ -21,6 +21,7 @@ import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.symbolic import DimExpr, has_symbols, size_readers
+from ptojax.eval.concurrent import Pair
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 from ptojax.source_info import GENERATED_FILE
@@ -35,14 +36,17 @@ class Executable:
     operations may overwrite, except those of the equations in ``borrowing`` (a loop may
     return its operands). ``donated``: the indices of the inputs whose buffers ``run`` may
     overwrite. ``fresh_outputs[k]``: whether result ``k`` is a buffer this function owns
-    (allocated by it, or donated) that no other result shares."""
+    (allocated by it, or donated) that no other result shares. ``pairs``: equations that
+    run at once with the equation right after them (``eval/concurrent.py``); both must be
+    ``impls`` overrides or primitives with ``fresh_outputs``, and the second writes over
+    none of the first's operands."""
 
     def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset(),
-                 donated=frozenset()):
+                 donated=frozenset(), pairs=frozenset()):
         keep_freed_memory()
         self.closed = closed
         self.source, self.run, self.fresh_outputs = _generate(closed, impls or {}, borrowing,
-                                                              donated)
+                                                              donated, pairs)
 
     def __call__(self, *args):
         return self.run(*args)
@@ -54,16 +58,18 @@ def _specialize(prim, params):
     return functools.partial(prim.impl, **params)
 
 
-def _last_uses(ir, fresh_impls=frozenset()):
+def _last_uses(ir, fresh_impls=frozenset(), pairs=frozenset()):
     """The index of the last equation reading each variable's buffer. An impl other than a
     ufunc or an override in ``fresh_impls`` (which allocate their outputs) may return a view
     of its input (reshape, slice, broadcast_in_dim, ...), so its inputs stay alive as long as
-    its outputs do (walked backwards: views of views)."""
+    its outputs do (walked backwards: views of views). An equation in ``pairs`` reads its
+    operands until the end of the next equation, which runs at the same time (``i + 1.5``)."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
+        end = i + 1.5 if eqn in pairs else i
         for a in eqn.inputs:
             if type(a) is Var:
-                last[a] = i
+                last[a] = max(last.get(a, -1), end)
     for v in ir.outvars:
         if type(v) is Var:
             last[v] = len(ir.eqns)
@@ -78,7 +84,8 @@ def _last_uses(ir, fresh_impls=frozenset()):
     return last
 
 
-def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset()):
+def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(),
+              pairs=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -99,14 +106,19 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     args = [fresh(v, "a") for v in ir.invars]
     for v, c in zip(ir.constvars, closed.consts):
         env[fresh(v, "c")] = np.asarray(c)
-    last = _last_uses(ir, frozenset(e for e in impls if e not in borrowing))
+    _check_pairs(ir, pairs, impls, borrowing)
+    fresh_impls = frozenset(e for e in impls if e not in borrowing)
+    last = _last_uses(ir, fresh_impls, pairs)
+    alone = _last_uses(ir, fresh_impls) if pairs else last   # a pair's first: its own reads
+    pending = None       # (first equation's line parts) until its pair's second is generated
     # vars whose buffers were allocated by this function, or donated, and may be overwritten
     owned = {ir.invars[i] for i in donated}
     lines = _bind_sizes(ir, args)
     implicit = _implicit_broadcasts(ir, impls)
     for eqn in implicit:   # the operand's buffer lives as long as its unbroadcast alias
         operand = eqn.inputs[0]
-        last[operand] = max(last.get(operand, -1), last.get(eqn.outputs[0], -1))
+        for uses in {id(last): last, id(alone): alone}.values():
+            uses[operand] = max(uses.get(operand, -1), uses.get(eqn.outputs[0], -1))
     for i, eqn in enumerate(ir.eqns):
         fn = f"f{i}"
         ins = [name_of(a) for a in eqn.inputs]
@@ -117,7 +129,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             continue
         note = ""
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
-            chosen = _written_in_place(impls[eqn], eqn, i, owned, last)
+            chosen = _written_in_place(impls[eqn], eqn, i, owned,
+                                       alone if eqn in pairs else last)
             env[fn] = impls[eqn].writing_into(chosen) if chosen else impls[eqn]
             if chosen:
                 note = "  # in place: " + ", ".join(f"{outs[o]} over {ins[k]}"
@@ -148,6 +161,18 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             env[fn] = _specialize(eqn.prim, eqn.params)
             if eqn.prim.fresh_outputs:
                 owned.update(eqn.outputs)
+        if eqn in pairs:     # generated with the next equation, which runs beside it
+            pending = (fn, ins, _targets(outs, eqn), note)
+            continue
+        if pending is not None:   # the first's line starts both; this one's waits for it
+            first_fn, first_ins, first_outs, first_note = pending
+            pending = None
+            env[f"pair_{i}"] = Pair()
+            lines.append(f"    {first_outs}, pair{i} = pair_{i}({first_fn}, "
+                         f"({''.join(a + ', ' for a in first_ins)}), {fn}, "
+                         f"({''.join(a + ', ' for a in ins)})){first_note}")
+            lines.append(f"    {_targets(outs, eqn)} = pair{i}(){note}")
+            continue
         call = f"{fn}({', '.join(ins)})"
         if not outs:   # an equation run for its effect
             lines.append(f"    {call}")
@@ -161,6 +186,33 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     fresh = tuple(type(v) is Var and v in owned and ir.outvars.count(v) == 1
                   for v in ir.outvars)
     return source, quietly(env["run"]), fresh
+
+
+def _check_pairs(ir, pairs, impls, borrowing):
+    """Each equation in ``pairs`` and the next one are calls returning fresh buffers: an
+    override, or a primitive with ``fresh_outputs`` and static sizes."""
+    if not pairs:
+        return
+    index = {e: i for i, e in enumerate(ir.eqns)}
+    for first in pairs:
+        i = index.get(first)
+        if i is None or i + 1 >= len(ir.eqns):
+            raise ValueError("a pair's first equation must be followed by its second")
+        for e in (first, ir.eqns[i + 1]):
+            call = e in impls and e not in borrowing or e.prim.fresh_outputs \
+                and e.prim.ufunc is None and e.prim.in_place is None \
+                and not has_symbols(tuple(e.params.values()))
+            if not call or not e.outputs or e.prim.effectful:
+                raise ValueError(f"equation {e.prim.name} cannot run in a pair")
+        if ir.eqns[i + 1] in pairs:
+            raise ValueError("a pair's second equation cannot start another pair")
+
+
+def _targets(outs, eqn) -> str:
+    """The assignment target of an equation's results, as one expression."""
+    if len(outs) == 1 and not eqn.prim.multiple_results:
+        return outs[0]
+    return f"({', '.join(outs)},)"
 
 
 def _written_in_place(impl, eqn, index, owned, last) -> dict:

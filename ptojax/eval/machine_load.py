@@ -103,15 +103,46 @@ def _cpu_seconds_used():
 class _Blas:
     saved = None          # OpenBLAS's thread count while ptojax holds it at 1
     lock = threading.Lock()
+    pinned = 0            # operations running at once (``one_thread_each``)
+    pinned_saved = None   # OpenBLAS's thread count before the first of them
+
+
+@contextlib.contextmanager
+def one_thread_each():
+    """Held while this process runs operations at once on its own threads
+    (``eval/concurrent.py``): BLAS and the host kernels (``pinned()``) then each run on
+    their calling thread, so two of them take two cores, not four threads on two cores."""
+    with _Blas.lock:
+        _Blas.pinned += 1
+        if _Blas.pinned == 1:
+            controls = _openblas_threads()
+            if controls is not None and controls[0]() != 1:
+                _Blas.pinned_saved = controls[0]()
+                controls[1](1)
+    try:
+        yield
+    finally:
+        with _Blas.lock:
+            _Blas.pinned -= 1
+            if _Blas.pinned == 0 and _Blas.pinned_saved is not None:
+                _openblas_threads()[1](_Blas.pinned_saved)
+                _Blas.pinned_saved = None
+
+
+def pinned() -> bool:
+    """Whether operations run at once now, each on one thread (``one_thread_each``)."""
+    return _Blas.pinned > 0
 
 
 def follow_load() -> None:
     """numpy's OpenBLAS on one thread while ``machine_busy()``, its own thread count again
-    once it is not."""
+    once it is not (left alone while ``pinned()``: that holds it at one thread already)."""
     busy = machine_busy()
-    if busy == (_Blas.saved is not None):
+    if busy == (_Blas.saved is not None) or _Blas.pinned:
         return
     with _Blas.lock:
+        if _Blas.pinned:
+            return
         controls = _openblas_threads()
         if controls is None:
             return

@@ -33,6 +33,7 @@ from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.host.locality import for_locality
+from ptojax.lower.host.pairing import paired
 from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
@@ -41,7 +42,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
-from ptojax.eval.machine_load import machine_busy
+from ptojax.eval.machine_load import machine_busy, pinned
 from ptojax.lower.cost import kernel_cost
 
 KERNEL_BUILDS = ("fused", "pto")
@@ -101,7 +102,7 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
 
 # Kernels over fewer elements than this run their blocks on the calling thread: waking the
 # OpenMP threads costs more than it saves there. So do all kernels while the machine is busy
-# (eval/machine_load.py).
+# (eval/machine_load.py) and while two operations run at once (a pair, lower/host/pairing.py).
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
@@ -135,7 +136,7 @@ def _launcher(library, index, eqn, blocks, into=None):
         else:
             outs = outputs(arrays)
         spaces = [empty(shape, dtype) for shape, dtype in spaces_made]
-        threads = parallel and not machine_busy()
+        threads = parallel and not pinned() and not machine_busy()
         if profiler.active is None:
             run(index, arrays + outs + spaces, blocks, threads)
         else:
@@ -191,7 +192,7 @@ def _dynamic_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
         shapes, extent, elements, tiles = sizing(arrays)
         outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
-        threads = elements >= PARALLEL_MIN_ELEMENTS and not machine_busy()
+        threads = elements >= PARALLEL_MIN_ELEMENTS and not pinned() and not machine_busy()
         used = min(blocks, max(1, tiles))    # blocks that get a tile
         given = extents.get(extent)
         if given is None:
@@ -311,7 +312,8 @@ class HostProgram:
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
         self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
-        self.executable = Executable(for_locality(tiled),   # last uses while in cache
+        ordered, pairs = paired(for_locality(tiled))   # last uses in cache; two at once
+        self.executable = Executable(ordered,
                                      {**self.launchers, **self.tensor_runners, **loops},
-                                     frozenset(loops), donated)
+                                     frozenset(loops), donated, pairs)
         self.run = self.executable.run
