@@ -85,6 +85,7 @@ def test_a_busy_machine_runs_a_pair_one_after_the_other(monkeypatch):
 
 def test_a_pair_keeps_what_measured_faster(monkeypatch):
     monkeypatch.setattr(concurrent, "enabled", True)
+    monkeypatch.setattr(concurrent.Pair, "FIRST_CHOICE", None)
     monkeypatch.setattr(concurrent, "machine_busy", lambda: False)
     pair = concurrent.Pair()
     for _ in range(2 * pair.TRIALS):
