@@ -5,7 +5,9 @@
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls, except
-``threefry2x32``, which calls the library's compiled loop (``random_bits.py``).
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``). The executor
+runs the equations reordered for cache locality (``locality.py``), with independent heavy
+ones paired to run at once on two cores (``pairing.py``).
 
 A kernel over a runtime row count or row length (``TileGrid.dynamic_rows`` / ``dynamic_cols``)
 reads the sizes from its inputs' shapes when it runs, allocates its outputs at them and passes
