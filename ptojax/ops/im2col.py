@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from ptojax.eval.machine_load import matmul
 from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
 SLAB_BYTES = 1 << 23    # a slab of the matrix stays in the last-level cache until multiplied
@@ -195,7 +196,7 @@ def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     for g in range(groups):
         for index in _slabs(row_shape, ncont * cols.itemsize, slab_bytes):
             slab = _copy(cols[(g, *index)], buffer).reshape(-1, ncont)
-            np.matmul(slab, kernel[g], out=out[(g, *index)].reshape(-1, o))
+            matmul(slab, kernel[g], out=out[(g, *index)].reshape(-1, o))
     return out
 
 
@@ -213,9 +214,9 @@ def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
             slab = _copy(cols[(g, *index)], buffer).reshape(-1, nrows)
             part = kernel[g, start:start + slab.shape[0]]
             if start == 0:
-                np.matmul(slab.T, part, out=out[g])
+                matmul(slab.T, part, out=out[g])
             else:
-                out[g] += slab.T @ part
+                out[g] += matmul(slab.T, part)
             start += slab.shape[0]
     return out
 
