@@ -225,12 +225,23 @@ def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
             return _f(*args)
         monkeypatch.setattr(im2col, name, spy)
     for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
-        monkeypatch.setattr(im2col, "SLAB_BYTES", cache)
+        monkeypatch.setattr(im2col, "LARGE_OUTPUT", cache)
         monkeypatch.setattr(im2col, "_slab_bytes", lambda total, reread: slab)
         used.clear()
         assert_close(_conv(lax, **kw)(x, w), want, scale=4)
         # an output large next to a slab: the input is copied features-innermost first
         assert used == {outer if cache == 1 << 22 else "_rows_outer"}
+
+
+def test_host_im2col_slabs_fit_the_cache_and_grow_with_what_they_reread():
+    """Slabs of ``SLAB_BYTES`` (a core's cache), at least 8x the kernel (or output) each slab
+    re-reads, at most the whole matrix."""
+    from ptojax.ops import im2col
+    mib = 1 << 20
+    assert im2col._slab_bytes(100 * mib, 64 * 1024) == im2col.SLAB_BYTES == 2 * mib
+    assert im2col._slab_bytes(100 * mib, mib) == 8 * mib
+    assert im2col._slab_bytes(mib, 64 * 1024) == mib
+    assert im2col._slab_bytes(0, 0) == 1
 
 
 PRECISIONS = [None, "default", "high", "highest", "fastest", "bfloat16", "tensorfloat32",
