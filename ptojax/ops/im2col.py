@@ -107,8 +107,10 @@ def _phases(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
                         window_strides[i], padding[i], lhs_dilation[i], rhs_dilation[i])
             for i in range(k)]
     n = lhs.shape[lhs_spec[0]] // (groups if batch_groups else 1)
-    out = np.zeros((n, rhs.shape[rhs_spec[0]], *(size for size, _ in dims)),
-                   np.result_type(lhs, rhs))
+    # features innermost in memory, as each phase's result (``conv_matmul``) is: the phases'
+    # strided additions then copy runs of features, not single elements
+    out = np.moveaxis(np.zeros((n, *(size for size, _ in dims), rhs.shape[rhs_spec[0]]),
+                               np.result_type(lhs, rhs)), -1, 1)
     for phase in itertools.product(*(plan for _, plan in dims)):
         where = tuple(slice(first, None, step) for (first, step, _), _ in phase)
         for taps in itertools.product(*(t for _, t in phase)):
