@@ -46,11 +46,9 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     x = np.transpose(pad_axes(lhs, lhs_spec[2:], lhs_dilation, padding), lhs_spec)
     w = np.transpose(rhs, rhs_spec)                                    # (O, I, *K)
     win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
-    out_bytes = math.prod(win.shape[a] for a in rows) * w.shape[0] * x.itemsize // groups
-    if not _fastest_inside(win, cont, rows) and out_bytes * REREAD_RATIO > LARGE_OUTPUT:
-        # summing column slabs into a large output would save nothing: copy the input once
-        # with its features innermost (NCHW -> NHWC), so the matrix copies feature runs
-        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    innermost = _innermost_axis(win, rows, cont, w.shape[0] // groups)
+    if innermost is not None:
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, innermost, -1)), -1, innermost)
         win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
     w = _grouped(x, w, groups, batch_groups)[1]
     kernel_axes = [2 if a == 2 else a - k for a in cont]                # the same, in w
@@ -67,6 +65,22 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     where = {a: i + 1 for i, a in enumerate(rows)}
     out = np.transpose(out, (where[1], 0, len(rows) + 1, *(where[a] for a in range(3, 3 + k))))
     return out.reshape(out.shape[0], groups * w.shape[1], *out.shape[3:])   # (N, O, *P)
+
+
+def _innermost_axis(win, rows, cont, features):
+    """The canonical input axis to copy innermost first (features 1, batch 0), or None: when
+    the input's memory order would slab the matrix where each slab re-reads a large operand
+    and the other way would not. Summing column slabs into a large output saves nothing
+    (NCHW -> NHWC: the matrix then copies feature runs, in row slabs); nor do row slabs each
+    re-reading a large kernel (an NCHW filter gradient, whose "kernel" is the output
+    cotangent: its batch, the input's features, goes innermost, as in NHWC, and the matrix
+    goes in column slabs summed into the small filter)."""
+    def large(axes):
+        return math.prod(win.shape[a] for a in axes) * features * win.itemsize \
+            * REREAD_RATIO > LARGE_OUTPUT
+    if _fastest_inside(win, cont, rows):
+        return 0 if large(cont) and not large(rows) else None
+    return 1 if large(rows) else None
 
 
 def _phase_plan(n, size, stride, pads, lhs_dilation, rhs_dilation):
