@@ -6,6 +6,9 @@
    matmul of the int32-widened operands (results checked equal)
 3. the cost model's Ascend 910B estimate of a 4096^3 GEMM: int8 (int32 accumulator) vs fp16
    (fp32 accumulator) — an estimate from ``Lowered.cost()``, not a measurement
+1b. more host convolutions, forward + backward vs JAX, interleaved medians of wall and CPU
+   time: NCHW, stride 2, 1x1, depthwise, and a small CNN (MNIST-like 28x28x1 -> 32 -> 64,
+   batch 128)
 4. the cost model's 910B estimate (GM bytes, time) of conv2d 3x3 b32 c64 32x32 fp16: the
    on-chip im2col cube kernel (TIMG2COL) vs the im2col expansion through GM it replaced,
    and the same convolution's host timing (compiled kernels) of both and of JAX
@@ -49,6 +52,71 @@ def bench_conv():
     t_ours = best_time(lambda: jax.tree_util.tree_map(np.asarray, ours(x, w)), repeat=5)
     t_jax = best_time(lambda: jax.block_until_ready(theirs(x, w)), repeat=5)
     report("conv2d 3x3 NHWC 32x32x32x64 fwd+bwd", t_ours, t_jax, target=1.2)
+
+
+def _interleaved(ours, theirs, rounds=7):
+    """Median (wall, CPU) seconds per call of each, measured in alternating rounds."""
+    import time
+    ours(), theirs()
+    times = {0: [], 1: []}
+    for _ in range(rounds):
+        for i, fn in enumerate((ours, theirs)):
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            times[i].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return [np.median(times[i], axis=0) for i in (0, 1)]
+
+
+def _conv_grad_pair(loss, args):
+    import jax
+    import ptojax as pto
+    argnums = tuple(range(len(args)))
+    ours = pto.jit(pto.value_and_grad(lambda *a: loss(pto.lax, *a), argnums=argnums))
+    theirs = jax.jit(jax.value_and_grad(lambda *a: loss(jax.lax, *a), argnums=argnums))
+    for g, e in zip(jax.tree_util.tree_leaves(ours(*args)),
+                    jax.tree_util.tree_leaves(theirs(*args))):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-3,
+                                   atol=2e-3 * max(1.0, float(np.abs(np.asarray(e)).max())))
+    return (lambda: jax.tree_util.tree_map(np.asarray, ours(*args)),
+            lambda: jax.block_until_ready(theirs(*args)))
+
+
+def bench_conv_cases():
+    rng = np.random.default_rng(0)
+    nhwc = ("NHWC", "HWIO", "NHWC")
+
+    def single(dn, strides=(1, 1), groups=1):
+        def loss(lax_, x, w):
+            y = lax_.conv_general_dilated(x, w, strides, "SAME", dimension_numbers=dn,
+                                          feature_group_count=groups)
+            return (y * y).sum()
+        return loss
+
+    def cnn(lax_, x, w1, w2):
+        h = lax_.max(lax_.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=nhwc),
+                     0.0)
+        h = lax_.max(lax_.conv_general_dilated(h, w2, (1, 1), "SAME", dimension_numbers=nhwc),
+                     0.0)
+        return (h * h).sum()
+
+    def normal(*shape, scale=1.0):
+        return (rng.normal(size=shape) * scale).astype(np.float32)
+    cases = {
+        "conv2d 3x3 NCHW b32 64->64 32x32": (single(("NCHW", "OIHW", "NCHW")),
+                                             (normal(32, 64, 32, 32), normal(64, 64, 3, 3))),
+        "conv2d 3x3 stride 2 b32 64->128 32x32": (single(nhwc, (2, 2)),
+                                                  (normal(*CONV_X), normal(3, 3, 64, 128))),
+        "conv2d 1x1 b32 64->128 32x32": (single(nhwc), (normal(*CONV_X), normal(1, 1, 64, 128))),
+        "depthwise 3x3 b32 c64 32x32": (single(nhwc, groups=64),
+                                        (normal(*CONV_X), normal(3, 3, 1, 64))),
+        "CNN 28x28x1 -> 32 -> 64 b128": (cnn, (normal(128, 28, 28, 1), normal(3, 3, 1, 32,
+                                                                               scale=0.3),
+                                               normal(3, 3, 32, 64, scale=0.06))),
+    }
+    for name, (loss, args) in cases.items():
+        ours, theirs = _interleaved(*_conv_grad_pair(loss, args))
+        print(f"{name + ' fwd+bwd':<44} ptojax {fmt(ours[0])}  jax {fmt(theirs[0])}  ratio "
+              f"{ours[0] / theirs[0]:5.2f}x  (CPU time ratio {ours[1] / theirs[1]:5.2f}x)")
 
 
 def bench_int8_matmul():
@@ -162,6 +230,7 @@ def bench_conv_fp16_host():
 
 if __name__ == "__main__":
     bench_conv()
+    bench_conv_cases()
     bench_int8_matmul()
     bench_gemm_estimates()
     bench_conv_estimates()

@@ -33,6 +33,8 @@ import os
 import threading
 import time
 
+import numpy as np
+
 CHECK_EVERY_S = 1.0
 THREADED_MIN_FLOPS = 1 << 20   # OpenBLAS runs smaller products on one thread anyway
 
@@ -180,8 +182,8 @@ def _openblas_threads():
     return None
 
 
-def matmul(a, b):
-    """``a @ b``, after ``follow_load`` (see the module docstring)."""
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out`` if given), after ``follow_load`` (see the module docstring)."""
     if a.size * b.shape[-1] >= THREADED_MIN_FLOPS:
         follow_load()
-    return a @ b
+    return a @ b if out is None else np.matmul(a, b, out=out)

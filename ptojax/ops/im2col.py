@@ -7,14 +7,15 @@ of the two blocks the axes follow the input's memory order, and the block holdin
 fastest axis is laid out innermost, so the copy reads runs: the channels of NHWC, the output
 rows of NCHW, the batch of a filter gradient (whose "batch" is the input's feature axis).
 
-The matrix is never materialized whole: it is copied in slabs of about ``SLAB_BYTES`` into
-one reused buffer, each slab multiplied (BLAS) while it is still in cache — into its rows of
-the output when the rows are the outer block, summed into the output when the columns are.
-A whole im2col matrix is ``prod(K)`` times the input (9x for a 3x3 kernel): written to memory
-and read back, that traffic was over a quarter of a 3x3 convolution's time on the host. Slabs
-pay only when what each one re-reads is small (the kernel for row slabs, the output for
-column slabs); else the matrix goes in one slab, and when that would be a column slab (a
-spatial axis fastest, as NCHW) the input is first copied once with its features innermost.
+The matrix is never materialized whole: it is copied in slabs of about ``SLAB_BYTES`` (2 MiB)
+into one reused buffer, each slab multiplied (BLAS) while it is still in the core's cache —
+into its rows of the output when the rows are the outer block, summed into the output when
+the columns are. A whole im2col matrix is ``prod(K)`` times the input (9x for a 3x3 kernel):
+written to memory and read back, that traffic was over a quarter of a 3x3 convolution's time
+on the host. A slab is at least 8x what each one re-reads (the kernel for row slabs, the
+output for column slabs), so large kernels get larger slabs; and when summing column slabs
+would update a large output (a spatial axis fastest, as NCHW) the input is first copied once
+with its features innermost.
 
 lhs dilation is never materialized: a transposed convolution (the input gradient of a
 strided one) is a sum, per output phase, of dilation-free convolutions over the kernel taps
@@ -26,11 +27,12 @@ import math
 
 import numpy as np
 
+from ptojax.eval.machine_load import matmul
 from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
-SLAB_BYTES = 1 << 23    # a slab of the matrix stays in the last-level cache until multiplied
-MAX_SLABS = 4           # about this many BLAS calls per convolution at most
-REREAD_RATIO = 8        # slabs only when what each re-reads is under 1/8 of a slab
+SLAB_BYTES = 1 << 21    # a slab of the matrix stays in the core's cache until multiplied
+REREAD_RATIO = 8        # a slab is at least 8x what each one re-reads of the other operand
+LARGE_OUTPUT = 1 << 23  # an output this large is not summed slab by slab (NCHW: see below)
 
 
 def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
@@ -44,11 +46,9 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     x = np.transpose(pad_axes(lhs, lhs_spec[2:], lhs_dilation, padding), lhs_spec)
     w = np.transpose(rhs, rhs_spec)                                    # (O, I, *K)
     win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
-    out_bytes = math.prod(win.shape[a] for a in rows) * w.shape[0] * x.itemsize // groups
-    if not _fastest_inside(win, cont, rows) and out_bytes * REREAD_RATIO > SLAB_BYTES:
-        # summing column slabs into a large output would save nothing: copy the input once
-        # with its features innermost (NCHW -> NHWC), so the matrix copies feature runs
-        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    innermost = _innermost_axis(win, rows, cont, w.shape[0] // groups)
+    if innermost is not None:
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, innermost, -1)), -1, innermost)
         win, rows, cont = _windows(x, w, window_strides, rhs_dilation, groups, batch_groups)
     w = _grouped(x, w, groups, batch_groups)[1]
     kernel_axes = [2 if a == 2 else a - k for a in cont]                # the same, in w
@@ -65,6 +65,22 @@ def conv_matmul(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilat
     where = {a: i + 1 for i, a in enumerate(rows)}
     out = np.transpose(out, (where[1], 0, len(rows) + 1, *(where[a] for a in range(3, 3 + k))))
     return out.reshape(out.shape[0], groups * w.shape[1], *out.shape[3:])   # (N, O, *P)
+
+
+def _innermost_axis(win, rows, cont, features):
+    """The canonical input axis to copy innermost first (features 1, batch 0), or None: when
+    the input's memory order would slab the matrix where each slab re-reads a large operand
+    and the other way would not. Summing column slabs into a large output saves nothing
+    (NCHW -> NHWC: the matrix then copies feature runs, in row slabs); nor do row slabs each
+    re-reading a large kernel (an NCHW filter gradient, whose "kernel" is the output
+    cotangent: its batch, the input's features, goes innermost, as in NHWC, and the matrix
+    goes in column slabs summed into the small filter)."""
+    def large(axes):
+        return math.prod(win.shape[a] for a in axes) * features * win.itemsize \
+            * REREAD_RATIO > LARGE_OUTPUT
+    if _fastest_inside(win, cont, rows):
+        return 0 if large(cont) and not large(rows) else None
+    return 1 if large(rows) else None
 
 
 def _phase_plan(n, size, stride, pads, lhs_dilation, rhs_dilation):
@@ -105,8 +121,10 @@ def _phases(lhs, rhs, lhs_spec, rhs_spec, window_strides, padding, lhs_dilation,
                         window_strides[i], padding[i], lhs_dilation[i], rhs_dilation[i])
             for i in range(k)]
     n = lhs.shape[lhs_spec[0]] // (groups if batch_groups else 1)
-    out = np.zeros((n, rhs.shape[rhs_spec[0]], *(size for size, _ in dims)),
-                   np.result_type(lhs, rhs))
+    # features innermost in memory, as each phase's result (``conv_matmul``) is: the phases'
+    # strided additions then copy runs of features, not single elements
+    out = np.moveaxis(np.zeros((n, *(size for size, _ in dims), rhs.shape[rhs_spec[0]]),
+                               np.result_type(lhs, rhs)), -1, 1)
     for phase in itertools.product(*(plan for _, plan in dims)):
         where = tuple(slice(first, None, step) for (first, step, _), _ in phase)
         for taps in itertools.product(*(t for _, t in phase)):
@@ -157,14 +175,16 @@ def _fastest_inside(x, block, other) -> bool:
 
 def _slab_bytes(total: int, reread: int) -> int:
     """The slab size for a matrix of ``total`` bytes whose every slab also reads (or
-    updates) ``reread`` bytes of the other operand: cache-sized when that is small, at most
-    ``MAX_SLABS`` slabs (each BLAS call's thread barrier can wait out a scheduler time slice
-    on a busy machine: 16 slabs of the benchmark's 3x3 convolution ran 1.4x slower than 4
-    there, though 1.1x faster on an idle core); one slab when ``reread`` is large, as then slabs save nothing. Shapes
-    alone decide it, so results never depend on the machine."""
-    if reread * REREAD_RATIO > SLAB_BYTES:
-        return max(total, 1)
-    return max(SLAB_BYTES, -(-total // MAX_SLABS))
+    updates) ``reread`` bytes of the other operand: ``SLAB_BYTES``, so that a slab is still
+    in the core's cache when BLAS reads it, or ``REREAD_RATIO`` times ``reread`` when that is
+    larger (re-reading it per slab then costs at most 1/8 more traffic). Measured (AMD Zen 4,
+    busy 2-core machine, forward + both gradients of a 3x3 convolution, b32 64->64 32x32
+    NHWC): 98 ms of CPU time with 2 MiB slabs, 132 with the earlier rule (8 MiB, at most 4
+    slabs, which was for OpenBLAS's threads spinning at each call's barrier on a busy
+    machine; BLAS is on one thread there now, ``eval/machine_load.py``); with two threads
+    2 MiB slabs were faster too (91 ms wall against 121). Shapes alone decide it, so results
+    never depend on the machine."""
+    return min(max(SLAB_BYTES, reread * REREAD_RATIO), max(total, 1))
 
 
 def _slabs(shape, row_bytes, slab_bytes):
@@ -195,7 +215,7 @@ def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     for g in range(groups):
         for index in _slabs(row_shape, ncont * cols.itemsize, slab_bytes):
             slab = _copy(cols[(g, *index)], buffer).reshape(-1, ncont)
-            np.matmul(slab, kernel[g], out=out[(g, *index)].reshape(-1, o))
+            matmul(slab, kernel[g], out=out[(g, *index)].reshape(-1, o))
     return out
 
 
@@ -213,9 +233,9 @@ def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
             slab = _copy(cols[(g, *index)], buffer).reshape(-1, nrows)
             part = kernel[g, start:start + slab.shape[0]]
             if start == 0:
-                np.matmul(slab.T, part, out=out[g])
+                matmul(slab.T, part, out=out[g])
             else:
-                out[g] += slab.T @ part
+                out[g] += matmul(slab.T, part)
             start += slab.shape[0]
     return out
 

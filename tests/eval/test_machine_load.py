@@ -65,3 +65,25 @@ def test_a_build_of_our_own_makes_a_small_machine_busy_at_once(load, monkeypatch
     with machine_load.building():
         assert machine_load.machine_busy() == busy  # before any new reading
     assert not machine_load.machine_busy()
+
+
+def test_a_host_convolution_follows_the_load(load):
+    """A convolution's BLAS products (im2col on the host) go through ``matmul`` too: a 1x1
+    convolution's filter gradient (a long-K product) ran 10x slower on OpenBLAS's two
+    spinning threads on a busy machine. The result (written into an ``out`` buffer) is
+    unchanged."""
+    import ptojax as pto
+    controls = machine_load._openblas_threads()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS ptojax can locate")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 16, 16, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 16)).astype(np.float32)
+    load["now"] = 1000.0
+    got = pto.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                       dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    assert controls[0]() == 1
+    cols = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))),
+                                                    (3, 3), axis=(1, 2))
+    want = np.einsum("nhwcij,ijco->nhwo", cols, w)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-3)

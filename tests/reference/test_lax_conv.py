@@ -225,12 +225,48 @@ def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
             return _f(*args)
         monkeypatch.setattr(im2col, name, spy)
     for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
-        monkeypatch.setattr(im2col, "SLAB_BYTES", cache)
+        monkeypatch.setattr(im2col, "LARGE_OUTPUT", cache)
         monkeypatch.setattr(im2col, "_slab_bytes", lambda total, reread: slab)
         used.clear()
         assert_close(_conv(lax, **kw)(x, w), want, scale=4)
         # an output large next to a slab: the input is copied features-innermost first
         assert used == {outer if cache == 1 << 22 else "_rows_outer"}
+
+
+@pytest.mark.parametrize("large", [16000, 1 << 23])
+def test_host_nchw_filter_gradient_puts_its_batch_innermost_when_its_kernel_is_large(
+        jax, monkeypatch, large):
+    """An NCHW filter gradient (the input's features as batch, the output cotangent as a
+    large kernel): row slabs would each re-read that kernel, so the input is first copied
+    with its batch (the input's features) innermost, as in NHWC, and the matrix summed in
+    column slabs into the small filter; results as JAX's either way."""
+    from ptojax.ops import im2col
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(4, 6, 7, 6)).astype(np.float32)      # (n, c, h, w)
+    ct = rng.normal(size=(4, 5, 7, 6)).astype(np.float32)     # (n, o, h, w)
+    kw = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)),
+              dimension_numbers=("CNHW", "IOHW", "NCHW"))
+    want = np.asarray(_highest(jax, **kw)(x, ct))
+    used = set()
+    for name in ("_rows_outer", "_columns_outer"):
+        def spy(*args, _name=name, _f=getattr(im2col, name)):
+            used.add(_name)
+            return _f(*args)
+        monkeypatch.setattr(im2col, name, spy)
+    monkeypatch.setattr(im2col, "LARGE_OUTPUT", large)
+    assert_close(_conv(lax, **kw)(x, ct), want, scale=4)
+    assert used == {"_columns_outer" if large == 16000 else "_rows_outer"}
+
+
+def test_host_im2col_slabs_fit_the_cache_and_grow_with_what_they_reread():
+    """Slabs of ``SLAB_BYTES`` (a core's cache), at least 8x the kernel (or output) each slab
+    re-reads, at most the whole matrix."""
+    from ptojax.ops import im2col
+    mib = 1 << 20
+    assert im2col._slab_bytes(100 * mib, 64 * 1024) == im2col.SLAB_BYTES == 2 * mib
+    assert im2col._slab_bytes(100 * mib, mib) == 8 * mib
+    assert im2col._slab_bytes(mib, 64 * 1024) == mib
+    assert im2col._slab_bytes(0, 0) == 1
 
 
 PRECISIONS = [None, "default", "high", "highest", "fastest", "bfloat16", "tensorfloat32",
