@@ -96,6 +96,21 @@ static inline PTO_VMATH_INLINE float scale_by_pow2(float y, float n) {
   return (y * p) * q;
 }
 
+// 1.5 * 2^23: for |v| < 2^22, v + kRoundShifter rounds v to the nearest integer n (ties to
+// even, the rounding mode's rint) and holds n in its low mantissa bits: bits = 0x4b400000 + n.
+constexpr float kRoundShifter = 12582912.0f;
+
+// y * 2^n for t = n + kRoundShifter (n integer in [-252, 254]; see scale_by_pow2), taking n
+// from t's bits: no float -> int conversion, and a NaN t gives some finite power (the lanes
+// with a NaN t have a NaN y).
+static inline PTO_VMATH_INLINE float scale_by_pow2_bits(float y, float t) {
+  const int32_t k254 = static_cast<int32_t>(float_as_bits(t) - (0x4b400000u - 254u));  // n + 254
+  const int32_t half = k254 >> 1;                      // floor(n / 2) + 127
+  const float p = bits_as_float(static_cast<uint32_t>(half) << 23);
+  const float q = bits_as_float(static_cast<uint32_t>(k254 - half) << 23);  // n - floor(n/2) + 127
+  return (y * p) * q;
+}
+
 // ---------------------------------------------------------------------------------------
 // exp, expm1
 // ---------------------------------------------------------------------------------------
@@ -129,10 +144,12 @@ static inline PTO_VMATH_INLINE float exp_poly(float r) {
 // e^x does; a NaN passes the clamps and the arithmetic.
 // Measured: max 0.89 ulp (subnormal results 0.86).
 static inline PTO_VMATH_INLINE float exp_f32(float x) {
-  const float xc = max_keep_nan(min_keep_nan(x, 88.73f), -104.0f);
-  const float n = __builtin_rintf(xc * kLog2e);
-  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));
-  return scale_by_pow2(exp_poly(r), n);
+  const float t = fmadd(x, kLog2e, kRoundShifter);
+  const float n = t - kRoundShifter;
+  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, x));
+  float y = scale_by_pow2_bits(exp_poly(r), t);
+  y = x < -104.0f ? 0.0f : y;
+  return x > 88.73f ? __builtin_inff() : y;
 }
 
 // e^(-x^2) = 2^n (1 + p) for 0 <= x <= 10.2, returning p and n, without the rounding error of
@@ -267,11 +284,14 @@ static inline PTO_VMATH_INLINE float tanh_f32(float x) {
   t = fmadd(t, z, 0.13331406f);
   t = fmadd(t, z, -0.33333281f);
   const float small = copy_sign(fmadd(x * z, t, x), x);  // keeps tanh(-0) = -0
-  const float y = 2.0f * min_keep_nan(ax, 10.0f);
-  const float n = __builtin_rintf(y * kLog2e);
-  const float e = exp_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, y))) * pow2i(n);
+  // (a NaN x takes `small`: the clamp sends it to 10, and the select below to `small`)
+  const float y = 2.0f * (ax < 10.0f ? ax : 10.0f);
+  const float sh = fmadd(y, kLog2e, kRoundShifter);
+  const float n = sh - kRoundShifter;
+  const float p = exp_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, y)));
+  const float e = bits_as_float(float_as_bits(p) + (float_as_bits(sh) << 23));  // p 2^n
   const float big = copy_sign(1.0f - 2.0f / (e + 1.0f), x);
-  return ax < 0.625f ? small : big;
+  return ax >= 0.625f ? big : small;
 }
 
 // 1 / (1 + e^-x) = num / (1 + e) with e = e^-|x| in (0, 1], num = 1 for x >= 0 and e for
