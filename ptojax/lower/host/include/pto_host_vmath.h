@@ -97,18 +97,19 @@ static inline PTO_VMATH_INLINE float scale_by_pow2(float y, float n) {
 }
 
 // 1.5 * 2^23: for |v| < 2^22, v + kRoundShifter rounds v to the nearest integer n (ties to
-// even, the rounding mode's rint) and holds n in its low mantissa bits: bits = 0x4b400000 + n.
+// even, as rint) and holds n in its low mantissa bits: bits = 0x4b400000 + n, so that
+// bits << 23 = n << 23 (mod 2^32).
 constexpr float kRoundShifter = 12582912.0f;
 
-// y * 2^n for t = n + kRoundShifter (n integer in [-252, 254]; see scale_by_pow2), taking n
-// from t's bits: no float -> int conversion, and a NaN t gives some finite power (the lanes
-// with a NaN t have a NaN y).
+// y * 2^n (two-step, as scale_by_pow2) for t = n + kRoundShifter + 254 (n integer in
+// [-254, 257]; bits(t) = 0x4b400000 + n + 254): the exponent fields n - floor(n/2) + 127 and
+// floor(n/2) + 127 are taken from t's bits by shifts alone. A NaN t gives some finite power
+// (the lanes with a NaN t have a NaN y).
+constexpr float kRoundShifter254 = 12583166.0f;
 static inline PTO_VMATH_INLINE float scale_by_pow2_bits(float y, float t) {
-  const int32_t k254 = static_cast<int32_t>(float_as_bits(t) - (0x4b400000u - 254u));  // n + 254
-  const int32_t half = k254 >> 1;                      // floor(n / 2) + 127
-  const float p = bits_as_float(static_cast<uint32_t>(half) << 23);
-  const float q = bits_as_float(static_cast<uint32_t>(k254 - half) << 23);  // n - floor(n/2) + 127
-  return (y * p) * q;
+  const uint32_t half = float_as_bits(t) >> 1 << 23;  // floor((n + 254) / 2) in the exponent
+  const uint32_t all = float_as_bits(t) << 23;        // n + 254 in the exponent (mod 2^9)
+  return (y * bits_as_float(half)) * bits_as_float(all - half);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -118,6 +119,7 @@ static inline PTO_VMATH_INLINE float scale_by_pow2_bits(float y, float t) {
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693145751953125f;    // ln 2 to 16 bits: n * kLn2Hi is exact
 constexpr float kLn2Lo = 1.42860682030941723e-6f;
+constexpr float kLn2 = 0.693147182f;            // ln 2 rounded (1.9e-9 above)
 
 // e^r - 1 for |r| <= ln2/2 (+1%): r + r^2 P(r), minimax P of degree 4 (rel. error 2^-27.8
 // in e^r). exp_poly(r) is the same polynomial as e^r in Horner form.
@@ -144,8 +146,8 @@ static inline PTO_VMATH_INLINE float exp_poly(float r) {
 // e^x does; a NaN passes the clamps and the arithmetic.
 // Measured: max 0.89 ulp (subnormal results 0.86).
 static inline PTO_VMATH_INLINE float exp_f32(float x) {
-  const float t = fmadd(x, kLog2e, kRoundShifter);
-  const float n = t - kRoundShifter;
+  const float t = fmadd(x, kLog2e, kRoundShifter254);
+  const float n = t - kRoundShifter254;
   const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, x));
   float y = scale_by_pow2_bits(exp_poly(r), t);
   y = x < -104.0f ? 0.0f : y;
@@ -276,22 +278,28 @@ static inline PTO_VMATH_INLINE float log1p_f32(float x) {
 // E = 2^n e^r with n <= 29 never overflows). Odd, tanh(-0) = -0.
 // Measured: max 1.35 ulp (every float of 0.625 <= |x| <= 11: 1.36 ulp; 1.35 without FMA).
 static inline PTO_VMATH_INLINE float tanh_f32(float x) {
-  const float ax = __builtin_fabsf(x);
-  const float z = x * x;
+  // |x| clamped to 10 on the bits (an integer min; a NaN, whose bits are above 10's, becomes
+  // 10 there and takes `small` in the select below, which keeps it)
+  const uint32_t abits = float_as_bits(x) & 0x7fffffffu;
+  const float ax = bits_as_float(abits);
+  const float y = 2.0f * bits_as_float(abits < 0x41200000u ? abits : 0x41200000u);
+  const float z = ax * ax;
   float t = -0.0056922967f;
   t = fmadd(t, z, 0.020628167f);
   t = fmadd(t, z, -0.053736515f);
   t = fmadd(t, z, 0.13331406f);
   t = fmadd(t, z, -0.33333281f);
-  const float small = copy_sign(fmadd(x * z, t, x), x);  // keeps tanh(-0) = -0
-  // (a NaN x takes `small`: the clamp sends it to 10, and the select below to `small`)
-  const float y = 2.0f * (ax < 10.0f ? ax : 10.0f);
+  const float small = fmadd(ax * z, t, ax);
   const float sh = fmadd(y, kLog2e, kRoundShifter);
   const float n = sh - kRoundShifter;
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+  const float p = exp_poly(fmadd(-n, kLn2, y));  // (n ln2's error is damped, see above)
+#else
   const float p = exp_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, y)));
+#endif
   const float e = bits_as_float(float_as_bits(p) + (float_as_bits(sh) << 23));  // p 2^n
-  const float big = copy_sign(1.0f - 2.0f / (e + 1.0f), x);
-  return ax >= 0.625f ? big : small;
+  const float big = 1.0f - 2.0f / (e + 1.0f);
+  return copy_sign(ax >= 0.625f ? big : small, x);
 }
 
 // 1 / (1 + e^-x) = num / (1 + e) with e = e^-|x| in (0, 1], num = 1 for x >= 0 and e for
