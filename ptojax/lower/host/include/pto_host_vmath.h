@@ -329,10 +329,13 @@ static inline PTO_VMATH_INLINE float tanh_f32(float x) {
 // one rounding plus the polynomial's error. Measured: max 1.00 ulp (subnormal results 0.75).
 static inline PTO_VMATH_INLINE float logistic_f32(float x) {
   const float a = max_keep_nan(-__builtin_fabsf(x), -104.0f);
-  const float n = __builtin_rintf(a * kLog2e);
+  const float sh = fmadd(a, kLog2e, kRoundShifter254);
+  const float n = sh - kRoundShifter254;
   const float p = expm1_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, a)));
-  const float tail = scale_by_pow2(1.0f + p, n);
-  const float t = pow2i(max_keep_nan(n, -126.0f));
+  const float tail = scale_by_pow2_bits(1.0f + p, sh);
+  // t = 2^max(n, -126): n + 127 from the shifter's bits, an integer max
+  const int32_t biased = static_cast<int32_t>(float_as_bits(sh) - (0x4b400000u + 254u - 127u));
+  const float t = bits_as_float(static_cast<uint32_t>(biased > 1 ? biased : 1) << 23);
   const float eh = fmadd(t, p, t);
   const float el = fmadd(t, p, t - eh);
   const float d = 1.0f + eh;
