@@ -184,12 +184,13 @@ static inline PTO_VMATH_INLINE float exp_neg_square(float x, float* n) {
 
 // e^x - 1 = 2^n (p + 1) - 1 with p = e^r - 1 = r + r^2 E(r) (minimax E of degree 5, rel.
 // error 2^-30.9). For n <= 24, 2^n - 1 is exact and one fma gives the result; for larger n
-// the -1 is folded into p as -2^-n. x is clamped to [-30, 88.73] (expm1 is -1 below -17.4,
-// and n = 128 at the top is applied as 2^127 * 2 so that overflow gives inf).
+// the -1 is folded into p as -2^-n. n is rounded by the shifter and the powers built from its
+// bits (as in exp_f32); x < -30 gives -1 (expm1 is -1 below -17.4) and x > 88.73 inf by
+// selects (n = 128 at the top is applied as 2^127 * 2 so that overflow gives inf).
 static inline PTO_VMATH_INLINE float expm1_core(float x) {
-  const float xc = max_keep_nan(min_keep_nan(x, 88.73f), -30.0f);
-  const float n = __builtin_rintf(xc * kLog2e);
-  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));
+  const float sh = fmadd(x, kLog2e, kRoundShifter);
+  const float n = sh - kRoundShifter;
+  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, x));
   float e = 0.00019771309f;
   e = fmadd(e, r, 0.0013934127f);
   e = fmadd(e, r, 0.0083335377f);
@@ -197,11 +198,18 @@ static inline PTO_VMATH_INLINE float expm1_core(float x) {
   e = fmadd(e, r, 0.16666666f);
   e = fmadd(e, r, 0.5f);
   const float p = fmadd(r * r, e, r);
-  const float hi = min_keep_nan(n, 127.0f);
-  const float t = pow2i(hi);
+  // n from the shifter's bits; 2^min(n, 127) and 2^-min(n, 126) by integer min (n >= -44 in
+  // range; the lanes out of range or NaN are replaced or NaN below)
+  const int32_t k = static_cast<int32_t>(float_as_bits(sh) - 0x4b400000u);
+  const uint32_t hi = static_cast<uint32_t>(k < 127 ? k : 127);
+  const uint32_t hi126 = static_cast<uint32_t>(k < 126 ? k : 126);
+  const float t = bits_as_float((hi + 127u) << 23);
   const float small = fmadd(t, p, t - 1.0f);
-  const float big = fmadd(t, p - pow2i(-min_keep_nan(hi, 126.0f)), t) * (n > hi ? 2.0f : 1.0f);
-  return n < 25.0f ? small : big;
+  const float big = fmadd(t, p - bits_as_float((127u - hi126) << 23), t) *
+                    (k > 127 ? 2.0f : 1.0f);
+  float y = k < 25 ? small : big;
+  y = x < -30.0f ? -1.0f : y;
+  return x > 88.73f ? __builtin_inff() : y;
 }
 
 // Measured: max 1.31 ulp.
