@@ -4,7 +4,8 @@ Each run is a fresh process: an MLP (784-512-512-10, batch 128) SGD step jitted,
 ``STEPS`` steps, wall time from before the first call to after the last. ptojax runs with an
 empty kernel cache (cold: its first steps run on numpy while the kernels compile in a detached
 builder), then again in a new process on the cache the first one left (warm: loaded ahead of
-any compile). Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges.
+any compile). Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges,
+and the calling thread's CPU time (first call, then per step) printed below them.
 
 Also the peak resident memory (``ru_maxrss``) of a fresh process running ``RSS_STEPS`` steps of
 the same train step (target <= 1.2x JAX's), whole process as a user sees it, and the part above
@@ -40,11 +41,16 @@ params, x, labels = inputs(m)
 imported_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 step = lib.jit(lambda p, x, y: lib.tree_util.tree_map(lambda w, g: w - 0.01 * g, p,
                                                       lib.grad(loss)(p, x, y)))
-start = time.perf_counter()
+start, cpu_start, process_start = time.perf_counter(), time.thread_time(), time.process_time()
+step_cpu = []
 for _ in range({steps}):
+    before = time.thread_time()
     params = step(params, x, labels)
+    step_cpu.append(time.thread_time() - before)
 lib.block_until_ready(params) if {jax} else None
 elapsed = time.perf_counter() - start
+print("CPU", time.process_time() - process_start, time.thread_time() - cpu_start, step_cpu[0],
+      sorted(step_cpu[1:])[len(step_cpu[1:]) // 2])
 if {settle} and not {jax}:    # wait for the kernels (compiled or loaded) and the tier race
     from ptojax.lower.host.backend import wait_for_compiles
     wait_for_compiles()
@@ -66,7 +72,8 @@ def run(jax: bool, cache: str, steps: int = STEPS, settle: bool = False):
                          check=True)
     lines = out.stdout.strip().splitlines()
     status = next((line.split(" ", 1)[1] for line in lines if line.startswith("STATUS ")), None)
-    return float(lines[-1]), tuple(int(kib) for kib in lines[-2].split()), status
+    cpu = next(tuple(map(float, line.split()[1:])) for line in lines if line.startswith("CPU "))
+    return float(lines[-1]), tuple(int(kib) for kib in lines[-2].split()), status, cpu
 
 
 def wait_for_detached_builds(cache, timeout=300):
@@ -85,17 +92,23 @@ def wait_for_detached_builds(cache, timeout=300):
 
 def main():
     with tempfile.TemporaryDirectory() as cache:
-        jax_s, *_ = run(True, cache)
-        cold, *_ = run(False, cache)
+        jax_s, _, _, jax_cpu = run(True, cache)
+        cold, _, _, cold_cpu = run(False, cache)
         published_after = wait_for_detached_builds(cache)
-        warm, *_ = run(False, cache)
-        _, jax_rss, _ = run(True, cache, RSS_STEPS)
-        _, ours_rss, status = run(False, cache, RSS_STEPS, settle=True)
+        warm, _, _, warm_cpu = run(False, cache)
+        _, jax_rss, _, _ = run(True, cache, RSS_STEPS)
+        _, ours_rss, status, _ = run(False, cache, RSS_STEPS, settle=True)
     for name, ours, target in (("cold cache", cold, 0.5), ("warm cache", warm, None)):
         verdict = "" if target is None else \
             f"  target <= {target:.2f}x  {'MET' if ours / jax_s <= target else 'MISSED'}"
         print(f"first {STEPS} MLP train steps, {name:<10}  ptojax {ours:6.2f} s  "
               f"jax {jax_s:6.2f} s  ratio {ours / jax_s:5.2f}x{verdict}")
+    # wall time on a shared machine mostly measures the scheduler: CPU times too (the
+    # process's threads; ptojax's compiler runs in processes of its own, JAX's in threads)
+    for name, (process, thread, first, median) in (("ptojax cold", cold_cpu),
+                                                   ("ptojax warm", warm_cpu), ("jax", jax_cpu)):
+        print(f"  CPU, {name:<11}  process {process:5.3f} s, calling thread {thread:5.3f} s "
+              f"(first call {first * 1e3:6.1f} ms, then a median {median * 1e3:5.2f} ms per step)")
     print("the cold run's detached builds: " + ("none started" if published_after is None
           else f"published {published_after:.2f} s after it exited"))
     ratio = ours_rss[1] / jax_rss[1]

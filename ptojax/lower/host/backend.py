@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import os
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -150,7 +151,8 @@ class HostExecutable:
     ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
     ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
-    ``warm`` says whether its first call found its library in the cache. ``donated``: the
+    ``warm`` says whether its library was in the cache when its first call asked (looked up on
+    the background worker, ahead of compiles). ``donated``: the
     inputs ``run`` may overwrite (a loop body's carries, ``carries.py``); ``fresh_outputs``
     the results both tiers return as buffers of their own (``Executable.fresh_outputs``).
     """
@@ -175,7 +177,8 @@ class HostExecutable:
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
-        self.warm = False
+        self.warm = False                   # (set on the worker: _load_or_queue_compile)
+        self._fingerprint_text = None
         if largest_tensor(closed) < options.min_elements:
             self._done.set()
             return
@@ -210,17 +213,24 @@ class HostExecutable:
             if not self._pending:
                 return
             self._pending = False
+        # whether the cache has the library is looked up on the worker, ahead of compiles:
+        # the lookup prints the program (its fingerprint), a cost the first call need not pay
+        _worker().submit(self._load_or_queue_compile, first=True)
+
+    def _load_or_queue_compile(self):
         self.warm = self._warm_cache()
         if self.warm:   # only tile, emit and load: ahead of any compile in the queue
-            _worker().submit(self._load_in_background, first=True)
+            self._load_in_background()
         else:
             _worker().submit(self._compile_in_background)
 
     def _fingerprint(self) -> str:
-        o = self.options
-        text = f"{ABI_VERSION}\0{self.kernels}\0{o.target.name}\0{o.tile_config!r}\0" \
-               f"{o.check_sync}\0{self.closed}"
-        return hashlib.sha256(text.encode()).hexdigest()
+        if self._fingerprint_text is None:
+            o = self.options
+            text = f"{ABI_VERSION}\0{self.kernels}\0{o.target.name}\0{o.tile_config!r}\0" \
+                   f"{o.check_sync}\0{self.closed}"
+            self._fingerprint_text = hashlib.sha256(text.encode()).hexdigest()
+        return self._fingerprint_text
 
     def _warm_cache(self) -> bool:
         """Whether this program's library was built before (``cache.program_hint``) and is
@@ -448,13 +458,38 @@ class _Worker:
         while True:
             *_, job = self._jobs.get()
             try:
-                job()
+                with _prompt_gil_handoff():
+                    job()
             except Exception as e:     # a bug must not kill the worker; report it
                 _warn_once(f"ptojax: host kernel compilation crashed: {_crash_site(e)}")
             finally:
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
+
+
+# The GIL switch interval while the worker runs a job. The worker's tiling and emitting are
+# Python (30-40 ms of CPU for an MLP train step); with CPython's default 5 ms interval the
+# calling thread, back from a BLAS call or a kernel (which run without the GIL), waited up to
+# 5 ms for it each time instead of starting its next GIL-free call alongside the worker.
+WORKER_SWITCH_INTERVAL_S = 0.0005
+
+
+@contextlib.contextmanager
+def _prompt_gil_handoff():
+    """A short GIL switch interval for the duration (left alone if someone set a shorter one);
+    the previous one after, unless it was changed meanwhile."""
+    before = sys.getswitchinterval()
+    if before <= WORKER_SWITCH_INTERVAL_S:
+        yield
+        return
+    sys.setswitchinterval(WORKER_SWITCH_INTERVAL_S)
+    ours = sys.getswitchinterval()      # (as the interpreter stores it)
+    try:
+        yield
+    finally:
+        if sys.getswitchinterval() == ours:
+            sys.setswitchinterval(before)
 
 
 _worker_instance = None

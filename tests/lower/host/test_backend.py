@@ -314,8 +314,8 @@ def test_a_warm_cache_is_used_from_the_first_call():
     assert first.wait(600) and first.status == "compiled" and not first.warm
     fresh = HostExecutable(first.closed, CpuBackend())   # as the next process makes it
     out = fresh.run(x)[0]
-    assert fresh.warm                                     # found at the end of that call
     assert fresh.wait(600) and fresh.status == "compiled" and fresh.program.build.cached
+    assert fresh.warm                                     # found when that call asked
     np.testing.assert_allclose(fresh.program.run(x)[0], out, rtol=2e-5, atol=2e-6)
 
 
@@ -326,10 +326,22 @@ def test_a_stale_program_hint_falls_back_to_compiling_in_the_background():
     CacheEntry(first.program.build.key).discard()
     fresh = HostExecutable(first.closed, CpuBackend())
     fresh.run(x)
-    assert not fresh.warm
     assert fresh.wait(600) and fresh.status == "compiled" and not fresh.program.build.cached
+    assert not fresh.warm
 
 
 def executable_of_after_call(fn, x):
     fn(x)
     return executable_of(fn, x)
+
+
+def test_the_worker_hands_the_gil_back_promptly_while_it_runs_a_job():
+    # its tiling is Python: the calling thread, back from a GIL-free BLAS call or kernel,
+    # must not wait a whole default switch interval (5 ms) for the GIL each time
+    before = sys.getswitchinterval()
+    seen = []
+    worker = host_backend._worker()
+    worker.submit(lambda: seen.append(sys.getswitchinterval()))
+    assert worker.wait_idle(60)
+    assert seen[0] <= host_backend.WORKER_SWITCH_INTERVAL_S * 1.01 < before
+    assert sys.getswitchinterval() == before           # the caller's interval again

@@ -96,6 +96,22 @@ static inline PTO_VMATH_INLINE float scale_by_pow2(float y, float n) {
   return (y * p) * q;
 }
 
+// 1.5 * 2^23: for |v| < 2^22, v + kRoundShifter rounds v to the nearest integer n (ties to
+// even, as rint) and holds n in its low mantissa bits: bits = 0x4b400000 + n, so that
+// bits << 23 = n << 23 (mod 2^32).
+constexpr float kRoundShifter = 12582912.0f;
+
+// y * 2^n (two-step, as scale_by_pow2) for t = n + kRoundShifter + 254 (n integer in
+// [-254, 257]; bits(t) = 0x4b400000 + n + 254): the exponent fields n - floor(n/2) + 127 and
+// floor(n/2) + 127 are taken from t's bits by shifts alone. A NaN t gives some finite power
+// (the lanes with a NaN t have a NaN y).
+constexpr float kRoundShifter254 = 12583166.0f;
+static inline PTO_VMATH_INLINE float scale_by_pow2_bits(float y, float t) {
+  const uint32_t half = float_as_bits(t) >> 1 << 23;  // floor((n + 254) / 2) in the exponent
+  const uint32_t all = float_as_bits(t) << 23;        // n + 254 in the exponent (mod 2^9)
+  return (y * bits_as_float(half)) * bits_as_float(all - half);
+}
+
 // ---------------------------------------------------------------------------------------
 // exp, expm1
 // ---------------------------------------------------------------------------------------
@@ -103,6 +119,7 @@ static inline PTO_VMATH_INLINE float scale_by_pow2(float y, float n) {
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693145751953125f;    // ln 2 to 16 bits: n * kLn2Hi is exact
 constexpr float kLn2Lo = 1.42860682030941723e-6f;
+constexpr float kLn2 = 0.693147182f;            // ln 2 rounded (1.9e-9 above)
 
 // e^r - 1 for |r| <= ln2/2 (+1%): r + r^2 P(r), minimax P of degree 4 (rel. error 2^-27.8
 // in e^r). exp_poly(r) is the same polynomial as e^r in Horner form.
@@ -124,15 +141,33 @@ static inline PTO_VMATH_INLINE float exp_poly(float r) {
   return fmadd(p, r, 1.0f);
 }
 
-// e^x: x = n ln2 + r, |r| <= ln2/2 (Cody-Waite with a 2-part ln 2), e^x = 2^n e^r. Clamping x
-// to [-104, 88.73] makes the two-step scaling overflow to inf / underflow to 0 exactly where
-// e^x does; a NaN passes the clamps and the arithmetic.
+// e^(2h) = exp_poly(2h) with the factors 2^k folded into the coefficients: the same roundings
+// (scaling by powers of 2 commutes with them), one multiplication fewer for a caller that
+// would double its argument.
+static inline PTO_VMATH_INLINE float exp_poly_of_double(float h) {
+  float p = 0.0013861946f * 64.0f;
+  p = fmadd(p, h, 0.008368770592f * 32.0f);
+  p = fmadd(p, h, 0.041667293757f * 16.0f);
+  p = fmadd(p, h, 0.16666524112f * 8.0f);
+  p = fmadd(p, h, 2.0f);
+  p = fmadd(p, h, 2.0f);
+  return fmadd(p, h, 1.0f);
+}
+
+// e^x: x = n ln2 + r, |r| <= ln2/2 (Cody-Waite with a 2-part ln 2), e^x = 2^n e^r, n rounded
+// by the shifter and 2^n applied in two steps (scale_by_pow2_bits), so the result overflows to
+// inf / underflows to a correctly rounded subnormal or 0 exactly where e^x does. Outside
+// [-104, 88.73] the lanes' arithmetic is meaningless and two selects give 0 / inf (cheaper
+// than clamping x first: GCC's vector code for a NaN-keeping two-sided clamp is 7
+// instructions); a NaN passes the arithmetic and both selects.
 // Measured: max 0.89 ulp (subnormal results 0.86).
 static inline PTO_VMATH_INLINE float exp_f32(float x) {
-  const float xc = max_keep_nan(min_keep_nan(x, 88.73f), -104.0f);
-  const float n = __builtin_rintf(xc * kLog2e);
-  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));
-  return scale_by_pow2(exp_poly(r), n);
+  const float t = fmadd(x, kLog2e, kRoundShifter254);
+  const float n = t - kRoundShifter254;
+  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, x));
+  float y = scale_by_pow2_bits(exp_poly(r), t);
+  y = x < -104.0f ? 0.0f : y;
+  return x > 88.73f ? __builtin_inff() : y;
 }
 
 // e^(-x^2) = 2^n (1 + p) for 0 <= x <= 10.2, returning p and n, without the rounding error of
@@ -149,12 +184,13 @@ static inline PTO_VMATH_INLINE float exp_neg_square(float x, float* n) {
 
 // e^x - 1 = 2^n (p + 1) - 1 with p = e^r - 1 = r + r^2 E(r) (minimax E of degree 5, rel.
 // error 2^-30.9). For n <= 24, 2^n - 1 is exact and one fma gives the result; for larger n
-// the -1 is folded into p as -2^-n. x is clamped to [-30, 88.73] (expm1 is -1 below -17.4,
-// and n = 128 at the top is applied as 2^127 * 2 so that overflow gives inf).
+// the -1 is folded into p as -2^-n. n is rounded by the shifter and the powers built from its
+// bits (as in exp_f32); x < -30 gives -1 (expm1 is -1 below -17.4) and x > 88.73 inf by
+// selects (n = 128 at the top is applied as 2^127 * 2 so that overflow gives inf).
 static inline PTO_VMATH_INLINE float expm1_core(float x) {
-  const float xc = max_keep_nan(min_keep_nan(x, 88.73f), -30.0f);
-  const float n = __builtin_rintf(xc * kLog2e);
-  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));
+  const float sh = fmadd(x, kLog2e, kRoundShifter);
+  const float n = sh - kRoundShifter;
+  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, x));
   float e = 0.00019771309f;
   e = fmadd(e, r, 0.0013934127f);
   e = fmadd(e, r, 0.0083335377f);
@@ -162,11 +198,18 @@ static inline PTO_VMATH_INLINE float expm1_core(float x) {
   e = fmadd(e, r, 0.16666666f);
   e = fmadd(e, r, 0.5f);
   const float p = fmadd(r * r, e, r);
-  const float hi = min_keep_nan(n, 127.0f);
-  const float t = pow2i(hi);
+  // n from the shifter's bits; 2^min(n, 127) and 2^-min(n, 126) by integer min (n >= -44 in
+  // range; the lanes out of range or NaN are replaced or NaN below)
+  const int32_t k = static_cast<int32_t>(float_as_bits(sh) - 0x4b400000u);
+  const uint32_t hi = static_cast<uint32_t>(k < 127 ? k : 127);
+  const uint32_t hi126 = static_cast<uint32_t>(k < 126 ? k : 126);
+  const float t = bits_as_float((hi + 127u) << 23);
   const float small = fmadd(t, p, t - 1.0f);
-  const float big = fmadd(t, p - pow2i(-min_keep_nan(hi, 126.0f)), t) * (n > hi ? 2.0f : 1.0f);
-  return n < 25.0f ? small : big;
+  const float big = fmadd(t, p - bits_as_float((127u - hi126) << 23), t) *
+                    (k > 127 ? 2.0f : 1.0f);
+  float y = k < 25 ? small : big;
+  y = x < -30.0f ? -1.0f : y;
+  return x > 88.73f ? __builtin_inff() : y;
 }
 
 // Measured: max 1.31 ulp.
@@ -255,23 +298,35 @@ static inline PTO_VMATH_INLINE float log1p_f32(float x) {
 // Beyond: tanh|x| = 1 - 2 / (E + 1) with E = e^(2|x|) (|x| clamped to 10, where tanh is 1
 // in float): tanh >= 0.55 there, so the roundings of E, E + 1 and the quotient are damped,
 // and each step is monotonic, so the result is too (exp rather than expm1: a third faster,
-// 0.03 ulp less accurate). E is exp_f32's value without its range handling (2|x| <= 20:
-// E = 2^n e^r with n <= 29 never overflows). Odd, tanh(-0) = -0.
-// Measured: max 1.35 ulp (every float of 0.625 <= |x| <= 11: 1.36 ulp; 1.35 without FMA).
+// 0.03 ulp less accurate). E = 2^n e^(2r), r = |x| - n ln2/2, without exp_f32's range handling
+// (2|x| <= 20: n <= 29, so 2^n is added to the exponent field as an integer); with FMA, r is
+// reduced against ln 2 rounded to float, whose error (1.9e-9 n) is damped by 1/sinh(2|x|)
+// like E's own. The result is computed for |x| and x's sign applied last: tanh(-0) = -0.
+// Measured: max 1.34 ulp (every float of 0.625 <= |x| <= 11: 1.36 ulp; 1.35 without FMA).
 static inline PTO_VMATH_INLINE float tanh_f32(float x) {
-  const float ax = __builtin_fabsf(x);
-  const float z = x * x;
+  // |x| clamped to 10 on the bits (an integer min; a NaN, whose bits are above 10's, becomes
+  // 10 there and takes `small` in the select below, which keeps it)
+  const uint32_t abits = float_as_bits(x) & 0x7fffffffu;
+  const float ax = bits_as_float(abits);
+  const float h = bits_as_float(abits < 0x41200000u ? abits : 0x41200000u);
+  const float z = ax * ax;
   float t = -0.0056922967f;
   t = fmadd(t, z, 0.020628167f);
   t = fmadd(t, z, -0.053736515f);
   t = fmadd(t, z, 0.13331406f);
   t = fmadd(t, z, -0.33333281f);
-  const float small = copy_sign(fmadd(x * z, t, x), x);  // keeps tanh(-0) = -0
-  const float y = 2.0f * min_keep_nan(ax, 10.0f);
-  const float n = __builtin_rintf(y * kLog2e);
-  const float e = exp_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, y))) * pow2i(n);
-  const float big = copy_sign(1.0f - 2.0f / (e + 1.0f), x);
-  return ax < 0.625f ? small : big;
+  const float small = fmadd(ax * z, t, ax);
+  // e^(2h) = 2^n e^(2r), r = h - n ln2/2 (the halved constants are exact halves)
+  const float sh = fmadd(h, 2.0f * kLog2e, kRoundShifter);
+  const float n = sh - kRoundShifter;
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+  const float p = exp_poly_of_double(fmadd(-n, 0.5f * kLn2, h));  // (n ln2's error is damped)
+#else
+  const float p = exp_poly_of_double(fmadd(-n, 0.5f * kLn2Lo, fmadd(-n, 0.5f * kLn2Hi, h)));
+#endif
+  const float e = bits_as_float(float_as_bits(p) + (float_as_bits(sh) << 23));  // p 2^n
+  const float big = 1.0f - 2.0f / (e + 1.0f);
+  return copy_sign(ax >= 0.625f ? big : small, x);
 }
 
 // 1 / (1 + e^-x) = num / (1 + e) with e = e^-|x| in (0, 1], num = 1 for x >= 0 and e for
@@ -282,10 +337,13 @@ static inline PTO_VMATH_INLINE float tanh_f32(float x) {
 // one rounding plus the polynomial's error. Measured: max 1.00 ulp (subnormal results 0.75).
 static inline PTO_VMATH_INLINE float logistic_f32(float x) {
   const float a = max_keep_nan(-__builtin_fabsf(x), -104.0f);
-  const float n = __builtin_rintf(a * kLog2e);
+  const float sh = fmadd(a, kLog2e, kRoundShifter254);
+  const float n = sh - kRoundShifter254;
   const float p = expm1_poly(fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, a)));
-  const float tail = scale_by_pow2(1.0f + p, n);
-  const float t = pow2i(max_keep_nan(n, -126.0f));
+  const float tail = scale_by_pow2_bits(1.0f + p, sh);
+  // t = 2^max(n, -126): n + 127 from the shifter's bits, an integer max
+  const int32_t biased = static_cast<int32_t>(float_as_bits(sh) - (0x4b400000u + 254u - 127u));
+  const float t = bits_as_float(static_cast<uint32_t>(biased > 1 ? biased : 1) << 23);
   const float eh = fmadd(t, p, t);
   const float el = fmadd(t, p, t - eh);
   const float d = 1.0f + eh;
