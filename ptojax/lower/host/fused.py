@@ -31,6 +31,7 @@ from ptojax import dtypes
 from ptojax.ir.core import ClosedIR, Literal
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.types import TileType
+from ptojax.lower.host import fused_kernel
 from ptojax.lower.host.build import EntryPoint
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
@@ -472,7 +473,7 @@ def kernel_source(eqn) -> str:
     """The C++ function running kernel ``eqn`` over this block's tiles."""
     p = eqn.params
     if p["kind"] == "kernel":
-        raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
+        return _program_kernel_source(eqn)
     grid = p["grid"]
     (m, n), (r, c) = grid.space, grid.tile
     shared = _may_share(eqn)
@@ -500,7 +501,7 @@ def kernel_source(eqn) -> str:
     out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
     out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
     out.open("for (int32_t t = t_begin; t < t_end; ++t)")
-    out.w(f"const int32_t ti = t / {grid.grid_cols}, tj = t % {grid.grid_cols};")
+    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
     out.w(f"const int vr = {r} < {m} - ti * {r} ? {r} : {m} - ti * {r};")
     out.w(f"const int vc = {c} < {n} - tj * {c} ? {c} : {n} - tj * {c};")
     texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
@@ -514,6 +515,41 @@ def kernel_source(eqn) -> str:
     for k, (text, valid) in enumerate(zip(texts, regions)):
         cond = "" if valid is None else f"if (vr == {valid[0]} && vc == {valid[1]}) "
         out.open(cond if k == 0 else f"else {cond}")
+        out.lines += text
+        out.close()
+    out.close()
+    out.close()
+    return "\n".join(out.lines)
+
+
+def _program_kernel_source(eqn) -> str:
+    """A pto.kernel: its programs in contiguous runs over the blocks, each running the body
+    of its region (``fused_kernel.py``)."""
+    p = eqn.params
+    grid = p["grid"]
+    names = [name for name, _, _ in _params(eqn)]
+    args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
+                     for name, dt, role in _params(eqn))
+    arena: dict = {}
+    texts = [fused_kernel.body_lines(body, names, 3, arena) for body in p["bodies"]]
+    out = _Lines(0)
+    out.w(f"// pto.kernel {p['name']}: {grid}")
+    out.open(f"static void {p['name']}({args})")
+    out.w("const int32_t block = static_cast<int32_t>(get_block_idx());")
+    out.w("const int32_t blocks = static_cast<int32_t>(get_block_num());")
+    out.w(f"const int32_t per_block = {grid.num_tiles} / blocks, "
+          f"extra = {grid.num_tiles} % blocks;")
+    out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
+    out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
+    out.lines += [INDENT + line for line in fused_kernel.arena_lines(arena)]
+    out.open("for (int32_t t = t_begin; t < t_end; ++t)")
+    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
+    for k, text in enumerate(texts):
+        conds = " && ".join(fused_kernel.condition_text(c)
+                            for c in grid.region_conditions(k)) or "true"
+        last = k == len(texts) - 1
+        out.open("" if len(texts) == 1 else f"if ({conds})" if k == 0 else
+                 "else" if last else f"else if ({conds})")
         out.lines += text
         out.close()
     out.close()
