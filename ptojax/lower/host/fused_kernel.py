@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from ptojax.ir.core import ClosedIR, Literal
 from ptojax.ir.types import TileType
+from ptojax.lower.host import fused_exprs
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.pto_cpp import cpp_type
 from ptojax.tile import ops as T
@@ -82,8 +83,7 @@ class KernelBodyPrinter:
     GM parameters in scope). ``arena`` collects each compute type's slot sizes."""
 
     def __init__(self, body, gm_names: dict, depth: int, arena: dict):
-        from ptojax.lower.host import fused        # its expressions and literals
-        self.fused = fused
+        self.fused = fused_exprs
         self.lines, self.depth = [], depth
         self.names = {body.invars[0]: "ti", body.invars[1]: "tj", **gm_names}
         self.tiles: dict = {}
