@@ -25,6 +25,7 @@ from ptojax.autodiff.transpose import forward_pass, transpose_eqn
 from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal, Var
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
+from ptojax.kernel.overwrites import check_no_overwrites
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.spec import Region
 from ptojax.ops.arithmetic import add_tangents
@@ -113,12 +114,13 @@ def _kernel_jvp(primals, tangents, **params):
     n_in, k = params["num_inputs"], len(params["grid"])
     n_out = len(params["windows"]) - n_in
     order = [*range(n_in), *_pick(range(n_in), nonzero), *range(n_in, n_in + n_out)]
+    bodies = [unrolled(b, params["name"]) for b in params["bodies"]]
+    check_no_overwrites(params["name"], params["grid"], params["regions"], bodies)
     touts = kernel_linear_call_p.bind(
         *primals, *_pick(tangents, nonzero), name=params["name"] + "_jvp",
         grid=params["grid"], windows=tuple(params["windows"][i] for i in order),
         regions=_regions(params["regions"], order),
-        bodies=tuple(tangent_body(unrolled(b, params["name"]), k, n_in, nonzero)
-                     for b in params["bodies"]),
+        bodies=tuple(tangent_body(b, k, n_in, nonzero) for b in bodies),
         num_inputs=n_in + sum(nonzero), accumulate=params["accumulate"],
         target=params["target"], num_primals=n_in)
     return outs, touts
