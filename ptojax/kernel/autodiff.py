@@ -22,9 +22,9 @@ import numpy as np
 from ptojax import source_info
 from ptojax.autodiff.jvp import jvp_eval
 from ptojax.autodiff.transpose import forward_pass, transpose_eqn
-from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal, Var
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
+from ptojax.kernel.loop_autodiff import transpose_fori
 from ptojax.kernel.overwrites import check_no_overwrites
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.spec import Region
@@ -60,11 +60,9 @@ def _run_unrolled(ir, consts, args, name):
             lo, hi = eqn.inputs[:2]
             if type(lo) is not Literal or type(hi) is not Literal or \
                     int(hi.value) - int(lo.value) > MAX_UNROLLED_STEPS:
-                raise UnsupportedError(
-                    f"kernel {name}: automatic differentiation unrolls pto.kernel.fori loops, "
-                    f"which needs static bounds and at most {MAX_UNROLLED_STEPS} steps; wrap "
-                    f"the kernel in pto.custom_vjp with a backward kernel instead",
-                    eqn.source)
+                outs = bind(eqn.prim, ins, eqn.params)     # kernel/loop_autodiff.py
+                env.update(zip(eqn.outputs, outs))
+                continue
             n = eqn.params["num_carry"]
             outs, rest = ins[2:2 + n], ins[2 + n:]
             for i in range(int(lo.value), int(hi.value)):
@@ -171,6 +169,9 @@ def _transpose_eqn(eqn, env, linear, cts, ct_ins):
             ct = kernel_load_p.bind(ct_ref, *_starts(eqn, env), sizes=p["sizes"],
                                     squeezed=p["squeezed"])
             cts[value] = add_tangents(cts.get(value, Zero(value.type)), ct)
+        return
+    if eqn.prim is kernel_fori_p:            # a loop with run-time bounds, run backwards
+        transpose_fori(eqn, env, linear, cts, ct_ins, _transpose_eqn)
         return
     if eqn.prim is kernel_load_p:            # added into the input's cotangent
         ct = cts.pop(eqn.outputs[0], None)

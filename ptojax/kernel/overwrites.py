@@ -61,9 +61,26 @@ def _overlap(w1, w2) -> bool:
     return all(a < b + m and b < a + n for a, n, b, m in zip(s1, z1, s2, z2))
 
 
+def _no_store_in_a_loop(name, ir, in_loop=None):
+    """A loop left rolled (run-time bounds, or too long to unroll) may store into one window
+    on several steps, which cannot be checked per program: its stores must accumulate."""
+    for e in ir.eqns:
+        if e.prim is kernel_fori_p:
+            body = e.params["body"]
+            _no_store_in_a_loop(name, getattr(body, "ir", body), e)
+        elif e.prim is kernel_store_p and in_loop is not None and not e.params.get("add"):
+            raise UnsupportedError(
+                f"kernel {name}: a store inside a pto.kernel.fori loop with run-time bounds "
+                f"(or more steps than automatic differentiation unrolls) may overwrite what "
+                f"an earlier step stored, which reverse mode cannot check; store after the "
+                f"loop (carry the value), or use pto.custom_vjp", e.source)
+
+
 def check_no_overwrites(name, grid, regions, bodies):
     """Raise when some program of a kernel stores twice into one output element (module
     docstring); ``bodies`` are the unrolled region bodies."""
+    for b in bodies:
+        _no_store_in_a_loop(name, b.ir)
     stores = [_stores_by_output(b.ir) for b in bodies]
     if not any(stores):
         return
