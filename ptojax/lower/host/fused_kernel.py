@@ -90,6 +90,7 @@ class KernelBodyPrinter:
         self.arena = arena                         # C++ type -> [next free offset]
         self.count = 0
         self.body = body
+        self.inlined: set = set()              # ids of equations computed where used
 
     # --- text --------------------------------------------------------------------------------
     def w(self, text):
@@ -145,6 +146,7 @@ class KernelBodyPrinter:
 
     # --- statements --------------------------------------------------------------------------
     def print_block(self, ir):
+        self.inlined |= _inlinable(ir)
         for k, e in enumerate(ir.eqns):
             self.stmt(e, ir, k)
         return self.lines
@@ -247,12 +249,16 @@ class KernelBodyPrinter:
 
     def elementwise(self, e):
         out = e.outputs[0]
-        dst = self.stored_tile(out)
 
         def value(i, j):
             return self.fused.rounded(self.fused.host_expr(
                 e.prim.tensor_prim, [self.operand(a, i, j) for a in e.inputs], e.params),
                 out.type.dtype)
+        if id(e) in self.inlined:               # computed inside its one user's loop
+            self.tiles[out] = Tile(T.valid_shape(out.type), out.type.dtype,
+                                   expr=value("@I", "@J"))
+            return
+        dst = self.stored_tile(out)
         self.fill(dst, value, out.type.dtype)
         self.tiles[out] = dst
 
@@ -420,6 +426,40 @@ def condition_text(c) -> str:
     index = c.index if c.div == 1 else f"({c.index} / {c.div})"
     index = f"({index} % {c.mod})" if c.mod else index
     return f"{index} {'<' if c.op == 'lt' else '=='} {c.k}"
+
+
+def _elementwise(e) -> bool:
+    return getattr(e.prim, "elementwise", False) and _is_tile(e.outputs[0])
+
+
+def _inlinable(ir) -> set:
+    """Ids of elementwise equations whose value is used once, later in the same block, by an
+    elementwise op of the same shape, a reduction or a store, with no store, loop or matmul
+    between (nothing can change what the expression reads before it is computed)."""
+    uses: dict = {}
+    for k, e in enumerate(ir.eqns):
+        for a in e.inputs:
+            if type(a) is not Literal:
+                uses.setdefault(a, []).append(k)
+    outs = {v for v in ir.outvars if type(v) is not Literal}
+    barriers = [k for k, e in enumerate(ir.eqns)
+                if e.prim in (T.tile_store_p, T.tile_loop_p, *MATMULS)]
+    chosen = set()
+    for k, e in enumerate(ir.eqns):
+        out = e.outputs[0]
+        if not _elementwise(e) or out in outs or len(uses.get(out, ())) != 1:
+            continue
+        u = uses[out][0]
+        user = ir.eqns[u]
+        if sum(a is out for a in user.inputs) != 1:
+            continue
+        if _elementwise(user):
+            ok = T.valid_shape(user.outputs[0].type) == T.valid_shape(out.type)
+        else:
+            ok = user.prim in REDUCE or user.prim in (T.tile_col_sum_p, T.tile_store_p)
+        if ok and not any(k < b < u for b in barriers):
+            chosen.add(id(e))
+    return chosen
 
 
 def _is_gm(v) -> bool:
