@@ -22,9 +22,10 @@ import numpy as np
 from ptojax import source_info
 from ptojax.autodiff.jvp import jvp_eval
 from ptojax.autodiff.transpose import forward_pass, transpose_eqn
-from ptojax.errors import UnsupportedError
 from ptojax.ir.core import Literal, Var
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
+from ptojax.kernel.loop_autodiff import transpose_fori
+from ptojax.kernel.overwrites import check_no_overwrites
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.spec import Region
 from ptojax.ops.arithmetic import add_tangents
@@ -59,11 +60,9 @@ def _run_unrolled(ir, consts, args, name):
             lo, hi = eqn.inputs[:2]
             if type(lo) is not Literal or type(hi) is not Literal or \
                     int(hi.value) - int(lo.value) > MAX_UNROLLED_STEPS:
-                raise UnsupportedError(
-                    f"kernel {name}: automatic differentiation unrolls pto.kernel.fori loops, "
-                    f"which needs static bounds and at most {MAX_UNROLLED_STEPS} steps; wrap "
-                    f"the kernel in pto.custom_vjp with a backward kernel instead",
-                    eqn.source)
+                outs = bind(eqn.prim, ins, eqn.params)     # kernel/loop_autodiff.py
+                env.update(zip(eqn.outputs, outs))
+                continue
             n = eqn.params["num_carry"]
             outs, rest = ins[2:2 + n], ins[2 + n:]
             for i in range(int(lo.value), int(hi.value)):
@@ -113,12 +112,13 @@ def _kernel_jvp(primals, tangents, **params):
     n_in, k = params["num_inputs"], len(params["grid"])
     n_out = len(params["windows"]) - n_in
     order = [*range(n_in), *_pick(range(n_in), nonzero), *range(n_in, n_in + n_out)]
+    bodies = [unrolled(b, params["name"]) for b in params["bodies"]]
+    check_no_overwrites(params["name"], params["grid"], params["regions"], bodies)
     touts = kernel_linear_call_p.bind(
         *primals, *_pick(tangents, nonzero), name=params["name"] + "_jvp",
         grid=params["grid"], windows=tuple(params["windows"][i] for i in order),
         regions=_regions(params["regions"], order),
-        bodies=tuple(tangent_body(unrolled(b, params["name"]), k, n_in, nonzero)
-                     for b in params["bodies"]),
+        bodies=tuple(tangent_body(b, k, n_in, nonzero) for b in bodies),
         num_inputs=n_in + sum(nonzero), accumulate=params["accumulate"],
         target=params["target"], num_primals=n_in)
     return outs, touts
@@ -169,6 +169,9 @@ def _transpose_eqn(eqn, env, linear, cts, ct_ins):
             ct = kernel_load_p.bind(ct_ref, *_starts(eqn, env), sizes=p["sizes"],
                                     squeezed=p["squeezed"])
             cts[value] = add_tangents(cts.get(value, Zero(value.type)), ct)
+        return
+    if eqn.prim is kernel_fori_p:            # a loop with run-time bounds, run backwards
+        transpose_fori(eqn, env, linear, cts, ct_ins, _transpose_eqn)
         return
     if eqn.prim is kernel_load_p:            # added into the input's cotangent
         ct = cts.pop(eqn.outputs[0], None)

@@ -189,4 +189,4 @@ def _fori_cost(eqn, body_counts):
     return {k: v * max(trips, 0) for k, v in body_counts[0].items()}
 
 
-kernel_fori_p.define(jvp=Unsupported(KERNEL_AD), cost=_fori_cost)
+kernel_fori_p.define(cost=_fori_cost)   # jvp: kernel/loop_autodiff.py

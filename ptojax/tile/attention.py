@@ -35,6 +35,7 @@ from ptojax.errors import DtypeError, TileError
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.kernel.call import kernel_call_p
+from ptojax.tile.attention_layout import leading_batch_attention
 from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
 from ptojax.ops.arithmetic import div_p, mul_p, sub_p
@@ -498,6 +499,18 @@ def fuse_attention(closed: ClosedIR, target, prepare, gradients: bool = False) -
     ``prepare`` is the IR -> IR preparation the program went through (for the template)."""
     if "float32" not in target.cube_macs_per_cycle:
         return closed                   # no float32 cube (host_jit: BLAS runs the matmuls)
+    fused = _fuse(closed, target, prepare, gradients)
+    if fused is closed:                 # heads in the middle ([B, T, N, H]), rewritten?
+        rewritten = leading_batch_attention(closed)
+        if rewritten is not None:
+            again = _fuse(rewritten, target, prepare, gradients)
+            if again is not rewritten:
+                return again
+    return fused
+
+
+def _fuse(closed: ClosedIR, target, prepare, gradients: bool) -> ClosedIR:
+    """``fuse_attention`` on one form of the program (``closed`` itself if nothing fused)."""
     g = _Graph(closed)
     removed, added = set(), []
     for index, e in enumerate(g.ir.eqns):

@@ -25,22 +25,21 @@ share one copy of the code; bodies that print differently get a branch each.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ptojax import dtypes
 from ptojax.ir.core import ClosedIR, Literal
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.types import TileType
+from ptojax.lower.host import fused_kernel
 from ptojax.lower.host.build import EntryPoint
+from ptojax.lower.host.fused_exprs import (compute_type, host_expr, rounded, scalar_expr,
+                                           value_literal)
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
 from ptojax.lower.host.kernel_aliases import alias_pairs
-from ptojax.lower.pto_cpp import SCALAR, cpp_literal, cpp_type
+from ptojax.lower.pto_cpp import cpp_type
 from ptojax.tile import ops as T
 from ptojax.tile.img2col import tile_img2col_p
 
 INDENT = "  "
-LOW_FLOATS = ("float16", "bfloat16")
 # row reduction -> (the header's op functor, its initial value given the compute type)
 REDUCE = {T.tile_row_sum_p: ("Add", "{t}(0)"), T.tile_row_max_p: ("Max", "lowest<{t}>()"),
           T.tile_row_min_p: ("Min", "highest<{t}>()")}
@@ -52,48 +51,6 @@ namespace ptojax_fused {
 using namespace pto;
 using namespace pto::host;
 """
-
-
-# --- types, literals, element expressions ----------------------------------------------------
-def compute_type(dtype) -> str:
-    """The C++ type a fused kernel holds values of ``dtype`` in."""
-    if dtypes.is_float(np.dtype(dtype)):
-        return "float"
-    return "bool" if np.dtype(dtype) == dtypes.bool_ else cpp_type(dtype)
-
-
-def value_literal(value, dtype) -> str:
-    """A literal of ``dtype``, typed as its compute type."""
-    dtype = np.dtype(dtype)
-    if dtype == dtypes.bool_:
-        return "true" if bool(value) else "false"
-    if dtypes.is_float(dtype):
-        return cpp_literal(np.asarray(value).astype(dtype).astype(np.float32), np.float32)
-    return f"static_cast<{cpp_type(dtype)}>({int(np.asarray(value).astype(dtype))})"
-
-
-def rounded(expr: str, dtype) -> str:
-    """``expr``, computed in the compute type, as a value of ``dtype``."""
-    if np.dtype(dtype).name in LOW_FLOATS:
-        return f"round_as<{cpp_type(dtype)}>({expr})"
-    return f"static_cast<{compute_type(dtype)}>({expr})"
-
-
-def host_expr(prim, operands, params) -> str:
-    """One element of ``prim`` on C++ operand expressions: its ``host`` fact, a template
-    string or a function of the operand texts and the equation's params."""
-    fact = prim.rule("host", "fused host kernels")
-    return fact(*operands, **params) if callable(fact) else fact.format(*operands)
-
-
-def scalar_expr(eqn, operands) -> str:
-    """A tile-level scalar equation: its host fact, else the PTO scalar unit's syntax (index
-    arithmetic such as ``rem``)."""
-    if eqn.prim.fact("host") is not None:
-        return host_expr(eqn.prim, operands, eqn.params)
-    if eqn.prim in SCALAR:
-        return SCALAR[eqn.prim].format(*operands, T=cpp_type(eqn.outputs[0].type.dtype))
-    raise FusedUnsupported(f"no host form for the scalar equation `{eqn.prim.name}`")
 
 
 # --- one body -------------------------------------------------------------------------------
@@ -472,7 +429,7 @@ def kernel_source(eqn) -> str:
     """The C++ function running kernel ``eqn`` over this block's tiles."""
     p = eqn.params
     if p["kind"] == "kernel":
-        raise FusedUnsupported(f"the pto.kernel `{p['name']}` (it keeps its own schedule)")
+        return _program_kernel_source(eqn)
     grid = p["grid"]
     (m, n), (r, c) = grid.space, grid.tile
     shared = _may_share(eqn)
@@ -500,7 +457,7 @@ def kernel_source(eqn) -> str:
     out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
     out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
     out.open("for (int32_t t = t_begin; t < t_end; ++t)")
-    out.w(f"const int32_t ti = t / {grid.grid_cols}, tj = t % {grid.grid_cols};")
+    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
     out.w(f"const int vr = {r} < {m} - ti * {r} ? {r} : {m} - ti * {r};")
     out.w(f"const int vc = {c} < {n} - tj * {c} ? {c} : {n} - tj * {c};")
     texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
@@ -514,6 +471,41 @@ def kernel_source(eqn) -> str:
     for k, (text, valid) in enumerate(zip(texts, regions)):
         cond = "" if valid is None else f"if (vr == {valid[0]} && vc == {valid[1]}) "
         out.open(cond if k == 0 else f"else {cond}")
+        out.lines += text
+        out.close()
+    out.close()
+    out.close()
+    return "\n".join(out.lines)
+
+
+def _program_kernel_source(eqn) -> str:
+    """A pto.kernel: its programs in contiguous runs over the blocks, each running the body
+    of its region (``fused_kernel.py``)."""
+    p = eqn.params
+    grid = p["grid"]
+    names = [name for name, _, _ in _params(eqn)]
+    args = ", ".join(f"{'const ' if role == 'in' else ''}{cpp_type(dt)}* __restrict {name}"
+                     for name, dt, role in _params(eqn))
+    arena: dict = {}
+    texts = [fused_kernel.body_lines(body, names, 3, arena) for body in p["bodies"]]
+    out = _Lines(0)
+    out.w(f"// pto.kernel {p['name']}: {grid}")
+    out.open(f"static void {p['name']}({args})")
+    out.w("const int32_t block = static_cast<int32_t>(get_block_idx());")
+    out.w("const int32_t blocks = static_cast<int32_t>(get_block_num());")
+    out.w(f"const int32_t per_block = {grid.num_tiles} / blocks, "
+          f"extra = {grid.num_tiles} % blocks;")
+    out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
+    out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
+    out.lines += [INDENT + line for line in fused_kernel.arena_lines(arena)]
+    out.open("for (int32_t t = t_begin; t < t_end; ++t)")
+    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
+    for k, text in enumerate(texts):
+        conds = " && ".join(fused_kernel.condition_text(c)
+                            for c in grid.region_conditions(k)) or "true"
+        last = k == len(texts) - 1
+        out.open("" if len(texts) == 1 else f"if ({conds})" if k == 0 else
+                 "else" if last else f"else if ({conds})")
         out.lines += text
         out.close()
     out.close()

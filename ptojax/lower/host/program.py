@@ -21,6 +21,7 @@ do (``__DAV_VEC__``) — so each core's code can run on its own.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from types import MappingProxyType
 
@@ -108,6 +109,15 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
+def _work_elements(eqn) -> int:
+    """The elements a kernel's blocks share out: its tiled view, or for a pto.kernel (a
+    grid of programs, each a whole block program) the elements of its operands and results."""
+    if eqn.params["kind"] == "kernel":
+        return sum(math.prod(v.type.shape) for v in [*eqn.inputs, *eqn.outputs])
+    grid = eqn.params["grid"]
+    return grid.space[0] * grid.space[1]
+
+
 def _launcher(library, index, eqn, blocks, into=None):
     """Runs kernel ``index`` on numpy inputs: allocates its outputs and workspaces. The
     function's ``alias_pairs`` are the (output, input) positions the kernel can write in
@@ -125,7 +135,7 @@ def _launcher(library, index, eqn, blocks, into=None):
     outs_made = [(np.zeros if i in zeroed else np.empty, v.type.shape, v.type.dtype)
                  for i, v in enumerate(eqn.outputs)]
     spaces_made = [(v.type.shape, v.type.dtype) for v in ws_vars]
-    parallel = grid.space[0] * grid.space[1] >= PARALLEL_MIN_ELEMENTS
+    parallel = _work_elements(eqn) >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
     run = library.launch
     empty, contiguous = np.empty, np.ascontiguousarray

@@ -17,6 +17,7 @@
 
 #include "pto_host_map.h"
 #include "pto_host_math.h"
+#include "pto_host_memory.h"
 
 namespace pto {
 namespace host {
@@ -38,6 +39,15 @@ inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 // widened to C and zero-padded.
 template <typename C, typename T>
 inline void pack(C* out, View<const T> t, int rows, int cols, int prows, int pitch) {
+  if constexpr (std::is_same<C, T>::value && sizeof(T) == 4) {
+    if (t.rs == 1 && t.cs != 1) {    // a column-major 4-byte operand: 8 x 8 AVX transposes
+      transpose4(out, pitch, t.p, t.cs, rows, cols);
+      for (int i = 0; i < prows; ++i)
+        for (int j = (i < rows ? cols : 0); j < pitch; ++j)
+          out[static_cast<std::ptrdiff_t>(i) * pitch + j] = C(0);
+      return;
+    }
+  }
   if (t.rs == 1 && t.cs != 1) {      // a column-major operand: 16 x 16 blocks, read down columns
     constexpr int kBlock = 16;
     for (int i0 = 0; i0 < rows; i0 += kBlock) {
