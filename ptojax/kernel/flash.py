@@ -23,7 +23,7 @@ from ptojax.kernel import body as B
 from ptojax.kernel.api import make_call
 from ptojax.kernel.spec import BlockSpec
 from ptojax.eval.leaves import ShapeDtypeStruct
-from ptojax.ops.arithmetic import add, div, max as maximum, mul, rem, sub
+from ptojax.ops.arithmetic import add, div, max as maximum, min as minimum, mul, rem, sub
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.logic import le, select
 from ptojax.ops.reductions import reduce_max
@@ -108,39 +108,49 @@ def forward_kernel(f: FlashShape, target):
         i = zigzag(B.program_id(1), nq)
         q = q_ref[...]
 
+        nk = f.seq_k // bk
+
         def step(masked):
             def body(j, carry):
-                # software-pipelined by one key block: the scores of block j go to the cube
-                # before block j-1's P @ V, which the cube multiplies while the vector unit
-                # runs block j's softmax (``acc`` lags a block; ``alpha`` rescales it)
-                m, l, acc, p_prev = carry
-                kb = k_ref[B.ds(mul(j, np.int32(bk)), bk), :]
-                qk = B.dot(q, kb, trans_b=True)
+                # software-pipelined: the cube computes block j+1's scores and block j-1's
+                # P @ V while the vector unit runs block j's softmax on scores carried from
+                # the step before; P @ V is carried to the next step too, so the vector
+                # unit's loads at the end of a step wait for work the cube issued a step
+                # earlier. ``acc`` lags two blocks (``alpha_prev`` rescales it).
+                m, l, acc, alpha_prev, p_prev, qk, o_prev = carry
+                nxt = minimum(add(j, np.int32(1)), np.int32(nk - 1))
+                qk_next = B.dot(q, k_ref[B.ds(mul(nxt, np.int32(bk)), bk), :], trans_b=True)
                 prev = maximum(sub(j, np.int32(1)), np.int32(0))
-                o_prev = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
+                o = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
                 s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 m_new = maximum(m, reduce_max(s, (1,)))
                 p = exp(sub(s, _rows(m_new, bk)))
                 alpha = exp(sub(m, m_new))
                 l = add(mul(alpha, l), reduce_sum(p, (1,)))
-                acc = mul(add(acc, o_prev), _rows(alpha, f.dim))
-                return m_new, l, acc, p
+                acc = mul(add(acc, o_prev), _rows(alpha_prev, f.dim))
+                return m_new, l, acc, alpha, p, qk_next, o
             return body
 
-        def last_block(j, carry):      # a loop of one step: its L0 buffers are the loops'
+        def first_scores(j, qk):       # loops of one step: their L0 buffers are the loops'
+            return B.dot(q, k_ref[B.ds(mul(j, np.int32(bk)), bk), :], trans_b=True)
+
+        def last_block(j, carry):
             acc, p = carry
             return add(acc, B.dot(p, v_ref[B.ds(mul(j, np.int32(bk)), bk), :])), p
 
-        # P starts at zero: the first step's P @ V (of key block 0) adds nothing
-        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), full((bq, f.dim), F32(0)),
-                full((bq, bk), F32(0)))
+        # P and P @ V start at zero: the first steps' P @ V add nothing
+        zeros = full((bq, f.dim), F32(0))
+        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), zeros, full((bq,), F32(1)),
+                full((bq, bk), F32(0)), B.fori(0, 1, first_scores, full((bq, bk), F32(0))),
+                zeros)
         if f.causal:    # key blocks [0, diagonal) see every query of the block
             diagonal = mul(i, np.int32(bq // bk))
             last = add(diagonal, np.int32(bq // bk))
-            m, l, acc, p = _causal_loops(f, 0, diagonal, last, step, init)
+            m, l, acc, alpha, p, _, o = _causal_loops(f, 0, diagonal, last, step, init)
         else:
-            last = f.seq_k // bk
-            m, l, acc, p = _causal_loops(f, 0, None, last, step, init)
+            last = nk
+            m, l, acc, alpha, p, _, o = _causal_loops(f, 0, None, last, step, init)
+        acc = mul(add(acc, o), _rows(alpha, f.dim))      # block last - 2's P @ V is in
         first_of_last = last - 1 if isinstance(last, int) else sub(last, np.int32(1))
         acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
         o_ref[...] = div(acc, _rows(l, f.dim))

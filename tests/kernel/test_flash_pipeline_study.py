@@ -27,6 +27,10 @@ def test_study_reproduces_the_pipe_model_steady_state():
         (row,) = pto.jit(fa.forward_kernel(1, seq, 64, False, 64, 64)).lower(x, x, x).cost()
         slowest[seq] = row.detail["slowest core"] * 1e-6
     per_step = (slowest[384] - slowest[256]) / 2
-    assert abs(study.seconds_per_step(1, 0, 1) - per_step) <= 0.01 * per_step
-    # the what-if figures order as the study's docstring says
-    assert study.seconds_per_step(2, 1, 2) < study.seconds_per_step(1, 0, 2) < per_step
+    today = study.SCHEDULES["scores and P @ V carried in UB"]
+    assert abs(study.seconds_per_step(**today) - per_step) <= 0.01 * per_step
+    # the what-if figures: the kernel before, both sub-blocks, workspaces two deep
+    assert study.seconds_per_step(**study.SCHEDULES["one block ahead"]) > per_step
+    assert study.seconds_per_step(sub_blocks=2, **today) < per_step
+    assert study.seconds_per_step(
+        **study.SCHEDULES["workspaces two deep, P @ V a step later"]) < per_step
