@@ -138,30 +138,44 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
         j = zigzag(K.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
-        def step(masked):
+        def step(masked, first):
             def body(i, carry):
-                dk, dv = carry
+                # software-pipelined by one query block: the cube multiplies the previous
+                # block's P and dS into dV and dK while the vector unit computes this
+                # block's (P and dS start at zero: the first step adds nothing)
+                dk, dv, p_prev, ds_prev = carry
                 rows_i = K.ds(i * block_q, block_q)
                 q, do = q_ref[rows_i, :], do_ref[rows_i, :]
-                delta = delta_ref[rows_i]
-                s = K.dot(q, kb, trans_b=True) * scale
+                s = K.dot(q, kb, trans_b=True)
+                dp = K.dot(do, vb, trans_b=True)
+                prev = K.ds(pnp.maximum(i - 1, first) * block_q, block_q)
+                dv = dv + K.dot(p_prev, do_ref[prev, :], trans_a=True)
+                dk_step = K.dot(ds_prev, q_ref[prev, :], trans_a=True)
+                s = s * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
                 p = pnp.exp(s - lse_ref[rows_i][:, None])
-                dv = dv + K.dot(p, do, trans_a=True)
-                dp = K.dot(do, vb, trans_b=True)
-                ds = p * (dp - delta[:, None])
-                dk = dk + K.dot(ds, q, trans_a=True) * scale
-                return dk, dv
+                ds = p * (dp - delta_ref[rows_i][:, None])
+                return dk + dk_step * scale, dv, p, ds
             return body
 
+        def last_block(i, carry):       # a loop of one step: its L0 buffers are the loops'
+            dk, dv, p, ds = carry
+            rows_i = K.ds(i * block_q, block_q)
+            return (dk + K.dot(ds, q_ref[rows_i, :], trans_a=True) * scale,
+                    dv + K.dot(p, do_ref[rows_i, :], trans_a=True), p, ds)
+
         zeros = pnp.zeros((block_k, dim), np.float32)
+        none = pnp.zeros((block_q, block_k), np.float32)
+        init = (zeros, zeros, none, none)
+        last = seq // block_q
         if causal:      # only the query block holding the diagonal needs the mask
             diagonal = (j * block_k) // block_q
-            carry = K.fori(diagonal, diagonal + 1, step(True), (zeros, zeros))
-            dk, dv = K.fori(diagonal + 1, seq // block_q, step(False), carry)
+            carry = K.fori(diagonal, diagonal + 1, step(True, diagonal), init)
+            carry = K.fori(diagonal + 1, last, step(False, diagonal), carry)
         else:
-            dk, dv = K.fori(0, seq // block_q, step(False), (zeros, zeros))
+            carry = K.fori(0, last, step(False, 0), init)
+        dk, dv, _, _ = K.fori(last - 1, last, last_block, carry)
         dk_ref[...] = dk
         dv_ref[...] = dv
 
@@ -188,24 +202,38 @@ def dq_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
         lse = lse_ref[...]
 
         def step(masked):
-            def body(j, dq):
+            def body(j, carry):
+                # software-pipelined by one key block: the cube multiplies the previous
+                # block's dS by its keys while the vector unit computes this block's dS
+                dq, ds_prev = carry
                 cols = K.ds(j * block_k, block_k)
                 kb, vb = k_ref[cols, :], v_ref[cols, :]
-                s = K.dot(q, kb, trans_b=True) * scale
+                s = K.dot(q, kb, trans_b=True)
+                dp = K.dot(do, vb, trans_b=True)
+                o = K.dot(ds_prev, k_ref[K.ds(pnp.maximum(j - 1, 0) * block_k, block_k), :])
+                s = s * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
                 p = pnp.exp(s - lse[:, None])
-                ds = p * (K.dot(do, vb, trans_b=True) - delta[:, None])
-                return dq + K.dot(ds, kb) * scale
+                ds = p * (dp - delta[:, None])
+                return dq + o * scale, ds
             return body
 
-        zeros = pnp.zeros((block_q, dim), np.float32)
+        def last_block(j, carry):       # a loop of one step: its L0 buffers are the loops'
+            dq, ds = carry
+            return dq + K.dot(ds, k_ref[K.ds(j * block_k, block_k), :]) * scale, ds
+
+        # dS starts at zero: the first step's product adds nothing
+        init = (pnp.zeros((block_q, dim), np.float32), pnp.zeros((block_q, block_k), np.float32))
         if causal:      # only the key blocks on the diagonal need the mask
             diagonal = i * (block_q // block_k)
-            dq = K.fori(0, diagonal, step(False), zeros)
-            dq_ref[...] = K.fori(diagonal, diagonal + block_q // block_k, step(True), dq)
+            last = diagonal + block_q // block_k
+            carry = K.fori(0, diagonal, step(False), init)
+            carry = K.fori(diagonal, last, step(True), carry)
         else:
-            dq_ref[...] = K.fori(0, seq // block_k, step(False), zeros)
+            last = seq // block_k
+            carry = K.fori(0, last, step(False), init)
+        dq_ref[...] = K.fori(last - 1, last, last_block, carry)[0]
 
     return flash_attention_dq
 

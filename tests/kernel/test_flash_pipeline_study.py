@@ -34,3 +34,19 @@ def test_study_reproduces_the_pipe_model_steady_state():
     assert study.seconds_per_step(sub_blocks=2, **today) < per_step
     assert study.seconds_per_step(
         **study.SCHEDULES["workspaces two deep, P @ V a step later"]) < per_step
+
+
+def test_flags_set_after_the_conflicting_op_balance():
+    """The score load at the end of a step waits for the softmax's read of the carried scores
+    (a flag set right after that read, one before the loop, one consumed after it), not for
+    all the vector unit was given since: every such set has its wait."""
+    import re
+    fa = _load("examples/flash_attention.py", "flash_attention")
+    x = pto.ShapeDtypeStruct((1, 256, 64), np.float32)
+    text = pto.jit(fa.forward_kernel(1, 256, 64, True, 64, 64)).lower(x, x, x).as_text("pto")
+    flags = re.findall(r"pto\.(set|wait)_flag\[<PIPE_(\w+)>, <PIPE_(\w+)>, <EVENT_ID6>\]", text)
+    pairs = {(src, dst) for _, src, dst in flags}
+    assert ("V", "MTE2") in pairs and ("MTE2", "V") in pairs
+    for src, dst in pairs:
+        sets = sum(1 for a, s, d in flags if a == "set" and (s, d) == (src, dst))
+        assert sets == sum(1 for a, s, d in flags if a == "wait" and (s, d) == (src, dst))
