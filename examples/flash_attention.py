@@ -63,7 +63,7 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
         q = q_ref[...]
         nk = seq // block_k
 
-        def step(masked):
+        def step(masked, ahead=True):
             def body(j, carry):
                 # software-pipelined: the cube computes the next key block's scores and the
                 # previous block's P @ V while the vector unit runs this block's softmax on
@@ -72,8 +72,9 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
                 # for work the cube issued a step earlier. ``acc`` lags two blocks: it is at
                 # the row maximum of the step before until ``alpha_prev`` rescales it.
                 m, l, acc, alpha_prev, p_prev, s, o_prev = carry
-                k_next = k_ref[K.ds(pnp.minimum(j + 1, nk - 1) * block_k, block_k), :]
-                s_next = K.dot(q, k_next, trans_b=True)
+                # (the last step has no next block: ``ahead`` False)
+                s_next = K.dot(q, k_ref[K.ds((j + 1) * block_k, block_k), :],
+                               trans_b=True) if ahead else s
                 v_prev = v_ref[K.ds(pnp.maximum(j - 1, 0) * block_k, block_k), :]
                 o = K.dot(p_prev, v_prev)               # P goes to the cube before s is read
                 s = s * scale
@@ -100,10 +101,11 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
             diagonal = i * (block_q // block_k)
             last = diagonal + block_q // block_k
             carry = K.fori(0, diagonal, step(False), init)
-            m, l, acc, alpha, p, _, o = K.fori(diagonal, last, step(True), carry)
+            carry = K.fori(diagonal, last - 1, step(True), carry)
         else:
             last = nk
-            m, l, acc, alpha, p, _, o = K.fori(0, last, step(False), init)
+            carry = K.fori(0, last - 1, step(False), init)
+        m, l, acc, alpha, p, _, o = K.fori(last - 1, last, step(causal, ahead=False), carry)
         # the last two blocks' P @ V: o (block last - 2) is in; the last block's, as a loop of
         # one step that carries P, so its L0 buffers are the other loops' (an operand from
         # outside a loop is staged for the whole kernel)
@@ -138,44 +140,30 @@ def dkdv_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
         j = zigzag(K.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
-        def step(masked, first):
+        def step(masked):
             def body(i, carry):
-                # software-pipelined by one query block: the cube multiplies the previous
-                # block's P and dS into dV and dK while the vector unit computes this
-                # block's (P and dS start at zero: the first step adds nothing)
-                dk, dv, p_prev, ds_prev = carry
+                dk, dv = carry
                 rows_i = K.ds(i * block_q, block_q)
                 q, do = q_ref[rows_i, :], do_ref[rows_i, :]
-                s = K.dot(q, kb, trans_b=True)
-                dp = K.dot(do, vb, trans_b=True)
-                prev = K.ds(pnp.maximum(i - 1, first) * block_q, block_q)
-                dv = dv + K.dot(p_prev, do_ref[prev, :], trans_a=True)
-                dk_step = K.dot(ds_prev, q_ref[prev, :], trans_a=True)
-                s = s * scale
+                delta = delta_ref[rows_i]
+                s = K.dot(q, kb, trans_b=True) * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
                 p = pnp.exp(s - lse_ref[rows_i][:, None])
-                ds = p * (dp - delta_ref[rows_i][:, None])
-                return dk + dk_step * scale, dv, p, ds
+                dv = dv + K.dot(p, do, trans_a=True)
+                dp = K.dot(do, vb, trans_b=True)
+                ds = p * (dp - delta[:, None])
+                dk = dk + K.dot(ds, q, trans_a=True) * scale
+                return dk, dv
             return body
 
-        def last_block(i, carry):       # a loop of one step: its L0 buffers are the loops'
-            dk, dv, p, ds = carry
-            rows_i = K.ds(i * block_q, block_q)
-            return (dk + K.dot(ds, q_ref[rows_i, :], trans_a=True) * scale,
-                    dv + K.dot(p, do_ref[rows_i, :], trans_a=True), p, ds)
-
         zeros = pnp.zeros((block_k, dim), np.float32)
-        none = pnp.zeros((block_q, block_k), np.float32)
-        init = (zeros, zeros, none, none)
-        last = seq // block_q
         if causal:      # only the query block holding the diagonal needs the mask
             diagonal = (j * block_k) // block_q
-            carry = K.fori(diagonal, diagonal + 1, step(True, diagonal), init)
-            carry = K.fori(diagonal + 1, last, step(False, diagonal), carry)
+            carry = K.fori(diagonal, diagonal + 1, step(True), (zeros, zeros))
+            dk, dv = K.fori(diagonal + 1, seq // block_q, step(False), carry)
         else:
-            carry = K.fori(0, last, step(False, 0), init)
-        dk, dv, _, _ = K.fori(last - 1, last, last_block, carry)
+            dk, dv = K.fori(0, seq // block_q, step(False), (zeros, zeros))
         dk_ref[...] = dk
         dv_ref[...] = dv
 
@@ -202,38 +190,24 @@ def dq_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
         lse = lse_ref[...]
 
         def step(masked):
-            def body(j, carry):
-                # software-pipelined by one key block: the cube multiplies the previous
-                # block's dS by its keys while the vector unit computes this block's dS
-                dq, ds_prev = carry
+            def body(j, dq):
                 cols = K.ds(j * block_k, block_k)
                 kb, vb = k_ref[cols, :], v_ref[cols, :]
-                s = K.dot(q, kb, trans_b=True)
-                dp = K.dot(do, vb, trans_b=True)
-                o = K.dot(ds_prev, k_ref[K.ds(pnp.maximum(j - 1, 0) * block_k, block_k), :])
-                s = s * scale
+                s = K.dot(q, kb, trans_b=True) * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
                 p = pnp.exp(s - lse[:, None])
-                ds = p * (dp - delta[:, None])
-                return dq + o * scale, ds
+                ds = p * (K.dot(do, vb, trans_b=True) - delta[:, None])
+                return dq + K.dot(ds, kb) * scale
             return body
 
-        def last_block(j, carry):       # a loop of one step: its L0 buffers are the loops'
-            dq, ds = carry
-            return dq + K.dot(ds, k_ref[K.ds(j * block_k, block_k), :]) * scale, ds
-
-        # dS starts at zero: the first step's product adds nothing
-        init = (pnp.zeros((block_q, dim), np.float32), pnp.zeros((block_q, block_k), np.float32))
+        zeros = pnp.zeros((block_q, dim), np.float32)
         if causal:      # only the key blocks on the diagonal need the mask
             diagonal = i * (block_q // block_k)
-            last = diagonal + block_q // block_k
-            carry = K.fori(0, diagonal, step(False), init)
-            carry = K.fori(diagonal, last, step(True), carry)
+            dq = K.fori(0, diagonal, step(False), zeros)
+            dq_ref[...] = K.fori(diagonal, diagonal + block_q // block_k, step(True), dq)
         else:
-            last = seq // block_k
-            carry = K.fori(0, last, step(False), init)
-        dq_ref[...] = K.fori(last - 1, last, last_block, carry)[0]
+            dq_ref[...] = K.fori(0, seq // block_k, step(False), zeros)
 
     return flash_attention_dq
 

@@ -23,7 +23,7 @@ from ptojax.kernel import body as B
 from ptojax.kernel.api import make_call
 from ptojax.kernel.spec import BlockSpec
 from ptojax.eval.leaves import ShapeDtypeStruct
-from ptojax.ops.arithmetic import add, div, max as maximum, min as minimum, mul, rem, sub
+from ptojax.ops.arithmetic import add, div, max as maximum, mul, rem, sub
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.logic import le, select
 from ptojax.ops.reductions import reduce_max
@@ -105,16 +105,17 @@ def forward_kernel(f: FlashShape, target):
 
         nk = f.seq_k // bk
 
-        def step(masked):
+        def step(masked, ahead=True):
             def body(j, carry):
                 # software-pipelined: the cube computes block j+1's scores and block j-1's
                 # P @ V while the vector unit runs block j's softmax on scores carried from
                 # the step before; P @ V is carried to the next step too, so the vector
                 # unit's loads at the end of a step wait for work the cube issued a step
-                # earlier. ``acc`` lags two blocks (``alpha_prev`` rescales it).
+                # earlier. ``acc`` lags two blocks (``alpha_prev`` rescales it). The last
+                # step has no next block (``ahead`` False).
                 m, l, acc, alpha_prev, p_prev, qk, o_prev = carry
-                nxt = minimum(add(j, np.int32(1)), np.int32(nk - 1))
-                qk_next = B.dot(q, k_ref[B.ds(mul(nxt, np.int32(bk)), bk), :], trans_b=True)
+                nxt = B.ds(mul(add(j, np.int32(1)), np.int32(bk)), bk)
+                qk_next = B.dot(q, k_ref[nxt, :], trans_b=True) if ahead else qk
                 prev = maximum(sub(j, np.int32(1)), np.int32(0))
                 o = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
                 s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
@@ -141,12 +142,14 @@ def forward_kernel(f: FlashShape, target):
         if f.causal:    # key blocks [0, diagonal) see every query of the block
             diagonal = mul(i, np.int32(bq // bk))
             last = add(diagonal, np.int32(bq // bk))
-            m, l, acc, alpha, p, _, o = _causal_loops(f, 0, diagonal, last, step, init)
+            first_of_last = sub(last, np.int32(1))
+            carry = _causal_loops(f, 0, diagonal, first_of_last, step, init)
         else:
-            last = nk
-            m, l, acc, alpha, p, _, o = _causal_loops(f, 0, None, last, step, init)
+            last, first_of_last = nk, nk - 1
+            carry = _causal_loops(f, 0, None, first_of_last, step, init)
+        m, l, acc, alpha, p, _, o = B.fori(first_of_last, last, step(f.causal, ahead=False),
+                                           carry)
         acc = mul(add(acc, o), _rows(alpha, f.dim))      # block last - 2's P @ V is in
-        first_of_last = last - 1 if isinstance(last, int) else sub(last, np.int32(1))
         acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
         o_ref[...] = div(acc, _rows(l, f.dim))
         lse_ref[...] = add(m, log(l))
