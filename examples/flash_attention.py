@@ -61,18 +61,22 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
     def flash_attention_forward(q_ref, k_ref, v_ref, o_ref, lse_ref):
         i = zigzag(K.program_id(1), nq)
         q = q_ref[...]
+        nk = seq // block_k
 
-        def step(masked):
+        def step(masked, ahead=True):
             def body(j, carry):
-                # software-pipelined by one key block: this step's scores go to the cube
-                # first, then the previous step's P @ V, so the cube multiplies while the
-                # vector unit runs this step's softmax (acc lags one block: it is at the
-                # previous row maximum until this step's alpha rescales it)
-                m, l, acc, p_prev = carry
-                kb = k_ref[K.ds(j * block_k, block_k), :]
-                s = K.dot(q, kb, trans_b=True)
+                # software-pipelined: the cube computes the next key block's scores and the
+                # previous block's P @ V while the vector unit runs this block's softmax on
+                # scores carried from the step before; P @ V comes back a step later still
+                # (``o_prev``, carried), so the vector unit's loads at the end of a step wait
+                # for work the cube issued a step earlier. ``acc`` lags two blocks: it is at
+                # the row maximum of the step before until ``alpha_prev`` rescales it.
+                m, l, acc, alpha_prev, p_prev, s, o_prev = carry
+                # (the last step has no next block: ``ahead`` False)
+                s_next = K.dot(q, k_ref[K.ds((j + 1) * block_k, block_k), :],
+                               trans_b=True) if ahead else s
                 v_prev = v_ref[K.ds(pnp.maximum(j - 1, 0) * block_k, block_k), :]
-                o_prev = K.dot(p_prev, v_prev)          # P goes to the cube before s is read
+                o = K.dot(p_prev, v_prev)               # P goes to the cube before s is read
                 s = s * scale
                 if masked:
                     s = _causal(s, i * block_q, j * block_k)
@@ -80,24 +84,33 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
                 p = pnp.exp(s - m_new[:, None])
                 alpha = pnp.exp(m - m_new)
                 l = alpha * l + p.sum(axis=-1)
-                acc = (acc + o_prev) * alpha[:, None]
-                return m_new, l, acc, p
+                acc = (acc + o_prev) * alpha_prev[:, None]
+                return m_new, l, acc, alpha, p, s_next, o
             return body
 
-        # p_prev starts at zero: the first step's P @ V (of key block 0) adds nothing
+        # the first block's scores, as a loop of one step (so its L0 buffers are the other
+        # loops'); p_prev and o_prev start at zero: the first steps' P @ V add nothing
+        zeros = pnp.zeros((block_q, dim), np.float32)
+        s0 = K.fori(0, 1, lambda j, s: K.dot(q, k_ref[K.ds(j * block_k, block_k), :],
+                                             trans_b=True),
+                    pnp.zeros((block_q, block_k), np.float32))
         init = (pnp.full((block_q,), NEG, np.float32), pnp.zeros((block_q,), np.float32),
-                pnp.zeros((block_q, dim), np.float32),
-                pnp.zeros((block_q, block_k), np.float32))
+                zeros, pnp.ones((block_q,), np.float32),
+                pnp.zeros((block_q, block_k), np.float32), s0, zeros)
         if causal:      # only the key blocks on the diagonal need the mask
             diagonal = i * (block_q // block_k)
             last = diagonal + block_q // block_k
             carry = K.fori(0, diagonal, step(False), init)
-            m, l, acc, p = K.fori(diagonal, last, step(True), carry)
+            carry = K.fori(diagonal, last - 1, step(True), carry)
         else:
-            last = seq // block_k
-            m, l, acc, p = K.fori(0, last, step(False), init)
-        # the last block's P @ V, as a loop of one step that carries P, so its L0 buffers
-        # are the other loops' (an operand from outside a loop is staged for the whole kernel)
+            last = nk
+            carry = K.fori(0, last - 1, step(False), init)
+        m, l, acc, alpha, p, _, o = K.fori(last - 1, last, step(causal, ahead=False), carry)
+        # the last two blocks' P @ V: o (block last - 2) is in; the last block's, as a loop of
+        # one step that carries P, so its L0 buffers are the other loops' (an operand from
+        # outside a loop is staged for the whole kernel)
+        acc = (acc + o) * alpha[:, None]
+
         def last_block(j, carry):
             acc, p = carry
             return acc + K.dot(p, v_ref[K.ds(j * block_k, block_k), :]), p

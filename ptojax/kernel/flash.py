@@ -72,14 +72,9 @@ def zigzag(i, n):
     return add(half, mul(rem(i, np.int32(2)), sub(np.int32(n - 1), mul(half, np.int32(2)))))
 
 
-def _scores(q, kb, f: FlashShape, row0, col0, masked=True):
-    """``q kb^T * scale``, causally masked when ``f.causal`` and the block is ``masked`` (block
-    origins row0, col0)."""
-    return _scaled(B.dot(q, kb, trans_b=True), f, row0, col0, masked)
-
-
 def _scaled(qk, f: FlashShape, row0, col0, masked):
-    """The scores from ``qk = q kb^T``: scaled, and masked as ``_scores``."""
+    """The scores from ``qk = q kb^T``: times the scale, and causally masked when
+    ``f.causal`` and the block is ``masked`` (block origins row0, col0)."""
     s = mul(qk, F32(f.scale))
     if not (f.causal and masked):
         return s
@@ -108,40 +103,53 @@ def forward_kernel(f: FlashShape, target):
         i = zigzag(B.program_id(1), nq)
         q = q_ref[...]
 
-        def step(masked):
+        nk = f.seq_k // bk
+
+        def step(masked, ahead=True):
             def body(j, carry):
-                # software-pipelined by one key block: the scores of block j go to the cube
-                # before block j-1's P @ V, which the cube multiplies while the vector unit
-                # runs block j's softmax (``acc`` lags a block; ``alpha`` rescales it)
-                m, l, acc, p_prev = carry
-                kb = k_ref[B.ds(mul(j, np.int32(bk)), bk), :]
-                qk = B.dot(q, kb, trans_b=True)
+                # software-pipelined: the cube computes block j+1's scores and block j-1's
+                # P @ V while the vector unit runs block j's softmax on scores carried from
+                # the step before; P @ V is carried to the next step too, so the vector
+                # unit's loads at the end of a step wait for work the cube issued a step
+                # earlier. ``acc`` lags two blocks (``alpha_prev`` rescales it). The last
+                # step has no next block (``ahead`` False).
+                m, l, acc, alpha_prev, p_prev, qk, o_prev = carry
+                nxt = B.ds(mul(add(j, np.int32(1)), np.int32(bk)), bk)
+                qk_next = B.dot(q, k_ref[nxt, :], trans_b=True) if ahead else qk
                 prev = maximum(sub(j, np.int32(1)), np.int32(0))
-                o_prev = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
+                o = B.dot(p_prev, v_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
                 s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 m_new = maximum(m, reduce_max(s, (1,)))
                 p = exp(sub(s, _rows(m_new, bk)))
                 alpha = exp(sub(m, m_new))
                 l = add(mul(alpha, l), reduce_sum(p, (1,)))
-                acc = mul(add(acc, o_prev), _rows(alpha, f.dim))
-                return m_new, l, acc, p
+                acc = mul(add(acc, o_prev), _rows(alpha_prev, f.dim))
+                return m_new, l, acc, alpha, p, qk_next, o
             return body
 
-        def last_block(j, carry):      # a loop of one step: its L0 buffers are the loops'
+        def first_scores(j, qk):       # loops of one step: their L0 buffers are the loops'
+            return B.dot(q, k_ref[B.ds(mul(j, np.int32(bk)), bk), :], trans_b=True)
+
+        def last_block(j, carry):
             acc, p = carry
             return add(acc, B.dot(p, v_ref[B.ds(mul(j, np.int32(bk)), bk), :])), p
 
-        # P starts at zero: the first step's P @ V (of key block 0) adds nothing
-        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), full((bq, f.dim), F32(0)),
-                full((bq, bk), F32(0)))
+        # P and P @ V start at zero: the first steps' P @ V add nothing
+        zeros = full((bq, f.dim), F32(0))
+        init = (full((bq,), F32(NEG)), full((bq,), F32(0)), zeros, full((bq,), F32(1)),
+                full((bq, bk), F32(0)), B.fori(0, 1, first_scores, full((bq, bk), F32(0))),
+                zeros)
         if f.causal:    # key blocks [0, diagonal) see every query of the block
             diagonal = mul(i, np.int32(bq // bk))
             last = add(diagonal, np.int32(bq // bk))
-            m, l, acc, p = _causal_loops(f, 0, diagonal, last, step, init)
+            first_of_last = sub(last, np.int32(1))
+            carry = _causal_loops(f, 0, diagonal, first_of_last, step, init)
         else:
-            last = f.seq_k // bk
-            m, l, acc, p = _causal_loops(f, 0, None, last, step, init)
-        first_of_last = last - 1 if isinstance(last, int) else sub(last, np.int32(1))
+            last, first_of_last = nk, nk - 1
+            carry = _causal_loops(f, 0, None, first_of_last, step, init)
+        m, l, acc, alpha, p, _, o = B.fori(first_of_last, last, step(f.causal, ahead=False),
+                                           carry)
+        acc = mul(add(acc, o), _rows(alpha, f.dim))      # block last - 2's P @ V is in
         acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
         o_ref[...] = div(acc, _rows(l, f.dim))
         lse_ref[...] = add(m, log(l))
@@ -164,27 +172,42 @@ def dkdv_kernel(f: FlashShape, target):
         j = zigzag(B.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
-        def step(masked):
+        def step(masked, first):
             def body(i, carry):
-                dk, dv = carry
+                # software-pipelined by one query block: the cube multiplies the previous
+                # block's P and dS into dV and dK while the vector unit computes this
+                # block's (P and dS start at zero: the first step adds nothing)
+                dk, dv, p_prev, ds_prev = carry
                 rows_i = B.ds(mul(i, np.int32(bq)), bq)
                 q, do = q_ref[rows_i, :], do_ref[rows_i, :]
+                qk = B.dot(q, kb, trans_b=True)
+                dp = B.dot(do, vb, trans_b=True)
+                prev = B.ds(mul(maximum(sub(i, np.int32(1)), first), np.int32(bq)), bq)
+                dv = add(dv, B.dot(p_prev, do_ref[prev, :], trans_a=True))
+                dk_step = B.dot(ds_prev, q_ref[prev, :], trans_a=True)
                 delta = reduce_sum(mul(do, o_ref[rows_i, :]), (1,))
-                s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
+                s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 p = exp(sub(s, _rows(lse_ref[rows_i], bk)))
-                dv = add(dv, B.dot(p, do, trans_a=True))
-                ds = mul(p, sub(B.dot(do, vb, trans_b=True), _rows(delta, bk)))
-                dk = add(dk, mul(B.dot(ds, q, trans_a=True), F32(f.scale)))
-                return dk, dv
+                ds = mul(p, sub(dp, _rows(delta, bk)))
+                return add(dk, mul(dk_step, F32(f.scale))), dv, p, ds
             return body
 
-        zeros = full((bk, f.dim), F32(0))
+        def last_block(i, carry):       # a loop of one step: its L0 buffers are the loops'
+            dk, dv, p, ds = carry
+            rows_i = B.ds(mul(i, np.int32(bq)), bq)
+            return (add(dk, mul(B.dot(ds, q_ref[rows_i, :], trans_a=True), F32(f.scale))),
+                    add(dv, B.dot(p, do_ref[rows_i, :], trans_a=True)), p, ds)
+
+        zeros, none = full((bk, f.dim), F32(0)), full((bq, bk), F32(0))
+        init = (zeros, zeros, none, none)
+        last = f.seq_q // bq
         if f.causal:    # the query block holding the diagonal is masked, later ones are not
             first = div(mul(j, np.int32(bk)), np.int32(bq))
-            dk, dv = B.fori(add(first, np.int32(1)), f.seq_q // bq, step(False),
-                            B.fori(first, add(first, np.int32(1)), step(True), (zeros, zeros)))
+            carry = B.fori(add(first, np.int32(1)), last, step(False, first),
+                           B.fori(first, add(first, np.int32(1)), step(True, first), init))
         else:
-            dk, dv = B.fori(0, f.seq_q // bq, step(False), (zeros, zeros))
+            carry = B.fori(0, last, step(False, np.int32(0)), init)
+        dk, dv, _, _ = B.fori(last - 1, last, last_block, carry)
         dk_ref[...] = dk
         dv_ref[...] = dv
 
@@ -208,22 +231,38 @@ def dq_kernel(f: FlashShape, target):
         lse = lse_ref[...]
 
         def step(masked):
-            def body(j, dq):
+            def body(j, carry):
+                # software-pipelined by one key block: the cube multiplies the previous
+                # block's dS by its keys while the vector unit computes this block's dS
+                dq, ds_prev = carry
                 cols = B.ds(mul(j, np.int32(bk)), bk)
                 kb, vb = k_ref[cols, :], v_ref[cols, :]
-                s = _scores(q, kb, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
+                qk = B.dot(q, kb, trans_b=True)
+                dp = B.dot(do, vb, trans_b=True)
+                prev = maximum(sub(j, np.int32(1)), np.int32(0))
+                o = B.dot(ds_prev, k_ref[B.ds(mul(prev, np.int32(bk)), bk), :])
+                s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 p = exp(sub(s, _rows(lse, bk)))
-                ds = mul(p, sub(B.dot(do, vb, trans_b=True), _rows(delta, bk)))
-                return add(dq, mul(B.dot(ds, kb), F32(f.scale)))
+                ds = mul(p, sub(dp, _rows(delta, bk)))
+                return add(dq, mul(o, F32(f.scale))), ds
             return body
 
-        zeros = full((bq, f.dim), F32(0))
+        def last_block(j, carry):       # a loop of one step: its L0 buffers are the loops'
+            dq, ds = carry
+            kb = k_ref[B.ds(mul(j, np.int32(bk)), bk), :]
+            return add(dq, mul(B.dot(ds, kb), F32(f.scale))), ds
+
+        # dS starts at zero: the first step's product adds nothing
+        init = (full((bq, f.dim), F32(0)), full((bq, bk), F32(0)))
         if f.causal:
             diagonal = mul(i, np.int32(bq // bk))
-            dq_ref[...] = _causal_loops(f, 0, diagonal, add(diagonal, np.int32(bq // bk)),
-                                        step, zeros)
+            last = add(diagonal, np.int32(bq // bk))
+            carry = _causal_loops(f, 0, diagonal, last, step, init)
         else:
-            dq_ref[...] = _causal_loops(f, 0, None, f.seq_k // bk, step, zeros)
+            last = f.seq_k // bk
+            carry = _causal_loops(f, 0, None, last, step, init)
+        first_of_last = last - 1 if isinstance(last, int) else sub(last, np.int32(1))
+        dq_ref[...] = B.fori(first_of_last, last, last_block, carry)[0]
 
     return make_call(flash_attention_dq, target=target,
                      out_shape=ShapeDtypeStruct((f.heads, f.seq_q, f.dim), F32),

@@ -183,6 +183,7 @@ class BodyLowering:
         self._uses: dict = {}          # var -> the equations of the running body using it
         self._carried: dict = {}       # workspace atom holding a carried value -> its form
         self._early_store: dict = {}   # loop body output var -> (carry var, form)
+        self._ub_carry_outs: set = set()   # loop body outputs carried in UB (vector-loaded)
 
     # --- helpers -----------------------------------------------------------------------------
     def emit(self, prim, inputs, **params):
@@ -775,8 +776,10 @@ class BodyLowering:
 
     def _read_by_vector(self, var) -> bool:
         """Whether a vector instruction of this body reads the matmul result ``var`` (not
-        only a matmul, a store to an output, a conversion or a loop's L0C accumulation)."""
-        return any(e.prim not in (dot_general_p, kernel_store_p, cv.convert_element_type_p,
+        only a matmul, a store to an output, a conversion or a loop's L0C accumulation), or
+        it is the new value of a loop carry held in UB (loaded by the vector unit at the end
+        of the step: stored at once, the cube does not hold it back behind later work)."""
+        return var in self._ub_carry_outs or any(e.prim not in (dot_general_p, kernel_store_p, cv.convert_element_type_p,
                                   kernel_fori_p) and e not in self.acc_adds
                    for e in self._uses.get(var, ()))
 
@@ -902,6 +905,7 @@ class BodyLowering:
         top_level = outer is self.top
         if top_level:
             self._ws_reuse, self._ws_loop = self._ws_loop, []
+        ub_outs = set()
         try:
             kvar = Var(I32)
             inner.defined.add(kvar)
@@ -917,6 +921,9 @@ class BodyLowering:
                 self.acc_into[dot] = env[body.invars[1 + i]]
             for i in in_ws:
                 self._early_store[body.outvars[i]] = (carry_vars[i], inits[i][1])
+            ub_outs = {o for o, (_, form) in zip(body.outvars, inits) if type(o) is Var
+                       and isinstance(form, str) and form not in ("acc", "gm")}
+            self._ub_carry_outs |= ub_outs
             self.run(body.eqns, env)
             self.source = eqn.source
             outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form,
@@ -927,6 +934,7 @@ class BodyLowering:
             self.scope = outer
             for i in in_ws:
                 self._early_store.pop(body.outvars[i], None)
+            self._ub_carry_outs -= ub_outs
             if top_level:
                 self._ws_reuse = []
         imported = list(inner.imported.items())

@@ -40,6 +40,7 @@ from ptojax.tile import ops as T
 
 CUBE_PIPES = ("MTE1", "M", "FIX")
 ADJACENT_EVENT = 7           # event of adjacent set/wait pairs (rings use the low ids)
+EARLY_EVENT = 6              # event of pairs set right after the earlier access (same step)
 MAX_CROSS_FLAGS = 16         # cross-core flag ids per kernel (FFTS)
 MAX_FIX_ROUNDS = 8
 
@@ -392,11 +393,18 @@ class _Clocks:
 
 class _Simulation:
     """Runs one core's ops over two tiles (regions ``first`` then ``second``), each loop body
-    twice, and records the adjacent pairs that order unordered conflicting accesses."""
+    twice, and records the pairs that order unordered conflicting accesses. When the latest
+    conflicting access is an op of the same statement list -- earlier in the same step, or
+    later in the step before (a loop-carried buffer) -- its pipe sets the flag right after it
+    and the later op waits for that set (``early``: it waits for that op, not for all its
+    pipe was given since; a loop-carried one also sets before the loop and waits after it);
+    else an adjacent pair before the later op orders it."""
 
-    def __init__(self, core, pairs, buffers):
+    def __init__(self, core, pairs, buffers, early=None, entry=None):
         self.core = core
         self.pairs = pairs           # id(op) -> set of (src pipe, dst pipe)
+        self.early = {} if early is None else early   # id(op) -> {(src, dst): earlier op}
+        self.entry = {} if entry is None else entry   # id(op) -> pairs only a loop's entry asked
         self.buffers = buffers
         self.changed = False
         self.rings = {}              # ring event -> what its sets knew, oldest first
@@ -404,23 +412,40 @@ class _Simulation:
     def run(self, first, second):
         st = _Clocks()
         self.rings = {}
+        self.by_seq = {}             # (pipe, seq) -> (op, its step context)
+        self.fired = {}              # (id(earlier op), src, dst) -> what its set knew
+        self.sets_after = {}         # id(earlier op) -> {(src, dst)} set right after it
+        for later in self.early.values():
+            for key, earlier in later.items():
+                self.sets_after.setdefault(id(earlier), set()).add(key)
         self._items(first.items, st, [0], first)
         self._items(second.items, st, [1], second)
 
     def _items(self, items, st, copies, builder):
+        ctx = (id(items), tuple(copies))
         for it in items:
             if isinstance(it, _Op):
                 self._ring_flags(it.before, st, copies)
                 if it.core == self.core:
-                    self._op(it, st, copies, builder)
+                    self._op(it, st, copies, builder, ctx)
                 self._ring_flags(it.after, st, copies)
             elif isinstance(it, _LoopItem):
                 self._ring_flags(it.before, st, copies)
+                self._loop_entry(it.items, st)
                 before = st.copy()
                 for i in range(2):
                     self._items(it.items, st, copies + [i], builder)
                 st.meet(before)
                 self._ring_flags(it.after, st, copies)
+
+    def _loop_entry(self, items, st):
+        """The sets before a loop of its loop-carried early pairs: what each pipe has done."""
+        ops = [it for it in items if isinstance(it, _Op)]
+        pos = {id(o): i for i, o in enumerate(ops)}
+        for o in ops:
+            for (src, dst), earlier in self.early.get(id(o), {}).items():
+                if pos.get(id(earlier), -1) > pos[id(o)]:
+                    self.fired[(id(earlier), src, dst)] = st.progress(src)
 
     def _ring_flags(self, flags, st, copies):
         """The staging rings' flags (``Builder.rings``): a wait gives its pipe what the
@@ -454,22 +479,62 @@ class _Simulation:
         addr = slot.address(copies[lvl])
         return [(slot.space, addr, addr + nbytes)]
 
-    def _op(self, op, st, copies, builder):
+    def _op(self, op, st, copies, builder, ctx):
         p = op.pipe
+        for (src, dst), earlier in self.early.get(id(op), {}).items():
+            known = self.fired.get((id(earlier), src, dst))
+            if known is None:            # its set has not run: order it all
+                st.order(src, dst)
+            else:
+                for r, v in known.items():
+                    st.known[dst][r] = max(st.known[dst][r], v)
         for src, dst in self.pairs.get(id(op), ()):
             st.order(src, dst)
+        latest = {}                      # pipe -> the latest unordered conflicting seq on it
         for write, resources in ((False, op.reads), (True, op.writes)):
             for res in resources:
                 for space, lo, hi in self._ranges(res, copies, builder):
-                    self._check(st, op, p, space, lo, hi, write)
+                    for q, seq in self._hazards(st, p, space, lo, hi, write):
+                        latest[q] = max(latest.get(q, 0), seq)
+        for q, seq in latest.items():
+            self._order(op, q, p, ctx, *self.by_seq.get((q, seq), (None, None)))
+            st.order(q, p)
         st.clock[p] += 1
         seq = st.clock[p]
+        self.by_seq[(p, seq)] = (op, ctx)
         for write, resources in ((False, op.reads), (True, op.writes)):
             for res in resources:
                 for space, lo, hi in self._ranges(res, copies, builder):
                     self._record(st, p, seq, space, lo, hi, write)
+        for (src, dst) in self.sets_after.get(id(op), ()):
+            self.fired[(id(op), src, dst)] = st.progress(src)
 
-    def _check(self, st, op, p, space, lo, hi, write):
+    def _order(self, op, q, p, ctx, earlier, where):
+        """Records how ``op`` (on ``p``) waits for ``earlier`` (on ``q``, in ``where``)."""
+        same_list = where is not None and where[0] == ctx[0] and len(ctx[1]) > 1
+        step = same_list and where[1] == ctx[1]
+        carried = same_list and where[1][:-1] == ctx[1][:-1] and \
+            where[1][-1] == ctx[1][-1] - 1
+        early = self.early.setdefault(id(op), {})
+        if step or carried:
+            if early.get((q, p)) is not earlier:
+                early[(q, p)] = earlier
+                self.sets_after.setdefault(id(earlier), set()).add((q, p))
+                self.changed = True
+            if carried and (q, p) in self.entry.get(id(op), ()):
+                self.entry[id(op)].discard((q, p))      # its set before the loop orders it
+                self.pairs[id(op)].discard((q, p))
+                self.changed = True
+            return
+        pairs = self.pairs.setdefault(id(op), set())
+        if (q, p) not in pairs:
+            pairs.add((q, p))
+            self.changed = True
+            if len(ctx[1]) > 1 and ctx[1][-1] == 0 and (q, p) not in early:
+                self.entry.setdefault(id(op), set()).add((q, p))    # a loop's first step
+
+    @staticmethod
+    def _hazards(st, p, space, lo, hi, write):
         for rec in st.records:
             s, rlo, rhi, writer, readers = rec
             if s != space or rhi <= lo or hi <= rlo:
@@ -479,11 +544,7 @@ class _Simulation:
                 hazards += list(readers.items())
             for q, seq in hazards:
                 if q != p and st.known[p][q] < seq:
-                    pairs = self.pairs.setdefault(id(op), set())
-                    if (q, p) not in pairs:
-                        pairs.add((q, p))
-                        self.changed = True
-                    st.order(q, p)
+                    yield q, seq
 
     @staticmethod
     def _record(st, p, seq, space, lo, hi, write):
@@ -499,22 +560,65 @@ class _Simulation:
 
 
 def _order_pipes(builders):
-    """Adjacent set/wait pairs for every unordered conflict on each core (to a fixpoint)."""
-    pairs = {}
+    """Set/wait pairs for every unordered conflict on each core (to a fixpoint): set right
+    after the earlier access when it is in the same step, else adjacent before the later."""
+    pairs, early, entry = {}, {}, {}
     buffers = builders[0].buffers
     for core in ("cube", "vector"):
         for _ in range(MAX_FIX_ROUNDS):
-            sim = _Simulation(core, pairs, buffers)
+            sim = _Simulation(core, pairs, buffers, early, entry)
             for a in builders:
                 for b in builders:
                     sim.run(a, b)
             if not sim.changed:
                 break
     for b in builders:
+        _early_pairs(b.items, early, pairs)
         for op, _ in _flat_ops(b.items):
             for src, dst in sorted(pairs.get(id(op), ())):
                 op.before.append((op.core, Flag("set", src, dst, ADJACENT_EVENT)))
                 op.before.append((op.core, Flag("wait", src, dst, ADJACENT_EVENT)))
+
+
+def _early_pairs(items, early, pairs, loop=None):
+    """Emits the early pairs of one statement list (and of its loops' bodies): a set after
+    the earlier op, a wait before the later; a loop-carried one (the earlier op later in the
+    body) also sets before the loop and waits after it. Per (src, dst), one loop-carried pair
+    or non-overlapping same-step pairs (one set pending at a time); the others become
+    adjacent pairs (stronger)."""
+    ops = [it for it in items if isinstance(it, _Op)]
+    pos = {id(o): i for i, o in enumerate(ops)}
+    links = {}
+    for it in items:
+        if isinstance(it, _LoopItem):
+            _early_pairs(it.items, early, pairs, it)
+    for o in ops:
+        for (src, dst), earlier in early.get(id(o), {}).items():
+            if (src, dst) in pairs.get(id(o), ()):
+                continue                 # an adjacent pair orders it already
+            if id(earlier) not in pos or (pos[id(earlier)] > pos[id(o)] and loop is None):
+                pairs.setdefault(id(o), set()).add((src, dst))
+                continue
+            links.setdefault((src, dst), []).append((pos[id(earlier)], pos[id(o)], earlier, o))
+    for (src, dst), group in links.items():
+        carried = [g for g in group if g[0] > g[1]]
+        keep = carried[:1] if len(carried) == 1 and len(group) == 1 else []
+        if not carried:
+            busy = -1
+            for start, end, earlier, later in sorted(group, key=lambda g: (g[0], g[1])):
+                if busy <= start:
+                    keep.append((start, end, earlier, later))
+                    busy = end
+        for g in group:
+            start, end, earlier, later = g
+            if g not in keep:
+                pairs.setdefault(id(later), set()).add((src, dst))
+                continue
+            earlier.after.append((earlier.core, Flag("set", src, dst, EARLY_EVENT)))
+            later.before.append((later.core, Flag("wait", src, dst, EARLY_EVENT)))
+            if start > end:
+                loop.before.append((later.core, Flag("set", src, dst, EARLY_EVENT)))
+                loop.after.append((later.core, Flag("wait", src, dst, EARLY_EVENT)))
 
 
 # --- cube <-> vector through workspaces --------------------------------------------------------

@@ -99,7 +99,7 @@ class _Walker:
         self.alias = {}         # Var -> Var it shares a buffer with (carries)
         self.stored = {}        # UB tiles read by tile_store -> the last such store
         self.staged_in = set()  # tiles written by tile_load / tile_move
-        self.first_loop = None  # position of the body's first loop
+        self.last_loop = None   # position of the body's last top-level loop
 
     def walk(self, ir: IR, level: int):
         for eqn in ir.eqns:
@@ -132,8 +132,8 @@ class _Walker:
         body = _as_ir(eqn.params["body"])
         n = eqn.params["num_carry"]
         start = self.pos
-        if self.first_loop is None:
-            self.first_loop = start
+        if len(self.loops) == 1:
+            self.last_loop = start
         for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
         span = [start, None]
@@ -180,9 +180,9 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
                 slot = stages.get((v.type.space, stage))
             if slot is None:
                 staging = "out" if v in w.stored else "in" if v in w.staged_in else ""
-                if staging == "out" and level == 0 and w.first_loop is not None and \
-                        w.stored[v] < w.first_loop:
-                    staging = ""     # stored before the loops: done long before the next tile
+                if staging == "out" and level == 0 and w.last_loop is not None and \
+                        w.stored[v] < w.last_loop:
+                    staging = ""     # a loop follows its store: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
                 first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
                 slot = Slot(v.type.space, tile_nbytes(v.type),
