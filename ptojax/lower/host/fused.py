@@ -457,7 +457,7 @@ def kernel_source(eqn) -> str:
     out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
     out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
     out.open("for (int32_t t = t_begin; t < t_end; ++t)")
-    out.w(f"const int32_t ti = t / {grid.counts[1]}, tj = t % {grid.counts[1]};")
+    out.w(f"const int32_t ti = t / {grid.grid_cols}, tj = t % {grid.grid_cols};")
     out.w(f"const int vr = {r} < {m} - ti * {r} ? {r} : {m} - ti * {r};")
     out.w(f"const int vc = {c} < {n} - tj * {c} ? {c} : {n} - tj * {c};")
     texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
