@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IndexingError, ShapeError
+from ptojax.eval import numpy_fast
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr
@@ -157,9 +158,9 @@ def _pad_abstract(x, padding_value, padding_config):
 def _pad(x, padding_value, padding_config):
     grown = [(builtins.max(lo, 0), builtins.max(hi, 0), it) for lo, hi, it in padding_config]
     shape = [lo + hi + n + builtins.max(n - 1, 0) * it for n, (lo, hi, it) in zip(x.shape, grown)]
-    out = np.full(shape, padding_value, dtype=x.dtype)
-    out[tuple(builtins.slice(lo, lo + n + builtins.max(n - 1, 0) * it, it + 1)
-              for n, (lo, hi, it) in zip(x.shape, grown))] = x
+    out = numpy_fast.full(shape, padding_value, x.dtype)
+    numpy_fast.assign(out, tuple(builtins.slice(lo, lo + n + builtins.max(n - 1, 0) * it, it + 1)
+                                 for n, (lo, hi, it) in zip(x.shape, grown)), x)
     crop = tuple(builtins.slice(-lo if lo < 0 else 0, s + hi if hi < 0 else s)
                  for s, (lo, hi, _) in zip(shape, padding_config))
     return out[crop]
