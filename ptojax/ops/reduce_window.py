@@ -127,22 +127,25 @@ def _fold(slices, inits, computation, tree, masks):
 
 
 def _tiling_window_sum(x, window, strides, pads, base_dilation, window_dilation):
-    """The window sums when the windows tile the operand (strides equal to the window, no
-    padding or dilation: average and sum pooling, global pooling): each window dimension
-    split in two and summed over its inner part, or None for other geometries. One reduction
-    rather than a slice and an add per window offset (a global 8x8 pool: 64 of each, and
-    their transposes, 64 pads)."""
+    """The window sums when the windows tile the operand (strides equal to the window, or one
+    window, along each dimension; no padding or dilation: average and sum pooling, global
+    pooling): each window dimension split in two and summed over its inner part, or None for
+    other geometries. One reduction rather than a slice and an add per window offset (a
+    global 8x8 pool: 64 of each, and their transposes, 64 pads)."""
     shape = tuple(x.shape)
-    if tuple(window) != tuple(strides) or any(p != (0, 0) for p in pads) \
-            or any(b != 1 for b in base_dilation) or any(d != 1 for d in window_dilation) \
+    if any(p != (0, 0) for p in pads) or any(b != 1 for b in base_dilation) \
+            or any(d != 1 for d in window_dilation) \
             or not all(type(n) is int and n >= w for n, w in zip(shape, window)):
         return None
-    kept = [n // w * w for n, w in zip(shape, window)]
+    counts = [(n - w) // s + 1 for n, w, s in zip(shape, window, strides)]
+    if any(s != w and c != 1 for w, s, c in zip(window, strides, counts)):
+        return None          # windows overlap or skip elements
+    kept = [c * w for c, w in zip(counts, window)]
     if kept != list(shape):      # VALID: the tail no window covers is dropped
         x = slice(x, [0] * len(shape), kept)
     split, summed = [], []
-    for n, w in zip(kept, window):
-        split.append(n // w)
+    for c, w in zip(counts, window):
+        split.append(c)
         if w > 1:
             summed.append(len(split))
             split.append(w)

@@ -96,12 +96,13 @@ def test_tiling_window_sums_are_one_reduction(jax, dtype):
     of the float32 operand, rounded."""
     x = _operand(4)[:, :, :5].astype(dtype)           # (2, 7, 5, 3)
 
-    def pool(lax_, window):
+    def pool(lax_, window, strides):
         return lambda a: lax_.reduce_window(a, np.zeros((), a.dtype), lax_.add, window,
-                                            window, "VALID")
+                                            strides, "VALID")
 
-    for window in [(1, 7, 5, 1), (1, 2, 2, 1), (2, 3, 1, 3)]:
-        ours, theirs = pool(lax, window), pool(jax.lax, window)
+    for window, strides in [((1, 7, 5, 1), (1, 1, 1, 1)), ((1, 2, 2, 1), (1, 2, 2, 1)),
+                            ((2, 3, 1, 3), (2, 3, 1, 3))]:
+        ours, theirs = pool(lax, window, strides), pool(jax.lax, window, strides)
         ir = pto.make_ir(ours)(x)
         assert [e.prim.name for e in ir.ir.eqns if e.prim.name in ("pad", "add")] == []
         want = np.asarray(theirs(x.astype(F32))).astype(dtype)
