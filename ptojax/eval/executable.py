@@ -24,6 +24,7 @@ from ptojax.ir.symbolic import DimExpr, has_symbols, size_readers
 from ptojax.eval.concurrent import Pair
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
+from ptojax.eval.numpy_fast import ufunc_via_f32
 from ptojax.source_info import GENERATED_FILE
 
 _FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then one per eqn
@@ -139,7 +140,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
                 owned.update(eqn.outputs)
         elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
             out_type = eqn.outputs[0].type
-            env[fn] = ufunc
+            env[fn] = ufunc_via_f32(ufunc, eqn.inputs[0].type.dtype) or ufunc
             reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
                         and a.type.shape == out_type.shape and a.type.dtype == out_type.dtype]
             call = f"{fn}({', '.join(ins)}" + (f", out={names[reusable[0]]})" if reusable

@@ -7,7 +7,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError
-from ptojax.eval import axis_env
+from ptojax.eval import axis_env, numpy_fast
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
@@ -118,8 +118,8 @@ def reduce_abstract(name, kind):
 
 def sum_impl(x, axes):   # the ufunc's own reduce: np.sum's wrapper costs ~1 us a call
     if dtypes.accumulates_in_f32(x.dtype):
-        return np.add.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
-    return np.add.reduce(x, axis=axes, dtype=x.dtype)
+        return numpy_fast.add_reduce(x, axes, np.float32).astype(x.dtype)
+    return numpy_fast.add_reduce(x, axes, x.dtype)
 
 
 reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), sum_impl,

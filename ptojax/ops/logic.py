@@ -12,6 +12,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError
+from ptojax.eval import numpy_fast
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
@@ -179,7 +180,7 @@ def _select_transpose(ct, pred, a, b):
             unbroadcast(select_p.bind(pred, zero, ct), b.aval) if is_undefined(b) else None]
 
 
-select_p = elementwise("select", np.where, abstract_eval=_select_abstract, linear=True,
+select_p = elementwise("select", numpy_fast.select, abstract_eval=_select_abstract, linear=True,
                        shard_linear="select", jvp=_select_jvp, transpose=_select_transpose,
                        tile=tile_forms.TileForm("elementwise"), pto=pto.nary("TSEL"),
                        host="({0} ? {1} : {2})", reference=ref.lax_op("select"))

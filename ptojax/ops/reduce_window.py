@@ -11,7 +11,10 @@ of pad, slice and the elementwise fold, so every reduction is differentiable (JA
 For ``lax.max``/``lax.min`` the fold is a select of the strictly greater (smaller) or NaN
 element, so the gradient goes to the first extreme element of each window, as JAX's
 ``select_and_scatter_add`` does, rather than being split between ties; for ``lax.add`` the
-transpose of the slices is JAX's padded sum. Each slice is an output-sized array, so a
+transpose of the slices is JAX's padded sum. Window sums of float16, bfloat16 and float8
+accumulate in float32 and round once, as ``reduce_sum``'s (JAX's CPU backend adds in the
+operand's dtype, so a sum with cancellation can differ from its by more than one rounding);
+windows that tile the operand are one ``reduce_sum`` (``_tiling_window_sum``). Each slice is an output-sized array, so a
 ``k``-element window reads the input ``k`` times: fine for pooling windows."""
 from __future__ import annotations
 
@@ -22,9 +25,11 @@ import numpy as np
 from ptojax import dtypes, tree_util
 from ptojax.errors import PtoError, ShapeError
 from ptojax.ops import arithmetic
-from ptojax.ops.broadcast import broadcast_in_dim
+from ptojax.ops.broadcast import broadcast_in_dim, reduce_sum
+from ptojax.ops.convert import convert_element_type
 from ptojax.ops.elementwise import operands
 from ptojax.ops.logic import bitwise_or, gt, lt, ne, select
+from ptojax.ops.shape import reshape
 from ptojax.ops.slicing import pad, slice
 from ptojax.ops.windows import dilate_and_pad, dilate_dim, explicit_pads, strided_dim
 from ptojax.source_info import user_frame
@@ -121,6 +126,32 @@ def _fold(slices, inits, computation, tree, masks):
     return acc
 
 
+def _tiling_window_sum(x, window, strides, pads, base_dilation, window_dilation):
+    """The window sums when the windows tile the operand (strides equal to the window, or one
+    window, along each dimension; no padding or dilation: average and sum pooling, global
+    pooling): each window dimension split in two and summed over its inner part, or None for
+    other geometries. One reduction rather than a slice and an add per window offset (a
+    global 8x8 pool: 64 of each, and their transposes, 64 pads)."""
+    shape = tuple(x.shape)
+    if any(p != (0, 0) for p in pads) or any(b != 1 for b in base_dilation) \
+            or any(d != 1 for d in window_dilation) \
+            or not all(type(n) is int and n >= w for n, w in zip(shape, window)):
+        return None
+    counts = [(n - w) // s + 1 for n, w, s in zip(shape, window, strides)]
+    if any(s != w and c != 1 for w, s, c in zip(window, strides, counts)):
+        return None          # windows overlap or skip elements
+    kept = [c * w for c, w in zip(counts, window)]
+    if kept != list(shape):      # VALID: the tail no window covers is dropped
+        x = slice(x, [0] * len(shape), kept)
+    split, summed = [], []
+    for c, w in zip(counts, window):
+        split.append(c)
+        if w > 1:
+            summed.append(len(split))
+            split.append(w)
+    return reduce_sum(reshape(x, split), tuple(summed)) if summed else x
+
+
 def _ints(name, values, k) -> tuple:
     if values is None:
         return (1,) * k
@@ -155,16 +186,23 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     except ShapeError as e:
         raise e.with_source(user_frame()) from None
     geometry = (window, strides, pads, base_dilation, window_dilation)
+    if len(flat) == 1 and computation is arithmetic.add and \
+            _is_identity(inits[0], arithmetic.add, flat[0].dtype):
+        tiled = _tiling_window_sum(flat[0], *geometry)
+        if tiled is not None:
+            return tiled
     slices = [_window_slices(x, i, *geometry) for x, i in zip(flat, inits)]
     if len(flat) == 1 and computation in (arithmetic.max, arithmetic.min):
         better = gt if computation is arithmetic.max else lt
         return _choose(slices[0], inits[0], flat[0], better)
     if len(flat) == 1 and computation is arithmetic.add and \
             _is_identity(inits[0], arithmetic.add, flat[0].dtype):
-        total = slices[0][0]
-        for s in slices[0][1:]:
+        wide = dtypes.accumulates_in_f32(flat[0].dtype)    # as reduce_sum's
+        parts = [convert_element_type(s, np.float32) if wide else s for s in slices[0]]
+        total = parts[0]
+        for s in parts[1:]:
             total = arithmetic.add(total, s)
-        return total
+        return convert_element_type(total, flat[0].dtype) if wide else total
     inits = [operands(x, i)[1] for x, i in zip(flat, inits)]
     masks = _real_elements(shape, *geometry)
     return tree_util.tree_unflatten(tree, _fold(slices, inits, computation, tree, masks))

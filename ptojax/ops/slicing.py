@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IndexingError, ShapeError
+from ptojax.eval import numpy_fast
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr
@@ -157,9 +158,9 @@ def _pad_abstract(x, padding_value, padding_config):
 def _pad(x, padding_value, padding_config):
     grown = [(builtins.max(lo, 0), builtins.max(hi, 0), it) for lo, hi, it in padding_config]
     shape = [lo + hi + n + builtins.max(n - 1, 0) * it for n, (lo, hi, it) in zip(x.shape, grown)]
-    out = np.full(shape, padding_value, dtype=x.dtype)
-    out[tuple(builtins.slice(lo, lo + n + builtins.max(n - 1, 0) * it, it + 1)
-              for n, (lo, hi, it) in zip(x.shape, grown))] = x
+    out = numpy_fast.full(shape, padding_value, x.dtype)
+    numpy_fast.assign(out, tuple(builtins.slice(lo, lo + n + builtins.max(n - 1, 0) * it, it + 1)
+                                 for n, (lo, hi, it) in zip(x.shape, grown)), x)
     crop = tuple(builtins.slice(-lo if lo < 0 else 0, s + hi if hi < 0 else s)
                  for s, (lo, hi, _) in zip(shape, padding_config))
     return out[crop]
@@ -171,6 +172,9 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 def pad(x, padding_value, padding_config):
     (padding_value,) = operands(x, padding_value)[1:]
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
+    if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
+            and padding_value.shape == () and padding_value.dtype == x.dtype:
+        return x         # no padding: not a copy (a VALID pool's pad)
     return pad_p.bind(x, padding_value, padding_config=config)
 
 

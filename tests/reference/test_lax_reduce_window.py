@@ -2,6 +2,7 @@
 pairs, strides, base and window dilation, integer operands and pytrees; gradients (the first
 extreme element of a window takes the whole cotangent, as with select_and_scatter_add) and
 vmap, eagerly and under jit."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -85,3 +86,39 @@ def test_reduce_window_errors():
         lax.reduce_window(x, 0.0, lax.add, (1, 2, 2, 1), None, "FULL")
     with pytest.raises(pto.errors.ShapeError, match="structure"):
         lax.reduce_window((x, x), 0.0, lax.add, (1, 2, 2, 1))
+
+
+@pytest.mark.parametrize("dtype", [F32, ml_dtypes.bfloat16], ids=["f32", "bf16"])
+def test_tiling_window_sums_are_one_reduction(jax, dtype):
+    """Sum pools whose windows tile the operand (global pooling, a VALID tail dropped) are one
+    reshape and reduce_sum, not a slice and an add per window offset; values and gradients
+    as JAX's. bfloat16 sums accumulate in float32 (as reduce_sum's): compared with JAX's sum
+    of the float32 operand, rounded."""
+    x = _operand(4)[:, :, :5].astype(dtype)           # (2, 7, 5, 3)
+
+    def pool(lax_, window, strides):
+        return lambda a: lax_.reduce_window(a, np.zeros((), a.dtype), lax_.add, window,
+                                            strides, "VALID")
+
+    for window, strides in [((1, 7, 5, 1), (1, 1, 1, 1)), ((1, 2, 2, 1), (1, 2, 2, 1)),
+                            ((2, 3, 1, 3), (2, 3, 1, 3))]:
+        ours, theirs = pool(lax, window, strides), pool(jax.lax, window, strides)
+        ir = pto.make_ir(ours)(x)
+        assert [e.prim.name for e in ir.ir.eqns if e.prim.name in ("pad", "add")] == []
+        want = np.asarray(theirs(x.astype(F32))).astype(dtype)
+        assert_close(pto.jit(ours)(x), want)
+        assert_close(ours(x), want)
+        ct = np.random.default_rng(5).normal(size=want.shape).astype(dtype)
+        assert_close(pto.grad(lambda a: (ours(a) * ct).sum())(x),
+                     np.asarray(jax.grad(lambda a: (theirs(a) * ct).sum())(x)))
+
+
+def test_overlapping_bfloat16_window_sums_accumulate_in_float32(jax):
+    """256 + 1 rounds back to 256 in bfloat16: a sum accumulated in bfloat16 would lose the
+    ones; accumulated in float32 (as reduce_sum) they count."""
+    x = np.array([256, 1, 1, -256, 3, 1, 0, 5], ml_dtypes.bfloat16)
+    for window, stride in [((4,), (1,)), ((4,), (4,))]:      # overlapping, tiling
+        ours = lax.reduce_window(x, np.zeros((), x.dtype), lax.add, window, stride)
+        want = jax.lax.reduce_window(x.astype(F32), F32(0), jax.lax.add, window, stride)
+        assert ours.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(ours).astype(F32), np.asarray(want))
