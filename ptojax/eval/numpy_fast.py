@@ -1,4 +1,5 @@
-"""Faster numpy forms of a few impls the numpy executor runs often, bit-for-bit the same.
+"""Faster numpy forms of a few impls the numpy executor runs often: bit-for-bit the same,
+except ``add_reduce``, which adds the same numbers in another order.
 
 - ``select``: ``np.where`` branches per element, so over a mask of unpredictable bits (a ReLU's,
   a max pool's) it costs ~3.5 ns an element; a branch-free blend of the operands' bits
