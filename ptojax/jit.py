@@ -33,6 +33,7 @@ from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
+from ptojax.jit_shardings import PlacedJit
 from ptojax.public import add_examples as _add_examples
 
 log = logging.getLogger("ptojax.jit")
@@ -424,18 +425,23 @@ class Compiled:
 
 
 def jit(fn: Callable = None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None, dynamic=None):
+        backend=None, dynamic=None, in_shardings=None, out_shardings=None):
     """Compile ``fn``; traced once per (structure, shapes, dtypes, weak types, statics).
 
     ``dynamic={"x": {0: pto.Dim("seq", 1, 4096)}}`` makes axis 0 of every array in argument
     ``x`` symbolic: one trace and one compiled program serve every size in the range (see
-    ``ptojax.eval.dynamic_shapes``)."""
+    ``ptojax.eval.dynamic_shapes``). ``in_shardings``/``out_shardings`` place the positional
+    arguments and the results (see ``ptojax.jit_shardings``)."""
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, backend=backend,
-                                 dynamic=dynamic)
-    return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
+                                 dynamic=dynamic, in_shardings=in_shardings,
+                                 out_shardings=out_shardings)
+    jitted = Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
+    if in_shardings is None and out_shardings is None:
+        return jitted
+    return PlacedJit(jitted, in_shardings, out_shardings, jitted._static_argnums)
 
 
 def clear_caches():

@@ -56,6 +56,7 @@ from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterM
                                           scatter_max, scatter_min, scatter_mul, scatter_sub)
 from ptojax.ops.windowed_indexing import scatter_set as scatter
 from ptojax.ops.windows import padtype_to_pads
+from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
                                       pmean, pmin, ppermute, psum, psum_scatter)
 from ptojax.public import dir_function as _dir_function, public_names as _public_names
