@@ -62,7 +62,7 @@ class PartitionSpec:
         return dims
 
     def __repr__(self):
-        return f"P({', '.join(repr(p) for p in self._parts)})"
+        return "P" + repr(tuple(self._parts))   # JAX's: P('x',), P('x', None), P()
 
 
 P = PartitionSpec
@@ -231,7 +231,7 @@ class set_mesh:
       >>> with pto.set_mesh(mesh):
       ...     x = pto.device_put(pnp.arange(4.0), pto.P("data"))
       >>> x.sharding.spec
-      P('data')
+      P('data',)
     """
 
     def __init__(self, mesh):
