@@ -34,6 +34,7 @@ from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
+from ptojax.lax.zeta_family import polygamma, zeta
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
@@ -68,6 +69,7 @@ def __getattr__(name):
     if name == "map":
         return _map
     raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")
+
 
 
 __all__ = [*_public_names(globals(), submodules=("linalg",)), "map"]
