@@ -9,7 +9,7 @@ import numpy as np
 
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
-from ptojax.scipy.special.normal import inexact
+from ptojax.scipy.special.normal import inexact, strong
 from ptojax.public import add_examples
 
 # highest power first
@@ -73,7 +73,7 @@ def dawsn(x):
     x = inexact("dawsn", x)
     if pnp.iscomplexobj(x):
         raise ValueError("dawsn does not support complex-valued inputs.")
-    return _dawsn(x)
+    return strong(_dawsn(x))
 
 
 add_examples(globals(), """
