@@ -31,3 +31,4 @@ def test_norm_and_nn_logsumexp_of_python_scalars(jax):
         want = [getattr(jst.norm, f)(0.5) for f in NORM] + [jax.nn.logsumexp(0.5)]
     got = [getattr(pto.scipy.stats.norm, f)(0.5) for f in NORM] + [pto.nn.logsumexp(0.5)]
     assert [(g.dtype, g.weak_type) for g in got] == [(w.dtype, w.weak_type) for w in want]
+
