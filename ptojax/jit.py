@@ -33,6 +33,9 @@ from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
+from ptojax.jit_shardings import PlacedJit
+from ptojax.aot_signature import Signature
+from ptojax.tools.flops import count_flops
 from ptojax.public import add_examples as _add_examples
 
 log = logging.getLogger("ptojax.jit")
@@ -299,7 +302,9 @@ class Jitted:
         the tiled/PTO views (``.tile_ir``, ``.as_text("pto")``, ``.cost()``)."""
         closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                           self._static_argnames, dynamic=self._dynamic)
-        return Lowered(closed, out_tree, self._backend, target)
+        signature = Signature(self._fn, args, kwargs, self._static_argnums,
+                              self._static_argnames)
+        return Lowered(closed, out_tree, self._backend, target, signature)
 
     def cache_size(self) -> int:
         return len({id(e) for e in self._cache.values()})
@@ -369,11 +374,24 @@ class Lowered:
     ``.cost()``, ``.unfused()``, ``.compile()``. Tiling and PTO lowering are delegated to
     ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
 
-    def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None):
+    def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None,
+                 signature=None):
         self.ir = closed
         self.out_tree = out_tree
         self._backend = backend
         self.target = target
+        self._signature = signature
+
+    @property
+    def in_tree(self):
+        """The pytree structure of the (non-static) ``(args, kwargs)`` it was lowered for."""
+        return self._signature.in_tree if self._signature is not None else None
+
+    def cost_analysis(self) -> dict:
+        """``{"flops": n}``: the floating-point operations of the program as ptojax counts
+        them (``pto.tools.count_flops``; loop bodies once per known trip), as JAX's
+        ``cost_analysis`` reports its compiler's estimate."""
+        return {"flops": float(count_flops(self.ir))}
 
     @functools.cached_property
     def optimized_ir(self) -> ClosedIR:
@@ -407,35 +425,54 @@ class Lowered:
         return self._tiling.unfused()
 
     def compile(self) -> "Compiled":
-        return Compiled(_make_entry(self.ir, self.out_tree, self._backend))
+        return Compiled(_make_entry(self.ir, self.out_tree, self._backend), self._signature)
 
 
 class Compiled:
-    def __init__(self, entry: _Entry):
+    """A lowered function compiled for one signature (``jit(f).lower(...).compile()``): it
+    takes the non-static arguments only, of the lowered shapes and dtypes (else JAX's
+    ``TypeError``), and cannot be transformed (see ``ptojax.aot_signature``)."""
+
+    def __init__(self, entry: _Entry, signature=None):
         self._entry = entry
+        self._signature = signature
         self.ir = entry.closed
 
-    def __call__(self, *args):
-        leaves, _ = tree_flatten(args)
+    def __call__(self, *args, **kwargs):
+        if self._signature is None:
+            leaves, _ = tree_flatten((args, kwargs))
+        else:
+            leaves = self._signature.check(args, kwargs)
         return _run(self._entry, [leaf_value(x) for x in leaves])
+
+    in_tree = property(lambda self: self._signature.in_tree if self._signature else None)
+
+    def cost_analysis(self) -> dict:
+        """``{"flops": n}`` of the optimized program (see ``Lowered.cost_analysis``)."""
+        return {"flops": float(count_flops(self.ir))}
 
     def as_text(self) -> str:
         return self._entry.executable.source
 
 
 def jit(fn: Callable = None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        backend=None, dynamic=None):
+        backend=None, dynamic=None, in_shardings=None, out_shardings=None):
     """Compile ``fn``; traced once per (structure, shapes, dtypes, weak types, statics).
 
     ``dynamic={"x": {0: pto.Dim("seq", 1, 4096)}}`` makes axis 0 of every array in argument
     ``x`` symbolic: one trace and one compiled program serve every size in the range (see
-    ``ptojax.eval.dynamic_shapes``)."""
+    ``ptojax.eval.dynamic_shapes``). ``in_shardings``/``out_shardings`` place the positional
+    arguments and the results (see ``ptojax.jit_shardings``)."""
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, backend=backend,
-                                 dynamic=dynamic)
-    return Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
+                                 dynamic=dynamic, in_shardings=in_shardings,
+                                 out_shardings=out_shardings)
+    jitted = Jitted(fn, static_argnums, static_argnames, donate_argnums, backend, dynamic)
+    if in_shardings is None and out_shardings is None:
+        return jitted
+    return PlacedJit(jitted, in_shardings, out_shardings, jitted._static_argnums)
 
 
 def clear_caches():
@@ -469,10 +506,22 @@ def eval_shape(fun: Callable, *args, **kwargs):
     return out_tree.unflatten(outs)
 
 
-def make_jaxpr(fn: Callable, static_argnums=()):
+def make_jaxpr(fn: Callable, static_argnums=(), return_shape: bool = False):
     """JAX's name for ``make_ir``: ``make_jaxpr(fn)(*args)`` → the ClosedIR ``fn`` traces to
-    (ptojax's IR, printed in its own form rather than as a jaxpr)."""
-    return make_ir(fn, static_argnums)
+    (ptojax's IR, printed in its own form rather than as a jaxpr; JAX's field names
+    ``.jaxpr``, ``.eqns[i].primitive``, ``.in_avals``, ... are there too). With
+    ``return_shape=True``, also the output's pytree of ``ShapeDtypeStruct``."""
+    if not return_shape:
+        return make_ir(fn, static_argnums)
+    nums, names = _normalize_static(fn, static_argnums, ())
+
+    @functools.wraps(fn)
+    def make(*args, **kwargs):
+        closed, _, out_tree = trace_to_ir(fn, args, kwargs, nums, names)
+        shapes = [ShapeDtypeStruct(v.type.shape, v.type.dtype, v.type.weak_type)
+                  for v in closed.ir.outvars]
+        return closed, out_tree.unflatten(shapes)
+    return make
 
 
 _add_examples(globals(), """

@@ -9,7 +9,7 @@ from ptojax.eval.ieee import quietly
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var, as_ir, sub_irs
 from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
 from ptojax.ops.broadcast import broadcast_in_dim_p
-from ptojax.ops.convert import convert_element_type_p, copy_p
+from ptojax.ops.convert import convert_element_type_p, copy_p, name_p
 from ptojax.ir.symbolic import has_symbols
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
 
@@ -199,7 +199,7 @@ def _identity_of(eqn, defs):
         for a, b in (ins, ins[::-1]):
             if _is_one(b, defs) and keeps_type(a):
                 return a
-    elif prim is integer_pow_p and eqn.params["y"] == 1 or prim is copy_p:
+    elif prim is integer_pow_p and eqn.params["y"] == 1 or prim is copy_p or prim is name_p:
         return ins[0] if keeps_type(ins[0]) else None
     elif prim is neg_p:
         inner = defs.get(ins[0])

@@ -62,7 +62,7 @@ class PartitionSpec:
         return dims
 
     def __repr__(self):
-        return f"P({', '.join(repr(p) for p in self._parts)})"
+        return "P" + repr(tuple(self._parts))   # JAX's: P('x',), P('x', None), P()
 
 
 P = PartitionSpec
@@ -231,7 +231,7 @@ class set_mesh:
       >>> with pto.set_mesh(mesh):
       ...     x = pto.device_put(pnp.arange(4.0), pto.P("data"))
       >>> x.sharding.spec
-      P('data')
+      P('data',)
     """
 
     def __init__(self, mesh):
@@ -298,8 +298,16 @@ class NamedSharding:
     def device_set(self) -> set:
         return set(self.mesh.devices.flat)
 
+    @property
     def is_fully_replicated(self) -> bool:
+        """Every device holds the whole array (a property, as JAX's)."""
         return not any(self.spec.dims())
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Every device of the mesh belongs to this process."""
+        local = set(local_devices())
+        return all(d in local for d in self.mesh.devices.flat)
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -320,8 +328,8 @@ class SingleDeviceSharding:
 
     device_set = property(lambda self: {self.device})
 
-    def is_fully_replicated(self) -> bool:
-        return True
+    is_fully_replicated = property(lambda self: True)
+    is_fully_addressable = property(lambda self: True)
 
     def shard_shape(self, global_shape) -> tuple:
         return tuple(global_shape)

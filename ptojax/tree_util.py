@@ -503,7 +503,38 @@ def static(**kwargs):
     return dataclasses.field(metadata=metadata, **kwargs)
 
 
-__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "PyTreeDef", "SequenceKey", "all_leaves",
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree (JAX's ``tree_util.Partial``): the bound positional
+    and keyword arguments are its children and the function its static part, so a Partial
+    can be passed to and returned from ``jit``ted functions and transformed."""
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, functools.partial):   # one level, as functools.partial does
+            original = func
+            func = _HashableFunction(original)
+            out = super().__new__(cls, func, *args, **kw)
+            func.func = original.func
+            func.args = original.args
+            func.keywords = original.keywords
+            return out
+        return super().__new__(cls, func, *args, **kw)
+
+
+class _HashableFunction:
+    """A partial's own partial, kept as one static function (hashable by identity)."""
+
+    def __init__(self, partial):
+        self._partial = partial
+
+    def __call__(self, *args, **kw):
+        return self._partial(*args, **kw)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey", "all_leaves",
            "keystr", "register_dataclass", "register_pytree_node", "register_pytree_node_class",
            "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static",
            "tree_all", "tree_broadcast", "tree_flatten", "tree_flatten_with_path", "tree_leaves",
@@ -514,6 +545,10 @@ __dir__ = dir_function(__all__)
 
 
 add_examples(globals(), """
+Partial:
+    >>> add_one = pto.tree_util.Partial(pnp.add, 1.0)
+    >>> pto.jit(lambda f, x: f(x))(add_one, 2.0)
+    Array(3., dtype=float32, weak_type=True)
 DictKey: The key of a dict entry in a key path (``key`` is the dict key).
     >>> pto.tree_util.DictKey('a')
     DictKey(key='a')

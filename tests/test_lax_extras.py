@@ -100,3 +100,21 @@ def test_optimization_barrier_is_an_unfused_identity(jax):
     assert set(out) == {"a", "b"} and out["b"].weak_type
     tiled = str(pto.jit(f(pto)).lower(x).tile_ir)
     assert "optimization_barrier" in tiled     # left between kernels, never fused
+
+
+def test_lax_zeta_and_polygamma_match_jax(jax):
+    """``lax.zeta``/``lax.polygamma``: float operands of one dtype (NaN for a negative or
+    non-integer order), values and errors as JAX's."""
+    x = np.array([2.0, 3.0, 1.0, 0.5, 4.5], np.float32)
+    q = np.array([1.0, 2.0, 1.0, 1.0, 0.3], np.float32)
+    m = np.array([0.0, 1.0, 2.0, -1.0, 1.5], np.float32)
+    with jax.enable_x64(False):
+        want = [jax.lax.zeta(x, q), jax.lax.polygamma(m, q + 1.0), jax.lax.zeta(2.0, q)]
+    got = [pto.lax.zeta(x, q), pto.lax.polygamma(m, q + 1.0), pto.lax.zeta(2.0, q)]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5)
+    with pytest.raises(TypeError, match="same dtypes"):
+        pto.lax.zeta(np.float16(2.0), np.float32(1.0))
+    with pytest.raises(TypeError, match="subtypes of floating"):
+        pto.lax.polygamma(np.int32(1), np.float32(2.0))

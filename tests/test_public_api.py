@@ -23,7 +23,8 @@ PUBLIC = {
                            "truncnorm", "uniform", "wrapcauchy"},
     "ptojax.tree_util": set(), "ptojax.tree": set(), "ptojax.debug": set(),
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
-    "ptojax.mixed_precision": set(),
+    "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
+    "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),
 }
 
 # ptojax's own modules, without a JAX counterpart

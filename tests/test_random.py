@@ -8,7 +8,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import random as pr
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.random_bits import threefry2x32_p
 from helpers import assert_close
 
@@ -401,3 +401,9 @@ def test_key_data_and_wrap_key_data_match_jax(jax):
                                   np.asarray(pto.random.normal(keys[0], (2,))))
     with pytest.raises(DtypeError, match="uint32 array of shape"):
         pto.random.key_data(np.ones(2, np.float32))
+    # impl= as JAX's keyword: threefry2x32 (JAX's default) or None; others are refused
+    np.testing.assert_array_equal(
+        np.asarray(pto.random.key(7, impl="threefry2x32")),
+        np.asarray(jax.random.key_data(jax.random.key(7, impl="threefry2x32"))))
+    with pytest.raises(PtoError, match="impl='rbg' is not available"):
+        pto.random.key(7, impl="rbg")

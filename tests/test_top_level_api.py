@@ -164,6 +164,24 @@ def test_array_repr_matches_jax(jax, jnp):
             assert repr(got) == repr(want)
 
 
+def test_array_format_matches_jax(jax, jnp):
+    """format()/str.format of arrays as JAX: a scalar formats as its numpy scalar (a float32
+    with an empty spec prints its float64 repr), other arrays as numpy arrays."""
+    with jax.enable_x64(False):
+        pairs = [(pnp.sin(pnp.float32(2.0)), jnp.sin(jnp.float32(2.0))),
+                 (pnp.int32(3), jnp.int32(3)), (pnp.array(True), jnp.array(True)),
+                 (pnp.bfloat16(1.5), jnp.bfloat16(1.5)), (pnp.arange(3.0), jnp.arange(3.0))]
+        for got, want in pairs:
+            for spec in ("", ">12", ".3f", "e"):
+                try:
+                    expected = format(want, spec)
+                except (TypeError, ValueError) as e:
+                    with pytest.raises(type(e)):
+                        format(got, spec)
+                else:
+                    assert format(got, spec) == expected, (got, spec)
+
+
 def test_make_jaxpr_is_make_ir():
     closed = pto.make_jaxpr(lambda x: pnp.sin(x) * 2)(np.ones(3, np.float32))
     assert isinstance(closed, pto.ClosedIR)

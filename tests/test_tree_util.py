@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import ptojax as pto
+import ptojax.numpy as pnp
 from ptojax import tree_util as tu
 from ptojax.errors import PtoError
 
@@ -361,3 +362,20 @@ def test_random_trees_flatten_like_jax(jtu, tree):
     assert treedef.unflatten(leaves) == tree
     assert [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(tree)[0]] == \
         [jtu.keystr(p) for p, _ in jtu.tree_flatten_with_path(tree)[0]]
+
+
+def test_partial_is_a_pytree_like_jax(jax):
+    """``tree_util.Partial``: bound arguments are leaves, the function is static; it passes
+    through jit and grad; a Partial of a partial calls through both."""
+    import functools
+    got = pto.tree_util.Partial(pnp.add, 1.0)
+    want = jax.tree_util.Partial(jax.numpy.add, 1.0)
+    assert pto.tree_util.tree_leaves(got) == jax.tree_util.tree_leaves(want) == [1.0]
+    assert pto.jit(lambda f, x: f(x))(got, 2.0) == 3.0
+    kw = pto.tree_util.Partial(pnp.clip, a_min=0.0)
+    assert len(pto.tree_util.tree_leaves(kw)) == len(
+        jax.tree_util.tree_leaves(jax.tree_util.Partial(jax.numpy.clip, a_min=0.0))) == 1
+    grads = pto.grad(lambda p: p(2.0))(pto.tree_util.Partial(pnp.multiply, 3.0))
+    assert isinstance(grads, pto.tree_util.Partial) and float(grads.args[0]) == 2.0
+    nested = pto.tree_util.Partial(functools.partial(pnp.subtract, 10.0), 4.0)
+    assert float(nested()) == 6.0 and pto.tree_util.tree_leaves(nested) == [4.0]

@@ -120,6 +120,16 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
     return outs[:n_diff_outs], outs[n_diff_outs:], backward
 
 
+def residuals_of(closed: ClosedIR, primals):
+    """(the known IR ``vjp`` evaluates on the forward pass, the residual variables among its
+    outputs: the values the backward pass reads), for ``ad_checkpoint.saved_residuals``."""
+    nonzeros = [differentiable(t) for t in closed.in_types]
+    jvp_closed, _ = _jvp_of_first_outputs(closed, nonzeros, len(closed.outvars), primals)
+    known, _, n_res, _ = partial_eval(jvp_closed, [False] * len(nonzeros) + [True] * sum(nonzeros))
+    outvars = known.ir.outvars
+    return known, list(outvars[len(outvars) - n_res:])
+
+
 def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals):
     """``jvp_ir`` keeping every primal output but only the tangents of the first
     ``n_diff_outs`` outputs (so auxiliary outputs are never transposed)."""

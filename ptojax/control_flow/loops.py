@@ -248,7 +248,7 @@ fori_loop:
     Array(10, dtype=int32)
 while_loop:
     >>> pto.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
-    Array(128, dtype=int32)
+    Array(128, dtype=int32, weak_type=True)
 scan:
     >>> pto.lax.scan(lambda c, x: (c + x, c * x), 0, pnp.array([1, 2, 3]))
     (Array(6, dtype=int32), Array([0, 2, 9], dtype=int32))

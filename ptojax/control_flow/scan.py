@@ -58,7 +58,7 @@ def slice_type(t):
 
 
 def stacked_type(t, length):
-    return TensorType((length, *t.shape), t.dtype)
+    return TensorType((length, *t.shape), t.dtype, t.weak_type)   # weak ys stay weak, as JAX
 
 
 def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
@@ -77,7 +77,9 @@ def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
     if len(carry_out) != num_carry or not all(map(same_shape_dtype, carry_out, init)):
         raise ControlFlowError(f"scan: the body returns the carry ({fmt_types(carry_out)}) "
                                f"but it enters as ({fmt_types(init)})")
-    return [*map(strong, init), *[stacked_type(y, length) for y in ys]]
+    # a carry is weak (a Python scalar's) only while the body keeps it weak, as JAX's scan
+    carry = [t if t.weak_type and o.weak_type else strong(t) for t, o in zip(init, carry_out)]
+    return [*carry, *[stacked_type(y, length) for y in ys]]
 
 
 def _scan_impl(*args, body, num_consts, num_carry, length, reverse):

@@ -62,7 +62,8 @@ def _while_abstract(*args, cond, body, cond_nconsts, body_nconsts, max_steps):
     if len(outs) != len(init) or not all(map(same_shape_dtype, outs, init)):
         raise ControlFlowError(f"while: body returns ({fmt_types(outs)}) but the carry is "
                                f"({fmt_types(init)})")
-    return [strong(t) for t in init]
+    # weak (a Python scalar's) only while the body keeps it weak, as JAX's while_loop
+    return [t if t.weak_type and o.weak_type else strong(t) for t, o in zip(init, outs)]
 
 
 def _while_impl(*args, cond, body, cond_nconsts, body_nconsts, max_steps):

@@ -74,7 +74,7 @@ class Array:
 
     @property
     def is_fully_replicated(self) -> bool:
-        return self.sharding.is_fully_replicated()
+        return self.sharding.is_fully_replicated
 
     @property
     def is_fully_addressable(self) -> bool:
@@ -172,9 +172,11 @@ class Array:
         return str(self._value)
 
     def __format__(self, spec):
-        if spec and self._value.ndim == 0:
-            return format(self._value.item(), spec)
-        return str(self)
+        # as JAX: a scalar formats as its numpy scalar (np.float32 with "" prints the float's
+        # shortest float64 repr, 0.9092974066734314); arrays as numpy arrays
+        if self._value.ndim == 0:
+            return format(self._value[()], spec)
+        return format(self._value, spec)
 
     def __reduce__(self):
         return (Array, (self._value, self.weak_type))

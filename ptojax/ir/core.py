@@ -15,7 +15,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir import pretty
-from ptojax.ir.types import TensorType
+from ptojax.ir.types import ShapedArray, TensorType
 from ptojax.public import add_examples as _add_examples
 
 
@@ -126,6 +126,11 @@ class Eqn:
         self.params = params if isinstance(params, Params) else Params(params)
         self.source = source
 
+    # JAX's names for the same fields (``jax.make_jaxpr(f)(x).eqns[0].primitive.name``)
+    primitive = property(lambda self: self.prim)
+    invars = property(lambda self: self.inputs)
+    outvars = property(lambda self: self.outputs)
+
     def replace(self, **changes) -> "Eqn":
         fields = dict(prim=self.prim, inputs=self.inputs, outputs=self.outputs,
                       params=self.params, source=self.source)
@@ -176,6 +181,11 @@ class ClosedIR:
     eqns = property(lambda self: self.ir.eqns)
     invars = property(lambda self: self.ir.invars)
     outvars = property(lambda self: self.ir.outvars)
+    # JAX's ClosedJaxpr names for the same things
+    jaxpr = property(lambda self: self.ir)
+    in_avals = property(lambda self: [ShapedArray.of(t) for t in self.ir.in_types])
+    out_avals = property(lambda self: [ShapedArray.of(t) for t in self.ir.out_types])
+    literals = property(lambda self: self.consts)
 
     def __str__(self):
         return print_ir(self.ir)

@@ -51,6 +51,41 @@ class TensorType:
     __repr__ = __str__
 
 
+class ShapedArray:
+    """A ``TensorType`` seen as JAX's abstract value (``jax.core.ShapedArray``): the same
+    shape, dtype and weak type, shown as JAX shows it (``ShapedArray(float32[3])``). What
+    ``make_jaxpr(f)(x).in_avals``/``out_avals`` hold."""
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    @classmethod
+    def of(cls, t: TensorType) -> "ShapedArray":
+        """``t`` as the user's function sees it: a weak float64 scalar is how ``jit``
+        carries a Python float, which the function sees as a weak default float."""
+        if t.weak_type and t.shape == () and t.dtype == dtypes.float64:
+            return cls((), dtypes.default_float(), True)
+        return cls(t.shape, t.dtype, t.weak_type)
+
+    def __eq__(self, other):
+        return isinstance(other, ShapedArray) and (self.shape, self.dtype, self.weak_type) \
+            == (other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def str_short(self) -> str:
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
 class TileType:
     """A tile: ``shape`` (rows, cols) of ``dtype`` in on-chip buffer ``space``. ``valid`` is the
     part holding data at a ragged edge (PTO's valid rows/cols); None means all of it."""

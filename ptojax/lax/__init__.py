@@ -34,6 +34,7 @@ from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
+from ptojax.lax.zeta_family import polygamma, zeta
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
                               shift_left, shift_right_arithmetic, shift_right_logical)
@@ -56,6 +57,7 @@ from ptojax.ops.windowed_indexing import (GatherDimensionNumbers, GatherScatterM
                                           scatter_max, scatter_min, scatter_mul, scatter_sub)
 from ptojax.ops.windowed_indexing import scatter_set as scatter
 from ptojax.ops.windows import padtype_to_pads
+from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,
                                       pmean, pmin, ppermute, psum, psum_scatter)
 from ptojax.public import dir_function as _dir_function, public_names as _public_names
@@ -67,6 +69,7 @@ def __getattr__(name):
     if name == "map":
         return _map
     raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")
+
 
 
 __all__ = [*_public_names(globals(), submodules=("linalg",)), "map"]

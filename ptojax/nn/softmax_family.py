@@ -114,6 +114,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     out = pnp.add(pnp.log(pnp.abs(total)), top)
     if not keepdims:
         out, sign = pnp.squeeze(out, axes), pnp.squeeze(sign, axes)
+    if out.weak_type:     # strongly typed even for a Python scalar, as JAX's
+        out, sign = lax.convert_element_type(out, out.dtype), lax.convert_element_type(
+            sign, sign.dtype)
     if return_sign:
         return out, sign
     return out if b is None else pnp.where(pnp.less(sign, 0), np.nan, out)

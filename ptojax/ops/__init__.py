@@ -7,7 +7,8 @@ The package is also JAX's ``jax.ops``: its public API (``__all__``, what ``dir``
 segment reductions of ``segment.py``."""
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,  # noqa: F401
                         decompositions, dimension_size, dynamic_slicing, eig, elementwise, fft,
-                        gather_scatter, linalg, logic, optimization_barrier, pure_callback,
+                        gather_scatter, io_callback, linalg, logic, optimization_barrier,
+                        pure_callback,
                         random_bits, reductions, shape, slicing, sorting, special,
                         transcendental, windowed_indexing)
 from ptojax.ops import bucketing  # noqa: F401,E402

@@ -125,6 +125,15 @@ copy_p = elementwise("copy", np.copy, abstract_eval=_identity_abstract, linear=T
                      reference=ref.identity)
 copy_p.define(jvp=linear_in_first_jvp(copy_p))
 
+# ``name[name=...]``: the identity marking a value for ``checkpoint`` policies that save values
+# by name (``ptojax.ad_checkpoint.checkpoint_name``); its tangent and cotangent carry the same
+# name, and the optimizer drops it (optimize._identity_of) once the transformations are done.
+name_p = elementwise("name", lambda x, name: x, abstract_eval=lambda x, name: x, linear=True,
+                     shard_linear="unary", transpose=lambda ct, x, name: [ct], tile=IDENTITY,
+                     pto=pto.unary("TMOV"), host="{0}", cost=no_flops,
+                     reference=ref.identity)
+name_p.define(jvp=linear_in_first_jvp(name_p))
+
 stop_gradient_p = elementwise("stop_gradient", lambda x: x, abstract_eval=_identity_abstract,
                               shard_linear="unary", tile=IDENTITY, pto=pto.unary("TMOV"),
                               host="{0}", cost=no_flops, reference=ref.identity)

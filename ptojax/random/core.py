@@ -39,12 +39,14 @@ _SQRT2 = math.sqrt(2.0)
 
 
 # keys ----------------------------------------------------------------------------------------
-def key(seed):
+def key(seed, *, impl=None):
     """A new key from an integer seed: ``[high 32 bits, low 32 bits]`` of the seed.
 
     A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
     seed contributes both words. A Python int is int32 when it fits (int64 in x64 mode), else
-    64-bit. The seed may be traced."""
+    64-bit. The seed may be traced. ``impl`` must be None or ``"threefry2x32"`` (the one
+    generator ptojax has)."""
+    _check_impl("key", impl)
     seed = _integer_scalar("key", seed, "the seed")
     low = lax.convert_element_type(seed, dtypes.uint32)
     if seed.dtype.itemsize == 8:
@@ -109,10 +111,14 @@ def key_data(keys):
 def wrap_key_data(key_bits_array, *, impl=None):
     """Keys from their uint32 words (shape ``(..., 2)``): the words themselves, JAX's raw
     layout. ``impl`` must be None or ``"threefry2x32"``, the one generator ptojax has."""
-    if impl not in (None, "threefry2x32"):
-        raise PtoError(f"wrap_key_data: impl={impl!r} is not available; ptojax keys are "
-                       f"threefry2x32 (pass impl=None)", user_frame())
+    _check_impl("wrap_key_data", impl)
     return _check_key_words("wrap_key_data", key_bits_array)
+
+
+def _check_impl(name, impl):
+    if impl not in (None, "threefry2x32"):
+        raise PtoError(f"{name}: impl={impl!r} is not available; ptojax keys are "
+                       f"threefry2x32 (pass impl=None)", user_frame(3))
 
 
 def _check_key_words(name, keys):

@@ -95,5 +95,5 @@ shard:
     >>> f = pto.shard(lambda x: pnp.sin(x) * 2.0, mesh=mesh, in_specs=pto.P('i'),
     ...               out_specs=pto.P('i'))
     >>> f(pnp.zeros(8)).sharding.spec
-    P('i')
+    P('i',)
 """)

@@ -83,5 +83,5 @@ with_sharding_constraint:
     ...     return pto.with_sharding_constraint(x * 2.0, pto.P('i'))
     >>> g = pto.shard(f, mesh=mesh, in_specs=pto.P(), out_specs=pto.P('i'))
     >>> g(pnp.ones(8)).sharding.spec
-    P('i')
+    P('i',)
 """)

@@ -44,7 +44,7 @@ def reshard(xs, out_shardings):
     Example:
       >>> mesh = pto.make_mesh((2,), ("data",))
       >>> pto.reshard(pnp.arange(4.0), pto.NamedSharding(mesh, pto.P("data"))).sharding.spec
-      P('data')
+      P('data',)
     """
     leaves, treedef = tree_flatten(xs)
     shardings = treedef.flatten_up_to(tree_broadcast(out_shardings, xs, is_leaf=_is_sharding))

@@ -115,6 +115,13 @@ def _copy(data, J):
     return (lambda a: P.copy_p.bind(a)), (lambda a: J.jnp.array(a, copy=True)), [x]
 
 
+@case("name", P.name_p)
+def _checkpoint_name(data, J):
+    x = values(rng_of(data), shape_of(data))
+    return (lambda a: lax.mul(P.name_p.bind(lax.sin(a), name="s"), a)), \
+        (lambda a: J.lax.sin(a) * a), [x]
+
+
 @case("stop_gradient", P.stop_gradient_p, finite_differences=False)
 def _stop_gradient(data, J):
     x = values(rng_of(data), shape_of(data))

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ptojax as pto
+import ptojax.numpy as pnp
 from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prims, eqns_of,
                         verified)
 from ptojax.errors import UnsupportedError
@@ -125,3 +126,23 @@ def test_jit_of_while_and_fori(J):
     assert_trees_close(f(np.array(5.0)), np.sqrt(5.0))
     g = pto.jit(lambda w, x: fori_power(P, w, x))
     assert_trees_close(g(np.float64(0.8), X), fori_power(J, np.float64(0.8), X))
+
+
+def test_weak_carries_stay_weak_as_jax(jax):
+    """A Python-scalar carry stays weakly typed through while/fori/scan while the body keeps
+    it weak (scan's stacked ys too), and becomes strong when the body makes it strong."""
+    programs = [
+        lambda lax, np_: lax.while_loop(lambda c: c < 3, lambda c: c + 1, 0),
+        lambda lax, np_: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * 2.0, c[1] + 1),
+                                        (1.0, 0)),
+        lambda lax, np_: lax.fori_loop(0, 3, lambda i, c: c + 1, 0),
+        lambda lax, np_: lax.scan(lambda c, x: (c + 1, c), 0, None, length=2),
+        lambda lax, np_: lax.fori_loop(0, 3, lambda i, c: c + np_.int32(1), 0),
+        lambda lax, np_: lax.scan(lambda c, x: (c * x, c), 1.0, np_.ones(2, np_.float32)),
+    ]
+    for program in programs:
+        with jax.enable_x64(False):
+            want = program(jax.lax, jax.numpy)
+        got = program(pto.lax, pnp)
+        assert repr(got) == repr(want)
+        assert repr(pto.jit(lambda: program(pto.lax, pnp))()) == repr(want)

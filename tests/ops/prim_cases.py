@@ -509,6 +509,7 @@ def all_cases() -> dict:
         P.eig_p: lambda data, rng: ([_matrices(data, rng, square=True)],
                                     {"vectors": data.draw(st.booleans())}),
     }
+    cases["name"] = Case(P.name_p, _elementwise(P.name_p, 1, name="n"))
     for prim, draw in special.items():
         cases[prim.name] = Case(prim, draw)
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):

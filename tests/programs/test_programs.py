@@ -22,10 +22,19 @@ INPUTS = {
     "gp_cholesky": (np.linspace(0, 3, 9, dtype=np.float32)[:, None],
                     np.sin(np.linspace(0, 3, 9)).astype(np.float32),
                     np.linspace(-0.5, 3.5, 5, dtype=np.float32)[:, None]),
+    "neural_ode_rk4": (np.linspace(0, 3, 16, dtype=np.float32),
+                       np.array([1.0, 0.0], np.float32)),
+    "gmm_em": (np.concatenate([RNG.randn(20, 2) * 0.5 + [2, 2], RNG.randn(20, 2) * 0.7 + [-2, 0],
+                               RNG.randn(20, 2) * 0.4 + [0, -2]]).astype(np.float32),),
+    "lstm_adam": (RNG.randn(8, 4, 1).astype(np.float32),),
+    "nbody_verlet": (np.stack(np.meshgrid(np.arange(3) * 1.2, np.arange(2) * 1.2), -1)
+                     .reshape(-1, 2).astype(np.float32),
+                     (0.1 * RNG.randn(6, 2)).astype(np.float32)),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
-        "gp_cholesky": 5e-4}
+        "gp_cholesky": 5e-4, "neural_ode_rk4": 1e-4, "gmm_em": 2e-4, "lstm_adam": 2e-4,
+        "nbody_verlet": 2e-4}
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))

@@ -1,11 +1,12 @@
 """``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs, composed of ``pnp``
 and ``lax`` operations (so every transform traces through them).
 
-Not here (yet): ``bessel_jn``, ``dawsn``,
+Not here (yet): ``bessel_jn``,
 ``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
 ``sph_harm_y``, ``wofz``.
 """
 from ptojax.scipy.special.bernoulli import bernoulli
+from ptojax.scipy.special.dawsn import dawsn
 from ptojax.scipy.special.bessel import i0, i0e, i1, i1e
 from ptojax.scipy.special.incomplete import betainc, gammainc, gammaincc
 from ptojax.scipy.special.erfcx import erfcx

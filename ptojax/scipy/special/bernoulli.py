@@ -2,32 +2,15 @@
 ``bernoulli(n)``, Stirling's series for ``lgamma`` and the Euler-Maclaurin tail of ``zeta``."""
 from __future__ import annotations
 
-import functools
-import math
 import operator
-from fractions import Fraction
 
 import numpy as np
 
 from ptojax import dtypes
 from ptojax import numpy as pnp
 from ptojax.errors import ConcretizationError
+from ptojax.ops.zeta import bernoulli_numbers
 from ptojax.source_info import user_frame
-
-
-@functools.lru_cache(maxsize=None)
-def bernoulli_numbers(n: int) -> tuple:
-    """``B_0 .. B_n`` as Fractions, with ``B_1 = -1/2`` (the Akiyama-Tanigawa algorithm,
-    which gives ``B_1 = +1/2``; the sign is flipped)."""
-    row, out = [], []
-    for m in range(n + 1):
-        row.append(Fraction(1, m + 1))
-        for j in range(m, 0, -1):
-            row[j - 1] = j * (row[j - 1] - row[j])
-        out.append(row[0])
-    if n >= 1:
-        out[1] = -out[1]
-    return tuple(out)
 
 
 def stirling_coefficients(terms: int) -> list:
@@ -35,12 +18,6 @@ def stirling_coefficients(terms: int) -> list:
     ``sum_k c_k / x^(2k - 1)``."""
     b = bernoulli_numbers(2 * terms)
     return [float(b[2 * k] / (2 * k * (2 * k - 1))) for k in range(1, terms + 1)]
-
-
-def euler_maclaurin_coefficients(terms: int) -> list:
-    """``B_2j / (2j)!`` for j = 1..terms."""
-    b = bernoulli_numbers(2 * terms)
-    return [float(b[2 * j] / math.factorial(2 * j)) for j in range(1, terms + 1)]
 
 
 def bernoulli(n):

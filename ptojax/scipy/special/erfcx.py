@@ -14,7 +14,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import UnsupportedError
-from ptojax.scipy.special.normal import inexact
+from ptojax.scipy.special.normal import inexact, strong
 from ptojax.source_info import user_frame
 
 
@@ -55,5 +55,5 @@ def erfcx(x):
     if dtypes.is_complex(x.dtype):
         raise UnsupportedError("erfcx: complex inputs are not supported", user_frame())
     if x.dtype in (dtypes.float32, dtypes.float64):
-        return _erfcx(x)
+        return strong(_erfcx(x))
     return _erfcx(x.astype(dtypes.float32)).astype(x.dtype)

@@ -16,6 +16,12 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _LOG_NDTR_BOUNDS = {"float32": (-10.0, 5.0), "float64": (-20.0, 8.0)}
 
 
+def strong(x):
+    """``x`` without a weak type: JAX's ``ndtr``, ``ndtri``, ``log_ndtr``, ``erfcx``,
+    ``dawsn`` and ``logsumexp`` return strongly typed results even for Python scalars."""
+    return lax.convert_element_type(x, x.dtype) if getattr(x, "weak_type", False) else x
+
+
 def inexact(name, *args):
     """``args`` promoted to one floating-point dtype (as ``pnp`` promotes)."""
     out = promote_args(name, *args, kind="float")
@@ -90,7 +96,7 @@ def ndtr(x):
     tail = lax.erfc(z)
     y = pnp.where(pnp.less(z, math.sqrt(0.5)), pnp.add(1.0, lax.erf(w)),
                   pnp.where(pnp.greater(w, 0), pnp.subtract(2.0, tail), tail))
-    return pnp.multiply(0.5, y)
+    return strong(pnp.multiply(0.5, y))
 
 
 def _float_only(name, x):
@@ -158,7 +164,7 @@ def log_ndtr(x, series_order=3):
         raise TypeError(f"log_ndtr: series_order must be a Python int, got {series_order!r}")
     if not 0 <= series_order <= 30:
         raise ValueError(f"log_ndtr: series_order must be in [0, 30], got {series_order}")
-    return _log_ndtr_with_jvp(_float_only("log_ndtr", x), series_order)
+    return strong(_log_ndtr_with_jvp(_float_only("log_ndtr", x), series_order))
 
 
 def _tail_start(q):
@@ -212,4 +218,4 @@ def ndtri(p):
     p = pnp.asarray(p)
     if p.dtype not in (dtypes.float32, dtypes.float64):
         raise DtypeError(f"ndtri: p must be float32 or float64, got {p.aval}", user_frame())
-    return _ndtri_with_jvp(p)
+    return strong(_ndtri_with_jvp(p))

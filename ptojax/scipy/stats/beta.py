@@ -1,5 +1,5 @@
-"""The beta distribution on ``[loc, loc + scale]`` (``cdf``/``sf`` need the incomplete beta
-function, which is not here yet)."""
+"""The beta distribution on ``[loc, loc + scale]``; ``cdf``/``sf`` are regularized
+incomplete beta functions of ``y = (x - loc) / scale`` clamped to ``[0, 1]``, as JAX's."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +7,7 @@ import numpy as np
 from ptojax import numpy as pnp
 from ptojax.scipy.special.entropy import xlog1py, xlogy
 from ptojax.scipy.special.gamma_family import betaln
+from ptojax.scipy.special.incomplete import betainc
 from ptojax.scipy.stats.common import describe, inexact, standardized, where_outside
 
 
@@ -31,3 +32,34 @@ def logpdf(x, a, b, loc=0, scale=1):
 Array([1.5], dtype=float32)""")
 def pdf(x, a, b, loc=0, scale=1):
     return pnp.exp(logpdf(x, a, b, loc, scale))
+
+
+@describe("The beta cumulative distribution ``I_y(a, b)``, ``y = (x - loc) / scale`` clamped "
+          "to [0, 1].", """
+>>> pto.scipy.stats.beta.cdf(pnp.array([0.5]), 2.0, 3.0)
+Array([0.6875], dtype=float32)""")
+def cdf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = inexact("beta.cdf", x, a, b, loc, scale)
+    return betainc(a, b, pnp.clip(standardized(x, loc, scale), 0.0, 1.0))
+
+
+@describe("The log of ``cdf``.", """
+>>> pto.scipy.stats.beta.logcdf(pnp.array([0.5]), 2.0, 3.0)
+Array([-0.37469345], dtype=float32)""")
+def logcdf(x, a, b, loc=0, scale=1):
+    return pnp.log(cdf(x, a, b, loc, scale))
+
+
+@describe("The beta survival function ``I_{1-y}(b, a)``.", """
+>>> pto.scipy.stats.beta.sf(pnp.array([0.5]), 2.0, 3.0)
+Array([0.3125], dtype=float32)""")
+def sf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = inexact("beta.sf", x, a, b, loc, scale)
+    return betainc(b, a, 1.0 - pnp.clip(standardized(x, loc, scale), 0.0, 1.0))
+
+
+@describe("The log of ``sf``.", """
+>>> pto.scipy.stats.beta.logsf(pnp.array([0.5]), 2.0, 3.0)
+Array([-1.1631508], dtype=float32)""")
+def logsf(x, a, b, loc=0, scale=1):
+    return pnp.log(sf(x, a, b, loc, scale))

@@ -1,5 +1,5 @@
-"""The Poisson distribution (``cdf`` needs the incomplete gamma function, which is not here
-yet)."""
+"""The Poisson distribution; ``cdf`` is ``Q(floor(k - loc) + 1, mu)`` (0 below ``loc``), the
+regularized upper incomplete gamma function, as JAX's."""
 from __future__ import annotations
 
 import math
@@ -9,6 +9,7 @@ import numpy as np
 from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.scipy.special.entropy import entr, xlogy
+from ptojax.scipy.special.incomplete import gammaincc
 from ptojax.scipy.stats.common import describe, inexact, where_outside
 
 
@@ -55,3 +56,12 @@ def entropy(mu, loc=0):
                     pnp.where(pnp.less(flat, 10), small,
                               pnp.where(pnp.less(flat, 100), medium, large)))
     return pnp.broadcast_to(pnp.reshape(out.astype(mu.dtype), mu.shape), shape)
+
+
+@describe("The Poisson cumulative distribution ``P(K <= k)``.", """
+>>> pto.scipy.stats.poisson.cdf(pnp.array([0.0, 2.0]), 1.5)
+Array([0.22313017, 0.80884683], dtype=float32)""")
+def cdf(k, mu, loc=0):
+    k, mu, loc = inexact("poisson.cdf", k, mu, loc)
+    x = pnp.subtract(k, loc)
+    return pnp.where(x < 0, 0.0, gammaincc(pnp.floor(pnp.add(x, 1.0)), mu))

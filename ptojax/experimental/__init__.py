@@ -1,0 +1,7 @@
+"""``pto.experimental``: the parts of JAX's ``jax.experimental`` ptojax has:
+``io_callback`` (a callback with side effects; ``ptojax/ops/io_callback.py``)."""
+from ptojax.ops.io_callback import io_callback
+from ptojax.public import dir_function as _dir_function
+
+__all__ = ["io_callback"]
+__dir__ = _dir_function(__all__)
