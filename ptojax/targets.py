@@ -16,6 +16,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Optional
+
+import numpy as np
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -55,6 +58,9 @@ class Target:
     min_dma_bytes: int
     notes: tuple = field(default=())
     arch: str = "a2a3"                     # the PTO instruction profile (pto.target_arch)
+    # the operand dtypes whose convolutions tile as cube kernels; None: every dtype the cube
+    # multiplies (``cube_macs_per_cycle``). A convolution of another dtype stays tensor-level.
+    conv_cube_dtypes: Optional[frozenset] = None
 
     def __str__(self):
         return self.name
@@ -64,6 +70,13 @@ class Target:
 
     def capacity(self, space: str) -> int:
         return self.buffers[space]
+
+    def cube_convolves(self, dtype) -> bool:
+        """Whether a convolution of ``dtype`` operands tiles as a cube kernel here."""
+        name = np.dtype(dtype).name
+        if name not in self.cube_macs_per_cycle:
+            return False
+        return self.conv_cube_dtypes is None or name in self.conv_cube_dtypes
 
 
 def _frozen(d: dict) -> MappingProxyType:
@@ -183,14 +196,18 @@ host_cpu = Target(
 # - float32 matmuls are left tensor-level, so they run in numpy's BLAS (several times faster
 #   than the tile matmul kernel on a CPU); float16/bfloat16 matmuls, which numpy has no BLAS
 #   for, use the tile kernel (f32 accumulation).
+# - floating convolutions (any float dtype) are left tensor-level: numpy im2col + BLAS in
+#   float32 (ops/im2col.py) ran them 3-10x faster than the tile conv kernel (a bf16 ResNet
+#   step's 3x3 stem: 1.6 vs 15 ms); int8 ones (an int32 product, which BLAS lacks) tile.
 host_jit = dataclasses.replace(
     host_cpu,
     name="host_jit",
     description="host CPU as pto.jit's cpu backend tiles for it (measured tile sizes, BLAS "
-                "for float32 matmuls)",
+                "for float32 matmuls and float convolutions)",
     buffers=_frozen({**host_cpu.buffers, "UB": 128 * KiB}),
     cube_macs_per_cycle=_frozen({k: v for k, v in host_cpu.cube_macs_per_cycle.items()
                                  if k != "float32"}),
+    conv_cube_dtypes=frozenset({"int8"}),
     notes=("Tile sizes and the BLAS choice were measured on the development machine.",),
 )
 

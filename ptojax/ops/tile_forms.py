@@ -69,5 +69,6 @@ def expansion(fn, check=None, cube=False) -> TileForm:
 def convolution(fn) -> TileForm:
     """A convolution: one cube kernel with its im2col expanded on chip where the tiler's
     ``direct_conv_reason`` allows (``tile/rules.py``), else the ``fn`` expansion (an im2col
-    in primitives feeding a matmul); both only where the cube multiplies the dtype."""
+    in primitives feeding a matmul); both only where the target's cube convolves the dtype
+    (``Target.cube_convolves``: host_jit keeps float convolutions in im2col + BLAS)."""
     return TileForm("conv", expand=fn, cube=True)

@@ -39,6 +39,9 @@ def _expansion_of(eqn, target=None):
     if form.cube and target is not None and \
             eqn.inputs[0].type.dtype.name not in target.cube_macs_per_cycle:
         return None
+    if form.kind == "conv" and target is not None and \
+            not target.cube_convolves(eqn.inputs[0].type.dtype):
+        return None
     if form.kind == "conv" and target is not None:
         c0 = conv_c0(eqn.inputs[0].type.dtype, target)
         if direct_conv_reason(eqn, target) is None:

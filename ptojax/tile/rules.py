@@ -370,6 +370,8 @@ def direct_conv_reason(eqn, target, layout_free=True, phases=False) -> Optional[
         return "its dimension numbers are not NHWC/HWIO/NHWC"
     if dtype.name not in CUBE_DTYPES or dtype.name not in target.cube_macs_per_cycle:
         return f"the {target.name} cube unit does not multiply {dtype.name} matrices"
+    if not target.cube_convolves(dtype):
+        return f"{target.name} runs {dtype.name} convolutions tensor-level (im2col + BLAS)"
     out, acc = eqn.outputs[0].type.dtype, accumulator_dtype(dtype)
     if out not in (acc, dtype):
         return f"its {dtypes.short_name(out)} result is neither the operand nor the " \

@@ -2,6 +2,7 @@
 dilation, feature and batch groups, string and explicit dimension numbers; gradients of both
 operands (and second order), vmap over either or both operands, low-precision and int8
 accumulation; its tiling as im2col into a cube kernel and the host kernels."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -175,17 +176,23 @@ def test_conv_tiles_as_im2col_into_a_cube_kernel_with_its_epilogue(dtype):
     assert "TMATMUL" in pto.jit(f).lower(x, w).as_text("pto-cpp")
 
 
-def test_float32_conv_stays_in_blas_where_the_target_cube_lacks_float32():
-    """host_jit (pto.jit's cpu backend) multiplies float32 in numpy's BLAS: the convolution
-    is not expanded there; float16 still becomes a cube kernel."""
+def test_float_convs_stay_in_blas_on_host_jit():
+    """host_jit (pto.jit's cpu backend) runs float convolutions as im2col + BLAS: they are
+    neither expanded nor tiled there; an int8 one (no BLAS for it) and an Ascend target's
+    float16 one still become cube kernels."""
     x, w = _operands("same")
 
     def f(a, b):
         return lax.conv_general_dilated(a, b, (1, 1), "SAME")
 
-    for dtype, kernels in ((np.float32, []), (np.float16, ["cube"])):
+    cases = ((np.float32, pto.targets.host_jit, []),
+             (np.float16, pto.targets.host_jit, []),
+             (ml_dtypes.bfloat16, pto.targets.host_jit, []),
+             (np.int8, pto.targets.host_jit, ["cube"]),
+             (np.float16, pto.targets.ascend910b, ["cube"]))
+    for dtype, target, kernels in cases:
         a, b = x.astype(dtype), w.astype(dtype)
-        ir = pto.make_ir(pto.tile(f, target=pto.targets.host_jit))(a, b)
+        ir = pto.make_ir(pto.tile(f, target=target))(a, b)
         assert [e.params["kind"] for e in ir.eqns if e.prim.name == "tile_kernel"] == kernels
         assert any(e.prim.name == "conv_general_dilated" for e in ir.eqns) == (not kernels)
 
