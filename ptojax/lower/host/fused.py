@@ -30,8 +30,8 @@ from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.types import TileType
 from ptojax.lower.host import fused_kernel
 from ptojax.lower.host.build import EntryPoint
-from ptojax.lower.host.fused_exprs import (compute_type, host_expr, rounded, scalar_expr,
-                                           value_literal)
+from ptojax.lower.host.fused_exprs import (compute_type, host_expr, loaded, rounded,
+                                           scalar_expr, value_literal)
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
 from ptojax.lower.host.kernel_aliases import alias_pairs
@@ -157,7 +157,8 @@ class BodyPrinter(_Lines):
         elif prim is T.tile_store_p:
             self.acc_store(e)
         elif prim is T.tile_scalar_load_p:
-            self.define(out, rounded(f"widen({self.atom(e.inputs[0])}[0])", out.type.dtype),
+            self.define(out, rounded(loaded(f"{self.atom(e.inputs[0])}[0]", out.type.dtype),
+                                 out.type.dtype),
                         "s")
         elif prim is T.tile_fill_p:
             self.define(out, self.atom(e.inputs[0]), "s")
@@ -286,7 +287,7 @@ class BodyPrinter(_Lines):
             ref = f"{load.param}[({self.atom(load.r0)} + i) * {cols} + {self.atom(load.c0)}]"
         else:
             ref = f"{load.param}[({self.atom(load.r0)}) * {cols} + {self.atom(load.c0)} + j]"
-        return rounded(f"widen({ref})", var.type.dtype)
+        return rounded(loaded(ref, var.type.dtype), var.type.dtype)
 
     def op_expr(self, e, scope=None):
         operands = [self.atom(a, scope) for a in e.inputs]

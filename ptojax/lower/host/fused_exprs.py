@@ -30,6 +30,14 @@ def value_literal(value, dtype) -> str:
     return f"static_cast<{cpp_type(dtype)}>({int(np.asarray(value).astype(dtype))})"
 
 
+def loaded(ref: str, dtype) -> str:
+    """The element ``ref`` (an lvalue of ``dtype``) read into its compute type. A bool is read
+    as its byte (``load_bool``): GCC 12 does not vectorize a loop that loads a bool."""
+    if np.dtype(dtype) == dtypes.bool_:
+        return f"load_bool({ref})"
+    return f"widen({ref})"
+
+
 def rounded(expr: str, dtype) -> str:
     """``expr``, computed in the compute type, as a value of ``dtype``."""
     if np.dtype(dtype).name in LOW_FLOATS:

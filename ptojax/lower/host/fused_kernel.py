@@ -55,7 +55,8 @@ class Tile(NamedTuple):
         j = "0" if self.shape[1] == 1 else j
         if self.expr is not None:
             return self.expr.replace("@I", i).replace("@J", j)
-        return f"widen({self.ptr}[{_offset(i, self.rs)} + {_offset(j, self.cs)}])"
+        return fused_exprs.loaded(f"{self.ptr}[{_offset(i, self.rs)} + {_offset(j, self.cs)}]",
+                                  self.dtype)
 
 
 def _offset(index, stride) -> str:
@@ -183,8 +184,8 @@ class KernelBodyPrinter:
         elif _is_tile(out):
             self.elementwise(e)
         elif prim is T.tile_scalar_load_p:
-            self.scalar(out, self.fused.rounded(f"widen({self.atom(e.inputs[0])}[0])",
-                                                out.type.dtype))
+            loaded = fused_exprs.loaded(f"{self.atom(e.inputs[0])}[0]", out.type.dtype)
+            self.scalar(out, self.fused.rounded(loaded, out.type.dtype))
         else:
             self.scalar(out, self.fused.rounded(
                 self.fused.scalar_expr(e, [self.atom(a) for a in e.inputs]), out.type.dtype))

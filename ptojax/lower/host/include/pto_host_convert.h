@@ -53,6 +53,9 @@ inline To convert(From v, RoundMode mode = RoundMode::CAST_RINT) {
   const C x = widen(v);
   if constexpr (std::is_same<To, bool>::value) {
     return x != C(0);
+  } else if constexpr (is_float_v<To> && std::is_same<C, bool>::value) {
+    // through int: GCC 12 does not vectorize a loop converting bool to float directly
+    return narrow<To>(static_cast<compute_t<To>>(static_cast<int>(x)));
   } else if constexpr (is_float_v<To>) {
     return narrow<To>(static_cast<compute_t<To>>(x));
   } else if constexpr (is_float_v<From>) {

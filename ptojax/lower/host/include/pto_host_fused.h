@@ -24,6 +24,11 @@ static inline PTO_VMATH_INLINE compute_t<T> round_as(compute_t<T> v) {
   return widen(narrow<T>(v));
 }
 
+// a mask element read as its byte: GCC 12 does not vectorize a loop that loads a bool
+static inline PTO_VMATH_INLINE bool load_bool(const bool& b) {
+  return *reinterpret_cast<const unsigned char*>(&b) != 0;
+}
+
 // x converted to element type To, in To's compute type: float -> integer truncates toward
 // zero, saturates and sends NaN to 0; the other conversions are mode-independent.
 template <typename To, typename C>
