@@ -63,3 +63,10 @@ def test_never_removed_or_merged():
     t = pto.ShapeDtypeStruct((), pnp.int32)
     f = pto.jit(lambda: pto_io_callback(count, t) + pto_io_callback(count, t))
     assert int(f()) == 3 and len(calls) == 2
+
+
+def test_a_sharding_is_refused_at_the_callers_line():
+    x = pnp.ones(3)
+    with pytest.raises(pto.errors.UnsupportedError, match="sharding is not supported") as info:
+        pto_io_callback(lambda v: v, pto.ShapeDtypeStruct((3,), np.float32), x, sharding="x")
+    assert "test_io_callback.py" in str(info.value)

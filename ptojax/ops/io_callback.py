@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax import dtypes
 from ptojax.eval.array import Array
+from ptojax.errors import UnsupportedError
 from ptojax.ir.types import TensorType
-from ptojax.ops.costs import no_flops
-from ptojax.ops.pure_callback import Sequential, _checked, name_of
+from ptojax.ops.pure_callback import (HOST_CALLBACK_FACTS, FlatCallback, Sequential, _checked,
+                                      declared_types)
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero
-from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_flatten, tree_leaves
+from ptojax.trace import Primitive
+from ptojax.tree_util import tree_flatten
 from ptojax.public import add_examples as _add_examples
+from ptojax.source_info import user_frame
 
 
 def _abstract_eval(*types, callback, result_types, ordered):
@@ -59,27 +60,7 @@ def _batch(args, dims, callback, result_types, ordered):
     return outs, [0] * len(outs)
 
 
-io_callback_p.define(
-    jvp=_jvp, batch=_batch,
-    shard=Unsupported("a host callback needs whole values; call it outside pto.shard, or "
-                      "in a shard_map body"),
-    tile=Unsupported("a host callback runs between kernels, as a tensor-level equation"),
-    cost=no_flops,
-    reference=Unsupported("a host callback's values come from the user's function"))
-
-
-class _FlatCallback:
-    """The user's callback on flat operands, returning its results' leaves (none for a
-    ``None`` result)."""
-    __slots__ = ("callback", "in_tree", "__name__")
-
-    def __init__(self, callback, in_tree):
-        self.callback, self.in_tree = callback, in_tree
-        self.__name__ = name_of(callback)
-
-    def __call__(self, *flat):
-        args, kwargs = self.in_tree.unflatten(flat)
-        return tree_leaves(self.callback(*args, **kwargs))
+io_callback_p.define(jvp=_jvp, batch=_batch, **HOST_CALLBACK_FACTS)
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
@@ -90,15 +71,11 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     results). ``ordered=True`` keeps program order with other ordered effects and refuses
     ``vmap``; it has no derivatives."""
     if sharding is not None:
-        raise NotImplementedError("io_callback: sharding is not supported (pass None)")
+        raise UnsupportedError("io_callback: sharding is not supported (pass None)",
+                               user_frame())
     flat, in_tree = tree_flatten((args, kwargs))
-    leaves, out_tree = tree_flatten(result_shape_dtypes)
-    for leaf in leaves:
-        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-            raise ValueError(f"result_shape_dtypes must be a pytree of values with shape and "
-                             f"dtype attributes (such as ShapeDtypeStruct), got {leaf!r}")
-    types = tuple(TensorType(tuple(x.shape), dtypes.canonicalize(x.dtype)) for x in leaves)
-    outs = io_callback_p.bind(*flat, callback=_FlatCallback(callback, in_tree),
+    types, out_tree = declared_types(result_shape_dtypes)
+    outs = io_callback_p.bind(*flat, callback=FlatCallback(callback, in_tree),
                               result_types=types, ordered=bool(ordered))
     return out_tree.unflatten(outs)
 

@@ -121,17 +121,20 @@ def _batch(args, dims, callback, result_types, vmap_method):
     return outs, [0] * len(outs)
 
 
-pure_callback_p.define(
-    jvp=_jvp, batch=_batch,
+# what no host callback has (pure_callback, io_callback)
+HOST_CALLBACK_FACTS = dict(
     shard=Unsupported("a host callback needs whole values; call it outside pto.shard, or "
                       "in a shard_map body"),
     tile=Unsupported("a host callback runs between kernels, as a tensor-level equation"),
     cost=no_flops,
     reference=Unsupported("a host callback's values come from the user's function"))
 
+pure_callback_p.define(jvp=_jvp, batch=_batch, **HOST_CALLBACK_FACTS)
 
-class _FlatCallback:
-    """The user's callback on flat operands, returning its results' leaves."""
+
+class FlatCallback:
+    """The user's callback on flat operands, returning its results' leaves (none for a
+    ``None`` result)."""
     __slots__ = ("callback", "in_tree", "__name__")
 
     def __init__(self, callback, in_tree):
@@ -141,6 +144,17 @@ class _FlatCallback:
     def __call__(self, *flat):
         args, kwargs = self.in_tree.unflatten(flat)
         return tree_leaves(self.callback(*args, **kwargs))
+
+
+def declared_types(result_shape_dtypes):
+    """``(result types, their tree)`` of a callback's ``result_shape_dtypes``."""
+    leaves, out_tree = tree_flatten(result_shape_dtypes)
+    for leaf in leaves:
+        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+            raise ValueError(f"result_shape_dtypes must be a pytree of values with shape and "
+                             f"dtype attributes (such as ShapeDtypeStruct), got {leaf!r}")
+    return tuple(TensorType(tuple(x.shape), dtypes.canonicalize(x.dtype)) for x in leaves), \
+        out_tree
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,
@@ -158,13 +172,8 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
         raise UnsupportedError("pure_callback: sharding is not supported (pass None)",
                                user_frame())
     flat, in_tree = tree_flatten((args, kwargs))
-    leaves, out_tree = tree_flatten(result_shape_dtypes)
-    for leaf in leaves:
-        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-            raise ValueError(f"result_shape_dtypes must be a pytree of values with shape and "
-                             f"dtype attributes (such as ShapeDtypeStruct), got {leaf!r}")
-    types = tuple(TensorType(tuple(x.shape), dtypes.canonicalize(x.dtype)) for x in leaves)
-    outs = pure_callback_p.bind(*flat, callback=_FlatCallback(callback, in_tree),
+    types, out_tree = declared_types(result_shape_dtypes)
+    outs = pure_callback_p.bind(*flat, callback=FlatCallback(callback, in_tree),
                                 result_types=types, vmap_method=vmap_method)
     return out_tree.unflatten(outs)
 
