@@ -15,7 +15,10 @@ them, and this model honours exactly those (``ptojax.lower.schedule``):
   ``wait_flag(src, dst, e)`` holds ``dst`` until that firing (flags are counted: each wait
   takes the oldest unconsumed set of its (src, dst, e));
 - a cross-core ``set`` fires once its pipe is done; a cross-core ``wait`` holds every pipe of
-  the waiting core (the issue stops there); a cube core's set reaches each vector sub-block;
+  the waiting core (CANN CrossCoreWaitFlag / wait_flag_dev, a PIPE_S instruction: with the
+  counter at 0 every instruction after it is blocked); a cube core's set reaches each vector
+  sub-block, and the cube's wait is released only once every sub-block has set its flag
+  (CrossCoreSetFlag, mode 2);
 - ``pipe_barrier`` is free here (a pipe is in order already).
 
 The schedule is walked once in program order (a set always precedes the wait it releases in
@@ -158,12 +161,22 @@ class PipeClock:
             self._hold(unit, (f.dst,), self._take(self.flags, key))
 
     def cross_sync(self, unit, x: CrossSync):
+        """Mode-2 (AIC <-> AIV) notifications as the A2 documents them (CANN
+        CrossCoreSetFlag): a cube set adds one to the counter of every vector sub-block; a
+        vector set counts for the cube only once every sub-block has set it, so the cube's
+        wait takes one set from each sub-block and is released by the latest."""
         if x.action == "set":
             when = self.at(unit, x.pipe)
-            for to in (self.vector_units if unit == CUBE else (CUBE,)):
-                self.cross.setdefault((to, x.flag), deque()).append(when)
+            if unit == CUBE:
+                for to in self.vector_units:
+                    self.cross.setdefault((to, x.flag), deque()).append(when)
+            else:
+                self.cross.setdefault((CUBE, x.flag, unit), deque()).append(when)
+        elif unit == CUBE:
+            when = max(self._take(self.cross, (CUBE, x.flag, u)) for u in self.vector_units)
+            self._hold(unit, UNIT_PIPES[CUBE], when)
         else:
-            self._hold(unit, UNIT_PIPES[CUBE if unit == CUBE else "vector"], self._take(self.cross, (unit, x.flag)))
+            self._hold(unit, UNIT_PIPES["vector"], self._take(self.cross, (unit, x.flag)))
 
     def _take(self, table, key):
         q = table.get(key)
