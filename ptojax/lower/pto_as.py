@@ -27,7 +27,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.core import Literal, print_eqn
-from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.pto_cpp import img2col_fields
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule import Let, Window
@@ -382,20 +382,25 @@ class _Func(Emitter):
         self.close()
 
     def core_block(self, x):
-        """One core's statements of a pto.kernel body; the vector side runs on sub-block 0."""
+        """One core's statements of a pto.kernel body; the vector side computes on sub-block
+        0, and both sub-blocks run its cross-core flags (``emit.subblock_runs``)."""
         self.core = x.core
         self.open(f"pto.section.{x.core}")
-        guard = x.core == "vector" and self.sched.sections[0].one_subblock
-        if guard:
-            v = self.fresh()
-            self.w(f"%sb{v} = pto.get_subblock_idx")
-            self.w(f"%sbi{v} = arith.index_cast %sb{v} : i64 to index")
-            self.w(f"%sb0{v} = arith.cmpi eq, %sbi{v}, {self.const(0)} : index")
-            self.open(f"scf.if %sb0{v}")
-        for s in x.stmts:
-            self.stmt(s)
-        if guard:
-            self.close()
+        if x.core == "vector" and self.sched.sections[0].one_subblock:
+            for guarded, stmts in subblock_runs(x.stmts):
+                if guarded:
+                    v = self.fresh()
+                    self.w(f"%sb{v} = pto.get_subblock_idx")
+                    self.w(f"%sbi{v} = arith.index_cast %sb{v} : i64 to index")
+                    self.w(f"%sb0{v} = arith.cmpi eq, %sbi{v}, {self.const(0)} : index")
+                    self.open(f"scf.if %sb0{v}")
+                for s in stmts:
+                    self.stmt(s)
+                if guarded:
+                    self.close()
+        else:
+            for s in x.stmts:
+                self.stmt(s)
         self.close()
         self.core = None
 

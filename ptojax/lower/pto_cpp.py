@@ -91,7 +91,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.core import print_eqn
-from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
@@ -293,16 +293,21 @@ class _Printer(Emitter):
             self.lines.append("#endif")
 
     def core_block(self, x):
-        """One core's statements: only that core's build compiles them; the vector side runs
-        on sub-block 0 of the cube core's pair."""
-        guard = x.core == "vector" and self.sched.sections[0].one_subblock
+        """One core's statements: only that core's build compiles them; the vector side
+        computes on sub-block 0 of the cube core's pair, and both sub-blocks run its
+        cross-core flags (``emit.subblock_runs``)."""
         self.lines.append(f"#if defined({GUARD[x.core]})")
-        if guard:
-            self.open("if (get_subblockid() == 0)")
-        for s in x.stmts:
-            self.stmt(s)
-        if guard:
-            self.close()
+        if x.core == "vector" and self.sched.sections[0].one_subblock:
+            for guarded, stmts in subblock_runs(x.stmts):
+                if guarded:
+                    self.open("if (get_subblockid() == 0)")
+                for s in stmts:
+                    self.stmt(s)
+                if guarded:
+                    self.close()
+        else:
+            for s in x.stmts:
+                self.stmt(s)
         self.lines.append("#endif")
 
     def decls(self, decls, slot):

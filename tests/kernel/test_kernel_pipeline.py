@@ -82,6 +82,51 @@ def test_cube_and_vector_code_is_guarded_per_core():
     assert "pto.tmatmul" in pto_as
 
 
+
+def _guarded(text, guard, vector_section):
+    """(line, inside a sub-block-0 guard) of each line; ``vector_section(line, in_vector)``
+    says whether the vector core's code goes on after ``line``."""
+    out, vec, guard_depth, depth = [], False, None, 0
+    for line in text.splitlines():
+        vec = vector_section(line, vec)
+        if guard in line:
+            guard_depth = depth
+        depth += line.count("{") - line.count("}")
+        if guard_depth is not None and depth <= guard_depth:
+            guard_depth = None
+        out.append((line.strip(), vec, guard_depth is not None))
+    return out
+
+
+def _cpp_vector(line, vec):
+    if line.startswith("#if defined("):
+        return "__DAV_VEC__" in line
+    return False if line.startswith("#endif") else vec
+
+
+def _pto_vector(line, vec):
+    if "pto.section." in line:
+        return "pto.section.vector" in line
+    return vec
+
+
+def test_both_vector_sub_blocks_run_the_cross_core_flags():
+    """An A2 mixed kernel starts both AIVs of each AIC, and the cube's counter of a mode-2
+    flag rises only once both have set it (CANN CrossCoreSetFlag): the vector side computes
+    on sub-block 0, but every cross-core set and wait is outside its guard."""
+    kernel, args, _ = CASES["matmul_bias_relu"]
+    lo = pto.jit(kernel).lower(*args)
+    for text, guard, vector, syncs, work in (
+            (lo.as_text("pto-cpp"), "if (get_subblockid() == 0)", _cpp_vector,
+             ("ffts_cross_core_sync", "wait_flag_dev"), ("TLOAD(", "TSTORE(")),
+            (lo.as_text("pto"), "scf.if %sb0", _pto_vector, ("pto.sync.",),
+             ("pto.tload", "pto.tstore"))):
+        lines = [(t, g) for t, vec, g in _guarded(str(text), guard, vector) if vec]
+        sync_guarded = [g for t, g in lines if t.startswith(syncs)]
+        work_guarded = [g for t, g in lines if t.startswith(work)]
+        assert sync_guarded and not any(sync_guarded)
+        assert work_guarded and all(work_guarded)
+
 def test_k_loop_accumulates_in_l0c():
     """acc + K.dot(...) from zeros: the first step before the loop (TMATMUL), the others
     accumulate into the carried L0C tile (TMATMUL_ACC) — no vector add, no workspace."""
