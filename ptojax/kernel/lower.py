@@ -1133,7 +1133,7 @@ def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
 
 def check_fits(name, body, target, block_body):
     """A TileError naming the buffer, the bytes and the user's line when a tile overflows."""
-    plan = cached_plan(body, 2, target)
+    plan = cached_plan(body, 2, target, single_fallback=True)
     over = plan.overflow(target)
     if over is None:
         return
@@ -1142,6 +1142,6 @@ def check_fits(name, body, target, block_body):
     op = owner.prim.name if owner is not None else "?"
     raise TileError(
         f"kernel {name}: buffer {space} needs {needed:,} bytes but {target.name} has "
-        f"{cap:,} (first overflow at `{op}`, double-buffered staging tiles counted twice). "
+        f"{cap:,} (first overflow at `{op}`, even with every staging tile single-buffered). "
         f"Fix: smaller blocks (block_shape) or fewer tiles live at once.",
         owner.source if owner is not None else None)

@@ -187,7 +187,10 @@ def kernel_parameters(eqn):
     params = ([GmParam(f"in{i}", v.type, "in") for i, v in enumerate(ins)]
               + [GmParam(f"out{i}", v.type, "out") for i, v in enumerate(outs)]
               + [GmParam(f"ws{i}", v.type, "ws") for i, v in enumerate(ws)])
-    plans = [check_plan_fits(p["name"], b, p["buffers"], target) for b in p["bodies"]]
+    # a pto.kernel's flags are derived from the planned bytes, so its staging tiles may be
+    # single-buffered to fit; the fixed event rings of pto.tile's schedules need two copies
+    plans = [check_plan_fits(p["name"], b, p["buffers"], target, p["kind"] == "kernel")
+             for b in p["bodies"]]
     return target, params, plans
 
 

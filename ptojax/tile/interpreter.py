@@ -22,13 +22,17 @@ from ptojax.tile import ops as T
 from ptojax.tile.memory import plan_memory
 
 
+def cached_plan(body, buffers, target, single_fallback=False):
+    return _cached_plan(body, buffers, target, bool(single_fallback))
+
+
 @functools.lru_cache(maxsize=512)
-def cached_plan(body, buffers, target):
-    return plan_memory(body, buffers, target)
+def _cached_plan(body, buffers, target, single_fallback):
+    return plan_memory(body, buffers, target, single_fallback)
 
 
-def check_plan_fits(name, body, buffers, target):
-    plan = cached_plan(body, buffers, target)
+def check_plan_fits(name, body, buffers, target, single_fallback=False):
+    plan = cached_plan(body, buffers, target, single_fallback)
     over = plan.overflow(target)
     if over is not None:
         slot, space, needed, cap = over
@@ -69,7 +73,7 @@ def run_tile_kernel(inputs, *, name, kind, grid, regions, bodies, buffers, targe
                     accumulate=()):
     """Execute a tile kernel on numpy inputs; returns its outputs."""
     target = get_target(target)
-    plans = [check_plan_fits(name, body, buffers, target) for body in bodies]
+    plans = [check_plan_fits(name, body, buffers, target, kind == "kernel") for body in bodies]
     inputs = [np.asarray(x) for x in inputs]
     ins, outs, spaces = T.kernel_signature(bodies[0], len(inputs))
     out_arrays = [np.zeros(v.type.shape, v.type.dtype) if i in accumulate else _empty(v.type)

@@ -151,8 +151,12 @@ class _Walker:
             self.last[v] = self.pos - 1
 
 
-def plan_memory(body, buffers: int, target) -> MemoryPlan:
-    """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``."""
+def plan_memory(body, buffers: int, target, single_fallback=False) -> MemoryPlan:
+    """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``.
+    Staging tiles (loaded, moved or stored in a loop) get ``buffers`` copies; with
+    ``single_fallback`` (a pto.kernel, whose pipe flags are derived from the planned bytes),
+    while a buffer overflows its largest staging tile keeps one copy: its load then waits
+    for the previous step's last read instead of overlapping it."""
     w = _Walker()
     w.walk(_as_ir(body), 0)
     end = w.pos
@@ -203,7 +207,21 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
         if v not in slot_of and root(v) in slot_of and isinstance(v.type, TileType):
             slot_of[v] = slot_of[root(v)]
     _place(plan, target)
+    if single_fallback:
+        _single_buffer_to_fit(plan, target)
     return plan
+
+
+def _single_buffer_to_fit(plan, target):
+    """While a buffer overflows, its largest double-buffered staging tile keeps one copy."""
+    while (over := plan.overflow(target)) is not None:
+        space = over[1]
+        staged = [s for s in plan.ordered if s.space == space and s.copies > 1]
+        if not staged:
+            return
+        max(staged, key=lambda s: s.nbytes).copies = 1
+        plan.ordered, plan.peak = [], {}
+        _place(plan, target)
 
 
 def _stage_spans(w) -> dict:
