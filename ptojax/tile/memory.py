@@ -100,6 +100,7 @@ class _Walker:
         self.stored = {}        # UB tiles read by tile_store -> the last such store
         self.staged_in = set()  # tiles written by tile_load / tile_move
         self.last_loop = None   # position of the body's last top-level loop
+        self.carried = set()    # values entering a loop as its carries' initial values
 
     def walk(self, ir: IR, level: int):
         for eqn in ir.eqns:
@@ -136,6 +137,7 @@ class _Walker:
             self.last_loop = start
         for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
+        self.carried.update(v for v in eqn.inputs[:eqn.params["num_carry"]] if type(v) is Var)
         span = [start, None]
         self.loops.append(span)
         self.walk(body, level + 1)
@@ -240,13 +242,18 @@ def _stage_spans(w) -> dict:
 
 
 def _reuse(eqn, out, p, slot_of, w):
-    """The slot of an operand that dies at ``eqn`` and may hold its result, if any."""
+    """The slot of an operand that dies at ``eqn`` and may hold its result, if any. A value
+    entering a loop as a carry never takes a staging slot: its copies are picked by the
+    enclosing level's slot, the loop body's updates of the carry by the loop's."""
     if out in w.stored or out in w.staged_in or not T.inplace_ok(eqn.prim, eqn.params):
         return None
+    carried = out in w.carried
     for a in eqn.inputs:
         if type(a) is not Var or a not in slot_of:
             continue
         slot = slot_of[a]
+        if carried and slot.copies > 1:
+            continue
         # a wider result written over its operand would overwrite elements not yet read
         if (slot.staging != "out" and slot.space == out.type.space
                 and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p

@@ -205,3 +205,36 @@ def test_profile_records_the_kernel_with_its_cost_estimate():
         jitted(*args)
     (row,) = [r for r in p.report().rows if r["kind"] == "kernel"]
     assert row["name"] == "softmax_rows" and row["calls"] == 1 and row["estimate_us"] > 0
+
+
+def _two_carries(n=64, b=16, d=32):
+    """A static-bound loop whose ``y`` stays in L0C (its first step runs before the loop)
+    while ``x`` is a UB carry fed by a cube -> vector workspace."""
+    K = pto.kernel
+    whole, block = pto.BlockSpec((n, d), lambda i: (0, 0)), pto.BlockSpec((b, d), lambda i: (i, 0))
+    out = pto.ShapeDtypeStruct((n, d), np.float32)
+
+    @K(out_shape=(out, out), grid=(n // b,), in_specs=[whole, whole], out_specs=[block, block])
+    def two_carries(a_ref, c_ref, x_ref, y_ref):
+        kb = c_ref[K.ds(K.program_id(0) * b, b), :]
+
+        def body(i, carry):
+            x, y = carry
+            ai = a_ref[K.ds(i * b, b), :]
+            p = pto.numpy.exp(K.dot(ai, kb, trans_b=True) * 0.01)
+            return x + K.dot(p * 2.0, ai, trans_a=True) * 0.5, y + K.dot(p, ai, trans_a=True)
+        zeros = pto.numpy.zeros((b, d), np.float32)
+        x_ref[...], y_ref[...] = K.fori(0, n // b, body, (zeros, zeros))
+    return two_carries
+
+
+def test_a_carry_entering_a_loop_keeps_its_own_buffer_in_the_pto_build():
+    """The first step's ``x`` came from a double-buffered workspace load and was updated in
+    place; as a carry it needs a single-copy buffer, or the loop body (copies picked by the
+    step) and the code before it (by the program) update different copies."""
+    kernel = _two_carries()
+    a, c = rand(64, 32), rand(64, 32, seed=1)
+    expected = kernel(a, c)
+    got = host_jit(kernel, check_sync=True, kernels="pto")(a, c)
+    for g, e in zip(got, expected):
+        assert_close(g, e)
