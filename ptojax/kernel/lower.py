@@ -755,12 +755,16 @@ class BodyLowering:
         # an operand the other core wrote (through a workspace) is loaded last: the cube
         # loads the other while it waits for that one
         a_last = self._from_other_core(a) and not self._from_other_core(b)
-        for k0, kc in self._k_steps(m, kk, n, dt):
+        steps = self._k_steps(m, kk, n, dt)
+        keep = len(steps) == 1     # later K steps overwrite a step's L0 copy: not reusable
+        for k0, kc in steps:
             if a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
-            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a")
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
+                                      keep)
+            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a", keep)
             if not a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
+                                      keep)
             acc = self.emit(T.tile_matmul_p, [a0, b0]) if acc is None else \
                 self.emit(T.tile_matmul_acc_p, [acc, a0, b0])
         out = eqn.outputs[0].type
@@ -832,12 +836,17 @@ class BodyLowering:
         v.made[key] = src
         return src
 
-    def _operand_l0(self, v, src, offset, extent, space, stage):
+    def _operand_l0(self, v, src, offset, extent, space, stage, keep=True):
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
-        reuses an operand it did not compute (the query block of attention) every step."""
+        reuses an operand it did not compute (the query block of attention) every step. The
+        K steps of one matmul share one L0 buffer (``stage``), so a tile of a matmul split
+        into several steps is overwritten by the next step: it is loaded where it is used
+        and not kept for reuse (``keep`` False)."""
         key = ("l0", src[4], offset, extent, space)
         if key in v.made:
             return v.made[key]
+        if not keep:
+            return self._to_l0(src, offset, extent, space, stage)
         saved = self.scope
         self.scope = v.scope
         try:

@@ -238,3 +238,23 @@ def test_a_carry_entering_a_loop_keeps_its_own_buffer_in_the_pto_build():
     got = host_jit(kernel, check_sync=True, kernels="pto")(a, c)
     for g, e in zip(got, expected):
         assert_close(g, e)
+
+
+def test_a_k_split_operand_is_not_reused_from_its_overwritten_l0_buffer():
+    """[64, 128] @ [128, 64] float32 splits along K (the 910B's L0 holds double-buffered
+    [64, 64] halves); the K steps of one matmul share an L0 buffer, so the second matmul of
+    ``b`` loads its halves again instead of reusing the first's (the second half had
+    overwritten the first)."""
+    K = pto.kernel
+    whole = [pto.BlockSpec(s, lambda i: (0, 0)) for s in ((64, 128), (128, 64), (64, 128))]
+
+    @K(out_shape=pto.ShapeDtypeStruct((64, 64), np.float32), grid=(1,), in_specs=whole,
+       out_specs=pto.BlockSpec((64, 64), lambda i: (0, 0)))
+    def two_products(a_ref, b_ref, c_ref, o_ref):
+        o_ref[...] = K.dot(c_ref[...], b_ref[...]) + K.dot(pto.numpy.exp(a_ref[...] * 0.1),
+                                                           b_ref[...])
+    a, b, c = rand(64, 128), rand(128, 64, seed=1), rand(64, 128, seed=2)
+    expected = c @ b + np.exp(a * np.float32(0.1)) @ b
+    for backend in (pto.tile(two_products), host_jit(two_products, check_sync=True,
+                                                     kernels="pto")):
+        assert_close(backend(a, b, c), expected, scale=4)
