@@ -1,0 +1,118 @@
+"""Products added into an accumulator (lower/host/accumulate.py, ops/dot_accumulate.py):
+``beta * v + x.T @ g`` and ``acc + x @ w`` become one GEMM into the accumulator, on both
+tiers; a bias broadcast, a product read twice or a batched product are left alone; values
+match JAX up to float rounding, in place over a loop's carry and out of place over an
+argument the caller owns."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ptojax as pto
+from host_cases import executable_of, host_jit
+from ptojax.errors import DtypeError, ShapeError
+from ptojax.ir.types import TensorType
+from ptojax.lower.host.accumulate import accumulating_products
+from ptojax.ops.dot_accumulate import dot_accumulate_p
+from ptojax.optimize import optimize
+
+RNG = np.random.default_rng(0)
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _prims(fn, *args):
+    closed = optimize(pto.make_ir(fn)(*args))     # as jit hands it to the cpu backend
+    return [e.prim.name for e in accumulating_products(closed).ir.eqns]
+
+
+def momentum(v, x, g):
+    return 0.9 * v + x.T @ g
+
+
+def accumulate(acc, x, w):
+    return x @ w + acc
+
+
+def test_a_scaled_sum_and_a_plain_sum_become_one_product():
+    assert _prims(momentum, _f32(16, 8), _f32(4, 16), _f32(4, 8)) == ["dot_accumulate"]
+    assert _prims(accumulate, _f32(4, 8), _f32(4, 16), _f32(16, 8)) == ["dot_accumulate"]
+
+
+@pytest.mark.parametrize("case", ["bias", "product read twice", "batched", "int", "vector"])
+def test_what_is_left_alone(case):
+    x, w = _f32(4, 16), _f32(16, 8)
+    if case == "bias":
+        fn, args = (lambda b, x, w: x @ w + b), (_f32(8), x, w)
+    elif case == "product read twice":
+        fn, args = (lambda v, x, w: (0.9 * v + x @ w, x @ w)), (_f32(4, 8), x, w)
+    elif case == "batched":
+        fn, args = (lambda v, x, w: 0.9 * v + x @ w), (_f32(2, 4, 8), _f32(2, 4, 16),
+                                                      _f32(2, 16, 8))
+    elif case == "int":
+        fn, args = (lambda v, x, w: 2 * v + x @ w), (np.ones((4, 8), np.int32),
+                                                    np.ones((4, 16), np.int32),
+                                                    np.ones((16, 8), np.int32))
+    else:
+        fn, args = (lambda v, x, w: 0.9 * v + x @ w), (_f32(8), _f32(16), w)
+    assert "dot_accumulate" not in _prims(fn, *args)
+
+
+@pytest.mark.parametrize("fn", [momentum, accumulate])
+def test_both_tiers_match_jax_and_leave_the_arguments_alone(fn):
+    args = (_f32(64, 96), _f32(32, 64), _f32(32, 96)) if fn is momentum else \
+        (_f32(32, 96), _f32(32, 64), _f32(64, 96))
+    kept = [a.copy() for a in args]
+    expected = jax.jit(fn)(*map(jnp.asarray, args))
+    numpy_tier = pto.jit(fn)            # tiered: its first call runs the numpy executor
+    compiled = host_jit(fn)
+    for got in (numpy_tier(*args), compiled(*args)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-5)
+    for a, b in zip(args, kept):
+        np.testing.assert_array_equal(a, b)
+    assert [e.prim for e in executable_of(compiled, *args).closed.ir.eqns] == [dot_accumulate_p]
+
+
+def momentum_epoch(p, v, xs, gs):
+    def body(i, state):
+        p, v = state
+        v = 0.9 * v + xs[i].T @ gs[i]
+        return p - 1e-2 * v, v
+    return pto.lax.fori_loop(0, 3, body, (p, v))
+
+
+def test_a_loop_accumulates_into_its_velocity_carry_in_place():
+    p, v, xs, gs = _f32(96, 64), _f32(96, 64), _f32(3, 16, 96), _f32(3, 16, 64)
+    kept = v.copy()
+    fn = host_jit(momentum_epoch)
+    got = fn(p, v, xs, gs)
+
+    def jax_epoch(p, v, xs, gs):
+        def body(i, s):
+            v = 0.9 * s[1] + xs[i].T @ gs[i]
+            return s[0] - 1e-2 * v, v
+        return jax.lax.fori_loop(0, 3, body, (p, v))
+    expected = jax.jit(jax_epoch)(p, v, xs, gs)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(v, kept)
+    body = executable_of(fn, p, v, xs, gs).loop_bodies[0]
+    assert "dot_accumulate" in str(body.closed)
+    assert "_in_place(" in body.program.executable.source   # the GEMM writes the carry
+
+
+def test_the_primitive_checks_its_operands():
+    acc, x, g = (TensorType(s, np.dtype(np.float32)) for s in ((16, 8), (4, 16), (4, 8)))
+    dn = (((0,), (0,)), ((), ()))
+    assert dot_accumulate_p.abstract_eval(acc, x, g, dimension_numbers=dn, beta=0.5) == acc
+    with pytest.raises(ShapeError, match="accumulator"):
+        dot_accumulate_p.abstract_eval(TensorType((8, 16), np.dtype(np.float32)), x, g,
+                                       dimension_numbers=dn, beta=0.5)
+    with pytest.raises(ShapeError, match="contract one axis"):
+        dot_accumulate_p.abstract_eval(acc, x, g, dimension_numbers=(((0,), (0,)), ((0,), (0,))),
+                                       beta=0.5)
+    with pytest.raises(DtypeError):
+        dot_accumulate_p.abstract_eval(acc, x, TensorType((4, 8), np.dtype(np.int32)),
+                                       dimension_numbers=dn, beta=0.5)
