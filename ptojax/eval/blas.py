@@ -28,6 +28,7 @@ import numpy as np
 
 from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, THREADED_MIN_FLOPS, follow_load,
                                       openblas_libraries)
+from ptojax.eval.pointers import data_pointer
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _NAMES = {np.dtype(np.float32): "cblas_sgemm", np.dtype(np.float64): "cblas_dgemm"}
@@ -83,6 +84,6 @@ def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -
     if m * n * k >= THREADED_MIN_FLOPS:
         follow_load()
     fn(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS,
-       m, n, k, 1.0, a.ctypes.data, a.shape[1], b.ctypes.data, b.shape[1], beta,
-       c.ctypes.data, n)
+       m, n, k, 1.0, data_pointer(a), a.shape[1], data_pointer(b), b.shape[1], beta,
+       data_pointer(c), n)
     return True

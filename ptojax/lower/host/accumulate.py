@@ -5,19 +5,24 @@ A momentum optimizer's ``v = mass * v + dW`` where ``dW = x.T @ g`` is a weight 
 computes the product into a buffer of its own, then reads it again with ``v`` to write the
 new ``v``. BLAS adds a product into its output scaled by ``beta`` as it goes
 (``eval/blas.py``); so the cpu backend rewrites these sums, before tiling, into one
-``dot_accumulate`` equation (``ops/dot_accumulate.py``) that writes ``v``'s buffer — in
-place when the executor owns it and it dies there (a loop's donated carry,
-``carries.py``). The gradient is never written out, and the kernel updating the parameter
-reads ``v`` and ``p`` instead of ``v``, ``dW`` and ``p``.
+``dot_accumulate`` equation (``ops/dot_accumulate.py``) that writes ``v``'s buffer in place.
+The gradient is never written out, and the kernel updating the parameter reads ``v`` and
+``p`` instead of ``v``, ``dW`` and ``p`` (a loop's 784x512 weight: 5 passes over 1.6 MB
+become 3, plus the GEMM's read of ``v``).
 
-Rewritten: an ``add`` of float32/float64 matrices, one operand a ``dot_general`` of two
-matrices contracting one axis each, no batch axes, read by nothing else; the other operand
-``mul(beta, acc)`` with ``beta`` a scalar literal (the product read by nothing else), or
-any other matrix ``acc`` of the same type that is not a broadcast (``beta = 1``; a bias
-added to a batch stays a broadcast fused into the next kernel). A product's operand that is a
-``transpose`` (``x.T @ g`` as written) is read untransposed with the other axis contracted,
-as BLAS's transpose flag (and as the tiler reads transposes into products). The result keeps the
-``add``'s variable, so stage-by-stage checks (``tools/check_numerics``) still find it.
+Rewritten: an ``add`` of float32/float64 matrices of at least ``MIN_ELEMENTS``, one operand a
+``dot_general`` of two matrices contracting one axis each, no batch axes, read by nothing
+else; the other ``mul(beta, acc)`` with ``beta`` a scalar literal (the product read by
+nothing else), or any other matrix ``acc`` of the same type that is not a broadcast
+(``beta = 1``; a bias added to a batch stays a broadcast fused into the next kernel) -- where
+``acc`` is a buffer the executor may write and that dies there: a donated input (a loop
+body's carry, ``carries.py``) or a fresh intermediate, read only by the sum. Otherwise the
+accumulator would first be copied (a jitted step's velocity is the caller's): measured no
+faster than the unfused sum, whose kernel computes ``v`` and ``p`` in one pass. A product's
+operand that is a ``transpose`` (``x.T @ g`` as written) is read untransposed with the other
+axis contracted, BLAS's transpose flag (as the tiler reads transposes into products). The
+result keeps the ``add``'s variable, so stage-by-stage checks (``tools/check_numerics``)
+still find it.
 """
 from __future__ import annotations
 
@@ -29,16 +34,22 @@ from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.shape import transpose_p
 
+# below this many elements the sum stays unfused: the GEMM call's overhead (~5-10 us through
+# ctypes) outweighs the pass over the accumulator it saves
+MIN_ELEMENTS = 1 << 15
 
-def accumulating_products(closed: ClosedIR) -> ClosedIR:
-    """``closed`` with each product added into an accumulator (module docstring) one
-    ``dot_accumulate`` equation; ``closed`` itself when there is none."""
+
+def accumulating_products(closed: ClosedIR, donated=frozenset()) -> ClosedIR:
+    """``closed`` with each product added into an accumulator it may write (module
+    docstring) one ``dot_accumulate`` equation; ``closed`` itself when there is none.
+    ``donated``: the inputs the program may overwrite (a loop body's carries)."""
     ir = closed.ir
     uses = _use_counts(ir)
     producer = {v: e for e in ir.eqns for v in e.outputs}
+    writable = {ir.invars[i] for i in donated}
     fused, dropped = {}, set()
     for eqn in ir.eqns:
-        found = _accumulation(eqn, producer, uses, dropped)
+        found = _accumulation(eqn, producer, uses, dropped, writable)
         if found is not None:
             new, consumed = found
             fused[eqn] = new
@@ -61,26 +72,26 @@ def _use_counts(ir) -> dict:
     return uses
 
 
-def _accumulation(eqn, producer, uses, dropped):
+def _accumulation(eqn, producer, uses, dropped, writable):
     """``(the dot_accumulate equation replacing add ``eqn``, the equations it absorbs)``, or
     None when ``eqn`` is not such a sum."""
     if eqn.prim is not add_p or len(eqn.inputs) != 2:
         return None
     out = eqn.outputs[0].type
-    if out.ndim != 2 or out.dtype not in GEMM_DTYPES:
+    if out.ndim != 2 or out.dtype not in GEMM_DTYPES or out.size < MIN_ELEMENTS:
         return None
     for k in (0, 1):
         dot = _single_use_product(eqn.inputs[k], producer, uses, dropped, out)
         if dot is None:
             continue
         other = eqn.inputs[1 - k]
-        scaled = _scaled(other, producer, uses, dropped, out)
-        if scaled is not None:
-            acc, beta, absorbed = scaled
-        elif _plain_accumulator(other, producer, out):
-            acc, beta, absorbed = other, 1.0, ()
-        else:
+        # beta * acc: acc itself takes the product (not a fresh copy of beta * acc: no gain)
+        chosen = _scaled(other, producer, uses, dropped, out)
+        if chosen is None and _plain_accumulator(other, producer, out):
+            chosen = (other, 1.0, ())
+        if chosen is None or not _written_in_place(chosen[0], producer, uses, writable):
             continue
+        acc, beta, absorbed = chosen
         (lc, rc), _ = dot.params["dimension_numbers"]
         lhs, lc, lhs_t = _through_transpose(dot.inputs[0], lc[0], producer, uses, dropped)
         rhs, rc, rhs_t = _through_transpose(dot.inputs[1], rc[0], producer, uses, dropped)
@@ -89,6 +100,19 @@ def _accumulation(eqn, producer, uses, dropped):
                   eqn.source)
         return new, (dot, *absorbed, *lhs_t, *rhs_t)
     return None
+
+
+def _written_in_place(acc, producer, uses, writable) -> bool:
+    """Whether the executor will own ``acc``'s buffer and see it die at the sum: a donated
+    input or a fresh result of an equation (a ufunc's, a product's), read only by the sum
+    (or by the scaling it absorbs)."""
+    if uses.get(acc) != 1:
+        return False
+    if acc in writable:
+        return True
+    made = producer.get(acc)
+    return made is not None and ((made.prim.ufunc is not None and not made.params)
+                                 or made.prim.fresh_outputs)
 
 
 def _through_transpose(atom, axis, producer, uses, dropped):

@@ -160,7 +160,7 @@ class HostExecutable:
 
     def __init__(self, closed: ClosedIR, options: CpuBackend, donated=frozenset()):
         closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
-        closed = accumulating_products(closed)   # beta * acc + x @ g: one GEMM into acc
+        closed = accumulating_products(closed, donated)   # beta * acc + x @ g: one GEMM
         self.closed = closed
         self.options = options
         self.donated = donated

@@ -1,8 +1,8 @@
 """Products added into an accumulator (lower/host/accumulate.py, ops/dot_accumulate.py):
-``beta * v + x.T @ g`` and ``acc + x @ w`` become one GEMM into the accumulator, on both
-tiers; a bias broadcast, a product read twice or a batched product are left alone; values
-match JAX up to float rounding, in place over a loop's carry and out of place over an
-argument the caller owns."""
+``beta * v + x.T @ g`` and ``acc + x @ w`` become one GEMM into the accumulator when the
+executor may write it (a donated input, a fresh intermediate that dies there) and it is
+large; a bias broadcast, a product read twice, a batched product, a small or a caller's
+accumulator are left alone; values match JAX up to float rounding."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,20 +12,21 @@ import ptojax as pto
 from host_cases import executable_of, host_jit
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
-from ptojax.lower.host.accumulate import accumulating_products
+from ptojax.lower.host.accumulate import MIN_ELEMENTS, accumulating_products
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.optimize import optimize
 
 RNG = np.random.default_rng(0)
+M, N, K = 256, 128, 16          # M * N = MIN_ELEMENTS
 
 
 def _f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def _prims(fn, *args):
+def _prims(fn, *args, donated=frozenset({0})):
     closed = optimize(pto.make_ir(fn)(*args))     # as jit hands it to the cpu backend
-    return [e.prim.name for e in accumulating_products(closed).ir.eqns]
+    return [e.prim.name for e in accumulating_products(closed, donated).ir.eqns]
 
 
 def momentum(v, x, g):
@@ -36,34 +37,49 @@ def accumulate(acc, x, w):
     return x @ w + acc
 
 
-def test_a_scaled_sum_and_a_plain_sum_become_one_product():
-    assert _prims(momentum, _f32(16, 8), _f32(4, 16), _f32(4, 8)) == ["dot_accumulate"]
-    assert _prims(accumulate, _f32(4, 8), _f32(4, 16), _f32(16, 8)) == ["dot_accumulate"]
+def test_a_scaled_sum_and_a_plain_sum_into_a_donated_input_become_one_product():
+    assert M * N == MIN_ELEMENTS
+    assert _prims(momentum, _f32(M, N), _f32(K, M), _f32(K, N)) == ["dot_accumulate"]
+    assert _prims(accumulate, _f32(M, N), _f32(M, K), _f32(K, N)) == ["dot_accumulate"]
 
 
-@pytest.mark.parametrize("case", ["bias", "product read twice", "batched", "int", "vector"])
+def test_a_fresh_intermediate_is_an_accumulator_too():
+    def fn(v, x, g):
+        return 0.9 * (v + 1.0) + x.T @ g
+    assert _prims(fn, _f32(M, N), _f32(K, M), _f32(K, N), donated=()) == \
+        ["add", "dot_accumulate"]
+
+
+@pytest.mark.parametrize("case", ["bias", "product read twice", "batched", "int", "small",
+                                  "the caller's", "read again"])
 def test_what_is_left_alone(case):
-    x, w = _f32(4, 16), _f32(16, 8)
+    x, w, v = _f32(M, K), _f32(K, N), _f32(M, N)
+    fn, args, donated = (lambda v, x, w: 0.9 * v + x @ w), (v, x, w), {0}
     if case == "bias":
-        fn, args = (lambda b, x, w: x @ w + b), (_f32(8), x, w)
+        fn, args = (lambda b, x, w: x @ w + b), (_f32(N), x, w)
     elif case == "product read twice":
-        fn, args = (lambda v, x, w: (0.9 * v + x @ w, x @ w)), (_f32(4, 8), x, w)
+        fn = lambda v, x, w: (0.9 * v + x @ w, x @ w)   # noqa: E731
     elif case == "batched":
-        fn, args = (lambda v, x, w: 0.9 * v + x @ w), (_f32(2, 4, 8), _f32(2, 4, 16),
-                                                      _f32(2, 16, 8))
+        args = (_f32(2, M, N), _f32(2, M, K), _f32(2, K, N))
+        fn = lambda v, x, w: 0.9 * v + x @ w   # noqa: E731
     elif case == "int":
-        fn, args = (lambda v, x, w: 2 * v + x @ w), (np.ones((4, 8), np.int32),
-                                                    np.ones((4, 16), np.int32),
-                                                    np.ones((16, 8), np.int32))
+        fn = lambda v, x, w: 2 * v + x @ w   # noqa: E731
+        args = tuple(a.astype(np.int32) for a in args)
+    elif case == "small":
+        args = (_f32(M // 2, N), _f32(M // 2, K), w)
+    elif case == "the caller's":
+        donated = ()
     else:
-        fn, args = (lambda v, x, w: 0.9 * v + x @ w), (_f32(8), _f32(16), w)
-    assert "dot_accumulate" not in _prims(fn, *args)
+        fn = lambda v, x, w: (0.9 * v + x @ w, v)   # noqa: E731
+    assert "dot_accumulate" not in _prims(fn, *args, donated=donated)
 
 
-@pytest.mark.parametrize("fn", [momentum, accumulate])
-def test_both_tiers_match_jax_and_leave_the_arguments_alone(fn):
-    args = (_f32(64, 96), _f32(32, 64), _f32(32, 96)) if fn is momentum else \
-        (_f32(32, 96), _f32(32, 64), _f32(64, 96))
+@pytest.mark.parametrize("scaled", [True, False])
+def test_both_tiers_match_jax_and_leave_the_arguments_alone(scaled):
+    def fn(v, x, g):
+        fresh = v + 1.0
+        return (0.9 * fresh if scaled else fresh) + x.T @ g
+    args = (_f32(M, N), _f32(K, M), _f32(K, N))
     kept = [a.copy() for a in args]
     expected = jax.jit(fn)(*map(jnp.asarray, args))
     numpy_tier = pto.jit(fn)            # tiered: its first call runs the numpy executor
@@ -72,7 +88,8 @@ def test_both_tiers_match_jax_and_leave_the_arguments_alone(fn):
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-5)
     for a, b in zip(args, kept):
         np.testing.assert_array_equal(a, b)
-    assert [e.prim for e in executable_of(compiled, *args).closed.ir.eqns] == [dot_accumulate_p]
+    source = executable_of(compiled, *args).program.executable.source
+    assert "_in_place(" in source      # the GEMM writes the fresh intermediate
 
 
 def momentum_epoch(p, v, xs, gs):
@@ -84,7 +101,7 @@ def momentum_epoch(p, v, xs, gs):
 
 
 def test_a_loop_accumulates_into_its_velocity_carry_in_place():
-    p, v, xs, gs = _f32(96, 64), _f32(96, 64), _f32(3, 16, 96), _f32(3, 16, 64)
+    p, v, xs, gs = _f32(M, N), _f32(M, N), _f32(3, K, M), _f32(3, K, N)
     kept = v.copy()
     fn = host_jit(momentum_epoch)
     got = fn(p, v, xs, gs)
@@ -101,6 +118,9 @@ def test_a_loop_accumulates_into_its_velocity_carry_in_place():
     body = executable_of(fn, p, v, xs, gs).loop_bodies[0]
     assert "dot_accumulate" in str(body.closed)
     assert "_in_place(" in body.program.executable.source   # the GEMM writes the carry
+    order = body.program.executable.closed.ir.eqns     # lower/host/locality.py: the update
+    i = next(i for i, e in enumerate(order) if e.prim is dot_accumulate_p)   # right after
+    assert order[i].outputs[0] in order[i + 1].inputs
 
 
 def test_the_primitive_checks_its_operands():
