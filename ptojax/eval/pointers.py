@@ -39,6 +39,12 @@ def data_pointers(arrays) -> list:
     return [at(id(a) + offset).value for a in arrays]
 
 
+def data_pointer_offset():
+    """The offset of an array object's data pointer from its address (``id``), or None
+    where the layout was not verified (``_data_pointer_offset``)."""
+    return _DATA_OFFSET
+
+
 def data_pointer(a) -> int:
     """``a.ctypes.data`` of one numpy array (``data_pointers``)."""
     if _DATA_OFFSET is None:

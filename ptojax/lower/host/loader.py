@@ -18,7 +18,7 @@ from ptojax.errors import CompileError, KernelCheckError
 from ptojax.lower.host.build import ABI_VERSION, build_library
 from ptojax.lower.host.cache import CacheEntry
 from ptojax.lower.host.compiler import passive_openmp_threads
-from ptojax.eval.pointers import data_pointers
+from ptojax.eval.pointers import data_pointer_offset, data_pointers
 
 
 class StaleLibraryError(OSError):
@@ -62,8 +62,29 @@ class KernelLibrary:
         the OpenMP threads when ``parallel``, else one after another on this thread)."""
         argv = (ctypes.c_void_p * len(arrays))(*data_pointers(arrays))
         if self._launchers[index](argv, blocks, int(parallel)) != 0:
-            raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
-                                   f"check: {self._error().decode(errors='replace')}")
+            self.raise_check_error(index)
+
+    def launcher(self, index: int, count: int):
+        """``launch`` of kernel ``index`` with ``count`` arrays, bound once: ``go(arrays,
+        blocks, parallel)`` builds its argument vector from the arrays' data pointers read
+        inline (a small kernel's launch is mostly this Python)."""
+        fn, argv_type = self._launchers[index], ctypes.c_void_p * count
+        offset = data_pointer_offset()
+        if offset is None:
+            def go(arrays, blocks, parallel):
+                self.launch(index, arrays, blocks, parallel)
+            return go
+        at = ctypes.c_void_p.from_address
+
+        def go(arrays, blocks, parallel):
+            if fn(argv_type(*[at(id(a) + offset).value for a in arrays]), blocks,
+                  parallel) != 0:
+                self.raise_check_error(index)
+        return go
+
+    def raise_check_error(self, index: int):
+        raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
+                               f"check: {self._error().decode(errors='replace')}")
 
 
 def _bound(dll, symbol, restype, argtypes):
