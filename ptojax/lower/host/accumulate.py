@@ -78,8 +78,9 @@ def _accumulation(eqn, producer, uses, dropped, writable):
     if eqn.prim is not add_p or len(eqn.inputs) != 2:
         return None
     out = eqn.outputs[0].type
-    if out.ndim != 2 or out.dtype not in GEMM_DTYPES or out.size < MIN_ELEMENTS:
-        return None
+    if out.ndim != 2 or out.dtype not in GEMM_DTYPES \
+            or any(type(d) is not int for d in out.shape) or out.size < MIN_ELEMENTS:
+        return None     # (a size known only at run time: left to the kernels)
     for k in (0, 1):
         dot = _single_use_product(eqn.inputs[k], producer, uses, dropped, out)
         if dot is None:
@@ -136,7 +137,8 @@ def _single_use_product(atom, producer, uses, dropped, out):
         return None
     (lc, rc), (lb, rb) = dot.params["dimension_numbers"]
     lhs, rhs = dot.inputs
-    if lb or rb or len(lc) != 1 or len(rc) != 1 or lhs.type.ndim != 2 or rhs.type.ndim != 2:
+    if lb or rb or len(lc) != 1 or len(rc) != 1 or lhs.type.ndim != 2 or rhs.type.ndim != 2 \
+            or any(type(d) is not int for d in (*lhs.type.shape, *rhs.type.shape)):
         return None
     if not lhs.type.dtype == rhs.type.dtype == atom.type.dtype == out.dtype \
             or atom.type.shape != out.shape:

@@ -13,6 +13,7 @@ from host_cases import executable_of, host_jit
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ir.types import TensorType
 from ptojax.lower.host.accumulate import MIN_ELEMENTS, accumulating_products
+from ptojax.lower.host.backend import CpuBackend
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.optimize import optimize
 
@@ -136,3 +137,21 @@ def test_the_primitive_checks_its_operands():
     with pytest.raises(DtypeError):
         dot_accumulate_p.abstract_eval(acc, x, TensorType((4, 8), np.dtype(np.int32)),
                                        dimension_numbers=dn, beta=0.5)
+
+
+
+@pytest.mark.parametrize("where", ["contracted", "result rows"])
+def test_products_over_a_runtime_size_are_left_alone_and_right(where):
+    rows = pto.Dim("rows", 1, 300)
+    if where == "contracted":      # x.T @ g over the runtime rows: a static 256x128 result
+        def fn(v, x, g):
+            return 0.9 * (v + 1.0) + x.T @ g
+        args, dynamic = (_f32(M, N), _f32(40, M), _f32(40, N)), {1: {0: rows}, 2: {0: rows}}
+    else:                          # the result has the runtime rows
+        def fn(v, x, w):
+            return 0.9 * (v + 1.0) + x @ w
+        args, dynamic = (_f32(260, N), _f32(260, K), _f32(K, N)), {0: {0: rows}, 1: {0: rows}}
+    jitted = pto.jit(fn, backend=CpuBackend(tiered=False, min_elements=0), dynamic=dynamic)
+    expected = jax.jit(fn)(*map(jnp.asarray, args))
+    np.testing.assert_allclose(np.asarray(jitted(*args)), np.asarray(expected), rtol=1e-5,
+                               atol=1e-5)
