@@ -56,7 +56,10 @@ def _product(lhs, rhs, lc, rc):
 
 
 def _dot_accumulate_in_place(acc, lhs, rhs, dimension_numbers, beta):
-    """Into ``acc``'s buffer (the executor's own, dead after this)."""
+    """Into ``acc``'s buffer (the executor's own, dead after this; a fresh one if that
+    cannot be written or is not C-contiguous)."""
+    if not acc.flags.writeable or not acc.flags.c_contiguous:
+        return _dot_accumulate(acc, lhs, rhs, dimension_numbers, beta)
     lc, rc = _contractions(dimension_numbers)
     if not gemm(acc, lhs, rhs, lc, rc, beta):
         product = _product(lhs, rhs, lc, rc)
@@ -67,7 +70,11 @@ def _dot_accumulate_in_place(acc, lhs, rhs, dimension_numbers, beta):
 
 
 def _dot_accumulate(acc, lhs, rhs, dimension_numbers, beta):
-    out = np.multiply(acc, acc.dtype.type(beta)) if beta != 1.0 else np.array(acc, copy=True)
+    out = np.empty(acc.shape, acc.dtype)     # C-contiguous, whatever acc's layout
+    if beta != 1.0:
+        np.multiply(acc, acc.dtype.type(beta), out=out)
+    else:
+        np.copyto(out, acc)
     return _dot_accumulate_in_place(out, lhs, rhs, dimension_numbers, 1.0)
 
 

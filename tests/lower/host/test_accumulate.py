@@ -155,3 +155,19 @@ def test_products_over_a_runtime_size_are_left_alone_and_right(where):
     expected = jax.jit(fn)(*map(jnp.asarray, args))
     np.testing.assert_allclose(np.asarray(jitted(*args)), np.asarray(expected), rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["read-only", "fortran"])
+def test_the_in_place_impl_takes_a_fresh_buffer_when_it_cannot_write(layout):
+    acc, x, g = _f32(M, N), _f32(K, M), _f32(K, N)
+    expected = np.float32(0.5) * acc + x.T @ g
+    if layout == "read-only":
+        acc.flags.writeable = False
+    else:
+        acc = np.asfortranarray(acc)
+    kept = acc.copy()
+    got = dot_accumulate_p.in_place(acc, x, g, dimension_numbers=(((0,), (0,)), ((), ())),
+                                    beta=0.5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(acc, kept)
+    assert got.flags.c_contiguous
