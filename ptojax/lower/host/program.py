@@ -137,7 +137,7 @@ def _launcher(library, index, eqn, blocks, into=None):
     spaces_made = [(v.type.shape, v.type.dtype) for v in ws_vars]
     parallel = _work_elements(eqn) >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
-    run = library.launch
+    run = library.launcher(index, len(in_dtypes) + len(outs_made) + len(spaces_made))
     empty, contiguous = np.empty, np.ascontiguousarray
     outputs = _in_place_outputs(outs_made, into) if into else None
 
@@ -147,13 +147,15 @@ def _launcher(library, index, eqn, blocks, into=None):
             outs = [make(shape, dtype) for make, shape, dtype in outs_made]
         else:
             outs = outputs(arrays)
-        spaces = [empty(shape, dtype) for shape, dtype in spaces_made]
+        params = arrays + outs
+        if spaces_made:
+            params += [empty(shape, dtype) for shape, dtype in spaces_made]
         threads = parallel and not pinned() and not machine_busy()
         if profiler.active is None:
-            run(index, arrays + outs + spaces, blocks, threads)
+            run(params, blocks, threads)
         else:
             start = time.perf_counter()
-            run(index, arrays + outs + spaces, blocks, threads)
+            run(params, blocks, threads)
             record(start, arrays + outs)
         return outs
     launch.alias_pairs = () if into else alias_pairs(eqn)
