@@ -176,7 +176,7 @@ class _Builder:
         items = self._items(body, depth, decls)
         for res, inner_out, inner_in in zip(e.outputs, body.outvars, body.invars[1:]):
             self._alias(res, inner_in)
-        return LoopItem(kv, start, stop, decls, items, depth=depth)
+        return LoopItem(kv, start, stop, decls, items, depth=depth, source=e.source)
 
     def _alias(self, inner, outer):
         if isinstance(inner.type, TileType):
@@ -326,7 +326,7 @@ def _statements(items) -> list:
         elif isinstance(it, LoopItem):
             tagged += it.before
             tagged.append((None, Loop(it.var, it.start, it.stop, it.decls,
-                                      _statements(it.items), it.depth)))
+                                      _statements(it.items), it.depth, it.source)))
             tagged += it.after
         else:
             tagged.append((None, it))

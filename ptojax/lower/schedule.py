@@ -123,6 +123,7 @@ class Loop(NamedTuple):
     decls: list
     stmts: list
     depth: int = 1
+    source: object = None  # where the user's pto.kernel.fori is (for errors)
 
 
 class KLoop(NamedTuple):

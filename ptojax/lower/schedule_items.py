@@ -67,6 +67,7 @@ class LoopItem:
     decls: list
     items: list
     depth: int = 1             # 1: a loop at the top of the body; 2: inside one; ...
+    source: object = None      # the user's pto.kernel.fori line
     before: list = field(default_factory=list)
     after: list = field(default_factory=list)
 
