@@ -272,8 +272,7 @@ class ScheduleWalk:
         """One tile's region: the cross-core waits on every sub-block ``units`` (they come
         before the sub-block guard), the rest on ``owner``."""
         lets, waits, rest = region_order(reg.stmts)
-        for s in lets:
-            loop_trips.let(s, self.scalars)
+        self.stmts(lets, owner)
         for u in units:
             self.stmts(waits, u)
         self.stmts(rest, owner)

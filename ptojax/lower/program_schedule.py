@@ -101,6 +101,7 @@ class _Builder:
         self.items = []
         self.lets = []
         self.move_space = {}            # L1 tile -> the L0 space it is moved to
+        self.scalar_of = {}             # a loop body's scalar operand -> the outer value
 
     # --- naming ------------------------------------------------------------------------------
     def fresh(self, prefix):
@@ -153,7 +154,7 @@ class _Builder:
                 items.append(self._loop(e, level))
             elif e.prim is T.tile_block_index_p or not _is_tile_op(e):
                 self.names[e.outputs[0]] = self.fresh("s")
-                items.append(Let(e.outputs[0], e.prim, tuple(e.inputs)))
+                items.append(Let(e.outputs[0], e.prim, tuple(map(self._scalar, e.inputs))))
             elif e.prim is T.tile_scalar_load_p:
                 self.names[e.outputs[0]] = self.fresh("s")
                 items.append(ScalarLoad(e.outputs[0], self.param_of[e.inputs[0]]))
@@ -168,6 +169,7 @@ class _Builder:
         body = e.params["body"]
         body = body.ir if isinstance(body, ClosedIR) else body
         carries, invariants, start, stop = T.loop_operands(list(e.inputs), e.params)
+        start, stop = self._scalar(start), self._scalar(stop)
         kv = body.invars[0]
         self.names[kv] = loop_var_name(depth)
         for inner, outer in zip(body.invars[1:], [*carries, *invariants]):
@@ -186,8 +188,15 @@ class _Builder:
             self.param_of[inner] = self.param_of[outer]
         elif type(outer) is Literal:
             self.names[inner] = None
+            self.scalar_of[inner] = outer
         else:
             self.names[inner] = self.names.get(outer, str(outer))
+            self.scalar_of[inner] = self._scalar(outer)
+
+    def _scalar(self, a):
+        """The scalar a loop body's operand stands for (a value of an enclosing scope passed
+        into the loop), so the schedule's lets and bounds name one variable per value."""
+        return self.scalar_of.get(a, a) if type(a) is not Literal else a
 
     def _op(self, e, level, decls):
         if e.prim is T.tile_load_p:

@@ -31,7 +31,7 @@ from ptojax.lower.emit import Emitter, grid_conditions
 from ptojax.lower.pto_cpp import img2col_fields
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule_items import loop_slot
-from ptojax.lower.schedule import Let, Window
+from ptojax.lower.schedule import Let, ScalarLoad, Window
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
@@ -307,6 +307,11 @@ class _Func(Emitter):
         return tile_buf(d, row_view)
 
     def address(self, d, slot):
+        """A tile's address in its buffer copy; a pto.kernel tile's copy is selected by the
+        loop depth of its buffer (a loop carry updated in a loop body keeps the copy of the
+        scope that defined the carry)."""
+        if self.sched.kind == "kernel":
+            slot = {"slot": self.slot, **self.kslots}[loop_slot(d.slot.level)]
         return self.const(d.slot.address(slot), "i64")
 
     def decl(self, d, slot):
@@ -409,7 +414,7 @@ class _Func(Emitter):
         saved, saved_slots = dict(self.scope), dict(self.kslots)
         v = self.fresh()
         local = [d.name for d in decls] + [self.reg.names[x.var] for x in stmts
-                                           if isinstance(x, Let)]
+                                           if isinstance(x, (Let, ScalarLoad))]
         self.scope.update({name: f"%{name}_{v}" for name in local})
         if k is not None:
             self.scope[name] = k

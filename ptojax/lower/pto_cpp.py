@@ -388,7 +388,12 @@ class _Printer(Emitter):
         return tile_cpp_type(d, row_view)
 
     def address(self, d, slot):
+        """A tile's address in its buffer copy; a pto.kernel tile's copy is selected by the
+        loop depth of its buffer (a loop carry updated in a loop body keeps the copy of the
+        scope that defined the carry)."""
         s = d.slot
+        if self.sched.kind == "kernel":
+            slot = loop_slot(s.level)
         if s.copies == 1:
             return f"0x{s.offset:x}u"
         return f"0x{s.offset:x}u + ({slot} % {s.copies}u) * 0x{s.stride:x}u"

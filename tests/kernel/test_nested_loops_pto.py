@@ -1,0 +1,223 @@
+"""Nested pto.kernel.fori loops and loops with run-time trip counts on the PTO schedule: the
+emitted PTO C++ runs through the host PTO-faithful build with check_sync (every pipe and
+cross-core ordering it relies on checked) and matches JAX, for a matmul whose K loop is nested
+in a loop over column blocks, a two-level reduction, a flash-style online-softmax loop nested
+in a loop over query sub-blocks, a loop whose trip count is a scalar operand, and the
+derivative kernels of these (the backward of a loop with run-time bounds runs the tangent loop
+backwards with an inner loop recomputing the primal carries: a nested loop with an inner bound
+that is the outer index). The PTO-AS text and the 910B cost model handle the same schedules;
+the cost model sums the inner loops' trip counts."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from helpers import assert_close
+from host_cases import executable_of, host_jit
+from ptojax.errors import TileError
+from test_nested_fori import blocked_matmul, expected as blocked_expected
+
+K = pto.kernel
+S = pto.ShapeDtypeStruct
+F32 = np.float32
+
+
+def pto_build(fn):
+    """``fn`` on the PTO-faithful host build, every ordering checked."""
+    return host_jit(fn, check_sync=True, kernels="pto")
+
+
+def run_pto(fn, *args):
+    jitted = pto_build(fn)
+    out = jitted(*args)
+    assert executable_of(jitted, *args).program.check_sync
+    return out
+
+
+def rand(*shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(F32)
+
+
+# --- kernels ----------------------------------------------------------------------------------
+G, NR, BR, NC, BC = 2, 2, 8, 3, 16
+
+
+@K(out_shape=S((G * BR, 1), F32), grid=(G,),
+   in_specs=[pto.BlockSpec((NR * BR, NC * BC), lambda i: (i, 0))],
+   out_specs=pto.BlockSpec((BR, 1), lambda i: (i, 0)))
+def two_level_sum(x_ref, o_ref):
+    """Per row of a row sub-block: the sum over column blocks (inner loop), squared, summed
+    over the row sub-blocks (outer loop)."""
+    def row_block(r, total):
+        def column_block(c, s):
+            return s + x_ref[K.ds(r * BR, BR), K.ds(c * BC, BC)].sum(axis=-1, keepdims=True)
+        s = K.fori(0, NC, column_block, pnp.zeros((BR, 1), F32))
+        return total + s * s
+    o_ref[...] = K.fori(0, NR, row_block, pnp.zeros((BR, 1), F32))
+
+
+def two_level_sum_jax(jnp):
+    def f(x):
+        s = x.reshape(G, NR, BR, NC * BC).sum(-1)
+        return (s * s).sum(1).reshape(G * BR, 1)
+    return f
+
+
+SQ, SK, D, QB, KB = 32, 48, 16, 8, 16     # per program: SQ // QB query sub-blocks
+
+
+@K(out_shape=S((2 * SQ, D), F32), grid=(2,),
+   in_specs=[pto.BlockSpec((SQ, D), lambda i: (i, 0)),
+             pto.BlockSpec((SK, D), lambda i: (0, 0)),
+             pto.BlockSpec((SK, D), lambda i: (0, 0))],
+   out_specs=pto.BlockSpec((SQ, D), lambda i: (i, 0)))
+def flash_in_a_loop(q_ref, k_ref, v_ref, o_ref):
+    """Attention with online softmax over key blocks (inner loop) for each query sub-block of
+    the program (outer loop), which stores its rows."""
+    def query_block(b, carry):
+        q = q_ref[K.ds(b * QB, QB), :]
+
+        def key_block(j, c):
+            m, l, acc = c
+            s = K.dot(q, k_ref[K.ds(j * KB, KB), :].T) * (1.0 / D ** 0.5)
+            m_new = pnp.maximum(m, s.max(axis=-1))
+            p = pnp.exp(s - m_new[:, None])
+            alpha = pnp.exp(m - m_new)
+            return (m_new, l * alpha + p.sum(axis=-1),
+                    acc * alpha[:, None] + K.dot(p, v_ref[K.ds(j * KB, KB), :]))
+        init = (pnp.full((QB,), -1e30, F32), pnp.zeros((QB,), F32), pnp.zeros((QB, D), F32))
+        m, l, acc = K.fori(0, SK // KB, key_block, init)
+        o_ref[K.ds(b * QB, QB), :] = acc / l[:, None]
+        return carry
+    K.fori(0, SQ // QB, query_block, pnp.zeros((1,), F32))
+
+
+def attention_jax(jax, jnp):
+    def f(q, k, v):
+        return jax.nn.softmax(q @ k.T / D ** 0.5, axis=-1) @ v
+    return f
+
+
+NB, B, C = 6, 8, 16
+
+
+@K(out_shape=S((B, C), F32), grid=(1,),
+   in_specs=[pto.BlockSpec((NB * B, C), lambda i: (0, 0)),
+             pto.BlockSpec((1,), lambda i: (0,))],
+   out_specs=pto.BlockSpec((B, C), lambda i: (0, 0)))
+def first_n_blocks(x_ref, n_ref, o_ref):
+    """A non-linear running value over the first ``n`` row blocks, ``n`` a run-time scalar."""
+    w = x_ref[K.ds(0, B), :]
+
+    def step(j, acc):
+        xj = x_ref[K.ds(j * B, B), :]
+        return acc * 0.5 + pnp.tanh(xj) * w + xj
+    o_ref[...] = K.fori(0, n_ref[0], step, pnp.zeros((B, C), F32))
+
+
+def first_n_blocks_jax(jnp, n):
+    def f(x):
+        w = x[:B]
+        acc = jnp.zeros((B, C), F32)
+        for j in range(n):
+            xj = x[j * B:(j + 1) * B]
+            acc = acc * 0.5 + jnp.tanh(xj) * w + xj
+        return acc
+    return f
+
+
+P = 4
+
+
+@K(out_shape=S((P * B, C), F32), grid=(P,),
+   in_specs=[pto.BlockSpec((P * B, C), lambda i: (0, 0)),
+             pto.BlockSpec((B, C), lambda i: (i, 0))],
+   out_specs=pto.BlockSpec((B, C), lambda i: (i, 0)))
+def prefix_running(x_ref, w_ref, o_ref):
+    """A non-linear carry over a per-program number of blocks (program_id + 1)."""
+    w = w_ref[...]
+
+    def step(j, acc):
+        xj = x_ref[K.ds(j * B, B), :]
+        return acc * 0.5 + pnp.tanh(xj * w) * acc + xj
+    o_ref[...] = K.fori(0, K.program_id(0) + 1, step, w)
+
+
+def prefix_running_jax(jnp):
+    def f(x, w):
+        outs = []
+        for i in range(P):
+            wi = w[i * B:(i + 1) * B]
+            acc = wi
+            for j in range(i + 1):
+                xj = x[j * B:(j + 1) * B]
+                acc = acc * 0.5 + jnp.tanh(xj * wi) * acc + xj
+            outs.append(acc)
+        return jnp.concatenate(outs)
+    return f
+
+
+def sum_sq(np_, f):
+    return lambda *args: np_.sum(f(*args) ** 2)
+
+
+# --- forward kernels ----------------------------------------------------------------------------
+def test_a_k_loop_nested_in_a_column_loop_runs_on_the_pto_build():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((32, 64)).astype(F32), rng.standard_normal((64, 64)).astype(F32)
+    for g, w in zip(run_pto(blocked_matmul(), a, b), blocked_expected(a, b)):
+        assert_close(g, w, scale=8)
+
+
+def test_a_two_level_reduction_runs_on_the_pto_build(jnp):
+    x = rand(G * NR * BR, NC * BC)
+    assert_close(run_pto(two_level_sum, x), np.asarray(two_level_sum_jax(jnp)(x)), scale=8)
+
+
+def test_a_flash_loop_nested_in_a_query_loop_runs_on_the_pto_build(jax, jnp):
+    q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
+    want = np.concatenate([np.asarray(attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v))
+                           for i in range(2)])
+    assert_close(run_pto(flash_in_a_loop, q, k, v), want, scale=8)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_a_loop_over_a_scalar_operand_runs_on_the_pto_build(jnp, n):
+    x = rand(NB * B, C, scale=0.5)
+    got = run_pto(first_n_blocks, x, np.array([n], np.int32))
+    assert_close(got, np.asarray(first_n_blocks_jax(jnp, n)(x)), scale=8)
+
+
+# --- derivative kernels -------------------------------------------------------------------------
+def test_grad_of_nested_static_loops_runs_on_the_pto_build(jax, jnp):
+    x = rand(G * NR * BR, NC * BC)
+    grad = pto.grad(sum_sq(pnp, two_level_sum))
+    want = jax.grad(sum_sq(jnp, two_level_sum_jax(jnp)))(x)
+    assert_close(run_pto(grad, x), np.asarray(want), scale=8)
+
+
+def test_grad_of_the_nested_flash_loop_runs_on_the_pto_build(jax, jnp):
+    q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
+
+    def attention(q, k, v):
+        return jnp.concatenate([attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v)
+                                for i in range(2)])
+    grad = pto.grad(sum_sq(pnp, flash_in_a_loop), argnums=(0, 1, 2))
+    want = jax.grad(sum_sq(jnp, attention), argnums=(0, 1, 2))(q, k, v)
+    for g, w in zip(run_pto(grad, q, k, v), want):
+        assert_close(g, np.asarray(w), scale=8)
+
+
+def test_grad_of_a_run_time_bounded_loop_runs_its_nested_backward_on_the_pto_build(jax, jnp):
+    x, w = rand(P * B, C, seed=4, scale=0.5), rand(P * B, C, seed=5, scale=0.5)
+    grad = pto.grad(sum_sq(pnp, prefix_running), argnums=(0, 1))
+    want = jax.grad(sum_sq(jnp, prefix_running_jax(jnp)), argnums=(0, 1))(x, w)
+    for g, e in zip(run_pto(grad, x, w), want):
+        assert_close(g, np.asarray(e), scale=8)
+
+
+def test_grad_of_a_loop_over_a_scalar_operand_runs_on_the_pto_build(jax, jnp):
+    x, n = rand(NB * B, C, seed=6, scale=0.5), 4
+    grad = pto.grad(lambda x, n: pnp.sum(first_n_blocks(x, n) ** 2))
+    want = jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, n)))(x)
+    assert_close(run_pto(grad, x, np.array([n], np.int32)), np.asarray(want), scale=8)
