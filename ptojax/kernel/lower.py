@@ -597,7 +597,8 @@ class BodyLowering:
             if v.kind == "scalar" and form.scalar_operand and tiles:
                 atom = v.atom
             elif v.kind == "bcast" and v.layout in (ROW, COL) and form.broadcast_operand and \
-                    pos == 1 and layout == FULL:
+                    pos == 1 and layout == FULL and vals[order[0]].kind != "scalar":
+                # TROWEXPAND<op> needs a full first operand (scalar * row vector: expand)
                 atom = self.ub(v.src, v.layout)
             else:
                 atom = self.ub(v, layout, out.shape)
