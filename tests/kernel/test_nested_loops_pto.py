@@ -258,3 +258,31 @@ def test_grad_of_a_loop_over_a_scalar_operand_runs_on_the_pto_build(jax, jnp):
     grad = pto.grad(lambda x, n: pnp.sum(first_n_blocks(x, n) ** 2))
     want = jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, n)))(x)
     assert_close(run_pto(grad, x, np.array([n], np.int32)), np.asarray(want), scale=8)
+
+
+# --- the cost model -----------------------------------------------------------------------------
+def test_the_cost_model_takes_a_scalar_trip_count_from_the_call_or_a_hint():
+    x = rand(NB * B, C)
+    f = pto.jit(first_n_blocks)
+    costs = {n: f.lower(x, np.array([n], np.int32)).cost()[0] for n in (1, 5)}
+    # each step loads one B x C block and runs the same vector work
+    assert costs[5].bytes - costs[1].bytes == 4 * B * C * 4
+    assert costs[5].flops > costs[1].flops
+    abstract = f.lower(x, S((1,), np.int32))
+    with pytest.raises(TileError, match="trip_count") as info:
+        abstract.cost()
+    assert "test_nested_loops_pto.py" in str(info.value)
+    hinted = abstract.cost(trip_count=5)[0]
+    assert (hinted.bytes, hinted.flops) == (costs[5].bytes, costs[5].flops)
+
+
+def test_the_cost_model_sums_the_inner_trip_counts_of_the_nested_backward():
+    """The backward of a loop over ``program_id + 1`` blocks runs step ``j = i, ..., 0`` of
+    program ``i`` after recomputing its carries with an inner loop over ``[0, j)``: program
+    ``i`` moves ``i (i + 1) / 2`` x blocks in the inner loops, an x block and a dx block a
+    step, and w, the output cotangent and dw once."""
+    x, w = rand(P * B, C, seed=4), rand(P * B, C, seed=5)
+    grad = pto.grad(sum_sq(pnp, prefix_running), argnums=(0, 1))
+    (vjp,) = [r for r in pto.jit(grad).lower(x, w).cost() if r.name.endswith("_vjp")]
+    blocks = sum(i * (i + 1) // 2 + 2 * (i + 1) + 3 for i in range(P))
+    assert vjp.bytes == blocks * B * C * 4
