@@ -21,13 +21,15 @@ class _Clocks:
     def __init__(self):
         self.clock = {p: 0 for p in PIPES}
         self.known = {p: {q: 0 for q in PIPES} for p in PIPES}
-        self.records = []        # [space, lo, hi, writer (pipe, seq) | None, {pipe: seq}]
+        # [space, lo, hi, writer (pipe, seq) | None, {pipe: seq}, copies]: the accesses of
+        # the paths merged so far (``copies``: how many paths hold this same record)
+        self.records = []
 
     def copy(self):
         c = _Clocks()
         c.clock = dict(self.clock)
         c.known = {p: dict(k) for p, k in self.known.items()}
-        c.records = [[s, lo, hi, w, dict(r)] for s, lo, hi, w, r in self.records]
+        c.records = [[s, lo, hi, w, dict(r), n] for s, lo, hi, w, r, n in self.records]
         return c
 
     def progress(self, q):
@@ -45,7 +47,21 @@ class _Clocks:
         for p in PIPES:
             for q in PIPES:
                 self.known[p][q] = min(self.known[p][q], other.known[p][q])
-        self.records += other.records
+        # the accesses of both paths; a record both hold is counted, not repeated (a loop
+        # leaves most records before it as they were: nested loops would double them per
+        # level)
+        index = {_record_key(r): r for r in self.records}
+        for r in other.records:
+            mine = index.get(_record_key(r))
+            if mine is not None:
+                mine[5] += r[5]
+            else:
+                self.records.append(r)
+
+
+def _record_key(rec):
+    space, lo, hi, writer, readers, _ = rec
+    return space, lo, hi, writer, tuple(sorted(readers.items()))
 
 
 class _Simulation:
@@ -193,7 +209,7 @@ class _Simulation:
     @staticmethod
     def _hazards(st, p, space, lo, hi, write):
         for rec in st.records:
-            s, rlo, rhi, writer, readers = rec
+            s, rlo, rhi, writer, readers, _ = rec
             if s != space or rhi <= lo or hi <= rlo:
                 continue
             hazards = [writer] if writer is not None else []
@@ -207,13 +223,16 @@ class _Simulation:
     def _record(st, p, seq, space, lo, hi, write):
         for rec in st.records:
             if rec[0] == space and rec[1] == lo and rec[2] == hi:
+                if rec[5] > 1:           # the other paths' copies keep the old access
+                    st.records.append([*rec[:4], dict(rec[4]), rec[5] - 1])
+                    rec[5] = 1
                 if write:
                     rec[3], rec[4] = (p, seq), {}
                 else:
                     rec[4][p] = seq
                 return
         st.records.append([space, lo, hi, (p, seq) if write else None,
-                           {} if write else {p: seq}])
+                           {} if write else {p: seq}, 1])
 
 
 def order_pipes(builders):
