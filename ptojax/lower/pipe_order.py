@@ -287,7 +287,7 @@ def _early_pairs(items, early, pairs, loop=None):
                     busy = end
         for g in group:
             start, end, earlier, later = g
-            if g not in keep:
+            if g not in keep or _spans_a_loop_using(items, earlier, later, src, dst):
                 pairs.setdefault(id(later), set()).add((src, dst))
                 continue
             earlier.after.append((earlier.core, Flag("set", src, dst, EARLY_EVENT)))
@@ -296,3 +296,30 @@ def _early_pairs(items, early, pairs, loop=None):
                 loop.before.append((later.core, Flag("set", src, dst, EARLY_EVENT)))
                 loop.after.append((later.core, Flag("wait", src, dst, EARLY_EVENT)))
 
+
+def _spans_a_loop_using(items, earlier, later, src, dst) -> bool:
+    """Whether an early (src, dst) pair would be pending across a loop of ``items`` that sets
+    and waits the same event itself (one set pending per event: the loop's wait would take
+    the outer set); the pair then becomes an adjacent one. A loop-carried pair is pending
+    from its set to the end of the body and from the start of the body to its wait."""
+    at = {id(it): i for i, it in enumerate(items)}
+    s, e = at[id(earlier)], at[id(later)]
+    for i, it in enumerate(items):
+        between = s < i < e if s < e else (i > s or i < e)
+        if isinstance(it, LoopItem) and between and _uses_early(it, src, dst):
+            return True
+    return False
+
+
+def _uses_early(loop, src, dst) -> bool:
+    def mine(flags):
+        return any(isinstance(f, Flag) and f.event == EARLY_EVENT and (f.src, f.dst) ==
+                   (src, dst) for _, f in flags)
+    if mine(loop.before) or mine(loop.after):
+        return True
+    for it in loop.items:
+        if isinstance(it, Op) and (mine(it.before) or mine(it.after)):
+            return True
+        if isinstance(it, LoopItem) and _uses_early(it, src, dst):
+            return True
+    return False
