@@ -11,7 +11,7 @@ from ptojax.tile import ops as T
 MAX_CROSS_FLAGS = 16         # cross-core flag ids per kernel (FFTS)
 
 
-def cross_core(builders, prologue, epilogue):
+def cross_core(builders, prologue, epilogue, name="kernel", source=None):
     """Ready/free notifications for every workspace one core stores and the other loads.
     Each store waits for a free copy and signals ready; each group of the consumer's loads
     between two stores in one scope waits for ready before its first load and frees the
@@ -38,8 +38,12 @@ def cross_core(builders, prologue, epilogue):
             if name not in flags:
                 flags[name] = (2 * len(flags), 2 * len(flags) + 1, producer)
                 if 2 * len(flags) > MAX_CROSS_FLAGS:
-                    raise TileError(f"kernel: more than {MAX_CROSS_FLAGS // 2} cube <-> "
-                                    f"vector transfers; fuse some of the kernel's steps")
+                    raise TileError(
+                        f"kernel {name}: more than {MAX_CROSS_FLAGS // 2} cube <-> vector "
+                        f"transfers (GM workspaces, each with a ready and a free flag of the "
+                        f"{MAX_CROSS_FLAGS} cross-core flags); fuse some of the kernel's "
+                        f"steps, or keep a loop rolled (a static loop's derivative is "
+                        f"unrolled into straight-line transfers)", source)
                 # one credit per workspace, also when sequential loops share it
                 prologue.append((consumer, CrossSync("set", flags[name][1], "MTE2")))
                 epilogue.append((producer, CrossSync("wait", flags[name][1])))

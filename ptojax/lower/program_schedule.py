@@ -61,7 +61,7 @@ def program_schedule(eqn) -> KernelSchedule:
     for b in builders:
         b.rings(prologue, epilogue)
     order_pipes(builders)
-    cross_core(builders, prologue, epilogue)
+    cross_core(builders, prologue, epilogue, p["name"], eqn.source)
     regions = [b.region() for b in builders]
     cube = any(op.core == "cube" for b in builders for op, _ in flat_ops(b.items))
     section = Section("kernel", regions, _blocks(_dedup(prologue)), _blocks(_dedup(epilogue)),

@@ -286,3 +286,14 @@ def test_the_cost_model_sums_the_inner_trip_counts_of_the_nested_backward():
     (vjp,) = [r for r in pto.jit(grad).lower(x, w).cost() if r.name.endswith("_vjp")]
     blocks = sum(i * (i + 1) // 2 + 2 * (i + 1) + 3 for i in range(P))
     assert vjp.bytes == blocks * B * C * 4
+
+
+def test_an_unrolled_static_flash_backward_past_the_cross_core_flags_names_the_call():
+    """A static loop's derivative is straight-line code: the nested flash loop's backward
+    needs more cube <-> vector workspaces than the cross-core flags allow (the same kernel
+    with a run-time key count stays rolled and fits, above)."""
+    q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
+    grad = pto.grad(sum_sq(pnp, flash_in_a_loop), argnums=(0, 1, 2))
+    with pytest.raises(TileError, match="cube <-> vector transfers.*rolled") as info:
+        pto.jit(grad).lower(q, k, v).as_text("pto-cpp")
+    assert "test_nested_loops_pto.py" in str(info.value)
