@@ -191,73 +191,105 @@ def sum_sq(np_, f):
     return lambda *args: np_.sum(f(*args) ** 2)
 
 
-# --- forward kernels ----------------------------------------------------------------------------
-def test_a_k_loop_nested_in_a_column_loop_runs_on_the_pto_build():
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((32, 64)).astype(F32), rng.standard_normal((64, 64)).astype(F32)
-    for g, w in zip(run_pto(blocked_matmul(), a, b), blocked_expected(a, b)):
+# --- the PTO host build: one program for the forward kernels, one for the derivatives (a build
+# compiles each program once) -------------------------------------------------------------------
+BLOCKED = blocked_matmul()
+AB = rand(32, 64, seed=7), rand(64, 64, seed=8)
+X2 = rand(G * NR * BR, NC * BC)
+QKV = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
+X = rand(NB * B, C, scale=0.5)
+XW = rand(P * B, C, seed=4, scale=0.5), rand(P * B, C, seed=5, scale=0.5)
+
+
+def forward_kernels(a, b, x2, q, k, v, x, n_blocks, n_keys):
+    return (BLOCKED(a, b), two_level_sum(x2), flash_in_a_loop(q, k, v),
+            first_n_blocks(x, n_blocks), flash_first_n_keys(q, k, v, n_keys))
+
+
+def derivative_kernels(x2, q, k, v, xr, wr, x, n_keys, n_blocks):
+    return (pto.grad(sum_sq(pnp, two_level_sum))(x2),
+            pto.grad(lambda q, k, v: pnp.sum(flash_first_n_keys(q, k, v, n_keys) ** 2),
+                     argnums=(0, 1, 2))(q, k, v),
+            pto.grad(sum_sq(pnp, prefix_running), argnums=(0, 1))(xr, wr),
+            pto.grad(lambda x: pnp.sum(first_n_blocks(x, n_blocks) ** 2))(x))
+
+
+@pytest.fixture(scope="module")
+def forward():
+    jitted = pto_build(forward_kernels)
+    return lambda n_blocks, n_keys: run_pto_jitted(
+        jitted, *AB, X2, *QKV, X, np.array([n_blocks], np.int32), np.array([n_keys], np.int32))
+
+
+@pytest.fixture(scope="module")
+def derivatives():
+    n_keys, n_blocks = 2, 4
+    out = run_pto(derivative_kernels, X2, *QKV, *XW, X, np.array([n_keys], np.int32),
+                  np.array([n_blocks], np.int32))
+    return dict(zip(("two_level", "flash", "prefix", "first_n"), out), n_keys=n_keys,
+                n_blocks=n_blocks)
+
+
+def run_pto_jitted(jitted, *args):
+    out = jitted(*args)
+    assert executable_of(jitted, *args).program.check_sync
+    return out
+
+
+def test_a_k_loop_nested_in_a_column_loop_runs_on_the_pto_build(forward):
+    for g, w in zip(forward(1, 1)[0], blocked_expected(*AB)):
         assert_close(g, w, scale=8)
 
 
-def test_a_two_level_reduction_runs_on_the_pto_build(jnp):
-    x = rand(G * NR * BR, NC * BC)
-    assert_close(run_pto(two_level_sum, x), np.asarray(two_level_sum_jax(jnp)(x)), scale=8)
+def test_a_two_level_reduction_runs_on_the_pto_build(forward, jnp):
+    assert_close(forward(1, 1)[1], np.asarray(two_level_sum_jax(jnp)(X2)), scale=8)
 
 
-def test_a_flash_loop_nested_in_a_query_loop_runs_on_the_pto_build(jax, jnp):
-    q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
+def test_a_flash_loop_nested_in_a_query_loop_runs_on_the_pto_build(forward, jax, jnp):
+    q, k, v = QKV
     want = np.concatenate([np.asarray(attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v))
                            for i in range(2)])
-    assert_close(run_pto(flash_in_a_loop, q, k, v), want, scale=8)
+    assert_close(forward(1, 1)[2], want, scale=8)
 
 
 @pytest.mark.parametrize("n", [0, 1, 5])
-def test_a_loop_over_a_scalar_operand_runs_on_the_pto_build(jnp, n):
-    x = rand(NB * B, C, scale=0.5)
-    got = run_pto(first_n_blocks, x, np.array([n], np.int32))
-    assert_close(got, np.asarray(first_n_blocks_jax(jnp, n)(x)), scale=8)
+def test_a_loop_over_a_scalar_operand_runs_on_the_pto_build(forward, jnp, n):
+    assert_close(forward(n, 1)[3], np.asarray(first_n_blocks_jax(jnp, n)(X)), scale=8)
 
 
-def test_a_flash_loop_over_a_scalar_number_of_key_blocks_runs_on_the_pto_build(jax, jnp):
-    q, k, v, n = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3), 1
-    got = run_pto(flash_first_n_keys, q, k, v, np.array([n], np.int32))
+@pytest.mark.parametrize("n", [1, 2])
+def test_a_flash_loop_over_a_scalar_number_of_key_blocks_runs_on_the_pto_build(forward, jax,
+                                                                                jnp, n):
+    q, k, v = QKV
     want = attention_jax(jax, jnp)(q, k[:n * KB], v[:n * KB])
-    assert_close(got, np.asarray(want), scale=8)
+    assert_close(forward(1, n)[4], np.asarray(want), scale=8)
 
 
-# --- derivative kernels -------------------------------------------------------------------------
-def test_grad_of_nested_static_loops_runs_on_the_pto_build(jax, jnp):
-    x = rand(G * NR * BR, NC * BC)
-    grad = pto.grad(sum_sq(pnp, two_level_sum))
-    want = jax.grad(sum_sq(jnp, two_level_sum_jax(jnp)))(x)
-    assert_close(run_pto(grad, x), np.asarray(want), scale=8)
+def test_grad_of_nested_static_loops_runs_on_the_pto_build(derivatives, jax, jnp):
+    want = jax.grad(sum_sq(jnp, two_level_sum_jax(jnp)))(X2)
+    assert_close(derivatives["two_level"], np.asarray(want), scale=8)
 
 
-def test_grad_of_the_nested_flash_loop_runs_on_the_pto_build(jax, jnp):
+def test_grad_of_the_nested_flash_loop_runs_on_the_pto_build(derivatives, jax, jnp):
     """The key loop has a run-time trip count, so its derivative stays rolled (the forward
     recomputed by an inner loop) inside the query loop."""
-    q, k, v, n = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3), 2
-    grad = pto.grad(lambda q, k, v, n: pnp.sum(flash_first_n_keys(q, k, v, n) ** 2),
-                    argnums=(0, 1, 2))
+    n = derivatives["n_keys"]
     want = jax.grad(sum_sq(jnp, lambda q, k, v: attention_jax(jax, jnp)(
-        q, k[:n * KB], v[:n * KB])), argnums=(0, 1, 2))(q, k, v)
-    for g, w in zip(run_pto(grad, q, k, v, np.array([n], np.int32)), want):
+        q, k[:n * KB], v[:n * KB])), argnums=(0, 1, 2))(*QKV)
+    for g, w in zip(derivatives["flash"], want):
         assert_close(g, np.asarray(w), scale=8)
 
 
-def test_grad_of_a_run_time_bounded_loop_runs_its_nested_backward_on_the_pto_build(jax, jnp):
-    x, w = rand(P * B, C, seed=4, scale=0.5), rand(P * B, C, seed=5, scale=0.5)
-    grad = pto.grad(sum_sq(pnp, prefix_running), argnums=(0, 1))
-    want = jax.grad(sum_sq(jnp, prefix_running_jax(jnp)), argnums=(0, 1))(x, w)
-    for g, e in zip(run_pto(grad, x, w), want):
+def test_grad_of_a_run_time_bounded_loop_runs_its_nested_backward_on_the_pto_build(
+        derivatives, jax, jnp):
+    want = jax.grad(sum_sq(jnp, prefix_running_jax(jnp)), argnums=(0, 1))(*XW)
+    for g, e in zip(derivatives["prefix"], want):
         assert_close(g, np.asarray(e), scale=8)
 
 
-def test_grad_of_a_loop_over_a_scalar_operand_runs_on_the_pto_build(jax, jnp):
-    x, n = rand(NB * B, C, seed=6, scale=0.5), 4
-    grad = pto.grad(lambda x, n: pnp.sum(first_n_blocks(x, n) ** 2))
-    want = jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, n)))(x)
-    assert_close(run_pto(grad, x, np.array([n], np.int32)), np.asarray(want), scale=8)
+def test_grad_of_a_loop_over_a_scalar_operand_runs_on_the_pto_build(derivatives, jax, jnp):
+    want = jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, derivatives["n_blocks"])))(X)
+    assert_close(derivatives["first_n"], np.asarray(want), scale=8)
 
 
 # --- the cost model -----------------------------------------------------------------------------
