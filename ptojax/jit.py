@@ -304,7 +304,9 @@ class Jitted:
                                           self._static_argnames, dynamic=self._dynamic)
         signature = Signature(self._fn, args, kwargs, self._static_argnums,
                               self._static_argnames)
-        return Lowered(closed, out_tree, self._backend, target, signature)
+        return Lowered(closed, out_tree, self._backend, target, signature,
+                       _concrete_leaves(args, kwargs, self._static_argnums,
+                                        self._static_argnames))
 
     def cache_size(self) -> int:
         return len({id(e) for e in self._cache.values()})
@@ -312,6 +314,16 @@ class Jitted:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+
+
+def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
+    """The flat non-static arguments, each its value if concrete (an array or a Python
+    number), else None (a ShapeDtypeStruct, a tracer)."""
+    dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, static_argnums,
+                                            static_argnames)
+    leaves = tree_flatten((tuple(dyn_args), dyn_kwargs))[0]
+    return [x if isinstance(x, (np.ndarray, np.generic, Array, int, float, bool)) and
+            not isinstance(x, Tracer) else None for x in leaves]
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
@@ -375,9 +387,10 @@ class Lowered:
     ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
 
     def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None,
-                 signature=None):
+                 signature=None, values=None):
         self.ir = closed
         self.out_tree = out_tree
+        self._values = values      # the call's concrete argument leaves (None: abstract)
         self._backend = backend
         self.target = target
         self._signature = signature
@@ -416,9 +429,12 @@ class Lowered:
         raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized', "
                          f"'pto', 'pto-cpp', 'fused-cpp'")
 
-    def cost(self):
-        """Per-kernel cycle/time estimates on the target (a model, not a measurement)."""
-        return self._tiling.cost()
+    def cost(self, trip_count=None):
+        """Per-kernel cycle/time estimates on the target (a model, not a measurement).
+        A pto.kernel loop whose bounds come from a scalar operand runs as many steps as the
+        arguments ``lower`` was called with say; ``trip_count`` is the number of steps
+        assumed for such loops when those arguments were abstract."""
+        return self._tiling.cost(self._values, trip_count)
 
     def unfused(self):
         """The tensor-level equations left between tile kernels, with reasons."""

@@ -178,7 +178,8 @@ class BodyLowering:
         self.acc_adds: dict = {}       # carry + dot eqn -> the index of its dot operand
         self.source = None
         self._block_index = None
-        self._ws_loop: list = []       # (workspace index, key) allocated by the current loop
+        self._ws_loop: list = []       # (workspace index, key, scope of the value) allocated
+                                       # by the current top-level loop (nested loops too)
         self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
         self._uses: dict = {}          # var -> the equations of the running body using it
         self._carried: dict = {}       # workspace atom holding a carried value -> its form
@@ -533,10 +534,10 @@ class BodyLowering:
         tensor)."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
         key = (rows, cols, dtype, direction)
-        same = [n for n, (_, k) in enumerate(self._ws_reuse) if k == key]
+        same = [n for n, (_, k, _) in enumerate(self._ws_reuse) if k == key]
         if same:
-            i, _ = self._ws_reuse.pop(same[0])
-            self._ws_loop.append((i, key))
+            i, _, _ = self._ws_reuse.pop(same[0])
+            self._ws_loop.append((i, key, self.scope))
             ws = self.workspaces[i]
             return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
         i = len(self.workspaces)
@@ -547,7 +548,7 @@ class BodyLowering:
         else:
             self.k.workspaces.append((rows, cols, dtype))
         ws = Var(TensorType((self.k.blocks * rows, cols), dtype))
-        self._ws_loop.append((len(self.workspaces), key))
+        self._ws_loop.append((len(self.workspaces), key, self.scope))
         self.workspaces.append(ws)
         self.top.defined.add(ws)
         row = self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
@@ -597,7 +598,8 @@ class BodyLowering:
             if v.kind == "scalar" and form.scalar_operand and tiles:
                 atom = v.atom
             elif v.kind == "bcast" and v.layout in (ROW, COL) and form.broadcast_operand and \
-                    pos == 1 and layout == FULL:
+                    pos == 1 and layout == FULL and vals[order[0]].kind != "scalar":
+                # TROWEXPAND<op> needs a full first operand (scalar * row vector: expand)
                 atom = self.ub(v.src, v.layout)
             else:
                 atom = self.ub(v, layout, out.shape)
@@ -913,7 +915,8 @@ class BodyLowering:
         self.scope = inner
         top_level = outer is self.top
         if top_level:
-            self._ws_reuse, self._ws_loop = self._ws_loop, []
+            self._ws_reuse, self._ws_loop = _distinct_workspaces(self._ws_loop), []
+        mark = len(self._ws_loop)
         ub_outs = set()
         try:
             kvar = Var(I32)
@@ -939,6 +942,11 @@ class BodyLowering:
                                     c) for o, (atom, form), c in zip(body.outvars, inits,
                                                                       carry_vars)]
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
+            if not top_level:
+                # a nested loop's own transfers (of values of its body) are done when it
+                # ends: the rest of the enclosing step reuses their workspaces
+                self._ws_reuse = [w for w in self._ws_loop[mark:] if w[2] is inner] + \
+                    self._ws_reuse
         finally:
             self.scope = outer
             for i in in_ws:
@@ -1154,3 +1162,9 @@ def check_fits(name, body, target, block_body):
         f"{cap:,} (first overflow at `{op}`, even with every staging tile single-buffered). "
         f"Fix: smaller blocks (block_shape) or fewer tiles live at once.",
         owner.source if owner is not None else None)
+
+
+def _distinct_workspaces(used) -> list:
+    """The workspaces a loop used, each once, in order of first use."""
+    seen = set()
+    return [w for w in used if not (w[0] in seen or seen.add(w[0]))]

@@ -99,13 +99,14 @@ class Emitter:
             self.end_subblock_guard()
 
     def k_body(self, decls, stmts, kslot):
-        """One K step: its lets, then its tiles (at buffer slot ``kslot``), then the rest."""
+        """One K step: its scalars (lets, scalar loads), then its tiles (at buffer slot
+        ``kslot``), then the rest."""
         for x in stmts:
-            if isinstance(x, Let):
+            if isinstance(x, (Let, ScalarLoad)):
                 self.stmt(x)
         self.decls(decls, kslot)
         for x in stmts:
-            if not isinstance(x, Let):
+            if not isinstance(x, (Let, ScalarLoad)):
                 self.stmt(x)
 
     def decls(self, decls, slot):
@@ -165,12 +166,13 @@ def subblock_runs(stmts):
 
 
 def region_order(stmts):
-    """A region's statements as (lets, cross-core waits, the rest), each in schedule order."""
+    """A region's statements as (scalars: lets and scalar operand loads, cross-core waits,
+    the rest), each in schedule order (a let may use a loaded scalar: ``n - 1``)."""
     def is_wait(x):
         return isinstance(x, CrossSync) and x.action == "wait"
-    lets = [x for x in stmts if isinstance(x, Let)]
+    lets = [x for x in stmts if isinstance(x, (Let, ScalarLoad))]
     waits = [x for x in stmts if is_wait(x)]
-    rest = [x for x in stmts if not isinstance(x, Let) and not is_wait(x)]
+    rest = [x for x in stmts if not isinstance(x, (Let, ScalarLoad)) and not is_wait(x)]
     return lets, waits, rest
 
 

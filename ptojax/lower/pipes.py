@@ -30,18 +30,20 @@ clock by the same amounts, the remaining pairs are extrapolated.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections import deque
 
-from ptojax.ir.core import Literal
 from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.ir.symbolic import evaluate
 from ptojax.ir.types import TileType
+from ptojax.lower import loop_trips
 from ptojax.lower.emit import region_order
+from ptojax.lower.schedule_items import loop_slot
 from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, KLoop, Let, Loop,
                                    ScalarLoad, StaticK, Window)
 from ptojax.tile import ops as T
 
-BLOCK_INDEX = "block index"      # the key of a pto.kernel tile's block in its scalars
 CUBE = "cube"
 UNIT_PIPES = {"cube": ("MTE2", "MTE1", "M", "FIX", "S"), "vector": ("MTE2", "V", "MTE3", "S")}
 PERIOD = 2                       # K-step slots alternate over two buffers
@@ -250,10 +252,12 @@ class ScheduleWalk:
         elif isinstance(s, KLoop):
             self.loop(s.start, s.stop, s.stmts, unit)
         elif isinstance(s, Loop):
-            self.loop(int(self.scalar(s.start)), int(self.scalar(s.stop)), s.stmts, unit)
+            self.kernel_loop(s, unit)
         elif isinstance(s, Let):
-            self.let(s)
-        elif not isinstance(s, (Barrier, ScalarLoad)):
+            loop_trips.let(s, self.scalars)
+        elif isinstance(s, ScalarLoad):
+            loop_trips.scalar_load(s, self.scalars)
+        elif not isinstance(s, Barrier):
             raise AssertionError(f"pipe model: unknown statement {s!r}")
 
     def loop(self, start, stop, stmts, unit):
@@ -262,29 +266,26 @@ class ScheduleWalk:
             self.stmts(stmts, unit)
         repeat(self.clock, max(0, stop - start), step)
 
-    def let(self, s):
-        if self.scalars is None:
-            return
-        if s.prim is T.tile_block_index_p:
-            self.scalars[s.var] = self.scalars[BLOCK_INDEX]
-        elif all(isinstance(a, (int, Literal)) or a in self.scalars for a in s.args):
-            self.scalars[s.var] = s.prim.impl(*(self.scalar(a) for a in s.args))
+    def kernel_loop(self, loop, unit):
+        """A pto.kernel loop (nested ones too): each step sets the loop's index and its
+        buffer slot; a loop whose steps differ (a nested loop's bounds depend on its index)
+        is walked step by step, not extrapolated."""
+        start, n = loop_trips.loop_steps(loop, self.scalars)
+        slot = loop_slot(loop.depth)
 
-    def scalar(self, a):
-        if isinstance(a, int):
-            return a
-        if isinstance(a, Literal):
-            return a.value
-        if self.scalars is None or a not in self.scalars:
-            raise AssertionError(f"pipe model: the loop bound {a} is not known before its loop")
-        return self.scalars[a]
+        def step(i):
+            if start is not None:
+                self.scalars[loop.var] = np.int32(start + i)
+            self.slots[slot] = ((start or 0) + i) % 2
+            self.stmts(loop.stmts, unit)
+        differ = start is not None and loop_trips.steps_differ(loop)
+        repeat(self.clock, n, step, period=n + 1 if differ else PERIOD)
 
     def region(self, reg, units, owner):
         """One tile's region: the cross-core waits on every sub-block ``units`` (they come
         before the sub-block guard), the rest on ``owner``."""
         lets, waits, rest = region_order(reg.stmts)
-        for s in lets:
-            self.let(s)
+        self.stmts(lets, owner)
         for u in units:
             self.stmts(waits, u)
         self.stmts(rest, owner)

@@ -93,6 +93,7 @@ from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.core import print_eqn
 from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.program_schedule import schedule_of
+from ptojax.lower.schedule_items import loop_slot
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
@@ -131,7 +132,11 @@ ATTRS = {"cmp": "CmpMode::{}".format, "round": "RoundMode::{}".format}
 EXTRA_ARGS = {"TEXTRACT": lambda x: [str(i) for i in x.attrs["index"]],
               "TCOLSUM": lambda x: ["false"]}        # isBinary: sequential accumulation
 EVENT = {"slot": "ev", "kslot": "kev"}               # a flag's event at the current slot
-SLOT = {"slot": "slot", "kslot": "kslot"}
+
+
+def _event_var(slot: str) -> str:
+    """The event variable of a slot variable: ev, kev, kev2 (a loop nested two deep), ..."""
+    return EVENT.get(slot) or "kev" + slot[len("kslot"):]
 GUARD = {"cube": "__DAV_CUBE__", "vector": "__DAV_VEC__"}   # a mixed kernel's per-core code
 
 # scalar lets: ``const T name = <expr>;``
@@ -326,9 +331,10 @@ class _Printer(Emitter):
     def loop(self, x):
         start, stop = (str(b) if isinstance(b, int) else self.atom(b) for b in (x.start,
                                                                                   x.stop))
-        self.open(f"for (int32_t k = {start}; k < {stop}; ++k)")
-        self.slot_vars("kslot", "kev", "static_cast<uint32_t>(k) % 2u")
-        self.k_body(x.decls, x.stmts, "kslot")
+        k, slot = self.atom(x.var), loop_slot(x.depth)
+        self.open(f"for (int32_t {k} = {start}; {k} < {stop}; ++{k})")
+        self.slot_vars(slot, _event_var(slot), f"static_cast<uint32_t>({k}) % 2u")
+        self.k_body(x.decls, x.stmts, slot)
         self.close()
 
     def tile_loop(self, sec):
@@ -387,7 +393,12 @@ class _Printer(Emitter):
         return tile_cpp_type(d, row_view)
 
     def address(self, d, slot):
+        """A tile's address in its buffer copy; a pto.kernel tile's copy is selected by the
+        loop depth of its buffer (a loop carry updated in a loop body keeps the copy of the
+        scope that defined the carry)."""
         s = d.slot
+        if self.sched.kind == "kernel":
+            slot = loop_slot(s.level)
         if s.copies == 1:
             return f"0x{s.offset:x}u"
         return f"0x{s.offset:x}u + ({slot} % {s.copies}u) * 0x{s.stride:x}u"
@@ -410,9 +421,9 @@ class _Printer(Emitter):
     def flag(self, x):
         if isinstance(x.event, tuple):
             slot, offset = x.event
-            ev = f"static_cast<event_t>({SLOT[slot]} % {self.sched.buffers}u + {offset}u)"
+            ev = f"static_cast<event_t>({slot} % {self.sched.buffers}u + {offset}u)"
         else:
-            ev = EVENT.get(x.event) or f"EVENT_ID{x.event}"
+            ev = _event_var(x.event) if isinstance(x.event, str) else f"EVENT_ID{x.event}"
         self.w(f"{x.action}_flag(PIPE_{x.src}, PIPE_{x.dst}, {ev});")
 
     def barrier(self, x):

@@ -112,13 +112,18 @@ class CoreBlock(NamedTuple):
 
 
 class Loop(NamedTuple):
-    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms;
-    its tiles (``decls``) take their buffer copy from the iteration (``kslot``)."""
+    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms
+    (run-time values: a program id's arithmetic, a scalar operand, an enclosing loop's
+    index); its tiles (``decls``) take their buffer copy from the iteration
+    (``schedule_items.loop_slot(depth)``: ``kslot`` at depth 1). Loops nest: ``depth`` is 1
+    for a loop at the top of the body, 2 for a loop in its body, ..."""
     var: Var
     start: object
     stop: object
     decls: list
     stmts: list
+    depth: int = 1
+    source: object = None  # where the user's pto.kernel.fori is (for errors)
 
 
 class KLoop(NamedTuple):
