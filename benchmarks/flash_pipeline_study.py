@@ -30,7 +30,11 @@ study gives 0.492 us too; the two agree, the model was right and the study was n
 
 It reproduces the model's figures for the kernel before (0.555 us a 64x64 step) and today's
 (0.474 us), and is a study, not the cost model: ramps, the diagonal blocks and per-program
-overheads are left out.
+overheads are left out. Its two-sub-block projection (68% of the S8192 roofline at 64x64, 80%
+at 128x64) did not hold either once the split was lowered (``tile/row_split.py``): the model
+gives 1.433 ms at 64x64 (1.422 on one sub-block) and 1.429 ms at 128x64, whose query block,
+split along K, is reloaded every step -- the forward's bound is the cube's side of the round
+trip, not the vector unit.
 """
 from __future__ import annotations
 

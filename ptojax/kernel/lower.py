@@ -50,6 +50,7 @@ from ptojax.optimize import optimize
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.interpreter import cached_plan
+from ptojax.tile.row_split import split_rows
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile.memory import align_up
 from ptojax.tile.prepare import expand, fold_transposes
@@ -1139,27 +1140,47 @@ def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
                             f"that divide the arrays", source)
     grid = T.ProgramGrid(tuple(p["grid"]), blocks,
                          tuple(r.conditions for r in p["regions"]))
+    row_split = _row_split(tile_bodies, target)
     for body, block_body in zip(tile_bodies, bodies):
-        check_fits(p["name"], body, target, block_body)
+        check_fits(p["name"], body, target, block_body, row_split)
     kparams = dict(name=p["name"], kind="kernel", grid=grid,
                    regions=tuple(range(len(tile_bodies))), bodies=tuple(tile_bodies),
                    buffers=2, target=target.name, cube=None,
                    accumulate=tuple(p["accumulate"]))
+    if row_split:
+        kparams["row_split"] = row_split
     return Eqn(tile_kernel_p, list(inputs), list(outputs), kparams, source)
 
 
-def check_fits(name, body, target, block_body):
-    """A TileError naming the buffer, the bytes and the user's line when a tile overflows."""
-    plan = cached_plan(body, 2, target, single_fallback=True)
+def _row_split(bodies, target) -> int:
+    """R when the kernel's vector sub-blocks take half of its R-row vector tiles each
+    (``tile/row_split.py``), else 0. Only when the whole tiles do not fit one UB: in the 910B
+    cost model the split gains nothing on the flash forward at 64x64 (its bound is the cube's
+    round trip, not the vector unit: 1.422 -> 1.433 ms at S8192), while each sub-block pays
+    every instruction's issue overhead and cross-core flag."""
+    rows = split_rows(bodies, target)
+    if rows and all(cached_plan(b, 2, target, single_fallback=True).overflow(target) is None
+                    for b in bodies):
+        return 0
+    return rows
+
+
+def check_fits(name, body, target, block_body, split_rows=0):
+    """A TileError naming the buffer, the bytes and the user's line when a tile overflows
+    (with ``split_rows``, one vector sub-block's half of the rows)."""
+    plan = cached_plan(body, 2, target, single_fallback=True, split_rows=split_rows)
     over = plan.overflow(target)
     if over is None:
         return
     slot, space, needed, cap = over
     owner = slot.owner
     op = owner.prim.name if owner is not None else "?"
+    half = " (each vector sub-block holding half the rows)" if split_rows and space == "UB" \
+        else ""
     raise TileError(
-        f"kernel {name}: buffer {space} needs {needed:,} bytes but {target.name} has "
-        f"{cap:,} (first overflow at `{op}`, even with every staging tile single-buffered). "
+        f"kernel {name}: buffer {space} needs {needed:,} bytes{half} but "
+        f"{target.name} has {cap:,} (first overflow at `{op}`, even with every staging tile "
+        f"single-buffered). "
         f"Fix: smaller blocks (block_shape) or fewer tiles live at once.",
         owner.source if owner is not None else None)
 

@@ -73,16 +73,19 @@ class _TileCost:
     flops: int = 0
 
 
-def _walk(stmts, trip=1, scalars=None):
+def _walk(stmts, trip=1, scalars=None, vector_copies=1):
+    """(instruction, times it runs); a vector block runs ``vector_copies`` times (on each
+    sub-block of a kernel that splits the rows)."""
     for s in stmts:
         if isinstance(s, StaticK):
-            yield from _walk(s.stmts, trip, scalars)
+            yield from _walk(s.stmts, trip, scalars, vector_copies)
         elif isinstance(s, KLoop):
-            yield from _walk(s.stmts, trip * max(0, s.stop - s.start), scalars)
+            yield from _walk(s.stmts, trip * max(0, s.stop - s.start), scalars, vector_copies)
         elif isinstance(s, CoreBlock):
-            yield from _walk(s.stmts, trip, scalars)
+            copies = vector_copies if s.core != CUBE else 1
+            yield from _walk(s.stmts, trip * copies, scalars, vector_copies)
         elif isinstance(s, Loop):
-            yield from _walk_loop(s, trip, scalars)
+            yield from _walk_loop(s, trip, scalars, vector_copies)
         elif isinstance(s, Let):
             loop_trips.let(s, scalars)
         elif isinstance(s, ScalarLoad):
@@ -91,17 +94,17 @@ def _walk(stmts, trip=1, scalars=None):
             yield s, trip
 
 
-def _walk_loop(loop, trip, scalars):
+def _walk_loop(loop, trip, scalars, vector_copies=1):
     """A pto.kernel loop's instructions: its body times its trip count, or step by step
     when the loops nested in it run a number of steps that depends on its index (the inner
     trip counts are summed)."""
     start, n = loop_trips.loop_steps(loop, scalars)
     if start is None or not loop_trips.steps_differ(loop):
-        yield from _walk(loop.stmts, trip * n, scalars)
+        yield from _walk(loop.stmts, trip * n, scalars, vector_copies)
         return
     for i in range(n):
         scalars[loop.var] = np.int32(start + i)
-        yield from _walk(loop.stmts, trip, scalars)
+        yield from _walk(loop.stmts, trip, scalars, vector_copies)
 
 
 BLOCK_INDEX = loop_trips.BLOCK_INDEX
@@ -127,18 +130,20 @@ def _kernel_tile_costs(sched, known=None):
         for t in grid.block_range(block):
             reg = sec.regions[grid.region_of(*grid.coords(t))]
             scalars = _program_scalars(reg, grid, t, block, known)
-            costs[t] = [(sec, _tile_cost(reg.stmts, sched.target, scalars))]
+            costs[t] = [(sec, _tile_cost(reg.stmts, sched.target, scalars,
+                                         split_rows=sec.row_split))]
     return costs
 
 
-def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
+def _tile_cost(stmts, target, scalars=None, sizes=None, split_rows=0) -> _TileCost:
     """One tile's cost; ``scalars`` (a pto.kernel tile: its scalar values so far) gives the
     trip counts of loops with run-time bounds; ``sizes`` the value of a runtime valid row
     count (``tile.ops.runtime_valid_rows``)."""
     c = _TileCost()
     hz = target.clock_hz
-    for ins, n in _walk(stmts, 1, scalars):
-        pipe, seconds = instr_pipe_seconds(ins, target, sizes)
+    copies = target.vector_cores_per_cube if split_rows else 1
+    for ins, n in _walk(stmts, 1, scalars, copies):
+        pipe, seconds = instr_pipe_seconds(ins, target, sizes, split_rows)
         if pipe in ("MTE2", "MTE3", "FIX"):         # TLOAD / TSTORE
             c.dma_s += n * seconds
             c.bytes += n * window_bytes(ins.srcs[0], sizes)
@@ -152,7 +157,7 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
             c.vec_cycles += n * seconds * hz
             src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in \
                 ins.op else ins.dst
-            c.flops += n * evaluate(_elems(src), sizes or {})
+            c.flops += n * evaluate(_elems(src, split_rows), sizes or {})
     return c
 
 
@@ -240,8 +245,9 @@ def _bound(busy, hbm, parts, core_seconds):
 def _block_clock(sched, block, tiles, grid, region_of, sizes, known=None) -> PipeClock:
     """The pipes of one block (a cube core and its vector sub-blocks, or a vector core) after
     running its tiles: every section's prologue, tile loop and epilogue, in program order."""
-    split = any(sec.split_subblocks for sec in sched.sections)
-    clock = PipeClock(sched.target, 2 if split else 1, sizes)
+    split = any(sec.split_subblocks or sec.row_split for sec in sched.sections)
+    clock = PipeClock(sched.target, 2 if split else 1, sizes,
+                      max(sec.row_split for sec in sched.sections))
     for sec in sched.sections:
         walk = ScheduleWalk(clock, sched.buffers)
         units = clock.vector_units if sec.split_subblocks else \

@@ -43,6 +43,7 @@ from ptojax.lower.schedule_items import loop_slot
 from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, KLoop, Let, Loop,
                                    ScalarLoad, StaticK, Window)
 from ptojax.tile import ops as T
+from ptojax.tile.row_split import half_type
 
 CUBE = "cube"
 UNIT_PIPES = {"cube": ("MTE2", "MTE1", "M", "FIX", "S"), "vector": ("MTE2", "V", "MTE3", "S")}
@@ -56,8 +57,9 @@ def window_bytes(window, sizes=None) -> int:
             * window.param.type.dtype.itemsize)
 
 
-def instr_pipe_seconds(ins, target, sizes=None):
-    """(pipe, seconds) of one instruction on ``target``."""
+def instr_pipe_seconds(ins, target, sizes=None, split_rows=0):
+    """(pipe, seconds) of one instruction on ``target`` (``split_rows``: a vector tile of that
+    many rows is one sub-block's half, ``tile/row_split.py``)."""
     hz = target.clock_hz
     if ins.op in ("TLOAD", "TSTORE"):
         g = ins.srcs[0]
@@ -83,12 +85,12 @@ def instr_pipe_seconds(ins, target, sizes=None):
         return "M", fractals * f ** 3 / macs / hz
     src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in ins.op \
         else ins.dst
-    nbytes = evaluate(_elems(src), sizes or {}) * _itemsize(src)
+    nbytes = evaluate(_elems(src, split_rows), sizes or {}) * _itemsize(src)
     return "V", (target.vector_issue_cycles
                  + math.ceil(nbytes / target.vector_bytes_per_cycle)) / hz
 
 
-def _elems(op):
+def _elems(op, split_rows=0):
     if isinstance(op, RowView):
         op = op.var
     if isinstance(op, Scratch):
@@ -97,6 +99,7 @@ def _elems(op):
         return op.rows * op.cols
     else:
         t = op.type
+    t = half_type(t, split_rows)
     return math.prod(T.valid_shape(t)) if isinstance(t, TileType) else 1
 
 
@@ -114,8 +117,9 @@ class PipeClock:
     """The pipes of the cores of one cube/vector group (one AIC and its AIV sub-blocks, or
     one vector core), their flags, and the cross-core flags between them."""
 
-    def __init__(self, target, vector_units=1, sizes=None):
+    def __init__(self, target, vector_units=1, sizes=None, split_rows=0):
         self.target, self.sizes = target, sizes
+        self.split_rows = split_rows   # a pto.kernel whose vector sub-blocks split the rows
         self.vector_units = [f"vec{i}" for i in range(vector_units)]
         self.free = {}                 # (unit, pipe) -> time it is free (s)
         self.flags = {}                # (unit, src, dst, event) -> deque of firing times
@@ -147,7 +151,7 @@ class PipeClock:
         return self.free.get((unit, pipe), 0.0)
 
     def instr(self, unit, ins):
-        self.run(unit, *instr_pipe_seconds(ins, self.target, self.sizes))
+        self.run(unit, *instr_pipe_seconds(ins, self.target, self.sizes, self.split_rows))
 
     def run(self, unit, pipe, seconds):
         """``seconds`` of work queued on ``unit``'s ``pipe``."""
@@ -244,6 +248,9 @@ class ScheduleWalk:
             c.flag(unit, s, self.event(s.event))
         elif isinstance(s, CrossSync):
             c.cross_sync(unit, s)
+        elif isinstance(s, CoreBlock) and s.core != CUBE and self.clock.split_rows:
+            for u in self.clock.vector_units:        # each sub-block runs its half
+                self.stmts(s.stmts, u)
         elif isinstance(s, CoreBlock):
             self.stmts(s.stmts, CUBE if s.core == CUBE else unit)
         elif isinstance(s, StaticK):

@@ -20,8 +20,11 @@ order on one thread. The synchronization is derived, not fixed:
   consumer after its store (``ready``), the consumer notifies back after its last load
   (``free``, with one initial credit), so a workspace is never overwritten early.
 
-The vector side runs on sub-block 0 of each cube core (one AIV per AIC). Nothing here has run
-on Ascend hardware; the host build executes this schedule and, built with ``check_sync``,
+The vector side runs on sub-block 0 of each cube core (one AIV per AIC), or, for a kernel
+whose vector tiles overflow one UB and whose vector work is row-independent (``row_split``,
+``tile/row_split.py``), on both sub-blocks, each on half of every R-row vector tile: the tiles
+are declared at R/2 rows, vector windows and the row iota start ``sub * R/2`` rows on, and the
+memory plan is one sub-block's. Nothing here has run on Ascend hardware; the host build executes this schedule and, built with ``check_sync``,
 checks every ordering it relies on.
 """
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ptojax.lower.schedule import (Barrier, CoreBlock, Flag, KernelSchedule, Let
 from ptojax.lower.schedule_items import (LoopItem, Op, flat_ops, loop_slot, loop_var_name,
                                          resource, ring_offset)
 from ptojax.tile import ops as T
+from ptojax.tile.row_split import half_type, is_split
 
 CUBE_PIPES = ("MTE1", "M", "FIX")
 
@@ -53,7 +57,8 @@ def schedule_of(eqn) -> KernelSchedule:
 def program_schedule(eqn) -> KernelSchedule:
     p = eqn.params
     target, params, plans = kernel_parameters(eqn)
-    builders = [_Builder(b, plan, params, p["grid"], i, p["buffers"])
+    split = p.get("row_split", 0)
+    builders = [_Builder(b, plan, params, p["grid"], i, p["buffers"], split)
                 for i, (b, plan) in enumerate(zip(p["bodies"], plans))]
     for b in builders:
         b.walk()
@@ -65,7 +70,7 @@ def program_schedule(eqn) -> KernelSchedule:
     regions = [b.region() for b in builders]
     cube = any(op.core == "cube" for b in builders for op, _ in flat_ops(b.items))
     section = Section("kernel", regions, _blocks(_dedup(prologue)), _blocks(_dedup(epilogue)),
-                      one_subblock=cube)
+                      one_subblock=cube and not split, row_split=split)
     return KernelSchedule(p["name"], "kernel", target, p["grid"], p["buffers"], params,
                           [section], tuple(p.get("accumulate", ())), eqn.source, None)
 
@@ -90,9 +95,10 @@ def _core_of_pipe(pipe, fallback):
 class _Builder:
     """The statements of one region's body, before grouping by core."""
 
-    def __init__(self, body, plan, params, grid, index, buffers):
+    def __init__(self, body, plan, params, grid, index, buffers, split=0):
         self.body, self.plan, self.grid, self.index = body, plan, grid, index
         self.buffers = buffers
+        self.split = split              # R: each vector sub-block holds half of R-row tiles
         self.param_of = dict(zip(body.invars[2:], params))
         self.names = {body.invars[0]: "ti", body.invars[1]: "tj"}
         self.decl_of = {}
@@ -112,7 +118,7 @@ class _Builder:
     def decl(self, var, core, level, into):
         if var in self.decl_of:
             return self.decl_of[var]
-        t = var.type
+        t = half_type(var.type, self.split)
         kind = {"L0A": "left", "L0B": "right", "L0C": "acc"}.get(t.space)
         if t.space == "L1":
             kind = "mat_a" if self.move_space.get(var) == "L0A" else "mat_b"
@@ -129,7 +135,7 @@ class _Builder:
     def scratch(self, eqn, level, into):
         key = ("scratch", eqn)
         if key not in self.decl_of:
-            src = eqn.inputs[0].type
+            src = half_type(eqn.inputs[0].type, self.split)
             d = TileDecl(self.fresh("t"), TileType(src.shape, src.dtype, src.space, src.valid),
                          self.plan.scratch[eqn], "vec_col" if is_row_vector(src) else "scratch",
                          level, core="vector")
@@ -224,6 +230,9 @@ class _Builder:
             for v in e.outputs:
                 self.decl(v, core, level, decls)
         instrs = lower_eqn(e)
+        if e.prim is T.tile_iota_p and is_split(e.outputs[0].type, self.split):
+            instrs = [Instr(x.op, x.dst, x.srcs, {**x.attrs, "sub_start": self.split // 2})
+                      for x in instrs]      # sub-block ``sub`` starts sub * R/2 rows on
         reads, writes = [], []
         for ins in instrs:
             for op in ins.srcs:
@@ -241,9 +250,11 @@ class _Builder:
         return Op(core, pipe, instrs, reads, writes, e)
 
     def _window(self, gm, r0, c0, params, tile_type):
-        vr, vc = T.valid_shape(tile_type)
+        split = is_split(tile_type, self.split)
+        vr, vc = T.valid_shape(half_type(tile_type, self.split))
         return Window(self.fresh("g"), self.param_of[gm], params["view"],
-                      params.get("transpose", False), r0, c0, vr, vc)
+                      params.get("transpose", False), r0, c0, vr, vc,
+                      self.split // 2 if split else 0)
 
     # --- rings for staging tiles -------------------------------------------------------------
     def rings(self, prologue, epilogue):

@@ -183,6 +183,13 @@ class _Func(Emitter):
     def index_atom(self, a):
         return self.const(int(a.value)) if isinstance(a, Literal) else self.atom(a)
 
+    def sub_rows_on(self, index, rows):
+        """``index + sub * rows`` (an index): a row of this vector sub-block's half."""
+        v = self.fresh()
+        self.w(f"%subr{v} = arith.muli {self.sub}, {self.const(rows)} : index")
+        self.w(f"%subo{v} = arith.addi {index}, %subr{v} : index")
+        return f"%subo{v}"
+
     # --- kernel, sections, regions -----------------------------------------------------------
     def begin_kernel(self):
         s = self.sched
@@ -395,7 +402,14 @@ class _Func(Emitter):
         0, and both sub-blocks run its cross-core flags (``emit.subblock_runs``)."""
         self.core = x.core
         self.open(f"pto.section.{x.core}")
-        if x.core == "vector" and self.sched.sections[0].one_subblock:
+        if x.core == "vector" and self.sched.sections[0].row_split:
+            v = self.fresh()       # each sub-block computes its half of the rows
+            self.w(f"%sb{v} = pto.get_subblock_idx")
+            self.w(f"%sbi{v} = arith.index_cast %sb{v} : i64 to index")
+            self.sub = f"%sbi{v}"
+            for s in x.stmts:
+                self.stmt(s)
+        elif x.core == "vector" and self.sched.sections[0].one_subblock:
             for guarded, stmts in subblock_runs(x.stmts):
                 if guarded:
                     v = self.fresh()
@@ -496,7 +510,10 @@ class _Func(Emitter):
                                  f"{'?' if runtime_cols else g.cols}x{t}>")
         rows = self.scope[VALID_ROWS] if runtime else self.const(g.rows)
         cols = self.scope[VALID_COLS] if runtime_cols else self.const(g.cols)
-        self.w(f"{name} = pto.partition_view {tv}, offsets = [{self.index_atom(g.r0)}, "
+        r0 = self.index_atom(g.r0)
+        if g.sub_rows:              # this vector sub-block's half of the rows
+            r0 = self.sub_rows_on(r0, g.sub_rows)
+        self.w(f"{name} = pto.partition_view {tv}, offsets = [{r0}, "
                f"{self.index_atom(g.c0)}], sizes = [{rows}, "
                f"{cols}] : !pto.tensor_view<?x?x{t}> -> {ty}")
 
@@ -507,6 +524,13 @@ class _Func(Emitter):
             return self.img2col(x)
         dst, srcs = (x.srcs[0], x.srcs[1:]) if x.op == "TSTORE" else (x.dst, x.srcs)
         srcs = [self.typed(a) for a in (srcs[:1] if x.op in NO_TMP else srcs)]
+        if x.op == "TCI" and x.attrs.get("sub_start"):     # this vector sub-block's rows
+            start = self.sub_rows_on(self.index_atom(x.srcs[0]), x.attrs["sub_start"])
+            if srcs[0][1] != "index":
+                cast = f"%tci{self.fresh()}"
+                self.w(f"{cast} = arith.index_cast {start} : index to {srcs[0][1]}")
+                start = cast
+            srcs[0] = (start, srcs[0][1])
         d, dty = self.typed(dst)
         names = ", ".join(n for n, _ in srcs)
         types = ", ".join(t for _, t in srcs)

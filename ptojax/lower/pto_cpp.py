@@ -300,9 +300,23 @@ class _Printer(Emitter):
     def core_block(self, x):
         """One core's statements: only that core's build compiles them; the vector side
         computes on sub-block 0 of the cube core's pair, and both sub-blocks run its
-        cross-core flags (``emit.subblock_runs``)."""
+        cross-core flags (``emit.subblock_runs``) -- unless the sub-blocks split the rows
+        (``row_split``): then each computes its half, and the host build, which runs the body
+        in program order on one thread, runs a cube block as the cube core and a vector block
+        once per sub-block (``pto_host_launch.h``)."""
         self.lines.append(f"#if defined({GUARD[x.core]})")
-        if x.core == "vector" and self.sched.sections[0].one_subblock:
+        if self.sched.sections[0].row_split:
+            self.lines.append("#if defined(PTO_HOST)")
+            self.w("for (pto::host::CubeCore core_; core_.next();)" if x.core == "cube" else
+                   "for (pto::host::VectorSubblocks core_; core_.next();)")
+            self.lines.append("#endif")
+            self.open("")
+            if x.core == "vector":
+                self.w("const int32_t sub = static_cast<int32_t>(get_subblockid());")
+            for s in x.stmts:
+                self.stmt(s)
+            self.close()
+        elif x.core == "vector" and self.sched.sections[0].one_subblock:
             for guarded, stmts in subblock_runs(x.stmts):
                 if guarded:
                     self.open("if (get_subblockid() == 0)")
@@ -457,6 +471,8 @@ class _Printer(Emitter):
         T_ = cpp_type(g.param.type.dtype)
         rows, cols = g.view
         r0, c0 = self.atom(g.r0), self.atom(g.c0)
+        if g.sub_rows:                     # this vector sub-block's half of the rows
+            r0 = f"({r0} + sub * {g.sub_rows})"
         runtime_rows = is_symbolic(rows)   # the view's rows: tiling.rows
         runtime_cols = is_symbolic(cols)   # the view's columns: tiling.cols
         if runtime_cols:
@@ -496,6 +512,8 @@ class _Printer(Emitter):
             template = f"<decltype({tile}), decltype({window}), AtomicType::AtomicAdd>"
         if x.op == "TCI":
             template = f"<decltype({args[0]}), int32_t, 0>"      # ascending
+            if x.attrs.get("sub_start"):   # this vector sub-block's rows
+                args[1] = f"{args[1]} + sub * {x.attrs['sub_start']}"
         return f"{x.op}{template}({', '.join(args)});"
 
     def fmatrix(self, x):

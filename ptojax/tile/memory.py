@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ir.types import TileType
 from ptojax.tile import ops as T
+from ptojax.tile.row_split import half_type
 
 
 def tile_nbytes(t: TileType) -> int:
@@ -153,12 +154,16 @@ class _Walker:
             self.last[v] = self.pos - 1
 
 
-def plan_memory(body, buffers: int, target, single_fallback=False) -> MemoryPlan:
+def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0) -> MemoryPlan:
     """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``.
     Staging tiles (loaded, moved or stored in a loop) get ``buffers`` copies; with
     ``single_fallback`` (a pto.kernel, whose pipe flags are derived from the planned bytes),
     while a buffer overflows its largest staging tile keeps one copy: its load then waits
-    for the previous step's last read instead of overlapping it."""
+    for the previous step's last read instead of overlapping it. With ``split_rows`` R (a
+    mixed kernel whose vector sub-blocks each take half the rows, ``tile/row_split.py``) it is
+    one sub-block's plan: a vector tile of R rows takes the bytes of its R/2-row half."""
+    def nbytes(t):
+        return tile_nbytes(half_type(t, split_rows))
     w = _Walker()
     w.walk(_as_ir(body), 0)
     end = w.pos
@@ -180,7 +185,7 @@ def plan_memory(body, buffers: int, target, single_fallback=False) -> MemoryPlan
             r = root(v)
             slot = slot_of.get(r) if r is not v else None       # accumulator / loop carry
             if slot is None:
-                slot = _reuse(eqn, v, p, slot_of, w)
+                slot = _reuse(eqn, v, p, slot_of, w, nbytes)
             stage = eqn.params.get("stage")
             if slot is None and stage is not None:              # shared K-step buffer
                 slot = stages.get((v.type.space, stage))
@@ -191,7 +196,7 @@ def plan_memory(body, buffers: int, target, single_fallback=False) -> MemoryPlan
                     staging = ""     # a loop follows its store: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
                 first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
-                slot = Slot(v.type.space, tile_nbytes(v.type),
+                slot = Slot(v.type.space, nbytes(v.type),
                             copies=buffers if staging else 1, start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
                             owner=eqn)
@@ -203,7 +208,7 @@ def plan_memory(body, buffers: int, target, single_fallback=False) -> MemoryPlan
             slot_of[v] = slot
         if getattr(eqn.prim, "tile_scratch", None):
             src = eqn.inputs[0].type
-            plan.scratch[eqn] = Slot(src.space, tile_nbytes(src), start=p, end=p,
+            plan.scratch[eqn] = Slot(src.space, nbytes(src), start=p, end=p,
                                      level=level, owner=eqn)
     for v in w.alias:                     # loop-body carry parameters
         if v not in slot_of and root(v) in slot_of and isinstance(v.type, TileType):
@@ -241,7 +246,7 @@ def _stage_spans(w) -> dict:
     return spans
 
 
-def _reuse(eqn, out, p, slot_of, w):
+def _reuse(eqn, out, p, slot_of, w, nbytes):
     """The slot of an operand that dies at ``eqn`` and may hold its result, if any. A value
     entering a loop as a carry never takes a staging slot: its copies are picked by the
     enclosing level's slot, the loop body's updates of the carry by the loop's."""
@@ -256,7 +261,7 @@ def _reuse(eqn, out, p, slot_of, w):
             continue
         # a wider result written over its operand would overwrite elements not yet read
         if (slot.staging != "out" and slot.space == out.type.space
-                and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p
+                and slot.nbytes >= nbytes(out.type) and slot.last_use <= p
                 and out.type.dtype.itemsize <= a.type.dtype.itemsize):
             return slot
     return None

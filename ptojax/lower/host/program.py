@@ -86,7 +86,7 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
         call = (f"{sched.name}({args}, {{(rows + {grid.tile[0] - 1}) / {grid.tile[0]} * "
                 f"{grid.grid_cols}, {grid.grid_cols}, rows}})")
     cores = [s.core for s in sched.sections]
-    split = any(s.split_subblocks for s in sched.sections)
+    split = any(s.split_subblocks or s.row_split for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
     if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
         prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
