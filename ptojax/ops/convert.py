@@ -32,6 +32,8 @@ def _convert_abstract(x, new_dtype, weak_type=False):
 
 def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if x.dtype.kind in "biu":   # from bool or an integer: numpy's cast is XLA's
+        return x.astype(new_dtype)
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
             return x != 0

@@ -5,7 +5,8 @@
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls, except
-``threefry2x32``, which calls the library's compiled loop (``random_bits.py``). The executor
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``), and those that
+read no input, computed once when the program is built (``input_free.py``). The executor
 runs the equations reordered for cache locality (``locality.py``), with independent heavy
 ones paired to run at once on two cores (``pairing.py``).
 
@@ -33,6 +34,7 @@ from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
+from ptojax.lower.host.input_free import input_free_as_consts
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.host.locality import for_locality
@@ -326,7 +328,8 @@ class HostProgram:
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
         self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
-        ordered, pairs = paired(for_locality(tiled))   # last uses in cache; two at once
+        # input-free arrays computed once; last uses in cache; two at once
+        ordered, pairs = paired(for_locality(input_free_as_consts(tiled)))
         self.executable = Executable(ordered,
                                      {**self.launchers, **self.tensor_runners, **loops},
                                      frozenset(loops), donated, pairs)
