@@ -15,6 +15,7 @@ from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, loc
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
+from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
@@ -25,6 +26,8 @@ from ptojax.public import add_examples as _add_examples
 
 
 def asarray(a, dtype=None, copy=None):
+    if isinstance(a, _KeyArray) and dtype is None:
+        return a   # typed keys are arrays of their own dtype, as in JAX
     return _asarray(a, dtype, op="asarray")
 
 
