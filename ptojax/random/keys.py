@@ -109,8 +109,9 @@ def fold_in(key, data):
 
 def clone(key):
     """A copy of ``key`` (JAX needs it to reuse a key under its key-reuse checker; ptojax has
-    none, so this returns the key)."""
-    _check_key("clone", key)
+    none, so this returns the keys)."""
+    if not isinstance(key, PRNGKeyArray):
+        _check_words("clone", key)
     return key
 
 
