@@ -29,7 +29,7 @@ from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, 
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.tree_util import tree_flatten, tree_flatten_with_path, tree_map, unflattener
+from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf

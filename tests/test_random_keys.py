@@ -158,9 +158,16 @@ def test_misuse_raises_as_jax(jax):
         assert isinstance(got.value, expected.type), (i, got.value, expected.value)
 
 
-def test_key_leaves_and_tree_map_keep_keys():
-    state = {"key": pr.key(1), "w": pnp.ones(2)}
-    leaves, tree = pto.tree_util.tree_flatten(state)
-    rebuilt = pto.tree_util.tree_unflatten(tree, leaves)
-    assert rebuilt["key"].dtype == state["key"].dtype
-    np.testing.assert_array_equal(words(rebuilt["key"]), words(state["key"]))
+def test_keys_are_leaves_in_users_view_as_jax(jax):
+    """tree_util/tree see a key as a leaf (as JAX); transforms still carry it."""
+    for lib, random, jnp in ((pto, pr, pnp), (jax, jax.random, jax.numpy)):
+        state = {"key": random.key(1), "w": jnp.ones(2)}
+        leaves, tree = lib.tree_util.tree_flatten(state)
+        assert len(leaves) == 2 and leaves[0].dtype == state["key"].dtype
+        assert lib.tree.map(lambda x: x.shape, state) == {"key": (), "w": (2,)}
+        assert str(tree) == "PyTreeDef({'key': *, 'w': *})"
+        rebuilt = lib.tree_util.tree_unflatten(tree, leaves)
+        np.testing.assert_array_equal(words(rebuilt["key"], jax), words(state["key"], jax))
+        paths = [lib.tree_util.keystr(p) for p, _ in
+                 lib.tree_util.tree_flatten_with_path(state)[0]]
+        assert paths == ["['key']", "['w']"]

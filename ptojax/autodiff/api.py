@@ -38,7 +38,7 @@ from ptojax.autodiff.jvp import jvp_eval, jvp_ir
 from ptojax.optimize import dce
 from ptojax.autodiff.partial_eval import partial_eval
 from ptojax.autodiff.transpose import transpose_ir
-from ptojax.tree_util import tree_flatten, tree_structure
+from ptojax.pytree import tree_flatten, tree_structure
 from ptojax.public import add_examples as _add_examples
 
 

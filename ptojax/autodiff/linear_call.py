@@ -27,7 +27,7 @@ from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, trace_flat
-from ptojax.tree_util import tree_flatten, tree_unflatten
+from ptojax.pytree import tree_flatten, tree_unflatten
 from ptojax.autodiff.calls import (BODY_NOT_TILED, _call_abstract, _call_cost, _call_impl,
                                    _call_reference, _inline_local)
 

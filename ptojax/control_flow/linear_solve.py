@@ -25,7 +25,7 @@ from ptojax.autodiff.linear_transpose import linear_transpose
 from ptojax.ops.arithmetic import neg, sub_p
 from ptojax.ops.broadcast import zeros_like
 from ptojax.ops.convert import stop_gradient
-from ptojax.tree_util import tree_map, tree_structure
+from ptojax.pytree import tree_map, tree_structure
 from ptojax.public import add_examples as _add_examples
 
 

@@ -5,10 +5,10 @@ the extended dtype ``key<fry>`` (``issubdtype(k.dtype, pto.dtypes.prng_key)``). 
 uint32 array (an ``Array`` or a ``Tracer``) of shape ``(*key_shape, 2)``, the words of
 Threefry-2x32 keys (``random.key_data``). Raw keys (``random.PRNGKey``) stay uint32 arrays.
 
-Transforms see a key array as a pytree node with one child, its words: ``jit``, ``vmap``,
-``scan``, loops and ``grad`` carry keys through unchanged, batched on their leading axes. The
-tangent of a key is float0 of the key's shape, as in JAX. (JAX treats a key as a pytree leaf;
-here ``tree_leaves`` of a key gives its uint32 words.)
+Transforms see a key array as a pytree node with one child, its words (``ptojax.pytree``):
+``jit``, ``vmap``, ``scan``, loops and ``grad`` carry keys through unchanged, batched on their
+leading axes. The tangent of a key is float0 of the key's shape, as in JAX. Users see a key as
+a leaf (``pto.tree_util``, ``pto.tree``), as in JAX.
 
 Keys support what JAX's do: indexing, iteration, reshaping, ``==``/``!=`` (whole keys); any
 arithmetic is a TypeError, as in JAX.
@@ -20,7 +20,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import located
 from ptojax.source_info import user_frame
-from ptojax.tree_util import register_pytree_node
+from ptojax.pytree import register_pytree_node, register_user_leaf
 
 
 class KeyDtype:
@@ -213,3 +213,4 @@ def _unflatten(_, children):
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), _unflatten)
+register_user_leaf(PRNGKeyArray)

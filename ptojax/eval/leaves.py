@@ -13,7 +13,7 @@ from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
-from ptojax.tree_util import keystr
+from ptojax.pytree import keystr
 from ptojax.public import add_examples as _add_examples
 
 

@@ -12,7 +12,7 @@ from ptojax.ir.symbolic import DimExpr
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
-from ptojax.tree_util import tree_leaves
+from ptojax.pytree import tree_leaves
 
 _PY_SCALARS = dtypes.PYTHON_SCALARS
 
