@@ -171,3 +171,14 @@ def test_keys_are_leaves_in_users_view_as_jax(jax):
         paths = [lib.tree_util.keystr(p) for p, _ in
                  lib.tree_util.tree_flatten_with_path(state)[0]]
         assert paths == ["['key']", "['w']"]
+
+
+def test_grad_refuses_keys_unless_allow_int_and_eval_shape_of_keys(jax):
+    with pytest.raises(TypeError, match="key<fry>"):
+        pto.grad(lambda k: 1.0)(pr.key(0))
+    _, key_grad = pto.grad(lambda x, k: x, argnums=(0, 1), allow_int=True)(1.0, pr.key(0))
+    _, jkey_grad = jax.grad(lambda x, k: x, argnums=(0, 1), allow_int=True)(
+        1.0, jax.random.key(0))
+    assert key_grad.dtype == jkey_grad.dtype and key_grad.shape == jkey_grad.shape
+    assert repr(pto.eval_shape(pr.split, pr.key(0))) == repr(
+        jax.eval_shape(jax.random.split, jax.random.key(0)))

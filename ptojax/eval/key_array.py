@@ -19,6 +19,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import located
+from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.source_info import user_frame
 from ptojax.pytree import register_pytree_node, register_user_leaf
 
@@ -189,6 +190,8 @@ class PRNGKeyArray:
     # printing: JAX's form -------------------------------------------------------------------
     def __repr__(self):
         words = self._data
+        if type(words) is ShapeDtypeStruct:   # an abstract key (eval_shape)
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
         if hasattr(words, "_value"):
             return (f"Array({self.shape}, dtype={self.dtype}) overlaying:\n"
                     f"{np.asarray(words._value)}")
