@@ -73,6 +73,19 @@ def test_custom_linear_solve_forward_mode_matches_jax(jax):
         pto.grad(lambda b: x_of(A, b).sum())(B)
 
 
+def test_custom_linear_solve_derivatives_vmapped_over_matrices():
+    """vmap over the matrix the solves close over (batched residuals of the tangent solve):
+    jacfwd in b is A^-1, grad in A is -A^-T 1 x^T."""
+    x_of = _solution(pto, transpose=True)
+    stack = np.stack([A, A + np.eye(3, dtype=np.float32)])
+    inverses = pto.vmap(lambda a: pto.jacfwd(lambda b: x_of(a, b))(B))(stack)
+    assert_close(inverses, np.linalg.inv(stack), rtol=1e-5, atol=1e-6)
+    grads = pto.vmap(pto.grad(lambda a: x_of(a, B).sum()))(stack)
+    want = np.stack([-np.outer(np.linalg.solve(a.T, np.ones(3, np.float32)),
+                               np.linalg.solve(a, B)) for a in stack])
+    assert_close(grads, want, rtol=1e-5, atol=1e-6)
+
+
 def test_custom_linear_solve_aux_vmap_and_errors():
     def solve_aux(mv, rhs):
         return rhs / 2.0, {"iterations": 1}
