@@ -86,6 +86,10 @@ def test_keys_index_iterate_reshape_compare(jax):
     picked = pnp.where(np.array([True, False]), pr.split(pr.key(0)), pr.split(pr.key(1)))
     np.testing.assert_array_equal(words(picked[1]), words(pr.split(pr.key(1))[1]))
     assert pnp.asarray(first) is first
+    listed = pnp.array([first, second])
+    assert listed.shape == (2,) and listed.dtype == first.dtype
+    np.testing.assert_array_equal(words(listed), words(pr.split(pr.key(1))))
+    assert str(pto.typeof(ks)) == "key<fry>[2,3]"
 
 
 def test_keys_through_transforms_match_jax(jax):

@@ -80,7 +80,9 @@ PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
 
 def typeof(x) -> TensorType:
     """The abstract type of ``x`` (shape, dtype, weak type), as JAX's ``jax.typeof``: what a
-    trace sees of it."""
+    trace sees of it (of a typed key: its key shape and ``key<fry>``)."""
+    if dtypes.is_extended(getattr(x, "dtype", None)):
+        return TensorType(tuple(x.shape), x.dtype)
     return leaf_type(x)
 
 
