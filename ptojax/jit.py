@@ -29,7 +29,7 @@ from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, 
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
+from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
@@ -224,6 +224,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if tracing():  # under an outer trace: inline it, its values abstract as under jit
+            args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
             with inlined_jit(self._name):
                 return self._fn(*args, **kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
@@ -238,6 +239,16 @@ class Jitted:
         if entry is not None:
             return _run(entry, values)
         return self._call_full(key, args, kwargs)
+
+    def _numpy_leaves_as_arrays(self, args, kwargs):
+        """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them
+        at), so the function sees arrays, as under jit; static arguments stay as given."""
+        def convert(tree):
+            return tree_map(lambda x: Array(np.asarray(x, leaf_type(x).dtype))
+                            if isinstance(x, (np.ndarray, np.generic)) else x, tree)
+        args = tuple(a if i in self._static_argnums else convert(a) for i, a in enumerate(args))
+        kwargs = {k: v if k in self._static_argnames else convert(v) for k, v in kwargs.items()}
+        return args, kwargs
 
     def _call_full(self, key, args, kwargs):
         """A fast-path miss: the full signature, compiling on a miss of that too."""

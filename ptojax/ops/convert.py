@@ -20,7 +20,7 @@ from ptojax.ops.elementwise import elementwise, python_scalar_value
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_map
+from ptojax.pytree import tree_map
 from ptojax.public import add_examples as _add_examples
 
 IDENTITY = tile_forms.TileForm("elementwise", identity=True)
