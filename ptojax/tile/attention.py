@@ -35,7 +35,7 @@ from ptojax.errors import DtypeError, TileError
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.kernel.call import kernel_call_p
-from ptojax.tile.attention_layout import leading_batch_attention
+from ptojax.tile.attention_layout import Layout, output_layout, scores_layout
 from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
 from ptojax.ops.arithmetic import div_p, mul_p, sub_p
@@ -43,7 +43,7 @@ from ptojax.ops.broadcast import reduce_sum_p
 from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
-from ptojax.ops.shape import reshape
+from ptojax.ops.shape import reshape, transpose_p
 from ptojax.ops.transcendental import exp_p
 from ptojax.optimize import dce, has_effect
 from ptojax.trace import trace_flat
@@ -68,11 +68,12 @@ class Forward:
     scale: float
     mask: object                       # the mask Var (causal), or None
     eqns: list                         # indices into the program, in order
+    layout: Layout = None              # q, k, v, out <-> the kernels' [*lead, S, D]
     internal: set = field(default_factory=set)
 
     @property
     def batch(self):
-        return self.q.type.shape[:-2]
+        return self.layout.lead
 
     @property
     def nb(self):
@@ -240,24 +241,52 @@ def match_forward(g: _Graph, index):
             scale, scores = (c if es.prim is mul_p else 1.0 / c), a
             eqns.append(i_s)
     i_qk, eqk = g.eqn(scores)
-    if not _is_batched_dot(eqk, nb, nb + 1, nb + 1) or \
-            not all(type(a) is Var for a in eqk.inputs):
+    lead, q_map, k_map = tuple(p.type.shape[:-2]), None, None
+    if eqk is not None and eqk.prim is transpose_p:     # heads in the middle
+        i_dot, dot = g.eqn(eqk.inputs[0])
+        found = scores_layout(dot, eqk) if _is_dot(dot) else None
+        if found is None or found[0] != lead:
+            return None
+        _, q_map, k_map = found
+        eqns.append(i_qk)
+        i_qk, eqk = i_dot, dot
+    elif not _is_batched_dot(eqk, nb, nb + 1, nb + 1):
+        return None
+    if not all(type(a) is Var for a in eqk.inputs):
         return None
     q, k = eqk.inputs
-    if q.type.shape[-1] != k.type.shape[-1]:
+    (lc, rc), _ = eqk.params["dimension_numbers"]
+    dim = q.type.shape[lc[0]]
+    if dim != k.type.shape[rc[0]]:
         return None
     eqns.append(i_qk)
-    v = out = None
+    v = out = v_map = out_map = None
     for i in g.users.get(p, ()):
         pv = g.ir.eqns[i]
-        if pv.inputs[0] is p and _is_batched_dot(pv, nb, nb + 1, nb) and \
-                type(pv.inputs[1]) is Var and pv.inputs[1].type.shape == k.type.shape:
+        if pv.inputs[0] is not p or not _is_dot(pv) or type(pv.inputs[1]) is not Var:
+            continue
+        if _is_batched_dot(pv, nb, nb + 1, nb) and pv.inputs[1].type.shape[-1] == dim:
             v, out = pv.inputs[1], pv.outputs[0]
-            eqns.append(i)
-            break
-    fwd = Forward(q, k, v, p, out, float(scale), mask, sorted(eqns))
+        elif output_layout(pv) is not None and pv.outputs[0].type.shape[-1] == dim:
+            v, out = pv.inputs[1], pv.outputs[0]
+            v_map, out_map = output_layout(pv)
+        else:
+            continue
+        eqns.append(i)
+        break
+    layout_shape = (*lead, p.type.shape[-1], dim)
+    if v is not None and v_map is None and tuple(v.type.shape) != layout_shape:
+        return None
+    maps = {n: m for n, m in (("q", q_map), ("k", k_map), ("v", v_map), ("out", out_map))
+            if m is not None}
+    layout = Layout(lead, p.type.shape[-2], p.type.shape[-1], dim, **maps)
+    fwd = Forward(q, k, v, p, out, float(scale), mask, sorted(eqns), layout)
     fwd.internal = {o for i in fwd.eqns for o in g.ir.eqns[i].outputs} - {out}
     return fwd
+
+
+def _is_dot(e) -> bool:
+    return e is not None and e.prim is dot_general_p
 
 
 # --- the gradient -----------------------------------------------------------------------------
@@ -283,9 +312,11 @@ def _template(g: _Graph, f: Forward, prepare) -> IR:
         _, back = vjp(lambda q, k, v: attention(q, k, v, *rest[:-1]), q, k, v)
         return list(back(rest[-1]))
 
-    v_type = f.v.type if f.v is not None else f.k.type
+    lead = f.layout.lead_shape
+    v_type = f.v.type if f.v is not None else \
+        type(f.k.type)(lead(f.layout.seq_k), dtypes.float32)
     out_type = f.out.type if f.out is not None else \
-        type(f.q.type)((*f.batch, f.q.type.shape[-2], f.k.type.shape[-1]), dtypes.float32)
+        type(f.q.type)(lead(f.layout.seq_q), dtypes.float32)
     types = [f.q.type, f.k.type, v_type, *(m.type for m in mask), out_type]
     return prepare(trace_flat(grads, types, "attention gradient")).ir
 
@@ -397,9 +428,9 @@ def _replacements(f: Forward, target, do_type):
 
 
 def _first_that_lowers(f: Forward, target, build):
-    heads = int(np.prod(f.batch, dtype=np.int64))
-    sq, d = f.q.type.shape[-2:]
-    sk = f.k.type.shape[-2]
+    lay = f.layout
+    heads = int(np.prod(lay.lead, dtype=np.int64))
+    sq, sk, d = lay.seq_q, lay.seq_k, lay.dim
     for bq, bk in BLOCKS:
         if sq % bq or sk % bk:
             continue
@@ -420,27 +451,36 @@ def _heads(x, shape: FlashShape, seq):
 
 
 def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
-    fwd = forward_kernel(shape, target)
+    fwd, lay = forward_kernel(shape, target), f.layout
 
     def forward(q, k, v):
-        o3, lse = fwd(_heads(q, shape, shape.seq_q), _heads(k, shape, shape.seq_k),
-                      _heads(v, shape, shape.seq_k))
-        return [reshape(o3, f.q.type.shape), o3, lse]
+        o3, lse = fwd(_heads(lay.q(q), shape, shape.seq_q), _heads(lay.k(k), shape, shape.seq_k),
+                      _heads(lay.v(v), shape, shape.seq_k))
+        return [lay.out(reshape(o3, lay.lead_shape(shape.seq_q))), o3, lse]
 
     return trace_flat(forward, [f.q.type, f.k.type, f.v.type], "flash attention")
 
 
 def _backward_ir(shape: FlashShape, f: Forward, target, o3, lse, do) -> ClosedIR:
-    dkdv, dq = dkdv_kernel(shape, target), dq_kernel(shape, target)
+    """The flash backward kernels between the layout's maps: ``do`` taken to the kernels'
+    form by the transpose of the output map, their gradients back by the vjp of the operand
+    maps (a transpose; a sum over the groups where k and v were broadcast)."""
+    dkdv, dq, lay = dkdv_kernel(shape, target), dq_kernel(shape, target), f.layout
+    sq, sk = shape.seq_q, shape.seq_k
+
+    def operands(q, k, v):
+        return lay.q(q), lay.k(k), lay.v(v)
 
     def backward(q, k, v, o3, lse, do):
-        sq, sk = shape.seq_q, shape.seq_k
-        q3, k3, v3 = _heads(q, shape, sq), _heads(k, shape, sk), _heads(v, shape, sk)
-        do3 = _heads(do, shape, sq)
-        dk, dv = dkdv(q3, k3, v3, o3, do3, lse)
+        (ql, kl, vl), back = vjp(operands, q, k, v)
+        _, out_back = vjp(lay.out, reshape(o3, lay.lead_shape(sq)))
+        (dol,) = out_back(do)
+        q3, k3, v3 = _heads(ql, shape, sq), _heads(kl, shape, sk), _heads(vl, shape, sk)
+        do3 = _heads(dol, shape, sq)
+        dk3, dv3 = dkdv(q3, k3, v3, o3, do3, lse)
         dq3 = dq(q3, k3, v3, o3, do3, lse)
-        return [reshape(dq3, f.q.type.shape), reshape(dk, f.k.type.shape),
-                reshape(dv, f.v.type.shape)]
+        return list(back((reshape(dq3, lay.lead_shape(sq)), reshape(dk3, lay.lead_shape(sk)),
+                          reshape(dv3, lay.lead_shape(sk)))))
 
     return trace_flat(backward, [f.q.type, f.k.type, f.v.type, o3, lse, do],
                       "flash attention gradient")
@@ -499,18 +539,10 @@ def fuse_attention(closed: ClosedIR, target, prepare, gradients: bool = False) -
     ``prepare`` is the IR -> IR preparation the program went through (for the template)."""
     if "float32" not in target.cube_macs_per_cycle:
         return closed                   # no float32 cube (host_jit: BLAS runs the matmuls)
-    fused = _fuse(closed, target, prepare, gradients)
-    if fused is closed:                 # heads in the middle ([B, T, N, H]), rewritten?
-        rewritten = leading_batch_attention(closed)
-        if rewritten is not None:
-            again = _fuse(rewritten, target, prepare, gradients)
-            if again is not rewritten:
-                return again
-    return fused
+    return _fuse(closed, target, prepare, gradients)
 
 
 def _fuse(closed: ClosedIR, target, prepare, gradients: bool) -> ClosedIR:
-    """``fuse_attention`` on one form of the program (``closed`` itself if nothing fused)."""
     g = _Graph(closed)
     removed, added = set(), []
     for index, e in enumerate(g.ir.eqns):
@@ -536,8 +568,8 @@ def _rewrite(g: _Graph, f: Forward, target, prepare, gradients: bool):
     inside = set(f.eqns)
     gradient = None
     if _used_outside(g, f.internal, inside):
-        if not gradients:
-            return None
+        if not gradients or (f.v is None and not f.layout.leading):
+            return None                 # (no p @ v to place v's heads)
         gradient = match_gradient(g, f, _template(g, f, prepare))
         if gradient is None:
             return None
