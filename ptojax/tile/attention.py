@@ -382,7 +382,7 @@ def _match_bound(g: _Graph, f: Forward, template: IR, bound):
             e = g.ir.eqns[i]
             if e.prim is te.prim and len(e.inputs) == len(te.inputs) and \
                     len(e.outputs) == len(te.outputs) and _same_params(e, te) and \
-                    _inputs_agree(te.inputs, e.inputs, env):
+                    _inputs_agree(g, te.inputs, e.inputs, env):
                 hit = i
                 break
         if hit is None:
@@ -396,6 +396,19 @@ def _match_bound(g: _Graph, f: Forward, template: IR, bound):
         if grads else None
 
 
+def _splat_of(g: _Graph, var, literal) -> bool:
+    """Whether ``var`` is the scalar ``literal`` broadcast (by reshapes and broadcasts, as
+    ``vmap`` batches a constant the template holds as a literal)."""
+    while type(var) is Var:
+        _, e = g.eqn(var)
+        if e is None or e.prim.name not in LAYOUT:
+            return False
+        var = e.inputs[0]
+    return type(var) is Literal and var.type.shape == () and \
+        var.type.dtype == literal.type.dtype and literal.type.shape == () and \
+        np.array_equal(np.asarray(var.value), np.asarray(literal.value))
+
+
 def _candidates(g: _Graph, te: Eqn, env) -> list:
     mapped = [env[a] for a in te.inputs if type(a) is Var and a in env]
     if mapped:
@@ -403,10 +416,10 @@ def _candidates(g: _Graph, te: Eqn, env) -> list:
     return [i for i, e in enumerate(g.ir.eqns) if e.prim is te.prim]
 
 
-def _inputs_agree(t_inputs, inputs, env) -> bool:
+def _inputs_agree(g: _Graph, t_inputs, inputs, env) -> bool:
     for ta, a in zip(t_inputs, inputs):
         if type(ta) is Literal:
-            if not _same_literal(ta, a):
+            if not (_same_literal(ta, a) or _splat_of(g, a, ta)):
                 return False
         elif env.get(ta) is not a:
             return False
