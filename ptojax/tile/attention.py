@@ -44,6 +44,7 @@ from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
 from ptojax.ops.shape import reshape, transpose_p
+from ptojax.ops.slicing import pad, slice as slice_
 from ptojax.ops.transcendental import exp_p
 from ptojax.optimize import dce, has_effect
 from ptojax.trace import trace_flat
@@ -441,13 +442,18 @@ def _replacements(f: Forward, target, do_type):
 
 
 def _first_that_lowers(f: Forward, target, build):
+    """``build``'s IR for the first blocks of ``BLOCKS`` whose lowering fits ``target``:
+    blocks dividing the sequences first, else (a ragged sequence) padded to whole blocks."""
     lay = f.layout
     heads = int(np.prod(lay.lead, dtype=np.int64))
     sq, sk, d = lay.seq_q, lay.seq_k, lay.dim
-    for bq, bk in BLOCKS:
-        if sq % bq or sk % bk:
-            continue
-        shape = FlashShape(heads, sq, sk, d, f.scale, f.mask is not None, bq, bk)
+    causal = f.mask is not None
+    exact = [(bq, bk, sq, sk) for bq, bk in BLOCKS if not (sq % bq or sk % bk)]
+    padded = sorted(((bq, bk, _up(sq, bq), _up(sk, bq if causal else bk))
+                     for bq, bk in BLOCKS), key=lambda b: b[2] * b[3])    # least padding
+    for bq, bk, sq_p, sk_p in exact or padded:
+        shape = FlashShape(heads, sq_p, sk_p, d, f.scale, causal, bq, bk,
+                           None if sk_p == sk or causal else sk)
         try:
             closed = build(shape, f, target)
             for e in closed.ir.eqns:        # the buffer check of the lowering
@@ -459,8 +465,24 @@ def _first_that_lowers(f: Forward, target, build):
     return None
 
 
+def _up(n, block) -> int:
+    return -(-n // block) * block
+
+
 def _heads(x, shape: FlashShape, seq):
+    """``x [*lead, s, D]`` as the kernels' ``[heads, seq, D]``, zero rows appended."""
+    s = x.shape[-2]
+    if s != seq:
+        x = pad(x, np.float32(0), [(0, 0, 0)] * (x.ndim - 2) + [(0, seq - s, 0), (0, 0, 0)])
     return reshape(x, (shape.heads, seq, shape.dim))
+
+
+def _unheads(x3, lay: Layout, seq):
+    """The kernels' ``[heads, padded seq, D]`` as ``[*lead, seq, D]``."""
+    x = reshape(x3, lay.lead_shape(x3.shape[-2]))
+    if x.shape[-2] == seq:
+        return x
+    return slice_(x, (0,) * x.ndim, x.shape[:-2] + (seq, x.shape[-1]))
 
 
 def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
@@ -469,7 +491,7 @@ def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
     def forward(q, k, v):
         o3, lse = fwd(_heads(lay.q(q), shape, shape.seq_q), _heads(lay.k(k), shape, shape.seq_k),
                       _heads(lay.v(v), shape, shape.seq_k))
-        return [lay.out(reshape(o3, lay.lead_shape(shape.seq_q))), o3, lse]
+        return [lay.out(_unheads(o3, lay, lay.seq_q)), o3, lse]
 
     return trace_flat(forward, [f.q.type, f.k.type, f.v.type], "flash attention")
 
@@ -477,23 +499,24 @@ def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
 def _backward_ir(shape: FlashShape, f: Forward, target, o3, lse, do) -> ClosedIR:
     """The flash backward kernels between the layout's maps: ``do`` taken to the kernels'
     form by the transpose of the output map, their gradients back by the vjp of the operand
-    maps (a transpose; a sum over the groups where k and v were broadcast)."""
+    maps (a transpose; a sum over the groups where k and v were broadcast; a crop of the
+    padding of a ragged sequence)."""
     dkdv, dq, lay = dkdv_kernel(shape, target), dq_kernel(shape, target), f.layout
     sq, sk = shape.seq_q, shape.seq_k
 
     def operands(q, k, v):
-        return lay.q(q), lay.k(k), lay.v(v)
+        return (_heads(lay.q(q), shape, sq), _heads(lay.k(k), shape, sk),
+                _heads(lay.v(v), shape, sk))
+
+    def output(o3):
+        return lay.out(_unheads(o3, lay, lay.seq_q))
 
     def backward(q, k, v, o3, lse, do):
-        (ql, kl, vl), back = vjp(operands, q, k, v)
-        _, out_back = vjp(lay.out, reshape(o3, lay.lead_shape(sq)))
-        (dol,) = out_back(do)
-        q3, k3, v3 = _heads(ql, shape, sq), _heads(kl, shape, sk), _heads(vl, shape, sk)
-        do3 = _heads(dol, shape, sq)
+        (q3, k3, v3), back = vjp(operands, q, k, v)
+        (do3,) = vjp(output, o3)[1](do)      # padded query rows get a zero cotangent
         dk3, dv3 = dkdv(q3, k3, v3, o3, do3, lse)
         dq3 = dq(q3, k3, v3, o3, do3, lse)
-        return list(back((reshape(dq3, lay.lead_shape(sq)), reshape(dk3, lay.lead_shape(sk)),
-                          reshape(dv3, lay.lead_shape(sk)))))
+        return list(back((dq3, dk3, dv3)))
 
     return trace_flat(backward, [f.q.type, f.k.type, f.v.type, o3, lse, do],
                       "flash attention gradient")
