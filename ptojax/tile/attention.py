@@ -13,13 +13,15 @@ Recognized (after ``tile_prepare``; float32, leading batch dims ``*b`` folded in
                                                             reshape/broadcast/stop_gradient)
     o = dot_general(p, v [*b, Sk, D])
 
-Its gradient is recognized by a template: the vjp of the matched forward equations, traced and
+or the same with heads in the middle (``nn.dot_product_attention``'s einsums, GQA): the
+match then holds a ``Layout`` (``tile/attention_layout.py``) mapping q, k, v to the
+kernels' form and the output back. Its gradient is recognized by a template: the vjp of the matched forward equations, traced and
 prepared as the program was, must appear in the program equation for equation (anchored at
 q, k, v and the mask; the output cotangent is whatever the program feeds it). The forward
 becomes the flash forward kernel (storing the row log-sum-exp), the gradient the dK/dV and dQ
-kernels. Anything else — another mask (padding, a run-time mask), another softmax, an
-intermediate (the probabilities, the scores) used elsewhere, blocks that do not divide the
-sequence, a dtype other than float32 — stays as it was and tiles unfused.
+kernels. A sequence no block divides runs padded to whole blocks. Anything else — another
+mask (padding, a run-time mask), another softmax, an intermediate (the probabilities, the
+scores) used elsewhere, a dtype other than float32 — stays as it was and tiles unfused.
 """
 from __future__ import annotations
 
