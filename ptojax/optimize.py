@@ -11,6 +11,7 @@ from ptojax.ops.arithmetic import integer_pow_p, mul_p, neg_p
 from ptojax.ops.broadcast import broadcast_in_dim_p
 from ptojax.ops.convert import convert_element_type_p, copy_p, name_p
 from ptojax.ir.symbolic import has_symbols
+from ptojax.trace import Unsupported
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
 
 # Do not fold constants into literals bigger than this many elements.
@@ -29,7 +30,12 @@ def optimize(closed: ClosedIR) -> ClosedIR:
     return prune_consts(ClosedIR(ir, closed.consts))
 
 
-def _map_sub_irs(params: Params, fn) -> Params:
+def _map_sub_irs(eqn, fn) -> Params:
+    """``eqn``'s params with ``fn`` applied to its sub-IRs, unless its primitive keeps them
+    as they are (``cleanups`` fact Unsupported: tile kernel bodies)."""
+    params = eqn.params
+    if type(eqn.prim.facts.get("cleanups")) is Unsupported:
+        return params
     changed = {}
     for k, v in params.items():
         if isinstance(v, ClosedIR):
@@ -60,7 +66,7 @@ def dce(ir: IR, keep_inputs: bool = True, keep_effects: bool = True) -> IR:
             if rule is not None:
                 eqn = rule(eqn, [v in live for v in eqn.outputs])
             else:
-                params = _map_sub_irs(eqn.params, dce)
+                params = _map_sub_irs(eqn, dce)
                 eqn = eqn if params is eqn.params else eqn.replace(params=params)
             kept.append(eqn)
             live.update(a for a in eqn.inputs if type(a) is Var)
@@ -74,7 +80,7 @@ def cse(ir: IR) -> IR:
     eqns = []
     for eqn in ir.eqns:
         inputs = tuple(rename.get(a, a) if type(a) is Var else a for a in eqn.inputs)
-        params = _map_sub_irs(eqn.params, cse)
+        params = _map_sub_irs(eqn, cse)
         key = None
         if not has_effect(eqn):
             try:
@@ -140,7 +146,7 @@ def simplify(ir: IR) -> IR:
     eqns = []
     for eqn in ir.eqns:
         inputs = tuple(rename.get(a, a) if type(a) is Var else a for a in eqn.inputs)
-        eqn = Eqn(eqn.prim, inputs, eqn.outputs, _map_sub_irs(eqn.params, simplify),
+        eqn = Eqn(eqn.prim, inputs, eqn.outputs, _map_sub_irs(eqn, simplify),
                   eqn.source)
         if eqn.prim.elementwise and len(inputs) > 1:
             eqn = _use_scalars_directly(eqn, defs)

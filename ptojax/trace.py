@@ -55,6 +55,8 @@ FACTS = {
     "cost": "tools/flops.py: eqn -> floating-point operations",
     "reference": "tools/jax_reference.py: (jnp, lax) -> fn(*args, **params) with JAX",
     "dce": "optimize.py: rule(eqn, used outputs) -> eqn without the unused ones",
+    "cleanups": "optimize.py: Unsupported(why) when its sub-IRs must stay as they are (target "
+                "code with buffer semantics); absent: the clean-ups recurse into them",
     "bucket": "lower/bucketing.py: rule(ctx, eqn, *padded args) -> results on arrays padded "
               "to a bucket (ops/bucketing.py); none: elementwise, or the program stays unpadded",
 }

@@ -25,7 +25,7 @@ from ptojax.kernel.spec import BlockSpec
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.ops.arithmetic import add, div, max as maximum, mul, rem, sub
 from ptojax.ops.broadcast import broadcast_in_dim
-from ptojax.ops.logic import le, select
+from ptojax.ops.logic import le, lt, select
 from ptojax.ops.reductions import reduce_max
 from ptojax.ops.broadcast import reduce_sum
 from ptojax.ops.slicing import full
@@ -46,6 +46,13 @@ class FlashShape:
     causal: bool
     block_q: int
     block_k: int
+    valid_k: int = None     # keys that are real (the rest zero padding); None: all
+
+    @property
+    def ragged(self) -> bool:
+        """Whether the last key block holds padding the forward must mask (not under a
+        causal mask: only padded queries see padded keys there)."""
+        return not self.causal and self.valid_k not in (None, self.seq_k)
 
     def __post_init__(self):
         if self.seq_q % self.block_q or self.seq_k % self.block_k:
@@ -54,6 +61,10 @@ class FlashShape:
         if self.causal and (self.seq_q != self.seq_k or self.block_q % self.block_k):
             raise ValueError("flash attention: a causal mask needs seq_q == seq_k and "
                              "block_k dividing block_q")
+        if self.valid_k is not None and not self.seq_k - self.block_k < self.valid_k <= \
+                self.seq_k:
+            raise ValueError(f"flash attention: {self.valid_k} real keys must fill part of "
+                             f"the last block of {self.seq_k}")
 
 
 def _rows(x, cols):
@@ -73,12 +84,17 @@ def zigzag(i, n):
 
 
 def _scaled(qk, f: FlashShape, row0, col0, masked):
-    """The scores from ``qk = q kb^T``: times the scale, and causally masked when
-    ``f.causal`` and the block is ``masked`` (block origins row0, col0)."""
+    """The scores from ``qk = q kb^T``: times the scale, and when the block is ``masked``
+    (block origins row0, col0) causally masked, or else its padded keys masked (the last
+    block of a ragged ``f``)."""
     s = mul(qk, F32(f.scale))
-    if not (f.causal and masked):
+    if not masked:
         return s
-    rows, cols = s.shape          # column - row in the block, broadcast from two vectors
+    rows, cols = s.shape
+    if not f.causal:            # keys col0 + c >= valid_k are padding
+        col = broadcast_in_dim(B.iota((1, cols), 1), s.shape, (0, 1))
+        return select(lt(col, sub(np.int32(f.valid_k), col0)), s, full(s.shape, F32(NEG)))
+    # column - row in the block, broadcast from two vectors
     above = sub(broadcast_in_dim(B.iota((1, cols), 1), s.shape, (0, 1)),
                 broadcast_in_dim(B.iota((rows, 1), 0), s.shape, (0, 1)))
     return select(le(above, sub(row0, col0)), s, full(s.shape, F32(NEG)))
@@ -147,8 +163,8 @@ def forward_kernel(f: FlashShape, target):
         else:
             last, first_of_last = nk, nk - 1
             carry = _causal_loops(f, 0, None, first_of_last, step, init)
-        m, l, acc, alpha, p, _, o = B.fori(first_of_last, last, step(f.causal, ahead=False),
-                                           carry)
+        m, l, acc, alpha, p, _, o = B.fori(first_of_last, last,
+                                           step(f.causal or f.ragged, ahead=False), carry)
         acc = mul(add(acc, o), _rows(alpha, f.dim))      # block last - 2's P @ V is in
         acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
         o_ref[...] = div(acc, _rows(l, f.dim))

@@ -13,13 +13,15 @@ Recognized (after ``tile_prepare``; float32, leading batch dims ``*b`` folded in
                                                             reshape/broadcast/stop_gradient)
     o = dot_general(p, v [*b, Sk, D])
 
-Its gradient is recognized by a template: the vjp of the matched forward equations, traced and
+or the same with heads in the middle (``nn.dot_product_attention``'s einsums, GQA): the
+match then holds a ``Layout`` (``tile/attention_layout.py``) mapping q, k, v to the
+kernels' form and the output back. Its gradient is recognized by a template: the vjp of the matched forward equations, traced and
 prepared as the program was, must appear in the program equation for equation (anchored at
 q, k, v and the mask; the output cotangent is whatever the program feeds it). The forward
 becomes the flash forward kernel (storing the row log-sum-exp), the gradient the dK/dV and dQ
-kernels. Anything else — another mask (padding, a run-time mask), another softmax, an
-intermediate (the probabilities, the scores) used elsewhere, blocks that do not divide the
-sequence, a dtype other than float32 — stays as it was and tiles unfused.
+kernels. A sequence no block divides runs padded to whole blocks. Anything else — another
+mask (padding, a run-time mask), another softmax, an intermediate (the probabilities, the
+scores) used elsewhere, a dtype other than float32 — stays as it was and tiles unfused.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from ptojax.errors import DtypeError, TileError
 from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.kernel.call import kernel_call_p
-from ptojax.tile.attention_layout import leading_batch_attention
+from ptojax.tile.attention_layout import Layout, output_layout, scores_layout
 from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
 from ptojax.ops.arithmetic import div_p, mul_p, sub_p
@@ -43,7 +45,8 @@ from ptojax.ops.broadcast import reduce_sum_p
 from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
-from ptojax.ops.shape import reshape
+from ptojax.ops.shape import reshape, transpose_p
+from ptojax.ops.slicing import pad, slice as slice_
 from ptojax.ops.transcendental import exp_p
 from ptojax.optimize import dce, has_effect
 from ptojax.trace import trace_flat
@@ -72,11 +75,12 @@ class Forward:
     scale: float
     mask: object                       # the mask Var (causal), or None
     eqns: list                         # indices into the program, in order
+    layout: Layout = None              # q, k, v, out <-> the kernels' [*lead, S, D]
     internal: set = field(default_factory=set)
 
     @property
     def batch(self):
-        return self.q.type.shape[:-2]
+        return self.layout.lead
 
     @property
     def nb(self):
@@ -244,24 +248,52 @@ def match_forward(g: _Graph, index):
             scale, scores = (c if es.prim is mul_p else 1.0 / c), a
             eqns.append(i_s)
     i_qk, eqk = g.eqn(scores)
-    if not _is_batched_dot(eqk, nb, nb + 1, nb + 1) or \
-            not all(type(a) is Var for a in eqk.inputs):
+    lead, q_map, k_map = tuple(p.type.shape[:-2]), None, None
+    if eqk is not None and eqk.prim is transpose_p:     # heads in the middle
+        i_dot, dot = g.eqn(eqk.inputs[0])
+        found = scores_layout(dot, eqk) if _is_dot(dot) else None
+        if found is None or found[0] != lead:
+            return None
+        _, q_map, k_map = found
+        eqns.append(i_qk)
+        i_qk, eqk = i_dot, dot
+    elif not _is_batched_dot(eqk, nb, nb + 1, nb + 1):
+        return None
+    if not all(type(a) is Var for a in eqk.inputs):
         return None
     q, k = eqk.inputs
-    if q.type.shape[-1] != k.type.shape[-1]:
+    (lc, rc), _ = eqk.params["dimension_numbers"]
+    dim = q.type.shape[lc[0]]
+    if dim != k.type.shape[rc[0]]:
         return None
     eqns.append(i_qk)
-    v = out = None
+    v = out = v_map = out_map = None
     for i in g.users.get(p, ()):
         pv = g.ir.eqns[i]
-        if pv.inputs[0] is p and _is_batched_dot(pv, nb, nb + 1, nb) and \
-                type(pv.inputs[1]) is Var and pv.inputs[1].type.shape == k.type.shape:
+        if pv.inputs[0] is not p or not _is_dot(pv) or type(pv.inputs[1]) is not Var:
+            continue
+        if _is_batched_dot(pv, nb, nb + 1, nb) and pv.inputs[1].type.shape[-1] == dim:
             v, out = pv.inputs[1], pv.outputs[0]
-            eqns.append(i)
-            break
-    fwd = Forward(q, k, v, p, out, float(scale), mask, sorted(eqns))
+        elif output_layout(pv) is not None and pv.outputs[0].type.shape[-1] == dim:
+            v, out = pv.inputs[1], pv.outputs[0]
+            v_map, out_map = output_layout(pv)
+        else:
+            continue
+        eqns.append(i)
+        break
+    layout_shape = (*lead, p.type.shape[-1], dim)
+    if v is not None and v_map is None and tuple(v.type.shape) != layout_shape:
+        return None
+    maps = {n: m for n, m in (("q", q_map), ("k", k_map), ("v", v_map), ("out", out_map))
+            if m is not None}
+    layout = Layout(lead, p.type.shape[-2], p.type.shape[-1], dim, **maps)
+    fwd = Forward(q, k, v, p, out, float(scale), mask, sorted(eqns), layout)
     fwd.internal = {o for i in fwd.eqns for o in g.ir.eqns[i].outputs} - {out}
     return fwd
+
+
+def _is_dot(e) -> bool:
+    return e is not None and e.prim is dot_general_p
 
 
 # --- the gradient -----------------------------------------------------------------------------
@@ -287,9 +319,11 @@ def _template(g: _Graph, f: Forward, prepare) -> IR:
         _, back = vjp(lambda q, k, v: attention(q, k, v, *rest[:-1]), q, k, v)
         return list(back(rest[-1]))
 
-    v_type = f.v.type if f.v is not None else f.k.type
+    lead = f.layout.lead_shape
+    v_type = f.v.type if f.v is not None else \
+        type(f.k.type)(lead(f.layout.seq_k), dtypes.float32)
     out_type = f.out.type if f.out is not None else \
-        type(f.q.type)((*f.batch, f.q.type.shape[-2], f.k.type.shape[-1]), dtypes.float32)
+        type(f.q.type)(lead(f.layout.seq_q), dtypes.float32)
     types = [f.q.type, f.k.type, v_type, *(m.type for m in mask), out_type]
     return prepare(trace_flat(grads, types, "attention gradient")).ir
 
@@ -355,7 +389,7 @@ def _match_bound(g: _Graph, f: Forward, template: IR, bound):
             e = g.ir.eqns[i]
             if e.prim is te.prim and len(e.inputs) == len(te.inputs) and \
                     len(e.outputs) == len(te.outputs) and _same_params(e, te) and \
-                    _inputs_agree(te.inputs, e.inputs, env):
+                    _inputs_agree(g, te.inputs, e.inputs, env):
                 hit = i
                 break
         if hit is None:
@@ -369,6 +403,19 @@ def _match_bound(g: _Graph, f: Forward, template: IR, bound):
         if grads else None
 
 
+def _splat_of(g: _Graph, var, literal) -> bool:
+    """Whether ``var`` is the scalar ``literal`` broadcast (by reshapes and broadcasts, as
+    ``vmap`` batches a constant the template holds as a literal)."""
+    while type(var) is Var:
+        _, e = g.eqn(var)
+        if e is None or e.prim.name not in LAYOUT:
+            return False
+        var = e.inputs[0]
+    return type(var) is Literal and var.type.shape == () and \
+        var.type.dtype == literal.type.dtype and literal.type.shape == () and \
+        np.array_equal(np.asarray(var.value), np.asarray(literal.value))
+
+
 def _candidates(g: _Graph, te: Eqn, env) -> list:
     mapped = [env[a] for a in te.inputs if type(a) is Var and a in env]
     if mapped:
@@ -376,10 +423,10 @@ def _candidates(g: _Graph, te: Eqn, env) -> list:
     return [i for i, e in enumerate(g.ir.eqns) if e.prim is te.prim]
 
 
-def _inputs_agree(t_inputs, inputs, env) -> bool:
+def _inputs_agree(g: _Graph, t_inputs, inputs, env) -> bool:
     for ta, a in zip(t_inputs, inputs):
         if type(ta) is Literal:
-            if not _same_literal(ta, a):
+            if not (_same_literal(ta, a) or _splat_of(g, a, ta)):
                 return False
         elif env.get(ta) is not a:
             return False
@@ -401,13 +448,18 @@ def _replacements(f: Forward, target, do_type):
 
 
 def _first_that_lowers(f: Forward, target, build):
-    heads = int(np.prod(f.batch, dtype=np.int64))
-    sq, d = f.q.type.shape[-2:]
-    sk = f.k.type.shape[-2]
-    for bq, bk in BLOCKS:
-        if sq % bq or sk % bk:
-            continue
-        shape = FlashShape(heads, sq, sk, d, f.scale, f.mask is not None, bq, bk)
+    """``build``'s IR for the first blocks of ``BLOCKS`` whose lowering fits ``target``:
+    blocks dividing the sequences first, else (a ragged sequence) padded to whole blocks."""
+    lay = f.layout
+    heads = int(np.prod(lay.lead, dtype=np.int64))
+    sq, sk, d = lay.seq_q, lay.seq_k, lay.dim
+    causal = f.mask is not None
+    exact = [(bq, bk, sq, sk) for bq, bk in BLOCKS if not (sq % bq or sk % bk)]
+    padded = sorted(((bq, bk, _up(sq, bq), _up(sk, bq if causal else bk))
+                     for bq, bk in BLOCKS), key=lambda b: b[2] * b[3])    # least padding
+    for bq, bk, sq_p, sk_p in exact or padded:
+        shape = FlashShape(heads, sq_p, sk_p, d, f.scale, causal, bq, bk,
+                           None if sk_p == sk or causal else sk)
         try:
             closed = build(shape, f, target)
             for e in closed.ir.eqns:        # the buffer check of the lowering
@@ -419,32 +471,58 @@ def _first_that_lowers(f: Forward, target, build):
     return None
 
 
+def _up(n, block) -> int:
+    return -(-n // block) * block
+
+
 def _heads(x, shape: FlashShape, seq):
+    """``x [*lead, s, D]`` as the kernels' ``[heads, seq, D]``, zero rows appended."""
+    s = x.shape[-2]
+    if s != seq:
+        x = pad(x, np.float32(0), [(0, 0, 0)] * (x.ndim - 2) + [(0, seq - s, 0), (0, 0, 0)])
     return reshape(x, (shape.heads, seq, shape.dim))
 
 
+def _unheads(x3, lay: Layout, seq):
+    """The kernels' ``[heads, padded seq, D]`` as ``[*lead, seq, D]``."""
+    x = reshape(x3, lay.lead_shape(x3.shape[-2]))
+    if x.shape[-2] == seq:
+        return x
+    return slice_(x, (0,) * x.ndim, x.shape[:-2] + (seq, x.shape[-1]))
+
+
 def _forward_ir(shape: FlashShape, f: Forward, target) -> ClosedIR:
-    fwd = forward_kernel(shape, target)
+    fwd, lay = forward_kernel(shape, target), f.layout
 
     def forward(q, k, v):
-        o3, lse = fwd(_heads(q, shape, shape.seq_q), _heads(k, shape, shape.seq_k),
-                      _heads(v, shape, shape.seq_k))
-        return [reshape(o3, f.q.type.shape), o3, lse]
+        o3, lse = fwd(_heads(lay.q(q), shape, shape.seq_q), _heads(lay.k(k), shape, shape.seq_k),
+                      _heads(lay.v(v), shape, shape.seq_k))
+        return [lay.out(_unheads(o3, lay, lay.seq_q)), o3, lse]
 
     return trace_flat(forward, [f.q.type, f.k.type, f.v.type], "flash attention")
 
 
 def _backward_ir(shape: FlashShape, f: Forward, target, o3, lse, do) -> ClosedIR:
-    dkdv, dq = dkdv_kernel(shape, target), dq_kernel(shape, target)
+    """The flash backward kernels between the layout's maps: ``do`` taken to the kernels'
+    form by the transpose of the output map, their gradients back by the vjp of the operand
+    maps (a transpose; a sum over the groups where k and v were broadcast; a crop of the
+    padding of a ragged sequence)."""
+    dkdv, dq, lay = dkdv_kernel(shape, target), dq_kernel(shape, target), f.layout
+    sq, sk = shape.seq_q, shape.seq_k
+
+    def operands(q, k, v):
+        return (_heads(lay.q(q), shape, sq), _heads(lay.k(k), shape, sk),
+                _heads(lay.v(v), shape, sk))
+
+    def output(o3):
+        return lay.out(_unheads(o3, lay, lay.seq_q))
 
     def backward(q, k, v, o3, lse, do):
-        sq, sk = shape.seq_q, shape.seq_k
-        q3, k3, v3 = _heads(q, shape, sq), _heads(k, shape, sk), _heads(v, shape, sk)
-        do3 = _heads(do, shape, sq)
-        dk, dv = dkdv(q3, k3, v3, o3, do3, lse)
+        (q3, k3, v3), back = vjp(operands, q, k, v)
+        (do3,) = vjp(output, o3)[1](do)      # padded query rows get a zero cotangent
+        dk3, dv3 = dkdv(q3, k3, v3, o3, do3, lse)
         dq3 = dq(q3, k3, v3, o3, do3, lse)
-        return [reshape(dq3, f.q.type.shape), reshape(dk, f.k.type.shape),
-                reshape(dv, f.v.type.shape)]
+        return list(back((dq3, dk3, dv3)))
 
     return trace_flat(backward, [f.q.type, f.k.type, f.v.type, o3, lse, do],
                       "flash attention gradient")
@@ -503,18 +581,10 @@ def fuse_attention(closed: ClosedIR, target, prepare, gradients: bool = False) -
     ``prepare`` is the IR -> IR preparation the program went through (for the template)."""
     if "float32" not in target.cube_macs_per_cycle:
         return closed                   # no float32 cube (host_jit: BLAS runs the matmuls)
-    fused = _fuse(closed, target, prepare, gradients)
-    if fused is closed:                 # heads in the middle ([B, T, N, H]), rewritten?
-        rewritten = leading_batch_attention(closed)
-        if rewritten is not None:
-            again = _fuse(rewritten, target, prepare, gradients)
-            if again is not rewritten:
-                return again
-    return fused
+    return _fuse(closed, target, prepare, gradients)
 
 
 def _fuse(closed: ClosedIR, target, prepare, gradients: bool) -> ClosedIR:
-    """``fuse_attention`` on one form of the program (``closed`` itself if nothing fused)."""
     g = _Graph(closed)
     removed, added = set(), []
     for index, e in enumerate(g.ir.eqns):
@@ -540,8 +610,8 @@ def _rewrite(g: _Graph, f: Forward, target, prepare, gradients: bool):
     inside = set(f.eqns)
     gradient = None
     if _used_outside(g, f.internal, inside):
-        if not gradients:
-            return None
+        if not gradients or (f.v is None and not f.layout.leading):
+            return None                 # (no p @ v to place v's heads)
         gradient = match_gradient(g, f, _template(g, f, prepare))
         if gradient is None:
             return None

@@ -1,31 +1,56 @@
-"""Attention written with heads in the middle (``nn.dot_product_attention``'s ``[B, T, N, H]``)
-rewritten into the leading-batch form ``tile/attention.py`` recognizes.
+"""Where an attention's heads sit: the maps between the program's q, k, v and output and the
+leading-batch form ``[*lead, S, D]`` the flash kernels take (``tile/attention.py``).
 
-``dot_product_attention`` computes its scores as ``einsum("btkgh,bskh->bkgts")``: a
-``dot_general`` batching the non-leading axes (b, k) followed by a transpose, and its output
-as ``einsum("bkgts,bskh->btkgh")``: a ``dot_general`` of the probabilities with ``v`` batching
-(b, k) followed by a transpose. Here
+Attention written with heads in the middle (``nn.dot_product_attention``'s ``[B, T, N, H]``)
+computes its scores as ``einsum("btkgh,bskh->bkgts")``: a ``dot_general`` batching the
+non-leading axes (b, k) followed by a transpose, and its output as
+``einsum("bkgts,bskh->btkgh")``: a ``dot_general`` of the probabilities with ``v`` batching
+(b, k) followed by a transpose. Read as
 
-    scores  transpose(dot_general(q, k))  ->  dot_general(q', k')    q' = transpose(q),
-                                                                     k' = broadcast(transpose(k))
-    output  dot_general(p, v)             ->  transpose(dot_general(p, v'))
+    scores  transpose(dot_general(q, k))  =  dot_general(q', k')    q' = transpose(q),
+                                                                    k' = broadcast(transpose(k))
+    output  dot_general(p, v)             =  transpose(dot_general(p, v'))
 
 with q' ``[*lead, T, H]``, k' and v' ``[*lead, S, H]`` (the query's own free axes, such as
-the group axis, broadcast into k' and v'), and p ``[*lead, T, S]`` a softmax (a division).
-The results are the same values; only where the heads sit changes, so the S x S equations
-between are the leading-batch ones the attention matcher expects. ``fuse_attention`` uses the
-rewritten program only when an attention is then fused.
+the group axis of grouped-query attention, broadcast into k' and v'). A ``Layout`` holds
+these maps; the leading-batch form's own is the identity. They are linear, so the gradient
+of the flash kernels' operands maps back by their vjp (a transpose; a sum over the groups
+for a broadcast k', v').
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, Optional
+
 from ptojax import dtypes
-from ptojax.ir.core import IR, ClosedIR, Eqn, Var
-from ptojax.ops.arithmetic import div_p
 from ptojax.ops.broadcast import broadcast_in_dim
-from ptojax.ops.linalg import dot_general, dot_general_p
-from ptojax.ops.shape import reshape, transpose, transpose_p
-from ptojax.optimize import dce
-from ptojax.trace import trace_flat
+from ptojax.ops.shape import reshape, transpose
+
+
+def _same(x):
+    return x
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The maps of one attention's operands to the leading-batch form and of the output
+    back: ``q(q) -> [*lead, T, D]``, ``k(k)``, ``v(v) -> [*lead, S, D]``, ``out(o [*lead,
+    T, D]) -> the program's output``."""
+    lead: tuple
+    seq_q: int
+    seq_k: int
+    dim: int
+    q: Callable = _same
+    k: Callable = _same
+    v: Callable = _same
+    out: Callable = _same
+
+    @property
+    def leading(self) -> bool:
+        return all(f is _same for f in (self.q, self.k, self.v, self.out))
+
+    def lead_shape(self, seq) -> tuple:
+        return tuple(self.lead) + (seq, self.dim)
 
 
 def _free(ndim, *used) -> list:
@@ -33,11 +58,10 @@ def _free(ndim, *used) -> list:
     return [a for a in range(ndim) if a not in taken]
 
 
-def _single_contraction(e) -> bool:
+def single_contraction(e) -> bool:
     (lc, rc), _ = e.params["dimension_numbers"]
     return len(lc) == 1 and len(rc) == 1 and \
-        all(a.type.dtype == dtypes.float32 for a in (*e.inputs, *e.outputs)) and \
-        all(type(a) is Var for a in e.inputs)
+        all(a.type.dtype == dtypes.float32 for a in (*e.inputs, *e.outputs))
 
 
 def _to_lead(rhs, rb, lead_batch, lead_shape, s_axis, h_axis):
@@ -52,100 +76,54 @@ def _to_lead(rhs, rb, lead_batch, lead_shape, s_axis, h_axis):
     return broadcast_in_dim(moved, shape, tuple(sorted(lead_batch)) + (n - 2, n - 1))
 
 
-def _scores(e, t):
-    """The leading-batch form of scores ``t = transpose(e = dot_general(q, k))``, or None."""
+def scores_layout(e, t) -> Optional[tuple]:
+    """``(lead, q map, k map)`` when ``t = transpose(e = dot_general(q, k))`` computes the
+    scores ``[*lead, T, S]`` of heads in the middle, else None (the leading-batch form has no
+    transpose)."""
     q, k = e.inputs
     (lc, rc), (lb, rb) = e.params["dimension_numbers"]
     lfree, rfree = _free(q.type.ndim, lc, lb), _free(k.type.ndim, rc, rb)
-    if len(rfree) != 1:
+    if not single_contraction(e) or len(rfree) != 1:
         return None
     axes = [("b", i) for i in range(len(lb))] + [("l", a) for a in lfree] + [("r", rfree[0])]
     out = [axes[p] for p in t.params["permutation"]]
     if out[-1][0] != "r" or out[-2][0] != "l":
         return None
     lead = out[:-2]
-    n = len(out)
-    if [a for a in lead if a[0] == "b"] == [("b", i) for i in range(len(lb))] and \
-            all(a[0] == "b" for a in lead):
-        return None                       # already leading-batch: the matcher's own form
     q_axes = tuple(lb[i] if kind == "b" else i for kind, i in lead) + (out[-2][1], lc[0])
     lead_batch = [p for p, (kind, _) in enumerate(lead) if kind == "b"]
     batch_of = [i for kind, i in lead if kind == "b"]
-    lead_shape = t.outputs[0].type.shape[:-2]
+    lead_shape = tuple(t.outputs[0].type.shape[:-2])
 
-    def scores(qv, kv):
-        qc = transpose(qv, q_axes)
-        kc = _to_lead(kv, [rb[i] for i in batch_of], lead_batch, lead_shape, rfree[0], rc[0])
-        dims = tuple(range(n - 2))
-        return [dot_general(qc, kc, (((n - 1,), (n - 1,)), (dims, dims)),
-                            preferred_element_type=e.params.get("preferred_element_type"))]
-    return trace_flat(scores, [q.type, k.type], "attention scores")
+    def q_map(qv):
+        return transpose(qv, q_axes)
+
+    def k_map(kv):
+        return _to_lead(kv, [rb[i] for i in batch_of], lead_batch, lead_shape, rfree[0], rc[0])
+    return lead_shape, q_map, k_map
 
 
-def _output(e, p_is_softmax):
-    """The leading-batch form of ``e = dot_general(p, v)`` with p ``[*lead, T, S]``, or
-    None."""
+def output_layout(e) -> Optional[tuple]:
+    """``(v map, output map)`` when ``e = dot_general(p, v)`` with p ``[*lead, T, S]`` is an
+    attention's output with heads in the middle; None for the leading-batch form or anything
+    else."""
     p, v = e.inputs
     (lc, rc), (lb, rb) = e.params["dimension_numbers"]
     n = p.type.ndim
-    if not p_is_softmax or n < 3 or tuple(lc) != (n - 1,) or any(a >= n - 2 for a in lb) or \
-            list(lb) != sorted(lb):
+    if not single_contraction(e) or n < 3 or tuple(lc) != (n - 1,) or \
+            any(a >= n - 2 for a in lb) or list(lb) != sorted(lb):
         return None
     rfree = _free(v.type.ndim, rc, rb)
     lfree = _free(n, lc, lb)
     if len(rfree) != 1 or (list(lb) == list(range(n - 2)) and list(rb) == list(range(n - 2))
                            and tuple(rc) == (n - 2,)):
         return None                       # already leading-batch
-    lead_shape = p.type.shape[:-2]
+    lead_shape = tuple(p.type.shape[:-2])
     perm = tuple(lb) + tuple(lfree) + (n - 1,)
 
-    def output(pv, vv):
-        vc = _to_lead(vv, list(rb), list(lb), lead_shape, rc[0], rfree[0])
-        dims = tuple(range(n - 2))
-        o = dot_general(pv, vc, (((n - 1,), (n - 2,)), (dims, dims)),
-                        preferred_element_type=e.params.get("preferred_element_type"))
-        return [transpose(o, perm) if perm != tuple(range(n)) else o]
-    return trace_flat(output, [p.type, v.type], "attention output")
+    def v_map(vv):
+        return _to_lead(vv, list(rb), list(lb), lead_shape, rc[0], rfree[0])
 
-
-def _spliced(sub: ClosedIR, inputs, output) -> list:
-    rename = dict(zip(sub.ir.invars, inputs))
-    rename[sub.ir.outvars[0]] = output
-    return [Eqn(e.prim, [rename.get(a, a) if type(a) is Var else a for a in e.inputs],
-                [rename.get(o, o) for o in e.outputs], e.params, e.source)
-            for e in sub.ir.eqns]
-
-
-def leading_batch_attention(closed: ClosedIR):
-    """``closed`` with middle-axis attention dot_generals rewritten (module docstring), or
-    None when there are none."""
-    ir = closed.ir
-    users: dict = {}
-    for i, e in enumerate(ir.eqns):
-        for a in e.inputs:
-            if type(a) is Var:
-                users.setdefault(a, []).append(i)
-    producer = {v: e for e in ir.eqns for v in e.outputs}
-    outvars = {v for v in ir.outvars if type(v) is Var}
-    replaced: dict = {}           # equation index -> its replacement equations
-    for i, e in enumerate(ir.eqns):
-        if e.prim is not dot_general_p or not _single_contraction(e):
-            continue
-        out = e.outputs[0]
-        p = e.inputs[0]
-        softmax = getattr(producer.get(p), "prim", None) is div_p
-        sub = _output(e, softmax)
-        if sub is not None and not sub.consts:
-            replaced[i] = _spliced(sub, e.inputs, out)
-            continue
-        used = users.get(out, [])
-        t = ir.eqns[used[0]] if len(used) == 1 else None
-        if not softmax and t is not None and t.prim is transpose_p and out not in outvars:
-            sub = _scores(e, t)
-            if sub is not None and not sub.consts:
-                replaced[i] = []
-                replaced[used[0]] = _spliced(sub, e.inputs, t.outputs[0])
-    if not replaced:
-        return None
-    eqns = [x for i, e in enumerate(ir.eqns) for x in replaced.get(i, [e])]
-    return ClosedIR(dce(IR(ir.constvars, ir.invars, eqns, ir.outvars)), closed.consts)
+    def out_map(o):
+        return transpose(o, perm) if perm != tuple(range(n)) else o
+    return v_map, out_map

@@ -52,5 +52,9 @@ TILE_PRIMS.append(tile_kernel_p)
 tile_kernel_p.define(
     shard=Unsupported("tile kernels are per-device code: shard first, then tile the "
                       "per-device program"),
+    # its bodies are planned: a loop's carry takes over its operand's buffer, so a tile CSE
+    # merged with an earlier equal one that a loop consumed would read that loop's result
+    cleanups=Unsupported("its bodies are planned target code (a loop carry updates its "
+                         "operand's buffer in place); the IR clean-ups leave them as they are"),
     cost=_kernel_cost)
 define_tile_op_facts(tile_kernel_p)
