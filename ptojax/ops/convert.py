@@ -93,7 +93,17 @@ convert_element_type_p = elementwise(
         lax.convert_element_type(x, new_dtype))
 
 
+def lax_convert_element_type(x, new_dtype, weak_type: bool = False):
+    """``lax.convert_element_type``: ``x`` converted to ``new_dtype``; without x64 a 64-bit
+    ``new_dtype`` is narrowed to 32 bits with JAX's warning (``dtypes.user_dtype``)."""
+    return convert_element_type(x, dtypes.user_dtype(new_dtype, "convert_element_type"),
+                                weak_type)
+
+
 def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """``x`` converted to exactly ``new_dtype`` in any x64 mode: ptojax's own conversions
+    (promotion, float64 evaluation of special functions); users' dtype arguments go through
+    ``lax_convert_element_type``."""
     new_dtype = dtypes.canonicalize(new_dtype)
     if type(x) in dtypes.PYTHON_SCALARS:  # an int wraps around, as JAX's
         return Array(python_scalar_value(x, new_dtype, wrap=True), weak_type)

@@ -29,6 +29,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
@@ -187,8 +188,8 @@ def bits(key, shape=(), dtype=None):
 def _random_bits(key, bit_width: int, shape):
     bits1, bits2 = _hash(key, _counters(shape))
     if bit_width == 64:
-        high = lax.convert_element_type(bits1, dtypes.uint64)
-        low = lax.convert_element_type(bits2, dtypes.uint64)
+        high = convert_exactly(bits1, dtypes.uint64)
+        low = convert_exactly(bits2, dtypes.uint64)
         return lax.bitwise_or(lax.shift_left(high, 32), low)
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
 
@@ -356,8 +357,8 @@ def _log_gamma_sample_grad(a, log_x):
     float64 (a small ``a``'s samples underflow float32, their logs do not). Where even float64
     underflows (``log x < -700``), the limit for small ``x``: ``P(a, x) ~ x^a / Gamma(a + 1)``
     gives ``-(log x - digamma(a + 1)) / a``."""
-    wide_a = lax.convert_element_type(a, dtypes.float64)
-    wide_log_x = lax.convert_element_type(log_x, dtypes.float64)
+    wide_a = convert_exactly(a, dtypes.float64)
+    wide_log_x = convert_exactly(log_x, dtypes.float64)
     tiny = pnp.less(wide_log_x, -700.0)
     x = pnp.exp(pnp.where(tiny, 0.0, wide_log_x))
     exact = pnp.divide(lax.random_gamma_grad(wide_a, x), x)

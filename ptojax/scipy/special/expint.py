@@ -23,6 +23,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.normal import inexact
 
@@ -126,7 +127,7 @@ def _en_f64(n, x):
 
 
 def _in_float64(fn, x):
-    return fn(x.astype(dtypes.float64)).astype(x.dtype)
+    return fn(convert_exactly(x, dtypes.float64)).astype(x.dtype)
 
 
 @custom_jvp
@@ -147,7 +148,8 @@ _expi.defjvps(lambda t, out, x: t * (pnp.exp(x) / x))
 
 @functools.partial(custom_jvp, nondiff_argnums=(0,))
 def _expn(n, x):
-    return _en_f64(n.astype(dtypes.float64), x.astype(dtypes.float64)).astype(x.dtype)
+    wide_n, wide_x = convert_exactly(n, dtypes.float64), convert_exactly(x, dtypes.float64)
+    return _en_f64(wide_n, wide_x).astype(x.dtype)
 
 
 @_expn.defjvp
