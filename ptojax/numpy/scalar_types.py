@@ -30,8 +30,8 @@ class _ScalarMeta(type):
     def __ne__(cls, other) -> bool:
         return not cls == other
 
-    def __call__(cls, x):
-        return asarray(x, cls.dtype, op=cls.__name__)
+    def __call__(cls, x):   # pnp.float64(x) without x64: float32, with JAX's warning
+        return asarray(x, dtypes.user_dtype(cls.dtype, "asarray"), op=cls.__name__)
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, cls.dtype.type)

@@ -178,7 +178,7 @@ def bits(key, shape=(), dtype=None):
     """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64; by default uint32,
     uint64 in x64 mode)."""
     key = _check_key("bits", key)
-    dtype = dtypes.default_uint() if dtype is None else dtypes.canonicalize(dtype)
+    dtype = dtypes.default_uint() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_unsigned(dtype):
         raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
                          user_frame())
@@ -217,7 +217,7 @@ def _unit_floats(key, shape, dtype):
 
 def _float_dtype(name, dtype):
     """``dtype`` (the default float when None) checked to be floating-point."""
-    dtype = dtypes.canonicalize(float if dtype is None else dtype)
+    dtype = dtypes.user_dtype(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
@@ -476,7 +476,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     dtype's bits reduced modulo the span, so the bias for spans that are not powers of two
     is negligible."""
     key = _check_key("randint", key)
-    dtype = dtypes.canonicalize(int if dtype is None else dtype)
+    dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"randint: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = _shape(shape)
