@@ -3,9 +3,14 @@
 Promotion follows JAX's lattice: the result of combining dtypes is their least upper bound.
 Python scalars are *weak*: they adopt the other operand's dtype (f16 array * 2.0 stays f16).
 Values made only from Python floats/ints/complex numbers default to float32/int32/complex64.
-An explicit 64-bit input stays 64-bit (JAX with x64: float64 * 1j is complex128); without one, a
-64-bit join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
-A Python int outside the int32 range is a weak int64 and may only meet 64-bit operands.
+
+**Canonical dtypes** (JAX's ``canonicalize_dtype``): without x64, 64-bit numpy inputs are
+32-bit (``canonical_dtype``/``canonical_value``, silently) and 64-bit ``dtype=`` arguments are
+narrowed with JAX's warning (``user_dtype``); a Python int outside the int32 range is JAX's
+OverflowError. These are called at the boundaries (asarray, eager operands, jit/grad/vmap
+arguments, device_put, dtype arguments); below them nothing is narrowed: a 64-bit operand (an
+Array made in x64 mode, ptojax's own float64 evaluations) keeps a 64-bit result, and a 64-bit
+join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
 
 **x64 mode** (``jax_enable_x64``, JAX's flag): the default dtypes become float64/int64/
 complex128 and promotion is JAX's x64 lattice (no narrowing; a Python int is a weak int64).

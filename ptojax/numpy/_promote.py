@@ -137,9 +137,6 @@ def _scalar_of_dtype(x, dtype, op):
 @quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
-    if dtype == dtypes.int64 and not dtypes.x64_enabled():  # JAX without x64 cannot type it
-        raise IntegerOverflowError(f"{op}: the Python int {x} does not fit the default integer "
-                                   f"dtype int32; pass dtype=pnp.int64", user_frame())
     return Array(np.asarray(x, dtype), weak_type=True)
 
 

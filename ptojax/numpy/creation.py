@@ -1,7 +1,8 @@
 """Array creation: array/asarray/zeros/ones/full/arange/linspace/eye/... and *_like.
 
 Without a dtype, values made of Python numbers get the default dtypes (float32, int32;
-float64, int64 in x64 mode); numpy inputs keep theirs, as JAX does.
+float64, int64 in x64 mode); numpy inputs keep theirs, 32-bit without x64, as JAX does
+(a 64-bit ``dtype`` is narrowed then, with JAX's warning).
 """
 from __future__ import annotations
 
@@ -228,7 +229,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def identity(n: int, dtype=None):
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=None if dtype is None else supported_dtype(dtype, "identity"))
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
