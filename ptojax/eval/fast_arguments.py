@@ -9,8 +9,8 @@ hashable key that determines the full signature:
 - a container contributes its exact type and layout: ``(tuple, n)``, ``(list, n)``,
   ``(dict, sorted keys)``, ``None``, a namedtuple or registered node ``(type, aux data, number of children)``;
 - a leaf contributes what its traced type depends on: an ``Array`` its ``aval`` (weak type
-  included), a numpy array ``(dtype, shape)`` (the array itself is passed, never copied,
-  unless x64 is off and it is 64-bit: then its 32-bit copy, as ``leaves.leaf_value``), a
+  included), a numpy array ``(dtype, shape)`` (the array itself is passed: never copied; a
+  64-bit one without x64 is narrowed by the entry ``jit`` keeps for that key), a
   Python scalar its type (``int`` only inside the int32 range), a numpy scalar its type;
 - a static argument contributes its value.
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.dtypes import WIDE, canonical_value
 from ptojax.eval.array import Array
 from ptojax.eval.leaves import leaf_value
 from ptojax.tree_util import _registry
@@ -45,9 +44,8 @@ def _walk(x, values: list, key: list):
         values.append(x._value)
         key.append(x._aval or x.aval)
     elif t is np.ndarray:
-        dtype = x.dtype
-        values.append(canonical_value(x) if dtype in WIDE else x)   # 32-bit without x64
-        key.append((dtype, x.shape))
+        values.append(x)
+        key.append((x.dtype, x.shape))
     elif t is tuple or t is list:
         key.append((t, len(x)))
         for child in x:
