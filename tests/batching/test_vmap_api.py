@@ -10,6 +10,8 @@ import ptojax.numpy as pnp
 from ptojax.errors import BatchingError
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 
 def _loop(fn, in_axes, args, size):
     """``fn`` applied example by example: the reference for one level of vmap."""

@@ -10,6 +10,8 @@ from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prim
                         verified)
 from ptojax.errors import UnsupportedError
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal(3)
 
