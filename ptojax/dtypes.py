@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 import warnings
 
@@ -256,7 +257,6 @@ def user_dtype(dtype, fun_name: str = "") -> np.dtype:
 
 def _user_stacklevel() -> int:
     """The stack level of the first frame outside ptojax (the user's call), for warnings."""
-    import sys
     frame, level = sys._getframe(2), 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("ptojax"):
         frame, level = frame.f_back, level + 1
