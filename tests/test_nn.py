@@ -15,6 +15,8 @@ from ptojax import nn
 from ptojax.errors import AxisError
 from helpers import assert_close, tol
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 DTYPES = ["float32", "float64", "float16", "bfloat16"]
 ACTIVATIONS = [("relu", {}), ("sigmoid", {}), ("silu", {}), ("swish", {}), ("softplus", {}),
                ("log_sigmoid", {}), ("elu", {}), ("elu", {"alpha": 0.5}), ("leaky_relu", {}),
