@@ -16,10 +16,25 @@ does not produce yet (``SCHEDULES``):
     depth       buffers per cube <-> vector workspace (1 today)
     order       where the vector unit's step loads the scores and P @ V
     sub-blocks  vector sub-blocks splitting a query block's rows (1 today; the 910B has 2)
+    ub_reuse    the scores' UB tile shares bytes with P's, so their load waits for P's store
+
+Buffer placement is not derived here: the lowering's flags include the write-after-read
+hazards of tiles sharing bytes (``tile/memory.py`` reuses a dead tile's bytes), which a
+schedule states with ``ub_reuse``. Leaving it out is what made this study promise 0.386 us a
+step for the two-deep schedule, which the cost model priced at 0.492 us once it was lowered
+(local branch wt-flash7-wip): at 64x64 float32 the 910B UB is nearly full, and the scores'
+second staging copy (the load is double-buffered in the loop) was placed on P's tile, so the
+scores' load waited for P's store (MTE3 -> MTE2), which waits for the cube to free P's
+workspace -- a cube -> vector -> cube round trip inside every step. With ``ub_reuse`` the
+study gives 0.492 us too; the two agree, the model was right and the study was not.
 
 It reproduces the model's figures for the kernel before (0.555 us a 64x64 step) and today's
 (0.474 us), and is a study, not the cost model: ramps, the diagonal blocks and per-program
-overheads are left out.
+overheads are left out. Its two-sub-block projection (68% of the S8192 roofline at 64x64, 80%
+at 128x64) did not hold either once the split was lowered (``tile/row_split.py``): the model
+gives 1.433 ms at 64x64 (1.422 on one sub-block) and 1.429 ms at 128x64, whose query block,
+split along K, is reloaded every step -- the forward's bound is the cube's side of the round
+trip, not the vector unit.
 """
 from __future__ import annotations
 
@@ -64,14 +79,19 @@ SCHEDULES = {
     "scores and P @ V carried in UB": dict(lookahead=2, lag=0, order=("SM", "ACC", "LS", "PV")),
     "workspaces two deep, P @ V a step later": dict(lookahead=2, lag=1, depth=2,
                                                     order=("LS", "SM", "PV", "ACC")),
+    # the same as lowered at 64x64 (wt-flash7-wip): the scores' staging copy on P's bytes
+    "two deep, scores staged over P (as lowered)": dict(lookahead=2, lag=1, depth=2,
+                                                        order=("LS", "SM", "PV", "ACC"),
+                                                        ub_reuse=True),
 }
 
 
-def programs(lookahead=1, lag=0, order=("LS", "SM", "PV", "ACC"), **sizes):
+def programs(lookahead=1, lag=0, order=("LS", "SM", "PV", "ACC"), ub_reuse=False, **sizes):
     """The cube's and a vector sub-block's statements of step j: the cube computes the scores
     ``lookahead`` blocks ahead of the vector unit's softmax; the vector unit adds a block's
     P @ V ``lag`` steps after the cube computed it; ``order`` is the vector unit's step (LS:
-    the scores' load, SM: softmax and P's store, PV: P @ V's load, ACC: the rescaled sum)."""
+    the scores' load, SM: softmax and P's store, PV: P @ V's load, ACC: the rescaled sum);
+    ``ub_reuse``: the scores' load overwrites bytes P's store reads (it waits for MTE3)."""
     d = step_times(**sizes)
 
     def op(pipe, name, *deps):
@@ -87,7 +107,8 @@ def programs(lookahead=1, lag=0, order=("LS", "SM", "PV", "ACC"), **sizes):
             ("set", "Pfree", "P"), op("MTE1", "exP", "P"), op("M", "PV", "exP", "exV"),
             ("wait", "PVfree"), op("FIX", "FPV", "PV"), ("set", "PVready", "FPV")]
 
-    parts = {"LS": [("wait", "Sready"), op("MTE2", "LS"), ("set", "Sfree", "LS")],
+    parts = {"LS": [("wait", "Sready"), op("MTE2", "LS", *(("SP",) if ub_reuse else ())),
+                    ("set", "Sfree", "LS")],
              "SM": [op("V", "SM", "LS"), ("wait", "Pfree"), op("MTE3", "SP", "SM"),
                     ("set", "Pready", "SP"), op("V", "small")],
              "PV": [("wait", "PVready"), op("MTE2", "LPV"), ("set", "PVfree", "LPV")],
@@ -104,8 +125,8 @@ def programs(lookahead=1, lag=0, order=("LS", "SM", "PV", "ACC"), **sizes):
 
 
 def seconds_per_step(lookahead=1, lag=0, sub_blocks=1, depth=1, order=("LS", "SM", "PV", "ACC"),
-                     steps=300, **sizes):
-    cube, vector = programs(lookahead, lag, order, sub_blocks=sub_blocks, **sizes)
+                     steps=300, ub_reuse=False, **sizes):
+    cube, vector = programs(lookahead, lag, order, ub_reuse, sub_blocks=sub_blocks, **sizes)
     units = ["cube"] + [f"vec{i}" for i in range(sub_blocks)]
     code = {u: [s for j in range(steps) for s in (cube if u == "cube" else vector)(j)]
             for u in units}
@@ -154,7 +175,7 @@ def main():
             continue            # the 910B UB holds 64-row blocks on one sub-block (DESIGN.md)
         steps = heads * (seq // rows) * (seq // 64 + 1) / 2 / TARGET.cube_cores
         per = seconds_per_step(sub_blocks=sub, rows=rows, dim=dim, **schedule)
-        print(f"{name:<42} {rows}x64 blocks, {sub} sub-block(s): {per * 1e6:.3f} us/step, "
+        print(f"{name:<44} {rows}x64 blocks, {sub} sub-block(s): {per * 1e6:.3f} us/step, "
               f"{per * steps * 1e3:.2f} ms, {roofline / (per * steps):.0%} of the roofline")
 
 

@@ -16,7 +16,7 @@ from ptojax.public import add_examples, dir_function
 from ptojax.eval.leaves import leaf_value
 from ptojax.ir.types import ShapedArray
 from ptojax.jit import make_ir
-from ptojax.tree_util import keystr, tree_flatten_with_path, tree_leaves, tree_map
+from ptojax.pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 
 def saved_residuals(f, *args, **kwargs) -> list:

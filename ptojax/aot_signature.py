@@ -12,7 +12,7 @@ import numpy as np
 
 from ptojax.eval.leaves import leaf_type
 from ptojax.trace import Tracer
-from ptojax.tree_util import keystr, tree_flatten_with_path
+from ptojax.pytree import keystr, tree_flatten_with_path
 
 
 def _fmt(t) -> str:

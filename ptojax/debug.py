@@ -21,7 +21,7 @@ import numpy as np
 from ptojax.eval.array import Array
 from ptojax.ops.debugging import debug_callback
 from ptojax.trace import Tracer
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import dir_function
 
 _ARRAY_LIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float)

@@ -423,3 +423,32 @@ def python_scalar_dtype(x) -> np.dtype:
     if isinstance(x, complex):
         return default_complex()
     raise DtypeError(f"{type(x).__name__} is not a Python scalar")
+
+
+# extended dtypes ---------------------------------------------------------------------------
+class extended(np.generic):
+    """The scalar type above every extended (non-numeric) dtype, as JAX's
+    ``jax.dtypes.extended``: ``issubdtype(key.dtype, extended)`` is True for typed keys."""
+
+
+class prng_key(extended):
+    """The scalar type of typed PRNG keys' dtypes (``key<fry>``), as JAX's
+    ``jax.dtypes.prng_key``."""
+
+
+def is_extended(dtype) -> bool:
+    """Whether ``dtype`` is an extended dtype (its ``type`` is below ``extended``)."""
+    kind = getattr(dtype, "type", None)
+    return isinstance(kind, type) and issubclass(kind, extended)
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """Whether ``arg1`` is ``arg2`` or below it in the type hierarchy (NumPy's, with JAX's
+    extended dtypes: a key dtype is below ``prng_key`` and ``extended``)."""
+    if is_extended(arg1):
+        if is_extended(arg2):
+            return arg1 == arg2
+        return isinstance(arg2, type) and issubclass(arg1.type, arg2)
+    if is_extended(arg2) or (isinstance(arg2, type) and issubclass(arg2, extended)):
+        return isinstance(arg1, type) and issubclass(arg1, arg2)
+    return np.issubdtype(arg1, arg2)

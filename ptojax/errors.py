@@ -49,6 +49,21 @@ class ConcretizationError(PtoError, TypeError):
     """A traced value was used where Python needs a concrete value (bool, int, index)."""
 
 
+ConcretizationTypeError = ConcretizationError   # JAX's name
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """A traced value was used as a Python bool (``if``/``while``/``and``/``or``), as JAX's."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """A traced value was used as a Python int or index, as JAX's."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """A traced value was converted to a numpy array, as JAX's."""
+
+
 class InconclusiveDimensionOperation(PtoError, ValueError):
     """A question about symbolic dimensions (``seq < 8``, ``seq // 3``) whose answer depends
     on the size the dimension takes at run time (JAX's name)."""
@@ -61,6 +76,9 @@ class DimensionRangeError(ShapeError):
 
 class LeakedTracerError(PtoError, RuntimeError):
     """A traced value escaped the function being traced and was used after its trace ended."""
+
+
+UnexpectedTracerError = LeakedTracerError   # JAX's name
 
 
 class StaticArgumentError(PtoError, ValueError, TypeError):

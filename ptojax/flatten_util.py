@@ -17,7 +17,7 @@ import numpy as np
 from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.public import add_examples, dir_function
-from ptojax.tree_util import tree_flatten, tree_unflatten
+from ptojax.pytree import tree_flatten, tree_unflatten
 
 
 def ravel_pytree(pytree):

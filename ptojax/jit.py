@@ -30,7 +30,7 @@ from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, 
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.tree_util import tree_flatten, tree_flatten_with_path, unflattener
+from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
@@ -225,6 +225,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         if tracing():  # under an outer trace: inline it, its values abstract as under jit
+            args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
             with inlined_jit(self._name):
                 return self._fn(*args, **kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
@@ -239,6 +240,16 @@ class Jitted:
         if entry is not None:
             return _run(entry, values)
         return self._call_full(key, args, kwargs)
+
+    def _numpy_leaves_as_arrays(self, args, kwargs):
+        """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them
+        at), so the function sees arrays, as under jit; static arguments stay as given."""
+        def convert(tree):
+            return tree_map(lambda x: Array(np.asarray(x, leaf_type(x).dtype))
+                            if isinstance(x, (np.ndarray, np.generic)) else x, tree)
+        args = tuple(a if i in self._static_argnums else convert(a) for i, a in enumerate(args))
+        kwargs = {k: v if k in self._static_argnames else convert(v) for k, v in kwargs.items()}
+        return args, kwargs
 
     def _call_full(self, key, args, kwargs):
         """A fast-path miss: the full signature, compiling on a miss of that too."""
@@ -305,7 +316,9 @@ class Jitted:
                                           self._static_argnames, dynamic=self._dynamic)
         signature = Signature(self._fn, args, kwargs, self._static_argnums,
                               self._static_argnames)
-        return Lowered(closed, out_tree, self._backend, target, signature)
+        return Lowered(closed, out_tree, self._backend, target, signature,
+                       _concrete_leaves(args, kwargs, self._static_argnums,
+                                        self._static_argnames))
 
     def cache_size(self) -> int:
         return len({id(e) for e in self._cache.values()})
@@ -313,6 +326,16 @@ class Jitted:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+
+
+def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
+    """The flat non-static arguments, each its value if concrete (an array or a Python
+    number), else None (a ShapeDtypeStruct, a tracer)."""
+    dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, static_argnums,
+                                            static_argnames)
+    leaves = tree_flatten((tuple(dyn_args), dyn_kwargs))[0]
+    return [x if isinstance(x, (np.ndarray, np.generic, Array, int, float, bool)) and
+            not isinstance(x, Tracer) else None for x in leaves]
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
@@ -401,9 +424,10 @@ class Lowered:
     ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
 
     def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None,
-                 signature=None):
+                 signature=None, values=None):
         self.ir = closed
         self.out_tree = out_tree
+        self._values = values      # the call's concrete argument leaves (None: abstract)
         self._backend = backend
         self.target = target
         self._signature = signature
@@ -442,9 +466,12 @@ class Lowered:
         raise ValueError(f"unknown dialect {dialect!r}; available: 'ir', 'optimized', "
                          f"'pto', 'pto-cpp', 'fused-cpp'")
 
-    def cost(self):
-        """Per-kernel cycle/time estimates on the target (a model, not a measurement)."""
-        return self._tiling.cost()
+    def cost(self, trip_count=None):
+        """Per-kernel cycle/time estimates on the target (a model, not a measurement).
+        A pto.kernel loop whose bounds come from a scalar operand runs as many steps as the
+        arguments ``lower`` was called with say; ``trip_count`` is the number of steps
+        assumed for such loops when those arguments were abstract."""
+        return self._tiling.cost(self._values, trip_count)
 
     def unfused(self):
         """The tensor-level equations left between tile kernels, with reasons."""

@@ -16,7 +16,7 @@ from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.runtime.arrays import device_put
 from ptojax.sharding import NamedSharding, PartitionSpec
 from ptojax.trace import tracing
-from ptojax.tree_util import tree_broadcast, tree_flatten
+from ptojax.pytree import tree_broadcast, tree_flatten
 
 
 def _constrained(x, shardings):

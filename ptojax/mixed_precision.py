@@ -35,7 +35,7 @@ from ptojax import dtypes, lax, random
 from ptojax import numpy as pnp
 from ptojax.errors import ConfigError, DtypeError
 from ptojax.source_info import user_frame
-from ptojax.tree_util import register_dataclass, tree_leaves, tree_map
+from ptojax.pytree import register_dataclass, tree_leaves, tree_map
 from ptojax.public import add_examples, dir_function
 
 __all__ = ["Policy", "get_policy", "cast", "cast_to_full", "cast_to_half", "NoOpLossScale",

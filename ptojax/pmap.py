@@ -22,7 +22,7 @@ from ptojax.public import add_examples
 from ptojax.sharding import Mesh, P
 from ptojax.shard.map import shard_map
 from ptojax.source_info import user_frame
-from ptojax.tree_util import tree_broadcast, tree_flatten, tree_leaves, tree_unflatten
+from ptojax.pytree import tree_broadcast, tree_flatten, tree_leaves, tree_unflatten
 
 ANONYMOUS_AXIS = "_pmap"
 

@@ -39,7 +39,7 @@ from ptojax import numpy as pnp
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.ops.checks import user_axis
 from ptojax.source_info import user_frame
-from ptojax.tree_util import register_dataclass
+from ptojax.pytree import register_dataclass
 from ptojax.public import add_examples, dir_function
 
 __all__ = ["QArray", "quantize", "dequantize", "quantized_matmul", "fake_quant"]

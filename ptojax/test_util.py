@@ -14,7 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.autodiff.api import jvp, linearize, vjp
-from ptojax.tree_util import tree_leaves, tree_map, tree_reduce
+from ptojax.pytree import tree_leaves, tree_map, tree_reduce
 
 EPS = 1e-4
 # JAX's default_gradient_tolerance

@@ -27,7 +27,8 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
-                           UnsupportedError, located)
+                           TracerArrayConversionError, TracerBoolConversionError,
+                           TracerIntegerConversionError, UnsupportedError, located)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -498,11 +499,13 @@ class Tracer:
     size = property(lambda self: self.ir_var.type.size)
     weak_type = property(lambda self: self.ir_var.type.weak_type)
 
-    def _value(self, what: str, differentiated_ok: bool = True) -> np.ndarray:
-        """The concrete value Python asked for as ``what``, or a ConcretizationError saying
-        why it is not available (naming the user's line: two frames up)."""
+    def _value(self, what: str, differentiated_ok: bool = True,
+               error=ConcretizationError) -> np.ndarray:
+        """The concrete value Python asked for as ``what``, or a ConcretizationError (of the
+        class JAX raises for that use, ``error``) saying why it is not available (naming the
+        user's line: two frames up)."""
         if not is_concrete(self):
-            raise self._concretization_error(what)
+            raise self._concretization_error(what, error)
         if self._known == DIFFERENTIATED and not differentiated_ok:
             raise ConcretizationError(
                 f"a traced value {self.ir_var.type} that is being differentiated was used as "
@@ -511,7 +514,7 @@ class Tracer:
                 f"through this use", user_frame(3))
         return np.asarray(self._trace.value_of(self.ir_var))
 
-    def _concretization_error(self, what: str):
+    def _concretization_error(self, what: str, error=ConcretizationError):
         trace = self._trace
         if _state.jit_inlined and trace.active:
             where = (f"`{_state.jit_inlined[-1]}` is traced for pto.jit (inlined into the "
@@ -520,7 +523,7 @@ class Tracer:
             where = f"while tracing `{trace.name}` its value is unknown: {trace.abstract_why}"
         else:
             where = f"while tracing `{trace.name}` its value is unknown"
-        return ConcretizationError(
+        return error(
             f"a traced value {self.ir_var.type} was used as {what}, but {where}. Use "
             f"pto.lax.cond/pto.lax.switch for data-dependent branches, "
             f"pto.lax.while_loop/fori_loop for data-dependent loops, pnp.where for elementwise "
@@ -528,10 +531,11 @@ class Tracer:
             f"compile-time constant.", user_frame(3))
 
     def __bool__(self):
-        return bool(self._value("a Python bool (if/while/and/or)"))
+        return bool(self._value("a Python bool (if/while/and/or)",
+                                error=TracerBoolConversionError))
 
     def __int__(self):
-        return int(self._value("a Python int"))
+        return int(self._value("a Python int", error=TracerIntegerConversionError))
 
     def __float__(self):
         return float(self._value("a Python float", differentiated_ok=False))
@@ -540,11 +544,12 @@ class Tracer:
         return complex(self._value("a Python complex", differentiated_ok=False))
 
     def __index__(self):
-        return operator.index(self._value("a Python index")[()])
+        return operator.index(self._value("a Python index",
+                                          error=TracerIntegerConversionError)[()])
 
     def __array__(self, dtype=None, copy=None):
         value = self._value("a concrete numpy array (np.asarray/np.array)",
-                            differentiated_ok=False)
+                            differentiated_ok=False, error=TracerArrayConversionError)
         return value if dtype is None else value.astype(dtype)
 
     def tolist(self):

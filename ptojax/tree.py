@@ -5,7 +5,8 @@
 
 See ``ptojax.tree_util`` for the full set (registration, key paths, treedef helpers).
 """
-from ptojax.tree_util import (static, tree_all as all, tree_broadcast as broadcast,
+from ptojax.pytree import static
+from ptojax.tree_util import (tree_all as all, tree_broadcast as broadcast,
                               tree_flatten as flatten,
                               tree_flatten_with_path as flatten_with_path,
                               tree_leaves as leaves,

@@ -25,6 +25,7 @@ from ptojax.ir.core import IR, ClosedIR
 from ptojax.eval.leaves import leaf_type
 from ptojax.autodiff import calls
 from ptojax.eval.array import Array
+from ptojax.eval.key_array import PRNGKeyArray
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, arg_states, trace_flat
@@ -38,7 +39,7 @@ from ptojax.autodiff.jvp import jvp_eval, jvp_ir
 from ptojax.optimize import dce
 from ptojax.autodiff.partial_eval import partial_eval
 from ptojax.autodiff.transpose import transpose_ir
-from ptojax.tree_util import tree_flatten, tree_structure
+from ptojax.pytree import tree_flatten, tree_structure
 from ptojax.public import add_examples as _add_examples
 
 
@@ -368,7 +369,14 @@ def _check_scalar_output(closed, out_tree, name, holomorphic=False):
 
 def _check_inputs(diff, nums, allow_int, holomorphic=False):
     for argnum, arg in zip(nums, diff):
-        for leaf in tree_flatten(arg)[0]:
+        for leaf in tree_flatten(arg, lambda x: type(x) is PRNGKeyArray)[0]:
+            if type(leaf) is PRNGKeyArray:
+                if allow_int:
+                    continue
+                raise GradError(
+                    f"grad requires real- or complex-valued inputs, but argument {argnum} has "
+                    f"a key of dtype {leaf.dtype}; leave it out of argnums, or pass "
+                    f"allow_int=True to get a float0 zero gradient", user_frame(4))
             t = leaf_type(leaf)
             if holomorphic and not dtypes.is_complex(t.dtype):
                 raise GradError(f"grad with holomorphic=True requires complex inputs, but "

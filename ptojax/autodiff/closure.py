@@ -13,7 +13,7 @@ from ptojax.autodiff.api import trace_pytree_fn
 from ptojax.autodiff.custom_derivatives import custom_vjp
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
-from ptojax.tree_util import register_pytree_node_class, tree_flatten, tree_unflatten
+from ptojax.pytree import register_pytree_node_class, tree_flatten, tree_unflatten
 from ptojax.public import add_examples as _add_examples
 
 

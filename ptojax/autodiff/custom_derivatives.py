@@ -31,7 +31,7 @@ from ptojax.ops.broadcast import zeros
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.tangents import differentiable
 from ptojax.autodiff.api import trace_pytree_fn
-from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
+from ptojax.pytree import (keystr, tree_flatten, tree_flatten_with_path, tree_map,
                               tree_structure, tree_unflatten)
 from ptojax.public import add_examples as _add_examples
 

@@ -12,7 +12,7 @@ from ptojax.ops.broadcast import zeros
 from ptojax.autodiff.api import trace_pytree_fn
 from ptojax.autodiff.transpose import transpose_ir
 from ptojax.source_info import user_frame
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import add_examples as _add_examples
 
 

@@ -22,7 +22,7 @@ from ptojax.batching.vmap import vmap_ir
 from ptojax.eval import axis_env
 from ptojax.ops.broadcast import broadcast_at
 from ptojax.ops.shape import move_axis
-from ptojax.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
+from ptojax.pytree import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                               tree_structure)
 from ptojax.public import add_examples as _add_examples
 

@@ -15,7 +15,7 @@ from ptojax.ops.shape import reshape
 from ptojax.ops.slicing import concatenate, rev, slice_in_dim
 from ptojax.ops.shape import expand_dims
 from ptojax.source_info import user_frame
-from ptojax.tree_util import tree_flatten, tree_unflatten
+from ptojax.pytree import tree_flatten, tree_unflatten
 from ptojax.public import add_examples as _add_examples
 
 

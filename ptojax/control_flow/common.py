@@ -18,7 +18,7 @@ from ptojax.eval.leaves import leaf_type
 from ptojax.ops.convert import copy_p
 from ptojax.eval.executable import Executable
 from ptojax.trace import trace_flat
-from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path
+from ptojax.pytree import keystr, tree_flatten, tree_flatten_with_path
 
 
 # tracing user functions ----------------------------------------------------------------------

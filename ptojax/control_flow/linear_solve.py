@@ -1,25 +1,31 @@
 """``lax.custom_linear_solve`` and ``lax.custom_root``: a solver the user supplies, run as
 is, with derivatives by implicit differentiation instead of through its iterations.
 
-Both are ``custom_vjp`` functions of the right-hand side (or initial guess) and of the
-floating-point traced values the user's ``matvec`` (or ``f``) closes over, made explicit by
-``closure_convert``. The backward pass solves the transposed system with the user's
-``transpose_solve`` (or ``solve``, when ``symmetric``; ``tangent_solve`` for ``custom_root``)
-on the transpose of the linear map (``linear_transpose``), then pulls the result back through
-the map's dependence on those values. The solvers' own closed-over values are explicit
-arguments too, with zero cotangents (no derivative is taken through a solver, as in JAX).
-Reverse mode (first order) and vmap work; forward mode (``jvp``) and derivatives of the
-backward solve (second order in the matrix) are not available here (JAX has them).
+``custom_root`` is a ``custom_vjp`` function of the initial guess and of the
+floating-point traced values the user's ``f`` closes over, made explicit by
+``closure_convert``. Its backward pass solves the transposed system with the user's
+``tangent_solve`` on the transpose of the linear map, then pulls the result back through the
+map's dependence on those values. The solvers' own closed-over values are explicit arguments
+too, with zero cotangents (no derivative is taken through a solver, as in JAX); it has
+reverse mode only.
+
+``custom_linear_solve`` is a ``custom_jvp`` function of ``b`` and of the values ``matvec``
+closes over: its tangent is the solve of ``db - dA x``, a ``linear_call`` of ``solve`` whose
+transpose is the backward solve (``transpose_solve`` on the transposed map, or ``solve`` when
+``symmetric``), so forward mode, reverse mode (the transpose of forward mode) and their
+compositions work, as in JAX.
 """
 from __future__ import annotations
 
-from ptojax.autodiff.api import vjp
+from ptojax.autodiff.api import jvp, vjp
 from ptojax.autodiff.closure import closure_convert
-from ptojax.autodiff.custom_derivatives import custom_vjp
+from ptojax.autodiff.custom_derivatives import custom_jvp, custom_vjp
+from ptojax.autodiff.linear_call import linear_call
 from ptojax.autodiff.linear_transpose import linear_transpose
-from ptojax.ops.arithmetic import neg
+from ptojax.ops.arithmetic import neg, sub_p
+from ptojax.ops.broadcast import zeros_like
 from ptojax.ops.convert import stop_gradient
-from ptojax.tree_util import tree_map, tree_structure
+from ptojax.pytree import tree_map, tree_structure
 from ptojax.public import add_examples as _add_examples
 
 
@@ -68,10 +74,12 @@ def _solved(solve, fun, start, has_aux):
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
                         has_aux=False):
     """``solve(matvec, b)``, the solution ``x`` of ``matvec(x) = b`` (``b`` a pytree), as
-    JAX's ``lax.custom_linear_solve``: gradients flow to ``b`` and to what ``matvec`` closes
-    over by the implicit function theorem, using ``transpose_solve(vecmat, ct)`` (or
-    ``solve`` itself when ``symmetric``); none flow through ``solve``. With ``has_aux``,
-    ``solve`` returns ``(x, aux)`` and so does this (``aux`` without gradient)."""
+    JAX's ``lax.custom_linear_solve``: derivatives flow to ``b`` and to what ``matvec`` closes
+    over by the implicit function theorem, none through ``solve``. Forward mode solves for the
+    tangent with ``solve``: ``dx = solve(db - dA x)``; reverse mode transposes that with
+    ``transpose_solve(vecmat, ct)`` (or ``solve`` itself when ``symmetric``). With
+    ``has_aux``, ``solve`` returns ``(x, aux)`` and so does this (``aux`` without
+    derivative)."""
     mv, mv_consts = closure_convert(matvec, b)
     _check_same_structure("matvec output", mv(b, *mv_consts), b)
     run, run_consts = _solved(solve, matvec, b, has_aux)
@@ -80,27 +88,33 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     elif transpose_solve is not None:
         back, back_consts = _solved(transpose_solve, _transpose_of(matvec, b), b, has_aux)
     else:
-        back, back_consts = None, []
+        back, back_consts = None, ()
 
-    def primal(b, mv_consts, run_consts, back_consts):
+    def solution(out):
+        return out[0] if has_aux else out
+
+    @custom_jvp
+    def solver(b, mv_consts, run_consts, back_consts):
         return run(b, *run_consts)
 
-    def fwd(b, mv_consts, run_consts, back_consts):
-        out = primal(b, mv_consts, run_consts, back_consts)
-        return out, (out[0] if has_aux else out, mv_consts, run_consts, back_consts)
+    @solver.defjvp
+    def solver_jvp(primals, tangents):
+        b, mv_consts, run_consts, back_consts = primals
+        b_dot, mv_consts_dot = tangents[:2]
+        out = solver(b, mv_consts, run_consts, back_consts)
+        x = solution(out)
+        rhs = b_dot
+        if mv_consts:   # the matrix's own change: db - dA x
+            _, a_dot_x = jvp(lambda *c: mv(x, *c), tuple(mv_consts), tuple(mv_consts_dot))
+            rhs = tree_map(sub_p.bind, b_dot, a_dot_x)
+        x_dot = linear_call(
+            lambda consts, r: solution(run(r, *consts[0])),
+            None if back is None else lambda consts, ct: solution(back(ct, *consts[1])),
+            (tuple(run_consts), tuple(back_consts)), rhs)
+        if has_aux:
+            return out, (x_dot, tree_map(zeros_like, out[1]))
+        return out, x_dot
 
-    def bwd(residuals, ct):
-        x, mv_consts, run_consts, back_consts = residuals
-        if back is None:
-            raise TypeError("transpose_solve required for backwards mode automatic "
-                            "differentiation of custom_linear_solve")
-        lam = back(ct[0] if has_aux else ct, *back_consts)
-        lam = lam[0] if has_aux else lam
-        return (lam, _pull_back(lambda *c: mv(x, *c), mv_consts, lam),
-                _zeros_like(run_consts), _zeros_like(back_consts))
-
-    solver = custom_vjp(primal)
-    solver.defvjp(fwd, bwd)
     return solver(b, tuple(mv_consts), tuple(run_consts), tuple(back_consts))
 
 

@@ -20,7 +20,7 @@ from ptojax.errors import ControlFlowError
 from ptojax.eval.leaves import leaf_type
 from ptojax.source_info import user_frame
 from ptojax.trace import is_concrete
-from ptojax.tree_util import tree_flatten, tree_map, tree_unflatten
+from ptojax.pytree import tree_flatten, tree_map, tree_unflatten
 from ptojax.batching.api import vmap
 from ptojax.ops.shape import reshape
 from ptojax.ops.slicing import concatenate, slice_in_dim

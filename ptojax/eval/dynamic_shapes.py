@@ -15,7 +15,7 @@ from ptojax.errors import DimensionRangeError, StaticArgumentError
 from ptojax.ir.symbolic import DimExpr, Symbol, symbol_of
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
-from ptojax.tree_util import keystr
+from ptojax.pytree import keystr
 
 
 class DynamicShapes:

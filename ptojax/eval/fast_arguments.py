@@ -25,7 +25,7 @@ import numpy as np
 
 from ptojax.eval.array import Array
 from ptojax.eval.leaves import leaf_value
-from ptojax.tree_util import _registry
+from ptojax.pytree import _registry
 
 
 class Miss(Exception):

@@ -13,7 +13,7 @@ from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
-from ptojax.tree_util import keystr
+from ptojax.pytree import keystr
 from ptojax.public import add_examples as _add_examples
 
 
@@ -80,7 +80,9 @@ PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
 
 def typeof(x) -> TensorType:
     """The abstract type of ``x`` (shape, dtype, weak type), as JAX's ``jax.typeof``: what a
-    trace sees of it."""
+    trace sees of it (of a typed key: its key shape and ``key<fry>``)."""
+    if dtypes.is_extended(getattr(x, "dtype", None)):
+        return TensorType(tuple(x.shape), x.dtype)
     return leaf_type(x)
 
 

@@ -158,24 +158,37 @@ def follow_load() -> None:
 
 
 @functools.cache
-def _openblas_threads():
-    """(get, set) of the OpenBLAS numpy loaded, or None."""
+def openblas_libraries() -> tuple:
+    """The OpenBLAS libraries this process loaded (numpy's), as ctypes handles: ``()`` where
+    none can be found (another BLAS, or no ``/proc/self/maps``)."""
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f
                             if "openblas" in line.rsplit("/", 1)[-1].lower()
                             and ".so" in line.rsplit("/", 1)[-1]})
     except OSError:
-        return None
+        return ()
+    libraries = []
     for path in paths:
         try:
-            lib = ctypes.CDLL(path)
+            libraries.append(ctypes.CDLL(path))
         except OSError:
             continue
-        for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
-                               ("openblas_", "64_"), ("openblas_", "")):
-            get = getattr(lib, f"{prefix}get_num_threads{suffix}", None)
-            set_ = getattr(lib, f"{prefix}set_num_threads{suffix}", None)
+    return tuple(libraries)
+
+
+# (prefix, suffix) of OpenBLAS's exported names: scipy-openblas builds, plain builds; ``64_``
+# marks the builds with 64-bit integer arguments
+OPENBLAS_NAMINGS = (("scipy_", "64_"), ("scipy_", ""), ("", "64_"), ("", ""))
+
+
+@functools.cache
+def _openblas_threads():
+    """(get, set) of the OpenBLAS numpy loaded, or None."""
+    for lib in openblas_libraries():
+        for prefix, suffix in OPENBLAS_NAMINGS:
+            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
             if get is not None and set_ is not None:
                 get.restype, set_.argtypes = ctypes.c_int, (ctypes.c_int,)
                 return get, set_

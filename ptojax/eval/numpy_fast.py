@@ -45,7 +45,12 @@ def is_ml_float(dtype) -> bool:
 
 def select(pred, on_true, on_false):
     """``np.where(pred, on_true, on_false)`` (operands of one dtype, rank 0 or the result's
-    shape), branch-free for arrays of a plain element size."""
+    shape), branch-free for arrays of a plain element size; between scalars (an index
+    clamp), a 0-d copy of the one chosen, without ``np.where``'s setup."""
+    kind_t, kind_f = getattr(on_true, "dtype", None), getattr(on_false, "dtype", None)
+    if kind_t is not None and kind_t == kind_f and getattr(pred, "dtype", None) == np.bool_ \
+            and pred.ndim == 0 and on_true.ndim == 0 and on_false.ndim == 0:
+        return np.array(on_true if pred else on_false)
     pred, on_true, on_false = np.asarray(pred), np.asarray(on_true), np.asarray(on_false)
     dtype = on_true.dtype
     shape = np.broadcast_shapes(pred.shape, on_true.shape, on_false.shape)

@@ -43,7 +43,7 @@ from ptojax.ops.broadcast import to_front
 from ptojax.source_info import user_frame
 from ptojax.targets import ascend910b, get_target
 from ptojax.trace import Tracer, trace_flat
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 
 I32 = TensorType((), dtypes.int32)
 

@@ -28,6 +28,7 @@ from ptojax.kernel.loop_autodiff import transpose_fori
 from ptojax.kernel.overwrites import check_no_overwrites
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.spec import Region
+from ptojax.kernel.write_only import drop_write_only
 from ptojax.ops.arithmetic import add_tangents
 from ptojax.ops.broadcast import zeros
 from ptojax.ops.tangents import Zero, is_zero
@@ -96,7 +97,8 @@ def tangent_body(body, k, n_in, nonzero):
         _, result = jvp_eval(body, [*pids, *ins, *outs], tangents)
         return [zeros(t) if is_zero(r) else r for r, t in zip(result, out_t)]
 
-    return optimize(trace_flat(fn, [*pid_t, *in_t, *tin_t, *out_t], "kernel_jvp"))
+    return drop_write_only(optimize(trace_flat(fn, [*pid_t, *in_t, *tin_t, *out_t],
+                                               "kernel_jvp")))
 
 
 def _regions(regions, order):

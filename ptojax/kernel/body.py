@@ -38,7 +38,7 @@ from ptojax.ops.linalg import dot_general
 from ptojax.ops.slicing import broadcasted_iota
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, trace_flat
-from ptojax.tree_util import tree_flatten, tree_unflatten
+from ptojax.pytree import tree_flatten, tree_unflatten
 
 I32 = dtypes.int32
 

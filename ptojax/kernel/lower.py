@@ -50,6 +50,7 @@ from ptojax.optimize import optimize
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.interpreter import cached_plan
+from ptojax.tile.row_split import split_rows
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile.memory import align_up
 from ptojax.tile.prepare import expand, fold_transposes
@@ -178,7 +179,8 @@ class BodyLowering:
         self.acc_adds: dict = {}       # carry + dot eqn -> the index of its dot operand
         self.source = None
         self._block_index = None
-        self._ws_loop: list = []       # (workspace index, key) allocated by the current loop
+        self._ws_loop: list = []       # (workspace index, key, scope of the value) allocated
+                                       # by the current top-level loop (nested loops too)
         self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
         self._uses: dict = {}          # var -> the equations of the running body using it
         self._carried: dict = {}       # workspace atom holding a carried value -> its form
@@ -533,10 +535,10 @@ class BodyLowering:
         tensor)."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
         key = (rows, cols, dtype, direction)
-        same = [n for n, (_, k) in enumerate(self._ws_reuse) if k == key]
+        same = [n for n, (_, k, _) in enumerate(self._ws_reuse) if k == key]
         if same:
-            i, _ = self._ws_reuse.pop(same[0])
-            self._ws_loop.append((i, key))
+            i, _, _ = self._ws_reuse.pop(same[0])
+            self._ws_loop.append((i, key, self.scope))
             ws = self.workspaces[i]
             return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
         i = len(self.workspaces)
@@ -547,7 +549,7 @@ class BodyLowering:
         else:
             self.k.workspaces.append((rows, cols, dtype))
         ws = Var(TensorType((self.k.blocks * rows, cols), dtype))
-        self._ws_loop.append((len(self.workspaces), key))
+        self._ws_loop.append((len(self.workspaces), key, self.scope))
         self.workspaces.append(ws)
         self.top.defined.add(ws)
         row = self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
@@ -597,7 +599,8 @@ class BodyLowering:
             if v.kind == "scalar" and form.scalar_operand and tiles:
                 atom = v.atom
             elif v.kind == "bcast" and v.layout in (ROW, COL) and form.broadcast_operand and \
-                    pos == 1 and layout == FULL:
+                    pos == 1 and layout == FULL and vals[order[0]].kind != "scalar":
+                # TROWEXPAND<op> needs a full first operand (scalar * row vector: expand)
                 atom = self.ub(v.src, v.layout)
             else:
                 atom = self.ub(v, layout, out.shape)
@@ -755,12 +758,16 @@ class BodyLowering:
         # an operand the other core wrote (through a workspace) is loaded last: the cube
         # loads the other while it waits for that one
         a_last = self._from_other_core(a) and not self._from_other_core(b)
-        for k0, kc in self._k_steps(m, kk, n, dt):
+        steps = self._k_steps(m, kk, n, dt)
+        keep = len(steps) == 1     # later K steps overwrite a step's L0 copy: not reusable
+        for k0, kc in steps:
             if a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
-            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a")
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
+                                      keep)
+            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a", keep)
             if not a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b")
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
+                                      keep)
             acc = self.emit(T.tile_matmul_p, [a0, b0]) if acc is None else \
                 self.emit(T.tile_matmul_acc_p, [acc, a0, b0])
         out = eqn.outputs[0].type
@@ -832,12 +839,17 @@ class BodyLowering:
         v.made[key] = src
         return src
 
-    def _operand_l0(self, v, src, offset, extent, space, stage):
+    def _operand_l0(self, v, src, offset, extent, space, stage, keep=True):
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
-        reuses an operand it did not compute (the query block of attention) every step."""
+        reuses an operand it did not compute (the query block of attention) every step. The
+        K steps of one matmul share one L0 buffer (``stage``), so a tile of a matmul split
+        into several steps is overwritten by the next step: it is loaded where it is used
+        and not kept for reuse (``keep`` False)."""
         key = ("l0", src[4], offset, extent, space)
         if key in v.made:
             return v.made[key]
+        if not keep:
+            return self._to_l0(src, offset, extent, space, stage)
         saved = self.scope
         self.scope = v.scope
         try:
@@ -904,7 +916,8 @@ class BodyLowering:
         self.scope = inner
         top_level = outer is self.top
         if top_level:
-            self._ws_reuse, self._ws_loop = self._ws_loop, []
+            self._ws_reuse, self._ws_loop = _distinct_workspaces(self._ws_loop), []
+        mark = len(self._ws_loop)
         ub_outs = set()
         try:
             kvar = Var(I32)
@@ -930,6 +943,11 @@ class BodyLowering:
                                     c) for o, (atom, form), c in zip(body.outvars, inits,
                                                                       carry_vars)]
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
+            if not top_level:
+                # a nested loop's own transfers (of values of its body) are done when it
+                # ends: the rest of the enclosing step reuses their workspaces
+                self._ws_reuse = [w for w in self._ws_loop[mark:] if w[2] is inner] + \
+                    self._ws_reuse
         finally:
             self.scope = outer
             for i in in_ws:
@@ -1122,26 +1140,52 @@ def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
                             f"that divide the arrays", source)
     grid = T.ProgramGrid(tuple(p["grid"]), blocks,
                          tuple(r.conditions for r in p["regions"]))
+    row_split = _row_split(tile_bodies, target)
     for body, block_body in zip(tile_bodies, bodies):
-        check_fits(p["name"], body, target, block_body)
+        check_fits(p["name"], body, target, block_body, row_split)
     kparams = dict(name=p["name"], kind="kernel", grid=grid,
                    regions=tuple(range(len(tile_bodies))), bodies=tuple(tile_bodies),
                    buffers=2, target=target.name, cube=None,
                    accumulate=tuple(p["accumulate"]))
+    if row_split:
+        kparams["row_split"] = row_split
     return Eqn(tile_kernel_p, list(inputs), list(outputs), kparams, source)
 
 
-def check_fits(name, body, target, block_body):
-    """A TileError naming the buffer, the bytes and the user's line when a tile overflows."""
-    plan = cached_plan(body, 2, target)
+def _row_split(bodies, target) -> int:
+    """R when the kernel's vector sub-blocks take half of its R-row vector tiles each
+    (``tile/row_split.py``), else 0. Only when the whole tiles do not fit one UB: in the 910B
+    cost model the split gains nothing on the flash forward at 64x64 (its bound is the cube's
+    round trip, not the vector unit: 1.422 -> 1.433 ms at S8192), while each sub-block pays
+    every instruction's issue overhead and cross-core flag."""
+    rows = split_rows(bodies, target)
+    if rows and all(cached_plan(b, 2, target, single_fallback=True).overflow(target) is None
+                    for b in bodies):
+        return 0
+    return rows
+
+
+def check_fits(name, body, target, block_body, split_rows=0):
+    """A TileError naming the buffer, the bytes and the user's line when a tile overflows
+    (with ``split_rows``, one vector sub-block's half of the rows)."""
+    plan = cached_plan(body, 2, target, single_fallback=True, split_rows=split_rows)
     over = plan.overflow(target)
     if over is None:
         return
     slot, space, needed, cap = over
     owner = slot.owner
     op = owner.prim.name if owner is not None else "?"
+    half = " (each vector sub-block holding half the rows)" if split_rows and space == "UB" \
+        else ""
     raise TileError(
-        f"kernel {name}: buffer {space} needs {needed:,} bytes but {target.name} has "
-        f"{cap:,} (first overflow at `{op}`, double-buffered staging tiles counted twice). "
+        f"kernel {name}: buffer {space} needs {needed:,} bytes{half} but "
+        f"{target.name} has {cap:,} (first overflow at `{op}`, even with every staging tile "
+        f"single-buffered). "
         f"Fix: smaller blocks (block_shape) or fewer tiles live at once.",
         owner.source if owner is not None else None)
+
+
+def _distinct_workspaces(used) -> list:
+    """The workspaces a loop used, each once, in order of first use."""
+    seen = set()
+    return [w for w in used if not (w[0] in seen or seen.add(w[0]))]

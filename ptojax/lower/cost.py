@@ -38,11 +38,12 @@ from ptojax.ir.pto import Instr
 from ptojax.lower.pipes import (CUBE, PipeClock, ScheduleWalk, _elems,
                                 instr_pipe_seconds, repeat, window_bytes)
 from ptojax.lower.program_schedule import schedule_of
-from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, StaticK
+from ptojax.lower import loop_trips
+from ptojax.lower.schedule import CoreBlock, KLoop, Let, Loop, ScalarLoad, StaticK
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
-from ptojax.ir.core import Literal, print_eqn
+from ptojax.ir.core import Literal, Var, print_eqn
 
 
 @dataclass
@@ -72,54 +73,55 @@ class _TileCost:
     flops: int = 0
 
 
-def _walk(stmts, trip=1, scalars=None):
+def _walk(stmts, trip=1, scalars=None, vector_copies=1):
+    """(instruction, times it runs); a vector block runs ``vector_copies`` times (on each
+    sub-block of a kernel that splits the rows)."""
     for s in stmts:
         if isinstance(s, StaticK):
-            yield from _walk(s.stmts, trip, scalars)
+            yield from _walk(s.stmts, trip, scalars, vector_copies)
         elif isinstance(s, KLoop):
-            yield from _walk(s.stmts, trip * max(0, s.stop - s.start), scalars)
+            yield from _walk(s.stmts, trip * max(0, s.stop - s.start), scalars, vector_copies)
         elif isinstance(s, CoreBlock):
-            yield from _walk(s.stmts, trip, scalars)
+            copies = vector_copies if s.core != CUBE else 1
+            yield from _walk(s.stmts, trip * copies, scalars, vector_copies)
         elif isinstance(s, Loop):
-            n = int(_scalar(s.stop, scalars)) - int(_scalar(s.start, scalars))
-            yield from _walk(s.stmts, trip * max(0, n), scalars)
-        elif isinstance(s, Let) and scalars is not None:
-            if s.prim is T.tile_block_index_p:
-                scalars[s.var] = scalars[BLOCK_INDEX]
-            elif all(_known(a, scalars) for a in s.args):    # not the loop index's lets
-                scalars[s.var] = s.prim.impl(*(_scalar(a, scalars) for a in s.args))
+            yield from _walk_loop(s, trip, scalars, vector_copies)
+        elif isinstance(s, Let):
+            loop_trips.let(s, scalars)
+        elif isinstance(s, ScalarLoad):
+            loop_trips.scalar_load(s, scalars)
         elif isinstance(s, Instr):
             yield s, trip
 
 
-BLOCK_INDEX = "block index"      # the key of a pto.kernel tile's block in its scalars
+def _walk_loop(loop, trip, scalars, vector_copies=1):
+    """A pto.kernel loop's instructions: its body times its trip count, or step by step
+    when the loops nested in it run a number of steps that depends on its index (the inner
+    trip counts are summed)."""
+    start, n = loop_trips.loop_steps(loop, scalars)
+    if start is None or not loop_trips.steps_differ(loop):
+        yield from _walk(loop.stmts, trip * n, scalars, vector_copies)
+        return
+    for i in range(n):
+        scalars[loop.var] = np.int32(start + i)
+        yield from _walk(loop.stmts, trip, scalars, vector_copies)
 
 
-def _known(a, scalars) -> bool:
-    return isinstance(a, (int, Literal)) or a in scalars
+BLOCK_INDEX = loop_trips.BLOCK_INDEX
 
 
-def _scalar(a, scalars):
-    """The value of a loop bound or Let argument (an int, a Literal or a computed scalar)."""
-    if isinstance(a, int):
-        return a
-    if isinstance(a, Literal):
-        return a.value
-    if scalars is None or a not in scalars:
-        raise AssertionError(f"cost model: the loop bound {a} is not known before its loop")
-    return scalars[a]
-
-
-def _program_scalars(reg, grid, t, block):
-    """The scalars a pto.kernel tile starts from: its tile indices and block index."""
+def _program_scalars(reg, grid, t, block, known=None):
+    """The scalars a pto.kernel tile starts from: its tile indices and block index, and
+    ``known`` (the scalar operands the call gave, the user's trip count hint)."""
     named = {}
     for v, name in reg.names.items():       # the body's own ti/tj come first (loops alias)
         named.setdefault(name, v)
     ti, tj = grid.coords(t)
-    return {named["ti"]: np.int32(ti), named["tj"]: np.int32(tj), BLOCK_INDEX: np.int32(block)}
+    return {**(known or {}), named["ti"]: np.int32(ti), named["tj"]: np.int32(tj),
+            BLOCK_INDEX: np.int32(block)}
 
 
-def _kernel_tile_costs(sched):
+def _kernel_tile_costs(sched, known=None):
     """Per tile of a pto.kernel (its loops may run a number of steps that depends on the
     program): {tile: [(section, cost)]}."""
     grid, (sec,) = sched.grid, sched.sections
@@ -127,19 +129,21 @@ def _kernel_tile_costs(sched):
     for block in range(grid.blocks):
         for t in grid.block_range(block):
             reg = sec.regions[grid.region_of(*grid.coords(t))]
-            scalars = _program_scalars(reg, grid, t, block)
-            costs[t] = [(sec, _tile_cost(reg.stmts, sched.target, scalars))]
+            scalars = _program_scalars(reg, grid, t, block, known)
+            costs[t] = [(sec, _tile_cost(reg.stmts, sched.target, scalars,
+                                         split_rows=sec.row_split))]
     return costs
 
 
-def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
+def _tile_cost(stmts, target, scalars=None, sizes=None, split_rows=0) -> _TileCost:
     """One tile's cost; ``scalars`` (a pto.kernel tile: its scalar values so far) gives the
     trip counts of loops with run-time bounds; ``sizes`` the value of a runtime valid row
     count (``tile.ops.runtime_valid_rows``)."""
     c = _TileCost()
     hz = target.clock_hz
-    for ins, n in _walk(stmts, 1, scalars):
-        pipe, seconds = instr_pipe_seconds(ins, target, sizes)
+    copies = target.vector_cores_per_cube if split_rows else 1
+    for ins, n in _walk(stmts, 1, scalars, copies):
+        pipe, seconds = instr_pipe_seconds(ins, target, sizes, split_rows)
         if pipe in ("MTE2", "MTE3", "FIX"):         # TLOAD / TSTORE
             c.dma_s += n * seconds
             c.bytes += n * window_bytes(ins.srcs[0], sizes)
@@ -153,13 +157,14 @@ def _tile_cost(stmts, target, scalars=None, sizes=None) -> _TileCost:
             c.vec_cycles += n * seconds * hz
             src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in \
                 ins.op else ins.dst
-            c.flops += n * evaluate(_elems(src), sizes or {})
+            c.flops += n * evaluate(_elems(src, split_rows), sizes or {})
     return c
 
 
-def kernel_cost(eqn, sizes=None) -> KernelCost:
+def kernel_cost(eqn, sizes=None, known=None) -> KernelCost:
     """The kernel's cost; one with a runtime row count (a symbolic dimension) is estimated at
-    the symbols' ``sizes`` (name -> int; default: their upper bounds)."""
+    the symbols' ``sizes`` (name -> int; default: their upper bounds). ``known``: the
+    pto.kernel scalars the call determines (``loop_trips.OPERANDS``, ``TRIP_HINT``)."""
     sched = schedule_of(eqn)
     target = sched.target
     grid = sched.grid
@@ -177,7 +182,7 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
             if sched.kind != "kernel":
                 per_region.setdefault(i, []).append(
                     (sec, _tile_cost(reg.stmts, target, sizes=tile_sizes)))
-    per_tile = _kernel_tile_costs(sched) if sched.kind == "kernel" else None
+    per_tile = _kernel_tile_costs(sched, known) if sched.kind == "kernel" else None
 
     def costs_of(t):
         return per_tile[t] if per_tile is not None else \
@@ -196,7 +201,7 @@ def kernel_cost(eqn, sizes=None) -> KernelCost:
         key = None if per_tile is not None else tuple(region_of(*grid.coords(t))
                                                       for t in tiles)
         if key is None or key not in memo:
-            clock = _block_clock(sched, block, tiles, grid, region_of, tile_sizes)
+            clock = _block_clock(sched, block, tiles, grid, region_of, tile_sizes, known)
             memo[key] = (clock.finish(), clock.busy)
         busy, pipes = memo[key]
         if busy > worst:
@@ -237,11 +242,12 @@ def _bound(busy, hbm, parts, core_seconds):
     return "latency" if core_seconds > LATENCY_SLACK * seconds else PIPE_BOUND[pipe]
 
 
-def _block_clock(sched, block, tiles, grid, region_of, sizes) -> PipeClock:
+def _block_clock(sched, block, tiles, grid, region_of, sizes, known=None) -> PipeClock:
     """The pipes of one block (a cube core and its vector sub-blocks, or a vector core) after
     running its tiles: every section's prologue, tile loop and epilogue, in program order."""
-    split = any(sec.split_subblocks for sec in sched.sections)
-    clock = PipeClock(sched.target, 2 if split else 1, sizes)
+    split = any(sec.split_subblocks or sec.row_split for sec in sched.sections)
+    clock = PipeClock(sched.target, 2 if split else 1, sizes,
+                      max(sec.row_split for sec in sched.sections))
     for sec in sched.sections:
         walk = ScheduleWalk(clock, sched.buffers)
         units = clock.vector_units if sec.split_subblocks else \
@@ -251,7 +257,7 @@ def _block_clock(sched, block, tiles, grid, region_of, sizes) -> PipeClock:
         if sched.kind == "kernel":
             for i, t in enumerate(tiles):
                 reg = sec.regions[grid.region_of(*grid.coords(t))]
-                walk.scalars = _program_scalars(reg, grid, t, block)
+                walk.scalars = _program_scalars(reg, grid, t, block, known)
                 walk.slots["slot"] = i % sched.buffers
                 walk.region(reg, units, units[0])
         else:
@@ -375,11 +381,42 @@ class CostReport:
                 f"measurement){at}</p><table><tr>{head}</tr>{body}{total}</table>")
 
 
-def program_cost(closed, target) -> CostReport:
+def program_cost(closed, target, values=None, trip_count=None) -> CostReport:
+    """The cost of each equation; ``values`` (one per input of ``closed``, None where not
+    concrete) give the scalar operands of pto.kernel loops with run-time bounds their
+    values; ``trip_count`` is the number of steps assumed for loops whose bounds they do not
+    give."""
     target = get_target(target)
     ir = closed.ir if hasattr(closed, "ir") else closed
     sizes = upper_bounds(*(v.type.shape for v in ir.invars),
                          *(v.type.shape for e in ir.eqns for v in e.outputs))
-    rows = [kernel_cost(e, sizes) if e.prim is tile_kernel_p else
-            _tensor_op_cost(e, target, sizes) for e in ir.eqns]
+    env = _known_values(closed, values)
+    rows = [kernel_cost(e, sizes, _kernel_known(e, env, trip_count))
+            if e.prim is tile_kernel_p else _tensor_op_cost(e, target, sizes) for e in ir.eqns]
     return CostReport(rows, target, sizes)
+
+
+def _known_values(closed, values) -> dict:
+    """Var -> concrete value: the program's inputs the call gave and its constants."""
+    ir = closed.ir if hasattr(closed, "ir") else closed
+    env = dict(zip(ir.constvars, getattr(closed, "consts", ()) or ()))
+    for v, x in zip(ir.invars, values or ()):
+        if x is not None:
+            env[v] = x
+    return env
+
+
+def _kernel_known(eqn, env, trip_count) -> dict:
+    """The pto.kernel scalars a kernel's call determines: its scalar (one-element) operands
+    with known values, by parameter name, and the trip count hint."""
+    operands = {}
+    for i, a in enumerate(eqn.inputs):
+        if getattr(a.type, "size", None) != 1:
+            continue
+        x = a.value if isinstance(a, Literal) else env.get(a) if isinstance(a, Var) else None
+        if x is not None:
+            operands[f"in{i}"] = x
+    known = {loop_trips.OPERANDS: operands}
+    if trip_count is not None:
+        known[loop_trips.TRIP_HINT] = trip_count
+    return known

@@ -99,13 +99,14 @@ class Emitter:
             self.end_subblock_guard()
 
     def k_body(self, decls, stmts, kslot):
-        """One K step: its lets, then its tiles (at buffer slot ``kslot``), then the rest."""
+        """One K step: its scalars (lets, scalar loads), then its tiles (at buffer slot
+        ``kslot``), then the rest."""
         for x in stmts:
-            if isinstance(x, Let):
+            if isinstance(x, (Let, ScalarLoad)):
                 self.stmt(x)
         self.decls(decls, kslot)
         for x in stmts:
-            if not isinstance(x, Let):
+            if not isinstance(x, (Let, ScalarLoad)):
                 self.stmt(x)
 
     def decls(self, decls, slot):
@@ -145,13 +146,33 @@ class Emitter:
         self.w(self.instruction(x))
 
 
+def subblock_runs(stmts):
+    """A mixed pto.kernel's vector statements as runs ``(sub_block_0_only, statements)``.
+
+    The vector side computes on sub-block 0, but an A2 mixed kernel launches both AIVs of
+    each AIC (AIC:AIV 1:2; CANN's KERNEL_TYPE_MIX_AIC_1_1 is "reserved, not supported"), and
+    a mode-2 cross-core flag (CANN CrossCoreSetFlag) counts for the cube only once both
+    AIVs have set it, while a cube set adds to both AIVs' counters (at most 16 pending). So
+    both sub-blocks run every cross-core set and wait, in the same order, and only the rest
+    is sub-block 0's: without sub-block 1's sets the cube would wait forever."""
+    runs = []
+    for s in stmts:
+        guarded = not isinstance(s, CrossSync)
+        if runs and runs[-1][0] == guarded:
+            runs[-1][1].append(s)
+        else:
+            runs.append((guarded, [s]))
+    return runs
+
+
 def region_order(stmts):
-    """A region's statements as (lets, cross-core waits, the rest), each in schedule order."""
+    """A region's statements as (scalars: lets and scalar operand loads, cross-core waits,
+    the rest), each in schedule order (a let may use a loaded scalar: ``n - 1``)."""
     def is_wait(x):
         return isinstance(x, CrossSync) and x.action == "wait"
-    lets = [x for x in stmts if isinstance(x, Let)]
+    lets = [x for x in stmts if isinstance(x, (Let, ScalarLoad))]
     waits = [x for x in stmts if is_wait(x)]
-    rest = [x for x in stmts if not isinstance(x, Let) and not is_wait(x)]
+    rest = [x for x in stmts if not isinstance(x, (Let, ScalarLoad)) and not is_wait(x)]
     return lets, waits, rest
 
 

@@ -74,8 +74,11 @@ class TileLowering:
             return ProgramText(fused.program_source(kernels), "pto-cpp")
         raise ValueError(f"unknown dialect {dialect!r}")
 
-    def cost(self):
-        return program_cost(self.ir, self.target)
+    def cost(self, values=None, trip_count=None):
+        """``values``: the call's argument leaves (None where abstract), which give the
+        scalar operands of pto.kernel loops with run-time bounds; ``trip_count``: the steps
+        assumed where they do not."""
+        return program_cost(self.ir, self.target, values, trip_count)
 
     def unfused(self) -> UnfusedList:
         if self._unfused is not None:

@@ -15,7 +15,10 @@ them, and this model honours exactly those (``ptojax.lower.schedule``):
   ``wait_flag(src, dst, e)`` holds ``dst`` until that firing (flags are counted: each wait
   takes the oldest unconsumed set of its (src, dst, e));
 - a cross-core ``set`` fires once its pipe is done; a cross-core ``wait`` holds every pipe of
-  the waiting core (the issue stops there); a cube core's set reaches each vector sub-block;
+  the waiting core (CANN CrossCoreWaitFlag / wait_flag_dev, a PIPE_S instruction: with the
+  counter at 0 every instruction after it is blocked); a cube core's set reaches each vector
+  sub-block, and the cube's wait is released only once every sub-block has set its flag
+  (CrossCoreSetFlag, mode 2);
 - ``pipe_barrier`` is free here (a pipe is in order already).
 
 The schedule is walked once in program order (a set always precedes the wait it releases in
@@ -27,18 +30,21 @@ clock by the same amounts, the remaining pairs are extrapolated.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections import deque
 
-from ptojax.ir.core import Literal
 from ptojax.ir.pto import Instr, RowView, Scratch
 from ptojax.ir.symbolic import evaluate
 from ptojax.ir.types import TileType
+from ptojax.lower import loop_trips
 from ptojax.lower.emit import region_order
+from ptojax.lower.schedule_items import loop_slot
 from ptojax.lower.schedule import (Barrier, CoreBlock, CrossSync, Flag, KLoop, Let, Loop,
                                    ScalarLoad, StaticK, Window)
 from ptojax.tile import ops as T
+from ptojax.tile.row_split import half_type
 
-BLOCK_INDEX = "block index"      # the key of a pto.kernel tile's block in its scalars
 CUBE = "cube"
 UNIT_PIPES = {"cube": ("MTE2", "MTE1", "M", "FIX", "S"), "vector": ("MTE2", "V", "MTE3", "S")}
 PERIOD = 2                       # K-step slots alternate over two buffers
@@ -51,8 +57,9 @@ def window_bytes(window, sizes=None) -> int:
             * window.param.type.dtype.itemsize)
 
 
-def instr_pipe_seconds(ins, target, sizes=None):
-    """(pipe, seconds) of one instruction on ``target``."""
+def instr_pipe_seconds(ins, target, sizes=None, split_rows=0):
+    """(pipe, seconds) of one instruction on ``target`` (``split_rows``: a vector tile of that
+    many rows is one sub-block's half, ``tile/row_split.py``)."""
     hz = target.clock_hz
     if ins.op in ("TLOAD", "TSTORE"):
         g = ins.srcs[0]
@@ -78,12 +85,12 @@ def instr_pipe_seconds(ins, target, sizes=None):
         return "M", fractals * f ** 3 / macs / hz
     src = ins.srcs[0] if ins.op.startswith(("TROW", "TCOL")) and "EXPAND" not in ins.op \
         else ins.dst
-    nbytes = evaluate(_elems(src), sizes or {}) * _itemsize(src)
+    nbytes = evaluate(_elems(src, split_rows), sizes or {}) * _itemsize(src)
     return "V", (target.vector_issue_cycles
                  + math.ceil(nbytes / target.vector_bytes_per_cycle)) / hz
 
 
-def _elems(op):
+def _elems(op, split_rows=0):
     if isinstance(op, RowView):
         op = op.var
     if isinstance(op, Scratch):
@@ -92,6 +99,7 @@ def _elems(op):
         return op.rows * op.cols
     else:
         t = op.type
+    t = half_type(t, split_rows)
     return math.prod(T.valid_shape(t)) if isinstance(t, TileType) else 1
 
 
@@ -109,8 +117,9 @@ class PipeClock:
     """The pipes of the cores of one cube/vector group (one AIC and its AIV sub-blocks, or
     one vector core), their flags, and the cross-core flags between them."""
 
-    def __init__(self, target, vector_units=1, sizes=None):
+    def __init__(self, target, vector_units=1, sizes=None, split_rows=0):
         self.target, self.sizes = target, sizes
+        self.split_rows = split_rows   # a pto.kernel whose vector sub-blocks split the rows
         self.vector_units = [f"vec{i}" for i in range(vector_units)]
         self.free = {}                 # (unit, pipe) -> time it is free (s)
         self.flags = {}                # (unit, src, dst, event) -> deque of firing times
@@ -142,7 +151,7 @@ class PipeClock:
         return self.free.get((unit, pipe), 0.0)
 
     def instr(self, unit, ins):
-        self.run(unit, *instr_pipe_seconds(ins, self.target, self.sizes))
+        self.run(unit, *instr_pipe_seconds(ins, self.target, self.sizes, self.split_rows))
 
     def run(self, unit, pipe, seconds):
         """``seconds`` of work queued on ``unit``'s ``pipe``."""
@@ -158,12 +167,22 @@ class PipeClock:
             self._hold(unit, (f.dst,), self._take(self.flags, key))
 
     def cross_sync(self, unit, x: CrossSync):
+        """Mode-2 (AIC <-> AIV) notifications as the A2 documents them (CANN
+        CrossCoreSetFlag): a cube set adds one to the counter of every vector sub-block; a
+        vector set counts for the cube only once every sub-block has set it, so the cube's
+        wait takes one set from each sub-block and is released by the latest."""
         if x.action == "set":
             when = self.at(unit, x.pipe)
-            for to in (self.vector_units if unit == CUBE else (CUBE,)):
-                self.cross.setdefault((to, x.flag), deque()).append(when)
+            if unit == CUBE:
+                for to in self.vector_units:
+                    self.cross.setdefault((to, x.flag), deque()).append(when)
+            else:
+                self.cross.setdefault((CUBE, x.flag, unit), deque()).append(when)
+        elif unit == CUBE:
+            when = max(self._take(self.cross, (CUBE, x.flag, u)) for u in self.vector_units)
+            self._hold(unit, UNIT_PIPES[CUBE], when)
         else:
-            self._hold(unit, UNIT_PIPES[CUBE if unit == CUBE else "vector"], self._take(self.cross, (unit, x.flag)))
+            self._hold(unit, UNIT_PIPES["vector"], self._take(self.cross, (unit, x.flag)))
 
     def _take(self, table, key):
         q = table.get(key)
@@ -229,6 +248,9 @@ class ScheduleWalk:
             c.flag(unit, s, self.event(s.event))
         elif isinstance(s, CrossSync):
             c.cross_sync(unit, s)
+        elif isinstance(s, CoreBlock) and s.core != CUBE and self.clock.split_rows:
+            for u in self.clock.vector_units:        # each sub-block runs its half
+                self.stmts(s.stmts, u)
         elif isinstance(s, CoreBlock):
             self.stmts(s.stmts, CUBE if s.core == CUBE else unit)
         elif isinstance(s, StaticK):
@@ -237,10 +259,12 @@ class ScheduleWalk:
         elif isinstance(s, KLoop):
             self.loop(s.start, s.stop, s.stmts, unit)
         elif isinstance(s, Loop):
-            self.loop(int(self.scalar(s.start)), int(self.scalar(s.stop)), s.stmts, unit)
+            self.kernel_loop(s, unit)
         elif isinstance(s, Let):
-            self.let(s)
-        elif not isinstance(s, (Barrier, ScalarLoad)):
+            loop_trips.let(s, self.scalars)
+        elif isinstance(s, ScalarLoad):
+            loop_trips.scalar_load(s, self.scalars)
+        elif not isinstance(s, Barrier):
             raise AssertionError(f"pipe model: unknown statement {s!r}")
 
     def loop(self, start, stop, stmts, unit):
@@ -249,29 +273,26 @@ class ScheduleWalk:
             self.stmts(stmts, unit)
         repeat(self.clock, max(0, stop - start), step)
 
-    def let(self, s):
-        if self.scalars is None:
-            return
-        if s.prim is T.tile_block_index_p:
-            self.scalars[s.var] = self.scalars[BLOCK_INDEX]
-        elif all(isinstance(a, (int, Literal)) or a in self.scalars for a in s.args):
-            self.scalars[s.var] = s.prim.impl(*(self.scalar(a) for a in s.args))
+    def kernel_loop(self, loop, unit):
+        """A pto.kernel loop (nested ones too): each step sets the loop's index and its
+        buffer slot; a loop whose steps differ (a nested loop's bounds depend on its index)
+        is walked step by step, not extrapolated."""
+        start, n = loop_trips.loop_steps(loop, self.scalars)
+        slot = loop_slot(loop.depth)
 
-    def scalar(self, a):
-        if isinstance(a, int):
-            return a
-        if isinstance(a, Literal):
-            return a.value
-        if self.scalars is None or a not in self.scalars:
-            raise AssertionError(f"pipe model: the loop bound {a} is not known before its loop")
-        return self.scalars[a]
+        def step(i):
+            if start is not None:
+                self.scalars[loop.var] = np.int32(start + i)
+            self.slots[slot] = ((start or 0) + i) % 2
+            self.stmts(loop.stmts, unit)
+        differ = start is not None and loop_trips.steps_differ(loop)
+        repeat(self.clock, n, step, period=n + 1 if differ else PERIOD)
 
     def region(self, reg, units, owner):
         """One tile's region: the cross-core waits on every sub-block ``units`` (they come
         before the sub-block guard), the rest on ``owner``."""
         lets, waits, rest = region_order(reg.stmts)
-        for s in lets:
-            self.let(s)
+        self.stmts(lets, owner)
         for u in units:
             self.stmts(waits, u)
         self.stmts(rest, owner)

@@ -27,10 +27,11 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.ir.core import Literal, print_eqn
-from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.pto_cpp import img2col_fields
 from ptojax.lower.program_schedule import schedule_of
-from ptojax.lower.schedule import Let, Window
+from ptojax.lower.schedule_items import loop_slot
+from ptojax.lower.schedule import Let, ScalarLoad, Window
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
@@ -128,7 +129,8 @@ class _Func(Emitter):
     first (``kernel_pto_as``).
 
     Loops over double-buffered tiles are unrolled by the number of staging buffers and the K
-    loop by two, so slots are static: ``self.slot`` / ``self.kslot`` are ints. Every emitted
+    loop by two, so slots are static: ``self.slot`` / ``self.kslots`` (per loop depth's
+    slot name) are ints. Every emitted
     copy of a region (or K step) gets a version number ``v``; the schedule's names (t3, s0, g1,
     ...) become SSA names ``%t3_v``, tracked in ``scope``.
     """
@@ -142,7 +144,8 @@ class _Func(Emitter):
         self.scope = {}            # schedule name -> SSA name
         self.types = {}            # SSA name -> type text
         self.u = self.v = None     # versions of the current tile and region
-        self.pos = self.kslot = None   # unrolled copy of the tile loop, K step slot
+        self.pos = None            # unrolled copy of the tile loop
+        self.kslots = {}           # slot name (kslot, kslot2, ...) -> its current copy
         self.core = None           # the core of the pto.kernel block being emitted
 
     def fresh(self):
@@ -179,6 +182,13 @@ class _Func(Emitter):
 
     def index_atom(self, a):
         return self.const(int(a.value)) if isinstance(a, Literal) else self.atom(a)
+
+    def sub_rows_on(self, index, rows):
+        """``index + sub * rows`` (an index): a row of this vector sub-block's half."""
+        v = self.fresh()
+        self.w(f"%subr{v} = arith.muli {self.sub}, {self.const(rows)} : index")
+        self.w(f"%subo{v} = arith.addi {index}, %subr{v} : index")
+        return f"%subo{v}"
 
     # --- kernel, sections, regions -----------------------------------------------------------
     def begin_kernel(self):
@@ -304,6 +314,11 @@ class _Func(Emitter):
         return tile_buf(d, row_view)
 
     def address(self, d, slot):
+        """A tile's address in its buffer copy; a pto.kernel tile's copy is selected by the
+        loop depth of its buffer (a loop carry updated in a loop body keeps the copy of the
+        scope that defined the carry)."""
+        if self.sched.kind == "kernel":
+            slot = {"slot": self.slot, **self.kslots}[loop_slot(d.slot.level)]
         return self.const(d.slot.address(slot), "i64")
 
     def decl(self, d, slot):
@@ -334,7 +349,7 @@ class _Func(Emitter):
 
     # --- statements --------------------------------------------------------------------------
     def flag(self, x):
-        slots = {"slot": self.slot, "kslot": self.kslot}
+        slots = {"slot": self.slot, **self.kslots}
         if isinstance(x.event, tuple):          # a ring event: the slot's copy plus an offset
             ev = slots[x.event[0]] + x.event[1]
         else:
@@ -368,49 +383,63 @@ class _Func(Emitter):
 
     def loop(self, x):
         """A pto.kernel loop, unrolled by two like the K loop (its bounds may be run-time
-        scalars)."""
+        scalars); a nested loop is unrolled inside each copy of its enclosing loop's body."""
         k = f"%k{self.fresh()}"
         start, stop = (self.const(b) if isinstance(b, int) else self.index_atom(b)
                        for b in (x.start, x.stop))
+        name, slot = self.reg.names[x.var], loop_slot(x.depth)
         self.open(f"scf.for {k} = {start} to {stop} step {self.const(2)}")
-        self.k_body(x.decls, x.stmts, 0, k)
+        self.k_body(x.decls, x.stmts, 0, k, name, slot)
         self.w(f"{k}_1 = arith.addi {k}, {self.const(1)} : index")
         self.w(f"{k}_more = arith.cmpi ult, {k}_1, {stop} : index")
         self.open(f"scf.if {k}_more")
-        self.k_body(x.decls, x.stmts, 1, f"{k}_1")
+        self.k_body(x.decls, x.stmts, 1, f"{k}_1", name, slot)
         self.close()
         self.close()
 
     def core_block(self, x):
-        """One core's statements of a pto.kernel body; the vector side runs on sub-block 0."""
+        """One core's statements of a pto.kernel body; the vector side computes on sub-block
+        0, and both sub-blocks run its cross-core flags (``emit.subblock_runs``)."""
         self.core = x.core
         self.open(f"pto.section.{x.core}")
-        guard = x.core == "vector" and self.sched.sections[0].one_subblock
-        if guard:
-            v = self.fresh()
+        if x.core == "vector" and self.sched.sections[0].row_split:
+            v = self.fresh()       # each sub-block computes its half of the rows
             self.w(f"%sb{v} = pto.get_subblock_idx")
             self.w(f"%sbi{v} = arith.index_cast %sb{v} : i64 to index")
-            self.w(f"%sb0{v} = arith.cmpi eq, %sbi{v}, {self.const(0)} : index")
-            self.open(f"scf.if %sb0{v}")
-        for s in x.stmts:
-            self.stmt(s)
-        if guard:
-            self.close()
+            self.sub = f"%sbi{v}"
+            for s in x.stmts:
+                self.stmt(s)
+        elif x.core == "vector" and self.sched.sections[0].one_subblock:
+            for guarded, stmts in subblock_runs(x.stmts):
+                if guarded:
+                    v = self.fresh()
+                    self.w(f"%sb{v} = pto.get_subblock_idx")
+                    self.w(f"%sbi{v} = arith.index_cast %sb{v} : i64 to index")
+                    self.w(f"%sb0{v} = arith.cmpi eq, %sbi{v}, {self.const(0)} : index")
+                    self.open(f"scf.if %sb0{v}")
+                for s in stmts:
+                    self.stmt(s)
+                if guarded:
+                    self.close()
+        else:
+            for s in x.stmts:
+                self.stmt(s)
         self.close()
         self.core = None
 
-    def k_body(self, decls, stmts, kslot, k=None):
-        """One K step: its tiles and lets get fresh SSA names (restored afterwards)."""
-        saved = dict(self.scope)
+    def k_body(self, decls, stmts, kslot, k=None, name="k", slot="kslot"):
+        """One K step (or step of the loop named ``name`` selecting ``slot``): its tiles and
+        lets get fresh SSA names (restored afterwards, with the enclosing step's slot)."""
+        saved, saved_slots = dict(self.scope), dict(self.kslots)
         v = self.fresh()
         local = [d.name for d in decls] + [self.reg.names[x.var] for x in stmts
-                                           if isinstance(x, Let)]
+                                           if isinstance(x, (Let, ScalarLoad))]
         self.scope.update({name: f"%{name}_{v}" for name in local})
         if k is not None:
-            self.scope["k"] = k
-        self.kslot = kslot
+            self.scope[name] = k
+        self.kslots[slot] = kslot
         super().k_body(decls, stmts, kslot)
-        self.scope = saved
+        self.scope, self.kslots = saved, saved_slots
 
     def let(self, x):
         name = self.atom(x.var)
@@ -481,7 +510,10 @@ class _Func(Emitter):
                                  f"{'?' if runtime_cols else g.cols}x{t}>")
         rows = self.scope[VALID_ROWS] if runtime else self.const(g.rows)
         cols = self.scope[VALID_COLS] if runtime_cols else self.const(g.cols)
-        self.w(f"{name} = pto.partition_view {tv}, offsets = [{self.index_atom(g.r0)}, "
+        r0 = self.index_atom(g.r0)
+        if g.sub_rows:              # this vector sub-block's half of the rows
+            r0 = self.sub_rows_on(r0, g.sub_rows)
+        self.w(f"{name} = pto.partition_view {tv}, offsets = [{r0}, "
                f"{self.index_atom(g.c0)}], sizes = [{rows}, "
                f"{cols}] : !pto.tensor_view<?x?x{t}> -> {ty}")
 
@@ -492,6 +524,13 @@ class _Func(Emitter):
             return self.img2col(x)
         dst, srcs = (x.srcs[0], x.srcs[1:]) if x.op == "TSTORE" else (x.dst, x.srcs)
         srcs = [self.typed(a) for a in (srcs[:1] if x.op in NO_TMP else srcs)]
+        if x.op == "TCI" and x.attrs.get("sub_start"):     # this vector sub-block's rows
+            start = self.sub_rows_on(self.index_atom(x.srcs[0]), x.attrs["sub_start"])
+            if srcs[0][1] != "index":
+                cast = f"%tci{self.fresh()}"
+                self.w(f"{cast} = arith.index_cast {start} : index to {srcs[0][1]}")
+                start = cast
+            srcs[0] = (start, srcs[0][1])
         d, dty = self.typed(dst)
         names = ", ".join(n for n, _ in srcs)
         types = ", ".join(t for _, t in srcs)

@@ -91,8 +91,9 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.ir.core import print_eqn
-from ptojax.lower.emit import Emitter, grid_conditions
+from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.program_schedule import schedule_of
+from ptojax.lower.schedule_items import loop_slot
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
@@ -131,7 +132,11 @@ ATTRS = {"cmp": "CmpMode::{}".format, "round": "RoundMode::{}".format}
 EXTRA_ARGS = {"TEXTRACT": lambda x: [str(i) for i in x.attrs["index"]],
               "TCOLSUM": lambda x: ["false"]}        # isBinary: sequential accumulation
 EVENT = {"slot": "ev", "kslot": "kev"}               # a flag's event at the current slot
-SLOT = {"slot": "slot", "kslot": "kslot"}
+
+
+def _event_var(slot: str) -> str:
+    """The event variable of a slot variable: ev, kev, kev2 (a loop nested two deep), ..."""
+    return EVENT.get(slot) or "kev" + slot[len("kslot"):]
 GUARD = {"cube": "__DAV_CUBE__", "vector": "__DAV_VEC__"}   # a mixed kernel's per-core code
 
 # scalar lets: ``const T name = <expr>;``
@@ -293,16 +298,35 @@ class _Printer(Emitter):
             self.lines.append("#endif")
 
     def core_block(self, x):
-        """One core's statements: only that core's build compiles them; the vector side runs
-        on sub-block 0 of the cube core's pair."""
-        guard = x.core == "vector" and self.sched.sections[0].one_subblock
+        """One core's statements: only that core's build compiles them; the vector side
+        computes on sub-block 0 of the cube core's pair, and both sub-blocks run its
+        cross-core flags (``emit.subblock_runs``) -- unless the sub-blocks split the rows
+        (``row_split``): then each computes its half, and the host build, which runs the body
+        in program order on one thread, runs a cube block as the cube core and a vector block
+        once per sub-block (``pto_host_launch.h``)."""
         self.lines.append(f"#if defined({GUARD[x.core]})")
-        if guard:
-            self.open("if (get_subblockid() == 0)")
-        for s in x.stmts:
-            self.stmt(s)
-        if guard:
+        if self.sched.sections[0].row_split:
+            self.lines.append("#if defined(PTO_HOST)")
+            self.w("for (pto::host::CubeCore core_; core_.next();)" if x.core == "cube" else
+                   "for (pto::host::VectorSubblocks core_; core_.next();)")
+            self.lines.append("#endif")
+            self.open("")
+            if x.core == "vector":
+                self.w("const int32_t sub = static_cast<int32_t>(get_subblockid());")
+            for s in x.stmts:
+                self.stmt(s)
             self.close()
+        elif x.core == "vector" and self.sched.sections[0].one_subblock:
+            for guarded, stmts in subblock_runs(x.stmts):
+                if guarded:
+                    self.open("if (get_subblockid() == 0)")
+                for s in stmts:
+                    self.stmt(s)
+                if guarded:
+                    self.close()
+        else:
+            for s in x.stmts:
+                self.stmt(s)
         self.lines.append("#endif")
 
     def decls(self, decls, slot):
@@ -321,9 +345,10 @@ class _Printer(Emitter):
     def loop(self, x):
         start, stop = (str(b) if isinstance(b, int) else self.atom(b) for b in (x.start,
                                                                                   x.stop))
-        self.open(f"for (int32_t k = {start}; k < {stop}; ++k)")
-        self.slot_vars("kslot", "kev", "static_cast<uint32_t>(k) % 2u")
-        self.k_body(x.decls, x.stmts, "kslot")
+        k, slot = self.atom(x.var), loop_slot(x.depth)
+        self.open(f"for (int32_t {k} = {start}; {k} < {stop}; ++{k})")
+        self.slot_vars(slot, _event_var(slot), f"static_cast<uint32_t>({k}) % 2u")
+        self.k_body(x.decls, x.stmts, slot)
         self.close()
 
     def tile_loop(self, sec):
@@ -382,7 +407,12 @@ class _Printer(Emitter):
         return tile_cpp_type(d, row_view)
 
     def address(self, d, slot):
+        """A tile's address in its buffer copy; a pto.kernel tile's copy is selected by the
+        loop depth of its buffer (a loop carry updated in a loop body keeps the copy of the
+        scope that defined the carry)."""
         s = d.slot
+        if self.sched.kind == "kernel":
+            slot = loop_slot(s.level)
         if s.copies == 1:
             return f"0x{s.offset:x}u"
         return f"0x{s.offset:x}u + ({slot} % {s.copies}u) * 0x{s.stride:x}u"
@@ -405,9 +435,9 @@ class _Printer(Emitter):
     def flag(self, x):
         if isinstance(x.event, tuple):
             slot, offset = x.event
-            ev = f"static_cast<event_t>({SLOT[slot]} % {self.sched.buffers}u + {offset}u)"
+            ev = f"static_cast<event_t>({slot} % {self.sched.buffers}u + {offset}u)"
         else:
-            ev = EVENT.get(x.event) or f"EVENT_ID{x.event}"
+            ev = _event_var(x.event) if isinstance(x.event, str) else f"EVENT_ID{x.event}"
         self.w(f"{x.action}_flag(PIPE_{x.src}, PIPE_{x.dst}, {ev});")
 
     def barrier(self, x):
@@ -441,6 +471,8 @@ class _Printer(Emitter):
         T_ = cpp_type(g.param.type.dtype)
         rows, cols = g.view
         r0, c0 = self.atom(g.r0), self.atom(g.c0)
+        if g.sub_rows:                     # this vector sub-block's half of the rows
+            r0 = f"({r0} + sub * {g.sub_rows})"
         runtime_rows = is_symbolic(rows)   # the view's rows: tiling.rows
         runtime_cols = is_symbolic(cols)   # the view's columns: tiling.cols
         if runtime_cols:
@@ -480,6 +512,8 @@ class _Printer(Emitter):
             template = f"<decltype({tile}), decltype({window}), AtomicType::AtomicAdd>"
         if x.op == "TCI":
             template = f"<decltype({args[0]}), int32_t, 0>"      # ascending
+            if x.attrs.get("sub_start"):   # this vector sub-block's rows
+                args[1] = f"{args[1]} + sub * {x.attrs['sub_start']}"
         return f"{x.op}{template}({', '.join(args)});"
 
     def fmatrix(self, x):

@@ -61,7 +61,8 @@ class TileDecl:
 
 
 class Window(NamedTuple):
-    """A (valid rows x valid cols) window of a GM parameter's 2-D view at (r0, c0)."""
+    """A (valid rows x valid cols) window of a GM parameter's 2-D view at (r0, c0); a vector
+    sub-block's half of a split tile (``sub_rows`` = R/2) starts ``sub * sub_rows`` rows on."""
     name: str
     param: GmParam
     view: tuple
@@ -70,6 +71,7 @@ class Window(NamedTuple):
     c0: object
     rows: int
     cols: int
+    sub_rows: int = 0
 
 
 class Flag(NamedTuple):
@@ -112,13 +114,18 @@ class CoreBlock(NamedTuple):
 
 
 class Loop(NamedTuple):
-    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms;
-    its tiles (``decls``) take their buffer copy from the iteration (``kslot``)."""
+    """A counted loop of a pto.kernel body (``tile_loop``): bounds are ints or scalar atoms
+    (run-time values: a program id's arithmetic, a scalar operand, an enclosing loop's
+    index); its tiles (``decls``) take their buffer copy from the iteration
+    (``schedule_items.loop_slot(depth)``: ``kslot`` at depth 1). Loops nest: ``depth`` is 1
+    for a loop at the top of the body, 2 for a loop in its body, ..."""
     var: Var
     start: object
     stop: object
     decls: list
     stmts: list
+    depth: int = 1
+    source: object = None  # where the user's pto.kernel.fori is (for errors)
 
 
 class KLoop(NamedTuple):
@@ -153,6 +160,8 @@ class Section:
     epilogue: list
     split_subblocks: bool = False
     one_subblock: bool = False    # vector code runs on sub-block 0 only (a mixed pto.kernel)
+    row_split: int = 0            # a mixed pto.kernel whose vector sub-blocks each take half
+                                  # of every R-row vector tile: R (tile/row_split.py)
     tile_slots: bool = False      # a cube section whose tiles rotate a staging buffer (a
                                   # convolution's feature map): ``slot`` per tile, as vector
 
@@ -187,7 +196,11 @@ def kernel_parameters(eqn):
     params = ([GmParam(f"in{i}", v.type, "in") for i, v in enumerate(ins)]
               + [GmParam(f"out{i}", v.type, "out") for i, v in enumerate(outs)]
               + [GmParam(f"ws{i}", v.type, "ws") for i, v in enumerate(ws)])
-    plans = [check_plan_fits(p["name"], b, p["buffers"], target) for b in p["bodies"]]
+    # a pto.kernel's flags are derived from the planned bytes, so its staging tiles may be
+    # single-buffered to fit; the fixed event rings of pto.tile's schedules need two copies
+    plans = [check_plan_fits(p["name"], b, p["buffers"], target, p["kind"] == "kernel",
+                             p.get("row_split", 0))
+             for b in p["bodies"]]
     return target, params, plans
 
 

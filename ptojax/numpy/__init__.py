@@ -134,7 +134,7 @@ def dtype(x):
 
 
 def issubdtype(arg1, arg2):
-    return _np.issubdtype(arg1, arg2)
+    return _dtypes.issubdtype(arg1, arg2)
 
 
 def shape(a):

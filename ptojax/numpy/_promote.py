@@ -6,13 +6,14 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError
 from ptojax.eval.array import Array
+from ptojax.eval.key_array import PRNGKeyArray, key_type_error
 from ptojax.eval.ieee import quietly
 from ptojax.ir.symbolic import DimExpr
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
-from ptojax.tree_util import tree_leaves
+from ptojax.pytree import tree_leaves
 
 _PY_SCALARS = dtypes.PYTHON_SCALARS
 
@@ -34,6 +35,8 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         return asarray(x).dtype, False
     if isinstance(x, Array):  # a ShardedArray (runtime/spmd_array.py)
         return x.aval.dtype, x.aval.weak_type
+    if isinstance(x, PRNGKeyArray):
+        raise key_type_error(op)
     raise _not_an_array(x, op)
 
 
@@ -97,6 +100,8 @@ def asarray(x, dtype=None, op: str = "asarray"):
         return Array(arr.astype(dtype))
     if isinstance(x, (list, tuple)):
         return _from_sequence(x, dtype, op)
+    if isinstance(x, PRNGKeyArray):
+        raise key_type_error(op)
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
         return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)

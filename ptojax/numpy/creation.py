@@ -16,6 +16,7 @@ from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, loc
 from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
                                    supported_dtype, to_inexact)
 from ptojax.eval.array import Array
+from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
@@ -26,10 +27,27 @@ from ptojax.public import add_examples as _add_examples
 
 
 def asarray(a, dtype=None, copy=None):
+    if isinstance(a, _KeyArray) and dtype is None:
+        return a   # typed keys are arrays of their own dtype, as in JAX
+    if isinstance(a, (list, tuple)) and a and dtype is None \
+            and all(isinstance(k, _KeyArray) for k in a):
+        return _stacked_keys(a)
     return _asarray(a, dtype, op="asarray")
 
 
+def _stacked_keys(keys):
+    shapes = {k.shape for k in keys}
+    if len(shapes) != 1:
+        raise ShapeError(f"array: keys of different shapes {sorted(shapes)} cannot be stacked",
+                         user_frame())
+    words = [lax.expand_dims(k.data, (0,)) for k in keys]
+    return _KeyArray(lax.concatenate(words, 0))
+
+
 def array(object, dtype=None, copy=True, ndmin: int = 0):
+    if isinstance(object, (list, tuple)) and object and dtype is None \
+            and all(isinstance(k, _KeyArray) for k in object):
+        return _stacked_keys(object)   # a list of typed keys: a key array, as JAX
     out = _asarray(object, dtype, op="array")
     if out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))

@@ -17,6 +17,8 @@ from ptojax.numpy.math import where
 from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shapes,
                                    broadcast_to_shape, convert, result_type, supported_dtype)
+from ptojax.eval.key_array import (PRNGKeyArray as _KeyArray,
+                                   key_type_error as _key_type_error)
 from ptojax.ir.symbolic import as_index, divide_exactly
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
@@ -134,6 +136,8 @@ def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays)
     if not arrays:
         raise ShapeError("concatenate needs at least one array", user_frame())
+    if any(isinstance(a, _KeyArray) for a in arrays):
+        return _of_keys(concatenate, arrays, axis, dtype, arrays[0].ndim)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
     dt, _ = result_type(*arrays, op="concatenate")
@@ -161,6 +165,9 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, dtype=None):
+    arrays = list(arrays)
+    if arrays and any(isinstance(a, _KeyArray) for a in arrays):
+        return _of_keys(stack, arrays, axis, dtype, arrays[0].ndim + 1)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ShapeError("stack needs at least one array", user_frame())
@@ -170,6 +177,16 @@ def stack(arrays, axis=0, dtype=None):
                          f"{', '.join(str(tuple(a.shape)) for a in arrays)}", user_frame())
     axis = normalize_axis("stack", axis, len(shape) + 1)
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
+
+
+def _of_keys(join, keys, axis, dtype, ndim):
+    """``join`` (stack/concatenate) of typed keys: of their words, on the key axes."""
+    if dtype is not None or not all(isinstance(k, _KeyArray) for k in keys):
+        raise _key_type_error(join.__name__)
+    if axis is None:
+        keys, axis, ndim = [k.ravel() for k in keys], 0, 1
+    axis = normalize_axis(join.__name__, axis, ndim)
+    return _KeyArray(join([k.data for k in keys], axis))
 
 
 def hstack(tup, dtype=None):

@@ -6,6 +6,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
+from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
                                    check_dtype_kind, promote_args)
 from ptojax.ops import arithmetic as ar, logic as lg, transcendental as tr
@@ -485,6 +486,10 @@ def where(condition, x=None, y=None, /):
     condition = asarray(condition, op="where")
     if condition.dtype != dtypes.bool_:
         condition = lax.ne(condition, 0)
+    if isinstance(x, _KeyArray) and isinstance(y, _KeyArray):
+        # whole keys: select their words, the condition broadcast over the word axis
+        return _KeyArray(where(lax.expand_dims(condition, (condition.ndim,)), x.data,
+                                  y.data))
     x, y = promote_args("where", x, y)
     shape = broadcast_shapes("where", tuple(condition.shape), tuple(x.shape), tuple(y.shape))
     operands = [condition, x, y]

@@ -17,7 +17,7 @@ from ptojax.numpy.manipulation import moveaxis, repeat, reshape
 from ptojax.numpy.statistics import median
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
-from ptojax.tree_util import tree_leaves
+from ptojax.pytree import tree_leaves
 from ptojax.public import add_examples as _add_examples
 
 _MODE_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),

@@ -6,7 +6,8 @@ them).
 The package is also JAX's ``jax.ops``: its public API (``__all__``, what ``dir`` shows) is the
 segment reductions of ``segment.py``."""
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,  # noqa: F401
-                        decompositions, dimension_size, dynamic_slicing, eig, elementwise, fft,
+                        decompositions, dimension_size, dot_accumulate, dynamic_slicing,
+                        eig, elementwise, fft,
                         gather_scatter, io_callback, linalg, logic, optimization_barrier,
                         pure_callback,
                         random_bits, reductions, shape, slicing, sorting, special,

@@ -20,7 +20,7 @@ from ptojax.ops.elementwise import elementwise, python_scalar_value
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero, linear_in_first_jvp, zero_jvp
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_map
+from ptojax.pytree import tree_map
 from ptojax.public import add_examples as _add_examples
 
 IDENTITY = tile_forms.TileForm("elementwise", identity=True)
@@ -32,6 +32,8 @@ def _convert_abstract(x, new_dtype, weak_type=False):
 
 def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if x.dtype.kind in "biu":   # from bool or an integer: numpy's cast is XLA's
+        return x.astype(new_dtype)
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
             return x != 0

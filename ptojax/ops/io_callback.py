@@ -24,7 +24,7 @@ from ptojax.ops.pure_callback import (HOST_CALLBACK_FACTS, FlatCallback, Sequent
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero
 from ptojax.trace import Primitive
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import add_examples as _add_examples
 from ptojax.source_info import user_frame
 

@@ -58,9 +58,10 @@ def _not_recipe(eqn):
 
 def _shift_right_logical(x, y):
     bits = x.dtype.itemsize * 8
-    u = x.view(np.dtype(f"u{x.dtype.itemsize}"))
-    if np.ndim(y) == 0 and np.ndim(x) > 0 and 0 <= y < bits:   # by a constant (random bits)
-        return np.right_shift(u, u.dtype.type(y)).view(x.dtype)
+    u = x if x.dtype.kind == "u" else numpy_fast.bits(x)
+    if np.ndim(y) == 0 and np.ndim(x) > 0 and 0 <= int(y) < bits:   # by a constant (random bits)
+        out = np.right_shift(u, u.dtype.type(y))
+        return out if u is x else out.view(x.dtype)
     out = np.right_shift(u, y.astype(u.dtype))
     return np.where(y >= bits, 0, out).astype(u.dtype).view(x.dtype)
 

@@ -10,7 +10,7 @@ import numpy as np
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.costs import no_flops
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import add_examples as _add_examples
 
 

@@ -22,7 +22,7 @@ from ptojax.ops.costs import no_flops
 from ptojax.ops.shape import expand_dims, move_axis
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_flatten, tree_leaves
+from ptojax.pytree import tree_flatten, tree_leaves
 from ptojax.public import add_examples as _add_examples
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")

@@ -22,7 +22,7 @@ import itertools
 
 import numpy as np
 
-from ptojax import dtypes, tree_util
+from ptojax import dtypes, pytree as tree_util
 from ptojax.errors import PtoError, ShapeError
 from ptojax.ops import arithmetic
 from ptojax.ops.broadcast import broadcast_in_dim, reduce_sum

@@ -26,7 +26,7 @@ from ptojax.ops.slicing import concatenate, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero, zero_jvp
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Tracer, Unsupported
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import add_examples as _add_examples
 
 

@@ -1,17 +1,18 @@
 """``pto.random``: reproducible pseudo-random numbers from explicit keys, as ``jax.random``.
 
-``core.py`` holds the keys (Threefry-2x32, JAX's raw ``PRNGKey`` layout) and the basic
-samplers (bits, uniform, normal, gamma, ...); ``distributions.py`` the distributions JAX builds
+``keys.py`` holds the keys (typed ``key<fry>`` keys and raw ``PRNGKey`` words, Threefry-2x32),
+``core.py`` the basic samplers (bits, uniform, normal, gamma, ...); ``distributions.py`` the distributions JAX builds
 from them by formula; ``discrete.py`` the counting distributions (poisson, binomial,
 multinomial).
 """
-from ptojax.random.core import (PRNGKey, bernoulli, beta, bits, categorical, choice, dirichlet,
-                                fold_in, gamma, gumbel, key, key_data, loggamma,
-                                multivariate_normal, normal, permutation, randint, split,
-                                truncated_normal, uniform, wrap_key_data)
-from ptojax.random.distributions import (ball, cauchy, chisquare, clone, double_sided_maxwell,
+from ptojax.random.core import (bernoulli, beta, bits, categorical, choice, dirichlet, gamma,
+                                gumbel, loggamma, multivariate_normal, normal, permutation,
+                                randint, truncated_normal, uniform)
+from ptojax.random.keys import (PRNGKey, clone, fold_in, key, key_data, key_impl, split,
+                                wrap_key_data)
+from ptojax.random.distributions import (ball, cauchy, chisquare, double_sided_maxwell,
                                          exponential, f, generalized_normal, geometric,
-                                         key_impl, laplace, logistic, lognormal, maxwell,
+                                         laplace, logistic, lognormal, maxwell,
                                          orthogonal, pareto, rademacher, rayleigh, t,
                                          triangular, wald, weibull_min)
 from ptojax.random.discrete import binomial, multinomial, poisson

@@ -1,7 +1,7 @@
 """``pto.random``'s keys and basic samplers: reproducible pseudo-random numbers from explicit keys.
 
-A **key is a uint32 array of shape (2,)** — JAX's raw (legacy) ``PRNGKey`` layout, not a typed
-key. Nothing is stateful: every sampler takes a key, and the same key gives the same numbers,
+A key is typed (``random.key``: dtype ``key<fry>``) or raw (``random.PRNGKey``: a uint32
+array of shape (2,)); ``keys.py`` makes, splits and checks both. Nothing is stateful: every sampler takes a key, and the same key gives the same numbers,
 eagerly, under ``jit`` and under every transform. Use ``split``/``fold_in`` to derive new keys;
 never reuse a key for two different draws.
 
@@ -28,149 +28,15 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
-from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
+from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.convert import convert_element_type as convert_exactly
-from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.eval.array import Array
+from ptojax.random.keys import _check_key, _counters, _hash, _shape, fold_in, split
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _SQRT2 = math.sqrt(2.0)
-
-
-# keys ----------------------------------------------------------------------------------------
-def key(seed, *, impl=None):
-    """A new key from an integer seed: ``[high 32 bits, low 32 bits]`` of the seed.
-
-    A 32-bit (or narrower) seed has high word 0 and its two's-complement low word; a 64-bit
-    seed contributes both words. A Python int is int32 when it fits (int64 in x64 mode), else
-    64-bit. The seed may be traced. ``impl`` must be None or ``"threefry2x32"`` (the one
-    generator ptojax has)."""
-    _check_impl("key", impl)
-    seed = _integer_scalar("key", seed, "the seed")
-    low = lax.convert_element_type(seed, dtypes.uint32)
-    if seed.dtype.itemsize == 8:
-        high = lax.convert_element_type(lax.shift_right_logical(seed, 32), dtypes.uint32)
-    else:
-        high = _zero_word()
-    return pnp.stack([high, low])
-
-
-PRNGKey = key
-
-
-def _integer_scalar(name, value, what):
-    """``value`` as an integer scalar array; a Python int is int32 when it fits (int64 in x64
-    mode), else 64-bit."""
-    if type(value) is int:
-        value = np.asarray(value, _python_int_dtype(name, value))
-    value = pnp.asarray(value)
-    if not dtypes.is_integer(value.dtype):
-        raise DtypeError(f"{name}: {what} must be an integer, got {value.aval}", user_frame())
-    if value.ndim:
-        raise ShapeError(f"{name}: {what} must be a scalar, got {value.aval}; use pto.vmap "
-                         f"for a batch", user_frame())
-    return value
-
-
-def _python_int_dtype(name, value: int):
-    for dtype in (dtypes.default_int(), dtypes.int64, dtypes.uint64):
-        info = np.iinfo(dtype)
-        if info.min <= value <= info.max:
-            return dtype
-    raise PtoError(f"{name}: {value} does not fit in 64 bits", user_frame())
-
-
-def split(key, num=2):
-    """``num`` new keys (an int or a shape): an array of shape ``(*num, 2)``."""
-    key = _check_key("split", key)
-    shape = _shape(num)
-    bits1, bits2 = _hash(key, _counters(shape))
-    return pnp.stack([bits1, bits2], axis=-1)
-
-
-def fold_in(key, data):
-    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step number; of an
-    integer array its low 32 bits count; a Python int must fit uint32, as in JAX)."""
-    key = _check_key("fold_in", key)
-    if type(data) is int and not 0 <= data < 2**32:
-        raise IntegerOverflowError(f"fold_in: the Python int {data} does not fit uint32 (the "
-                                   f"data word); pass it as an integer array to fold in its "
-                                   f"low 32 bits", user_frame())
-    data = _integer_scalar("fold_in", data, "data")
-    word = lax.convert_element_type(data, dtypes.uint32)
-    return pnp.stack(_hash(key, (_zero_word(), word)))
-
-
-def key_data(keys):
-    """The uint32 words of ``keys`` (shape ``(..., 2)``). A key here is already its data
-    (JAX's raw layout), so this checks and returns it; for JAX code that unwraps typed keys."""
-    return _check_key_words("key_data", keys)
-
-
-def wrap_key_data(key_bits_array, *, impl=None):
-    """Keys from their uint32 words (shape ``(..., 2)``): the words themselves, JAX's raw
-    layout. ``impl`` must be None or ``"threefry2x32"``, the one generator ptojax has."""
-    _check_impl("wrap_key_data", impl)
-    return _check_key_words("wrap_key_data", key_bits_array)
-
-
-def _check_impl(name, impl):
-    if impl not in (None, "threefry2x32"):
-        raise PtoError(f"{name}: impl={impl!r} is not available; ptojax keys are "
-                       f"threefry2x32 (pass impl=None)", user_frame(3))
-
-
-def _check_key_words(name, keys):
-    keys = pnp.asarray(keys)
-    if keys.dtype != dtypes.uint32 or keys.ndim < 1 or keys.shape[-1] != 2:
-        raise DtypeError(f"{name}: key data is a uint32 array of shape (..., 2), got "
-                         f"{keys.aval}", user_frame())
-    return keys
-
-
-def _check_key(name, key):
-    key = pnp.asarray(key)
-    if key.dtype != dtypes.uint32 or tuple(key.shape) != (2,):
-        batched = key.ndim > 1 and key.shape[-1] == 2
-        hint = "; map over a batch of keys with pto.vmap" if batched else ""
-        raise DtypeError(f"{name}: a key is a uint32 array of shape (2,) from "
-                         f"pto.random.key/split/fold_in, got {key.aval}{hint}", user_frame())
-    return key
-
-
-def _hash(key, counters):
-    """Threefry-2x32 of the 64-bit counters ``(high, low)`` under ``key``: two uint32 arrays."""
-    k1 = lax.index_in_dim(key, 0, keepdims=False)
-    k2 = lax.index_in_dim(key, 1, keepdims=False)
-    return threefry2x32_p.bind(k1, k2, *counters)
-
-
-def _zero_word():
-    return Array(np.zeros((), dtypes.uint32))
-
-
-def _counters(shape):
-    """The flat index of every element of ``shape`` as 64-bit counters ``(high, low)``."""
-    size = math.prod(shape)
-    if size >= 2 ** 32:
-        raise ShapeError(f"random draws of {size} elements (2**32 or more) are not supported",
-                         user_frame())
-    return _zero_word(), lax.reshape(lax.iota(dtypes.uint32, size), shape)
-
-
-def _shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        shape = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise ShapeError(f"a shape must be an int or a tuple of ints, got {shape!r}",
-                         user_frame()) from None
-    if any(d < 0 for d in shape):
-        raise ShapeError(f"negative dimensions are not allowed: {shape}", user_frame())
-    return shape
 
 
 # bits and uniform floats ---------------------------------------------------------------------
@@ -610,12 +476,6 @@ def _weighted_choice(key, n, shape, replace, p):
 
 
 add_examples(globals(), """
-PRNGKey:
-    >>> pto.random.PRNGKey(42)
-    Array([ 0, 42], dtype=uint32)
-key:
-    >>> pto.random.key(42)
-    Array([ 0, 42], dtype=uint32)
 bernoulli:
     >>> pto.random.bernoulli(pto.random.key(0), 0.5, (4,))
     Array([False, False,  True,  True], dtype=bool)
@@ -628,9 +488,6 @@ categorical:
 choice:
     >>> pto.random.choice(pto.random.key(0), 5, (3,), replace=False)
     Array([0, 1, 4], dtype=int32)
-fold_in:
-    >>> pto.random.fold_in(pto.random.key(0), 7)
-    Array([2716826189,  292468403], dtype=uint32)
 gamma:
     >>> pto.random.gamma(pto.random.key(0), 2.0, (3,))
     Array([0.4016075, 1.2525765, 1.4668685], dtype=float32)
@@ -659,20 +516,10 @@ permutation:
 randint:
     >>> pto.random.randint(pto.random.key(0), (4,), 0, 10)
     Array([9, 0, 2, 3], dtype=int32)
-split:
-    >>> pto.random.split(pto.random.key(0))
-    Array([[1797259609, 2579123966],
-           [ 928981903, 3453687069]], dtype=uint32)
 truncated_normal:
     >>> pto.random.truncated_normal(pto.random.key(0), -1.0, 1.0, (3,))
     Array([ 0.8618594 ,  0.9412884 , -0.29104838], dtype=float32)
 uniform:
     >>> pto.random.uniform(pto.random.key(0), (3,))
     Array([0.947667  , 0.9785799 , 0.33229148], dtype=float32)
-key_data:
-    >>> pto.random.key_data(pto.random.key(42))
-    Array([ 0, 42], dtype=uint32)
-wrap_key_data:
-    >>> pto.random.wrap_key_data(pnp.array([0, 42], dtype=pnp.uint32))
-    Array([ 0, 42], dtype=uint32)
 """)

@@ -243,21 +243,6 @@ def ball(key, d, p=2, shape=(), dtype=None):
 
 
 # keys -------------------------------------------------------------------------------------------
-def clone(key):
-    """A copy of ``key`` (JAX needs it to reuse a key under its key-reuse checker; ptojax has
-    none, so this is the identity)."""
-    return _check_key("clone", key)
-
-
-def key_impl(keys):
-    """The generator of ``keys``: ``'threefry2x32'``, the one ptojax has."""
-    keys = pnp.asarray(keys)
-    if keys.dtype != dtypes.uint32 or keys.ndim < 1 or keys.shape[-1] != 2:
-        raise DtypeError(f"key_impl: keys are uint32 arrays of shape (..., 2), got "
-                         f"{keys.aval}", user_frame())
-    return "threefry2x32"
-
-
 add_examples(globals(), """
 exponential:
     >>> pto.random.exponential(pto.random.key(0), (3,))
@@ -320,10 +305,4 @@ generalized_normal:
 ball:
     >>> pto.random.ball(pto.random.key(0), 2)
     Array([0.0427969 , 0.99726164], dtype=float32)
-clone:
-    >>> pto.random.clone(pto.random.key(7))
-    Array([0, 7], dtype=uint32)
-key_impl:
-    >>> pto.random.key_impl(pto.random.key(0))
-    'threefry2x32'
 """)

@@ -30,10 +30,11 @@ from ptojax.ops import decompositions as dec
 from ptojax.ops.matrix import matrix_transpose as mT
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples, dir_function
+from ptojax.scipy.matrix_sqrt import sqrtm
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
            "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
-           "solve_triangular", "svd"]
+           "solve_triangular", "sqrtm", "svd"]
 __dir__ = dir_function(__all__)
 
 

@@ -23,7 +23,7 @@ from ptojax.trace import trace_flat, tracing
 from ptojax.shard.map import (apply_shard_map, check_mesh, leaf_dims,
                                          specs_for_leaves)
 from ptojax.shard.partition import partition, partition_as_propagated
-from ptojax.tree_util import tree_flatten, tree_flatten_with_path
+from ptojax.pytree import tree_flatten, tree_flatten_with_path
 from ptojax.public import add_examples as _add_examples
 
 

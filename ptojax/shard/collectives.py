@@ -63,7 +63,7 @@ from ptojax.ops.tangents import Zero, is_zero
 from ptojax.shard.runtime.in_process import current_context
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_map
+from ptojax.pytree import tree_map
 from ptojax.public import add_examples as _add_examples
 
 

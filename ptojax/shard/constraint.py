@@ -15,7 +15,7 @@ from ptojax.ops.tangents import Zero, is_zero
 from ptojax.shard.map import specs_for_leaves
 from ptojax.sharding import NamedSharding, check_dims, spec_of_dims
 from ptojax.trace import Primitive, Unsupported
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.public import add_examples as _add_examples
 
 

@@ -20,7 +20,7 @@ from ptojax.shard.constraint import with_sharding_constraint
 from ptojax.shard.runtime.arrays import ShardedArray, device_put
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
-from ptojax.tree_util import tree_broadcast, tree_flatten
+from ptojax.pytree import tree_broadcast, tree_flatten
 
 
 def _is_sharding(x) -> bool:

@@ -46,7 +46,7 @@ from ptojax.sharding import (Mesh, PartitionSpec, check_dims, format_dims, spec_
                              spec_of_dims)
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported, trace_flat, tracing
-from ptojax.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_structure
+from ptojax.pytree import keystr, tree_flatten, tree_flatten_with_path, tree_structure
 from ptojax.public import add_examples as _add_examples
 
 

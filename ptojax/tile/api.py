@@ -38,7 +38,7 @@ from ptojax.tile.fusion import fuse
 from ptojax.tile.planner import TileConfig, plan_group
 from ptojax.tile.prepare import expand, fold_transposes
 from ptojax.tile.rules import COLSUM
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.ops.arithmetic import integer_pow_p
 from ptojax.ops.broadcast import reduce_sum_p
 from ptojax.ops.convert import convert_element_type_p

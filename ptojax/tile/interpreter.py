@@ -20,15 +20,20 @@ from ptojax.ir.types import TileType
 from ptojax.targets import get_target
 from ptojax.tile import ops as T
 from ptojax.tile.memory import plan_memory
+from ptojax.tile.row_split import both_vector_buffers
+
+
+def cached_plan(body, buffers, target, single_fallback=False, split_rows=0):
+    return _cached_plan(body, buffers, target, bool(single_fallback), int(split_rows))
 
 
 @functools.lru_cache(maxsize=512)
-def cached_plan(body, buffers, target):
-    return plan_memory(body, buffers, target)
+def _cached_plan(body, buffers, target, single_fallback, split_rows):
+    return plan_memory(body, buffers, target, single_fallback, split_rows)
 
 
-def check_plan_fits(name, body, buffers, target):
-    plan = cached_plan(body, buffers, target)
+def check_plan_fits(name, body, buffers, target, single_fallback=False, split_rows=0):
+    plan = cached_plan(body, buffers, target, single_fallback, split_rows)
     over = plan.overflow(target)
     if over is not None:
         slot, space, needed, cap = over
@@ -66,10 +71,13 @@ class _Arenas:
 
 
 def run_tile_kernel(inputs, *, name, kind, grid, regions, bodies, buffers, target, cube=None,
-                    accumulate=()):
-    """Execute a tile kernel on numpy inputs; returns its outputs."""
+                    accumulate=(), row_split=0):
+    """Execute a tile kernel on numpy inputs; returns its outputs. A kernel whose vector
+    sub-blocks split the rows (``row_split``) runs its whole tiles in both sub-blocks' UB."""
     target = get_target(target)
-    plans = [check_plan_fits(name, body, buffers, target) for body in bodies]
+    if row_split:
+        target = both_vector_buffers(target)
+    plans = [check_plan_fits(name, body, buffers, target, kind == "kernel") for body in bodies]
     inputs = [np.asarray(x) for x in inputs]
     ins, outs, spaces = T.kernel_signature(bodies[0], len(inputs))
     out_arrays = [np.zeros(v.type.shape, v.type.dtype) if i in accumulate else _empty(v.type)

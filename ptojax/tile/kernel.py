@@ -3,8 +3,10 @@
 The kernel's params: ``grid`` (a ``TileGrid``), one body sub-IR per ragged-edge region
 (``regions``/``bodies``), the buffer count, target, cube shape and accumulated outputs. A body
 takes the tile's row/column indices, the kernel's GM tensors — inputs, outputs
-(destination-passing), workspaces — and returns the updated outputs. Evaluating the equation
-runs the numpy tile interpreter; the host backend runs the compiled kernel instead.
+(destination-passing), workspaces — and returns the updated outputs. A pto.kernel's
+``row_split`` (``tile/row_split.py``) is the row count its two vector sub-blocks split, or 0.
+Evaluating the equation runs the numpy tile interpreter; the host backend runs the compiled
+kernel instead.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from ptojax.trace import Primitive, Unsupported
 
 
 def _kernel_abstract(*in_types, name, kind, grid, regions, bodies, buffers, target, cube=None,
-                     accumulate=()):
+                     accumulate=(), row_split=0):
     if len(bodies) != len(regions) or not bodies:
         raise ShapeError(f"tile_kernel {name}: one body per region expected")
     outs = None

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ir.types import TileType
 from ptojax.tile import ops as T
+from ptojax.tile.row_split import half_type
 
 
 def tile_nbytes(t: TileType) -> int:
@@ -100,6 +101,7 @@ class _Walker:
         self.stored = {}        # UB tiles read by tile_store -> the last such store
         self.staged_in = set()  # tiles written by tile_load / tile_move
         self.last_loop = None   # position of the body's last top-level loop
+        self.carried = set()    # values entering a loop as its carries' initial values
 
     def walk(self, ir: IR, level: int):
         for eqn in ir.eqns:
@@ -136,6 +138,7 @@ class _Walker:
             self.last_loop = start
         for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
             self.alias[inner] = outer
+        self.carried.update(v for v in eqn.inputs[:eqn.params["num_carry"]] if type(v) is Var)
         span = [start, None]
         self.loops.append(span)
         self.walk(body, level + 1)
@@ -151,8 +154,16 @@ class _Walker:
             self.last[v] = self.pos - 1
 
 
-def plan_memory(body, buffers: int, target) -> MemoryPlan:
-    """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``."""
+def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0) -> MemoryPlan:
+    """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``.
+    Staging tiles (loaded, moved or stored in a loop) get ``buffers`` copies; with
+    ``single_fallback`` (a pto.kernel, whose pipe flags are derived from the planned bytes),
+    while a buffer overflows its largest staging tile keeps one copy: its load then waits
+    for the previous step's last read instead of overlapping it. With ``split_rows`` R (a
+    mixed kernel whose vector sub-blocks each take half the rows, ``tile/row_split.py``) it is
+    one sub-block's plan: a vector tile of R rows takes the bytes of its R/2-row half."""
+    def nbytes(t):
+        return tile_nbytes(half_type(t, split_rows))
     w = _Walker()
     w.walk(_as_ir(body), 0)
     end = w.pos
@@ -174,7 +185,7 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
             r = root(v)
             slot = slot_of.get(r) if r is not v else None       # accumulator / loop carry
             if slot is None:
-                slot = _reuse(eqn, v, p, slot_of, w)
+                slot = _reuse(eqn, v, p, slot_of, w, nbytes)
             stage = eqn.params.get("stage")
             if slot is None and stage is not None:              # shared K-step buffer
                 slot = stages.get((v.type.space, stage))
@@ -185,7 +196,7 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
                     staging = ""     # a loop follows its store: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
                 first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
-                slot = Slot(v.type.space, tile_nbytes(v.type),
+                slot = Slot(v.type.space, nbytes(v.type),
                             copies=buffers if staging else 1, start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
                             owner=eqn)
@@ -197,13 +208,27 @@ def plan_memory(body, buffers: int, target) -> MemoryPlan:
             slot_of[v] = slot
         if getattr(eqn.prim, "tile_scratch", None):
             src = eqn.inputs[0].type
-            plan.scratch[eqn] = Slot(src.space, tile_nbytes(src), start=p, end=p,
+            plan.scratch[eqn] = Slot(src.space, nbytes(src), start=p, end=p,
                                      level=level, owner=eqn)
     for v in w.alias:                     # loop-body carry parameters
         if v not in slot_of and root(v) in slot_of and isinstance(v.type, TileType):
             slot_of[v] = slot_of[root(v)]
     _place(plan, target)
+    if single_fallback:
+        _single_buffer_to_fit(plan, target)
     return plan
+
+
+def _single_buffer_to_fit(plan, target):
+    """While a buffer overflows, its largest double-buffered staging tile keeps one copy."""
+    while (over := plan.overflow(target)) is not None:
+        space = over[1]
+        staged = [s for s in plan.ordered if s.space == space and s.copies > 1]
+        if not staged:
+            return
+        max(staged, key=lambda s: s.nbytes).copies = 1
+        plan.ordered, plan.peak = [], {}
+        _place(plan, target)
 
 
 def _stage_spans(w) -> dict:
@@ -221,17 +246,22 @@ def _stage_spans(w) -> dict:
     return spans
 
 
-def _reuse(eqn, out, p, slot_of, w):
-    """The slot of an operand that dies at ``eqn`` and may hold its result, if any."""
+def _reuse(eqn, out, p, slot_of, w, nbytes):
+    """The slot of an operand that dies at ``eqn`` and may hold its result, if any. A value
+    entering a loop as a carry never takes a staging slot: its copies are picked by the
+    enclosing level's slot, the loop body's updates of the carry by the loop's."""
     if out in w.stored or out in w.staged_in or not T.inplace_ok(eqn.prim, eqn.params):
         return None
+    carried = out in w.carried
     for a in eqn.inputs:
         if type(a) is not Var or a not in slot_of:
             continue
         slot = slot_of[a]
+        if carried and slot.copies > 1:
+            continue
         # a wider result written over its operand would overwrite elements not yet read
         if (slot.staging != "out" and slot.space == out.type.space
-                and slot.nbytes >= tile_nbytes(out.type) and slot.last_use <= p
+                and slot.nbytes >= nbytes(out.type) and slot.last_use <= p
                 and out.type.dtype.itemsize <= a.type.dtype.itemsize):
             return slot
     return None

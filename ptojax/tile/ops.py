@@ -488,6 +488,8 @@ def _col_sum_abstract(t):
 tile_col_sum_p = _prim("tile_col_sum", _col_sum_abstract,
                        lambda t: np.sum(np.asarray(t), axis=0, keepdims=True,
                                         dtype=np.asarray(t).dtype), scratch="input")
+# it adds up rows, so two vector sub-blocks cannot each take half of them (tile/row_split.py)
+tile_col_sum_p.tile_mixes_rows = True
 
 
 # --- cube ------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.ieee import quietly
 from ptojax.eval.leaves import leaf_value
 from ptojax.targets import get_target
-from ptojax.tree_util import tree_flatten
+from ptojax.pytree import tree_flatten
 from ptojax.tools.jax_reference import JaxEquations
 from ptojax.public import add_examples as _add_examples
 

@@ -10,7 +10,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.eval.fast_arguments import Miss, fast_arguments
 from ptojax.eval.leaves import leaf_value
-from ptojax.tree_util import register_dataclass, tree_flatten, unflattener
+from ptojax.pytree import register_dataclass, tree_flatten, unflattener
 
 Pair = collections.namedtuple("Pair", "a b")
 

@@ -117,3 +117,13 @@ def test_jitted_bfloat16_program_against_jax():
     np.testing.assert_allclose(np.float32(got[0]), np.float32(want[0]), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(got[1]).astype(np.float32),
                                np.asarray(want[1]).astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_select_between_scalars_is_a_fresh_copy():
+    for pred in (np.bool_(True), np.bool_(False), np.asarray(True), np.asarray(False)):
+        for a, b in ((np.int32(3), np.int32(-4)), (np.asarray(np.float32(1.5)),
+                                                   np.asarray(np.float32(-0.0))),
+                     (np.uint32(7), np.asarray(np.uint32(9)))):
+            got = numpy_fast.select(pred, a, b)
+            _same_bits(got, np.where(pred, a, b))
+            assert got is not a and got is not b and got.shape == ()

@@ -13,7 +13,8 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.ir.pto import Instr
-from ptojax.lower.program_schedule import ADJACENT_EVENT, schedule_of
+from ptojax.lower.program_schedule import schedule_of
+from ptojax.lower.schedule_items import ADJACENT_EVENT
 from ptojax.lower.schedule import CoreBlock, CrossSync, Flag, Loop
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.tile.memory import plan_memory

@@ -82,6 +82,51 @@ def test_cube_and_vector_code_is_guarded_per_core():
     assert "pto.tmatmul" in pto_as
 
 
+
+def _guarded(text, guard, vector_section):
+    """(line, inside a sub-block-0 guard) of each line; ``vector_section(line, in_vector)``
+    says whether the vector core's code goes on after ``line``."""
+    out, vec, guard_depth, depth = [], False, None, 0
+    for line in text.splitlines():
+        vec = vector_section(line, vec)
+        if guard in line:
+            guard_depth = depth
+        depth += line.count("{") - line.count("}")
+        if guard_depth is not None and depth <= guard_depth:
+            guard_depth = None
+        out.append((line.strip(), vec, guard_depth is not None))
+    return out
+
+
+def _cpp_vector(line, vec):
+    if line.startswith("#if defined("):
+        return "__DAV_VEC__" in line
+    return False if line.startswith("#endif") else vec
+
+
+def _pto_vector(line, vec):
+    if "pto.section." in line:
+        return "pto.section.vector" in line
+    return vec
+
+
+def test_both_vector_sub_blocks_run_the_cross_core_flags():
+    """An A2 mixed kernel starts both AIVs of each AIC, and the cube's counter of a mode-2
+    flag rises only once both have set it (CANN CrossCoreSetFlag): the vector side computes
+    on sub-block 0, but every cross-core set and wait is outside its guard."""
+    kernel, args, _ = CASES["matmul_bias_relu"]
+    lo = pto.jit(kernel).lower(*args)
+    for text, guard, vector, syncs, work in (
+            (lo.as_text("pto-cpp"), "if (get_subblockid() == 0)", _cpp_vector,
+             ("ffts_cross_core_sync", "wait_flag_dev"), ("TLOAD(", "TSTORE(")),
+            (lo.as_text("pto"), "scf.if %sb0", _pto_vector, ("pto.sync.",),
+             ("pto.tload", "pto.tstore"))):
+        lines = [(t, g) for t, vec, g in _guarded(str(text), guard, vector) if vec]
+        sync_guarded = [g for t, g in lines if t.startswith(syncs)]
+        work_guarded = [g for t, g in lines if t.startswith(work)]
+        assert sync_guarded and not any(sync_guarded)
+        assert work_guarded and all(work_guarded)
+
 def test_k_loop_accumulates_in_l0c():
     """acc + K.dot(...) from zeros: the first step before the loop (TMATMUL), the others
     accumulate into the carried L0C tile (TMATMUL_ACC) — no vector add, no workspace."""
@@ -160,3 +205,56 @@ def test_profile_records_the_kernel_with_its_cost_estimate():
         jitted(*args)
     (row,) = [r for r in p.report().rows if r["kind"] == "kernel"]
     assert row["name"] == "softmax_rows" and row["calls"] == 1 and row["estimate_us"] > 0
+
+
+def _two_carries(n=64, b=16, d=32):
+    """A static-bound loop whose ``y`` stays in L0C (its first step runs before the loop)
+    while ``x`` is a UB carry fed by a cube -> vector workspace."""
+    K = pto.kernel
+    whole, block = pto.BlockSpec((n, d), lambda i: (0, 0)), pto.BlockSpec((b, d), lambda i: (i, 0))
+    out = pto.ShapeDtypeStruct((n, d), np.float32)
+
+    @K(out_shape=(out, out), grid=(n // b,), in_specs=[whole, whole], out_specs=[block, block])
+    def two_carries(a_ref, c_ref, x_ref, y_ref):
+        kb = c_ref[K.ds(K.program_id(0) * b, b), :]
+
+        def body(i, carry):
+            x, y = carry
+            ai = a_ref[K.ds(i * b, b), :]
+            p = pto.numpy.exp(K.dot(ai, kb, trans_b=True) * 0.01)
+            return x + K.dot(p * 2.0, ai, trans_a=True) * 0.5, y + K.dot(p, ai, trans_a=True)
+        zeros = pto.numpy.zeros((b, d), np.float32)
+        x_ref[...], y_ref[...] = K.fori(0, n // b, body, (zeros, zeros))
+    return two_carries
+
+
+def test_a_carry_entering_a_loop_keeps_its_own_buffer_in_the_pto_build():
+    """The first step's ``x`` came from a double-buffered workspace load and was updated in
+    place; as a carry it needs a single-copy buffer, or the loop body (copies picked by the
+    step) and the code before it (by the program) update different copies."""
+    kernel = _two_carries()
+    a, c = rand(64, 32), rand(64, 32, seed=1)
+    expected = kernel(a, c)
+    got = host_jit(kernel, check_sync=True, kernels="pto")(a, c)
+    for g, e in zip(got, expected):
+        assert_close(g, e)
+
+
+def test_a_k_split_operand_is_not_reused_from_its_overwritten_l0_buffer():
+    """[64, 128] @ [128, 64] float32 splits along K (the 910B's L0 holds double-buffered
+    [64, 64] halves); the K steps of one matmul share an L0 buffer, so the second matmul of
+    ``b`` loads its halves again instead of reusing the first's (the second half had
+    overwritten the first)."""
+    K = pto.kernel
+    whole = [pto.BlockSpec(s, lambda i: (0, 0)) for s in ((64, 128), (128, 64), (64, 128))]
+
+    @K(out_shape=pto.ShapeDtypeStruct((64, 64), np.float32), grid=(1,), in_specs=whole,
+       out_specs=pto.BlockSpec((64, 64), lambda i: (0, 0)))
+    def two_products(a_ref, b_ref, c_ref, o_ref):
+        o_ref[...] = K.dot(c_ref[...], b_ref[...]) + K.dot(pto.numpy.exp(a_ref[...] * 0.1),
+                                                           b_ref[...])
+    a, b, c = rand(64, 128), rand(128, 64, seed=1), rand(64, 128, seed=2)
+    expected = c @ b + np.exp(a * np.float32(0.1)) @ b
+    for backend in (pto.tile(two_products), host_jit(two_products, check_sync=True,
+                                                     kernels="pto")):
+        assert_close(backend(a, b, c), expected, scale=4)

@@ -65,6 +65,23 @@ def test_a_cross_core_wait_holds_every_pipe_of_the_waiting_core_and_reaches_both
         assert clock.at(unit, "MTE3") == pytest.approx(4.0)
 
 
+
+def test_the_cubes_wait_on_its_vector_sub_blocks_needs_a_set_from_each():
+    """CANN CrossCoreSetFlag, mode 2: the cube's counter rises once both AIVs have set the
+    flag, so the cube waits for the later sub-block, and one sub-block's sets alone never
+    release it (a hang on hardware: the model refuses it)."""
+    clock = PipeClock(T910, vector_units=2)
+    clock.run("vec0", "MTE2", 1.0)
+    clock.run("vec1", "MTE2", 5.0)
+    for unit in ("vec0", "vec1"):
+        clock.cross_sync(unit, CrossSync("set", 2, "MTE2"))
+    clock.cross_sync("vec0", CrossSync("set", 2, "MTE2"))    # vec0 again: 1 (vec1 has not)
+    clock.cross_sync(CUBE, CrossSync("wait", 2))
+    clock.run(CUBE, "MTE2", 1.0)
+    assert clock.at(CUBE, "MTE2") == pytest.approx(6.0)      # the later sub-block's set
+    with pytest.raises(AssertionError, match="no earlier set"):
+        clock.cross_sync(CUBE, CrossSync("wait", 2))
+
 def test_a_loops_extrapolated_steady_state_matches_running_every_step():
     def run(n, warmup):
         clock = PipeClock(T910)

@@ -2,7 +2,8 @@
 twice: by JAX itself (32-bit mode) and by ptojax through the name-only mapping
 (``import jax...`` -> ``ptojax...``). Final values must match. They exercise what JAX's
 examples do: a VAE epoch in a jitted fori_loop, DP-SGD's per-example gradients, ADVI with
-scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky."""
+scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky,
+SGD whose scan carry holds a typed PRNG key."""
 import os
 
 import numpy as np
@@ -30,11 +31,12 @@ INPUTS = {
     "nbody_verlet": (np.stack(np.meshgrid(np.arange(3) * 1.2, np.arange(2) * 1.2), -1)
                      .reshape(-1, 2).astype(np.float32),
                      (0.1 * RNG.randn(6, 2)).astype(np.float32)),
+    "typed_key_sgd": (RNG.randn(24, 3).astype(np.float32), RNG.randn(24).astype(np.float32)),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
         "gp_cholesky": 5e-4, "neural_ode_rk4": 1e-4, "gmm_em": 2e-4, "lstm_adam": 2e-4,
-        "nbody_verlet": 2e-4}
+        "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4}
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))

@@ -12,7 +12,7 @@ SPECIAL = {"erf": (0.5,), "erfc": (0.5,), "erfinv": (0.5,), "ndtr": (0.5,), "ndt
            "entr": (0.5,), "gamma": (2.5,), "spence": (0.5,), "dawsn": (0.5,),
            "xlogy": (0.5, 2.0), "gammainc": (1.5, 2.0), "betaln": (1.5, 2.0),
            "zeta": (2.5, 1.0), "kl_div": (0.5, 0.3), "betainc": (1.5, 2.0, 0.3),
-           "logsumexp": (0.5,)}
+           "logsumexp": (0.5,), "owens_t": (0.5, 2.0)}
 NORM = ("pdf", "logpdf", "cdf", "logcdf", "sf", "ppf")
 
 

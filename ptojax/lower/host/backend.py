@@ -49,6 +49,7 @@ from ptojax.control_flow.scan import run_scan, scan_p
 from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
+from ptojax.lower.host.accumulate import accumulating_products
 from ptojax.lower.host.build import ABI_VERSION, NotCached
 from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
@@ -159,6 +160,7 @@ class HostExecutable:
 
     def __init__(self, closed: ClosedIR, options: CpuBackend, donated=frozenset()):
         closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
+        closed = accumulating_products(closed, donated)   # beta * acc + x @ g: one GEMM
         self.closed = closed
         self.options = options
         self.donated = donated

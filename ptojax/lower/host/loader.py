@@ -4,7 +4,7 @@
 launcher per entry point. ``launch(i, arrays, blocks)`` passes the arrays' data pointers (they
 must be C-contiguous and of the kernel's parameter types; outputs are written in place) and
 runs the kernel's blocks. ctypes releases the GIL for the call. The data pointers are read
-straight from the arrays (``data_pointers``): ``a.ctypes.data`` builds a helper object per
+straight from the arrays (``eval/pointers.data_pointers``): ``a.ctypes.data`` builds a helper object per
 array, which made the launch of a small kernel cost 20-30x its ctypes call. A runtime check
 that fails inside the kernel (a set/wait pairing error in a PTO_HOST_CHECK_SYNC build, a tile
 outside its buffer, a GM window that does not match its tile) raises ``KernelCheckError``.
@@ -12,42 +12,13 @@ outside its buffer, a GM window that does not match its tile) raises ``KernelChe
 from __future__ import annotations
 
 import ctypes
-import platform
 from pathlib import Path
-
-import numpy as np
 
 from ptojax.errors import CompileError, KernelCheckError
 from ptojax.lower.host.build import ABI_VERSION, build_library
 from ptojax.lower.host.cache import CacheEntry
 from ptojax.lower.host.compiler import passive_openmp_threads
-
-
-def _data_pointer_offset():
-    """Where a numpy array object keeps its data pointer: right after the object header
-    (``PyArrayObject_fields.data``, fixed by numpy's C ABI), on CPython, where ``id`` is the
-    object's address. Checked against ``a.ctypes.data`` on arrays and views; None if it does
-    not hold (another Python, another layout)."""
-    if platform.python_implementation() != "CPython":
-        return None
-    offset = object.__basicsize__
-    base = np.arange(12.0).reshape(3, 4)
-    for probe in (base, base[1:], base[:, 2:], np.empty(0, np.int8), np.float32(1.0) * base):
-        if ctypes.c_void_p.from_address(id(probe) + offset).value != probe.ctypes.data:
-            return None
-    return offset
-
-
-_DATA_OFFSET = _data_pointer_offset()
-
-
-def data_pointers(arrays) -> list:
-    """``[a.ctypes.data for a in arrays]`` (numpy arrays), 5x faster where the array layout
-    was verified (``_data_pointer_offset``)."""
-    if _DATA_OFFSET is None:
-        return [a.ctypes.data for a in arrays]
-    at, offset = ctypes.c_void_p.from_address, _DATA_OFFSET
-    return [at(id(a) + offset).value for a in arrays]
+from ptojax.eval.pointers import data_pointer_offset, data_pointers
 
 
 class StaleLibraryError(OSError):
@@ -91,8 +62,29 @@ class KernelLibrary:
         the OpenMP threads when ``parallel``, else one after another on this thread)."""
         argv = (ctypes.c_void_p * len(arrays))(*data_pointers(arrays))
         if self._launchers[index](argv, blocks, int(parallel)) != 0:
-            raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
-                                   f"check: {self._error().decode(errors='replace')}")
+            self.raise_check_error(index)
+
+    def launcher(self, index: int, count: int):
+        """``launch`` of kernel ``index`` with ``count`` arrays, bound once: ``go(arrays,
+        blocks, parallel)`` builds its argument vector from the arrays' data pointers read
+        inline (a small kernel's launch is mostly this Python)."""
+        fn, argv_type = self._launchers[index], ctypes.c_void_p * count
+        offset = data_pointer_offset()
+        if offset is None:
+            def go(arrays, blocks, parallel):
+                self.launch(index, arrays, blocks, parallel)
+            return go
+        at = ctypes.c_void_p.from_address
+
+        def go(arrays, blocks, parallel):
+            if fn(argv_type(*[at(id(a) + offset).value for a in arrays]), blocks,
+                  parallel) != 0:
+                self.raise_check_error(index)
+        return go
+
+    def raise_check_error(self, index: int):
+        raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "
+                               f"check: {self._error().decode(errors='replace')}")
 
 
 def _bound(dll, symbol, restype, argtypes):

@@ -9,15 +9,15 @@ array it reads — to just after the equation that makes it ready: right after t
 gradient and its last other use. Its operands are then still in cache, and it is still their
 last use, so the executor writes its results over them in place (``eval/executable.py``).
 Only equations that free at least as many intermediate elements as they allocate move (the
-program's results do not count: they are alive at its end anyway), so the live
-intermediates never grow; equations with effects keep their order, and no equation moves
-before its operands exist. The cpu backend orders its compiled programs so
+program's results do not count: they are alive at its end anyway, so an equation that is
+the last to read a result — a parameter update reading the new velocity the step returns —
+moves too, freeing nothing), so the live intermediates never grow; equations with effects
+keep their order, and no equation moves before its operands exist. The equation readied last
+runs first, so an update runs right after its own gradient, not after the next layer's. The cpu backend orders its compiled programs so
 (``program.py``); measured on a VAE epoch (busy 2-core machine, CPU time): the four large
 momentum-update kernels 1.24 -> 1.18 ms per step (784x512 weight's 0.24 -> 0.19 ms).
 """
 from __future__ import annotations
-
-import heapq
 
 from ptojax.ir.core import IR, ClosedIR, Var
 
@@ -40,9 +40,7 @@ def _order(ir) -> list:
         for a in _vars(e.inputs):
             readers.setdefault(a, []).append(i)
     pending = {v: len(set(r)) for v, r in readers.items()}   # unscheduled readers per var
-    for v in _vars(ir.outvars):
-        pending[v] = pending.get(v, 0) + 1     # a result stays alive: never closed
-    results = set(_vars(ir.outvars))
+    results = set(_vars(ir.outvars))   # alive at the end whatever reads them: never freed
     made = {v for e in eqns for v in e.outputs}
     ready = set(_vars(ir.invars)) | set(ir.constvars)
     done = [False] * len(eqns)
@@ -55,7 +53,7 @@ def _order(ir) -> list:
                 or any(pending[a] != 1 for a in ins):
             return False
         allocated = _elements(v for v in e.outputs if v not in results)
-        freed = _elements(a for a in ins if a in made)
+        freed = _elements(a for a in ins if a in made and a not in results)
         return allocated is not None and freed is not None and allocated <= freed
 
     def schedule(i):
@@ -71,11 +69,11 @@ def _order(ir) -> list:
         for v in (*opened, *e.outputs):
             for r in readers.get(v, ()):
                 if not done[r] and r > first and closes(r):
-                    heapq.heappush(candidates, r)
+                    candidates.append(r)
 
     while first < len(eqns):
-        while candidates:
-            i = heapq.heappop(candidates)
+        while candidates:   # the latest made ready first: right after what readied it
+            i = candidates.pop()
             if not done[i]:
                 schedule(i)
         if not done[first]:

@@ -5,7 +5,8 @@
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls, except
-``threefry2x32``, which calls the library's compiled loop (``random_bits.py``). The executor
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``), and those that
+read no input, computed once when the program is built (``input_free.py``). The executor
 runs the equations reordered for cache locality (``locality.py``), with independent heavy
 ones paired to run at once on two cores (``pairing.py``).
 
@@ -33,6 +34,7 @@ from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
 from ptojax.lower.host.fused_plan import FusedUnsupported
+from ptojax.lower.host.input_free import input_free_as_consts
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.host.locality import for_locality
@@ -86,7 +88,7 @@ def _entry(index, eqn, sched, split_cores: bool) -> EntryPoint:
         call = (f"{sched.name}({args}, {{(rows + {grid.tile[0] - 1}) / {grid.tile[0]} * "
                 f"{grid.grid_cols}, {grid.grid_cols}, rows}})")
     cores = [s.core for s in sched.sections]
-    split = any(s.split_subblocks for s in sched.sections)
+    split = any(s.split_subblocks or s.row_split for s in sched.sections)
     vector_cores = sched.target.vector_cores_per_cube if split else 1
     if "kernel" in cores:       # a pto.kernel: both cores' code in program order, one thread
         prefix = f"{BOTH_COPY.namespace}::" if split_cores else ""
@@ -137,7 +139,7 @@ def _launcher(library, index, eqn, blocks, into=None):
     spaces_made = [(v.type.shape, v.type.dtype) for v in ws_vars]
     parallel = _work_elements(eqn) >= PARALLEL_MIN_ELEMENTS
     record = _kernel_recorder(eqn)
-    run = library.launch
+    run = library.launcher(index, len(in_dtypes) + len(outs_made) + len(spaces_made))
     empty, contiguous = np.empty, np.ascontiguousarray
     outputs = _in_place_outputs(outs_made, into) if into else None
 
@@ -147,13 +149,15 @@ def _launcher(library, index, eqn, blocks, into=None):
             outs = [make(shape, dtype) for make, shape, dtype in outs_made]
         else:
             outs = outputs(arrays)
-        spaces = [empty(shape, dtype) for shape, dtype in spaces_made]
+        params = arrays + outs
+        if spaces_made:
+            params += [empty(shape, dtype) for shape, dtype in spaces_made]
         threads = parallel and not pinned() and not machine_busy()
         if profiler.active is None:
-            run(index, arrays + outs + spaces, blocks, threads)
+            run(params, blocks, threads)
         else:
             start = time.perf_counter()
-            run(index, arrays + outs + spaces, blocks, threads)
+            run(params, blocks, threads)
             record(start, arrays + outs)
         return outs
     launch.alias_pairs = () if into else alias_pairs(eqn)
@@ -324,7 +328,8 @@ class HostProgram:
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
         self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
-        ordered, pairs = paired(for_locality(tiled))   # last uses in cache; two at once
+        # input-free arrays computed once; last uses in cache; two at once
+        ordered, pairs = paired(for_locality(input_free_as_consts(tiled)))
         self.executable = Executable(ordered,
                                      {**self.launchers, **self.tensor_runners, **loops},
                                      frozenset(loops), donated, pairs)

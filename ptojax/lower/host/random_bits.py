@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.lower.host.loader import data_pointers
+from ptojax.eval.pointers import data_pointers
 from ptojax.ops.random_bits import threefry2x32_p
 
 

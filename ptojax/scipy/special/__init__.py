@@ -2,7 +2,7 @@
 and ``lax`` operations (so every transform traces through them).
 
 Not here (yet): ``bessel_jn``,
-``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``owens_t``, ``sici``,
+``fresnel``, ``hyp1f1``, ``hyp2f1``, ``lpmn``, ``sici``,
 ``sph_harm_y``, ``wofz``.
 """
 from ptojax.scipy.special.bernoulli import bernoulli
@@ -18,6 +18,7 @@ from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, fact
 from ptojax.scipy.special.logistic import (boxcox, boxcox1p, expit, log_softmax, logit,
                                            logsumexp, softmax)
 from ptojax.scipy.special.normal import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
+from ptojax.scipy.special.owens_t import owens_t
 from ptojax.scipy.special.spence import spence
 from ptojax.scipy.special.zeta import polygamma, zeta
 from ptojax.public import dir_function as _dir_function, public_names as _public_names

@@ -17,7 +17,7 @@ from ptojax.errors import ShardingError
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.devices import Device
-from ptojax.tree_util import tree_broadcast, tree_flatten, tree_leaves, tree_map
+from ptojax.pytree import tree_broadcast, tree_flatten, tree_leaves, tree_map
 from ptojax.sharding import (NamedSharding, PartitionSpec, Shard, SingleDeviceSharding,
                              block_index, local_shape, named_sharding, spec_dims, spec_of_dims)
 

@@ -58,6 +58,18 @@ def test_nothing_moves_that_would_grow_the_live_intermediates():
     assert for_locality(closed) is closed
 
 
+def test_the_last_reader_of_a_result_moves_to_it():
+    def f(p1, p2, g1, g2):
+        v1, v2 = pnp.sin(g1), pnp.sin(g2)   # results: alive at the end whatever reads them
+        return p1 - v1, p2 - v2, v1, v2      # each sub frees nothing and allocates a result
+    args = [np.full(8, k, np.float32) for k in (1.0, 2.0, 3.0, 4.0)]
+    closed = pto.make_ir(f)(*args)
+    moved = for_locality(closed)
+    assert _prims(closed) == ["sin", "sin", "sub", "sub"]
+    assert _prims(moved) == ["sin", "sub", "sin", "sub"]
+    _same_values(closed, moved, *args)
+
+
 def test_effects_keep_their_order():
     def f(x):
         a = x * 2.0

@@ -94,9 +94,59 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
 template <typename Fn>
 inline void on_core(int core, Fn fn) {
   block_context().subblock = core >= kFirstVectorCore ? core - kFirstVectorCore : 0;
+  vector_subblock() = static_cast<int>(block_context().subblock);
   if (kCheckSync) sync_checker().set_core(core);
   fn();
 }
+
+// A mixed pto.kernel whose vector sub-blocks split the rows runs its body in program order on
+// one thread: each cube block as the cube core (`for (CubeCore c; c.next();) {...}`), each
+// vector block once per vector sub-block (`for (VectorSubblocks v; v.next();) {...}`), each
+// sub-block with its own UB and pipes; both restore the core running before.
+class CoreScope {
+ public:
+  CoreScope() : subblock_(block_context().subblock), core_(sync_checker().core()) {}
+  ~CoreScope() { enter(core_, subblock_); }
+
+ protected:
+  static void enter(int core, int64_t subblock) {
+    block_context().subblock = subblock;
+    vector_subblock() = static_cast<int>(subblock);
+    if (kCheckSync) {
+      sync_checker().cube_runs_apart();
+      sync_checker().set_core(core);
+    }
+  }
+
+ private:
+  int64_t subblock_;
+  int core_;
+};
+
+class CubeCore : public CoreScope {
+ public:
+  bool next() {
+    if (done_) return false;
+    enter(kCubeCore, 0);
+    return done_ = true;
+  }
+
+ private:
+  bool done_ = false;
+};
+
+class VectorSubblocks : public CoreScope {
+ public:
+  bool next() {
+    if (sub_ >= vector_cores_per_block()) return false;
+    enter(kFirstVectorCore + sub_, sub_);
+    ++sub_;
+    return true;
+  }
+
+ private:
+  int sub_ = 0;
+};
 
 }  // namespace host
 }  // namespace pto

@@ -18,7 +18,9 @@
 // A block of a mixed kernel is one cube core and its vector sub-block cores; the host runs
 // them one after another and the checker keeps each core's pipes apart (a cube MTE2 is not a
 // vector MTE2). A cross-core notification (ffts_cross_core_sync -> wait_flag_dev) carries the
-// cube core's progress to each vector core, which consumes it with one wait.
+// cube core's progress to each vector core, which consumes it with one wait; when the cube code
+// runs as a core of its own (a pto.kernel whose vector sub-blocks split the rows), a vector
+// core's notification goes to the cube, which waits for one from every vector core.
 #pragma once
 
 #include <cstddef>
@@ -127,6 +129,7 @@ struct PendingFlag {
 struct Notification {
   int flag, core, line;
   Clocks carried;
+  int source = kCubeCore;  // the core that set it
 };
 
 // Per-block ordering state: clocks per pipe, and what each pipe is known to wait for.
@@ -138,18 +141,31 @@ class SyncChecker {
     pending_.clear();
     notes_.clear();
     records_.clear();
+    cube_apart_ = false;
   }
 
-  void set_core(int core) { core_ = core; }
+  void set_core(int core) {
+    core_ = core;
+    if (core == kCubeCore) cube_apart_ = true;
+  }
+  // The block's cube code runs as a core of its own (before its first cube statement too).
+  void cube_runs_apart() { cube_apart_ = true; }
+  int core() const { return core_; }
 
   void end_block() {
     for (const PendingFlag& f : pending_)
       report_error(f.line, "set_flag", "set_flag(%s, %s, EVENT_ID%d) is never waited for "
                    "before the kernel ends (set/wait must pair)", pipe_name(f.src),
                    pipe_name(f.dst), f.event);
-    for (const Notification& n : notes_)
-      report_error(n.line, "ffts_cross_core_sync", "notification %d to vector sub-block %d is "
-                   "never consumed by wait_flag_dev", n.flag, n.core - kFirstVectorCore);
+    for (const Notification& n : notes_) {
+      if (n.core == kCubeCore)
+        report_error(n.line, "ffts_cross_core_sync", "notification %d from vector sub-block %d "
+                     "to the cube core is never consumed by wait_flag_dev", n.flag,
+                     n.source - kFirstVectorCore);
+      else
+        report_error(n.line, "ffts_cross_core_sync", "notification %d to vector sub-block %d "
+                     "is never consumed by wait_flag_dev", n.flag, n.core - kFirstVectorCore);
+    }
   }
 
   void set_flag(int src_local, int dst_local, int event, int line) {
@@ -183,15 +199,29 @@ class SyncChecker {
       for (int q = base; q < base + kPipesPerCore; ++q) seen_[p][q] = clock_[q];
   }
 
-  // The cube core tells each of `vector_cores` vector cores that `flag` is ready.
+  // The cube core tells each of `vector_cores` vector cores that `flag` is ready. When the
+  // block's cube code runs as a core of its own (set_core(kCubeCore)), a vector core's
+  // notification goes to the cube core; else (a pto.kernel whose vector code runs on one
+  // sub-block, run as one core) to the vector cores, as the cube's.
   void notify(int pipe_local, int flag, int vector_cores, int line) {
     const Clocks carried = progress(global(pipe_local));
+    if (core_ != kCubeCore && cube_apart_) {
+      notes_.push_back(Notification{flag, kCubeCore, line, carried, core_});
+      return;
+    }
     for (int v = 0; v < vector_cores; ++v)
       notes_.push_back(Notification{flag, kFirstVectorCore + v, line, carried});
   }
 
-  // This (vector) core waits for one notification of `flag`.
-  void wait_notified(int flag, int line) {
+  // This core waits for one notification of `flag`; the cube core, for one from each of the
+  // `vector_cores` vector cores (CANN CrossCoreSetFlag mode 2: the cube's counter rises once
+  // every AIV of its group has set).
+  void wait_notified(int flag, int vector_cores, int line) {
+    if (core_ == kCubeCore) {
+      for (int v = 0; v < vector_cores; ++v)
+        if (!consume(flag, kFirstVectorCore + v, line)) return;
+      return;
+    }
     for (std::size_t i = 0; i < notes_.size(); ++i) {
       if (notes_[i].flag != flag || notes_[i].core != core_) continue;
       for (int p = core_ * kPipesPerCore; p < (core_ + 1) * kPipesPerCore; ++p)
@@ -202,6 +232,22 @@ class SyncChecker {
     report_error(line, "wait_flag_dev", "wait_flag_dev(%d) on vector sub-block %d has no "
                  "pending ffts_cross_core_sync: it would hang on hardware", flag,
                  core_ - kFirstVectorCore);
+  }
+
+  // The cube core consumes one notification of `flag` from vector core `source`.
+  bool consume(int flag, int source, int line) {
+    for (std::size_t i = 0; i < notes_.size(); ++i) {
+      const Notification& n = notes_[i];
+      if (n.flag != flag || n.core != kCubeCore || n.source != source) continue;
+      for (int p = kCubeCore * kPipesPerCore; p < (kCubeCore + 1) * kPipesPerCore; ++p)
+        merge(seen_[p], n.carried);
+      notes_.erase(notes_.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+    report_error(line, "wait_flag_dev", "wait_flag_dev(%d) on the cube core has no pending "
+                 "ffts_cross_core_sync from vector sub-block %d: it would hang on hardware",
+                 flag, source - kFirstVectorCore);
+    return false;
   }
 
   void access(int pipe_local, int line, const char* op, std::initializer_list<Region> reads,
@@ -301,6 +347,7 @@ class SyncChecker {
   }
 
   int core_ = kFirstVectorCore;
+  bool cube_apart_ = false;
   Clocks clock_ = Clocks(kNumPipes, 0);
   std::vector<Clocks> seen_ = std::vector<Clocks>(kNumPipes, Clocks(kNumPipes, 0));
   std::vector<PendingFlag> pending_;
@@ -359,5 +406,7 @@ inline void ffts_cross_core_sync(pipe_t pipe, uint64_t message, PTO_HOST_LINE) {
 }
 
 inline void wait_flag_dev(int64_t flag, PTO_HOST_LINE) {
-  if (pto::host::kCheckSync) pto::host::sync_checker().wait_notified(static_cast<int>(flag), line);
+  if (pto::host::kCheckSync)
+    pto::host::sync_checker().wait_notified(static_cast<int>(flag),
+                                            pto::host::vector_cores_per_block(), line);
 }

@@ -73,6 +73,16 @@ constexpr Space space_of(TileType loc) {
          : kL1;  // Mat, Bias and Scaling tiles are staged in L1 on the host
 }
 
+// Each vector sub-block of a cube core has a UB of its own: the host keeps them one after
+// another in the UB arena, and a Vec tile's data is at its address in the UB of the sub-block
+// running (`vector_subblock()`, set by on_core and the sub-block scopes of pto_host_launch.h).
+constexpr int kMaxVectorSubblocks = 2;
+
+inline int& vector_subblock() {
+  static thread_local int sub = 0;
+  return sub;
+}
+
 // The on-chip buffers of the block running on this thread (allocated once per thread).
 struct Arenas {
   unsigned char* base[kNumSpaces] = {};
@@ -81,7 +91,8 @@ struct Arenas {
   }
   unsigned char* get(Space s) {
     if (base[s] == nullptr) {
-      const std::size_t bytes = (kSpaceBytes[s] + 4095) / 4096 * 4096;
+      const std::size_t copies = s == kUB ? kMaxVectorSubblocks : 1;
+      const std::size_t bytes = (kSpaceBytes[s] * copies + 4095) / 4096 * 4096;
       base[s] = static_cast<unsigned char*>(std::aligned_alloc(4096, bytes));
     }
     return base[s];
@@ -137,8 +148,13 @@ class Tile {
   void SetValidRow(int v) { valid_row_ = v; }
   void SetValidCol(int v) { valid_col_ = v; }
 
-  DType* data() const { return data_; }
-  DType& at(int i, int j) const { return data_[i * kRowStride + j * kColStride]; }
+  DType* data() const {
+    if constexpr (Loc_ == TileType::Vec)   // this sub-block's UB
+      return reinterpret_cast<DType*>(reinterpret_cast<unsigned char*>(data_) +
+                                      host::vector_subblock() * host::kSpaceBytes[host::kUB]);
+    return data_;
+  }
+  DType& at(int i, int j) const { return data()[i * kRowStride + j * kColStride]; }
 
   DType* data_ = nullptr;
 

@@ -1,0 +1,43 @@
+"""A pto.kernel whose double-buffered staging tiles overflow a buffer keeps one copy of the
+largest ones instead of failing (its pipe flags come from the planned bytes, so a load then
+waits for the previous step's last read); pto.tile's kernels keep two copies."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+from helpers import assert_close
+from host_cases import host_jit
+from ptojax.errors import TileError
+from ptojax.kernel import flash as kf
+from ptojax.tile.memory import plan_memory
+
+T910 = pto.targets.ascend910b
+
+
+def test_overflowing_staging_is_single_buffered_and_the_host_build_agrees():
+    # the causal dQ kernel at D=64 in 64x64 blocks: two copies of its staging overflow
+    kernel = kf.dq_kernel(kf.FlashShape(1, 128, 128, 64, 1 / 8, True, 64, 64), T910)
+    rng = np.random.default_rng(0)
+    q, k, v, o, do = (rng.standard_normal((1, 128, 64)).astype(np.float32) for _ in range(5))
+    lse = rng.standard_normal((1, 128)).astype(np.float32) + 4
+    args = (q, k, v, o, do, lse)
+    (eqn,) = [e for e in pto.jit(kernel).lower(*args).tile_ir.ir.eqns
+              if e.params.get("kind") == "kernel"]
+    body = eqn.params["bodies"][0]
+    assert plan_memory(body, 2, T910).overflow(T910) is not None
+    single = plan_memory(body, 2, T910, single_fallback=True)
+    assert single.overflow(T910) is None
+    assert any(s.staging and s.copies == 1 for s in single.ordered)
+    expected = kernel(*args)                           # the reference semantics
+    for backend in (pto.tile(kernel), host_jit(kernel, check_sync=True, kernels="pto")):
+        assert_close(backend(*args), expected, scale=8)
+
+
+def test_a_kernel_that_overflows_single_buffered_still_names_the_buffer():
+    # 256x128 blocks: even with each vector sub-block holding half the rows (the 128x128
+    # blocks that overflowed one UB now fit that way), the scores overflow the L0C
+    f = kf.FlashShape(1, 256, 256, 64, 1 / 8, False, 256, 128)
+    x = pto.ShapeDtypeStruct((1, 256, 64), np.float32)
+    with pytest.raises(TileError, match="buffer L0C needs 196,608 bytes but .* even with "
+                       "every staging tile single-buffered"):
+        pto.jit(kf.forward_kernel(f, T910)).lower(x, x, x).cost()
