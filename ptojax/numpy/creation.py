@@ -20,6 +20,7 @@ from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete, tracing
@@ -127,8 +128,10 @@ def _like(op, a, fill_value, dtype, shape):
     """``full`` shaped and typed like ``a`` (weak when ``a`` is and no dtype is given)."""
     a = _asarray(a, op=op)
     shape = _shape(op, shape) if shape is not None else tuple(a.shape)
-    weak = dtype is None and a.weak_type
-    return _full(op, shape, fill_value, _dtype(op, dtype, a.dtype), weak)
+    if dtype is None:   # exactly ``a``'s dtype: an internal float64 value (x64 off) stays so
+        fill = convert_exactly(_fill_value(op, fill_value), a.dtype, weak_type=a.weak_type)
+        return _full(op, shape, fill, None)
+    return _full(op, shape, fill_value, _dtype(op, dtype, None), False)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
