@@ -82,7 +82,10 @@ def run_modes(fn, *args):
     jitted = tree_leaves(pto.jit(fn)(*args))
     closed = pto.make_ir(fn)(*args)
     verify(closed)
-    interpreted = eval_ir(closed, tree_leaves(list(args)))
+    # the IR's inputs are canonical (numpy 64-bit inputs are 32-bit without x64)
+    leaves = [dtypes.canonical_value(a) if isinstance(a, (np.ndarray, np.generic)) else a
+              for a in tree_leaves(list(args))]
+    interpreted = eval_ir(closed, leaves)
     return {"eager": eager, "jit": jitted, "ir": interpreted}
 
 
