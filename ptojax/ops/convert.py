@@ -270,8 +270,8 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
 
 
 _add_examples(globals(), """
-convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round toward
-    zero).
+lax_convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round
+    toward zero); without x64 a 64-bit ``new_dtype`` is 32-bit, with JAX's warning.
     >>> pto.lax.convert_element_type(pnp.array([1.7, -2.7]), pnp.int32)
     Array([ 1, -2], dtype=int32)
 reduce_precision: ``operand`` rounded to a float format with ``exponent_bits`` and
