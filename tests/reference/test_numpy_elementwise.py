@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
+import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from pnp_reference import ALL_DTYPES, check_modes, check_type, random_array, run_modes
