@@ -49,8 +49,7 @@ def check(actual, expected, inputs=(), *, index=False, scale=1.0, what=""):
     """``actual`` (ptojax) equals ``expected`` (JAX): shape, dtype (by the oracle) and values
     within the tolerance of the result dtype (times ``scale``)."""
     expected = np.asarray(expected)
-    want = (dtypes.default_int() if index else
-            expected_dtype(expected.dtype, explicit_dtypes(*inputs)))
+    want = expected_dtype(expected.dtype, () if index else explicit_dtypes(*inputs))
     actual = np.asarray(actual)
     assert actual.dtype == want, f"{what}: dtype {actual.dtype}, expected {want} " \
                                  f"(JAX: {expected.dtype})"
@@ -92,7 +91,7 @@ def run_modes(fn, *args):
 
 def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=None):
     """``pto_fn`` in every mode against ``jax_fn`` (jitted once) on ``args``. ``index`` lists
-    the outputs that are indices (expected int32, int64 in x64 mode); ``inputs`` overrides which values decide
+    the outputs that are indices (JAX's index dtype); ``inputs`` overrides which values decide
     the dtype oracle (default: ``args``); ``labels`` names the outputs in failures."""
     from ptojax.tree_util import tree_leaves
     expected = tree_leaves(jax_compiled(jax_fn, *args))

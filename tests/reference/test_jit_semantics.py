@@ -83,9 +83,9 @@ def test_python_scalar_arguments_give_the_eager_result_under_jit(jax, jnp, fn, s
         want = np.asarray(jax.jit(_with(jnp, fn))(scalar, jnp.asarray(array)))
         eager = fn(scalar, pnp.asarray(array))
         jitted = pto.jit(fn)(scalar, array)
-    for got in (eager, jitted):
-        assert got.dtype == expected_dtype(want.dtype, explicit_dtypes(array))
-        np.testing.assert_array_equal(np.asarray(got), want.astype(got.dtype))
+        for got in (eager, jitted):
+            assert got.dtype == expected_dtype(want.dtype, explicit_dtypes(array))
+            np.testing.assert_array_equal(np.asarray(got), want.astype(got.dtype))
 
 
 def test_a_python_float_a_weak_float32_and_a_weak_float64_are_three_signatures():
