@@ -12,8 +12,8 @@ Three kinds of option:
   up to the last bits of fused host kernels) and ``jax_enable_x64`` (x64 mode: Python
   scalars and default dtypes are 64-bit, promotion is JAX's x64 lattice; kept in
   ``dtypes.py``, also set by ``JAX_ENABLE_X64`` at import and per thread by
-  ``pto.enable_x64(True)`` as a context manager). Without x64, ptojax still keeps explicit
-  64-bit inputs 64-bit (JAX would narrow them).
+  ``pto.enable_x64(True)`` as a context manager). Without x64, 64-bit numpy inputs and
+  ``dtype=`` arguments are 32-bit, as JAX (the latter with JAX's warning; ``dtypes.py``).
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout`` and ``ptojax_cache_dir``;
   updating one sets its ``PTOJAX_*`` environment variable, which the runtime reads.

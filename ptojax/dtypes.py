@@ -3,9 +3,14 @@
 Promotion follows JAX's lattice: the result of combining dtypes is their least upper bound.
 Python scalars are *weak*: they adopt the other operand's dtype (f16 array * 2.0 stays f16).
 Values made only from Python floats/ints/complex numbers default to float32/int32/complex64.
-An explicit 64-bit input stays 64-bit (JAX with x64: float64 * 1j is complex128); without one, a
-64-bit join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
-A Python int outside the int32 range is a weak int64 and may only meet 64-bit operands.
+
+**Canonical dtypes** (JAX's ``canonicalize_dtype``): without x64, 64-bit numpy inputs are
+32-bit (``canonical_dtype``/``canonical_value``, silently) and 64-bit ``dtype=`` arguments are
+narrowed with JAX's warning (``user_dtype``); a Python int outside the int32 range is JAX's
+OverflowError. These are called at the boundaries (asarray, eager operands, jit/grad/vmap
+arguments, device_put, dtype arguments); below them nothing is narrowed: a 64-bit operand (an
+Array made in x64 mode, ptojax's own float64 evaluations) keeps a 64-bit result, and a 64-bit
+join of narrower types is narrowed to 32 bits (JAX without x64: int32 + uint32 is int32).
 
 **x64 mode** (``jax_enable_x64``, JAX's flag): the default dtypes become float64/int64/
 complex128 and promotion is JAX's x64 lattice (no narrowing; a Python int is a weak int64).
@@ -17,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -203,6 +210,59 @@ def canonicalize(dtype) -> np.dtype:
         raise DtypeError(f"{dtype!r} is not a dtype") from None
 
 
+# ---------------------------------------------------------------------------------------------
+# Canonical dtypes (JAX's ``canonicalize_dtype``): without x64 a 64-bit dtype is its 32-bit form.
+_TO_32_BITS = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+WIDE = frozenset(_TO_32_BITS)   # the dtypes canonicalization narrows without x64
+
+
+def canonical_dtype(dtype) -> np.dtype:
+    """The dtype values of ``dtype`` take as ptojax inputs (a supported numpy dtype): without
+    x64 a 64-bit dtype becomes its 32-bit form (float64 -> float32, int64 -> int32,
+    uint64 -> uint32, complex128 -> complex64), as JAX's ``canonicalize_dtype``."""
+    dt = canonicalize(dtype)
+    if dt in _TO_32_BITS and not x64_enabled():
+        return _TO_32_BITS[dt]
+    return dt
+
+
+def canonical_value(x) -> np.ndarray:
+    """A numpy array or scalar given as an input (to an operation, ``jit``, ``asarray``,
+    ``device_put``) as a numpy array of its ``canonical_dtype``, as JAX canonicalizes
+    numpy inputs silently; the array itself when its dtype is already canonical."""
+    x = np.asarray(x)
+    dt = x.dtype
+    if dt in _TO_32_BITS and not x64_enabled():
+        return x.astype(_TO_32_BITS[dt])
+    return x
+
+
+def user_dtype(dtype, fun_name: str = "") -> np.dtype:
+    """A ``dtype=`` argument of a user-facing function as the dtype the result gets (JAX's
+    ``check_and_canonicalize_user_dtype``): Python ``float``/``int``/``complex`` are the
+    default dtypes; without x64 a 64-bit dtype is narrowed to 32 bits with JAX's
+    ``UserWarning`` naming ``fun_name``."""
+    dt = canonicalize(dtype)
+    if dt in _TO_32_BITS and not x64_enabled():
+        narrow = _TO_32_BITS[dt]
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(f"Explicitly requested dtype {dt.name}{where} is not available, and "
+                      f"will be truncated to dtype {narrow.name}. To enable more dtypes, set "
+                      f"the jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+                      f"environment variable. See https://github.com/jax-ml/jax#current-gotchas "
+                      f"for more.", UserWarning, stacklevel=_user_stacklevel())
+        return narrow
+    return dt
+
+
+def _user_stacklevel() -> int:
+    """The stack level of the first frame outside ptojax (the user's call), for warnings."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ptojax"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def finfo(dtype):
     """Machine limits of a float dtype (of a complex dtype's parts): ``eps``, ``max``,
     ``tiny``, ``bits``, ...; bfloat16 and float8 included.
@@ -345,17 +405,19 @@ def result_type(*dtypes_and_weak) -> tuple:
 
 
 def python_scalar_dtype(x) -> np.dtype:
-    """The (weak) dtype a Python scalar takes: bool, int32 (int64 for an int outside the int32
-    range; no Python int beyond 64 bits has one), float32, complex64; in x64 mode int64,
-    float64, complex128."""
+    """The (weak) dtype a Python scalar takes: bool, int32, float32, complex64; in x64 mode
+    int64, float64, complex128. A Python int outside the default integer's range has none
+    (OverflowError, JAX's text)."""
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
         if -2**31 <= x < 2**31:
             return default_int()
+        if not x64_enabled():   # JAX's text: the int cannot take the default int32
+            raise IntegerOverflowError(f"Python int {x} too large to convert to int32")
         if -2**63 <= x < 2**63:
             return int64
-        raise IntegerOverflowError(f"the Python int {x} does not fit in 64 bits")
+        raise IntegerOverflowError(f"Python int {x} too large to convert to int64")
     if isinstance(x, float):
         return default_float()
     if isinstance(x, complex):

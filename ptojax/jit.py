@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ptojax.config import jit_disabled
+from ptojax import dtypes
 from ptojax.dtypes import x64_enabled
 from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, located
 from ptojax.ir.core import ClosedIR
@@ -260,7 +261,7 @@ class Jitted:
         if entry is None:
             entry = self._compile(signature, args, kwargs)
         if key is not None:
-            self._fast[key] = entry
+            self._fast[key] = _narrowing(entry) if _narrows(leaves) else entry
         return _run(entry, [leaf_value(x) for x in leaves])
 
     def _signature(self, args, kwargs):
@@ -342,6 +343,31 @@ def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
     return _Entry(make_executable(optimized, backend), out_tree,
                   tuple(t.weak_type for t in closed.out_types), optimized, name,
                   unflattener(out_tree), bool(set(optimized.ir.invars) & set(optimized.ir.outvars)))
+
+
+def _narrows(leaves) -> bool:
+    """Whether a numpy argument is 64-bit without x64: ``fast_arguments`` passes numpy
+    arguments as they come, so the fast-path entry of such a key narrows them first."""
+    return not x64_enabled() and any(type(x) is np.ndarray and x.dtype in dtypes.WIDE
+                                     for x in leaves)
+
+
+class _NarrowingExecutable:
+    """``executable`` run on its numpy arguments' canonical (32-bit) values."""
+
+    def __init__(self, executable):
+        self.executable = executable
+
+    def run(self, *leaves):
+        return self.executable.run(*(dtypes.canonical_value(x) if type(x) is np.ndarray
+                                     else x for x in leaves))
+
+    def __getattr__(self, name):
+        return getattr(self.executable, name)
+
+
+def _narrowing(entry: _Entry) -> _Entry:
+    return entry._replace(executable=_NarrowingExecutable(entry.executable))
 
 
 def _run(entry: _Entry, leaves):

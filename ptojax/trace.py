@@ -213,10 +213,10 @@ class Trace:
             if x.ndim == 0:
                 return Literal(x._value, x.aval)
             return self._capture(x, x.aval)
-        if isinstance(x, (np.ndarray, np.generic)):
-            dt = dtypes.canonicalize(x.dtype)
+        if isinstance(x, (np.ndarray, np.generic)):   # 32-bit without x64, as JAX
+            dt = dtypes.canonical_dtype(x.dtype)
             if x.ndim == 0:
-                return Literal(x, TensorType((), dt))
+                return Literal(dtypes.canonical_value(x), TensorType((), dt))
             return self._capture(x, TensorType(x.shape, dt))
         if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))

@@ -1,5 +1,6 @@
-"""Test configuration: JAX (the reference) runs in 64-bit mode so explicit float64 inputs compare
-like for like; hypothesis uses a CI-sized profile."""
+"""Test configuration: JAX (the reference) runs in 64-bit mode; ptojax runs in its default mode
+(x64 off: float64 inputs are computed in float32, as JAX without x64), except in modules that
+use ``ptojax_x64``; hypothesis uses a CI-sized profile."""
 import os
 
 import numpy as np
@@ -30,3 +31,24 @@ def jnp(jax):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def ptojax_x64():
+    """ptojax in x64 mode (``pto.enable_x64(True)``) for a module's tests (module-scoped, so
+    hypothesis tests may use it: ``pytestmark = pytest.mark.usefixtures("ptojax_x64")``,
+    first in the module): for tests whose point is
+    64-bit math (finite differences, float64 accuracy of special functions and
+    decompositions) — without x64, ptojax narrows float64 inputs to float32, as JAX."""
+    import ptojax as pto
+    with pto.enable_x64(True):
+        yield
+
+
+@pytest.fixture
+def ptojax_default_mode():
+    """ptojax in its default mode (x64 off) for one test, inside a ``ptojax_x64`` module: for
+    its tests of the 32-bit defaults (``@pytest.mark.usefixtures("ptojax_default_mode")``)."""
+    import ptojax as pto
+    with pto.enable_x64(False):
+        yield

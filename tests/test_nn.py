@@ -15,6 +15,8 @@ from ptojax import nn
 from ptojax.errors import AxisError
 from helpers import assert_close, tol
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 DTYPES = ["float32", "float64", "float16", "bfloat16"]
 ACTIVATIONS = [("relu", {}), ("sigmoid", {}), ("silu", {}), ("swish", {}), ("softplus", {}),
                ("log_sigmoid", {}), ("elu", {}), ("elu", {"alpha": 0.5}), ("leaky_relu", {}),
@@ -203,6 +205,7 @@ def test_one_hot_matches_jax(jax, axis, dtype):
     assert_close(ours, jax.nn.one_hot(labels, 4, dtype=dtype, axis=axis))
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")   # the default float32 result
 def test_one_hot_traces_and_rejects_bad_axis():
     labels = np.array([1, 0, 2], np.int32)
     assert_close(pto.jit(lambda v: nn.one_hot(v, 3))(labels), np.eye(3, dtype=np.float32)[labels])

@@ -56,7 +56,11 @@ def test_multivariate_normal_moments(method):
                    np.float64)
     assert x.shape == (N, 3)
     np.testing.assert_allclose(x.mean(0), mean, atol=4 * np.sqrt(np.diag(cov) / N).max())
-    np.testing.assert_allclose(np.cov(x.T), cov, atol=0.15)
+    # the sample covariance within 4 standard errors, sqrt((S_ii S_jj + S_ij^2) / N), as the
+    # mean above (a fixed 0.15 was 1.6 errors of S_11: the float32 draws of the default mode
+    # land 2 errors off with this key, as other keys do in float64)
+    stderr = np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov ** 2) / N)
+    assert np.all(np.abs(np.cov(x.T) - cov) <= 4 * stderr), np.cov(x.T) - cov
     # the whitened draws are standard normal
     white = np.linalg.solve(np.linalg.cholesky(cov), (x - mean).T).ravel()
     assert _ks_pvalue(white, stats.norm.cdf) > 1e-3

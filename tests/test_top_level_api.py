@@ -115,7 +115,7 @@ def test_tree_static_field_is_metadata():
 
 def test_jacobian_is_jacrev(jax):
     f = lambda x: pnp.sin(x) * x[0]  # noqa: E731
-    x = np.array([0.5, 1.5, -1.0])
+    x = np.array([0.5, 1.5, -1.0], np.float32)
     assert pto.jacobian is pto.jacrev
     assert_close(pto.jacobian(f)(x), jax.jacobian(lambda x: jax.numpy.sin(x) * x[0])(x))
 
@@ -129,7 +129,7 @@ def test_device_get_put_and_block_until_ready():
     put = pto.device_put({"a": np.arange(4.0), "b": [np.ones(2)]},
                          {"a": pto.NamedSharding(mesh, pto.P("d")), "b": None})
     assert put["a"].sharding.spec == pto.P("d") and type(put["b"][0]) is pto.Array
-    assert_close(pto.device_get(put)["a"], np.arange(4.0))
+    assert_close(pto.device_get(put)["a"], np.arange(4.0, dtype=np.float32))   # x64 off
 
 
 # Array methods ---------------------------------------------------------------------------------
@@ -145,10 +145,10 @@ def test_array_device_methods(jax):
     assert_close(np.from_dlpack(x), np.arange(4.0, dtype=np.float32))
     assert_close(jax.numpy.from_dlpack(x), np.arange(4.0, dtype=np.float32))
     mesh = pto.make_mesh((2,), ("d",))
-    y = pto.device_put(np.arange(4.0), pto.NamedSharding(mesh, pto.P("d")))
+    y = pto.device_put(np.arange(4.0), pto.NamedSharding(mesh, pto.P("d")))  # float32: x64 off
     assert len(y.devices()) == 2 and y.device == y.sharding and not y.is_fully_replicated
-    assert y.on_device_size_in_bytes() == 16
-    assert_close(y.addressable_data(1), np.array([2.0, 3.0]))
+    assert y.on_device_size_in_bytes() == 8
+    assert_close(y.addressable_data(1), np.array([2.0, 3.0], np.float32))
 
 
 def test_array_repr_matches_jax(jax, jnp):

@@ -24,7 +24,8 @@ def _value_and_type(x):
     t = type(x)
     if t is Array:
         return x._value, x.aval
-    if t is np.ndarray or isinstance(x, np.generic):
+    if t is np.ndarray or isinstance(x, np.generic):   # 32-bit without x64, as JAX
+        x = dtypes.canonical_value(x)
         return x, TensorType(x.shape, dtypes.canonicalize(x.dtype))
     if t is Literal:
         return x.value, x.type

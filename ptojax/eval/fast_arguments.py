@@ -9,7 +9,8 @@ hashable key that determines the full signature:
 - a container contributes its exact type and layout: ``(tuple, n)``, ``(list, n)``,
   ``(dict, sorted keys)``, ``None``, a namedtuple or registered node ``(type, aux data, number of children)``;
 - a leaf contributes what its traced type depends on: an ``Array`` its ``aval`` (weak type
-  included), a numpy array ``(dtype, shape)`` (the array itself is passed: never copied), a
+  included), a numpy array ``(dtype, shape)`` (the array itself is passed: never copied; a
+  64-bit one without x64 is narrowed by the entry ``jit`` keeps for that key), a
   Python scalar its type (``int`` only inside the int32 range), a numpy scalar its type;
 - a static argument contributes its value.
 

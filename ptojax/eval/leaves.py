@@ -58,8 +58,8 @@ def leaf_type(x, path=()) -> TensorType:
     if t is Array or t is Tracer or t is ShapeDtypeStruct:
         return x.aval
     try:
-        if t is np.ndarray or isinstance(x, np.generic):
-            return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+        if t is np.ndarray or isinstance(x, np.generic):   # 32-bit without x64, as JAX
+            return TensorType(x.shape, dtypes.canonical_dtype(x.dtype))
         if t in dtypes.PYTHON_SCALARS:
             return TensorType((), dtypes.python_scalar_dtype(x), True)
     except (DtypeError, IntegerOverflowError) as e:
@@ -98,7 +98,7 @@ def leaf_value(x):
     if t is Array:
         return x._value
     if t is np.ndarray:
-        return x
+        return dtypes.canonical_value(x)
     return np.asarray(x, argument_type(x).dtype)
 
 

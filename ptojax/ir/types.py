@@ -127,7 +127,7 @@ def type_of(x) -> TensorType:
     if aval is not None:
         return aval
     x = np.asarray(x)
-    return TensorType(x.shape, dtypes.canonicalize(x.dtype))
+    return TensorType(x.shape, dtypes.canonical_dtype(x.dtype))
 
 
 _add_examples(globals(), """

@@ -161,8 +161,8 @@ def make_call(fn, *, out_shape, grid=(), in_specs=None, out_specs=None, name=Non
 
     @functools.wraps(fn)
     def call(*args):
-        arrays = [a if isinstance(a, Tracer) or hasattr(a, "aval") else np.asarray(a)
-                  for a in args]
+        arrays = [a if isinstance(a, Tracer) or hasattr(a, "aval")
+                  else dtypes.canonical_value(a) for a in args]   # 32-bit without x64
         d = KernelDef(fn, name, grid, tuple(_specs(in_specs, len(args), "in_specs")), outs,
                       tuple(out_types), target.name, tuple(accumulate))
         return out_tree.unflatten(list(bind_kernel(d, arrays)))

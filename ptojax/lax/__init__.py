@@ -17,8 +17,8 @@ from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_po
 from ptojax.ops.broadcast import (broadcast, broadcast_in_dim, broadcast_shapes,
                                   broadcast_to_rank, reduce_sum)
 from ptojax.ops.complex_parts import complex, conj, imag, real
-from ptojax.ops.convert import (bitcast_convert_type, convert_element_type, reduce_precision,
-                                stop_gradient)
+from ptojax.ops.convert import (bitcast_convert_type, reduce_precision, stop_gradient)
+from ptojax.ops.convert import lax_convert_element_type as convert_element_type
 from ptojax.ops.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
                                     conv_general_dilated, conv_general_permutations,
                                     conv_general_shape_tuple, conv_shape_tuple,

@@ -16,6 +16,7 @@ range of sizes costs a compile per bucket used rather than one per size.
 from __future__ import annotations
 
 from ptojax import dtypes
+from ptojax.eval.array import Array
 from ptojax.ir.core import ClosedIR, Literal, Params, sub_irs
 from ptojax.ir.symbolic import evaluate, has_symbols, is_symbolic_shape
 from ptojax.ir.types import TensorType
@@ -103,8 +104,8 @@ class _Context:
         env = dict(zip(ir.constvars, closed.consts))
         env.update(zip(ir.invars, args))
 
-        def read(a):
-            return a.value if type(a) is Literal else env[a]
+        def read(a):   # a literal keeps its type (its numpy value is not a user input)
+            return Array(a.value, a.type.weak_type) if type(a) is Literal else env[a]
         for eqn in ir.eqns:
             ins = [read(a) for a in eqn.inputs]
             outs = self._apply(eqn, ins)

@@ -22,7 +22,7 @@ _TRUNCATED_STDDEV = .87962566103423978
 
 
 def _dtype(name, dtype):
-    dtype = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
+    dtype = dtypes.default_float() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"nn.initializers.{name}: dtype must be a floating-point dtype, got "
                          f"{dtype}", user_frame(2))

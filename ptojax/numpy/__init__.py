@@ -115,8 +115,8 @@ def _promotion_type(x):
     """(dtype, weak) of a value, a dtype, a scalar type or a Python type (weak, as JAX)."""
     if x is int or x is float or x is bool:
         return _dtypes.canonicalize(x), x is not bool
-    if isinstance(x, (type, _np.dtype, str)):
-        return _dtypes.canonicalize(x), False
+    if isinstance(x, (type, _np.dtype, str)):   # 32 bits without x64, as JAX
+        return _dtypes.user_dtype(x, "dtype"), False
     return _dtype_and_weak(x, "result_type")
 
 

@@ -9,6 +9,7 @@ from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray, key_type_error
 from ptojax.eval.ieee import quietly
 from ptojax.ir.symbolic import DimExpr
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, full_precision
@@ -29,7 +30,7 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
     if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
         return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
-        return supported_dtype(x.dtype, op, x), False
+        return value_dtype(x, op), False
     if isinstance(x, (list, tuple)):
         return asarray(x).dtype, False
     if isinstance(x, Array):  # a ShardedArray (runtime/spmd_array.py)
@@ -39,16 +40,31 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
     raise _not_an_array(x, op)
 
 
-def supported_dtype(dtype, op: str, value=None) -> np.dtype:
-    """``dtype`` canonicalized, or a DtypeError naming ``op`` and listing what is supported."""
+def supported_dtype(dtype, op: str) -> np.dtype:
+    """A ``dtype=`` argument of ``op`` as the dtype its result gets (``dtypes.user_dtype``:
+    without x64 a 64-bit dtype is narrowed, with JAX's warning), or a DtypeError naming
+    ``op`` and listing what is supported."""
     try:
-        return dtypes.canonicalize(dtype)
+        return dtypes.user_dtype(dtype, op)
     except DtypeError:
-        what = f" ({_describe(value)})" if value is not None else ""
-        names = ", ".join(sorted(dtypes.short_name(d) for d in dtypes.SUPPORTED))
-        raise DtypeError(f"{op}: dtype {getattr(dtype, 'name', dtype)!s}{what} is not "
-                         f"supported by ptojax (supported: {names}); convert the value "
-                         f"first, e.g. with .astype(numpy.float32)", user_frame()) from None
+        raise _unsupported(dtype, op, None) from None
+
+
+def value_dtype(x, op: str) -> np.dtype:
+    """The dtype a numpy array or scalar given to ``op`` takes (``dtypes.canonical_dtype``:
+    32 bits without x64, silently, as JAX), or a DtypeError naming ``op``."""
+    try:
+        return dtypes.canonical_dtype(x.dtype)
+    except DtypeError:
+        raise _unsupported(x.dtype, op, x) from None
+
+
+def _unsupported(dtype, op, value) -> DtypeError:
+    what = f" ({_describe(value)})" if value is not None else ""
+    names = ", ".join(sorted(dtypes.short_name(d) for d in dtypes.SUPPORTED))
+    return DtypeError(f"{op}: dtype {getattr(dtype, 'name', dtype)!s}{what} is not "
+                      f"supported by ptojax (supported: {names}); convert the value "
+                      f"first, e.g. with .astype(numpy.float32)", user_frame())
 
 
 def _describe(x) -> str:
@@ -77,9 +93,11 @@ def asarray(x, dtype=None, op: str = "asarray"):
     if t is DimExpr:
         return dimension_size(x, dtype or dtypes.int32, weak_type=dtype is None)
     if isinstance(x, (np.ndarray, np.generic)):
-        arr = np.asarray(x)
-        supported_dtype(arr.dtype, op, x)
-        return Array(arr.copy() if dtype is None else arr.astype(dtype))  # own the buffer
+        value_dtype(x, op)
+        arr = dtypes.canonical_value(x)
+        if dtype is None:
+            return Array(arr.copy() if arr is x else arr)  # own the buffer
+        return Array(arr.astype(dtype))
     if isinstance(x, (list, tuple)):
         return _from_sequence(x, dtype, op)
     if isinstance(x, PRNGKeyArray):
@@ -124,9 +142,6 @@ def _scalar_of_dtype(x, dtype, op):
 @quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
-    if dtype == dtypes.int64 and not dtypes.x64_enabled():  # JAX without x64 cannot type it
-        raise IntegerOverflowError(f"{op}: the Python int {x} does not fit the default integer "
-                                   f"dtype int32; pass dtype=pnp.int64", user_frame())
     return Array(np.asarray(x, dtype), weak_type=True)
 
 
@@ -142,7 +157,7 @@ def _from_sequence(seq, dtype, op):
         raise NonArrayLeafError(f"{op}: cannot make an array from a ragged or mixed "
                                 f"sequence {seq!r:.60}; every element at one depth must have "
                                 f"one shape", user_frame())
-    supported_dtype(arr.dtype, op, seq)
+    value_dtype(arr, op)
     if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
         dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.default_float()
     if arr.dtype != dtype and any(type(v) is int for v in leaves):
@@ -198,7 +213,7 @@ def convert(x, dtype, weak=False):
     x = asarray(x)
     if x.dtype != dtype:  # a Python float argument of jit converts from its full value
         source = full_precision(x)
-        return lax.convert_element_type(x if source is None else source, dtype, weak_type=weak)
+        return convert_exactly(x if source is None else source, dtype, weak_type=weak)
     return x
 
 

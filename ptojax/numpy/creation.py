@@ -1,7 +1,8 @@
 """Array creation: array/asarray/zeros/ones/full/arange/linspace/eye/... and *_like.
 
 Without a dtype, values made of Python numbers get the default dtypes (float32, int32;
-float64, int64 in x64 mode); numpy inputs keep theirs, as JAX does.
+float64, int64 in x64 mode); numpy inputs keep theirs, 32-bit without x64, as JAX does
+(a 64-bit ``dtype`` is narrowed then, with JAX's warning).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.shape import move_axis
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, is_concrete, tracing
@@ -126,8 +128,10 @@ def _like(op, a, fill_value, dtype, shape):
     """``full`` shaped and typed like ``a`` (weak when ``a`` is and no dtype is given)."""
     a = _asarray(a, op=op)
     shape = _shape(op, shape) if shape is not None else tuple(a.shape)
-    weak = dtype is None and a.weak_type
-    return _full(op, shape, fill_value, _dtype(op, dtype, a.dtype), weak)
+    if dtype is None:   # exactly ``a``'s dtype: an internal float64 value (x64 off) stays so
+        fill = convert_exactly(_fill_value(op, fill_value), a.dtype, weak_type=a.weak_type)
+        return _full(op, shape, fill, None)
+    return _full(op, shape, fill_value, _dtype(op, dtype, None), False)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
@@ -246,7 +250,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def identity(n: int, dtype=None):
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=None if dtype is None else supported_dtype(dtype, "identity"))
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):

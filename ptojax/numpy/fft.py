@@ -137,7 +137,7 @@ def _frequency_dtype(name, n, d, dtype):
     if isinstance(d, (list, tuple)):
         raise ValueError(f"The d argument of fft.{name} only takes a single value. Got "
                          f"d = {list(d)}.")
-    return dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
+    return dtypes.default_float() if dtype is None else dtypes.user_dtype(dtype, name)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):

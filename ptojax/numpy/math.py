@@ -540,8 +540,8 @@ def heaviside(x1, x2, /):
 
 def astype(x, dtype):
     # dtype None is the default float (float32; float64 in x64 mode), as JAX
-    return lax.convert_element_type(asarray(x), dtypes.canonicalize(
-        float if dtype is None else dtype))
+    return lax.convert_element_type(asarray(x), dtypes.user_dtype(
+        float if dtype is None else dtype, "astype"))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in

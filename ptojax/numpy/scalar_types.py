@@ -30,8 +30,8 @@ class _ScalarMeta(type):
     def __ne__(cls, other) -> bool:
         return not cls == other
 
-    def __call__(cls, x):
-        return asarray(x, cls.dtype, op=cls.__name__)
+    def __call__(cls, x):   # pnp.float64(x) without x64: float32, with JAX's warning
+        return asarray(x, dtypes.user_dtype(cls.dtype, "asarray"), op=cls.__name__)
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, cls.dtype.type)
@@ -88,9 +88,9 @@ int16:
 int32:
     >>> pnp.int32([1, 2.5])
     Array([1, 2], dtype=int32)
-int64:
+int64: ``int32`` arrays without x64 (as JAX), ``int64`` ones in x64 mode.
     >>> pnp.int64([1, 2.5])
-    Array([1, 2], dtype=int64)
+    Array([1, 2], dtype=int32)
 uint8:
     >>> pnp.uint8([1, 2.5])
     Array([1, 2], dtype=uint8)
@@ -100,9 +100,9 @@ uint16:
 uint32:
     >>> pnp.uint32([1, 2.5])
     Array([1, 2], dtype=uint32)
-uint64:
+uint64: ``uint32`` arrays without x64 (as JAX), ``uint64`` ones in x64 mode.
     >>> pnp.uint64([1, 2.5])
-    Array([1, 2], dtype=uint64)
+    Array([1, 2], dtype=uint32)
 float8_e4m3fn:
     >>> pnp.float8_e4m3fn([1, 2.5])
     Array([1, 2.5], dtype=float8_e4m3fn)
@@ -118,13 +118,13 @@ float16:
 float32:
     >>> pnp.float32([1, 2.5])
     Array([1. , 2.5], dtype=float32)
-float64:
+float64: ``float32`` arrays without x64 (as JAX), ``float64`` ones in x64 mode.
     >>> pnp.float64([1, 2.5])
-    Array([1. , 2.5], dtype=float64)
+    Array([1. , 2.5], dtype=float32)
 complex64:
     >>> pnp.complex64([1, 2.5])
     Array([1. +0.j, 2.5+0.j], dtype=complex64)
-complex128:
+complex128: ``complex64`` arrays without x64 (as JAX), ``complex128`` ones in x64 mode.
     >>> pnp.complex128([1, 2.5])
-    Array([1. +0.j, 2.5+0.j], dtype=complex128)
+    Array([1. +0.j, 2.5+0.j], dtype=complex64)
 """)

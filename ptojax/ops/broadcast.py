@@ -223,7 +223,8 @@ def broadcast_to_rank(x, rank):
     if ndim == rank:
         if hasattr(x, "aval"):    # an Array or a Tracer
             return x
-        return Array(np.asarray(x, dtypes.canonicalize(np.result_type(x))))
+        return Array(dtypes.canonical_value(x) if isinstance(x, (np.ndarray, np.generic))
+                     else np.asarray(x, dtypes.python_scalar_dtype(x)))
     return broadcast(x, (1,) * (rank - ndim))
 
 _add_examples(globals(), """

@@ -95,7 +95,17 @@ convert_element_type_p = elementwise(
         lax.convert_element_type(x, new_dtype))
 
 
+def lax_convert_element_type(x, new_dtype, weak_type: bool = False):
+    """``lax.convert_element_type``: ``x`` converted to ``new_dtype``; without x64 a 64-bit
+    ``new_dtype`` is narrowed to 32 bits with JAX's warning (``dtypes.user_dtype``)."""
+    return convert_element_type(x, dtypes.user_dtype(new_dtype, "convert_element_type"),
+                                weak_type)
+
+
 def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """``x`` converted to exactly ``new_dtype`` in any x64 mode: ptojax's own conversions
+    (promotion, float64 evaluation of special functions); users' dtype arguments go through
+    ``lax_convert_element_type``."""
     new_dtype = dtypes.canonicalize(new_dtype)
     if type(x) in dtypes.PYTHON_SCALARS:  # an int wraps around, as JAX's
         return Array(python_scalar_value(x, new_dtype, wrap=True), weak_type)
@@ -260,8 +270,8 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
 
 
 _add_examples(globals(), """
-convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round toward
-    zero).
+lax_convert_element_type: ``operand`` converted to ``new_dtype`` (floats to integers round
+    toward zero); without x64 a 64-bit ``new_dtype`` is 32-bit, with JAX's warning.
     >>> pto.lax.convert_element_type(pnp.array([1.7, -2.7]), pnp.int32)
     Array([ 1, -2], dtype=int32)
 reduce_precision: ``operand`` rounded to a float format with ``exponent_bits`` and

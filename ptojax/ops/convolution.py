@@ -285,8 +285,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                              window, strides)
     except ShapeError as e:
         raise e.with_source(user_frame()) from None
-    pet = None if preferred_element_type is None else dtypes.canonicalize(
-        preferred_element_type)
+    pet = None if preferred_element_type is None else dtypes.user_dtype(
+        preferred_element_type, "conv_general_dilated")
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn,

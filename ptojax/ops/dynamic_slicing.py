@@ -50,6 +50,8 @@ def _start_index(i, n):
     if isinstance(i, (int, np.integer)):
         i = min(max(int(i), -n), n)  # anything further out clamps alike
         return dimension_size(i + n if i < 0 else i, dtypes.int32)
+    if isinstance(i, np.ndarray):   # a numpy input: its canonical dtype (int32 without x64)
+        i = dtypes.canonical_value(i)
     if not dtypes.is_integer(i.dtype) or dtypes.is_unsigned(i.dtype):
         return i  # unsigned: nothing to count from the end; non-integers: the type check
     if i.dtype.itemsize < 4:

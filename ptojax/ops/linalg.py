@@ -209,8 +209,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((user_axes("dot_general", lc, lhs.ndim), user_axes("dot_general", rc, rhs.ndim)),
           (user_axes("dot_general", lb, lhs.ndim), user_axes("dot_general", rb, rhs.ndim)))
-    pet = None if preferred_element_type is None else dtypes.canonicalize(
-        preferred_element_type)
+    pet = None if preferred_element_type is None else dtypes.user_dtype(
+        preferred_element_type, "dot")
     dtype = _result_dtype(lhs, rhs, pet)
     lhs, rhs = convert_element_type(lhs, dtype), convert_element_type(rhs, dtype)
     extra = {} if precision is None else {"precision": canonicalize_precision(precision)}

@@ -44,7 +44,7 @@ def _checked(results, result_types, callback):
             raise RuntimeError(f"pure_callback: {name_of(callback)} returned shape "
                                f"{r.shape} where {tuple(t.shape)} was declared "
                                f"(result_shape_dtypes)")
-        if dtypes.canonicalize(r.dtype) != t.dtype:   # float64 is float32 without x64
+        if dtypes.canonical_dtype(r.dtype) != t.dtype:   # float64 is float32 without x64
             raise RuntimeError(f"Incorrect output dtype for return value #{i}: Expected: "
                                f"{t.dtype}, Actual: {r.dtype}")
         out.append(np.array(r, dtype=t.dtype))
@@ -153,6 +153,9 @@ def declared_types(result_shape_dtypes):
         if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
             raise ValueError(f"result_shape_dtypes must be a pytree of values with shape and "
                              f"dtype attributes (such as ShapeDtypeStruct), got {leaf!r}")
+        if dtypes.canonical_dtype(leaf.dtype) != dtypes.canonicalize(leaf.dtype):
+            raise ValueError("result_shape_dtypes cannot specify 64-bit types when "
+                             "`jax_enable_x64` is disabled")
     return tuple(TensorType(tuple(x.shape), dtypes.canonicalize(x.dtype)) for x in leaves), \
         out_tree
 

@@ -31,8 +31,10 @@ def _as_array(name, x):
     """``x`` as an array (JAX's ``check_arraylike``: lists and tuples are refused)."""
     if isinstance(x, (Array, Tracer)):
         return x
-    if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
-        return Array(np.asarray(x, dtypes.canonicalize(np.result_type(x))))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Array(dtypes.canonical_value(x))
+    if isinstance(x, (bool, int, float, complex)):
+        return Array(np.asarray(x, dtypes.python_scalar_dtype(x)))
     raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x).__name__}: "
                     f"pass pnp.asarray(...) instead")
 

@@ -410,12 +410,13 @@ iota_p = Primitive("iota", _iota_abstract, _iota)
 
 
 def iota(dtype, size: int):
-    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(as_dim(size),), dimension=0)
+    return iota_p.bind(dtype=dtypes.user_dtype(dtype, "broadcasted_iota"), shape=(as_dim(size),),
+                       dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
     shape = tuple(map(as_dim, shape))
-    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=shape,
+    return iota_p.bind(dtype=dtypes.user_dtype(dtype, "broadcasted_iota"), shape=shape,
                        dimension=user_axis("broadcasted_iota", dimension, len(shape)))
 
 
@@ -448,7 +449,11 @@ iota_p.define(
 # compositions: full, split, tile ---------------------------------------------------------------
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (weak when that is a Python scalar and
-    no ``dtype`` is given, as in JAX)."""
+    no ``dtype`` is given, as in JAX; a 64-bit ``dtype`` is narrowed without x64)."""
+    return _filled(shape, fill_value, None if dtype is None else dtypes.user_dtype(dtype, "full"))
+
+
+def _filled(shape, fill_value, dtype=None):
     shape = (as_dim(shape),) if type(shape) is DimExpr or np.ndim(shape) == 0 \
         else tuple(map(as_dim, shape))
     if np.ndim(fill_value) != 0:
@@ -467,8 +472,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     scalar = type(x) in dtypes.PYTHON_SCALARS
     like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
     weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
-    out = full(np.shape(x) if shape is None else shape, fill_value,
-               dtypes.canonicalize(like_dtype if dtype is None else dtype))
+    out = _filled(np.shape(x) if shape is None else shape, fill_value,
+                  like_dtype if dtype is None else dtypes.user_dtype(dtype, "full_like"))
     return convert_element_type(out, out.dtype, weak_type=True) if weak else out
 
 

@@ -29,6 +29,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, PtoError, ShapeError
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.eval.array import Array
 from ptojax.random.keys import _check_key, _counters, _hash, _shape, fold_in, split
 from ptojax.source_info import user_frame
@@ -43,7 +44,7 @@ def bits(key, shape=(), dtype=None):
     """Uniformly random unsigned integers of ``dtype`` (uint8/16/32/64; by default uint32,
     uint64 in x64 mode)."""
     key = _check_key("bits", key)
-    dtype = dtypes.default_uint() if dtype is None else dtypes.canonicalize(dtype)
+    dtype = dtypes.default_uint() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_unsigned(dtype):
         raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
                          user_frame())
@@ -53,8 +54,8 @@ def bits(key, shape=(), dtype=None):
 def _random_bits(key, bit_width: int, shape):
     bits1, bits2 = _hash(key, _counters(shape))
     if bit_width == 64:
-        high = lax.convert_element_type(bits1, dtypes.uint64)
-        low = lax.convert_element_type(bits2, dtypes.uint64)
+        high = convert_exactly(bits1, dtypes.uint64)
+        low = convert_exactly(bits2, dtypes.uint64)
         return lax.bitwise_or(lax.shift_left(high, 32), low)
     return lax.convert_element_type(lax.bitwise_xor(bits1, bits2), _UINT[bit_width])
 
@@ -82,7 +83,7 @@ def _unit_floats(key, shape, dtype):
 
 def _float_dtype(name, dtype):
     """``dtype`` (the default float when None) checked to be floating-point."""
-    dtype = dtypes.canonicalize(float if dtype is None else dtype)
+    dtype = dtypes.user_dtype(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
@@ -222,8 +223,8 @@ def _log_gamma_sample_grad(a, log_x):
     float64 (a small ``a``'s samples underflow float32, their logs do not). Where even float64
     underflows (``log x < -700``), the limit for small ``x``: ``P(a, x) ~ x^a / Gamma(a + 1)``
     gives ``-(log x - digamma(a + 1)) / a``."""
-    wide_a = lax.convert_element_type(a, dtypes.float64)
-    wide_log_x = lax.convert_element_type(log_x, dtypes.float64)
+    wide_a = convert_exactly(a, dtypes.float64)
+    wide_log_x = convert_exactly(log_x, dtypes.float64)
     tiny = pnp.less(wide_log_x, -700.0)
     x = pnp.exp(pnp.where(tiny, 0.0, wide_log_x))
     exact = pnp.divide(lax.random_gamma_grad(wide_a, x), x)
@@ -341,7 +342,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     dtype's bits reduced modulo the span, so the bias for spans that are not powers of two
     is negligible."""
     key = _check_key("randint", key)
-    dtype = dtypes.canonicalize(int if dtype is None else dtype)
+    dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"randint: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = _shape(shape)

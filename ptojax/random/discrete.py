@@ -95,7 +95,7 @@ def poisson(key, lam, shape=None, dtype=None):
     """Poisson(``lam``) samples (int by default); ``shape`` defaults to ``lam``'s shape.
     ``lam`` is taken at float32, as JAX."""
     key = _check_key("poisson", key)
-    dtype = dtypes.canonicalize(int if dtype is None else dtype)
+    dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"poisson: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = tuple(np.shape(lam)) if shape is None else _shape(shape)
@@ -182,7 +182,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     broadcast shape of ``n`` and ``p``. Invalid parameters (``p`` outside [0, 1] or NaN,
     ``n`` negative or NaN) give NaN, ``n = inf`` gives inf."""
     key = _check_key("binomial", key)
-    dtype = dtypes.canonicalize(float if dtype is None else dtype)
+    dtype = dtypes.user_dtype(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
         raise DtypeError(f"binomial: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
@@ -246,7 +246,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
         return remainder - count, count
     _, counts = lax.scan(step, n, (ratios, keys), unroll=unroll)
     out = pnp.moveaxis(counts, 0, -1)
-    return out.astype(dtypes.canonicalize(float if dtype is None else dtype))
+    return out.astype(dtypes.user_dtype(float if dtype is None else dtype))
 
 
 add_examples(globals(), """

@@ -38,7 +38,7 @@ def _param(value, dtype, shape=None):
 
 
 def _int_dtype(name, dtype):
-    dtype = dtypes.canonicalize(int if dtype is None else dtype)
+    dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"{name}: dtype must be an integer dtype, got {dtype}", user_frame())
     return dtype
@@ -137,7 +137,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
 def rademacher(key, shape=(), dtype=None):
     """Samples of -1 and 1 with equal probability (int by default)."""
     key = _check_key("rademacher", key)
-    dtype = dtypes.canonicalize(int if dtype is None else dtype)
+    dtype = dtypes.user_dtype(int if dtype is None else dtype)
     b = bernoulli(key, 0.5, _shape(shape)).astype(dtype)
     return (2 * b - 1).astype(dtype)
 

@@ -10,6 +10,8 @@ from ptojax import dtypes, lax
 from ptojax.ir.verify import verify
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(3)
 
 
@@ -60,6 +62,7 @@ def test_allow_int_gives_float0_zeros_for_integer_inputs():
     assert gi.dtype == dtypes.float0 and gi.shape == ()
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_gradient_of_a_python_float_is_weak_like_jax():
     g = pto.grad(lambda x: x * 2.0)(3.0)
     assert g.dtype == np.float32 and g.weak_type and float(g) == 2.0
@@ -132,12 +135,14 @@ def test_linearize_matches_jvp_and_runs_only_the_linear_part():
 
 
 # composition ---------------------------------------------------------------------------------
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_higher_order_derivatives_of_sin():
     x = 0.7
     assert_close(pto.grad(pto.grad(pnp.sin))(x), np.float32(-np.sin(x)), rtol=1e-6)
     assert_close(pto.grad(pto.grad(pto.grad(pnp.sin)))(x), np.float32(-np.cos(x)), rtol=1e-6)
     fourth = pto.grad(pto.grad(pto.grad(pto.grad(pnp.sin))))
-    assert_close(fourth(np.float64(x)), np.sin(np.float64(x)), rtol=1e-12)
+    with pto.enable_x64(True):   # float64 inputs are float64 in x64 mode only
+        assert_close(fourth(np.float64(x)), np.sin(np.float64(x)), rtol=1e-12)
 
 
 def test_jvp_of_grad_and_grad_of_jvp_agree():

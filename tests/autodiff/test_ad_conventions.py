@@ -10,6 +10,8 @@ from ptojax import lax, nn
 from ptojax.ops.gather_scatter import scatter as point_scatter
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 W5 = np.arange(1.0, 6.0)
 TIES = np.array([1.0, 3.0, 3.0, 2.0, 3.0])
 TARGETS = np.array([[1], [1], [0]], np.int32)

@@ -8,6 +8,8 @@ import ptojax.numpy as pnp
 from ptojax.tree_util import tree_leaves, tree_structure
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(11)
 X, Y = RNG.standard_normal(3), RNG.standard_normal((3, 2))
 M = RNG.standard_normal((2, 3))

@@ -9,6 +9,8 @@ import ptojax.numpy as pnp
 from ptojax import nn
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(7)
 BATCH, FEATURES, CLASSES, SEQ, HEAD = 6, 5, 4, 7, 3
 

@@ -21,6 +21,8 @@ from ptojax.trace import Primitive
 from ptojax.tree_util import tree_leaves, tree_map
 from ad_cases import CASES
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 CASE_MODULES = (arithmetic, broadcast, complex_parts, convert, cumulative, decompositions,
                 dynamic_slicing, eig, fft,
                 gather_scatter, linalg, logic, random_bits, reductions, shape, slicing, sorting,

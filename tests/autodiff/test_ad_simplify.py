@@ -31,7 +31,7 @@ PATTERNS = {
         lambda x: lax.transpose(lax.transpose(lax.sin(x), (1, 0)), (1, 0)), ["sin"]),
     "reshape_chain": (lambda x: lax.reshape(lax.reshape(lax.sin(x), (9,)), (3, 3)), ["sin"]),
     "same_type_convert": (
-        lambda x: lax.convert_element_type(lax.convert_element_type(x, np.float64),
+        lambda x: lax.convert_element_type(lax.convert_element_type(x, np.float16),
                                            np.float32), ["convert_element_type",
                                                          "convert_element_type"]),
     "square_transpose_is_kept": (lambda x: lax.transpose(x, (1, 0)), ["transpose"]),

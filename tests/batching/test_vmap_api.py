@@ -10,6 +10,8 @@ import ptojax.numpy as pnp
 from ptojax.errors import BatchingError
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 
 def _loop(fn, in_axes, args, size):
     """``fn`` applied example by example: the reference for one level of vmap."""
@@ -83,20 +85,22 @@ def test_in_axes_and_out_axes_prefixes_match_jax_and_a_loop(jax, jnp, data):
                                          out_axes["out"]), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_in_axes_as_a_list_keyword_arguments_and_axis_size(jax, jnp):
-    x, y = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    x, y = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.arange(3.0, dtype=np.float32)
     assert_close(pto.vmap(lambda a, b: a * b, [0, None])(x, y),
                  jax.vmap(lambda a, b: a * b, [0, None])(x, y))
-    assert_close(pto.vmap(lambda a, *, scale: a * scale)(x, scale=np.array([2.0, 3.0])),
-                 x * np.array([[2.0], [3.0]]))
+    assert_close(pto.vmap(lambda a, *, scale: a * scale)(x, scale=np.float32([2.0, 3.0])),
+                 x * np.float32([[2.0], [3.0]]))
     assert_close(pto.vmap(lambda a: a + 1, in_axes=None, axis_size=4)(y),
                  np.broadcast_to(y + 1, (4, 3)))
     assert_close(pto.vmap(lambda: pnp.ones(2), in_axes=(), axis_size=3)(), np.ones((3, 2),
                                                                               np.float32))
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_outputs_that_do_not_depend_on_the_batch(jax):
-    x = np.arange(6.0).reshape(2, 3)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     const, mapped = pto.vmap(lambda a: (np.float32(7.0), a), out_axes=(None, 1))(x)
     assert_close(const, np.float32(7.0))
     assert_close(mapped, x.T)
@@ -204,6 +208,7 @@ def test_out_axes_not_a_prefix_of_the_outputs():
     _assert_points_at_this_test(err)
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_unmapped_python_scalar_reaches_fn_as_itself(jax):
     """As in JAX, an in_axes=None Python scalar is passed through unchanged, so it can be a
     static argument of an inner jit (JAX's pca example: jit(vmap(pca, (0, None)),

@@ -8,6 +8,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RTOL = 2e-5
 
 

@@ -15,6 +15,8 @@ from ptojax.ops import random_bits
 from helpers import assert_close, tol
 from prim_cases import all_cases, random_values
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 CASES = {name: case for name, case in all_cases().items() if name != "iota"}  # no operands
 EXAMPLES = max(10, settings.default.max_examples // 2)  # per primitive: ~90 primitives
 

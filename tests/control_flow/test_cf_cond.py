@@ -7,6 +7,8 @@ import pytest
 import ptojax as pto
 from cf_helpers import P, assert_trees_close, check_grad, check_jvp, eqns_of, verified
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(5)
 X = RNG.standard_normal(4)
 

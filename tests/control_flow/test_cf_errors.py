@@ -80,7 +80,7 @@ def test_while_loop_errors():
 def test_fori_loop_errors():
     raises_at_call(lambda: lax.fori_loop(0.0, 3, lambda i, v: v, 1.0),
                    "lower must be an integer scalar")
-    raises_at_call(lambda: lax.fori_loop(np.int32(0), np.int64(3), lambda i, v: v, 1.0),
+    raises_at_call(lambda: lax.fori_loop(np.int32(0), np.int16(3), lambda i, v: v, 1.0),
                    "must have the same dtype")
     raises_at_call(lambda: lax.fori_loop(0, 3, lambda i, v: v * 1.5, np.int32(1)),
                    r"carry\[1\]: i32\[\] in \(lower, init_val\) but f32\[\]")

@@ -8,6 +8,8 @@ import ptojax as pto
 from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prims, eqns_of,
                         verified)
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(3)
 T, B, H, D = 6, 3, 5, 4
 

@@ -10,6 +10,8 @@ from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prim
                         verified)
 from ptojax.errors import UnsupportedError
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal(3)
 
@@ -128,6 +130,7 @@ def test_jit_of_while_and_fori(J):
     assert_trees_close(g(np.float64(0.8), X), fori_power(J, np.float64(0.8), X))
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_weak_carries_stay_weak_as_jax(jax):
     """A Python-scalar carry stays weakly typed through while/fori/scan while the body keeps
     it weak (scan's stacked ys too), and becomes strong when the body makes it strong."""

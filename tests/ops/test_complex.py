@@ -12,6 +12,8 @@ from ptojax.errors import DtypeError, GradError
 from ptojax.lower.host.backend import CpuBackend
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 Z = (np.array([1 + 2j, -3 + 0.5j, 0.25 - 1j, 2 + 0j]) * np.array([1, 1, 1, 1])).astype(
     np.complex64)
 Z128 = Z.astype(np.complex128)
@@ -37,6 +39,7 @@ def test_transcendental_functions_of_complex_values_match_jax(name, jax):
     assert_close(getattr(lax, name)(Z128), getattr(jax.lax, name)(Z128), rtol=1e-12)
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_weak_complex_scalars_promote_like_jax(jnp):
     cases = [(np.ones(2, np.float32), 1j), (np.ones(2, np.int32), 1j),
              (np.ones(2, np.float16), 2j), (np.ones(2, np.float64), 1j),
@@ -44,8 +47,8 @@ def test_weak_complex_scalars_promote_like_jax(jnp):
     for x, s in cases:
         got = pnp.multiply(x, s)
         want = jnp.multiply(x, s)
-        expected = np.complex64 if want.dtype == np.complex128 and x.dtype.itemsize < 8 \
-            else want.dtype   # JAX runs with x64 here: its default complex is complex128
+        expected = np.complex64 if want.dtype == np.complex128 \
+            else want.dtype   # JAX runs with x64 here; ptojax without x64 is 32-bit
         assert got.dtype == expected, (x.dtype, s, got.dtype)
     assert pnp.asarray(1j).dtype == np.complex64 and pnp.asarray(1j).weak_type
     assert dtypes.promote(((dtypes.float32, False), (dtypes.complex64, True)))[0] == \

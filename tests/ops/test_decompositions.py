@@ -16,6 +16,8 @@ from ptojax.ops.decompositions import geqrf
 from ptojax.tools.flops import flops_by_primitive
 from helpers import assert_close, positive_definite, tol
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 DTYPES = [np.float32, np.float64]
 P = pto.P
 

@@ -8,6 +8,8 @@ import pytest
 import ptojax as pto
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 LAYOUTS = [((1,), (0,)), ((0,), (0,)), ((1,), (1,)), ((0,), (1,))]
 DTYPES = [(np.float32, None), (np.float64, None), (np.int32, None), (np.float32, np.float32),
           (np.float16, None), (ml_dtypes.bfloat16, np.float32), (np.int8, np.int32),

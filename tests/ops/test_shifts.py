@@ -3,10 +3,11 @@ width and beyond give 0), as arrays and as the scalar constants random bits shif
 import numpy as np
 import pytest
 
+import ptojax as pto
 from ptojax import lax
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32])
 def test_shift_right_logical_matches_jax(jax, dtype):
     info = np.iinfo(dtype)
     x = np.array([0, 1, 77, info.max, info.min, info.min + 3], dtype)
@@ -19,3 +20,8 @@ def test_shift_right_logical_matches_jax(jax, dtype):
     ys = np.resize(np.array(amounts, dtype), x.shape)
     np.testing.assert_array_equal(np.asarray(lax.shift_right_logical(x, ys)),
                                   np.asarray(jax.lax.shift_right_logical(x, ys)))
+
+
+def test_shift_right_logical_of_int64_matches_jax_in_x64_mode(jax):
+    with pto.enable_x64(True):   # without x64 int64 inputs are int32
+        test_shift_right_logical_matches_jax(jax, np.int64)

@@ -12,6 +12,8 @@ from ptojax.lower.host.backend import CpuBackend, HostExecutable
 from ptojax.lower.host.compiler import compiler_or_none
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 SPECIAL = ["erfc", "lgamma", "digamma"]
 EDGES = [0.0, 1.0, 2.0, -1.0, -2.0, 0.5, -0.5, 1e-8, -1e-8, -3.5, 30.0, 1e30, np.inf, -np.inf,
          np.nan]
@@ -81,6 +83,7 @@ def _tiled_error(name, x, tiled):
     return np.max(np.abs(t[defined] - e[defined]) / np.maximum(np.abs(e[defined]), 1.0))
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 @pytest.mark.parametrize("name, bound", [("erfc", ERFC_ULP), ("lgamma", LGAMMA_SCALED)])
 def test_tile_expansions_stay_within_their_bounds(name, bound):
     x = _inputs(np.float32)
@@ -90,6 +93,7 @@ def test_tile_expansions_stay_within_their_bounds(name, bound):
     assert _tiled_error(name, x, tiled(x)) <= bound
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 @pytest.mark.parametrize("name", ["erfc", "lgamma"])
 def test_low_precision_expansions_compute_in_float32(name):
     x = _inputs(np.float16, 400)
@@ -106,6 +110,7 @@ def test_float64_is_not_expanded_and_says_why():
     assert "erfc of f64 has no tile form" in str(lowered.unfused())
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 @pytest.mark.skipif(compiler_or_none() is None, reason="needs a C++ compiler")
 @pytest.mark.parametrize("name, bound", [("erfc", ERFC_ULP), ("lgamma", LGAMMA_SCALED)])
 def test_host_kernels_of_the_expansions_stay_within_their_bounds(name, bound):
@@ -159,6 +164,7 @@ def test_host_kernels_of_erf_inv_stay_within_its_bound(kernels):
     assert _erf_inv_error(x, out) <= ERF_INV_ULP
 
 
+@pytest.mark.usefixtures("ptojax_default_mode")
 def test_expansions_lower_to_pto_vector_instructions():
     text = pto.jit(lax.lgamma).lower(np.ones((16, 64), np.float32)).as_text("pto")
     for op in ("pto.tlog", "pto.tdiv", "pto.tsel", "pto.tcvt"):

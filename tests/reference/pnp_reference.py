@@ -1,9 +1,8 @@
 """Comparing ``ptojax.numpy`` with ``jax.numpy`` (x64 mode) on the same inputs.
 
-Dtype oracle: ptojax's defaults are 32-bit unless an input is explicitly 64-bit (DESIGN.md,
-"Numerics decisions"). So a JAX-x64 result of f64/i64/u64 is expected as f32/i32/u32 unless an
-input is 64-bit (u32 + i32 is i32, as JAX without x64). Index results (argmax, argsort) are
-always int32.
+Dtype oracle: ptojax runs without x64 here, as JAX without x64: 64-bit inputs are 32-bit
+(DESIGN.md, "Configuration"). So a JAX-x64 result of f64/i64/u64/c128 is expected as
+f32/i32/u32/c64 (in x64 mode, as JAX's). Index results (argmax, argsort) are always int32.
 
 JAX compiles once per operation, shape and dtype (~50 ms each), so the tests batch many
 operations into one ``jax.jit`` per drawn case and keep the universe of shapes small.
@@ -24,22 +23,16 @@ NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32,
           dtypes.uint64: dtypes.uint32, dtypes.complex128: dtypes.complex64}
 
 
-def _is_64_bit(dtype) -> bool:
-    """64-bit values: 8-byte reals, complex numbers of 8-byte parts."""
-    return dtype == dtypes.complex128 or (dtype.itemsize == 8 and dtype.kind != "c")
-
-
 def explicit_dtypes(*inputs) -> list:
     """The dtypes of the inputs that are not Python scalars (those are weak)."""
     return [np.dtype(x.dtype) for x in inputs if isinstance(x, (np.ndarray, np.generic))]
 
 
-def expected_dtype(jax_dtype, explicit) -> np.dtype:
-    """The dtype ptojax should give where JAX with x64 gives ``jax_dtype``."""
+def expected_dtype(jax_dtype, explicit=()) -> np.dtype:
+    """The dtype ptojax should give where JAX with x64 gives ``jax_dtype`` (``explicit``, the
+    inputs' dtypes, no longer matter: 64-bit ones are 32-bit without x64)."""
     jax_dtype = np.dtype(jax_dtype)
-    if jax_dtype not in NARROW or any(_is_64_bit(d) for d in explicit):
-        return jax_dtype
-    return NARROW[jax_dtype]
+    return jax_dtype if dtypes.x64_enabled() else NARROW.get(jax_dtype, jax_dtype)
 
 
 def check_type(actual, expected, inputs=(), *, what=""):
@@ -56,7 +49,7 @@ def check(actual, expected, inputs=(), *, index=False, scale=1.0, what=""):
     """``actual`` (ptojax) equals ``expected`` (JAX): shape, dtype (by the oracle) and values
     within the tolerance of the result dtype (times ``scale``)."""
     expected = np.asarray(expected)
-    want = dtypes.int32 if index else expected_dtype(expected.dtype, explicit_dtypes(*inputs))
+    want = expected_dtype(expected.dtype, () if index else explicit_dtypes(*inputs))
     actual = np.asarray(actual)
     assert actual.dtype == want, f"{what}: dtype {actual.dtype}, expected {want} " \
                                  f"(JAX: {expected.dtype})"
@@ -89,13 +82,16 @@ def run_modes(fn, *args):
     jitted = tree_leaves(pto.jit(fn)(*args))
     closed = pto.make_ir(fn)(*args)
     verify(closed)
-    interpreted = eval_ir(closed, tree_leaves(list(args)))
+    # the IR's inputs are canonical (numpy 64-bit inputs are 32-bit without x64)
+    leaves = [dtypes.canonical_value(a) if isinstance(a, (np.ndarray, np.generic)) else a
+              for a in tree_leaves(list(args))]
+    interpreted = eval_ir(closed, leaves)
     return {"eager": eager, "jit": jitted, "ir": interpreted}
 
 
 def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=None):
     """``pto_fn`` in every mode against ``jax_fn`` (jitted once) on ``args``. ``index`` lists
-    the outputs that are indices (expected int32); ``inputs`` overrides which values decide
+    the outputs that are indices (JAX's index dtype); ``inputs`` overrides which values decide
     the dtype oracle (default: ``args``); ``labels`` names the outputs in failures."""
     from ptojax.tree_util import tree_leaves
     expected = tree_leaves(jax_compiled(jax_fn, *args))

@@ -7,6 +7,8 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.RandomState(0)
 
 

@@ -85,7 +85,7 @@ def reference(jax, x64, fn, *args):
 
 
 def wide(*values) -> bool:
-    """Whether an input is 64-bit: JAX with x64 is then the reference."""
+    """Whether an input is 64-bit: JAX and ptojax then run with x64."""
     return any(isinstance(v, (np.ndarray, np.generic)) and v.dtype.itemsize == 8
                for v in values)
 
@@ -140,10 +140,11 @@ def test_python_scalars_next_to_every_dtype(jax, jnp, op, dtype, shape, scalar, 
     # JAX's eager result is the reference of every mode (XLA folds constants under jit: x / 0
     # with a closed-over 0 is not always nan there)
     want = reference(jax, wide(x), program(jnp), x, scalar)
-    assert_agree(run(program(pnp), x, scalar), want, f"eager {what}")
-    assert_agree(run(pto.jit(program(pnp)), x, scalar), want, f"jit(traced s) {what}")
-    assert_agree(run(pto.jit(lambda a: program(pnp)(a, scalar)), x), want,
-                 f"jit(closed-over s) {what}")
+    with pto.enable_x64(wide(x)):   # ptojax in JAX's mode
+        assert_agree(run(program(pnp), x, scalar), want, f"eager {what}")
+        assert_agree(run(pto.jit(program(pnp)), x, scalar), want, f"jit(traced s) {what}")
+        assert_agree(run(pto.jit(lambda a: program(pnp)(a, scalar)), x), want,
+                     f"jit(closed-over s) {what}")
 
 
 # 2. indexing with negative and out-of-bounds indices --------------------------------------------

@@ -79,26 +79,27 @@ def test_python_scalar_arguments_give_the_eager_result_under_jit(jax, jnp, fn, s
     float64 a float is exact, an int outside int32 meets int64 exactly (JAX with x64 for
     64-bit inputs, without otherwise)."""
     x64 = any(d.itemsize == 8 for d in explicit_dtypes(array))
-    with jax.enable_x64(x64):
+    with jax.enable_x64(x64), pto.enable_x64(x64):   # 64-bit arrays: both in x64 mode
         want = np.asarray(jax.jit(_with(jnp, fn))(scalar, jnp.asarray(array)))
-    eager = fn(scalar, pnp.asarray(array))
-    jitted = pto.jit(fn)(scalar, array)
-    for got in (eager, jitted):
-        assert got.dtype == expected_dtype(want.dtype, explicit_dtypes(array))
-        np.testing.assert_array_equal(np.asarray(got), want.astype(got.dtype))
+        eager = fn(scalar, pnp.asarray(array))
+        jitted = pto.jit(fn)(scalar, array)
+        for got in (eager, jitted):
+            assert got.dtype == expected_dtype(want.dtype, explicit_dtypes(array))
+            np.testing.assert_array_equal(np.asarray(got), want.astype(got.dtype))
 
 
 def test_a_python_float_a_weak_float32_and_a_weak_float64_are_three_signatures():
-    jf = pto.jit(lambda s, a: s + a)
-    a = np.array([4.009684531276969])
-    weak32 = pnp.asarray(PRECISE)                  # rounded to float32 when made
-    weak64 = pnp.asarray(np.int64(1)) * PRECISE    # a weak float64 (from an int64)
-    assert weak32.weak_type and weak64.weak_type and weak64.dtype == np.float64
-    assert float(jf(PRECISE, a)[0]) == PRECISE + a[0]
-    assert float(jf(weak32, a)[0]) == float(np.float32(PRECISE)) + a[0]
-    assert float(jf(weak64, a)[0]) == PRECISE + a[0]
-    assert jf.cache_size() == 3
+    weak32 = pnp.asarray(PRECISE)                  # rounded to float32 when made (x64 off)
     assert pto.jit(lambda s: s)(PRECISE).dtype == np.float32  # as JAX without x64
+    with pto.enable_x64(True):                     # a weak float64 exists in x64 mode
+        jf = pto.jit(lambda s, a: s + a)
+        a = np.array([4.009684531276969])
+        weak64 = pnp.asarray(np.int64(1)) * PRECISE    # a weak float64 (from an int64)
+        assert weak32.weak_type and weak64.weak_type and weak64.dtype == np.float64
+        assert float(jf(PRECISE, a)[0]) == PRECISE + a[0]
+        assert float(jf(weak32, a)[0]) == float(np.float32(PRECISE)) + a[0]
+        assert float(jf(weak64, a)[0]) == PRECISE + a[0]
+        assert jf.cache_size() == 3
 
 
 @pytest.mark.parametrize("scalar, array", [(2**40, np.ones(2, np.int32)),

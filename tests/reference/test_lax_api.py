@@ -13,6 +13,8 @@ from ptojax import lax
 from ptojax.errors import DtypeError, ShapeError
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 data against JAX x64: x64 mode
+
 RNG = np.random.default_rng(0)
 F = RNG.standard_normal((3, 4)).astype(np.float32)
 

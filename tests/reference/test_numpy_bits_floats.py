@@ -6,6 +6,7 @@ make_ir's IR; gradients and vmap for the differentiable ones."""
 import numpy as np
 import pytest
 
+import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from pnp_reference import check_grad, check_modes, check_vmap, random_array
@@ -67,8 +68,9 @@ def test_floating_point_functions_match_jax(jnp, dtype):
         values = np.concatenate([rng.normal(size=20) * 10.0 ** rng.integers(-3, 4, size=20),
                                  SPECIALS]).astype(dtype)
     exponents = rng.integers(-40, 40, size=values.shape).astype(np.int32)
-    check_modes(lambda a, b: _float_calls(pnp, a, b), lambda a, b: _float_calls(jnp, a, b),
-                values, exponents, scale=4.0)
+    with pto.enable_x64(dtype == dtypes.float64):   # float64 math: x64 mode
+        check_modes(lambda a, b: _float_calls(pnp, a, b), lambda a, b: _float_calls(jnp, a, b),
+                    values, exponents, scale=4.0)
 
 
 def test_integer_inputs_become_floats_like_jax(jnp):

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
+import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from pnp_reference import ALL_DTYPES, check_modes, check_type, random_array, run_modes
@@ -196,7 +197,7 @@ def test_clip_matches_jax(jnp):
     check_modes(lambda a: pnp.clip(a, -1, 2), lambda a: jnp.clip(a, -1, 2), xi)
 
 
-def test_astype_truncates_saturates_and_maps_nan_to_zero_like_jax(jnp):
+def test_astype_truncates_saturates_and_maps_nan_to_zero_like_jax(jax, jnp):
     x = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 2.7, -2.7, 300.5, 0.5], np.float32)
     targets = [np.int8, np.int32, np.uint8, np.uint32, np.bool_, np.float16, dtypes.bfloat16,
                dtypes.float8_e4m3fn, np.int64]
@@ -204,7 +205,14 @@ def test_astype_truncates_saturates_and_maps_nan_to_zero_like_jax(jnp):
     def calls(a):
         a = pnp.asarray(a) if not hasattr(a, "at") else a
         return [a.astype(t) for t in targets]
-    check_modes(calls, calls, x, inputs=(x, np.int64(0)))
+    with pto.enable_x64(True):      # int64 as JAX with x64
+        check_modes(calls, calls, x, inputs=(x, np.int64(0)))
+    with jax.enable_x64(False):     # the default mode: int64 is int32 (saturating), as JAX's
+        want = [np.asarray(v) for v in jax.jit(calls)(x)]
+    for got, expected in zip(calls(x), want):
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got.astype(np.float32), expected.astype(np.float32))
 
 
 def test_round_to_decimals_matches_jax(jnp):

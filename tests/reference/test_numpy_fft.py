@@ -9,6 +9,8 @@ import ptojax.numpy as pnp
 from ptojax import lax
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((3, 8))
 Z = X + 1j * RNG.standard_normal((3, 8))
@@ -55,7 +57,8 @@ def test_precision_and_dtypes_follow_the_operand():
     assert pnp.fft.irfft(Z).dtype == np.float64
     assert pnp.fft.fft(np.arange(4, dtype=np.int32)).dtype == np.complex64
     assert pnp.fft.fft(np.arange(4, dtype=np.int64)).dtype == np.complex128   # 64-bit stays
-    assert pnp.fft.fftfreq(4).dtype == np.float32
+    with pto.enable_x64(False):   # the default dtype (x64 off)
+        assert pnp.fft.fftfreq(4).dtype == np.float32
 
 
 def test_errors_match_jax():

@@ -15,6 +15,8 @@ from ptojax import dtypes
 from helpers import assert_close, positive_definite, separated_spectrum, well_conditioned
 from pnp_reference import check_modes, jax_compiled, random_array
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 PRODUCT_DTYPES = [dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64,
                   dtypes.int8, dtypes.int32, dtypes.bool_]
 

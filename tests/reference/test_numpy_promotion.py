@@ -14,10 +14,12 @@ BINARY = ["add", "multiply", "maximum", "where_xy"]
 
 
 def _jax_result(jax, jnp, name, a, b):
-    """(dtype, weak) of the JAX result, or None if JAX refuses to promote."""
+    """(dtype, weak) of the JAX result without x64 (ptojax's default mode), or None if JAX
+    refuses to promote."""
     fn = (lambda x, y: jnp.where(True, x, y)) if name == "where_xy" else getattr(jnp, name)
     try:
-        out = jax.eval_shape(fn, a, b)
+        with jax.enable_x64(False):
+            out = jax.eval_shape(fn, a, b)
     except (TypeError, jax.dtypes.TypePromotionError):
         return None
     return np.dtype(out.dtype), out.weak_type
@@ -37,13 +39,12 @@ def _abstract(jax, x):
 
 def _assert_promotes_like_jax(jax, jnp, name, a, b):
     expected = _jax_result(jax, jnp, name, _abstract(jax, a), _abstract(jax, b))
-    explicit = explicit_dtypes(a, b)
     fn = _pto_fn(name)
     if expected is None:
         with pytest.raises(DtypeError, match="no common dtype"):
             fn(a, b)
         return
-    dtype, weak = expected_dtype(expected[0], explicit), expected[1]
+    dtype, weak = expected
     for mode, out in (("eager", fn(a, b)), ("jit", pto.jit(fn)(a, b))):
         if dtype == pnp.bool_:  # JAX never marks bools weak; ptojax keeps Python bools weak,
             weak = out.weak_type  # which cannot change any promotion (bool has no weak node)
@@ -75,16 +76,20 @@ def test_scalar_only_operations_give_weak_32_bit_defaults(jax, jnp, a, b):
 
 
 @pytest.mark.parametrize("a", ALL_DTYPES, ids=str)
-def test_result_type_and_promote_types_match_jax(jnp, a):
+def test_result_type_and_promote_types_match_jax(jax, jnp, a):
+    """As JAX without x64: ``promote_types`` keeps 64-bit types, ``result_type`` of arrays
+    gives the canonical (32-bit) type."""
     for b in ALL_DTYPES:
-        try:
-            want = expected_dtype(jnp.promote_types(a, b), [a, b])
-        except (TypeError, ValueError):
-            with pytest.raises(DtypeError):
-                pnp.promote_types(a, b)
-            continue
-        assert pnp.promote_types(a, b) == want
-        assert pnp.result_type(np.ones(1, a), np.ones(1, b)) == want
+        with jax.enable_x64(False):
+            try:
+                want = jnp.promote_types(a, b)
+            except (TypeError, ValueError):
+                with pytest.raises(DtypeError):
+                    pnp.promote_types(a, b)
+                continue
+            want_result = jnp.result_type(np.ones(1, a), np.ones(1, b))
+        assert pnp.promote_types(a, b) == want, (a, b)
+        assert pnp.result_type(np.ones(1, a), np.ones(1, b)) == want_result, (a, b)
 
 
 def test_weak_scalar_keeps_a_narrow_array_narrow():
@@ -94,13 +99,17 @@ def test_weak_scalar_keeps_a_narrow_array_narrow():
     assert (pnp.ones(4, pnp.int8) + 300).dtype == pnp.int8
 
 
-def test_explicit_float64_stays_float64_and_defaults_widen_next_to_it():
-    x64 = np.arange(3.0)
-    assert pnp.multiply(x64, 2).dtype == pnp.float64
-    assert pnp.add(np.arange(3, dtype=np.int64), 1.5).dtype == pnp.float64
+def test_64_bit_numpy_inputs_are_32_bit_without_x64_and_stay_64_bit_with_it(jax, jnp):
+    cases = [("multiply", np.arange(3.0), 2), ("add", np.arange(3, dtype=np.int64), 1.5),
+             ("add", np.arange(3, dtype=np.int32), 1.5), ("mean", np.arange(3, dtype=np.int64)),
+             ("mean", np.arange(3, dtype=np.int32))]
+    for x64, wide in ((False, pnp.float32), (True, pnp.float64)):
+        with jax.enable_x64(x64), pto.enable_x64(x64):
+            for name, *args in cases:
+                want = getattr(jnp, name)(*args).dtype
+                assert getattr(pnp, name)(*args).dtype == want, (x64, name, args)
+            assert pnp.multiply(np.arange(3.0), 2).dtype == wide
     assert pnp.add(np.arange(3, dtype=np.int32), 1.5).dtype == pnp.float32
-    assert pnp.mean(np.arange(3, dtype=np.int64)).dtype == pnp.float64
-    assert pnp.mean(np.arange(3, dtype=np.int32)).dtype == pnp.float32
 
 
 HUGE = 3.4028235677973366e+38        # just beyond float32's largest value

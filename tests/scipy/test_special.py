@@ -10,6 +10,8 @@ from ptojax.errors import DtypeError
 from helpers import assert_close
 from jax_golden import expected
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(0)
 POSITIVE = np.concatenate([RNG.uniform(0.05, 3, 12), RNG.uniform(3, 60, 8), [1.0, 2.0, 0.5]])
 REAL = np.concatenate([RNG.normal(size=12) * 3, [-2.5, -0.5, 0.0, -1.0, 1.0, 7.5]])

@@ -8,6 +8,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 X = np.array([0.0, 1e-3, 0.5, 1.0, 3.0, 3.2499, 3.25, 5.0, 6.2499, 6.25, 10.0, 1e5, -0.7,
               -4.0, -8.0], np.float64)
 
@@ -31,4 +33,5 @@ def test_dawsn_matches_jax(jax, dtype):
 def test_dawsn_rejects_complex_and_promotes_ints():
     with pytest.raises(ValueError, match="complex"):
         pto.scipy.special.dawsn(pnp.ones(2, pnp.complex64))
-    assert pto.scipy.special.dawsn(pnp.arange(3)).dtype == np.float32
+    with pto.enable_x64(False):   # the default dtype (x64 off)
+        assert pto.scipy.special.dawsn(pnp.arange(3)).dtype == np.float32

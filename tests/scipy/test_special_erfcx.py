@@ -1,10 +1,13 @@
 """``scipy.special.erfcx`` against JAX (float32 and float64, both branches and the switch),
 its derivative, dtypes and vmap."""
 import numpy as np
+import pytest
 
 import ptojax as pto
 import ptojax.scipy.special as ps
 from helpers import assert_close
+
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
 # float32 skips (9.1, 9.4): there XLA flushes erfc's subnormal float32 result to zero, so
 # JAX returns 0 where erfcx is ~0.06 (ptojax keeps the subnormal)
@@ -20,4 +23,5 @@ def test_erfcx_matches_jax(jax):
     assert_close(ps.erfcx(X32.astype(np.float32)), theirs[0], rtol=2e-6)
     assert_close(ps.erfcx(X64), theirs[1], rtol=1e-12)
     assert_close(pto.jit(pto.vmap(pto.grad(ps.erfcx)))(X64), theirs[2], rtol=1e-11)
-    assert ps.erfcx(np.float16(1.0)).dtype == np.float16 and ps.erfcx(1).dtype == np.float32
+    with pto.enable_x64(False):   # the default dtype (x64 off)
+        assert ps.erfcx(np.float16(1.0)).dtype == np.float16 and ps.erfcx(1).dtype == np.float32

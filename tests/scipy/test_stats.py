@@ -10,6 +10,8 @@ from ptojax.errors import DtypeError, ShapeError
 from helpers import assert_close
 from jax_golden import expected
 
+pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
+
 RNG = np.random.default_rng(0)
 X = np.concatenate([RNG.normal(size=10) * 2, [-1.0, 0.0, 0.5, 1.0, 3.0]])     # 15 reals
 UNIT = np.concatenate([RNG.uniform(size=11), [0.0, 1.0, 1e-4, 0.5]])          # 15 in [0, 1]

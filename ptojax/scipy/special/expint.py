@@ -23,6 +23,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.normal import inexact
 
@@ -33,7 +34,7 @@ def _series(x, terms, sign):
     """``sum_{k=1}^{terms} (sign x)**k / (k k!)``."""
     def step(k, carry):
         power, total = carry          # power = (sign x)**k / k!
-        k = k.astype(x.dtype)
+        k = convert_exactly(k, x.dtype)
         power = power * (sign * x) / k
         return power, total + power / k
     return lax.fori_loop(1, terms + 1, step, (pnp.ones_like(x), pnp.zeros_like(x)))[1]
@@ -50,7 +51,7 @@ def _ei_asymptotic(x, terms=40):
 def _e1_continued_fraction(x, steps=200):
     def step(i, carry):
         b, c, d, h = carry
-        a = -(i * i).astype(x.dtype)
+        a = -convert_exactly(i * i, x.dtype)
         b = b + 2.0
         d = 1.0 / (a * d + b)
         c = b + a / c
@@ -84,7 +85,7 @@ def _en_continued_fraction(n, x, steps=200):
     """``E_n(x)``, ``x > 1``, by Lentz's continued fraction."""
     def step(i, carry):
         b, c, d, h = carry
-        i = i.astype(x.dtype)
+        i = convert_exactly(i, x.dtype)
         a = -i * (n - 1.0 + i)
         b = b + 2.0
         d = 1.0 / (a * d + b)
@@ -103,7 +104,7 @@ def _en_series(n, x, terms=60):
 
     def step(i, carry):
         fact, total, harmonic = carry      # harmonic = H_i, so digamma(i + 1) = H_i - gamma
-        i = i.astype(x.dtype)
+        i = convert_exactly(i, x.dtype)
         fact = fact * (-x / i)
         harmonic = harmonic + 1.0 / i
         hit = i == nm1
@@ -126,7 +127,7 @@ def _en_f64(n, x):
 
 
 def _in_float64(fn, x):
-    return fn(x.astype(dtypes.float64)).astype(x.dtype)
+    return fn(convert_exactly(x, dtypes.float64)).astype(x.dtype)
 
 
 @custom_jvp
@@ -147,7 +148,8 @@ _expi.defjvps(lambda t, out, x: t * (pnp.exp(x) / x))
 
 @functools.partial(custom_jvp, nondiff_argnums=(0,))
 def _expn(n, x):
-    return _en_f64(n.astype(dtypes.float64), x.astype(dtypes.float64)).astype(x.dtype)
+    wide_n, wide_x = convert_exactly(n, dtypes.float64), convert_exactly(x, dtypes.float64)
+    return _en_f64(wide_n, wide_x).astype(x.dtype)
 
 
 @_expn.defjvp

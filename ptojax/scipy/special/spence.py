@@ -14,6 +14,7 @@ import math
 
 from ptojax import dtypes
 from ptojax import numpy as pnp
+from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.bernoulli import bernoulli_numbers
 from ptojax.scipy.special.normal import inexact
@@ -49,7 +50,7 @@ def _spence_f64(x):
 
 @custom_jvp
 def _spence(x):
-    return _spence_f64(x.astype(dtypes.float64)).astype(x.dtype)
+    return _spence_f64(convert_exactly(x, dtypes.float64)).astype(x.dtype)
 
 
 def _derivative(x):

@@ -100,7 +100,7 @@ def shards_of(x, sharding: NamedSharding) -> list:
     """The per-local-device blocks of ``x`` (any array-like) under ``sharding``."""
     if isinstance(x, ShardedArray):
         return list(x.shards_for(sharding))
-    value = x._value if isinstance(x, Array) else np.asarray(x)
+    value = x._value if isinstance(x, Array) else dtypes.canonical_value(x)
     mesh = sharding.mesh
     return split(value, sharding.dims(value.ndim), mesh, mesh.local_devices)
 
@@ -135,7 +135,7 @@ def _put_leaf(x, sharding):
     if not isinstance(sharding, NamedSharding):
         if isinstance(x, Array) and type(x) is Array:
             return x
-        value = np.asarray(x)
+        value = dtypes.canonical_value(x)   # 32-bit without x64, as JAX
         return Array(value.astype(dtypes.canonicalize(value.dtype), copy=False))
     aval = _aval_of(x)
     spec_dims(sharding.spec, aval.shape, sharding.mesh, f"device_put of {aval}")
@@ -173,7 +173,7 @@ def _aval_of(x) -> TensorType:
     if isinstance(x, Array):
         return x.aval
     value = np.asarray(x)
-    return TensorType(value.shape, dtypes.canonicalize(value.dtype))
+    return TensorType(value.shape, dtypes.canonical_dtype(value.dtype))
 
 
 def global_aval(local: TensorType, dims, mesh) -> TensorType:
