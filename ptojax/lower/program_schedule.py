@@ -184,6 +184,9 @@ class _Builder:
         items = self._items(body, depth, decls)
         for res, inner_out, inner_in in zip(e.outputs, body.outvars, body.invars[1:]):
             self._alias(res, inner_in)
+            if inner_out is not inner_in and inner_out in self.decl_of \
+                    and isinstance(inner_in.type, TileType):
+                self.decl_of[inner_out].carries = self.names[inner_in]
         return LoopItem(kv, start, stop, decls, items, depth=depth, source=e.source)
 
     def _alias(self, inner, outer):

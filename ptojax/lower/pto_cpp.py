@@ -423,6 +423,8 @@ class _Printer(Emitter):
         addr = self.address(d, slot)
         name = self.local(d.name)
         self.place(name, self.tile_type(d), addr, tile_valid_args(d))
+        if d.carries:
+            self.w(f"// {name}: the loop's next value of {self.local(d.carries)}, in its buffer")
         if d.row_view:
             self.place(name + "_r", self.tile_type(d, row_view=True), addr,
                        tile_valid_args(d, row_view=True))

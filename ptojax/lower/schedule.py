@@ -58,6 +58,7 @@ class TileDecl:
     level: int             # 0: tile loop slot, 1: K-step slot
     row_view: Optional[str] = None
     core: Optional[str] = None    # a pto.kernel's tile: the core declaring it
+    carries: Optional[str] = None  # a loop body's new value of this carry tile (its buffer)
 
 
 class Window(NamedTuple):

@@ -135,16 +135,22 @@ def check_no_live_overlap(text):
         _check_region(region)
 
 
+CARRY_NOTE = re.compile(r"// (t\d+): the loop's next value of (t\d+), in its buffer")
+
+
 def _check_region(lines):
     body = "\n".join(line for _, line in lines)
     tiles = {t[0]: t for t in cpp_tiles(body)}
+    # a loop body's next value of a carry is the carry itself, in the carry's buffer
+    carry_of = dict(CARRY_NOTE.findall(body))
     uses = {}
     for i, line in lines:
-        if "TASSIGN" in line or "Tile<" in line or "Tile" in line.split("<")[0][-8:]:
+        if "TASSIGN" in line or "Tile<" in line or "Tile" in line.split("<")[0][-8:] \
+                or CARRY_NOTE.search(line):
             continue
         for name in re.findall(r"\b(t\d+)(?:_r)?\b", line):
             if name in tiles:
-                uses.setdefault(name, []).append(i)
+                uses.setdefault(carry_of.get(name, name), []).append(i)
     names = sorted(uses)
     for a in names:
         for b in names:
