@@ -15,6 +15,9 @@ import ptojax.numpy as pnp
 from helpers import assert_close
 from host_cases import executable_of, host_jit
 from ptojax.errors import TileError
+# prefix_running: a non-linear carry over a per-program number of blocks (program_id + 1)
+from test_kernel_loop_grad import N as P, jax_running as prefix_running_jax, \
+    running as prefix_running
 from test_nested_fori import blocked_matmul, expected as blocked_expected
 
 K = pto.kernel
@@ -153,37 +156,6 @@ def first_n_blocks_jax(jnp, n):
             xj = x[j * B:(j + 1) * B]
             acc = acc * 0.5 + jnp.tanh(xj) * w + xj
         return acc
-    return f
-
-
-P = 4
-
-
-@K(out_shape=S((P * B, C), F32), grid=(P,),
-   in_specs=[pto.BlockSpec((P * B, C), lambda i: (0, 0)),
-             pto.BlockSpec((B, C), lambda i: (i, 0))],
-   out_specs=pto.BlockSpec((B, C), lambda i: (i, 0)))
-def prefix_running(x_ref, w_ref, o_ref):
-    """A non-linear carry over a per-program number of blocks (program_id + 1)."""
-    w = w_ref[...]
-
-    def step(j, acc):
-        xj = x_ref[K.ds(j * B, B), :]
-        return acc * 0.5 + pnp.tanh(xj * w) * acc + xj
-    o_ref[...] = K.fori(0, K.program_id(0) + 1, step, w)
-
-
-def prefix_running_jax(jnp):
-    def f(x, w):
-        outs = []
-        for i in range(P):
-            wi = w[i * B:(i + 1) * B]
-            acc = wi
-            for j in range(i + 1):
-                xj = x[j * B:(j + 1) * B]
-                acc = acc * 0.5 + jnp.tanh(xj * wi) * acc + xj
-            outs.append(acc)
-        return jnp.concatenate(outs)
     return f
 
 
