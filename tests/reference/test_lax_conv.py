@@ -211,6 +211,18 @@ HOST_LAYOUTS = {   # dimension numbers, fortran-ordered input, groups, the matri
 }
 
 
+def _spy_slab_orders(monkeypatch, im2col):
+    """The set into which im2col's slab loops (``_rows_outer``, ``_columns_outer``) record
+    their names when they run."""
+    used = set()
+    for name in ("_rows_outer", "_columns_outer"):
+        def spy(*args, _name=name, _f=getattr(im2col, name)):
+            used.add(_name)
+            return _f(*args)
+        monkeypatch.setattr(im2col, name, spy)
+    return used
+
+
 @pytest.mark.parametrize("case", HOST_LAYOUTS)
 def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
     """The host kernel copies the window matrix in cache-sized slabs, in the input's own
@@ -226,12 +238,7 @@ def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
     kw = dict(window_strides=(2, 1), padding=((1, 2), (1, 0)), lhs_dilation=(1, 2),
               rhs_dilation=(2, 1), dimension_numbers=dn, **groups)
     want = np.asarray(_highest(jax, **kw)(x, w))
-    used = set()
-    for name in ("_rows_outer", "_columns_outer"):
-        def spy(*args, _name=name, _f=getattr(im2col, name)):
-            used.add(_name)
-            return _f(*args)
-        monkeypatch.setattr(im2col, name, spy)
+    used = _spy_slab_orders(monkeypatch, im2col)
     for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
         monkeypatch.setattr(im2col, "LARGE_OUTPUT", cache)
         monkeypatch.setattr(im2col, "_slab_bytes", lambda total, reread: slab)
@@ -255,12 +262,7 @@ def test_host_nchw_filter_gradient_puts_its_batch_innermost_when_its_kernel_is_l
     kw = dict(window_strides=(1, 1), padding=((1, 1), (1, 1)),
               dimension_numbers=("CNHW", "IOHW", "NCHW"))
     want = np.asarray(_highest(jax, **kw)(x, ct))
-    used = set()
-    for name in ("_rows_outer", "_columns_outer"):
-        def spy(*args, _name=name, _f=getattr(im2col, name)):
-            used.add(_name)
-            return _f(*args)
-        monkeypatch.setattr(im2col, name, spy)
+    used = _spy_slab_orders(monkeypatch, im2col)
     monkeypatch.setattr(im2col, "LARGE_OUTPUT", large)
     assert_close(_conv(lax, **kw)(x, ct), want, scale=4)
     assert used == {"_columns_outer" if large == 16000 else "_rows_outer"}
