@@ -843,13 +843,15 @@ class BodyLowering:
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
         reuses an operand it did not compute (the query block of attention) every step. The
         K steps of one matmul share one L0 buffer (``stage``), so a tile of a matmul split
-        into several steps is overwritten by the next step: it is loaded where it is used
-        and not kept for reuse (``keep`` False)."""
+        into several steps is overwritten by the next step: it is extracted where it is used
+        and not kept for reuse (``keep`` False), from the whole operand, which is loaded into
+        L1 once where ``v`` was defined (L1 holds what L0 cannot: a loop-invariant query block
+        split along K stays in L1 across the loop, as CANN's FlashAttentionScore keeps Q)."""
         key = ("l0", src[4], offset, extent, space)
         if key in v.made:
             return v.made[key]
         if not keep:
-            return self._to_l0(src, offset, extent, space, stage)
+            return self._extract(self._whole_l1(v, src), offset, extent, space, stage)
         saved = self.scope
         self.scope = v.scope
         try:
@@ -857,6 +859,29 @@ class BodyLowering:
         finally:
             self.scope = saved
         return v.made[key]
+
+    def _whole_l1(self, v, src):
+        """All of operand ``v`` in L1, loaded once where ``v`` was defined."""
+        key = ("l1", src[4])
+        if key not in v.made:
+            gm, view, r0, c0, transposed, rows, cols = src
+            if transposed:      # logical (rows, cols) = stored (cols, rows) window, transposed
+                r0, c0 = c0, r0
+            phys, valid = cube_shape(rows, cols)
+            saved = self.scope
+            self.scope = v.scope
+            try:
+                v.made[key] = self.emit(T.tile_load_p, [gm, r0, c0], space="L1", shape=phys,
+                                        valid=valid, view=view, transpose=transposed)
+            finally:
+                self.scope = saved
+        return v.made[key]
+
+    def _extract(self, l1, offset, extent, space, stage):
+        """TEXTRACT the (rows, cols) block at ``offset`` of an L1 tile to L0A/L0B."""
+        phys, valid = cube_shape(*extent)
+        return self.emit(T.tile_move_p, [l1], space=space, stage=stage, index=tuple(offset),
+                         shape=phys, valid=valid)
 
     def _to_l0(self, src, offset, extent, space, stage):
         """TLOAD the (rows, cols) block at ``offset`` of the operand into L1, TEXTRACT it to

@@ -148,9 +148,19 @@ class _Builder:
 
     # --- walking the body --------------------------------------------------------------------
     def walk(self):
+        outer_of = {}           # a loop body's operand -> the value entering the loop
         for e in _all_eqns(self.body):
-            if e.prim is T.tile_move_p:
-                self.move_space[e.inputs[0]] = e.params["space"]
+            if e.prim is T.tile_loop_p:
+                body = e.params["body"]
+                body = body.ir if isinstance(body, ClosedIR) else body
+                carries, invariants, _, _ = T.loop_operands(list(e.inputs), e.params)
+                outer_of.update(zip(body.invars[1:], [*carries, *invariants]))
+        for e in _all_eqns(self.body):
+            if e.prim is T.tile_move_p:    # an L1 tile defined outside the loop extracting it
+                v = e.inputs[0]            # (a query block kept in L1) takes its layout too
+                while v is not None:
+                    self.move_space[v] = e.params["space"]
+                    v = outer_of.get(v)
         self.items = self._items(self.body, 0, self.decls)
 
     def _items(self, ir, level, decls):

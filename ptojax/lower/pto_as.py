@@ -535,7 +535,8 @@ class _Func(Emitter):
         names = ", ".join(n for n, _ in srcs)
         types = ", ".join(t for _, t in srcs)
         if x.op == "TEXTRACT":
-            names += f"[{self.const(0)}, {self.const(0)}]"
+            r, c = x.attrs["index"]
+            names += f"[{self.const(r)}, {self.const(c)}]"
         attrs = "".join(f" {{{text(x.attrs[a])}}}" for a, text in ATTRS.items() if a in x.attrs)
         tail = TAIL[x.op](x) if x.op in TAIL else ""
         return (f"pto.{NAME.get(x.op, x.op.lower())} ins({names}{attrs} : {types}) "

@@ -493,14 +493,29 @@ tile_col_sum_p.tile_mixes_rows = True
 
 
 # --- cube ------------------------------------------------------------------------------------
-def _move_abstract(t, *, space, stage=None):
+def _move_abstract(t, *, space, stage=None, index=(0, 0), shape=None, valid=None):
+    """The L0 tile TEXTRACT fills: all of the L1 tile ``t``, or (``shape``, ``valid`` given)
+    its block at ``index`` (row, col) -- one K step of an operand kept whole in L1."""
     _require_tile("tile_move", t, ("L1",))
     if space not in ("L0A", "L0B"):
         raise ShapeError(f"tile_move: destination must be L0A or L0B, got {space}")
-    return tile_type(t.shape, t.dtype, space, t.valid)
+    if shape is None:
+        return tile_type(t.shape, t.dtype, space, t.valid)
+    vr, vc = valid or shape
+    (r, c), (tr, tc) = index, valid_shape(t)
+    if r < 0 or c < 0 or r + vr > tr or c + vc > tc:
+        raise ShapeError(f"tile_move: a {vr} x {vc} block at {index} is outside {t}")
+    return tile_type(shape, t.dtype, space, valid)
 
 
-tile_move_p = _prim("tile_move", _move_abstract, lambda t, *, space, stage=None: np.array(t))
+def _move(t, *, space, stage=None, index=(0, 0), shape=None, valid=None):
+    if shape is None:
+        return np.array(t)
+    (r, c), (vr, vc) = index, valid or shape
+    return np.array(np.asarray(t)[r:r + vr, c:c + vc])
+
+
+tile_move_p = _prim("tile_move", _move_abstract, _move)
 
 
 def accumulator_dtype(dtype):
@@ -645,7 +660,10 @@ tile_fill_p.define(pto=lambda eqn: [pto.Instr("TEXPANDS", pto.vec(eqn.outputs[0]
                                               (eqn.inputs[0],))], cost=no_flops)
 tile_row_expand_p.define(pto=_to_output("TROWEXPAND"), cost=no_flops)
 tile_col_expand_p.define(pto=_to_output("TCOLEXPAND"), cost=no_flops)
-tile_move_p.define(pto=_to_output("TEXTRACT", index=(0, 0)), cost=no_flops)
+tile_move_p.define(pto=lambda eqn: [pto.Instr("TEXTRACT", eqn.outputs[0], tuple(eqn.inputs),
+                                               {"index": tuple(eqn.params.get("index",
+                                                                              (0, 0)))})],
+                   cost=no_flops)
 tile_matmul_p.define(pto=_to_output("TMATMUL"), cost=_matmul_flops)
 tile_matmul_acc_p.define(pto=_to_output("TMATMUL_ACC"), cost=_matmul_flops)
 # loads, stores and loops are placed by the kernel's schedule (lower/schedule.py)

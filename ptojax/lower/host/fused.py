@@ -147,7 +147,7 @@ class BodyPrinter(_Lines):
         if prim is T.tile_load_p:                       # a matmul operand window
             self.window(e)
         elif prim is T.tile_move_p:
-            self.names[out] = self.names[e.inputs[0]]
+            self.moved(e)
         elif prim is tile_img2col_p:
             self.img2col(e)
         elif prim in MATMULS:
@@ -180,6 +180,17 @@ class BodyPrinter(_Lines):
         name = self.names[e.outputs[0]] = self.fresh("a")
         self.w(f"const View<const {cpp_type(gm.type.dtype)}> {name}"
                f"{{{self.atom(gm)} + {offset}, {strides}}};")
+
+    def moved(self, e):
+        """A TEXTRACT's L0 tile: the L1 window, or its block at ``index`` (one K step)."""
+        src, out = self.names[e.inputs[0]], e.outputs[0]
+        r, c = e.params.get("index", (0, 0))
+        if (r, c) == (0, 0):
+            self.names[out] = src
+            return
+        name = self.names[out] = self.fresh("a")
+        self.w(f"const View<const {cpp_type(out.type.dtype)}> {name}"
+               f"{{{src}.p + ({r}) * {src}.rs + ({c}) * {src}.cs, {src}.rs, {src}.cs}};")
 
     def img2col(self, e):
         """An im2col block (the PTO build's TIMG2COL) into a per-thread buffer, as a view."""

@@ -157,7 +157,7 @@ class KernelBodyPrinter:
         if prim is T.tile_load_p:
             self.load(e, ir, k)
         elif prim is T.tile_move_p:
-            self.tiles[out] = self.tiles[e.inputs[0]]
+            self.tiles[out] = self.moved(e)
         elif prim in (T.tile_row_expand_p, T.tile_col_expand_p):
             self.expand(e)
         elif prim in MATMULS:
@@ -214,6 +214,19 @@ class KernelBodyPrinter:
         copy = self.stored_tile(out)
         self.fill(copy, window.at, out.type.dtype)
         self.tiles[out] = copy
+
+    def moved(self, e) -> Tile:
+        """A TEXTRACT's L0 tile: the L1 tile, or its block at ``index`` (one K step)."""
+        src = self.tiles[e.inputs[0]]
+        (r, c), out = e.params.get("index", (0, 0)), e.outputs[0]
+        if (r, c) == (0, 0) and T.valid_shape(out.type) == src.shape:
+            return src
+        if src.expr is not None:
+            raise FusedUnsupported("a matmul operand that is not loaded")
+        name = self.fresh("g")
+        self.w(f"const {cpp_type(src.dtype)}* const {name} = {src.ptr} + "
+               f"(std::ptrdiff_t({r}) * {src.rs} + std::ptrdiff_t({c}) * {src.cs});")
+        return src._replace(shape=T.valid_shape(out.type), ptr=name)
 
     def _view_safe(self, ir, k) -> bool:
         """Whether nothing stores into the loaded tensor while the value loaded by
