@@ -866,7 +866,7 @@ class BodyLowering:
         if key not in v.made:
             gm, view, r0, c0, transposed, rows, cols = src
             if transposed:      # logical (rows, cols) = stored (cols, rows) window, transposed
-                r0, c0 = c0, r0
+                r0, c0, rows, cols = c0, r0, cols, rows
             phys, valid = cube_shape(rows, cols)
             saved = self.scope
             self.scope = v.scope
