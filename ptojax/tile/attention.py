@@ -53,13 +53,12 @@ from ptojax.trace import trace_flat
 
 LAYOUT = {"reshape", "broadcast_in_dim", "stop_gradient", "copy"}
 # (query rows, key rows) per block, tried in order: the first whose lowering fits the target
-# (910B, H8 S2048 D64, causal: the forward takes (64, 64), 237 us in the cost model against
-# 344 us at (64, 32); the backward (64, 64), its dK/dV kernel's vector tiles split over both
-# vector sub-blocks, tile/row_split.py). (128, 64) fits too once split, but its forward is no
-# faster in the model (S2048 causal 115 vs 116 us, non-causal 199 vs 186 us, S8192 causal
-# 1.429 vs 1.422 ms: the query block, split along K, is reloaded every step), and its dK/dV
-# kernel overflows.
-BLOCKS = ((64, 64), (64, 32), (32, 32), (32, 16), (16, 16))
+# (910B, H8 D64: the forward takes (128, 64), its vector tiles split over both vector
+# sub-blocks (tile/row_split.py) and its query block, split along K, resident in L1 across
+# the key loop -- cost model S2048 causal 100 us against 116 at (64, 64), non-causal 172
+# against 186, S8192 causal 1.219 against 1.422 ms; the backward (64, 64), its dK/dV
+# kernel overflowing at (128, 64); at (64, 32) the forward took 344 us at S2048).
+BLOCKS = ((128, 64), (64, 64), (64, 32), (32, 32), (32, 16), (16, 16))
 
 
 @dataclass
