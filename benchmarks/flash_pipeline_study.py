@@ -62,9 +62,9 @@ def step_times(rows=64, keys=64, dim=64, sub_blocks=1):
     vr = rows // sub_blocks
     return dict(
         K=dma(keys * dim * 4, "GM->L1"), Vl=dma(keys * dim * 4, "GM->L1"),
-        P=dma(rows * keys * 4, "GM->L1"), exK=keys * dim * 4 / t.dma_bandwidth["L1->L0"],
-        exV=keys * dim * 4 / t.dma_bandwidth["L1->L0"],
-        exP=rows * keys * 4 / t.dma_bandwidth["L1->L0"], QK=mm, PV=mm,
+        P=dma(rows * keys * 4, "GM->L1"), exK=keys * dim * 4 / t.dma_bandwidth["L1->L0B"],
+        exV=keys * dim * 4 / t.dma_bandwidth["L1->L0B"],
+        exP=rows * keys * 4 / t.dma_bandwidth["L1->L0A"], QK=mm, PV=mm,
         FS=dma(rows * keys * 4, "L0C->GM"), FPV=dma(rows * dim * 4, "L0C->GM"),
         LS=dma(vr * keys * 4, "GM->UB"), SP=dma(vr * keys * 4, "UB->GM"),
         LPV=dma(vr * dim * 4, "GM->UB"),

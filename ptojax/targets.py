@@ -99,6 +99,9 @@ def _frozen(d: dict) -> MappingProxyType:
 #             cycle; vector unit 2048 bits wide.
 #  [pto-isa]  pto-isa docs/isa/TADD.md, TEXP.md: A2/A3 vector instructions accept half/float
 #             (and int16/int32 for arithmetic) but not bfloat16.
+#  [asc-ld]   CANN asc-devkit tests/perf/load_data_perf/README.md (gitcode.com/cann/asc-devkit),
+#             Atlas A2/A3 (dav-2201) LoadData scenarios: L1 -> L0A 256 bytes/cycle, L1 -> L0B
+#             128 bytes/cycle ("theoretical bandwidth"), 28 cycles latency, transposed or not.
 ascend910b = Target(
     name="ascend910b",
     description="Huawei Ascend 910B (A2), PTO 'a2a3' instruction profile",
@@ -123,11 +126,12 @@ ascend910b = Target(
     cube_fractal=(16, 16, 16),             # [hotchips] 16x16x16 cube
     clock_hz=1.8e9,                        # estimate: commonly quoted ~1.8 GHz, not published
     hbm_bandwidth=1.5e12,                  # estimate: ~1.5-1.6 TB/s HBM2e quoted by vendors
-    dma_bandwidth=_frozen({                # bytes/s per core; all estimates (no public table)
+    dma_bandwidth=_frozen({                # bytes/s per core; estimates unless cited
         "GM->UB": 128e9,                   # estimate
         "UB->GM": 128e9,                   # estimate
         "GM->L1": 200e9,                   # estimate
-        "L1->L0": 512e9,                   # estimate
+        "L1->L0A": 256 * 1.8e9,            # [asc-ld] 256 B/cycle, at the clock above
+        "L1->L0B": 128 * 1.8e9,            # [asc-ld] 128 B/cycle, at the clock above
         "L0C->GM": 128e9,                  # estimate
     }),
     vector_bytes_per_cycle=256,            # [hotchips] 2048-bit vector unit
@@ -172,8 +176,8 @@ host_cpu = Target(
     cube_fractal=(16, 16, 16),             # same fractal so cube kernels keep their shape
     clock_hz=3.0e9,                        # estimate
     hbm_bandwidth=50e9,                    # estimate: DRAM bandwidth of a socket
-    dma_bandwidth=_frozen({"GM->UB": 20e9, "UB->GM": 20e9, "GM->L1": 20e9, "L1->L0": 100e9,
-                           "L0C->GM": 20e9}),   # estimates
+    dma_bandwidth=_frozen({"GM->UB": 20e9, "UB->GM": 20e9, "GM->L1": 20e9, "L1->L0A": 100e9,
+                           "L1->L0B": 100e9, "L0C->GM": 20e9}),   # estimates
     vector_bytes_per_cycle=64,             # estimate: two 256-bit FMA ports
     vector_issue_cycles=2,                 # estimate
     vector_dtypes=frozenset({"float32", "float16", "bfloat16", "int32", "int16"}),

@@ -72,8 +72,9 @@ def instr_pipe_seconds(ins, target, sizes=None, split_rows=0):
             path, pipe = ("L0C->GM", "FIX") if acc else ("UB->GM", "MTE3")
         return pipe, nbytes / target.dma_bandwidth[path] + target.dma_issue_cycles / hz
     if ins.op in ("TEXTRACT", "TIMG2COL"):     # the L0 block written (a TEXTRACT may take
-        op = ins.dst                            # one K step of a larger L1 tile)
-        return "MTE1", _elems(op) * _itemsize(op) / target.dma_bandwidth["L1->L0"]
+        op = ins.dst                            # one K step of a larger L1 tile), at its
+        path = "L1->" + op.type.space           # L0A or L0B rate
+        return "MTE1", _elems(op) * _itemsize(op) / target.dma_bandwidth[path]
     if ins.pipe == "S":
         return "S", 1 / hz
     if ins.op in ("TMATMUL", "TMATMUL_ACC"):

@@ -55,8 +55,8 @@ LAYOUT = {"reshape", "broadcast_in_dim", "stop_gradient", "copy"}
 # (query rows, key rows) per block, tried in order: the first whose lowering fits the target
 # (910B, H8 D64: the forward takes (128, 64), its vector tiles split over both vector
 # sub-blocks (tile/row_split.py) and its query block, split along K, resident in L1 across
-# the key loop -- cost model S2048 causal 100 us against 116 at (64, 64), non-causal 172
-# against 186, S8192 causal 1.219 against 1.422 ms; the backward (64, 64), its dK/dV
+# the key loop -- cost model S2048 causal 103 us against 117 at (64, 64), non-causal 175
+# against 187, S8192 causal 1.242 against 1.428 ms; the backward (64, 64), its dK/dV
 # kernel overflowing at (128, 64); at (64, 32) the forward took 344 us at S2048).
 BLOCKS = ((128, 64), (64, 64), (64, 32), (32, 32), (32, 16), (16, 16))
 
