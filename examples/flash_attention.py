@@ -89,14 +89,19 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
             return body
 
         # the first block's scores, as a loop of one step (so its L0 buffers are the other
-        # loops'); p_prev and o_prev start at zero: the first steps' P @ V add nothing
+        # loops'); P starts at zero and P @ V at the zero P's product, so both matmul results
+        # the vector unit reads a step later (scores and P @ V) start in the cube's two-copy
+        # workspaces: the first steps' P @ V add nothing
         zeros = pnp.zeros((block_q, dim), np.float32)
-        s0 = K.fori(0, 1, lambda j, s: K.dot(q, k_ref[K.ds(j * block_k, block_k), :],
-                                             trans_b=True),
-                    pnp.zeros((block_q, block_k), np.float32))
+
+        def first_block(j, carry):
+            s, o, p = carry
+            return (K.dot(q, k_ref[K.ds(j * block_k, block_k), :], trans_b=True),
+                    K.dot(p, v_ref[K.ds(j * block_k, block_k), :]), p)
+        s0, o0, p0 = K.fori(0, 1, first_block, (pnp.zeros((block_q, block_k), np.float32),
+                                                zeros, pnp.zeros((block_q, block_k), np.float32)))
         init = (pnp.full((block_q,), NEG, np.float32), pnp.zeros((block_q,), np.float32),
-                zeros, pnp.ones((block_q,), np.float32),
-                pnp.zeros((block_q, block_k), np.float32), s0, zeros)
+                zeros, pnp.ones((block_q,), np.float32), p0, s0, o0)
         if causal:      # only the key blocks on the diagonal need the mask
             diagonal = i * (block_q // block_k)
             last = diagonal + block_q // block_k
@@ -106,15 +111,14 @@ def forward_kernel(heads, seq, dim, causal=True, block_q=64, block_k=64):
             last = nk
             carry = K.fori(0, last - 1, step(False), init)
         m, l, acc, alpha, p, _, o = K.fori(last - 1, last, step(causal, ahead=False), carry)
-        # the last two blocks' P @ V: o (block last - 2) is in; the last block's, as a loop of
-        # one step that carries P, so its L0 buffers are the other loops' (an operand from
-        # outside a loop is staged for the whole kernel)
-        acc = (acc + o) * alpha[:, None]
-
+        # the last two blocks' P @ V: block last - 2's (o) is added in a loop of one step that
+        # multiplies the last block's P (so its L0 buffers and workspaces are the other loops')
         def last_block(j, carry):
-            acc, p = carry
-            return acc + K.dot(p, v_ref[K.ds(j * block_k, block_k), :]), p
-        acc, _ = K.fori(last - 1, last, last_block, (acc, p))
+            acc, alpha, p, o_prev = carry
+            return (acc + o_prev) * alpha[:, None], alpha, p, \
+                K.dot(p, v_ref[K.ds(j * block_k, block_k), :])
+        acc, _, _, o = K.fori(last - 1, last, last_block, (acc, alpha, p, o))
+        acc = acc + o
         o_ref[...] = acc / l[:, None]
         lse_ref[...] = m + pnp.log(l)
 

@@ -6,6 +6,10 @@
                 the step computes its new value: stored to its v2c workspace where it is
                 computed, loaded by the cube in the next step -- when every value stored
                 there is loaded once by the cube (``handed_on``)
+    c2v         a carry whose new value is a matmul result and that only the vector unit
+                reads: stored by the cube where it is computed into one of two copies of
+                its c2v workspace, loaded by the vector unit at its first use in the next
+                step (``c2v_carries``), so the cube runs a step ahead
     UB          the rest (``kernel/lower.py``)
 """
 from __future__ import annotations
@@ -86,3 +90,18 @@ def handed_on(body, i, result, uses) -> bool:
     if body.outvars[i] is body.invars[1 + i]:
         return not uses.get(result)
     return read_by_matmuls_only(result, uses)
+
+
+def c2v_carries(body: IR, n) -> set:
+    """Indices of 2-d tile carries whose new value is a matmul result of the step (or the
+    carry itself, passed through) and whose old value only vector operations read (no
+    matmul, no inner loop)."""
+    dots = {e.outputs[0] for e in body.eqns if e.prim is dot_general_p}
+    out = set()
+    for i, (v, o) in enumerate(zip(body.invars[1:1 + n], body.outvars)):
+        if len(v.type.shape) != 2 or (o not in dots or o.type != v.type) and o is not v:
+            continue
+        if any(v in e.inputs and e.prim in (dot_general_p, kernel_fori_p) for e in body.eqns):
+            continue
+        out.add(i)
+    return out

@@ -37,7 +37,8 @@ from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
-from ptojax.kernel.carries import accumulated_carries, handed_on, workspace_carries
+from ptojax.kernel.carries import (accumulated_carries, c2v_carries, handed_on,
+                                   workspace_carries)
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
@@ -184,6 +185,8 @@ class BodyLowering:
         self._ws_reuse: list = []      # the previous top-level loop's, still to be reused
         self._uses: dict = {}          # var -> the equations of the running body using it
         self._carried: dict = {}       # workspace atom holding a carried value -> its form
+        self._c2v: dict = {}           # loop result atom -> the C2vCarry it is in
+        self._early_c2v: dict = {}     # loop body output var -> (carry var, form, step, lo)
         self._early_store: dict = {}   # loop body output var -> (carry var, form)
         self._ub_carry_outs: set = set()   # loop body outputs carried in UB (vector-loaded)
 
@@ -283,6 +286,10 @@ class BodyLowering:
             for o in eqn.outputs:
                 if o in self._early_store:
                     self._store_carry(env[o], *self._early_store[o])
+                if o in self._early_c2v:
+                    carry, form, step, first = self._early_c2v[o]
+                    env[o].made[("c2v carry", carry)] = self._c2v_out(env[o], carry, form,
+                                                                      step, first)
 
     def _literal(self, lit):
         return Value("scalar", (), lit.type.dtype, self.top, atom=lit)
@@ -525,35 +532,43 @@ class BodyLowering:
         return t
 
     # --- cube <-> vector through GM workspaces -----------------------------------------------
-    def workspace(self, rows, cols, dtype, direction):
+    def workspace(self, rows, cols, dtype, direction, depth=1):
         """A per-core GM workspace of ``rows`` x ``cols`` carrying values ``direction`` ("c2v",
         "v2c": cube <-> vector; "c2c": L0C back to L1): (var, view, row offset of this core's
         part). A loop at the top of the body reuses the workspaces of the loop before it whose
         direction and size match, each once (the unmasked and the
         masked loops of causal attention run the same transfers), so sequential loops do not
         multiply the workspaces and cross-core flags (the schedule orders the reuse: same GM
-        tensor)."""
+        tensor). ``depth`` 2: each core's part holds two copies (a matmul result carried to the
+        next step, ``_carry_in_c2v``), so the cube can store the next step's value while the
+        vector unit still loads this one."""
         rows, cols = align_up(rows, 16), align_up(cols, max(1, 32 // dtype.itemsize))
-        key = (rows, cols, dtype, direction)
+        key = (rows, cols, dtype, direction, depth)
         same = [n for n, (_, k, _) in enumerate(self._ws_reuse) if k == key]
         if same:
             i, _, _ = self._ws_reuse.pop(same[0])
             self._ws_loop.append((i, key, self.scope))
-            ws = self.workspaces[i]
-            return ws, ws.type.shape, self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
+            return self._ws_part(i, rows, depth)
         i = len(self.workspaces)
         if i < len(self.k.workspaces):          # every region shares the kernel's workspaces
             r, c, _ = self.k.workspaces[i]
             rows, cols = max(rows, r), max(cols, c)
             self.k.workspaces[i] = (rows, cols, dtype)
+            self.k.depths[i] = min(self.k.depths[i], depth)
         else:
             self.k.workspaces.append((rows, cols, dtype))
-        ws = Var(TensorType((self.k.blocks * rows, cols), dtype))
+            self.k.depths.append(depth)
+        ws = Var(TensorType((self.k.blocks * self.k.depths[i] * rows, cols), dtype))
         self._ws_loop.append((len(self.workspaces), key, self.scope))
         self.workspaces.append(ws)
         self.top.defined.add(ws)
-        row = self.scalar_op(ar.mul_p, self.block_index(), idx(rows))
-        return ws, (self.k.blocks * rows, cols), row
+        return self._ws_part(i, rows, depth)
+
+    def _ws_part(self, i, rows, depth):
+        """(var, view, row offset) of this core's part of workspace ``i`` (its first copy)."""
+        ws = self.workspaces[i]
+        row = self.scalar_op(ar.mul_p, self.block_index(), idx(self.k.depths[i] * rows))
+        return ws, ws.type.shape, row
 
     def acc_to_ub(self, v, layout):
         """L0C -> GM workspace (converting to the block dtype) -> UB. A result a vector
@@ -933,15 +948,21 @@ class BodyLowering:
     def _fori(self, eqn, body, n, lo, hi, carries, consts, accs):
         in_ws = {i for i in workspace_carries(body, n, carries) - set(accs)
                  if handed_on(body, i, eqn.outputs[i], self._uses)}
+        in_c2v = {i for i in c2v_carries(body, n) - set(accs) - in_ws
+                  if self._c2v_init_ok(carries[i], body, i, lo, hi)}
+        top_level = self.scope is self.top
+        if top_level:       # (a carry's workspace may be one the loop before used)
+            self._ws_reuse, self._ws_loop = _distinct_workspaces(self._ws_loop), []
         inits = [(c.atom, "acc") if i in accs else
-                 self._carry_in_workspace(c) if i in in_ws else self._carry_init(c, v, body)
+                 self._carry_in_workspace(c) if i in in_ws else
+                 self._carry_in_c2v(c, body.invars[1 + i]) if i in in_c2v else
+                 self._carry_init(c, v, body)
                  for i, (c, v) in enumerate(zip(carries, body.invars[1:1 + n]))]
+        first = self.as_scalar(lo)
+        through = {body.invars[1 + i] for i in in_c2v if body.outvars[i] is body.invars[1 + i]}
         outer = self.scope
         inner = Scope(outer)
         self.scope = inner
-        top_level = outer is self.top
-        if top_level:
-            self._ws_reuse, self._ws_loop = _distinct_workspaces(self._ws_loop), []
         mark = len(self._ws_loop)
         ub_outs = set()
         try:
@@ -953,20 +974,26 @@ class BodyLowering:
                 cv_ = Var(atom.type)
                 inner.defined.add(cv_)
                 carry_vars.append(cv_)
-                env[v] = self._carry_value(v, cv_, form, inner)
+                env[v] = self._c2v_value(v, cv_, form, kvar, first, v in through) if \
+                    isinstance(form, C2vCarry) else self._carry_value(v, cv_, form, inner)
             env.update(zip(body.invars[1 + n:], consts))
             for i, (dot, _, _) in accs.items():
                 self.acc_into[dot] = env[body.invars[1 + i]]
             for i in in_ws:
                 self._early_store[body.outvars[i]] = (carry_vars[i], inits[i][1])
+            for i in in_c2v:      # stored as soon as the cube computes it
+                if body.outvars[i] is not body.invars[1 + i]:
+                    self._early_c2v[body.outvars[i]] = (carry_vars[i], inits[i][1], kvar, first)
             ub_outs = {o for o, (_, form) in zip(body.outvars, inits) if type(o) is Var
                        and isinstance(form, str) and form not in ("acc", "gm")}
             self._ub_carry_outs |= ub_outs
             self.run(body.eqns, env)
             self.source = eqn.source
-            outs = [self._carry_out(env[o] if type(o) is Var else self._literal(o), atom, form,
-                                    c) for o, (atom, form), c in zip(body.outvars, inits,
-                                                                      carry_vars)]
+            outs = [c if o in through else self.scope.atom(env[o].made[("c2v carry", c)])
+                    if isinstance(form, C2vCarry)
+                    else self._carry_out(env[o] if type(o) is Var else self._literal(o), atom,
+                                         form, c)
+                    for o, (atom, form), c in zip(body.outvars, inits, carry_vars)]
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
             if not top_level:
                 # a nested loop's own transfers (of values of its body) are done when it
@@ -977,6 +1004,8 @@ class BodyLowering:
             self.scope = outer
             for i in in_ws:
                 self._early_store.pop(body.outvars[i], None)
+            for i in in_c2v:
+                self._early_c2v.pop(body.outvars[i], None)
             self._ub_carry_outs -= ub_outs
             if top_level:
                 self._ws_reuse = []
@@ -993,8 +1022,71 @@ class BodyLowering:
         results = self.emit(T.tile_loop_p, [*(a for a, _ in inits),
                                             *(o for o, _ in imported), *bounds],
                             body=body_ir, num_carry=n, **params)
-        return [self._carry_value(v, r, form, self.scope)
+        return [self._c2v_result(v, r, form, first, self.as_scalar(hi), v in through)
+                if isinstance(form, C2vCarry) else self._carry_value(v, r, form, self.scope)
                 for v, r, (_, form) in zip(body.invars[1:1 + n], results, inits)]
+
+    # --- matmul results carried to the next step in two-copy c2v workspaces ------------------
+    def _c2v_init_ok(self, value, body, i, lo, hi) -> bool:
+        """Whether a c2v carry's initial value can be in its workspace: a matmul result, a
+        value a loop before carried so, or a value the loop never reads (literal bounds,
+        at least one step, the body not reading the carry). Kernels with one region only
+        (every region would have to agree on the workspace's two copies)."""
+        if self.k.bodies != 1:
+            return False
+        if value.kind == "acc" or value.kind == "window" and value.ref in self._c2v:
+            return True
+        steps = [self.as_scalar(b) for b in (lo, hi)]
+        return value.kind != "gm" and all(type(b) is Literal for b in steps) and \
+            int(steps[1].value) > int(steps[0].value) and \
+            not any(body.invars[1 + i] in e.inputs for e in body.eqns)
+
+    def _carry_in_c2v(self, value, var):
+        """(initial atom, form) of a c2v carry: copy 0 of a two-copy workspace holds the
+        initial value (stored here by the cube), or the copy a loop before left it in."""
+        if value.kind == "window" and value.ref in self._c2v:
+            return value.ref, self._c2v[value.ref]
+        m, n = var.type.shape
+        ws, view, row = self.workspace(m, n, var.type.dtype, "c2v", depth=2)
+        self._ws_loop.pop()          # no later loop reuses it for its own transfers
+        form = C2vCarry(row, align_up(m, 16), view, idx(0))
+        if value.kind != "acc":      # never read (``_c2v_init_ok``)
+            return ws, form
+        stored = self.emit(T.tile_store_p, [ws, value.atom, row, idx(0)], view=view,
+                           atomic=False)
+        return stored, form
+
+    def _c2v_row(self, form, parity):
+        """The first row of the copy ``parity % 2`` of a c2v carry's workspace part."""
+        slot = self.scalar_op(ar.rem_p, parity, idx(2))
+        return self.scalar_op(ar.add_p, form.row, self.scalar_op(ar.mul_p, slot, idx(form.rows)))
+
+    def _c2v_value(self, var, carry, form, step, first, through):
+        """The carry entering step ``step``: in copy ``(slot + step - first) % 2`` (a carry
+        passed through stays in copy ``slot``)."""
+        t = var.type
+        parity = form.slot if through else \
+            self.scalar_op(ar.add_p, form.slot, self.scalar_op(ar.sub_p, step, first))
+        return Value("window", t.shape, t.dtype, self.scope, ref=carry,
+                     starts=(self._c2v_row(form, parity), idx(0)), sizes=t.shape)
+
+    def _c2v_out(self, value, carry, form, step, first):
+        """Store the step's new value (a matmul result) into the other copy."""
+        parity = self.scalar_op(ar.add_p, form.slot, self.scalar_op(ar.sub_p, step, first))
+        row = self._c2v_row(form, self.scalar_op(ar.add_p, parity, idx(1)))
+        return self.emit(T.tile_store_p, [carry, value.atom, row, idx(0)], view=form.view,
+                         atomic=False)
+
+    def _c2v_result(self, var, result, form, first, stop, through):
+        """A loop's c2v carry result: in copy ``(slot + max(stop - first, 0)) % 2``."""
+        steps = self.scalar_op(ar.max_p, self.scalar_op(ar.sub_p, stop, first), idx(0))
+        slot = form.slot if through else \
+            self.scalar_op(ar.rem_p, self.scalar_op(ar.add_p, form.slot, steps), idx(2))
+        out = C2vCarry(form.row, form.rows, form.view, slot)
+        self._c2v[result] = out
+        t = var.type
+        return Value("window", t.shape, t.dtype, self.scope, ref=result,
+                     starts=(self._c2v_row(out, slot), idx(0)), sizes=t.shape)
 
     def _copy_if_read_late(self, out, carry, scope):
         """A carry's new value takes the carry's buffer; if the old value is read after the
@@ -1110,6 +1202,16 @@ def _vector_use(body: IR, var) -> str:
 
 
 # --- the kernel --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class C2vCarry:
+    """Where a c2v carry lives: this core's part of its workspace starts at ``row``, each
+    of its two copies ``rows`` rows; the value is in copy ``slot`` (a scalar atom)."""
+    row: object
+    rows: int
+    view: tuple
+    slot: object
+
+
 @dataclass
 class KernelFacts:
     name: str
@@ -1118,6 +1220,8 @@ class KernelFacts:
     blocks: int
     cube: bool
     workspaces: list = field(default_factory=list)   # (rows, cols, dtype) per workspace
+    depths: list = field(default_factory=list)       # copies per core of each workspace
+    bodies: int = 1                                  # ragged-edge regions
 
 
 def uses_cube(ir: IR) -> bool:
@@ -1154,7 +1258,8 @@ def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
     n_programs = math.prod(p["grid"])
     cores = target.cube_cores if cube else target.vector_cores
     blocks = max(1, min(n_programs, cores))
-    facts = KernelFacts(p["name"], tuple(p["grid"]), target, blocks, cube)
+    facts = KernelFacts(p["name"], tuple(p["grid"]), target, blocks, cube,
+                        bodies=len(bodies))
     tile_bodies = [BodyLowering(facts, b).lower() for b in bodies]
     if len(bodies) > 1 and facts.workspaces:    # again, with every region's largest workspaces
         tile_bodies = [BodyLowering(facts, b).lower() for b in bodies]
@@ -1172,6 +1277,8 @@ def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
                    regions=tuple(range(len(tile_bodies))), bodies=tuple(tile_bodies),
                    buffers=2, target=target.name, cube=None,
                    accumulate=tuple(p["accumulate"]))
+    if any(d > 1 for d in facts.depths):
+        kparams["workspace_depths"] = tuple(facts.depths)
     if row_split:
         kparams["row_split"] = row_split
     return Eqn(tile_kernel_p, list(inputs), list(outputs), kparams, source)

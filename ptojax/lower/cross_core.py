@@ -11,13 +11,19 @@ from ptojax.tile import ops as T
 MAX_CROSS_FLAGS = 16         # cross-core flag ids per kernel (FFTS)
 
 
-def cross_core(builders, prologue, epilogue, name="kernel", source=None):
+def cross_core(builders, prologue, epilogue, name="kernel", source=None, depths=()):
     """Ready/free notifications for every workspace one core stores and the other loads.
     Each store waits for a free copy and signals ready; each group of the consumer's loads
     between two stores in one scope waits for ready before its first load and frees the
     workspace after its last. A group may precede its store in a loop body (a value carried
     in its workspace across a step: stored in step j, loaded in step j + 1) or follow it in
-    another scope (stored before a loop, loaded in it; stored in a loop, loaded after it)."""
+    another scope (stored before a loop, loaded in it; stored in a loop, loaded after it).
+    A workspace has one credit for the kernel -- or, with ``depths[i]`` copies (``ws{i}``: a
+    matmul result carried to the next loop step, its copies alternating by step within a
+    program), that many credits for each program: set by the consumer as the program starts,
+    taken back by the producer as it ends, so every program starts with every copy free and
+    its copy parity from 0."""
+    copies = {f"ws{i}": d for i, d in enumerate(depths)}
     flags = {}
     for b in builders:
         events = {}
@@ -44,10 +50,14 @@ def cross_core(builders, prologue, epilogue, name="kernel", source=None):
                         f"{MAX_CROSS_FLAGS} cross-core flags); fuse some of the kernel's "
                         f"steps, or keep a loop rolled (a static loop's derivative is "
                         f"unrolled into straight-line transfers)", source)
-                # one credit per workspace, also when sequential loops share it
-                prologue.append((consumer, CrossSync("set", flags[name][1], "MTE2")))
-                epilogue.append((producer, CrossSync("wait", flags[name][1])))
+                if copies.get(name, 1) == 1:
+                    # one credit per workspace, also when sequential loops share it
+                    prologue.append((consumer, CrossSync("set", flags[name][1], "MTE2")))
+                    epilogue.append((producer, CrossSync("wait", flags[name][1])))
             ready, free, first_producer = flags[name]
+            if copies.get(name, 1) > 1:
+                b.entry += [(consumer, CrossSync("set", free, "MTE2"))] * copies[name]
+                b.exit += [(producer, CrossSync("wait", free))] * copies[name]
             assert producer == first_producer, f"workspace {name} changed direction"
             for st in sts:
                 st.before.append((producer, CrossSync("wait", free)))

@@ -66,7 +66,8 @@ def program_schedule(eqn) -> KernelSchedule:
     for b in builders:
         b.rings(prologue, epilogue)
     order_pipes(builders)
-    cross_core(builders, prologue, epilogue, p["name"], eqn.source)
+    cross_core(builders, prologue, epilogue, p["name"], eqn.source,
+               p.get("workspace_depths", ()))
     regions = [b.region() for b in builders]
     cube = any(op.core == "cube" for b in builders for op, _ in flat_ops(b.items))
     section = Section("kernel", regions, _blocks(_dedup(prologue)), _blocks(_dedup(epilogue)),
@@ -105,6 +106,7 @@ class _Builder:
         self.decls = []
         self.counter = {"t": 0, "g": 0, "s": 0}
         self.items = []
+        self.entry, self.exit = [], []  # per-program credits of multi-copy workspaces
         self.lets = []
         self.move_space = {}            # L1 tile -> the L0 space it is moved to
         self.scalar_of = {}             # a loop body's scalar operand -> the outer value
@@ -328,7 +330,7 @@ class _Builder:
 
     # --- statements --------------------------------------------------------------------------
     def region(self) -> Region:
-        stmts = _statements(self.items)
+        stmts = _blocks(self.entry) + _statements(self.items) + _blocks(self.exit)
         return Region(self.index, self.grid.region_conditions(self.index), self.decls, stmts,
                       self.names)
 

@@ -71,7 +71,7 @@ class _Arenas:
 
 
 def run_tile_kernel(inputs, *, name, kind, grid, regions, bodies, buffers, target, cube=None,
-                    accumulate=(), row_split=0):
+                    accumulate=(), row_split=0, workspace_depths=()):
     """Execute a tile kernel on numpy inputs; returns its outputs. A kernel whose vector
     sub-blocks split the rows (``row_split``) runs its whole tiles in both sub-blocks' UB."""
     target = get_target(target)

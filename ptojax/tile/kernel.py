@@ -17,7 +17,7 @@ from ptojax.trace import Primitive, Unsupported
 
 
 def _kernel_abstract(*in_types, name, kind, grid, regions, bodies, buffers, target, cube=None,
-                     accumulate=(), row_split=0):
+                     accumulate=(), row_split=0, workspace_depths=()):
     if len(bodies) != len(regions) or not bodies:
         raise ShapeError(f"tile_kernel {name}: one body per region expected")
     outs = None
