@@ -143,18 +143,24 @@ def forward_kernel(f: FlashShape, target):
                 return m_new, l, acc, alpha, p, qk_next, o
             return body
 
-        def first_scores(j, qk):       # loops of one step: their L0 buffers are the loops'
-            return B.dot(q, k_ref[B.ds(mul(j, np.int32(bk)), bk), :], trans_b=True)
+        def first_block(j, carry):     # loops of one step: their L0 buffers are the loops'
+            qk, o, p = carry
+            keys = B.ds(mul(j, np.int32(bk)), bk)
+            return B.dot(q, k_ref[keys, :], trans_b=True), B.dot(p, v_ref[keys, :]), p
 
         def last_block(j, carry):
-            acc, p = carry
-            return add(acc, B.dot(p, v_ref[B.ds(mul(j, np.int32(bk)), bk), :])), p
+            acc, alpha, p, o_prev = carry
+            return (mul(add(acc, o_prev), _rows(alpha, f.dim)), alpha, p,
+                    B.dot(p, v_ref[B.ds(mul(j, np.int32(bk)), bk), :]))
 
-        # P and P @ V start at zero: the first steps' P @ V add nothing
+        # P starts at zero and P @ V at the zero P's product: both matmul results the vector
+        # unit reads a step later (scores, P @ V) start in the cube's two-copy workspaces;
+        # the first steps' P @ V add nothing
         zeros = full((bq, f.dim), F32(0))
+        qk0, o0, p0 = B.fori(0, 1, first_block, (full((bq, bk), F32(0)), zeros,
+                                                 full((bq, bk), F32(0))))
         init = (full((bq,), F32(NEG)), full((bq,), F32(0)), zeros, full((bq,), F32(1)),
-                full((bq, bk), F32(0)), B.fori(0, 1, first_scores, full((bq, bk), F32(0))),
-                zeros)
+                p0, qk0, o0)
         if f.causal:    # key blocks [0, diagonal) see every query of the block
             diagonal = mul(i, np.int32(bq // bk))
             last = add(diagonal, np.int32(bq // bk))
@@ -165,8 +171,10 @@ def forward_kernel(f: FlashShape, target):
             carry = _causal_loops(f, 0, None, first_of_last, step, init)
         m, l, acc, alpha, p, _, o = B.fori(first_of_last, last,
                                            step(f.causal or f.ragged, ahead=False), carry)
-        acc = mul(add(acc, o), _rows(alpha, f.dim))      # block last - 2's P @ V is in
-        acc, _ = B.fori(first_of_last, last, last_block, (acc, p))
+        # block last - 2's P @ V (o) is added in a loop of one step that multiplies the last
+        # block's P
+        acc, _, _, o = B.fori(first_of_last, last, last_block, (acc, alpha, p, o))
+        acc = add(acc, o)
         o_ref[...] = div(acc, _rows(l, f.dim))
         lse_ref[...] = add(m, log(l))
 
