@@ -28,8 +28,11 @@ scores' load waited for P's store (MTE3 -> MTE2), which waits for the cube to fr
 workspace -- a cube -> vector -> cube round trip inside every step. With ``ub_reuse`` the
 study gives 0.492 us too; the two agree, the model was right and the study was not.
 
-It reproduces the model's figures for the kernel before (0.555 us a 64x64 step) and today's
-(0.474 us), and is a study, not the cost model: ramps, the diagonal blocks and per-program
+It reproduces the model's figures for the kernel before (0.555 us a 64x64 step), the
+single-copy one after it (0.474 us) and today's at 64x64 (0.492 us: the two-deep schedule,
+now lowered generally -- ``kernel/lower.py``'s two-copy c2v carries -- with the scores'
+staging copy still on P's bytes there; at 128x64 on both sub-blocks it is the faster one),
+and is a study, not the cost model: ramps, the diagonal blocks and per-program
 overheads are left out. Its two-sub-block projection (68% of the S8192 roofline at 64x64, 80%
 at 128x64) did not hold either once the split was lowered (``tile/row_split.py``): the model
 gives 1.433 ms at 64x64 (1.422 on one sub-block) and 1.429 ms at 128x64, whose query block,
