@@ -227,7 +227,8 @@ FLASH_H, FLASH_S, FLASH_D, FLASH_BQ, FLASH_BK = 8, 2048, 64, 64, 64
 FLASH_BQ_TRAIN = FLASH_BK_TRAIN = 32
 # the 910B estimate's forward blocks: 128 query rows, their vector work split over both vector
 # sub-blocks and the query block (split along K for the L0A) resident in L1 across the key
-# loop -- S8192 causal 1.242 ms against 1.428 at 64x64 in the cost model
+# loop, scores and P @ V in two-copy c2v workspaces -- S8192 causal 1.086 ms against 1.480 at
+# 64x64 in the cost model
 FLASH_COST_BLOCKS = (128, 64)
 
 
