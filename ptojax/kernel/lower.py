@@ -37,9 +37,11 @@ from ptojax.ir.builder import IRBuilder
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
+from ptojax.kernel.c2v_lowering import C2vCarry, C2vCarryLowering
 from ptojax.kernel.carries import (accumulated_carries, c2v_carries, handed_on,
                                    workspace_carries)
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
+from ptojax.kernel.values import I32, Value, _is_lit, idx
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
 from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p
@@ -57,48 +59,11 @@ from ptojax.tile.memory import align_up
 from ptojax.tile.prepare import expand, fold_transposes
 from ptojax.tile.rules import CUBE_DTYPES
 
-I32 = TensorType((), dtypes.int32)
 FULL, ROW, COL = "full", "row", "col"
 # operations the scalar unit runs (index arithmetic and its comparisons)
 SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "rem", "max", "min", "neg",
                         "convert_element_type", "lt", "le", "gt", "ge", "eq", "ne", "select",
                         "and", "or", "not"})
-
-
-def idx(value: int) -> Literal:
-    return Literal(np.int32(value), I32)
-
-
-def _is_lit(a, value=None) -> bool:
-    return type(a) is Literal and (value is None or int(a.value) == value)
-
-
-# --- values --------------------------------------------------------------------------------------
-@dataclass(eq=False)
-class Value:
-    """A block value inside a kernel body. ``kind``:
-
-    tile     ``atom`` is a UB tile of ``layout`` (full | row | col)
-    scalar   ``atom`` is a scalar (Literal or Var)
-    bcast    ``src`` (a row/col/scalar Value) broadcast to ``shape`` (``layout``: what src is)
-    acc      ``atom`` is an L0C accumulator holding ``shape`` (``dtype``: the block dtype)
-    window   a GM window not loaded yet: ``ref`` (GM atom), ``starts``, ``sizes``
-    iota     indices along ``dim`` of ``shape``
-    gm       ``atom`` is a GM array (a ref)
-    trans    ``src`` transposed (only a matmul reads it)
-    """
-    kind: str
-    shape: tuple
-    dtype: object
-    scope: object
-    atom: object = None
-    layout: str = FULL
-    src: object = None
-    ref: object = None
-    starts: tuple = ()
-    sizes: tuple = ()
-    dim: int = 0
-    made: dict = field(default_factory=dict)
 
 
 def layout_of(shape, hint=COL) -> str:
@@ -162,7 +127,7 @@ class Scope:
 
 
 # --- the lowering of one region ----------------------------------------------------------------
-class BodyLowering:
+class BodyLowering(C2vCarryLowering):
     """Lowers one region's block program (a ClosedIR over program ids, input and output refs)
     to a tile body. ``kernel`` carries the kernel-wide facts (grid, target, blocks)."""
 
@@ -1026,68 +991,6 @@ class BodyLowering:
                 if isinstance(form, C2vCarry) else self._carry_value(v, r, form, self.scope)
                 for v, r, (_, form) in zip(body.invars[1:1 + n], results, inits)]
 
-    # --- matmul results carried to the next step in two-copy c2v workspaces ------------------
-    def _c2v_init_ok(self, value, body, i, lo, hi) -> bool:
-        """Whether a c2v carry's initial value can be in its workspace: a matmul result, a
-        value a loop before carried so, or a value the loop never reads (literal bounds,
-        at least one step, the body not reading the carry). Kernels with one region only
-        (every region would have to agree on the workspace's two copies)."""
-        if self.k.bodies != 1:
-            return False
-        if value.kind == "acc" or value.kind == "window" and value.ref in self._c2v:
-            return True
-        steps = [self.as_scalar(b) for b in (lo, hi)]
-        return value.kind != "gm" and all(type(b) is Literal for b in steps) and \
-            int(steps[1].value) > int(steps[0].value) and \
-            not any(body.invars[1 + i] in e.inputs for e in body.eqns)
-
-    def _carry_in_c2v(self, value, var):
-        """(initial atom, form) of a c2v carry: copy 0 of a two-copy workspace holds the
-        initial value (stored here by the cube), or the copy a loop before left it in."""
-        if value.kind == "window" and value.ref in self._c2v:
-            return value.ref, self._c2v[value.ref]
-        m, n = var.type.shape
-        ws, view, row = self.workspace(m, n, var.type.dtype, "c2v", depth=2)
-        self._ws_loop.pop()          # no later loop reuses it for its own transfers
-        form = C2vCarry(row, align_up(m, 16), view, idx(0))
-        if value.kind != "acc":      # never read (``_c2v_init_ok``)
-            return ws, form
-        stored = self.emit(T.tile_store_p, [ws, value.atom, row, idx(0)], view=view,
-                           atomic=False)
-        return stored, form
-
-    def _c2v_row(self, form, parity):
-        """The first row of the copy ``parity % 2`` of a c2v carry's workspace part."""
-        slot = self.scalar_op(ar.rem_p, parity, idx(2))
-        return self.scalar_op(ar.add_p, form.row, self.scalar_op(ar.mul_p, slot, idx(form.rows)))
-
-    def _c2v_value(self, var, carry, form, step, first, through):
-        """The carry entering step ``step``: in copy ``(slot + step - first) % 2`` (a carry
-        passed through stays in copy ``slot``)."""
-        t = var.type
-        parity = form.slot if through else \
-            self.scalar_op(ar.add_p, form.slot, self.scalar_op(ar.sub_p, step, first))
-        return Value("window", t.shape, t.dtype, self.scope, ref=carry,
-                     starts=(self._c2v_row(form, parity), idx(0)), sizes=t.shape)
-
-    def _c2v_out(self, value, carry, form, step, first):
-        """Store the step's new value (a matmul result) into the other copy."""
-        parity = self.scalar_op(ar.add_p, form.slot, self.scalar_op(ar.sub_p, step, first))
-        row = self._c2v_row(form, self.scalar_op(ar.add_p, parity, idx(1)))
-        return self.emit(T.tile_store_p, [carry, value.atom, row, idx(0)], view=form.view,
-                         atomic=False)
-
-    def _c2v_result(self, var, result, form, first, stop, through):
-        """A loop's c2v carry result: in copy ``(slot + max(stop - first, 0)) % 2``."""
-        steps = self.scalar_op(ar.max_p, self.scalar_op(ar.sub_p, stop, first), idx(0))
-        slot = form.slot if through else \
-            self.scalar_op(ar.rem_p, self.scalar_op(ar.add_p, form.slot, steps), idx(2))
-        out = C2vCarry(form.row, form.rows, form.view, slot)
-        self._c2v[result] = out
-        t = var.type
-        return Value("window", t.shape, t.dtype, self.scope, ref=result,
-                     starts=(self._c2v_row(out, slot), idx(0)), sizes=t.shape)
-
     def _copy_if_read_late(self, out, carry, scope):
         """A carry's new value takes the carry's buffer; if the old value is read after the
         new one is computed (``alpha = exp(m - m_new)``), the new value is computed elsewhere
@@ -1202,16 +1105,6 @@ def _vector_use(body: IR, var) -> str:
 
 
 # --- the kernel --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class C2vCarry:
-    """Where a c2v carry lives: this core's part of its workspace starts at ``row``, each
-    of its two copies ``rows`` rows; the value is in copy ``slot`` (a scalar atom)."""
-    row: object
-    rows: int
-    view: tuple
-    slot: object
-
-
 @dataclass
 class KernelFacts:
     name: str
