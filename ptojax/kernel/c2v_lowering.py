@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptojax.ir.core import Literal
+from ptojax.kernel.primitives import kernel_fori_p, loop_body
 from ptojax.kernel.values import Value, idx
 from ptojax.ops import arithmetic as ar
+from ptojax.ops.linalg import dot_general_p
 from ptojax.tile import ops as T
 from ptojax.tile.memory import align_up
 
@@ -28,22 +30,55 @@ class C2vCarry:
 
 class C2vCarryLowering:
     """The two-copy c2v carry methods of ``BodyLowering`` (which provides ``k``, ``scope``,
-    ``emit``, ``scalar_op``, ``as_scalar``, ``workspace`` and ``_ws_loop``)."""
+    ``emit``, ``scalar_op``, ``as_scalar``, ``workspace``, ``_ws_loop`` and ``_uses``)."""
     _c2v: dict     # loop result atom -> the C2vCarry it is in
 
-    def _c2v_init_ok(self, value, body, i, lo, hi) -> bool:
-        """Whether a c2v carry's initial value can be in its workspace: a matmul result, a
-        value a loop before carried so, or a value the loop never reads (literal bounds,
-        at least one step, the body not reading the carry). Kernels with one region only
-        (every region would have to agree on the workspace's two copies)."""
+    def _c2v_ok(self, eqn, value, body, i, lo, hi) -> bool:
+        """Whether loop ``eqn``'s c2v carry ``i`` can live in two copies. The flag counts pair
+        the n-th store with the n-th group of the vector unit's loads (and a program's
+        credits come back only when they balance), so every value stored there must be
+        loaded once: the initial value is a matmul result (stored before the loop), a value
+        a loop before carried so, or -- in a loop of one step that does not read the carry --
+        a value never stored; each step reads the carry (loading the value stored the step
+        before); a loop passing it through stores nothing; and the loop's result is loaded
+        once after it (``_loaded_once_after``). Kernels with one region only (every region
+        would have to agree on the copies)."""
         if self.k.bodies != 1:
             return False
-        if value.kind == "acc" or value.kind == "window" and value.ref in self._c2v:
-            return True
+        var, out, result = body.invars[1 + i], body.outvars[i], eqn.outputs[i]
+        read = any(var in e.inputs for e in body.eqns)
+        stored = value.kind == "acc" or value.kind == "window" and value.ref in self._c2v
+        if out is var:
+            return stored and (not self._uses.get(result) if read else
+                               self._loaded_once_after(result))
+        if not self._loaded_once_after(result):
+            return False
+        if read:
+            return stored
         steps = [self.as_scalar(b) for b in (lo, hi)]
-        return value.kind != "gm" and all(type(b) is Literal for b in steps) and \
-            int(steps[1].value) > int(steps[0].value) and \
-            not any(body.invars[1 + i] in e.inputs for e in body.eqns)
+        return not stored and value.kind != "gm" and \
+            all(type(b) is Literal for b in steps) and \
+            int(steps[1].value) == int(steps[0].value) + 1
+
+    def _loaded_once_after(self, var) -> bool:
+        """Whether the running body's one use of loop result ``var`` loads it once on the
+        vector unit: a vector operation, or a loop whose body reads the carry with vector
+        operations only (or passes it through unread to a result loaded so)."""
+        uses = self._uses.get(var, [])
+        if len(uses) != 1 or uses[0].inputs.count(var) != 1 or uses[0].prim is dot_general_p:
+            return False
+        e = uses[0]
+        if e.prim is not kernel_fori_p:
+            return True
+        n, k = e.params["num_carry"], e.inputs.index(var) - 2
+        if not 0 <= k < n:
+            return False                # a loop invariant: the cube may read it
+        body = loop_body(e.params)
+        carry = body.invars[1 + k]
+        readers = [x for x in body.eqns if carry in x.inputs]
+        if readers:
+            return not any(x.prim in (dot_general_p, kernel_fori_p) for x in readers)
+        return body.outvars[k] is carry and self._loaded_once_after(e.outputs[k])
 
     def _carry_in_c2v(self, value, var):
         """(initial atom, form) of a c2v carry: copy 0 of a two-copy workspace holds the

@@ -914,7 +914,7 @@ class BodyLowering(C2vCarryLowering):
         in_ws = {i for i in workspace_carries(body, n, carries) - set(accs)
                  if handed_on(body, i, eqn.outputs[i], self._uses)}
         in_c2v = {i for i in c2v_carries(body, n) - set(accs) - in_ws
-                  if self._c2v_init_ok(carries[i], body, i, lo, hi)}
+                  if self._c2v_ok(eqn, carries[i], body, i, lo, hi)}
         top_level = self.scope is self.top
         if top_level:       # (a carry's workspace may be one the loop before used)
             self._ws_reuse, self._ws_loop = _distinct_workspaces(self._ws_loop), []

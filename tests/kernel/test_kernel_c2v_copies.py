@@ -21,9 +21,10 @@ T910 = pto.targets.ascend910b
 PROGRAMS, M, D, BK, STEPS = 2, 32, 32, 16, 5
 
 
-def _pipelined():
+def _pipelined(last=True):
     """o[i] = sum_j exp(a_i @ b_j^T / 8), the scores of block j + 1 computed in step j and
-    read by the vector unit in step j + 1 (a carry)."""
+    read by the vector unit in step j + 1 (a carry); without the ``last`` block's term the
+    last scores computed are never read."""
     @K(out_shape=pto.ShapeDtypeStruct((PROGRAMS * M, BK), np.float32), grid=(PROGRAMS,),
        in_specs=[pto.BlockSpec((M, D), lambda i: (i, 0)),
                  pto.BlockSpec((STEPS * BK, D), lambda i: (0, 0))],
@@ -39,12 +40,12 @@ def _pipelined():
             return acc + pnp.exp(s * 0.125), scores(j + 1)
         s0 = K.fori(0, 1, lambda j, s: scores(j), pnp.zeros((M, BK), np.float32))
         acc, s = K.fori(0, STEPS - 1, body, (pnp.zeros((M, BK), np.float32), s0))
-        o_ref[...] = acc + pnp.exp(s * 0.125)
+        o_ref[...] = acc + pnp.exp(s * 0.125) if last else acc
     return pipelined
 
 
-def _expected(jnp, a, b):
-    blocks = jnp.asarray(b).reshape(STEPS, BK, D)
+def _expected(jnp, a, b, blocks=STEPS):
+    blocks = jnp.asarray(b).reshape(STEPS, BK, D)[:blocks]
     s = jnp.einsum("md,jkd->jmk", jnp.asarray(a), blocks)
     return np.asarray(jnp.exp(s * 0.125).sum(axis=0))
 
@@ -54,8 +55,8 @@ def ab():
     return rand(PROGRAMS * M, D), rand(STEPS * BK, D, seed=1)
 
 
-def _kernel_eqn(*args):
-    (eqn,) = [e for e in pto.jit(_pipelined()).lower(*args).tile_ir.ir.eqns
+def _kernel_eqn(*args, last=True):
+    (eqn,) = [e for e in pto.jit(_pipelined(last)).lower(*args).tile_ir.ir.eqns
               if e.params.get("kind") == "kernel"]
     return eqn
 
@@ -89,6 +90,16 @@ def test_the_host_builds_match_jax(ab, jnp, kernels):
     got = host_jit(_pipelined(), check_sync=kernels == "pto", kernels=kernels,
                    target=T910)(*ab)
     assert_close(got, _expected(jnp, *ab), scale=8)
+
+
+def test_a_value_stored_and_never_loaded_keeps_its_carry_single_copy(ab, jnp):
+    """Each copy's credit comes back only when every value stored there is loaded: the last
+    step's scores, never read, would leave the cube waiting for a credit at the program's
+    end. The loop whose result is not read carries the scores in UB (one copy); the one-step
+    loop before it, whose result that loop reads, keeps two."""
+    assert _kernel_eqn(*ab, last=False).params["workspace_depths"] == (2, 1)
+    got = host_jit(_pipelined(False), check_sync=True, kernels="pto", target=T910)(*ab)
+    assert_close(got, _expected(jnp, *ab, blocks=STEPS - 1), scale=8)
 
 
 def test_check_sync_sees_the_vector_units_missing_wait_for_a_copy(ab, monkeypatch):
