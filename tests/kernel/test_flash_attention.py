@@ -111,3 +111,20 @@ def test_causal_programs_are_balanced_and_the_masked_loop_shares_workspaces(qkvw
     body = kernel.params["bodies"][0]
     gm = [v for v in getattr(body, "ir", body).invars[2:] if v.type.shape not in ((H, S, D), (H, S))]
     assert len(gm) == 3
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_two_key_blocks_per_query_block_match_jax_on_both_host_builds(qkvw, jax, jnp, causal):
+    """Query blocks of two key blocks (as the 910B estimate's 128x64): the scores and P @ V
+    in two-copy c2v workspaces, on the 910B plan; the PTO build with check_sync and the fused
+    build against JAX."""
+    q, k, v, _ = qkvw
+    forward = fa.forward_kernel(H, S, D, causal, 2 * BLOCK, BLOCK)
+    (kernel,) = [e for e in pto.jit(forward).lower(q, k, v).tile_ir.ir.eqns
+                 if e.params.get("kind") == "kernel"]
+    assert kernel.params["workspace_depths"][:2] == (2, 2)       # the scores, P @ V
+    expected = np.asarray(_jax_attention(jax, jnp, causal)(q, k, v), np.float32)
+    for kernels in ("pto", "fused"):
+        out, _ = host_jit(forward, check_sync=kernels == "pto", kernels=kernels,
+                          target=pto.targets.ascend910b)(q, k, v)
+        assert_close(out, expected, scale=8)
