@@ -38,6 +38,7 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Var
 from ptojax.ir.pto import row_vector_rows
 from ptojax.ir.types import TensorType, TileType
 from ptojax.kernel.carries import accumulated_carries, handed_on, workspace_carries
+from ptojax.kernel.hoist import hoist_invariants
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.ops import arithmetic as ar
 from ptojax.ops import convert as cv
@@ -1106,9 +1107,10 @@ def uses_cube(ir: IR) -> bool:
 
 def prepare_body(body: ClosedIR) -> ClosedIR:
     """Optimize (fold, CSE, DCE), substitute the expansions of primitives without a PTO
-    instruction and fold transposes into matmuls, as pto.tile does (in loop bodies too)."""
+    instruction and fold transposes into matmuls, as pto.tile does (in loop bodies too), and
+    move loop-invariant work out of loops (``kernel/hoist.py``)."""
     body = optimize(body)
-    return ClosedIR(_prepared(body.ir), body.consts)
+    return ClosedIR(hoist_invariants(_prepared(body.ir)), body.consts)
 
 
 def _prepared(ir: IR) -> IR:
