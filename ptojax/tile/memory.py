@@ -155,6 +155,20 @@ class _Walker:
 
 
 def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0) -> MemoryPlan:
+    """See ``_plan_memory``. A pto.kernel (``single_fallback``) whose plan still overflows
+    with every staging tile single-buffered is planned again with its top-level staging tiles
+    live only from their first definition to their last use instead of the whole kernel
+    (straight-line code, such as the unrolled derivative of a static loop, loads many matmul
+    operands one after another); its pipe flags, derived from the planned bytes over two
+    programs, order the reuse."""
+    plan = _plan_memory(body, buffers, target, single_fallback, split_rows)
+    if single_fallback and plan.overflow(target) is not None:
+        plan = _plan_memory(body, buffers, target, single_fallback, split_rows, top_spans=True)
+    return plan
+
+
+def _plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0,
+                 top_spans=False) -> MemoryPlan:
     """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``.
     Staging tiles (loaded, moved or stored in a loop) get ``buffers`` copies; with
     ``single_fallback`` (a pto.kernel, whose pipe flags are derived from the planned bytes),
@@ -195,7 +209,8 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
                         w.stored[v] < w.last_loop:
                     staging = ""     # a loop follows its store: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
-                first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
+                first, final = (p, last) if top_spans and level == 0 else \
+                    (0, end) if level == 0 or span is None else (span[0], span[1])
                 slot = Slot(v.type.space, nbytes(v.type),
                             copies=buffers if staging else 1, start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
@@ -203,7 +218,7 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
             if stage is not None:
                 stages[(v.type.space, stage)] = slot
             slot.last_use = max(slot.last_use, last)
-            if not slot.staging:
+            if not slot.staging or top_spans and slot.level == 0:
                 slot.end = max(slot.end, last)
             slot_of[v] = slot
         if getattr(eqn.prim, "tile_scratch", None):
