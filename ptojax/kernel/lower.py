@@ -1105,12 +1105,13 @@ def uses_cube(ir: IR) -> bool:
     return False
 
 
-def prepare_body(body: ClosedIR) -> ClosedIR:
+def prepare_body(body: ClosedIR, hoist=True) -> ClosedIR:
     """Optimize (fold, CSE, DCE), substitute the expansions of primitives without a PTO
     instruction and fold transposes into matmuls, as pto.tile does (in loop bodies too), and
-    move loop-invariant work out of loops (``kernel/hoist.py``)."""
+    with ``hoist`` move loop-invariant work out of loops (``kernel/hoist.py``)."""
     body = optimize(body)
-    return ClosedIR(hoist_invariants(_prepared(body.ir)), body.consts)
+    ir = _prepared(body.ir)
+    return ClosedIR(hoist_invariants(ir) if hoist else ir, body.consts)
 
 
 def _prepared(ir: IR) -> IR:
@@ -1123,10 +1124,19 @@ def _prepared(ir: IR) -> IR:
 
 
 def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
-    """The ``tile_kernel`` equation of a ``kernel_call`` (same inputs and outputs)."""
+    """The ``tile_kernel`` equation of a ``kernel_call`` (same inputs and outputs). Hoisted
+    loop invariants stay live across their loops: a kernel that does not fit so is lowered
+    again with its loops as written."""
+    try:
+        return _lower_kernel(params, inputs, outputs, source, hoist=True)
+    except TileError:
+        return _lower_kernel(params, inputs, outputs, source, hoist=False)
+
+
+def _lower_kernel(params, inputs, outputs, source, hoist) -> Eqn:
     p = params
     target = get_target(p["target"])
-    bodies = [prepare_body(b) for b in p["bodies"]]
+    bodies = [prepare_body(b, hoist) for b in p["bodies"]]
     cube = any(uses_cube(b.ir) for b in bodies)
     n_programs = math.prod(p["grid"])
     cores = target.cube_cores if cube else target.vector_cores
