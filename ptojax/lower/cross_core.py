@@ -5,15 +5,23 @@ nesting.
 Flag ids are scarce: CANN's ``CrossCoreSetFlag``/``CrossCoreWaitFlag`` take ids 0-15 (A2 docs
 of later CANN releases say 0-10), each a counter. A workspace takes a pair: ``ready`` (set by
 its producer after a store) and ``free`` (set by its consumer after its loads, with one initial
-credit). Two workspaces of the same direction can share a pair when their lifetimes (from the
-first to the last top-level statement storing or loading them, in every region) do not overlap:
-the pair's one credit passes from the first to the second, in the same order on both cores
-(the second's store waits for the first's loads to be done). Fresh pairs are taken while
-there are any; past that, workspaces share (a static loop's derivative is unrolled into
-straight-line transfers, one workspace each). (On the A2 each core counts its own copy of an
-id, so a cube -> vector and a vector -> cube workspace could share a pair at any time; the
-host build's checker, which runs a kernel's vector code and cube code as one core, does not
-model that, so the pairs stay one direction's.)"""
+credit). While ids last, every workspace has a pair of its own. Past that (a static loop's
+derivative is unrolled into straight-line transfers, one workspace each):
+
+1. two workspaces of one direction whose lifetimes (from the first to the last top-level
+   statement storing or loading them, in every region) do not overlap share a pair: its one
+   credit passes from the first to the second, in the same order on both cores (the second's
+   store waits for the first's loads to be done);
+2. if that is not enough, a workspace stored once per program, outside loops, drops its
+   free flag. Its ready id is busy only from its store to its first load (its later loads
+   follow in program order), so such ids are reused whenever those spans do not overlap;
+   one handshake per direction per program stands in for the free flags: the consumer sets
+   it after its last load of such a workspace, the producer waits for it before its first
+   store of one in the next program (with one initial credit).
+
+(On the A2 each core counts its own copy of an id, so a cube -> vector and a vector -> cube
+workspace could share a pair at any time; the host build's checker, which may run a kernel's
+vector and cube code as one core, does not model that, so pairs stay one direction's.)"""
 from __future__ import annotations
 
 from typing import NamedTuple
