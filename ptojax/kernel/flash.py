@@ -4,8 +4,10 @@
     forward   (q [H, Sq, D], k, v [H, Sk, D]) -> (o [H, Sq, D], lse [H, Sq])
               one program per query block, looping over key/value blocks with the running
               row max ``m``, denominator ``l`` and output accumulator as loop carries
-    dk, dv    (q, k, v, o, do, lse) -> (dk, dv): one program per key/value block, looping
-              over the query blocks that see it
+    dk, dv    (q, k, v, delta, do, lse) -> (dk, dv): one program per key/value block, looping
+              over the query blocks that see it; ``delta`` [H, Sq] is rowsum(do * o), computed
+              once by the caller (every key block's program reads every query block: computed
+              here, each program would read o's rows again and reduce them, per step)
     dq        (q, k, v, o, do, lse) -> dq: one program per query block
 
 ``scores = q k^T * scale`` with, when ``causal``, keys after their query masked to ``NEG``
@@ -192,7 +194,7 @@ def dkdv_kernel(f: FlashShape, target):
     kv_block = BlockSpec((None, bk, f.dim), lambda h, j: (h, zigzag(j, nk), 0))
     rows = BlockSpec((None, f.seq_q), lambda h, j: (h, 0))
 
-    def flash_attention_dkdv(q_ref, k_ref, v_ref, o_ref, do_ref, lse_ref, dk_ref, dv_ref):
+    def flash_attention_dkdv(q_ref, k_ref, v_ref, delta_ref, do_ref, lse_ref, dk_ref, dv_ref):
         j = zigzag(B.program_id(1), nk)
         kb, vb = k_ref[...], v_ref[...]
 
@@ -209,7 +211,7 @@ def dkdv_kernel(f: FlashShape, target):
                 prev = B.ds(mul(maximum(sub(i, np.int32(1)), first), np.int32(bq)), bq)
                 dv = add(dv, B.dot(p_prev, do_ref[prev, :], trans_a=True))
                 dk_step = B.dot(ds_prev, q_ref[prev, :], trans_a=True)
-                delta = reduce_sum(mul(do, o_ref[rows_i, :]), (1,))
+                delta = delta_ref[rows_i]
                 s = _scaled(qk, f, mul(i, np.int32(bq)), mul(j, np.int32(bk)), masked)
                 p = exp(sub(s, _rows(lse_ref[rows_i], bk)))
                 ds = mul(p, sub(dp, _rows(delta, bk)))
@@ -238,7 +240,7 @@ def dkdv_kernel(f: FlashShape, target):
     out = ShapeDtypeStruct((f.heads, f.seq_k, f.dim), F32)
     return make_call(flash_attention_dkdv, target=target, out_shape=(out, out),
                      grid=(f.heads, nk),
-                     in_specs=[whole_q, kv_block, kv_block, whole_q, whole_q, rows],
+                     in_specs=[whole_q, kv_block, kv_block, rows, whole_q, rows],
                      out_specs=[kv_block, kv_block])
 
 

@@ -40,6 +40,7 @@ from ptojax.ir.types import TensorType, TileType
 from ptojax.kernel.c2v_lowering import C2vCarry, C2vCarryLowering
 from ptojax.kernel.carries import (accumulated_carries, c2v_carries, handed_on,
                                    workspace_carries)
+from ptojax.kernel.hoist import hoist_invariants
 from ptojax.kernel.primitives import kernel_fori_p, kernel_load_p, kernel_store_p, loop_body
 from ptojax.kernel.values import I32, Value, _is_lit, idx
 from ptojax.ops import arithmetic as ar
@@ -1126,11 +1127,13 @@ def uses_cube(ir: IR) -> bool:
     return False
 
 
-def prepare_body(body: ClosedIR) -> ClosedIR:
+def prepare_body(body: ClosedIR, hoist=True) -> ClosedIR:
     """Optimize (fold, CSE, DCE), substitute the expansions of primitives without a PTO
-    instruction and fold transposes into matmuls, as pto.tile does (in loop bodies too)."""
+    instruction and fold transposes into matmuls, as pto.tile does (in loop bodies too), and
+    with ``hoist`` move loop-invariant work out of loops (``kernel/hoist.py``)."""
     body = optimize(body)
-    return ClosedIR(_prepared(body.ir), body.consts)
+    ir = _prepared(body.ir)
+    return ClosedIR(hoist_invariants(ir) if hoist else ir, body.consts)
 
 
 def _prepared(ir: IR) -> IR:
@@ -1143,10 +1146,19 @@ def _prepared(ir: IR) -> IR:
 
 
 def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
-    """The ``tile_kernel`` equation of a ``kernel_call`` (same inputs and outputs)."""
+    """The ``tile_kernel`` equation of a ``kernel_call`` (same inputs and outputs). Hoisted
+    loop invariants stay live across their loops: a kernel that does not fit so is lowered
+    again with its loops as written."""
+    try:
+        return _lower_kernel(params, inputs, outputs, source, hoist=True)
+    except TileError:
+        return _lower_kernel(params, inputs, outputs, source, hoist=False)
+
+
+def _lower_kernel(params, inputs, outputs, source, hoist) -> Eqn:
     p = params
     target = get_target(p["target"])
-    bodies = [prepare_body(b) for b in p["bodies"]]
+    bodies = [prepare_body(b, hoist) for b in p["bodies"]]
     cube = any(uses_cube(b.ir) for b in bodies)
     n_programs = math.prod(p["grid"])
     cores = target.cube_cores if cube else target.vector_cores

@@ -40,8 +40,8 @@ from ptojax.kernel.call import kernel_call_p
 from ptojax.tile.attention_layout import Layout, output_layout, scores_layout
 from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
-from ptojax.ops.arithmetic import div_p, mul_p, sub_p
-from ptojax.ops.broadcast import reduce_sum_p
+from ptojax.ops.arithmetic import div_p, mul, mul_p, sub_p
+from ptojax.ops.broadcast import reduce_sum, reduce_sum_p
 from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
@@ -519,7 +519,8 @@ def _backward_ir(shape: FlashShape, f: Forward, target, o3, lse, do) -> ClosedIR
     def backward(q, k, v, o3, lse, do):
         (q3, k3, v3), back = vjp(operands, q, k, v)
         (do3,) = vjp(output, o3)[1](do)      # padded query rows get a zero cotangent
-        dk3, dv3 = dkdv(q3, k3, v3, o3, do3, lse)
+        delta = reduce_sum(mul(do3, o3), (2,))      # once, not per dK/dV program and step
+        dk3, dv3 = dkdv(q3, k3, v3, delta, do3, lse)
         dq3 = dq(q3, k3, v3, o3, do3, lse)
         return list(back((dq3, dk3, dv3)))
 

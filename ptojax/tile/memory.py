@@ -155,6 +155,26 @@ class _Walker:
 
 
 def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0) -> MemoryPlan:
+    """See ``_plan_memory``. A pto.kernel (``single_fallback``) whose plan still overflows
+    with every staging tile single-buffered is planned again with its top-level staging tiles
+    live only from their first definition to their last use instead of the whole kernel
+    (straight-line code, such as the unrolled derivative of a static loop, loads many matmul
+    operands one after another), then with its loop bodies' staging tiles so too, within the
+    step (a reverse loop of a derivative holds a recompute loop and both their operands); its
+    pipe flags, derived from the planned bytes over two programs and two steps of every loop,
+    order the reuse."""
+    plan = _plan_memory(body, buffers, target, single_fallback, split_rows)
+    if not single_fallback or plan.overflow(target) is None:
+        return plan
+    for spans in ("top", "all"):
+        shorter = _plan_memory(body, buffers, target, single_fallback, split_rows, spans)
+        if shorter.overflow(target) is None:
+            return shorter
+    return plan            # overflows however planned: its error names the first plan's buffer
+
+
+def _plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0,
+                 spans="") -> MemoryPlan:
     """Assign every tile of ``body`` (a kernel body IR) a buffer address on ``target``.
     Staging tiles (loaded, moved or stored in a loop) get ``buffers`` copies; with
     ``single_fallback`` (a pto.kernel, whose pipe flags are derived from the planned bytes),
@@ -195,7 +215,8 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
                         w.stored[v] < w.last_loop:
                     staging = ""     # a loop follows its store: done long before the next tile
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
-                first, final = (0, end) if level == 0 or span is None else (span[0], span[1])
+                first, final = (p, last) if _own_span(spans, level) else \
+                    (0, end) if level == 0 or span is None else (span[0], span[1])
                 slot = Slot(v.type.space, nbytes(v.type),
                             copies=buffers if staging else 1, start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
@@ -203,7 +224,7 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
             if stage is not None:
                 stages[(v.type.space, stage)] = slot
             slot.last_use = max(slot.last_use, last)
-            if not slot.staging:
+            if not slot.staging or _own_span(spans, slot.level):
                 slot.end = max(slot.end, last)
             slot_of[v] = slot
         if getattr(eqn.prim, "tile_scratch", None):
@@ -217,6 +238,12 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
     if single_fallback:
         _single_buffer_to_fit(plan, target)
     return plan
+
+
+def _own_span(spans, level) -> bool:
+    """Whether a staging tile at loop ``level`` lives only from its definition to its last use
+    (``spans`` "top": top-level tiles; "all": loop bodies' too, within the step)."""
+    return spans == "all" or spans == "top" and level == 0
 
 
 def _single_buffer_to_fit(plan, target):

@@ -2,7 +2,9 @@
 the tangent loop runs backwards, recomputing each step's primal carries), against JAX on the
 same math: a non-linear carry over a per-program number of blocks, and the causal flash
 attention forward kernel (whose loops stop at the diagonal) differentiated without its
-backward kernels."""
+backward kernels; and the example's flash forward kernel, causal (run-time bounds) and not
+(its static key loop unrolled in the derivative), differentiated automatically on the tile
+interpreter and both host builds (the PTO-faithful one checking every ordering)."""
 import importlib.util
 from pathlib import Path
 
@@ -64,19 +66,48 @@ def test_a_non_linear_carry_over_run_time_bounds_matches_jax(jax, jnp):
             assert_close(g, np.asarray(e), scale=8)
 
 
-def test_the_causal_flash_forward_kernel_differentiates_automatically(jax, jnp):
-    h, s, d = 1, 64, 16
-    fwd = fa.forward_kernel(h, s, d, True, 16, 16)
-    rng = np.random.default_rng(1)
-    q, k, v = (rng.standard_normal((h, s, d)).astype(np.float32) * 0.5 for _ in range(3))
-
+def _jax_attention(jax, jnp, causal, s, d):
     def attention(q, k, v):
         scores = q @ k.swapaxes(-1, -2) / np.sqrt(d)
-        scores = jnp.where(jnp.tril(jnp.ones((s, s), bool)), scores, -1e30)
+        if causal:
+            scores = jnp.where(jnp.tril(jnp.ones((s, s), bool)), scores, -1e30)
         return jax.nn.softmax(scores, axis=-1) @ v
-    expected = jax.grad(_loss(attention, jnp), argnums=(0, 1, 2))(q, k, v)
-    got = pto.grad(_loss(lambda q, k, v: fwd(q, k, v)[0], pnp), argnums=(0, 1, 2))(q, k, v)
-    for g, e in zip(got, expected):
+    return attention
+
+
+FH, FS, FD, FB = 1, 32, 16, 16      # two key blocks: the non-causal key loop is static
+
+
+def _auto_flash_grads(q, k, v):
+    """Gradients of the example's flash forward kernel, causal and not, with no backward
+    kernel given: the derivative kernels are made from the forward's body."""
+    out = []
+    for causal in (False, True):
+        fwd = fa.forward_kernel(FH, FS, FD, causal, FB, FB)
+        out.append(pto.grad(_loss(lambda q, k, v: fwd(q, k, v)[0], pnp),
+                            argnums=(0, 1, 2))(q, k, v))
+    return out
+
+
+@pytest.fixture(scope="module")
+def auto_flash():
+    rng = np.random.default_rng(2)
+    qkv = [rng.standard_normal((FH, FS, FD)).astype(np.float32) * 0.5 for _ in range(3)]
+    return qkv, {"reference": _auto_flash_grads(*qkv),
+                 "tile interpreter": pto.tile(_auto_flash_grads)(*qkv),
+                 "PTO build": host_jit(_auto_flash_grads, check_sync=True,
+                                       kernels="pto")(*qkv),
+                 "fused build": host_jit(_auto_flash_grads, kernels="fused")(*qkv)}
+
+
+@pytest.mark.parametrize("run", ["reference", "tile interpreter", "PTO build", "fused build"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_example_flash_forward_differentiates_automatically_on_every_build(
+        auto_flash, jax, jnp, causal, run):
+    qkv, runs = auto_flash
+    expected = jax.grad(_loss(_jax_attention(jax, jnp, causal, FS, FD), jnp),
+                        argnums=(0, 1, 2))(*qkv)
+    for g, e in zip(runs[run][causal], expected):
         assert_close(g, np.asarray(e), scale=8)
 
 

@@ -131,7 +131,9 @@ def _carried_operand_kernel(final="matmul"):
         def body(j, carry):
             acc, p = carry
             o = K.dot(p, w_ref[K.ds(j * 32, 32), :])
-            p = pnp.exp(x * 0.1) + o * 0.25         # the next step's operand, on the vector
+            # the next step's operand, on the vector (its exp reads a carry: it stays in the
+            # loop, not hoisted as loop-invariant)
+            p = pnp.exp(x * 0.1 + acc * 0.001) + o * 0.25
             return acc + o * 0.5, p
         acc, p = K.fori(0, 4, body, (pnp.zeros((32, 32), np.float32), x))
 
@@ -150,7 +152,7 @@ def _carried_operand_reference(x, w, final):
         xb, acc, p = x[32 * b:32 * b + 32], 0.0, x[32 * b:32 * b + 32]
         for j in range(4):
             acc, p = acc + (p @ w[32 * j:32 * j + 32]) * 0.5, \
-                np.exp(xb * 0.1) + (p @ w[32 * j:32 * j + 32]) * 0.25
+                np.exp(xb * 0.1 + acc * 0.001) + (p @ w[32 * j:32 * j + 32]) * 0.25
         for j in (1, 2):
             acc = acc + p @ w[32 * j:32 * j + 32]
         out[32 * b:32 * b + 32] = acc

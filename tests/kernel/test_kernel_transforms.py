@@ -191,3 +191,22 @@ def test_per_example_gradients_batch_the_derivative_kernels(jax, jnp):
     grads = pto.vmap(pto.grad(lambda a: pnp.sum(mm(a, b) ** 2)))(a)
     expected = jax.vmap(jax.grad(lambda a: jnp.sum((a @ b) ** 2)))(a)
     assert_close(grads, np.asarray(expected, np.float32), scale=8)
+
+
+@K(out_shape=S((16, 16), np.float32), grid=(2,),
+   in_specs=[pto.BlockSpec((8, 16), lambda i: (i, 0))],
+   out_specs=pto.BlockSpec((8, 16), lambda i: (i, 0)))
+def twice(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0
+
+
+def test_one_kernel_called_twice_in_a_program_runs_on_both_host_builds():
+    """Each call is a kernel of its own name (twice, twice_2): the host builds define kernels
+    by name (both rejected the second definition)."""
+    x = rand(16, 16)
+    fn = pto.jit(lambda x: twice(twice(x) + 1.0))
+    assert [r.name for r in fn.lower(x).cost() if r.name.startswith("twice")] == \
+        ["twice", "twice_2"]
+    for kernels in ("pto", "fused"):
+        assert_close(host_jit(lambda x: twice(twice(x) + 1.0), kernels=kernels)(x),
+                     4 * x + 2)

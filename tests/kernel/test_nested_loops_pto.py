@@ -292,12 +292,36 @@ def test_the_cost_model_sums_the_inner_trip_counts_of_the_nested_backward():
     assert vjp.bytes == blocks * B * C * 4
 
 
-def test_an_unrolled_static_flash_backward_past_the_cross_core_flags_names_the_call():
+def test_the_unrolled_static_flash_backward_shares_cross_core_flags_on_the_pto_build(jax, jnp):
     """A static loop's derivative is straight-line code: the nested flash loop's backward
-    needs more cube <-> vector workspaces than the cross-core flags allow (the same kernel
-    with a run-time key count stays rolled and fits, above)."""
+    moves more values between the cube and the vector unit than there are flag pairs, so
+    workspaces whose lifetimes do not overlap share flag ids (lower/cross_core.py); the
+    PTO-faithful build checks every ordering."""
     q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
     grad = pto.grad(sum_sq(pnp, flash_in_a_loop), argnums=(0, 1, 2))
-    with pytest.raises(TileError, match="cube <-> vector transfers.*rolled") as info:
-        pto.jit(grad).lower(q, k, v).as_text("pto-cpp")
+    want = jax.grad(sum_sq(jnp, lambda q, k, v: jnp.concatenate(
+        [attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v) for i in range(2)])),
+        argnums=(0, 1, 2))(q, k, v)
+    for g, w in zip(run_pto(grad, q, k, v), want):
+        assert_close(g, np.asarray(w), scale=8)
+
+
+@K(out_shape=S((16, 16), F32), grid=(1,),
+   in_specs=[pto.BlockSpec((16, 16), lambda i: (0, 0))] * 2,
+   out_specs=pto.BlockSpec((16, 16), lambda i: (0, 0)))
+def many_products(a_ref, b_ref, o_ref):
+    """Sixteen matmul results the vector unit reads only after the last: sixteen transfers in
+    flight, each needing a flag id of its own."""
+    a, b = a_ref[...], b_ref[...]
+    prods = [K.dot(a * float(n + 1), b) for n in range(16)]
+    total = prods[0]
+    for p in prods[1:]:
+        total = total + p
+    o_ref[...] = total
+
+
+def test_more_transfers_in_flight_than_flags_names_the_call():
+    a = rand(16, 16, seed=6)
+    with pytest.raises(TileError, match="cube <-> vector transfers in flight") as info:
+        pto.jit(many_products).lower(a, a).as_text("pto-cpp")
     assert "test_nested_loops_pto.py" in str(info.value)

@@ -191,8 +191,11 @@ def test_two_attentions_in_a_row_and_their_gradient(qkvw, jax, jnp):
 
     grad = pto.grad(make(pnp, pto.nn.softmax), argnums=(0, 1, 2))
     names, ir = kernel_names(grad, q, k, v, config=WITH_GRADIENT)
-    assert names.count("flash_attention_forward") == 2 and not scores_in_gm(ir, S, S)
-    assert names.count("flash_attention_dkdv") == 2
+    # the second call's kernels get distinct names (the host builds define them by name)
+    assert [n for n in names if n.startswith("flash_attention_forward")] == \
+        ["flash_attention_forward", "flash_attention_forward_2"] and not scores_in_gm(ir, S, S)
+    assert sorted(n for n in names if n.startswith("flash_attention_dkdv")) == \
+        ["flash_attention_dkdv", "flash_attention_dkdv_2"]
     expected = jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2))(q, k, v)
     for got, want in zip(pto.tile(grad, WITH_GRADIENT)(q, k, v), expected):
         assert_close(got, np.asarray(want), scale=16)
