@@ -1147,12 +1147,27 @@ def _prepared(ir: IR) -> IR:
 
 def lower_kernel(params, inputs, outputs, source=None) -> Eqn:
     """The ``tile_kernel`` equation of a ``kernel_call`` (same inputs and outputs). Hoisted
-    loop invariants stay live across their loops: a kernel that does not fit so is lowered
-    again with its loops as written."""
+    loop invariants stay live across their loops: a kernel that does not fit so, or fits
+    with fewer double-buffered staging tiles than with its loops as written, is lowered as
+    written (the flash forward at 128x64 hoists its causal mask grid at the cost of 7 of its
+    UB staging tiles' second copies: 1.086 -> 1.130 ms at S8192 in the 910B model)."""
     try:
-        return _lower_kernel(params, inputs, outputs, source, hoist=True)
+        hoisted = _lower_kernel(params, inputs, outputs, source, hoist=True)
     except TileError:
         return _lower_kernel(params, inputs, outputs, source, hoist=False)
+    if not _single_buffered(hoisted):
+        return hoisted
+    plain = _lower_kernel(params, inputs, outputs, source, hoist=False)
+    return plain if _single_buffered(plain) < _single_buffered(hoisted) else hoisted
+
+
+def _single_buffered(eqn) -> int:
+    """How many of a lowered kernel's staging tiles its memory plan keeps in one copy."""
+    split = eqn.params.get("row_split", 0)
+    target = get_target(eqn.params["target"])
+    return sum(slot.staging != "" and slot.copies == 1 for body in eqn.params["bodies"]
+               for slot in cached_plan(body, 2, target, single_fallback=True,
+                                       split_rows=split).ordered)
 
 
 def _lower_kernel(params, inputs, outputs, source, hoist) -> Eqn:
@@ -1191,13 +1206,16 @@ def _lower_kernel(params, inputs, outputs, source, hoist) -> Eqn:
 
 def _row_split(bodies, target) -> int:
     """R when the kernel's vector sub-blocks take half of its R-row vector tiles each
-    (``tile/row_split.py``), else 0. Only when the whole tiles do not fit one UB: in the 910B
+    (``tile/row_split.py``), else 0. Only when the whole tiles do not fit one UB as first
+    planned (tiles that live shorter, ``plan_memory``'s last resort, serialize the vector
+    unit's work on one sub-block: the flash forward at 128x64, non-causal S8192, takes 2.58
+    ms so and 2.06 ms split). In the 910B
     cost model the split gains nothing on the flash forward at 64x64 (its bound is the cube's
     round trip, not the vector unit: 1.422 -> 1.433 ms at S8192), while each sub-block pays
     every instruction's issue overhead and cross-core flag."""
     rows = split_rows(bodies, target)
-    if rows and all(cached_plan(b, 2, target, single_fallback=True).overflow(target) is None
-                    for b in bodies):
+    if rows and all(cached_plan(b, 2, target, single_fallback=True, shorten=False)
+                    .overflow(target) is None for b in bodies):
         return 0
     return rows
 

@@ -23,13 +23,14 @@ from ptojax.tile.memory import plan_memory
 from ptojax.tile.row_split import both_vector_buffers
 
 
-def cached_plan(body, buffers, target, single_fallback=False, split_rows=0):
-    return _cached_plan(body, buffers, target, bool(single_fallback), int(split_rows))
+def cached_plan(body, buffers, target, single_fallback=False, split_rows=0, shorten=True):
+    return _cached_plan(body, buffers, target, bool(single_fallback), int(split_rows),
+                        bool(shorten))
 
 
 @functools.lru_cache(maxsize=512)
-def _cached_plan(body, buffers, target, single_fallback, split_rows):
-    return plan_memory(body, buffers, target, single_fallback, split_rows)
+def _cached_plan(body, buffers, target, single_fallback, split_rows, shorten):
+    return plan_memory(body, buffers, target, single_fallback, split_rows, shorten)
 
 
 def check_plan_fits(name, body, buffers, target, single_fallback=False, split_rows=0):

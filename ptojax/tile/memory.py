@@ -154,7 +154,8 @@ class _Walker:
             self.last[v] = self.pos - 1
 
 
-def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0) -> MemoryPlan:
+def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0,
+                shorten=True) -> MemoryPlan:
     """See ``_plan_memory``. A pto.kernel (``single_fallback``) whose plan still overflows
     with every staging tile single-buffered is planned again with its top-level staging tiles
     live only from their first definition to their last use instead of the whole kernel
@@ -162,9 +163,9 @@ def plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0)
     operands one after another), then with its loop bodies' staging tiles so too, within the
     step (a reverse loop of a derivative holds a recompute loop and both their operands); its
     pipe flags, derived from the planned bytes over two programs and two steps of every loop,
-    order the reuse."""
+    order the reuse. ``shorten=False``: the first plan only."""
     plan = _plan_memory(body, buffers, target, single_fallback, split_rows)
-    if not single_fallback or plan.overflow(target) is None:
+    if not (single_fallback and shorten) or plan.overflow(target) is None:
         return plan
     for spans in ("top", "all"):
         shorter = _plan_memory(body, buffers, target, single_fallback, split_rows, spans)
