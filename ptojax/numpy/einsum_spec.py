@@ -35,20 +35,29 @@ def split_operands(subscripts, operands):
 
 
 def _from_interleaved(args):
-    """``op0, sub0, op1, sub1, ..., [out]``: integer (or Ellipsis) labels, named by letter."""
+    """``op0, sub0, op1, sub1, ..., [out]``: the operands' labels (any sortable values, and
+    Ellipsis) become letters in sorted order."""
     output = args.pop() if len(args) % 2 else None
-    ops, subs = args[0::2], args[1::2]
+    ops, subs = args[0::2], [list(s) for s in args[1::2]]
+    try:
+        symbols = sorted({x for sub in subs for x in sub if x is not Ellipsis})
+    except TypeError:
+        raise ShapeError(f"einsum: interleaved subscripts must hold sortable labels (e.g. ints) "
+                         f"or Ellipsis; got {subs}", user_frame()) from None
+    if len(symbols) > len(LABELS):
+        raise ShapeError(f"einsum: at most {len(LABELS)} distinct labels; got {len(symbols)}",
+                         user_frame())
+    letter = dict(zip(symbols, LABELS))
 
     def letters(sub):
-        try:
-            return "".join("..." if s is Ellipsis else LABELS[s] for s in sub)
-        except (TypeError, IndexError):
-            raise ShapeError(f"einsum: interleaved subscripts must be lists of integers in "
-                             f"[0, {len(LABELS)}) or Ellipsis; got {sub!r}",
-                             user_frame()) from None
+        missing = [x for x in sub if x is not Ellipsis and x not in letter]
+        if missing:
+            raise ShapeError(f"einsum: output labels {missing} appear in no operand",
+                             user_frame())
+        return "".join("..." if x is Ellipsis else letter[x] for x in sub)
     spec = ",".join(letters(s) for s in subs)
     if output is not None:
-        spec += "->" + letters(output)
+        spec += "->" + letters(list(output))
     return spec, list(ops)
 
 
