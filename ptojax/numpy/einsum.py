@@ -57,9 +57,10 @@ def _contract(taken, names, result, kw):
 
     def free(s, other):
         return [c for c in s if c not in other]
-    # the operands in their original order (steps list them last first) when that makes the
-    # result come out in order, as JAX does
-    if batch + free(sb, sa) + free(sa, sb) == list(result):
+    # the operands in their original order (steps list them last first), unless the other
+    # order makes the result come out in order without a transpose
+    if batch + free(sb, sa) + free(sa, sb) == list(result) \
+            or batch + free(sa, sb) + free(sb, sa) != list(result):
         (a, sa), (b, sb) = (b, sb), (a, sa)
     contract = [c for c in sa if c in sb and c not in result]
     x = lax.dot_general(a, b, ((tuple(sa.index(c) for c in contract),
