@@ -7,6 +7,7 @@ from decimal import Decimal
 from ptojax.errors import ShapeError
 from ptojax.numpy.einsum_search import STRATEGIES, flop_count, term_size
 from ptojax.numpy.einsum_spec import parse, shape_of, split_operands
+from ptojax.public import add_examples
 from ptojax.source_info import user_frame
 
 
@@ -163,3 +164,25 @@ def einsum_path(subscripts, *operands, optimize="auto"):
     steps = contraction_steps(inputs, [shape_of(o) for o in operands], output, sizes, path)
     return path, PathInfo(inputs, output, sizes, path, steps)
 
+
+
+add_examples(globals(), """
+einsum_path:
+    >>> path, info = pnp.einsum_path("ij,jk,kl", pnp.ones((2, 3)), pnp.ones((3, 100)),
+    ...                              pnp.ones((100, 5)), optimize="optimal")
+    >>> path
+    [(1, 2), (0, 1)]
+    >>> print(info)  # doctest: +NORMALIZE_WHITESPACE
+      Complete contraction:  ij,jk,kl->il
+             Naive scaling:  4
+         Optimized scaling:  3
+          Naive FLOP count:  9.000e+3
+      Optimized FLOP count:  3.060e+3
+       Theoretical speedup:  2.941e+0
+      Largest intermediate:  1.500e+1 elements
+    --------------------------------------------------------------------------------
+    scaling        BLAS                current                             remaining
+    --------------------------------------------------------------------------------
+       3           GEMM              kl,jk->lj                             ij,lj->il
+       3           GEMM              lj,ij->il                                il->il
+""")

@@ -18,10 +18,12 @@ from ptojax.numpy.creation import eye
 from ptojax.numpy.manipulation import broadcast_to, expand_dims, matrix_transpose
 from ptojax.numpy.vector_products import cross as _cross, vecdot as _vecdot
 from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
-from ptojax.numpy.linalg_eig import eig, eigvals
+from ptojax.numpy.linalg_eig import EigResult, eig, eigvals  # noqa: F401
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples, dir_function
-from ptojax.numpy.linalg_factor import cholesky, diagonal, eigh, eigvalsh, qr, svd, svdvals, trace
+from ptojax.numpy.linalg_factor import (EighResult, QRResult, SlogdetResult,  # noqa: F401
+                                        SVDResult, cholesky, diagonal, eigh, eigvalsh, qr, svd,
+                                        svdvals, trace)
 from ptojax.numpy.linalg_norms import matrix_norm, matrix_rank, norm, vector_norm
 from ptojax.numpy.linalg_solve import cond, inv, lstsq, pinv, solve, tensorinv, tensorsolve
 from ptojax.numpy.linalg_det import det, slogdet
