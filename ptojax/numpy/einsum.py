@@ -7,8 +7,8 @@ from __future__ import annotations
 from ptojax import lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._promote import broadcast_to_shape
-from ptojax.numpy.einsum_path import contraction_steps, search_path
-from ptojax.numpy.einsum_spec import parse, split_operands
+from ptojax.numpy.einsum_path import search_path, step_labels
+from ptojax.numpy.einsum_spec import parse, search_sizes, split_operands
 from ptojax.numpy.manipulation import diagonal
 from ptojax.numpy.products import _options, _promoted
 from ptojax.public import add_examples as _add_examples
@@ -28,14 +28,12 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     operands = _promoted("einsum", *operands)
     kw = _options("einsum", precision, preferred_element_type)
     inputs, output, sizes = parse(subscripts, operands)
-    path = search_path(optimize, inputs, output, sizes)
+    path = search_path(optimize, inputs, output, search_sizes(sizes))
     terms = [broadcast_to_shape(x, [sizes[c] for c in s], "einsum")
              for x, s in zip(operands, inputs)]
-    steps = contraction_steps(inputs, [x.shape for x in terms], output, sizes, path)
-    for positions, _, spec, *_ in steps:
+    for positions, names, result, _ in step_labels(inputs, output, path):
         taken = [terms.pop(p) for p in positions]
-        (names, result) = spec.split("->")
-        terms.append(_contract(taken, names.split(","), result, kw))
+        terms.append(_contract(taken, names, result, kw))
     x = terms[0]
     pet = kw["preferred_element_type"]
     return x if pet is None or x.dtype == pet else lax.convert_element_type(x, pet)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import numpy as np
+
 from ptojax.errors import ShapeError
 from ptojax.numpy.einsum_search import STRATEGIES, flop_count, term_size
-from ptojax.numpy.einsum_spec import parse, shape_of, split_operands
+from ptojax.numpy.einsum_spec import parse, search_sizes, shape_of, split_operands
 from ptojax.public import add_examples
 from ptojax.source_info import user_frame
 
@@ -52,35 +54,38 @@ def _checked_path(path, n):
     return steps
 
 
-def contraction_steps(inputs, shapes, output, sizes, path):
-    """Per step of ``path``: (positions, descending), labels summed away, 'in,in->out'
-    string, labels of the operands left after it (None past 20), kernel class, FLOPs,
-    scaling, result size). Operands leave by descending position; the result goes last,
-    labelled in the order its labels first appear in the step's operands (the output order
-    at the last step)."""
-    terms, label_sets = list(inputs), [frozenset(s) for s in inputs]
-    shapes = [tuple(s) for s in shapes]
-    steps = []
+def step_labels(inputs, output, path):
+    """Per step of ``path``: (its positions, descending; the labels of the operands it takes,
+    in that order; its result's labels; the labels of the operands left after it).
+    Operands leave by descending position; the result goes last, labelled in the order its
+    labels first appear in the step's operands (the output order at the last step)."""
+    terms = list(inputs)
     for k, step in enumerate(path):
         positions = tuple(sorted(step, reverse=True))
         taken = [terms.pop(p) for p in positions]
-        taken_shapes = [shapes.pop(p) for p in positions]
-        for p in positions:
-            label_sets.pop(p)
-        involved = frozenset("".join(taken))
-        kept = involved & frozenset(output).union(*label_sets)
-        removed = involved - kept
         joined = "".join(taken)
+        kept = set(joined) & set(output + "".join(terms))
         result = output if k == len(path) - 1 else "".join(sorted(kept, key=joined.find))
         terms.append(result)
+        yield positions, taken, result, tuple(terms)
+
+
+def contraction_steps(inputs, shapes, output, sizes, path):
+    """Per step of ``path``: (positions, labels summed away, 'in,in->out' string, labels of
+    the operands left after it (None past 20), kernel class, FLOPs, scaling, result size)."""
+    shapes = [tuple(s) for s in shapes]
+    steps = []
+    for positions, taken, result, left in step_labels(inputs, output, path):
+        taken_shapes = [shapes.pop(p) for p in positions]
         shapes.append(tuple(max(sh[s.find(c)] for s, sh in zip(taken, taken_shapes) if c in s)
                             for c in result))
-        label_sets.append(kept)
+        involved = frozenset("".join(taken))
+        removed = involved - set(result)
         steps.append((positions, removed, ",".join(taken) + "->" + result,
-                      tuple(terms) if len(terms) <= 20 else None,
+                      left if len(left) <= 20 else None,
                       kernel_class(taken, taken_shapes, result, removed),
                       flop_count(involved, bool(removed), len(positions), sizes),
-                      len(involved), term_size(kept, sizes)))
+                      len(involved), term_size(result, sizes)))
     return steps
 
 
@@ -160,8 +165,11 @@ def einsum_path(subscripts, *operands, optimize="auto"):
     if not operands:
         raise ShapeError("einsum_path: needs at least one operand", user_frame())
     inputs, output, sizes = parse(subscripts, operands)
+    sizes = search_sizes(sizes)
     path = search_path(optimize, inputs, output, sizes)
-    steps = contraction_steps(inputs, [shape_of(o) for o in operands], output, sizes, path)
+    shapes = [tuple(d if isinstance(d, (int, np.integer)) else sizes[c]   # symbolic: as searched
+                    for c, d in zip(s, shape_of(o))) for s, o in zip(inputs, operands)]
+    steps = contraction_steps(inputs, shapes, output, sizes, path)
     return path, PathInfo(inputs, output, sizes, path, steps)
 
 

@@ -94,13 +94,18 @@ def _label_sizes(subscripts, inputs, shapes):
     sizes = {}
     for s, shape in zip(inputs, shapes):
         for c, n in zip(s, shape):
-            n = int(n)
             if sizes.get(c, 1) == 1:
                 sizes[c] = n
             elif n not in (1, sizes[c]):
                 raise ShapeError(f"einsum: label {c!r} has sizes {sizes[c]} and {n} in "
                                  f"{subscripts!r}", user_frame())
     return sizes
+
+
+def search_sizes(sizes):
+    """The sizes a path search weighs: a symbolic dimension (dynamic shapes) counts as 8, as
+    JAX's einsum does for shape-polymorphic operands."""
+    return {c: int(n) if isinstance(n, (int, np.integer)) else 8 for c, n in sizes.items()}
 
 
 def _implicit_output(inputs, leading):

@@ -112,3 +112,23 @@ def test_bad_paths_and_strategies_are_rejected():
                       ("fastest", "unsupported optimize"), ([0, 1], "path")]:
         with pytest.raises(ValueError, match=why):
             pnp.einsum_path("ij,ik,il->jkl", a, b, c, optimize=path)
+
+
+def test_a_symbolic_dimension_counts_as_eight_in_the_search(jnp):
+    """jit(dynamic=...): the path is searched with the symbolic size as 8 (as JAX's einsum
+    does for shape-polymorphic operands); one program serves every size."""
+    import ptojax as pto
+
+    def f(x, y, z):
+        return pnp.einsum("ni,ij,jk->nk", x, y, z)
+    dynamic = pto.jit(f, dynamic={"x": {0: pto.Dim("n", 1, 64)}})
+    rng = np.random.default_rng(2)
+    y, z = (rng.standard_normal(s).astype(np.float32) for s in [(3, 40), (40, 2)])
+    for n in (1, 5, 64):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        assert_close(dynamic(x, y, z), jnp.einsum("ni,ij,jk->nk", x, y, z), rtol=1e-5)
+    assert dynamic.cache_size() == 1
+    # y @ z first (the path for n = 8), before the dot with the symbolic x
+    ir = str(dynamic.lower(np.zeros((8, 3), np.float32), y, z).ir)
+    assert ir.index("f32[2,3] = dot_general") < ir.index("f32[n,2] = dot_general")
+    assert pnp.einsum_path("ni,ij,jk->nk", np.zeros((8, 3)), y, z)[0] == [(1, 2), (0, 1)]
