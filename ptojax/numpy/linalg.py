@@ -10,11 +10,13 @@ its LU factors for the tangent (JAX's ``custom_linear_solve``), ``det``, ``slogd
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
 
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.numpy._promote import asarray
 from ptojax.numpy.creation import eye
+from ptojax.numpy.einsum import einsum
 from ptojax.numpy.manipulation import broadcast_to, expand_dims, matrix_transpose
 from ptojax.numpy.vector_products import cross as _cross, vecdot as _vecdot
 from ptojax.numpy.products import matmul as _matmul, tensordot as _tensordot
@@ -63,8 +65,7 @@ def matrix_power(a, n):
 
 def multi_dot(arrays, *, precision=None):
     """The product of a chain of matrices (the first and last may be vectors), multiplied in
-    the order with the fewest operations (dynamic programming, as ``numpy.linalg.multi_dot``).
-    ``precision`` is accepted for JAX compatibility."""
+    the order ``einsum``'s path search finds (as JAX: ``optimize="auto"``)."""
     arrays = [asarray(a, op="multi_dot") for a in arrays]
     if len(arrays) < 2:
         raise ValueError(f"linalg.multi_dot: needs at least two arrays, got {len(arrays)}")
@@ -76,40 +77,13 @@ def multi_dot(arrays, *, precision=None):
         raise ShapeError(f"linalg.multi_dot: each array's last dimension must match the next "
                          f"one's first, got shapes {[tuple(a.shape) for a in arrays]}",
                          user_frame())
-    first_vector, last_vector = arrays[0].ndim == 1, arrays[-1].ndim == 1
-    mats = [expand_dims(arrays[0], 0) if first_vector else arrays[0], *arrays[1:-1],
-            expand_dims(arrays[-1], 1) if last_vector else arrays[-1]]
-    out = _chain(mats, _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]]),
-                 0, len(mats) - 1)
-    if first_vector:
-        out = out[0]
-    if last_vector:
-        out = out[..., 0]
-    return out
-
-
-def _chain_order(dims):
-    """``split[i][j]``: where the cheapest product of matrices ``i..j`` splits (matrix ``k``
-    is ``dims[k] x dims[k + 1]``)."""
-    n = len(dims) - 1
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if cost[i][j] is None or c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, k
-    return split
-
-
-def _chain(mats, split, i, j):
-    if i == j:
-        return mats[i]
-    k = split[i][j]
-    return _matmul(_chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+    # JAX's form: one einsum over the chain, its path search choosing the order
+    axes = [[i, i + 1] for i in range(len(arrays))]
+    if arrays[0].ndim == 1:
+        axes[0] = axes[0][1:]
+    if arrays[-1].ndim == 1:
+        axes[-1] = axes[-1][:1]
+    return einsum(*itertools.chain(*zip(arrays, axes)), optimize="auto", precision=precision)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):

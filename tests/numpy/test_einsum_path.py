@@ -132,3 +132,19 @@ def test_a_symbolic_dimension_counts_as_eight_in_the_search(jnp):
     ir = str(dynamic.lower(np.zeros((8, 3), np.float32), y, z).ir)
     assert ir.index("f32[2,3] = dot_general") < ir.index("f32[n,2] = dot_general")
     assert pnp.einsum_path("ni,ij,jk->nk", np.zeros((8, 3)), y, z)[0] == [(1, 2), (0, 1)]
+
+
+def test_multi_dot_contracts_in_jaxs_order(jnp, jax):
+    """linalg.multi_dot is one einsum (JAX's form), so it multiplies in the same order."""
+    import re
+
+    import ptojax as pto
+    rng = np.random.default_rng(3)
+    for shapes in [[(10, 30), (30, 5), (5, 60)], [(3,), (3, 8), (8, 2), (2,)],
+                   [(9, 2), (2, 9), (9, 2), (2, 9), (9, 3)]]:
+        xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        assert_close(pnp.linalg.multi_dot(xs), jnp.linalg.multi_dot(xs), rtol=1e-5)
+        order = [re.findall(r"f32\[([\d,]*)\] = dot_general", str(make(fn)(xs)))
+                 for make, fn in [(pto.make_jaxpr, pnp.linalg.multi_dot),
+                                  (jax.make_jaxpr, jnp.linalg.multi_dot)]]
+        assert order[0] == order[1], shapes
