@@ -20,7 +20,7 @@ def shape_of(x) -> tuple:
 
 def _describe(x) -> str:
     aval = getattr(x, "aval", None)
-    return str(aval) if aval is not None else f"an operand of shape {shape_of(x)}"
+    return str(aval) if aval is not None else f"of shape {shape_of(x)}"
 
 
 def _spec_error(subscripts, why):
