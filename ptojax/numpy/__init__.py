@@ -13,7 +13,9 @@ from ptojax.numpy.complex_parts import (angle, conj, conjugate, imag, iscomplex,
                                         isreal, isrealobj, real)
 from ptojax.numpy.indexing import take, take_along_axis
 from ptojax.numpy import linalg
-from ptojax.numpy.products import dot, einsum, inner, matmul, outer, tensordot, vdot
+from ptojax.numpy.products import dot, inner, matmul, outer, tensordot, vdot
+from ptojax.numpy.einsum import einsum
+from ptojax.numpy.einsum_path import einsum_path
 from ptojax.numpy.manipulation import (array_split, atleast_1d, atleast_2d, atleast_3d,
                                        broadcast_arrays, broadcast_shapes, broadcast_to,
                                        column_stack, concat, concatenate, diag, diagonal, dstack,

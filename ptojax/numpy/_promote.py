@@ -277,3 +277,11 @@ def check_dtype_kind(name, x, kind):
     if kind == "int_or_bool" and not (dtypes.is_integer(dt) or dtypes.is_bool(dt)):
         raise DtypeError(f"{name} requires integer or bool operands, got {x.aval}",
                          user_frame())
+
+
+def numeric_args(name, *xs):
+    """Promoted operands, with bools turned into int32 (arithmetic has no bool form)."""
+    xs = promote_args(name, *xs)
+    if xs[0].dtype == dtypes.bool_:
+        xs = [lax.convert_element_type(x, dtypes.int32, weak_type=x.weak_type) for x in xs]
+    return xs

@@ -8,7 +8,13 @@ from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
-                                   check_dtype_kind, promote_args)
+                                   numeric_args as _numeric_args, promote_args)
+from ptojax.numpy.classification import (isfinite, isinf, isnan, isneginf,  # noqa: F401
+                                         isposinf, signbit)
+from ptojax.numpy.logical import (bitwise_and, bitwise_invert, bitwise_left_shift,  # noqa: F401
+                                  bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor,
+                                  invert, left_shift, logical_and, logical_not, logical_or,
+                                  logical_xor, right_shift)
 from ptojax.ops import arithmetic as ar, logic as lg, transcendental as tr
 from ptojax.public import add_examples as _add_examples
 from ptojax.source_info import user_frame
@@ -107,14 +113,6 @@ floor = _float_only(ar.floor_p, "floor")
 ceil = _float_only(ar.ceil_p, "ceil")
 
 
-def _numeric_args(name, *xs):
-    """Promoted operands, with bools turned into int32 (arithmetic has no bool form)."""
-    xs = promote_args(name, *xs)
-    if xs[0].dtype == dtypes.bool_:
-        xs = [lax.convert_element_type(x, dtypes.int32, weak_type=x.weak_type) for x in xs]
-    return xs
-
-
 def absolute(x, /):
     (x,) = promote_args("absolute", x)
     if x.dtype == dtypes.bool_ or dtypes.is_unsigned(x.dtype):
@@ -199,64 +197,6 @@ def trunc(x, /):
 
 
 fix = trunc
-
-
-def _either_part(test, x):
-    """``test`` of real ``x``; of complex ``x``, whether either part passes it."""
-    if dtypes.is_complex(x.dtype):
-        return lax.bitwise_or(test(lax.real(x)), test(lax.imag(x)))
-    return test(x)
-
-
-def isnan(x, /):
-    (x,) = promote_args("isnan", x)
-    if not dtypes.is_inexact(x.dtype):
-        return _full_bool(x, False)
-    return _either_part(lambda v: lax.ne(v, v), x)
-
-
-def isinf(x, /):
-    (x,) = promote_args("isinf", x)
-    if not dtypes.is_inexact(x.dtype):
-        return _full_bool(x, False)
-    return _either_part(lambda v: lax.eq(lax.abs(v), float("inf")), x)
-
-
-def isfinite(x, /):
-    (x,) = promote_args("isfinite", x, kind="float")
-    if dtypes.is_complex(x.dtype):
-        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
-    return lax.is_finite(x)
-
-
-def _infinity_test(name, sign):
-    def fn(x, /):
-        (x,) = promote_args(name, x)
-        if not dtypes.is_float(x.dtype):
-            return _full_bool(x, False)
-        return lax.eq(x, sign * float("inf"))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf (False for integers)."
-    return fn
-
-
-isposinf = _infinity_test("isposinf", 1)
-isneginf = _infinity_test("isneginf", -1)
-
-
-def _full_bool(x, value):
-    return lax.broadcast_in_dim(np.bool_(value), x.shape, ())
-
-
-def signbit(x, /):
-    (x,) = promote_args("signbit", x)
-    if dtypes.is_unsigned(x.dtype) or x.dtype == dtypes.bool_:
-        return _full_bool(x, False)
-    if not dtypes.is_float(x.dtype):
-        return lax.lt(x, 0)
-    # -0.0 and -nan have the sign bit set: test 1/x < 0 for zeros, x < 0 otherwise
-    one = lax.div(1, x)
-    return lax.select(lax.eq(x, 0), lax.lt(one, 0), lax.lt(x, 0))
 
 
 def copysign(x1, x2, /):
@@ -420,61 +360,6 @@ def sinc(x, /):
     return lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), lax.div(lax.sin(safe), safe))
 
 
-# logic ---------------------------------------------------------------------------------------
-def _logical(prim, name):
-    def fn(*xs):
-        xs = [asarray(x) for x in xs]
-        xs = [x if x.dtype == dtypes.bool_ else lax.ne(x, 0) for x in xs]
-        return prim.bind(*promote_args(name, *xs))
-    fn.__name__ = name
-    return fn
-
-
-logical_and = _logical(lg.and_p, "logical_and")
-logical_or = _logical(lg.or_p, "logical_or")
-logical_xor = _logical(lg.xor_p, "logical_xor")
-logical_not = _logical(lg.not_p, "logical_not")
-
-
-def _bitwise(prim, name):
-    def fn(*xs):
-        xs = promote_args(name, *xs)
-        check_dtype_kind(name, xs[0], "int_or_bool")
-        return prim.bind(*xs)
-    fn.__name__ = name
-    return fn
-
-
-bitwise_and = _bitwise(lg.and_p, "bitwise_and")
-bitwise_or = _bitwise(lg.or_p, "bitwise_or")
-bitwise_xor = _bitwise(lg.xor_p, "bitwise_xor")
-bitwise_not = invert = bitwise_invert = _bitwise(lg.not_p, "bitwise_not")
-
-
-def _shift_args(name, x1, x2):
-    x1, x2 = promote_args(name, x1, x2)
-    check_dtype_kind(name, x1, "int_or_bool")
-    return _numeric_args(name, x1, x2)
-
-
-def left_shift(x1, x2, /):
-    return lax.shift_left(*_shift_args("left_shift", x1, x2))
-
-
-def right_shift(x1, x2, /):
-    x1, x2 = _shift_args("right_shift", x1, x2)
-    if dtypes.is_unsigned(x1.dtype):
-        return lax.shift_right_logical(x1, x2)
-    # arithmetic shift: a negative value is the complement of a non-negative one, which a
-    # logical shift handles
-    flipped = lax.select(lax.lt(x1, 0), lax.bitwise_not(x1), x1)
-    shifted = lax.shift_right_logical(flipped, x2)
-    return lax.select(lax.lt(x1, 0), lax.bitwise_not(shifted), shifted)
-
-
-bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
-
-
 # selection -----------------------------------------------------------------------------------
 def where(condition, x=None, y=None, /):
     """Elements of ``x`` where ``condition`` holds, else of ``y`` (three-argument form only:
@@ -586,26 +471,6 @@ around:
 astype: ``x`` converted to ``dtype`` (floats to integers truncate toward zero).
     >>> pnp.astype(pnp.array([1.7, -2.7]), pnp.int32)
     Array([ 1, -2], dtype=int32)
-bitwise_and: Bitwise AND of integers or bools, elementwise with broadcasting.
-    >>> pnp.bitwise_and(pnp.array([12, 10]), 6)
-    Array([4, 2], dtype=int32)
-bitwise_not: Bitwise NOT, elementwise (``invert``, ``bitwise_invert``): ``~x``; logical NOT for
-    bools.
-    >>> pnp.bitwise_not(pnp.array([0, 5, -1]))
-    Array([-1, -6,  0], dtype=int32)
-left_shift: ``x1`` shifted left by ``x2`` bits, elementwise (``bitwise_left_shift``).
-    >>> pnp.left_shift(pnp.array([1, 3]), 2)
-    Array([ 4, 12], dtype=int32)
-bitwise_or: Bitwise OR of integers or bools, elementwise with broadcasting.
-    >>> pnp.bitwise_or(pnp.array([12, 10]), 6)
-    Array([14, 14], dtype=int32)
-right_shift: ``x1`` shifted right by ``x2`` bits, elementwise (``bitwise_right_shift``);
-    arithmetic shift for signed integers.
-    >>> pnp.right_shift(pnp.array([16, -16]), 2)
-    Array([ 4, -4], dtype=int32)
-bitwise_xor: Bitwise exclusive OR of integers or bools, elementwise with broadcasting.
-    >>> pnp.bitwise_xor(pnp.array([12, 10]), 6)
-    Array([10, 12], dtype=int32)
 cbrt: Real cube root, elementwise (negative for negative ``x``).
     >>> pnp.cbrt(pnp.array([-8.0, 1.0, 27.0]))
     Array([-2.       ,  1.       ,  2.9999998], dtype=float32)
@@ -689,21 +554,6 @@ heaviside: Heaviside step: 0 where ``x1 < 0``, 1 where ``x1 > 0`` and ``x2`` whe
 hypot: ``sqrt(x1**2 + x2**2)`` without overflow, elementwise.
     >>> pnp.hypot(pnp.array([3.0, 5.0]), pnp.array([4.0, 12.0]))
     Array([ 5., 13.], dtype=float32)
-isfinite: Whether each element is finite (not inf or NaN); True for integers.
-    >>> pnp.isfinite(pnp.array([1.0, pnp.inf, pnp.nan]))
-    Array([ True, False, False], dtype=bool)
-isinf: Whether each element is +inf or -inf.
-    >>> pnp.isinf(pnp.array([1.0, -pnp.inf, pnp.nan]))
-    Array([False,  True, False], dtype=bool)
-isnan: Whether each element is NaN.
-    >>> pnp.isnan(pnp.array([1.0, pnp.inf, pnp.nan]))
-    Array([False, False,  True], dtype=bool)
-isneginf:
-    >>> pnp.isneginf(pnp.array([1.0, -pnp.inf, pnp.inf]))
-    Array([False,  True, False], dtype=bool)
-isposinf:
-    >>> pnp.isposinf(pnp.array([1.0, -pnp.inf, pnp.inf]))
-    Array([False, False,  True], dtype=bool)
 less: Whether ``x1 < x2``, elementwise with broadcasting; complex numbers compare by real part,
     then imaginary part.
     >>> pnp.less(pnp.array([1, 2, 3]), 2)
@@ -729,18 +579,6 @@ logaddexp: ``log(exp(x1) + exp(x2))`` without overflow, elementwise.
 logaddexp2: ``log2(2**x1 + 2**x2)`` without overflow, elementwise.
     >>> pnp.logaddexp2(pnp.array([0.0, 1.0]), pnp.array([0.0, 3.0]))
     Array([1.      , 3.321928], dtype=float32)
-logical_and: Truth of ``x1 and x2``, elementwise with broadcasting (nonzero is true).
-    >>> pnp.logical_and(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([ True, False, False], dtype=bool)
-logical_not: Truth of ``not x``, elementwise (nonzero is true).
-    >>> pnp.logical_not(pnp.array([0, 1, 2]))
-    Array([ True, False, False], dtype=bool)
-logical_or: Truth of ``x1 or x2``, elementwise with broadcasting (nonzero is true).
-    >>> pnp.logical_or(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([ True,  True, False], dtype=bool)
-logical_xor: Truth of ``x1 != x2`` as booleans, elementwise with broadcasting.
-    >>> pnp.logical_xor(pnp.array([True, True, False]), pnp.array([True, False, False]))
-    Array([False,  True, False], dtype=bool)
 maximum: Elementwise maximum with broadcasting; NaN if either is NaN (see ``fmax``).
     >>> pnp.maximum(pnp.array([1, 5, 3]), pnp.array([4, 2, 3]))
     Array([4, 5, 3], dtype=int32)
@@ -786,9 +624,6 @@ rint: ``x`` rounded to the nearest integer, halves to even, elementwise; integer
 sign: -1, 0 or 1 by the sign of ``x``, elementwise (NaN stays NaN; ``x / |x|`` for complex).
     >>> pnp.sign(pnp.array([-1.5, 0.0, 2.5]))
     Array([-1.,  0.,  1.], dtype=float32)
-signbit: Whether the sign bit is set, elementwise (True for -0.0).
-    >>> pnp.signbit(pnp.array([-1.0, -0.0, 0.0, 2.0]))
-    Array([ True,  True, False, False], dtype=bool)
 sin: Sine of ``x`` (radians), elementwise; integers become floats.
     >>> pnp.sin(pnp.array([0.0, 0.5, 1.0]))
     Array([0.        , 0.47942555, 0.841471  ], dtype=float32)

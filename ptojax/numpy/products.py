@@ -1,14 +1,11 @@
-"""Products: matmul/@, dot, vdot, inner, outer, tensordot, einsum — all one dot_general each
-(einsum: one per pair of operands). Vector products (vecdot, cross, ...) are in
-vector_products.py."""
+"""Products: matmul/@, dot, vdot, inner, outer, tensordot — all one dot_general each.
+einsum is in einsum.py, vector products (vecdot, cross, ...) in vector_products.py."""
 from __future__ import annotations
-
-import string
 
 from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy.manipulation import diagonal, ravel
+from ptojax.numpy.manipulation import ravel
 from ptojax.numpy.math import multiply
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type, supported_dtype)
@@ -135,114 +132,6 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
                            **_options("tensordot", precision, preferred_element_type))
 
 
-# einsum --------------------------------------------------------------------------------------
-def einsum(subscripts, *operands, optimize=None, precision=None, preferred_element_type=None):
-    """Einstein summation with an explicit or implicit output; each pair of operands becomes
-    one dot_general (batch, contracting and free dimensions read off the subscripts)."""
-    if not operands:
-        raise ShapeError("einsum: needs at least one operand", user_frame())
-    operands = _promoted("einsum", *operands)
-    kw = _options("einsum", precision, preferred_element_type)
-    pet = kw["preferred_element_type"]
-    inputs, output = _parse(subscripts, operands)
-    terms = list(zip(inputs, operands))
-    while len(terms) > 1:
-        (sa, a), (sb, b) = terms[0], terms[1]
-        keep = set(output) | {c for s, _ in terms[2:] for c in s}
-        # reduce repeated labels within one operand (diagonals) and labels used nowhere else
-        a, sa = _sum_unused(a, sa, keep | set(sb))
-        b, sb = _sum_unused(b, sb, keep | set(sa))
-        batch = [c for c in sa if c in sb and c in keep]
-        contract = [c for c in sa if c in sb and c not in keep]
-        out = lax.dot_general(a, b, ((tuple(sa.index(c) for c in contract),
-                                      tuple(sb.index(c) for c in contract)),
-                                     (tuple(sa.index(c) for c in batch),
-                                      tuple(sb.index(c) for c in batch))), **kw)
-        labels = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-        terms = [("".join(labels), out)] + terms[2:]
-    s, x = terms[0]
-    x, s = _sum_unused(x, s, set(output))
-    if pet is not None and x.dtype != pet:
-        x = lax.convert_element_type(x, pet)
-    return lax.transpose(x, tuple(s.index(c) for c in output))
-
-
-def _sum_unused(x, labels, keep):
-    labels = list(labels)
-    # a label repeated within one operand: take the diagonal
-    for c in set(labels):
-        while labels.count(c) > 1:
-            i = labels.index(c)
-            j = labels.index(c, i + 1)
-            x = diagonal(x, 0, i, j)
-            labels = [lab for k, lab in enumerate(labels) if k not in (i, j)] + [c]
-    drop = tuple(i for i, c in enumerate(labels) if c not in keep)
-    if drop:
-        x = lax.reduce_sum(x, drop)
-        labels = [c for i, c in enumerate(labels) if i not in drop]
-    return x, "".join(labels)
-
-
-def _spec_error(subscripts, why):
-    return ShapeError(f"einsum: invalid subscripts {subscripts!r}: {why}", user_frame())
-
-
-def _parse(subscripts, operands):
-    if not isinstance(subscripts, str):
-        raise _spec_error(subscripts, "the subscripts must be a string like 'ij,jk->ik'")
-    spec = subscripts.replace(" ", "")
-    if spec.count("->") > 1 or not set(spec) <= set(string.ascii_letters + ",.->"):
-        raise _spec_error(subscripts, "use letters, ',', '...' and at most one '->'")
-    lhs, output = spec.split("->") if "->" in spec else (spec, None)
-    inputs = lhs.split(",")
-    if len(inputs) != len(operands):
-        raise _spec_error(subscripts, f"{len(inputs)} operand specs but {len(operands)} "
-                                      f"operands")
-    if any("." in s.replace("...", "") for s in inputs + [output or ""]):
-        raise _spec_error(subscripts, "'.' may only appear as '...'")
-    if any("..." in s for s in inputs):
-        inputs, output = _expand_ellipsis(subscripts, inputs, output, operands)
-    for s, o in zip(inputs, operands):
-        if len(s) != o.ndim:
-            raise ShapeError(f"einsum: spec {s!r} has {len(s)} labels but the operand is "
-                             f"{o.aval}", user_frame())
-    sizes = {}
-    for s, o in zip(inputs, operands):
-        for c, n in zip(s, o.shape):
-            if sizes.setdefault(c, n) != n:
-                raise ShapeError(f"einsum: label {c!r} has sizes {sizes[c]} and {n} in "
-                                 f"{subscripts!r}", user_frame())
-    if output is None:
-        counts = {c: sum(s.count(c) for s in inputs) for c in sizes}
-        output = "".join(sorted(c for c, k in counts.items() if k == 1))
-    if "..." in output or len(set(output)) != len(output) or not set(output) <= set(sizes):
-        raise _spec_error(subscripts, f"the output {output!r} must use distinct labels of the "
-                                      f"inputs")
-    return inputs, output
-
-
-def _expand_ellipsis(subscripts, inputs, output, operands):
-    free = [c for c in string.ascii_letters if c not in "".join(inputs) + (output or "")]
-    ranks = [o.ndim - len(s.replace("...", "")) for s, o in zip(inputs, operands)
-             if "..." in s]
-    if min(ranks) < 0:
-        raise _spec_error(subscripts, "an operand has fewer dimensions than its labels")
-    widest = max(ranks)
-    ell = "".join(free[:widest])
-    new_inputs = []
-    for s, o in zip(inputs, operands):
-        if "..." in s:
-            k = o.ndim - len(s.replace("...", ""))
-            s = s.replace("...", ell[widest - k:])
-        new_inputs.append(s)
-    if output is not None:
-        output = output.replace("...", ell)
-    else:
-        counts = {c: sum(s.count(c) for s in new_inputs) for c in "".join(new_inputs)}
-        output = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    return new_inputs, output
-
-
 _add_examples(globals(), """
 dot: The dot product: sum of products over the last axis of ``a`` and the second-to-last of
     ``b`` (a scalar product for vectors, matmul for matrices).
@@ -266,7 +155,4 @@ tensordot: Sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` o
 vdot: The dot product of ``a`` and ``b`` flattened, conjugating ``a``.
     >>> pnp.vdot(pnp.array([1 + 1j, 2]), pnp.array([1, 1j]))
     Array(1.+1.j, dtype=complex64)
-einsum:
-    >>> pnp.einsum('ij,j->i', pnp.array([[1, 2], [3, 4]]), pnp.array([1, 1]))
-    Array([3, 7], dtype=int32)
 """)

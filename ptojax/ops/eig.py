@@ -18,7 +18,7 @@ from ptojax.errors import UnsupportedError
 from ptojax.ir.types import TensorType
 from ptojax.ops import lapack
 from ptojax.ops.convert import convert_element_type
-from ptojax.ops.decompositions import NOT_TILED, _define, check_operand, require_matrices
+from ptojax.ops.decomposition_facts import NOT_TILED, _define, check_operand, require_matrices
 from ptojax.ops.matrix import diagonal, matmul
 from ptojax.ops.tangents import Zero, is_zero
 from ptojax.trace import Primitive

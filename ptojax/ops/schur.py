@@ -18,7 +18,7 @@ from ptojax import dtypes
 from ptojax.errors import UnsupportedError
 from ptojax.ir.types import TensorType
 from ptojax.ops import lapack
-from ptojax.ops.decompositions import NOT_TILED, _define, check_operand, require_matrices
+from ptojax.ops.decomposition_facts import NOT_TILED, _define, check_operand, require_matrices
 from ptojax.trace import Primitive, Unsupported
 
 _COMPLEX = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128,
