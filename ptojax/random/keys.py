@@ -191,9 +191,10 @@ def _check_key(name, key):
 # the hash ------------------------------------------------------------------------------------
 def _hash(key, counters):
     """Threefry-2x32 of the 64-bit counters ``(high, low)`` under ``key`` (uint32 words of
-    shape (2,)): two uint32 arrays."""
-    k1 = lax.index_in_dim(key, 0, keepdims=False)
-    k2 = lax.index_in_dim(key, 1, keepdims=False)
+    shape (2,); or a batch of keys, shape (n, 2), with rank-0 counters: one block per key):
+    two uint32 arrays."""
+    k1 = lax.index_in_dim(key, 0, axis=-1, keepdims=False)
+    k2 = lax.index_in_dim(key, 1, axis=-1, keepdims=False)
     return threefry2x32_p.bind(k1, k2, *counters)
 
 
