@@ -26,6 +26,9 @@ class Var:
     def __init__(self, type):
         self.type = type
 
+    # JAX's name: a jaxpr variable's abstract value, as the user's function saw it
+    aval = property(lambda self: ShapedArray.of(self.type))
+
     def __repr__(self):
         return f"Var({self.type})"
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
+from ptojax.errors import DtypeError, IndexingError, NonConcreteBooleanIndexError, located
 from ptojax.ir.symbolic import DimExpr, slice_indices
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.numpy._axes import normalize_axis
@@ -136,7 +136,7 @@ def _expand(x, idx, op):
 
 def _mask_to_indices(mask, shape, op):
     if type(mask) is Tracer and not is_concrete(mask):  # concrete under eager transforms
-        raise ConcretizationError(
+        raise NonConcreteBooleanIndexError(
             f"{op}: a traced boolean mask selects a data-dependent number of elements; use "
             f"pnp.where(mask, x, fill) to keep the shape static", user_frame())
     mask = np.asarray(mask)
