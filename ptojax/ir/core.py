@@ -44,6 +44,7 @@ class Literal:
                            type.dtype))
 
     aval = property(lambda self: self.type)
+    val = property(lambda self: self.value)   # JAX's name (jax.extend.core.Literal.val)
     shape = property(lambda self: ())
     ndim = property(lambda self: 0)
     size = property(lambda self: 1)

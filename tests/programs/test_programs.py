@@ -4,7 +4,8 @@ twice: by JAX itself (32-bit mode) and by ptojax through the name-only mapping
 examples do: a VAE epoch in a jitted fori_loop, DP-SGD's per-example gradients, ADVI with
 scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky,
 SGD whose scan carry holds a typed PRNG key, the sharp-bits pages' behaviours, MAML's
-gradient of a gradient, and the autobatched log densities' ELBO."""
+gradient of a gradient, the autobatched log densities' ELBO, and a jaxpr interpreter (JAX's
+"custom interpreters" page: ``jax.extend.core``, ``lax.*_p``)."""
 import os
 
 import numpy as np
@@ -47,12 +48,14 @@ INPUTS = {
     "sharp_bits": (),
     "maml_sinusoid": _maml_inputs(RNG),
     "logreg_elbo": (RNG.randn(40, 5).astype(np.float32), RNG.randint(0, 2, 40).astype(np.int32)),
+    "jaxpr_interpreter": (RNG.uniform(-1, 1, (4, 3)).astype(np.float32),
+                          RNG.randn(3, 2).astype(np.float32)),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
         "gp_cholesky": 5e-4, "neural_ode_rk4": 1e-4, "gmm_em": 2e-4, "lstm_adam": 2e-4,
         "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4, "sharp_bits": 1e-6, "maml_sinusoid": 2e-4,
-        "logreg_elbo": 1e-4}
+        "logreg_elbo": 1e-4, "jaxpr_interpreter": 1e-5}
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
