@@ -549,6 +549,10 @@ def clear_caches():
     ``jax.clear_caches``. The on-disk kernel cache is kept."""
     for jitted in list(_live_jitted):
         jitted.clear_cache()
+    for per_function in list(_shared.values()):   # also those of jit objects now gone
+        for cache, fast in per_function.values():
+            cache.clear()
+            fast.clear()
     clear_eager_caches()
 
 
