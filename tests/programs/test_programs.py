@@ -5,7 +5,8 @@ examples do: a VAE epoch in a jitted fori_loop, DP-SGD's per-example gradients, 
 scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky,
 SGD whose scan carry holds a typed PRNG key, the sharp-bits pages' behaviours, MAML's
 gradient of a gradient, the autobatched log densities' ELBO, and a jaxpr interpreter (JAX's
-"custom interpreters" page: ``jax.extend.core``, ``lax.*_p``)."""
+"custom interpreters" page: ``jax.extend.core``, ``lax.*_p``), and jax.numpy's indexing with
+its out-of-bounds modes and errors."""
 import os
 
 import numpy as np
@@ -50,12 +51,14 @@ INPUTS = {
     "logreg_elbo": (RNG.randn(40, 5).astype(np.float32), RNG.randint(0, 2, 40).astype(np.int32)),
     "jaxpr_interpreter": (RNG.uniform(-1, 1, (4, 3)).astype(np.float32),
                           RNG.randn(3, 2).astype(np.float32)),
+    "fancy_indexing": (np.arange(24.0, dtype=np.float32).reshape(2, 3, 4),),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
         "gp_cholesky": 5e-4, "neural_ode_rk4": 1e-4, "gmm_em": 2e-4, "lstm_adam": 2e-4,
         "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4, "sharp_bits": 1e-6, "maml_sinusoid": 2e-4,
-        "logreg_elbo": 1e-4, "jaxpr_interpreter": 1e-5}
+        "logreg_elbo": 1e-4, "jaxpr_interpreter": 1e-5,
+        "fancy_indexing": 1e-6}
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
