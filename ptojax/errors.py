@@ -45,6 +45,11 @@ class IndexingError(PtoError, IndexError):
     wrong shape."""
 
 
+class NonConcreteBooleanIndexError(IndexingError):
+    """A traced boolean mask used as an index (its result's size would depend on values), as
+    JAX's (an IndexError)."""
+
+
 class ConcretizationError(PtoError, TypeError):
     """A traced value was used where Python needs a concrete value (bool, int, index)."""
 

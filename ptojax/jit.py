@@ -198,6 +198,19 @@ class _Entry(NamedTuple):
 
 
 _live_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()   # for clear_caches
+# fn -> {options: (cache, fast)}: every jit of one function with the same options shares its
+# compiled programs, as in JAX (``jit(f)(x)`` in a loop traces ``f`` once; a global it read
+# keeps its traced value until the signature changes, JAX's "impure function" sharp bit)
+_shared: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fn, options) -> tuple:
+    """The (cache, fast) dicts of ``fn`` compiled with ``options``; fresh ones if ``fn``
+    cannot be a weak dictionary key (no weak references, unhashable)."""
+    try:
+        return _shared.setdefault(fn, {}).setdefault(options, ({}, {}))
+    except TypeError:
+        return {}, {}
 
 
 class Jitted:
@@ -215,8 +228,10 @@ class Jitted:
                                                                     self._static_argnums)
         self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
-        self._cache: dict = {}       # full signature -> _Entry (and sharded callables)
-        self._fast: dict = {}        # fast_arguments key -> _Entry
+        # full signature -> _Entry (and sharded callables); fast_arguments key -> _Entry
+        options = (self._static_argnums, self._static_argnames, self._donate_argnums, backend)
+        self._cache, self._fast = ({}, {}) if dynamic is not None \
+            else _shared_caches(fn, options)
         self._lock = threading.Lock()
         self._last_signature = None
 
@@ -534,6 +549,10 @@ def clear_caches():
     ``jax.clear_caches``. The on-disk kernel cache is kept."""
     for jitted in list(_live_jitted):
         jitted.clear_cache()
+    for per_function in list(_shared.values()):   # also those of jit objects now gone
+        for cache, fast in per_function.values():
+            cache.clear()
+            fast.clear()
     clear_eager_caches()
 
 

@@ -107,7 +107,11 @@ class PyTreeDef:
                                    for k, c in zip(self.node_data, self.child_defs)) + "}"
         if self.node_type is type(None):
             return "None"
-        return f"{self.node_type.__name__}({inner})"
+        # as JAX prints other nodes: CustomNode(name[aux data], [children])
+        name = self.node_type.__name__
+        label = f"namedtuple[{name}]" if _is_namedtuple_type(self.node_type) \
+            else f"{name}[{self.node_data}]"
+        return f"CustomNode({label}, [{inner}])"
 
 
 def unflattener(treedef: PyTreeDef) -> Callable:

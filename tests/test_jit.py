@@ -243,3 +243,23 @@ def test_errors_still_come_from_the_full_path():
         jf(object())
     with pytest.raises(pto.errors.IntegerOverflowError):
         jf(2**70)
+
+
+def test_jit_of_one_function_shares_its_traces_as_jax():
+    """``jit(f)(x)`` in a loop traces ``f`` once (JAX's cache is keyed by the function); other
+    options, another function object (a new lambda or partial) or clear_caches trace again."""
+    traces = []
+
+    def f(x, n=1):
+        traces.append(1)
+        return x * n
+
+    for _ in range(3):
+        pto.jit(f)(pnp.ones(2))
+    assert len(traces) == 1
+    pto.jit(f, static_argnums=1)(pnp.ones(2), 2)
+    pto.jit(functools.partial(f))(pnp.ones(2))
+    assert len(traces) == 3
+    pto.clear_caches()
+    pto.jit(f)(pnp.ones(2))
+    assert len(traces) == 4

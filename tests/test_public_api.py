@@ -25,6 +25,7 @@ PUBLIC = {
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
     "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),
+    "ptojax.extend": {"core"}, "ptojax.extend.core": set(),
 }
 
 # ptojax's own modules, without a JAX counterpart

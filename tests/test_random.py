@@ -107,6 +107,17 @@ def test_key_matches_jax(jr, x64, seed):
     assert_bits_equal(pr.key(seed), jr.key(seed))
 
 
+@pytest.mark.parametrize("seed", [2 ** 63, 2 ** 64 - 1, -2 ** 63 - 1])
+def test_python_int_seed_beyond_int64_is_an_overflow_error_as_jax(jr, x64, seed):
+    """JAX converts a Python int seed to a C long; a numpy uint64 seed is accepted by both."""
+    for make in ("key", "PRNGKey"):
+        with pytest.raises(OverflowError):
+            getattr(jr, make)(seed)
+        with pytest.raises(OverflowError, match="does not fit int64"):
+            getattr(pr, make)(seed)
+    assert_bits_equal(pr.PRNGKey(np.uint64(2 ** 64 - 1)), jr.PRNGKey(np.uint64(2 ** 64 - 1)))
+
+
 def test_key_of_negative_32_bit_seed_has_zero_high_word():
     """A Python int that fits int32 is a 32-bit seed (JAX without x64 agrees)."""
     assert pr.PRNGKey(-1).tolist() == [0, 0xFFFFFFFF]

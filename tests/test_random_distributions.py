@@ -1,8 +1,8 @@
 """The distributions of ``pto.random`` built from basic draws (``random/distributions.py``)
 and the counting ones (``random/discrete.py``) against ``jax.random`` on the same key: equal
 up to last-bit differences for those built on uniform/normal draws, and (the loops drawing
-JAX's uniforms) poisson/binomial/multinomial; those built on ``gamma`` (whose bit stream is
-not JAX's) by their moments."""
+JAX's uniforms) poisson/binomial/multinomial. Those built on ``gamma`` are compared with JAX's
+draws in test_random_gamma.py, and here by their moments."""
 import hashlib
 import math
 import pathlib
@@ -86,8 +86,8 @@ def test_counting_samplers_match_jax(theirs):
 
 
 def test_gamma_built_samplers_moments():
-    """``t``, ``chisquare``, ``f``, ``generalized_normal`` and ``ball`` rest on ``gamma``,
-    whose bits are not JAX's: their moments are checked instead (n = 20000)."""
+    """``t``, ``chisquare``, ``f``, ``generalized_normal`` and ``ball`` rest on ``gamma``:
+    their moments (n = 20000; their draws against JAX's: test_random_gamma.py)."""
     keys = pr.split(pr.key(SEED), 5)
     n = 20000
     x = np.asarray(pr.chisquare(keys[0], 3.0, (n,)), np.float64)

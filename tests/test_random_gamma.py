@@ -1,13 +1,18 @@
 """``pto.random.gamma``, ``loggamma``, ``beta``, ``dirichlet`` and ``multivariate_normal``
-against JAX: signatures' shape and dtype semantics, and the distributions themselves.
+against JAX: signatures' shape and dtype semantics, the distributions themselves, and JAX's
+draws from the same keys.
 
-JAX draws a gamma sample by rejection with one loop per element; ptojax runs the rejection
-rounds for all elements at once (each round from its own key). Both sample exactly the same
-distributions but consume the bits differently, so the values cannot match JAX's bit for bit:
-they are checked statistically instead (Kolmogorov-Smirnov against scipy's distributions,
-moments). The gradient in ``a`` is JAX's implicit reparameterization and is compared with
-``jax.lax.random_gamma_grad`` at the same points.
+ptojax draws a gamma sample as JAX does (Marsaglia-Tsang, the same keys split the same way,
+``ptojax/random/gamma.py``), so its samples, and those of every sampler built on gamma, are
+JAX's to the last bits of ``normal``/``log`` (ptojax's ``erf_inv``/``log1p`` are not XLA's
+float32 approximations): checked value by value against JAX, and statistically (Kolmogorov-
+Smirnov against scipy's distributions, moments). The gradient in ``a`` is JAX's implicit
+reparameterization and is compared with ``jax.lax.random_gamma_grad`` at the same points.
 """
+import hashlib
+import inspect
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -21,6 +26,81 @@ KEY = pto.random.PRNGKey(3)
 
 def _ks_pvalue(samples, cdf):
     return stats.kstest(np.asarray(samples, np.float64).ravel(), cdf).pvalue
+
+
+# JAX's draws from the same keys: every accept/reject decision is JAX's, so the samples differ
+# by the few float32 ulps of normal's erf_inv only (a different decision would be off by O(1))
+F32 = np.float32
+SAME_KEY = {  # case -> (sampler, arguments after the key)
+    "gamma": ("gamma", (F32([[0.05], [0.5], [1.0], [2.5], [40.0]]), (5, 40))),
+    "loggamma": ("loggamma", (F32([0.01, 0.3, 1.0, 4.0]), (30, 4))),
+    "beta": ("beta", (F32(0.5), F32([2.0, 0.3]), (40, 2))),
+    "dirichlet": ("dirichlet", (F32([0.2, 1.0, 3.0]), (40,))),
+    "t": ("t", (F32(3.0), (60,))),
+    "chisquare": ("chisquare", (F32(4.0), (60,))),
+    "f": ("f", (F32(4.0), F32(6.0), (60,))),
+    "generalized_normal": ("generalized_normal", (F32(1.5), (60,))),
+    "ball": ("ball", (3, 1.5, (20,))),
+    "gamma bfloat16": ("gamma", (2.0, (50,), "bfloat16")),
+    "gamma edge shapes": ("gamma", (F32([np.nan, np.inf, 0, -1, 1e-30]),)),
+}
+SAME_KEY_RTOL = {"loggamma": 1e-4, "f": 2e-5, "gamma bfloat16": 1e-2}
+SEEDS = (0, 5, 1234)
+
+
+def _transformed(random, jit, vmap, key):
+    """Gamma under jit and vmap (over keys, over shapes) and from a raw key."""
+    keys = random.split(key(3), 4)
+    return {"jit": jit(lambda k, a: random.gamma(k, a, (16,)))(key(1), F32(0.7)),
+            "vmap keys": vmap(lambda k: random.gamma(k, 1.5, (5,)))(keys),
+            "vmap shapes": vmap(lambda a: random.loggamma(key(2), a, (5,)))(F32([0.3, 1, 4])),
+            "raw key": random.gamma(random.PRNGKey(9), F32([[0.5], [5.0]]), (2, 3))}
+
+
+# JAX's draws, stored: compiling JAX's gamma loops takes ~5 s per sampler on a busy machine.
+# Regenerate after changing SAME_KEY, SEEDS or _transformed (needs JAX):
+#     cd tests && python test_random_gamma.py
+STORE = pathlib.Path(__file__).with_name("random_gamma_jax.npz")
+
+
+def _digest():
+    text = repr((SAME_KEY, SEEDS)) + inspect.getsource(_transformed)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _write_store():
+    import jax
+    with jax.enable_x64(False):
+        draws = {f"{case} {seed}": getattr(jax.random, name)(jax.random.key(seed), *args)
+                 for case, (name, args) in SAME_KEY.items() for seed in SEEDS}
+        draws.update(_transformed(jax.random, jax.jit, jax.vmap, jax.random.key))
+    # bfloat16 stored as float32 (npz has no bfloat16); the cases check their dtype
+    np.savez_compressed(STORE, digest=np.asarray(_digest()),
+                        **{k: np.asarray(v, np.float32) for k, v in draws.items()})
+
+
+@pytest.fixture(scope="module")
+def jaxs():
+    stored = np.load(STORE)
+    assert str(stored["digest"]) == _digest(), f"{STORE.name} is stale: regenerate it"
+    return {k: stored[k] for k in stored.files if k != "digest"}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("case", list(SAME_KEY))
+def test_same_key_gives_jaxs_draws(jaxs, case, seed):
+    name, args = SAME_KEY[case]
+    got = getattr(pto.random, name)(pto.random.key(seed), *args)
+    want = jaxs[f"{case} {seed}"]
+    assert got.dtype == (pto.dtypes.bfloat16 if "bfloat16" in case else np.float32)
+    assert got.shape == want.shape
+    rtol = SAME_KEY_RTOL.get(case, 1e-5)
+    np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=rtol, atol=rtol)
+
+
+def test_same_key_gives_jaxs_gamma_draws_under_jit_vmap_and_raw_keys(jaxs):
+    for name, got in _transformed(pto.random, pto.jit, pto.vmap, pto.random.key).items():
+        np.testing.assert_allclose(got, jaxs[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("a", [0.2, 1.0, 4.5])
@@ -145,3 +225,7 @@ def test_bad_arguments_raise_clearly():
         pto.random.multivariate_normal(KEY, pnp.zeros(2), pnp.eye(2), method="qr")
     with pytest.raises(pto.errors.ShapeError, match="mean must have shape"):
         pto.random.multivariate_normal(KEY, pnp.zeros(2), pnp.eye(3))
+
+
+if __name__ == "__main__":
+    _write_store()

@@ -144,6 +144,13 @@ def test_treedef_text_matches_jax_for_builtin_containers(jtu):
         assert repr(tu.tree_structure(tree)) == repr(jtu.tree_structure(tree))
 
 
+@pytest.mark.parametrize("name", ["namedtuple", "ordered_dict", "defaultdict", "custom",
+                                  "keyed_custom", "mixed"])
+def test_treedef_text_of_custom_nodes_matches_jax(jtu, name):
+    """Namedtuples and registered classes print as JAX's ``CustomNode(name[aux], [...])``."""
+    assert repr(tu.tree_structure(TREES[name])) == repr(jtu.tree_structure(TREES[name]))
+
+
 def test_tree_map_over_several_trees_and_prefixes(jtu):
     add = lambda *xs: sum(xs)  # noqa: E731
     a, b, c = {"x": 1, "y": (2, 3)}, {"y": (20, 30), "x": 10}, {"x": 100, "y": (200, 300)}

@@ -26,6 +26,9 @@ class Var:
     def __init__(self, type):
         self.type = type
 
+    # JAX's name: a jaxpr variable's abstract value, as the user's function saw it
+    aval = property(lambda self: ShapedArray.of(self.type))
+
     def __repr__(self):
         return f"Var({self.type})"
 
@@ -41,6 +44,7 @@ class Literal:
                            type.dtype))
 
     aval = property(lambda self: self.type)
+    val = property(lambda self: self.value)   # JAX's name (jax.extend.core.Literal.val)
     shape = property(lambda self: ())
     ndim = property(lambda self: 0)
     size = property(lambda self: 1)

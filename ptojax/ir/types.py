@@ -81,6 +81,9 @@ class ShapedArray:
     def str_short(self) -> str:
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
+    def __str__(self):   # as JAX: a weak type is marked with "~"
+        return ("~" if self.weak_type else "") + self.str_short()
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"

@@ -71,6 +71,9 @@ def __getattr__(name):
     raise AttributeError(f"module 'ptojax.lax' has no attribute {name!r}")
 
 
+from ptojax.lax.primitives import jax_named_primitives as _jax_named_primitives
+
+globals().update(_jax_named_primitives())   # exp_p, add_p, ...: JAX's primitive names
 
 __all__ = [*_public_names(globals(), submodules=("linalg",)), "map"]
 __dir__ = _dir_function(__all__)

@@ -80,6 +80,12 @@ def _copy(self):
     return self  # arrays are immutable: a copy is the same value
 
 
+def _setitem(self, idx, value):
+    raise TypeError("ptojax arrays are immutable and do not support in-place item assignment "
+                    "(as JAX's): instead of x[idx] = y, use x = x.at[idx].set(y) or another "
+                    ".at[] method")
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """numpy ufuncs on traced values dispatch to ptojax.numpy (``np.exp(x)`` under jit)."""
     fn = getattr(m, ufunc.__name__, None) or getattr(products, ufunc.__name__, None)
@@ -101,6 +107,7 @@ _OPERATORS = {
     "__gt__": _defer(m.greater, "__lt__"), "__ge__": _defer(m.greater_equal, "__le__"),
     "__neg__": m.negative, "__pos__": m.positive, "__abs__": m.absolute,
     "__invert__": m.invert, "__getitem__": _getitem, "__round__": m.round,
+    "__setitem__": _setitem,
 }
 for _name, _fn in _ARITHMETIC.items():
     _OPERATORS[f"__{_name}__"] = _defer(_fn, f"__r{_name}__")

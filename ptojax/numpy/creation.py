@@ -50,6 +50,8 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
             and all(isinstance(k, _KeyArray) for k in object):
         return _stacked_keys(object)   # a list of typed keys: a key array, as JAX
     out = _asarray(object, dtype, op="array")
+    if isinstance(object, (list, tuple)) and out.weak_type:
+        out = lax.convert_element_type(out, out.dtype)   # a list is strong, as JAX's
     if out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out

@@ -17,14 +17,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, DtypeError, IndexingError, located
+from ptojax.errors import DtypeError, IndexingError, NonConcreteBooleanIndexError, located
 from ptojax.ir.symbolic import DimExpr, slice_indices
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    result_type)
 from ptojax.numpy.creation import ones_like, zeros
-from ptojax.numpy.math import negative, remainder, true_divide
+from ptojax.numpy.math import negative, power, remainder, true_divide
 from ptojax.eval.array import Array
 from ptojax.ops.gather_scatter import gather as point_gather, scatter as point_scatter
 from ptojax.source_info import user_frame
@@ -74,11 +74,15 @@ def _entry(i, op):
 
 def _slice_entry(i: slice, op) -> slice:
     """A slice whose start/stop/step are ints or None (as Python's; a traced bound raises a
-    ConcretizationError) and whose step is not zero."""
+    IndexingError, as JAX's IndexError) and whose step is not zero."""
     for bound in (i.start, i.stop, i.step):
         if bound is not None and not hasattr(bound, "__index__"):
             raise DtypeError(f"{op}: slice bounds must be integers or None, got "
                              f"{type(bound).__name__} {bound!r:.30} in {i}", user_frame())
+        if type(bound) is Tracer and not is_concrete(bound):   # an IndexError, as JAX
+            raise IndexingError(f"{op}: slice bounds must be static (Python ints), got a "
+                                f"traced value in {i}; to index at a traced position use "
+                                f"lax.dynamic_slice or lax.dynamic_update_slice", user_frame())
     if i.step is not None and operator.index(i.step) == 0:
         raise located(ValueError(f"{op}: slice step cannot be zero ({i})"), user_frame())
     return i
@@ -97,6 +101,10 @@ def _expand(x, idx, op):
     """Normalize ``idx`` to one entry per dimension of ``x``: masks become integer arrays and
     None/bool scalars become new size-1 (or, for False, empty) axes of ``x``. Returns
     ``(x, entries, new_axes)``."""
+    if isinstance(idx, list):   # as JAX (NumPy's old meaning of a list index is ambiguous)
+        raise DtypeError(f"{op}: a list as an index is not allowed (as in JAX); use "
+                         f"x[pnp.array(seq)] for an index array or x[tuple(seq)] for one "
+                         f"index per dimension", user_frame())
     entries = [_entry(i, op) for i in (idx if isinstance(idx, tuple) else (idx,))]
     if sum(i is Ellipsis for i in entries) > 1:
         raise IndexingError(f"{op}: an index can only have a single ellipsis ('...')",
@@ -136,7 +144,7 @@ def _expand(x, idx, op):
 
 def _mask_to_indices(mask, shape, op):
     if type(mask) is Tracer and not is_concrete(mask):  # concrete under eager transforms
-        raise ConcretizationError(
+        raise NonConcreteBooleanIndexError(
             f"{op}: a traced boolean mask selects a data-dependent number of elements; use "
             f"pnp.where(mask, x, fill) to keep the shape static", user_frame())
     mask = np.asarray(mask)
@@ -346,6 +354,11 @@ class _IndexUpdateRef:
         """``x[idx] /= values``: x divided by the product of the values at each index."""
         divisor = _update(ones_like(self.array), self.index, values, "mul", mode)
         return true_divide(self.array, divisor)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] **= values``: x to the product of the values at each index (as JAX)."""
+        exponent = _update(ones_like(self.array), self.index, values, "mul", mode)
+        return power(self.array, exponent)
 
     def apply(self, fn, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``fn`` applied to the indexed elements (each element once)."""

@@ -27,11 +27,10 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
-from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.eval.array import Array
-from ptojax.random.keys import _check_key, _counters, _hash, _shape, fold_in, split
+from ptojax.random.keys import _check_key, _counters, _hash, _shape, split
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples
 
@@ -67,7 +66,11 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     shape = _shape(shape)
     minval = _bound("uniform", minval, dtype, shape)
     maxval = _bound("uniform", maxval, dtype, shape)
-    unit = _unit_floats(key, shape, dtype)
+    return _scale_unit(_unit_floats(key, shape, dtype), minval, maxval)
+
+
+def _scale_unit(unit, minval, maxval):
+    """Floats in [0, 1) mapped to ``[minval, maxval)`` as JAX does."""
     scaled = pnp.add(pnp.multiply(unit, pnp.subtract(maxval, minval)), minval)
     return pnp.maximum(minval, scaled)  # rounding must not push a value below minval
 
@@ -112,8 +115,14 @@ def normal(key, shape=(), dtype=None):
     """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
     key = _check_key("normal", key)
     dtype = _float_dtype("normal", dtype)
-    above_minus_one = -(1.0 - 2.0 ** -(int(dtypes.finfo(dtype).nmant) + 1))
-    u = uniform(key, shape, dtype, above_minus_one, 1.0)
+    return _normal_of_unit(_unit_floats(key, _shape(shape), dtype))
+
+
+def _normal_of_unit(unit):
+    """Normal samples from floats in [0, 1): mapped to (-1, 1), then ``sqrt(2) erf_inv``."""
+    dtype = unit.dtype
+    above_minus_one = pnp.asarray(-(1.0 - 2.0 ** -(int(dtypes.finfo(dtype).nmant) + 1)), dtype)
+    u = _scale_unit(unit, above_minus_one, pnp.asarray(1.0, dtype))
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
@@ -148,122 +157,6 @@ def gumbel(key, shape=(), dtype=None):
     dtype = _float_dtype("gumbel", dtype)
     u = uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
     return pnp.negative(pnp.log(pnp.negative(pnp.log(u))))
-
-
-# gamma family ---------------------------------------------------------------------------------
-# JAX's bit streams are not reproduced here (JAX draws each element's proposals in its own loop);
-# the samples follow the same distributions, checked statistically in tests/test_random_gamma.py.
-def gamma(key, a, shape=None, dtype=None):
-    """Gamma(``a``, 1) samples (Marsaglia-Tsang rejection; ``a < 1`` boosted by
-    ``u ** (1 / a)``). ``shape`` defaults to ``a``'s shape. Differentiable in ``a`` by
-    implicit reparameterization (``d x / d a = -(d F / d a) / p(x)``), as JAX."""
-    return pnp.exp(loggamma(key, a, shape, dtype))
-
-
-def loggamma(key, a, shape=None, dtype=None):
-    """``log`` of Gamma(``a``, 1) samples, computed in log space so that small ``a`` (whose
-    samples underflow) keeps its precision. Differentiable in ``a``."""
-    key, a, shape = _gamma_arguments("loggamma", key, a, shape, dtype)
-    return _loggamma(key, pnp.broadcast_to(a, shape))
-
-
-def _gamma_arguments(name, key, a, shape, dtype):
-    key = _check_key(name, key)
-    dtype = _float_dtype(name, dtype)
-    a = pnp.asarray(a, dtype)
-    shape = tuple(a.shape) if shape is None else _shape(shape)
-    _check_broadcasts(name, a.shape, shape)
-    return key, a, shape
-
-
-@custom_jvp
-def _loggamma(key, a):
-    return _log_gamma_draw(key, a)
-
-
-@_loggamma.defjvp
-def _loggamma_jvp(primals, tangents):
-    key, a = primals
-    _, a_dot = tangents
-    log_x = _loggamma(key, a)
-    return log_x, pnp.multiply(_log_gamma_sample_grad(a, log_x), a_dot)
-
-
-def _log_gamma_draw(key, a):
-    """Marsaglia and Tsang's method for every element at once: each round proposes for all
-    elements from its own key and keeps the first accepted proposal of each."""
-    shape, dtype = tuple(a.shape), a.dtype
-    boost = pnp.less(a, 1)
-    alpha = pnp.where(boost, pnp.add(a, 1), a)
-    d = pnp.subtract(alpha, 1 / 3)
-    c = pnp.divide(1 / 3, pnp.sqrt(d))
-    rounds_key, boost_key = split(key)
-
-    def propose(state):
-        round_, done, v = state
-        normal_key, uniform_key = split(fold_in(rounds_key, round_))
-        z, u = normal(normal_key, shape, dtype), uniform(uniform_key, shape, dtype)
-        t = pnp.add(1, pnp.multiply(c, z))
-        cube = pnp.multiply(pnp.multiply(t, t), t)
-        bound = pnp.add(pnp.multiply(0.5, pnp.multiply(z, z)),
-                        pnp.multiply(d, pnp.add(pnp.subtract(1, cube), pnp.log(cube))))
-        accept = pnp.logical_and(pnp.greater(t, 0), pnp.less(pnp.log(u), bound))
-        take = pnp.logical_and(accept, pnp.logical_not(done))
-        return (pnp.add(round_, 1), pnp.logical_or(done, accept),
-                pnp.where(take, pnp.multiply(d, cube), v))
-
-    start = (pnp.asarray(0, dtypes.uint32), pnp.zeros(shape, bool), pnp.ones(shape, dtype))
-    _, _, v = lax.while_loop(lambda state: pnp.logical_not(pnp.all(state[1])), propose, start)
-    log_boost = pnp.divide(pnp.log(uniform(boost_key, shape, dtype)), a)
-    return pnp.add(pnp.log(v), pnp.where(boost, log_boost, 0))
-
-
-def _log_gamma_sample_grad(a, log_x):
-    """``d log x / d a`` of a Gamma(a) sample ``x``: ``lax.random_gamma_grad(a, x) / x``, in
-    float64 (a small ``a``'s samples underflow float32, their logs do not). Where even float64
-    underflows (``log x < -700``), the limit for small ``x``: ``P(a, x) ~ x^a / Gamma(a + 1)``
-    gives ``-(log x - digamma(a + 1)) / a``."""
-    wide_a = convert_exactly(a, dtypes.float64)
-    wide_log_x = convert_exactly(log_x, dtypes.float64)
-    tiny = pnp.less(wide_log_x, -700.0)
-    x = pnp.exp(pnp.where(tiny, 0.0, wide_log_x))
-    exact = pnp.divide(lax.random_gamma_grad(wide_a, x), x)
-    limit = pnp.divide(pnp.subtract(lax.digamma(pnp.add(wide_a, 1.0)), wide_log_x), wide_a)
-    return lax.convert_element_type(pnp.where(tiny, limit, exact), a.dtype)
-
-
-def beta(key, a, b, shape=None, dtype=None):
-    """Beta(``a``, ``b``) samples, as ``Ga / (Ga + Gb)`` of two gamma draws (in log space).
-    ``shape`` defaults to the broadcast shape of ``a`` and ``b``."""
-    key = _check_key("beta", key)
-    dtype = _float_dtype("beta", dtype)
-    a, b = pnp.asarray(a, dtype), pnp.asarray(b, dtype)
-    shape = _shape_or_broadcast(shape, a, b)
-    key_a, key_b = split(key)
-    log_a = loggamma(key_a, pnp.broadcast_to(a, shape), shape, dtype)
-    log_b = loggamma(key_b, pnp.broadcast_to(b, shape), shape, dtype)
-    top = lax.stop_gradient(pnp.maximum(log_a, log_b))
-    gamma_a, gamma_b = pnp.exp(pnp.subtract(log_a, top)), pnp.exp(pnp.subtract(log_b, top))
-    return pnp.divide(gamma_a, pnp.add(gamma_a, gamma_b))
-
-
-def dirichlet(key, alpha, shape=None, dtype=None):
-    """Dirichlet(``alpha``) samples over ``alpha``'s last axis: normalized gamma draws.
-    The result has shape ``shape + alpha.shape[-1:]``; ``shape`` defaults to
-    ``alpha.shape[:-1]`` and must broadcast with it."""
-    key = _check_key("dirichlet", key)
-    dtype = _float_dtype("dirichlet", dtype)
-    alpha = pnp.asarray(alpha, dtype)
-    if alpha.ndim < 1:
-        raise ShapeError(f"dirichlet: alpha must have at least one axis, got {alpha.aval}",
-                         user_frame())
-    shape = tuple(alpha.shape[:-1]) if shape is None else _shape(shape)
-    _check_broadcasts("dirichlet", alpha.shape[:-1], shape)
-    full = (*shape, alpha.shape[-1])
-    log_gammas = loggamma(key, pnp.broadcast_to(alpha, full), full, dtype)
-    top = lax.stop_gradient(pnp.max(log_gammas, axis=-1, keepdims=True))
-    gammas = pnp.exp(pnp.subtract(log_gammas, top))
-    return pnp.divide(gammas, pnp.sum(gammas, axis=-1, keepdims=True))
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
@@ -488,18 +381,6 @@ categorical:
 choice:
     >>> pto.random.choice(pto.random.key(0), 5, (3,), replace=False)
     Array([0, 1, 4], dtype=int32)
-gamma:
-    >>> pto.random.gamma(pto.random.key(0), 2.0, (3,))
-    Array([0.4016075, 1.2525765, 1.4668685], dtype=float32)
-loggamma:
-    >>> pto.random.loggamma(pto.random.key(2), 0.5, (2,))
-    Array([-0.2012103 , -0.90807825], dtype=float32)
-beta:
-    >>> pto.random.beta(pto.random.key(0), 2.0, 3.0, (3,))
-    Array([0.25151786, 0.13513926, 0.11010239], dtype=float32)
-dirichlet:
-    >>> pto.random.dirichlet(pto.random.key(0), pnp.array([1.0, 2.0, 3.0]))
-    Array([0.01174779, 0.33781907, 0.65043306], dtype=float32)
 multivariate_normal:
     >>> pto.random.multivariate_normal(pto.random.key(0), pnp.zeros(2), pnp.eye(2), (2,))
     Array([[ 1.622642  ,  2.0252647 ],

@@ -44,7 +44,7 @@ def PRNGKey(seed, *, impl=None):
     """A raw key from an integer seed: the uint32 array ``[high 32 bits, low 32 bits]`` of the
     seed (JAX's legacy layout). A 32-bit (or narrower) seed has high word 0 and its
     two's-complement low word; a 64-bit seed contributes both words. A Python int is int32
-    when it fits (int64 in x64 mode), else 64-bit."""
+    when it fits (int64 in x64 mode), else int64 (beyond int64: an OverflowError, as JAX)."""
     _check_impl("PRNGKey", impl)
     if isinstance(seed, PRNGKeyArray):
         raise DtypeError("PRNGKey accepts a scalar seed, but was given a PRNG key",
@@ -77,11 +77,16 @@ def _integer_scalar(name, value, what):
 
 
 def _python_int_dtype(name, value: int):
-    for dtype in (dtypes.default_int(), dtypes.int64, dtypes.uint64):
+    """int32 (int64 in x64 mode) if ``value`` fits, else int64; a Python int beyond int64 is
+    an OverflowError, as JAX (it converts the seed to a C long). A numpy uint64 seed is
+    accepted."""
+    for dtype in (dtypes.default_int(), dtypes.int64):
         info = np.iinfo(dtype)
         if info.min <= value <= info.max:
             return dtype
-    raise PtoError(f"{name}: {value} does not fit in 64 bits", user_frame())
+    raise IntegerOverflowError(f"{name}: the Python int {value} does not fit int64 (a seed "
+                               f"must); pass a seed in [2**63, 2**64) as np.uint64(seed)",
+                               user_frame())
 
 
 # deriving keys -------------------------------------------------------------------------------
@@ -186,9 +191,10 @@ def _check_key(name, key):
 # the hash ------------------------------------------------------------------------------------
 def _hash(key, counters):
     """Threefry-2x32 of the 64-bit counters ``(high, low)`` under ``key`` (uint32 words of
-    shape (2,)): two uint32 arrays."""
-    k1 = lax.index_in_dim(key, 0, keepdims=False)
-    k2 = lax.index_in_dim(key, 1, keepdims=False)
+    shape (2,); or a batch of keys, shape (n, 2), with rank-0 counters: one block per key):
+    two uint32 arrays."""
+    k1 = lax.index_in_dim(key, 0, axis=-1, keepdims=False)
+    k2 = lax.index_in_dim(key, 1, axis=-1, keepdims=False)
     return threefry2x32_p.bind(k1, k2, *counters)
 
 

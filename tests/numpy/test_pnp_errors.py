@@ -8,7 +8,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import lax
 from ptojax.errors import (AxisError, ConcretizationError, DtypeError, IndexingError,
-                           IntegerOverflowError, NonArrayLeafError, PtoError, ShapeError,
+                           IntegerOverflowError, NonArrayLeafError,
+                           NonConcreteBooleanIndexError, PtoError, ShapeError,
                            UnsupportedError)
 
 Y = pnp.ones((4, 5))
@@ -241,7 +242,9 @@ def test_errors_while_tracing_name_the_op_and_the_users_line(fn, error, fragment
 TRACED_ONLY = [
     case(lambda x: pnp.where(x > 0), ConcretizationError, "nonzero", "size=",
          id="where one arg"),
-    case(lambda x: x[x > 0], ConcretizationError, "mask", "pnp.where", id="traced mask"),
+    # an IndexError, as JAX's NonConcreteBooleanIndexError
+    case(lambda x: x[x > 0], NonConcreteBooleanIndexError, "mask", "pnp.where",
+         id="traced mask"),
     case(lambda x: pnp.arange(x.sum()), ConcretizationError, "arange", "concrete",
          id="traced arange"),
     case(lambda x: pnp.linspace(0, 1, x[0, 0].astype(int)), ConcretizationError,

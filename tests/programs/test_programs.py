@@ -3,7 +3,10 @@ twice: by JAX itself (32-bit mode) and by ptojax through the name-only mapping
 (``import jax...`` -> ``ptojax...``). Final values must match. They exercise what JAX's
 examples do: a VAE epoch in a jitted fori_loop, DP-SGD's per-example gradients, ADVI with
 scipy.stats, kernel least squares with Precision, GP regression with config and Cholesky,
-SGD whose scan carry holds a typed PRNG key."""
+SGD whose scan carry holds a typed PRNG key, the sharp-bits pages' behaviours, MAML's
+gradient of a gradient, the autobatched log densities' ELBO, and a jaxpr interpreter (JAX's
+"custom interpreters" page: ``jax.extend.core``, ``lax.*_p``), and jax.numpy's indexing with
+its out-of-bounds modes and errors."""
 import os
 
 import numpy as np
@@ -13,6 +16,17 @@ from helpers import assert_close, load_source
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.RandomState(0)
+
+
+def _maml_inputs(rng, steps=6, tasks=4, shots=10, sizes=(1, 16, 16, 1)):
+    """An MLP's initial layers and sine tasks y = a sin(x + phase) for maml_sinusoid."""
+    params = [((rng.randn(m, n) * np.sqrt(2 / m)).astype(np.float32), np.zeros(n, np.float32))
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    amp = rng.uniform(0.1, 0.5, (steps, 1, tasks, 1, 1))
+    phase = rng.uniform(0, np.pi, (steps, 1, tasks, 1, 1))
+    x = rng.uniform(-5, 5, (steps, 2, tasks, shots, 1))
+    return params, x.astype(np.float32), (amp * np.sin(x + phase)).astype(np.float32)
+
 INPUTS = {
     "vae_epoch": (RNG.rand(32, 16).astype(np.float32),),
     "dp_sgd": (RNG.randn(12, 4).astype(np.float32),
@@ -32,11 +46,19 @@ INPUTS = {
                      .reshape(-1, 2).astype(np.float32),
                      (0.1 * RNG.randn(6, 2)).astype(np.float32)),
     "typed_key_sgd": (RNG.randn(24, 3).astype(np.float32), RNG.randn(24).astype(np.float32)),
+    "sharp_bits": (),
+    "maml_sinusoid": _maml_inputs(RNG),
+    "logreg_elbo": (RNG.randn(40, 5).astype(np.float32), RNG.randint(0, 2, 40).astype(np.int32)),
+    "jaxpr_interpreter": (RNG.uniform(-1, 1, (4, 3)).astype(np.float32),
+                          RNG.randn(3, 2).astype(np.float32)),
+    "fancy_indexing": (np.arange(24.0, dtype=np.float32).reshape(2, 3, 4),),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
         "gp_cholesky": 5e-4, "neural_ode_rk4": 1e-4, "gmm_em": 2e-4, "lstm_adam": 2e-4,
-        "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4}
+        "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4, "sharp_bits": 1e-6, "maml_sinusoid": 2e-4,
+        "logreg_elbo": 1e-4, "jaxpr_interpreter": 1e-5,
+        "fancy_indexing": 1e-6}
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
