@@ -1,6 +1,8 @@
 """Float32 products of few rows run by the kernel library's GEMM (lower/host/few_rows_gemm.py,
 include/pto_host_gemm.h): the same values as JAX's within the float bound of the sum, for
 every row and column tail; which products qualify; the race against BLAS."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,7 +12,9 @@ import ptojax as pto
 from host_cases import executable_of, host_jit
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
-from ptojax.lower.host.few_rows_gemm import MAX_ROWS, MIN_DEPTH, TRIALS, runs_few_rows
+from ptojax.lower.host.build import translation_unit
+from ptojax.lower.host.few_rows_gemm import (EXPORTS, MAX_ROWS, MIN_DEPTH, TRIALS,
+                                          runs_few_rows)
 from ptojax.ops.linalg import dot_general_p
 
 # 85 columns: a 64-column panel (AVX-512; four 16-column ones with AVX2), one vector, then 5
@@ -118,8 +122,40 @@ def test_which_products_qualify():
     assert not runs_few_rows(_product((784, 32), (784, 512), (((0,), (0,)), ((), ()))))
 
 
-def test_programs_without_such_products_do_not_compile_the_gemm():
-    fn = host_jit(lambda x: pto.numpy.tanh(x) * 2.0)
-    x = np.ones((64, 64), np.float32)
-    fn(x)
-    assert executable_of(fn, x).program.library.gemm_few_rows_f32 is None
+def test_only_libraries_asking_for_the_gemm_compile_it():
+    """A kernel library includes the header only when its program has such a product."""
+    unit = functools.partial(translation_unit, "", [], pto.targets.host_jit)
+    assert '#include "pto_host_gemm.h"' not in unit()
+    assert unit(exports=EXPORTS).count('#include "pto_host_gemm.h"') == 1
+
+
+def test_threads_change_no_bits(jitted):
+    """Column panels are shared out over threads; each result is computed by the same code
+    whichever thread runs it."""
+    xs, w, b = operands()
+    library = executable_of(jitted, xs, w, b).program.library
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 300), dtype=np.float32)
+    wide = rng.standard_normal((300, 1000), dtype=np.float32)    # many panels, then tails
+    outs = []
+    for parallel in (0, 1):
+        out = np.full((32, 1000), np.nan, np.float32)
+        library.gemm_few_rows_f32(32, 1000, 300, x.ctypes.data, 300, wide.ctypes.data, 1000,
+                                  0.0, out.ctypes.data, 1000, parallel)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    bound = 300 * np.finfo(np.float32).eps * (np.abs(x).astype(np.float64) @ np.abs(wide))
+    assert np.all(np.abs(outs[0] - x.astype(np.float64) @ wide) <= bound)
+
+
+def test_beta_adds_the_product_into_c(jitted):
+    xs, w, b = operands()
+    library = executable_of(jitted, xs, w, b).program.library
+    x = xs[1]                                    # 7 rows: a block of 6 and a tail of 1
+    c = np.random.default_rng(6).standard_normal((7, COLUMNS), dtype=np.float32)
+    out = c.copy()
+    library.gemm_few_rows_f32(7, COLUMNS, DEPTH, x.ctypes.data, DEPTH, w.ctypes.data,
+                              COLUMNS, 0.5, out.ctypes.data, COLUMNS, 0)
+    want = x.astype(np.float64) @ w + 0.5 * c.astype(np.float64)
+    bound = sum_bound(x, w) + 2 * np.finfo(np.float32).eps * np.abs(want)
+    assert np.all(np.abs(out - want) <= bound)
