@@ -1,28 +1,21 @@
-"""Float32 products of few rows (``x @ w`` and ``g @ w.T`` of a small batch) run by the
-kernel library.
+"""Float32 products of few rows (``x @ w`` of a small batch) run by the kernel library.
 
 numpy's matmul calls OpenBLAS's sgemm, which copies ("packs") the weight matrix into panels
 on every call; with 32 rows that copy is about a third of the product. A host program whose
 IR has such a ``dot_general`` has its kernel library also compile ``include/pto_host_gemm.h``
 (``EXPORTS``), a GEMM that reads ``w`` in place, and runs those equations through it
-(``few_rows_runners``): ``x @ w`` as it is, a layer's input gradient ``g @ w.T`` as
-``(w @ g.T).T`` with ``g.T`` copied (k x 32, small) and the result stored transposed, so it
-comes out row-major (numpy's swapped product, ``ops/linalg._swap_pays``, returns a
-transposed view, which the next kernel copies).
-
-Measured on one thread (CPU time, AMD Zen 4, AVX-512; busy machine): 32x784 @ 784x512 267 vs
-328 us, 32x512 @ 512x512 161 vs 212 us, 32x512 @ 512x784 259 vs 327 us, 8x1024 @ 1024x1024
-283 vs 678 us; ``g @ w.T`` 32x512 @ (784x512).T 257 vs 290 us (cold caches 370 vs 442 us)
-against numpy's swapped product. Longer rows lose (32x4096 @ 4096x4096: the column panel no
-longer stays in L2), as do short contractions and narrow results (BLAS's small-matrix
+(``few_rows_runners``). Measured on one thread (CPU time, AMD Zen 4, AVX-512; busy machine):
+32x784 @ 784x512 267 vs 328 us, 32x512 @ 512x512 161 vs 212 us, 32x512 @ 512x784 259 vs
+327 us, 8x1024 @ 1024x1024 283 vs 678 us; longer rows lose (32x4096 @ 4096x4096: the column
+panel no longer stays in L2), as do short contractions and narrow results (BLAS's small-matrix
 kernels), hence the bounds below.
 
 Which equations: ``lhs @ rhs`` of float32 matrices contracting ``lhs``'s axis 1 with
-``rhs``'s axis 0 or 1, unbatched, of at most ``MAX_ROWS`` rows, at least ``MIN_COLUMNS``
-columns and a contraction of ``MIN_DEPTH`` to ``MAX_DEPTH``. At run time operands that are
-not C-contiguous (a transposed view) go to the numpy impl. Panels of columns (or, for ``g @
-w.T``, chunks of ``w``'s rows) are shared out over the OpenMP threads unless the machine is
-busy or operations run in pairs (``eval/machine_load.py``), as kernels are.
+``rhs``'s axis 0, unbatched, of at most ``MAX_ROWS`` rows, at least ``MIN_COLUMNS`` columns and
+a contraction of ``MIN_DEPTH`` to ``MAX_DEPTH``. At run time operands that are not C-contiguous
+(a transposed view) go to the numpy impl. The columns are shared out over the OpenMP threads
+unless the machine is busy or operations run in pairs (``eval/machine_load.py``), as kernels
+are.
 
 Each product races BLAS first (``_Race``): its first ``TRIALS`` runs each way alternate, and
 the faster by median time stays — one race while the machine is busy (timed in this thread's
@@ -30,7 +23,7 @@ CPU time: BLAS and the GEMM then run on this thread) and one while it is not (wa
 Within a train step the weights often come from memory rather than cache, where the gain
 shrinks or turns (measured in a VAE step on a busy machine, one thread: 32x784 @ 784x512
 358 vs 397 us, 32x512 @ 512x784 392 vs 370 us), so which one wins depends on the program
-and the machine. The race does not see the copy a transposed view costs the next kernel.
+and the machine.
 
 Numerics: one running sum per result over the contraction in order, within the float bound
 of the sum; the last bits differ from BLAS's (``pto_host_gemm.h``), so a product's last bits
@@ -52,20 +45,18 @@ MIN_COLUMNS = 64        # one AVX-512 panel; narrower results run BLAS's small k
 MIN_DEPTH = 64          # a short contraction is all loads and stores
 MAX_DEPTH = 2048        # the column panel (depth x 64 floats) stays in L2
 _F32 = np.dtype(np.float32)
-_PLAIN = (((1,), (0,)), ((), ()))         # x @ w
-_TRANSPOSED = (((1,), (1,)), ((), ()))    # g @ w.T
+_PLAIN = (((1,), (0,)), ((), ()))
 TRIALS = 8              # runs each way before a product keeps the faster
 
 
 def runs_few_rows(eqn) -> bool:
     """Whether ``eqn`` is a product this GEMM runs (see the module docstring)."""
-    if eqn.prim is not dot_general_p or \
-            eqn.params["dimension_numbers"] not in (_PLAIN, _TRANSPOSED):
+    if eqn.prim is not dot_general_p or eqn.params["dimension_numbers"] != _PLAIN:
         return False
     lhs, rhs, out = eqn.inputs[0].type, eqn.inputs[1].type, eqn.outputs[0].type
     if not (lhs.dtype == rhs.dtype == out.dtype == _F32) or lhs.ndim != 2 or rhs.ndim != 2:
         return False
-    (m, k), n = lhs.shape, out.shape[1]
+    (m, k), n = lhs.shape, rhs.shape[1]
     if not all(type(d) is int for d in (m, k, n)):
         return False
     return 1 <= m <= MAX_ROWS and n >= MIN_COLUMNS and MIN_DEPTH <= k <= MAX_DEPTH
@@ -77,24 +68,17 @@ def few_rows_runner(library, eqn):
     compiled = library.gemm_few_rows_f32
     if compiled is None:
         return None
-    (m, k), n = eqn.inputs[0].type.shape, eqn.outputs[0].type.shape[1]
-    transposed = eqn.params["dimension_numbers"] == _TRANSPOSED
+    (m, k), n = eqn.inputs[0].type.shape, eqn.inputs[1].type.shape[1]
     threaded = m * n * k >= THREADED_MIN_FLOPS
     numpy_impl = dot_general_p.impl
     params = eqn.params
-    empty, contiguous = np.empty, np.ascontiguousarray
+    empty = np.empty
     race = _Race()
 
     def gemm(lhs, rhs, busy):
         out = empty((m, n), _F32)
-        parallel = int(threaded and not pinned() and not busy)
-        if transposed:    # out.T = rhs @ lhs.T, stored transposed
-            lhs_t = contiguous(lhs.T)         # k x m: stays in L2
-            a, b, c = data_pointers((rhs, lhs_t, out))
-            compiled(n, m, k, a, k, b, m, 0.0, c, n, 1, parallel)
-        else:
-            a, b, c = data_pointers((lhs, rhs, out))
-            compiled(m, n, k, a, k, b, n, 0.0, c, n, 0, parallel)
+        a, b, c = data_pointers((lhs, rhs, out))
+        compiled(m, n, k, a, k, b, n, 0.0, c, n, int(threaded and not pinned() and not busy))
         return out
 
     def run(lhs, rhs):

@@ -47,8 +47,7 @@ class KernelLibrary:
         size, pointer = ctypes.c_longlong, ctypes.c_void_p
         self.gemm_few_rows_f32 = _bound(self._dll, "ptojax_gemm_few_rows_f32", None,
                                         (size, size, size, pointer, size, pointer, size,
-                                         ctypes.c_float, pointer, size, ctypes.c_int,
-                                         ctypes.c_int))
+                                         ctypes.c_float, pointer, size, ctypes.c_int))
         self._launchers = []
         self._names = []
         for e in entries:

@@ -300,8 +300,7 @@ class HostProgram:
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
     each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays,
-    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``,
-    ``few_rows_gemm.py``);
+    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``, ``few_rows_gemm.py``);
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
     raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key;
     ``donated`` are the inputs ``run`` may overwrite (``Executable``).

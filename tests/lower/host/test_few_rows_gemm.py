@@ -1,7 +1,6 @@
 """Float32 products of few rows run by the kernel library's GEMM (lower/host/few_rows_gemm.py,
-include/pto_host_gemm.h), ``x @ w`` and ``g @ w.T``: the same values as JAX's within the float
-bound of the sum, for every row and column tail; which products qualify; the race against
-BLAS."""
+include/pto_host_gemm.h): the same values as JAX's within the float bound of the sum, for
+every row and column tail; which products qualify; the race against BLAS."""
 import functools
 
 import jax
@@ -19,13 +18,11 @@ from ptojax.lower.host.few_rows_gemm import (EXPORTS, MAX_ROWS, MIN_DEPTH, TRIAL
 from ptojax.ops.linalg import dot_general_p
 
 # 85 columns: a 64-column panel (AVX-512; four 16-column ones with AVX2), one vector, then 5
-# single columns; 100 rows of w: a contraction that is no multiple of anything. g @ w.T runs
-# as w @ g.T: 100 rows of w (16 blocks of 6, then 4), by 1, 7 or 32 columns (scalar columns;
-# two vectors with AVX-512)
+# single columns; 100 rows of w: a contraction that is no multiple of anything
 DEPTH, COLUMNS = 100, 85
+
+
 ROWS = (1, 7, 32)       # row tails of 1 and 2 below the 6-row blocks
-TRANSPOSED = (((1,), (1,)), ((), ()))
-EPS = np.finfo(np.float32).eps
 
 
 def dense(x, w, b):
@@ -33,33 +30,28 @@ def dense(x, w, b):
         pto.nn.relu(x @ w + b)
 
 
-def layers(xs, gs, w, b):
-    """The dense layer on batches of each of ``ROWS`` rows, and ``g @ w.T`` for ``g`` of
-    each: one program, six products."""
-    lax = jax.lax if isinstance(w, jax.Array) else pto.lax
-    return [dense(x, w, b) for x in xs] + [lax.dot_general(g, w, TRANSPOSED) for g in gs]
+def layers(xs, w, b):
+    """The dense layer on batches of each of ``ROWS`` rows: one program, three products."""
+    return [dense(x, w, b) for x in xs]
 
 
 def operands(seed=0):
     rng = np.random.default_rng(seed)
     return ([rng.standard_normal((rows, DEPTH), dtype=np.float32) for rows in ROWS],
-            [rng.standard_normal((rows, COLUMNS), dtype=np.float32) for rows in ROWS],
             rng.standard_normal((DEPTH, COLUMNS), dtype=np.float32),
             rng.standard_normal(COLUMNS, dtype=np.float32))
 
 
-def exact_and_bound(lhs, rhs):
-    """``lhs @ rhs`` in float64 and the float32 error bound of each element:
-    depth * eps * (|lhs| @ |rhs|)."""
-    lhs, rhs = lhs.astype(np.float64), rhs.astype(np.float64)
-    return lhs @ rhs, lhs.shape[1] * EPS * (np.abs(lhs) @ np.abs(rhs))
+def sum_bound(x, w):
+    """The float32 error bound of each ``(x @ w)`` element: depth * eps * (|x| @ |w|)."""
+    return DEPTH * np.finfo(np.float32).eps * (np.abs(x).astype(np.float64) @ np.abs(w))
 
 
 def product_runners(fn, *args):
-    """{(transposed, rows): the runner of that product} of ``fn``'s program."""
+    """{rows: the runner of the product of that many rows} of ``fn``'s program."""
     program = executable_of(fn, *args).program
-    return {(e.params["dimension_numbers"] == TRANSPOSED, e.inputs[0].type.shape[0]): r
-            for e, r in program.tensor_runners.items() if e.prim is dot_general_p}
+    return {e.inputs[0].type.shape[0]: r for e, r in program.tensor_runners.items()
+            if e.prim is dot_general_p}
 
 
 @pytest.fixture(scope="module")
@@ -71,37 +63,35 @@ def jitted():
 
 @pytest.mark.parametrize("gemm_wins", [True, False])
 def test_values_match_jax_within_the_sum_bound(jitted, gemm_wins):
-    xs, gs, w, b = operands(seed=int(gemm_wins))
-    runners = product_runners(jitted, xs, gs, w, b)
-    assert sorted(runners) == sorted((t, rows) for t in (False, True) for rows in ROWS)
+    xs, w, b = operands(seed=int(gemm_wins))
+    runners = product_runners(jitted, xs, w, b)
+    assert sorted(runners) == sorted(ROWS)
     for run in runners.values():
         run.race.choice = {False: gemm_wins, True: gemm_wins}
-    got = jitted(xs, gs, w, b)
-    want = jax.jit(layers)(*jax.tree_util.tree_map(jnp.asarray, (xs, gs, w, b)))
-    cases = [(False, x, w) for x in xs] + [(True, g, w.T) for g in gs]
-    for (transposed, lhs, rhs), g, j in zip(cases, got, want):
+    got = jitted(xs, w, b)
+    want = jax.jit(layers)([jnp.asarray(x) for x in xs], jnp.asarray(w), jnp.asarray(b))
+    for x, g, j in zip(xs, got, want):
         g, j = np.asarray(g), np.asarray(j)
         assert g.dtype == j.dtype == np.float32 and g.shape == j.shape
-        exact, bound = exact_and_bound(lhs, rhs)
         # relu is 1-Lipschitz; the bias add and JAX's own product round once more each
-        assert np.all(np.abs(g - j) <= 2 * bound + 2 * EPS * np.abs(j))
-        product = runners[transposed, lhs.shape[0]](lhs, w)
-        assert product.flags.c_contiguous or not gemm_wins   # BLAS: maybe a transposed view
-        assert np.all(np.abs(product - exact) <= bound)
+        bound = 2 * sum_bound(x, w) + 2 * np.finfo(np.float32).eps * np.abs(j)
+        assert np.all(np.abs(g.astype(np.float64) - j) <= bound)
+        exact = x.astype(np.float64) @ w
+        assert np.all(np.abs(runners[x.shape[0]](x, w) - exact) <= sum_bound(x, w))
 
 
 def test_a_transposed_operand_takes_blas(jitted):
-    xs, gs, w, b = operands()
-    run = product_runners(jitted, xs, gs, w, b)[False, 32]
+    xs, w, b = operands()
+    run = product_runners(jitted, xs, w, b)[32]
     run.race.choice = {False: True, True: True}
     w_view = np.asfortranarray(w)          # not C-contiguous: numpy's impl reads it
-    exact, bound = exact_and_bound(xs[2], w)
-    assert np.all(np.abs(run(xs[2], w_view) - exact) <= bound)
+    assert np.all(np.abs(run(xs[2], w_view) - xs[2].astype(np.float64) @ w)
+                  <= sum_bound(xs[2], w))
 
 
 def test_each_machine_state_races_until_one_way_wins(jitted):
-    xs, gs, w, b = operands()
-    run = product_runners(jitted, xs, gs, w, b)[False, 32]
+    xs, w, b = operands()
+    run = product_runners(jitted, xs, w, b)[32]
     run.race.__init__()                   # a fresh race
     x = xs[2]
     for _ in range(2 * TRIALS + 2):       # a state change mid-race only splits the runs
@@ -114,8 +104,7 @@ def test_each_machine_state_races_until_one_way_wins(jitted):
 
 def _product(lhs, rhs, dimension_numbers=(((1,), (0,)), ((), ())), dtype=np.float32):
     inputs = [Var(TensorType(lhs, np.dtype(dtype))), Var(TensorType(rhs, np.dtype(dtype)))]
-    (_, (rc,)), _ = dimension_numbers
-    out_shape = (lhs[0], rhs[1 - rc])
+    out_shape = (lhs[0], rhs[1]) if len(lhs) == len(rhs) == 2 else (1,)
     eqn = type("Eqn", (), {})()
     eqn.prim, eqn.inputs = dot_general_p, inputs
     eqn.outputs = [Var(TensorType(out_shape, np.dtype(dtype)))]
@@ -130,7 +119,6 @@ def test_which_products_qualify():
     assert not runs_few_rows(_product((32, MIN_DEPTH - 1), (MIN_DEPTH - 1, 512)))
     assert not runs_few_rows(_product((32, 512), (512, 10)))               # narrow result
     assert not runs_few_rows(_product((32, 784), (784, 512), dtype=np.float64))
-    assert runs_few_rows(_product((32, 784), (512, 784), TRANSPOSED))      # g @ w.T
     assert not runs_few_rows(_product((784, 32), (784, 512), (((0,), (0,)), ((), ()))))
 
 
@@ -141,36 +129,33 @@ def test_only_libraries_asking_for_the_gemm_compile_it():
     assert unit(exports=EXPORTS).count('#include "pto_host_gemm.h"') == 1
 
 
-@pytest.mark.parametrize("rows, columns", [(32, 1000), (1000, 32)])
-def test_threads_change_no_bits(jitted, rows, columns):
-    """Panels of columns (few rows) or chunks of rows (few columns) are shared out over
-    threads; each result is computed by the same code whichever thread runs it."""
-    library = executable_of(jitted, *operands()).program.library
+def test_threads_change_no_bits(jitted):
+    """Column panels are shared out over threads; each result is computed by the same code
+    whichever thread runs it."""
+    xs, w, b = operands()
+    library = executable_of(jitted, xs, w, b).program.library
     rng = np.random.default_rng(5)
-    a = rng.standard_normal((rows, 300), dtype=np.float32)
-    b = rng.standard_normal((300, columns), dtype=np.float32)
+    x = rng.standard_normal((32, 300), dtype=np.float32)
+    wide = rng.standard_normal((300, 1000), dtype=np.float32)    # many panels, then tails
     outs = []
     for parallel in (0, 1):
-        out = np.full((rows, columns), np.nan, np.float32)
-        library.gemm_few_rows_f32(rows, columns, 300, a.ctypes.data, 300, b.ctypes.data,
-                                  columns, 0.0, out.ctypes.data, columns, 0, parallel)
+        out = np.full((32, 1000), np.nan, np.float32)
+        library.gemm_few_rows_f32(32, 1000, 300, x.ctypes.data, 300, wide.ctypes.data, 1000,
+                                  0.0, out.ctypes.data, 1000, parallel)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
-    exact, bound = exact_and_bound(a, b)
-    assert np.all(np.abs(outs[0] - exact) <= bound)
+    bound = 300 * np.finfo(np.float32).eps * (np.abs(x).astype(np.float64) @ np.abs(wide))
+    assert np.all(np.abs(outs[0] - x.astype(np.float64) @ wide) <= bound)
 
 
-@pytest.mark.parametrize("c_transposed", [0, 1])
-def test_beta_adds_the_product_into_c(jitted, c_transposed):
-    xs, gs, w, b = operands()
-    library = executable_of(jitted, xs, gs, w, b).program.library
+def test_beta_adds_the_product_into_c(jitted):
+    xs, w, b = operands()
+    library = executable_of(jitted, xs, w, b).program.library
     x = xs[1]                                    # 7 rows: a block of 6 and a tail of 1
     c = np.random.default_rng(6).standard_normal((7, COLUMNS), dtype=np.float32)
-    out = np.ascontiguousarray(c.T) if c_transposed else c.copy()
+    out = c.copy()
     library.gemm_few_rows_f32(7, COLUMNS, DEPTH, x.ctypes.data, DEPTH, w.ctypes.data,
-                              COLUMNS, 0.5, out.ctypes.data, 7 if c_transposed else COLUMNS,
-                              c_transposed, 0)
-    exact, bound = exact_and_bound(x, w)
-    want = exact + 0.5 * c.astype(np.float64)
-    assert np.all(np.abs((out.T if c_transposed else out) - want)
-                  <= bound + 2 * EPS * np.abs(want))
+                              COLUMNS, 0.5, out.ctypes.data, COLUMNS, 0)
+    want = x.astype(np.float64) @ w + 0.5 * c.astype(np.float64)
+    bound = sum_bound(x, w) + 2 * np.finfo(np.float32).eps * np.abs(want)
+    assert np.all(np.abs(out - want) <= bound)
