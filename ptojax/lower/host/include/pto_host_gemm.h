@@ -110,8 +110,14 @@ inline void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
   for (int64_t q = 0; q < panels; ++q)
     panel<kVecs>(a, lda, b + q * kPanel, ldb, c + q * kPanel, ldc, m, k, beta);
   int64_t j = panels * kPanel;
-  for (; j + kLanes <= n; j += kLanes)
-    panel<1>(a, lda, b + j, ldb, c + j, ldc, m, k, beta);
+  const int vecs = static_cast<int>((n - j) / kLanes);   // the last columns: one narrower panel
+  switch (vecs) {
+    case 3: panel<3>(a, lda, b + j, ldb, c + j, ldc, m, k, beta); break;
+    case 2: panel<2>(a, lda, b + j, ldb, c + j, ldc, m, k, beta); break;
+    case 1: panel<1>(a, lda, b + j, ldb, c + j, ldc, m, k, beta); break;
+    default: break;
+  }
+  j += vecs * kLanes;
   if (j < n) scalar_columns(a, lda, b + j, ldb, c + j, ldc, m, n - j, k, beta);
 }
 
