@@ -77,8 +77,7 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
 #else
   const bool concurrent = false;
 #endif
-#pragma omp parallel for schedule(dynamic, 1) if (concurrent)
-  for (int64_t b = 0; b < blocks; ++b) {
+  auto run_block = [&](int64_t b) {
     block_context() = BlockContext{b, blocks, 0};
     blocks_concurrent() = concurrent;
     ::block_num = blocks;
@@ -86,6 +85,12 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
     if (kCheckSync) sync_checker().begin_block();
     body();
     if (kCheckSync) sync_checker().end_block();
+  };
+  if (concurrent) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < blocks; ++b) run_block(b);
+  } else {   // no OpenMP region: even a serialized one costs ~2 us a launch (libgomp's team)
+    for (int64_t b = 0; b < blocks; ++b) run_block(b);
   }
   return error_state().failed ? 1 : 0;
 }
