@@ -53,11 +53,16 @@ class EntryPoint:
     """An exported launcher ``symbol(void* const* args, long long blocks, int parallel)``: runs
     ``body`` (C++ statements over ``args``, the GM pointers) once per block, the blocks in
     parallel if ``parallel``; a cross-core notification reaches ``vector_cores`` vector cores
-    per block."""
+    per block. Its twin ``symbol + OBJECTS_SUFFIX(objects, count, offset, blocks, parallel)``
+    reads each GM pointer at ``offset`` in an array's Python object."""
     symbol: str
     kernel: str
     body: str
     vector_cores: int = 1
+
+
+# each launcher also has a twin taking the arrays' objects (``pto_host_launch.h``)
+OBJECTS_SUFFIX = "_objects"
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,11 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
                      f"int parallel) {{\n"
                      f"  return pto::host::run_blocks(blocks, parallel, {e.vector_cores}, [&] {{\n"
                      f"{e.body}\n  }});\n}}")
+        lines.append(f"PTO_HOST_EXPORT int {e.symbol}{OBJECTS_SUFFIX}(void* const* objects, "
+                     f"long long count, long long offset, long long blocks, int parallel) {{\n"
+                     f"  return pto::host::launch_objects(objects, count, offset, "
+                     f"[&](void* const* args) {{ return {e.symbol}(args, blocks, parallel); }});"
+                     f"\n}}")
     return "\n".join(lines) + "\n"
 
 
