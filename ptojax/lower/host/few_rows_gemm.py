@@ -11,8 +11,10 @@ panel no longer stays in L2), as do short contractions and narrow results (BLAS'
 kernels), hence the bounds below.
 
 Which equations: ``lhs @ rhs`` of float32 matrices contracting ``lhs``'s axis 1 with
-``rhs``'s axis 0, unbatched, of at most ``MAX_ROWS`` rows, at least ``MIN_COLUMNS`` columns and
-a contraction of ``MIN_DEPTH`` to ``MAX_DEPTH``. At run time operands that are not C-contiguous
+``rhs``'s axis 0, unbatched, of at most ``MAX_ROWS`` rows, at least ``MIN_COLUMNS`` columns,
+a contraction of ``MIN_DEPTH`` to ``MAX_DEPTH`` and ``MIN_WORK`` multiply-adds (a smaller
+product has little to gain, and keeps BLAS's rounding where a test or a user compares a
+compiled function with numpy). At run time operands that are not C-contiguous
 (a transposed view) go to the numpy impl. The columns are shared out over the OpenMP threads
 unless the machine is busy or operations run in pairs (``eval/machine_load.py``), as kernels
 are.
@@ -44,6 +46,7 @@ MAX_ROWS = 64           # more rows: BLAS's packing is shared by enough of them
 MIN_COLUMNS = 64        # one AVX-512 panel; narrower results run BLAS's small kernels
 MIN_DEPTH = 64          # a short contraction is all loads and stores
 MAX_DEPTH = 2048        # the column panel (depth x 64 floats) stays in L2
+MIN_WORK = 1 << 22      # multiply-adds (~40 us): smaller products keep BLAS's last bits
 _F32 = np.dtype(np.float32)
 _PLAIN = (((1,), (0,)), ((), ()))
 TRIALS = 8              # runs each way before a product keeps the faster
@@ -59,7 +62,8 @@ def runs_few_rows(eqn) -> bool:
     (m, k), n = lhs.shape, rhs.shape[1]
     if not all(type(d) is int for d in (m, k, n)):
         return False
-    return 1 <= m <= MAX_ROWS and n >= MIN_COLUMNS and MIN_DEPTH <= k <= MAX_DEPTH
+    return 1 <= m <= MAX_ROWS and n >= MIN_COLUMNS and MIN_DEPTH <= k <= MAX_DEPTH \
+        and m * n * k >= MIN_WORK
 
 
 def few_rows_runner(library, eqn):

@@ -2,6 +2,7 @@
 include/pto_host_gemm.h): the same values as JAX's within the float bound of the sum, for
 every row and column tail; which products qualify; the race against BLAS."""
 import functools
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +13,7 @@ import ptojax as pto
 from host_cases import executable_of, host_jit
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
+from ptojax.lower.host import few_rows_gemm
 from ptojax.lower.host.build import translation_unit
 from ptojax.lower.host.few_rows_gemm import (EXPORTS, MAX_ROWS, MIN_DEPTH, TRIALS,
                                           runs_few_rows)
@@ -56,8 +58,11 @@ def product_runners(fn, *args):
 
 @pytest.fixture(scope="module")
 def jitted():
+    """The layers compiled with every size of product qualifying (``MIN_WORK`` lowered while
+    the program is built): small shapes cover every tail."""
     fn = host_jit(layers)
-    fn(*operands())
+    with mock.patch.object(few_rows_gemm, "MIN_WORK", 1):
+        fn(*operands())
     return fn
 
 
@@ -114,7 +119,8 @@ def _product(lhs, rhs, dimension_numbers=(((1,), (0,)), ((), ())), dtype=np.floa
 
 def test_which_products_qualify():
     assert runs_few_rows(_product((32, 784), (784, 512)))
-    assert runs_few_rows(_product((MAX_ROWS, MIN_DEPTH), (MIN_DEPTH, 64)))
+    assert runs_few_rows(_product((MAX_ROWS, MIN_DEPTH), (MIN_DEPTH, 1024)))
+    assert not runs_few_rows(_product((32, 64), (64, 128)))     # < MIN_WORK: BLAS's bits
     assert not runs_few_rows(_product((MAX_ROWS + 1, 784), (784, 512)))    # BLAS packs once
     assert not runs_few_rows(_product((32, MIN_DEPTH - 1), (MIN_DEPTH - 1, 512)))
     assert not runs_few_rows(_product((32, 512), (512, 10)))               # narrow result
