@@ -53,11 +53,16 @@ class EntryPoint:
     """An exported launcher ``symbol(void* const* args, long long blocks, int parallel)``: runs
     ``body`` (C++ statements over ``args``, the GM pointers) once per block, the blocks in
     parallel if ``parallel``; a cross-core notification reaches ``vector_cores`` vector cores
-    per block."""
+    per block. Its twin ``symbol + OBJECTS_SUFFIX(objects, count, offset, blocks, parallel)``
+    reads each GM pointer at ``offset`` in an array's Python object."""
     symbol: str
     kernel: str
     body: str
     vector_cores: int = 1
+
+
+# each launcher also has a twin taking the arrays' objects (``pto_host_launch.h``)
+OBJECTS_SUFFIX = "_objects"
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,11 @@ BOTH_CORES = (SourceCopy("", ("__DAV_CUBE__", "__DAV_VEC__")),)
 
 
 def translation_unit(kernel_source: str, entries, target, check_sync: bool = False,
-                     copies=BOTH_CORES, bodies_at_o1: bool = True) -> str:
+                     copies=BOTH_CORES, bodies_at_o1: bool = True, exports=()) -> str:
     """The complete C++ source of a kernel library (``bodies_at_o1``: kernel bodies of
-    straight-line instruction calls; fused kernels, whose bodies are the loops, pass False)."""
+    straight-line instruction calls; fused kernels, whose bodies are the loops, pass False;
+    ``exports``: headers of optional exported routines included once at the end, such as
+    ``pto_host_gemm.h``, so that only the libraries that call them compile them)."""
     lines = ["// ptojax host build of PTO kernels (see ptojax/lower/host_build.py)",
              "#define PTO_HOST 1"]
     lines += [f"#define {SPACE_MACROS[s]} {int(n)}u" for s, n in target.buffers.items()
@@ -96,11 +103,17 @@ def translation_unit(kernel_source: str, entries, target, check_sync: bool = Fal
         lines += [f"#undef {m}" for m in copy.macros]
     lines += ["using namespace pto;   // element types (half, ...) for the launchers",
               f"PTO_HOST_EXPORT int ptojax_host_abi() {{ return {ABI_VERSION}; }}"]
+    lines += [f'#include "{header}"' for header in exports]
     for e in entries:
         lines.append(f"PTO_HOST_EXPORT int {e.symbol}(void* const* args, long long blocks, "
                      f"int parallel) {{\n"
                      f"  return pto::host::run_blocks(blocks, parallel, {e.vector_cores}, [&] {{\n"
                      f"{e.body}\n  }});\n}}")
+        lines.append(f"PTO_HOST_EXPORT int {e.symbol}{OBJECTS_SUFFIX}(void* const* objects, "
+                     f"long long count, long long offset, long long blocks, int parallel) {{\n"
+                     f"  return pto::host::launch_objects(objects, count, offset, "
+                     f"[&](void* const* args) {{ return {e.symbol}(args, blocks, parallel); }});"
+                     f"\n}}")
     return "\n".join(lines) + "\n"
 
 
@@ -134,12 +147,13 @@ class BuildResult:
 def build_library(kernel_source: str, entries, target, *, check_sync: bool = False,
                   copies=BOTH_CORES, compiler: Optional[Compiler] = None,
                   name: str = "kernels", bodies_at_o1: bool = True,
-                  cached_only: bool = False, on_key=None) -> BuildResult:
+                  cached_only: bool = False, on_key=None, exports=()) -> BuildResult:
     """The built library for these kernels (compiled now, or found in the disk cache; with
     ``cached_only``, ``NotCached`` instead of compiling). ``on_key(key)`` is told the
     library's key before anything is built."""
     compiler = compiler or find_compiler()
-    unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1)
+    unit = translation_unit(kernel_source, entries, target, check_sync, copies, bodies_at_o1,
+                            exports)
     key = library_key(unit, compiler)
     if on_key is not None:
         on_key(key)

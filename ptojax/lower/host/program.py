@@ -5,7 +5,8 @@
 into one shared library (disk-cached), and generates the straight-line executor of
 ``runtime/executable.py`` with each kernel equation calling its compiled launcher;
 tensor-level equations between kernels keep running through their numpy impls, except
-``threefry2x32``, which calls the library's compiled loop (``random_bits.py``), and those that
+``threefry2x32``, which calls the library's compiled loop (``random_bits.py``), float32
+products of few rows, which call its GEMM (``few_rows_gemm.py``), and those that
 read no input, computed once when the program is built (``input_free.py``). The executor
 runs the equations reordered for cache locality (``locality.py``), with independent heavy
 ones paired to run at once on two cores (``pairing.py``).
@@ -33,6 +34,8 @@ from ptojax.errors import UnsupportedError
 from ptojax.ir.symbolic import is_symbolic, linear_symbol, symbols_of
 from ptojax.lower.host.build import BOTH_CORES, EntryPoint, SourceCopy
 from ptojax.lower.host import fused
+from ptojax.lower.host.few_rows_gemm import EXPORTS as GEMM_EXPORTS, few_rows_runners, \
+    runs_few_rows
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.input_free import input_free_as_consts
 from ptojax.lower.host.kernel_aliases import alias_pairs
@@ -297,7 +300,7 @@ class HostProgram:
     ``source`` is the compiled kernel source; ``build`` says where the library came from
     (compiled now or found in the disk cache) and how long compiling took; ``launchers`` maps
     each ``tile_kernel`` equation to the function running its compiled kernel on numpy arrays,
-    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``);
+    ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``, ``few_rows_gemm.py``);
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
     raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key;
     ``donated`` are the inputs ``run`` may overwrite (``Executable``).
@@ -318,6 +321,8 @@ class HostProgram:
                 self.kernels, self.fused_error = "pto", str(e)
         if self.kernels == "pto":
             options = _pto_build(tiled, target, check_sync)
+        if any(runs_few_rows(e) for e in tiled.ir.eqns):
+            options["exports"] = GEMM_EXPORTS
         self.entries = options["entries"]
         self.source = options["kernel_source"]
         self.check_sync = check_sync
@@ -327,7 +332,8 @@ class HostProgram:
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
-        self.tensor_runners = threefry_runners(self.library, tiled.ir.eqns)
+        self.tensor_runners = {**threefry_runners(self.library, tiled.ir.eqns),
+                               **few_rows_runners(self.library, tiled.ir.eqns)}
         # input-free arrays computed once; last uses in cache; two at once
         ordered, pairs = paired(for_locality(input_free_as_consts(tiled)))
         self.executable = Executable(ordered,

@@ -77,8 +77,7 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
 #else
   const bool concurrent = false;
 #endif
-#pragma omp parallel for schedule(dynamic, 1) if (concurrent)
-  for (int64_t b = 0; b < blocks; ++b) {
+  auto run_block = [&](int64_t b) {
     block_context() = BlockContext{b, blocks, 0};
     blocks_concurrent() = concurrent;
     ::block_num = blocks;
@@ -86,8 +85,29 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
     if (kCheckSync) sync_checker().begin_block();
     body();
     if (kCheckSync) sync_checker().end_block();
+  };
+  if (concurrent) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < blocks; ++b) run_block(b);
+  } else {   // no OpenMP region: even a serialized one costs ~2 us a launch (libgomp's team)
+    for (int64_t b = 0; b < blocks; ++b) run_block(b);
   }
   return error_state().failed ? 1 : 0;
+}
+
+// A launcher called with the arrays' Python objects rather than their data pointers: each
+// data pointer is read at `offset` bytes into its object (numpy's C ABI keeps it right after
+// the object header; ptojax checks that offset against `a.ctypes.data` at import), which
+// saves reading them one by one in Python (~0.5 us each) — lower/host/loader.py.
+constexpr int64_t kMaxLaunchArrays = 256;
+
+template <typename Launch>
+inline int launch_objects(void* const* objects, int64_t count, int64_t offset, Launch launch) {
+  void* args[kMaxLaunchArrays];
+  if (count > kMaxLaunchArrays) return -1;
+  for (int64_t i = 0; i < count; ++i)
+    args[i] = *reinterpret_cast<void* const*>(static_cast<const char*>(objects[i]) + offset);
+  return launch(args);
 }
 
 // Run the code of one core of the current block.
