@@ -184,6 +184,28 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def file_lock(path: Path, wait: bool = True):
+    """Hold the lock of ``path`` (created 0600; exclusive across processes, released when the
+    holder closes it or exits); yields False instead when ``wait`` is False and another
+    process holds it. Its directory must exist and be private."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise CacheError(f"cannot open the kernel cache lock {path}: "
+                         f"{e.strerror or e}; {FIX}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+        yield True
+    finally:
+        os.close(fd)             # closing releases the lock
+
+
 # --- one key's entry ---------------------------------------------------------------------------
 class CacheEntry:
     """The files of one key."""
@@ -245,26 +267,11 @@ class CacheEntry:
         """Create the entry's directories (0700), checking that each is private."""
         private_dir(private_dir(private_dir(self.root) / "host-kernels") / self.key[:2])
 
-    @contextlib.contextmanager
     def locked(self, wait: bool = True):
         """Hold the key's build lock (exclusive across processes); yields False instead when
         ``wait`` is False and another process holds it."""
         self.make_dirs()
-        try:
-            fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:
-            raise CacheError(f"cannot open the kernel cache lock {self.lockfile}: "
-                             f"{e.strerror or e}; {FIX}") from None
-        try:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-                except BlockingIOError:
-                    yield False
-                    return
-            yield True
-        finally:
-            os.close(fd)             # closing releases the lock
+        return file_lock(self.lockfile, wait)
 
     def temporary(self, suffix: str) -> Path:
         """A fresh path for a build of this key to write into (hold the lock)."""
