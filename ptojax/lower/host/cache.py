@@ -11,6 +11,7 @@ Layout under ``cache_root()`` (``$PTOJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/pto
     host-kernels/<k[:2]>/.<k>.*      temporaries of a build of <k> (only while holding its lock)
     host-kernels/<k[:2]>/<k>.prelude/ a precompiled prelude (``prelude.py``: its header, .gch)
     host-kernels/failed/<k>.cpp      translation units the compiler rejected
+    host-kernels/handoff/<r>.pickle  programs left waiting at exit, until built (``exit_handoff.py``)
     compilers/<id>.json              compiler probe records (``compiler.py``)
 
 Trust. Loading a library runs its code in this process, so the cache is trusted exactly as far
@@ -334,7 +335,7 @@ _swept: set = set()
 def sweep_temporaries(root: Path) -> None:
     """Once per process and cache: remove the temporaries of builds that were killed — a
     key's only while holding its lock (so never a live build's), other stray temporary files
-    once they are an hour old."""
+    and handed-off requests (``exit_handoff.py``) once they are an hour old."""
     if root in _swept:
         return
     _swept.add(root)
@@ -350,11 +351,12 @@ def sweep_temporaries(root: Path) -> None:
             if held:
                 entry.remove_temporaries()
     cutoff = time.time() - STALE_RECORD_S
-    for folder in (root / "compilers", kernels / "failed"):
+    for folder in (root / "compilers", kernels / "failed", kernels / "handoff"):
         for path in _listing(folder):
             with contextlib.suppress(OSError):
-                if path.name.startswith(".") and path.name.endswith(".tmp") \
-                        and path.lstat().st_mtime < cutoff:
+                stray = path.name.startswith(".") and path.name.endswith(".tmp")
+                unfinished = folder.name == "handoff"     # a request whose builder died
+                if (stray or unfinished) and path.lstat().st_mtime < cutoff:
                     path.unlink()
 
 

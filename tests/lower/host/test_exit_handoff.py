@@ -101,3 +101,16 @@ def test_an_ir_pickles_by_primitive_name_and_a_request_names_nothing_of_the_user
     assert again.ir.eqns[0].prim is closed.ir.eqns[0].prim     # the same primitive object
     with pytest.raises(pickle.UnpicklingError, match="not one of ptojax's own names"):
         exit_builder._load(pickle.dumps(chain))       # would import this test module
+
+
+def test_a_request_whose_builder_died_is_swept_after_an_hour(monkeypatch):
+    from ptojax.lower.host import cache
+    folder = exit_handoff.handoff_dir(cache_root())
+    old, new = folder / f"dead{os.getpid()}.pickle", folder / f"live{os.getpid()}.pickle"
+    for path in (old, new):
+        path.write_bytes(b"")
+    os.utime(old, (1, 1))
+    monkeypatch.setattr(cache, "_swept", set())
+    cache.sweep_temporaries(cache_root())
+    assert not old.exists() and new.exists()
+    new.unlink()
