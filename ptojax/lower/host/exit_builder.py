@@ -1,9 +1,9 @@
 """The detached process that builds the programs a run left waiting at exit
 (``exit_handoff.py``; started with the request's path).
 
-It lowers its CPU priority, reads the request (a trusted file of the cache, unpickled with
-only ptojax's, numpy's and ml_dtypes' own names: unpickling never imports a module of the
-user's), compiles each program as ``CpuBackend(tiered=False)`` does — the library built by
+Niced from its start (``exit_handoff._BUILDER``), it reads the request (a trusted file of the
+cache, unpickled with only ptojax's, numpy's and ml_dtypes' own names: unpickling never
+imports a module of the user's), compiles each program as ``CpuBackend(tiered=False)`` does — the library built by
 the detached builder (``build.py``) and the program's hint recorded (``cache.program_hint``)
 — and removes the request when done. A program that does not unpickle or build is skipped;
 the next run compiles it as usual and reports why.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import pickle
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from ptojax.lower.host.backend import CpuBackend, HostExecutable
 from ptojax.lower.host.cache import read_trusted
 from ptojax.lower.host.exit_handoff import REQUEST_VERSION
 
-NICENESS = 10
 # the modules whose names a request may use
 ALLOWED_MODULES = ("ptojax", "numpy", "ml_dtypes", "copyreg", "collections", "builtins")
 ALLOWED_BUILTINS = frozenset({"slice", "frozenset", "set", "complex", "range", "tuple",
@@ -36,8 +34,8 @@ class _OwnNames(pickle.Unpickler):
 
 
 def main(request_path: str) -> int:
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
+    """Build the programs of the request at ``request_path`` (the process is niced by
+    ``exit_handoff._BUILDER`` before it imports anything), then remove the request."""
     path = Path(request_path)
     try:
         data = read_trusted(path)

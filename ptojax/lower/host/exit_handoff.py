@@ -12,7 +12,7 @@ cached — loaded from its first calls (``cache.program_hint``) instead of compi
   ``host-kernels/handoff/<random>.pickle`` in the cache, and the builder is started in a
   session of its own with the request's path, and not waited for: exiting stays as fast as
   writing a file and starting a process (measured by the tests);
-- the builder lowers its priority (``os.nice``), imports ptojax, compiles each program as
+- the builder lowers its priority (``os.nice``, before it imports ptojax), compiles each program as
   ``CpuBackend(tiered=False)`` would (which finds the compiler, waiting for a probe still
   running, builds through the detached builder: atomic publication, nothing half-written)
   and records the program's hint, then removes the request. A program it cannot build is
@@ -42,8 +42,11 @@ ENV = "PTOJAX_BUILD_AT_EXIT"
 REQUEST_VERSION = 1
 REQUEST_SUFFIX = ".pickle"
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]   # the directory holding ``ptojax``
-# The builder's program: ptojax imported from where this process imported it.
-_BUILDER = ("import sys; sys.path.insert(0, sys.argv[1]); "
+NICENESS = 10
+# The builder's program: niced before anything else (importing ptojax takes a core for most of
+# a second, while the process that started it is still exiting), ptojax imported from where
+# this process imported it.
+_BUILDER = (f"import os, sys; os.nice({NICENESS}); sys.path.insert(0, sys.argv[1]); "
             "from ptojax.lower.host.exit_builder import main; sys.exit(main(sys.argv[2]))")
 
 
