@@ -44,6 +44,7 @@ class _Load:
     used = None           # (machine CPU seconds, this process's CPU seconds) at ``checked``
     busy = False
     builds = 0            # this process's background builds running (``building``)
+    cpus = 1              # os.cpu_count() when the first of them started (a call: ~20 us)
     lock = threading.Lock()
 
 
@@ -55,6 +56,8 @@ def building():
     compiling, 3.5 ms before), so the machine counts as busy from the start of the build,
     before a reading could show it."""
     with _Load.lock:
+        if not _Load.builds:
+            _Load.cpus = os.cpu_count() or 1
         _Load.builds += 1
     try:
         yield
@@ -67,7 +70,7 @@ def machine_busy() -> bool:
     """Whether this process is building kernels on a machine with at most 2 cores' spare
     capacity, or the rest of the machine used at least ``cpu_count - 1.5`` cores since the
     last reading (read at most once a second; see the module docstring)."""
-    if _Load.builds and _Load.builds >= (os.cpu_count() or 1) - 1.5:
+    if _Load.builds and _Load.builds >= _Load.cpus - 1.5:
         return True
     now = time.monotonic()
     elapsed = now - _Load.checked
