@@ -88,7 +88,7 @@ def wait_for_detached_builds(cache, timeout=300):
     not finish within ``timeout``."""
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
-        keys = [open(p).read().strip() for p in glob.glob(f"{cache}/host-kernels/programs/*")]
+        keys = [open(p).read().strip() for p in glob.glob(f"{cache}/host-kernels/programs/*.key")]
         if not pending_requests(Path(cache)) and not any(map(_held, glob.glob(
                 f"{cache}/host-kernels/*/*.lock"))) and \
                 all(glob.glob(f"{cache}/host-kernels/{k[:2]}/{k}.json") for k in keys):

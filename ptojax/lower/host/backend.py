@@ -52,7 +52,7 @@ from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.accumulate import accumulating_products
-from ptojax.lower.host import exit_handoff
+from ptojax.lower.host import exit_handoff, program_record
 from ptojax.lower.host.build import ABI_VERSION, NotCached, wait_for_detached_preludes
 from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
@@ -265,22 +265,27 @@ class HostExecutable:
         if the library is not in the cache."""
         finished = True
         try:
-            checked_root()
+            root = checked_root()
             compiler, why = compiler_or_none()
             if compiler is None:
                 self.status = "numpy"
                 _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
                            f"clang++, or set CXX, for compiled host kernels)")
                 return True
-            result = tile_ir(self.closed, self.options.tile_config, self.options.target)
-            tiled, self.unfused = result.ir, result.unfused
+            record = program_record.load(root, self._fingerprint())
+            if record is not None:    # tiled and emitted by an earlier process
+                tiled, self.unfused, emitted = record
+            else:
+                result = tile_ir(self.closed, self.options.tile_config, self.options.target)
+                tiled, self.unfused, emitted = result.ir, result.unfused, None
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
                                        kernels=self.kernels, loops=self.loops,
                                        cached_only=cached_only,
-                                       on_key=self._remember_library, donated=self.donated)
+                                       on_key=self._remember_library, donated=self.donated,
+                                       emitted=emitted)
             # before the program can run: a loop reads this after each step it ran
             self.fresh_outputs = tuple(a and b for a, b in zip(
                 self.numpy.fresh_outputs, self.program.executable.fresh_outputs))
@@ -290,6 +295,9 @@ class HostExecutable:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
+            if record is None:     # (after it took over: the next process's shortcut)
+                program_record.save(root, self._fingerprint(), tiled, self.unfused,
+                                    self.program.emitted)
         except NotCached:
             finished = False
             return False
@@ -316,7 +324,9 @@ class HostExecutable:
         library this program builds into."""
         self.library_started = True
         with contextlib.suppress(OSError, CompileError):
-            write_atomic(program_hint(checked_root(), self._fingerprint()), key.encode())
+            root = checked_root()
+            if read_program_hint(root, self._fingerprint()) != key:   # (a warm load: it is)
+                write_atomic(program_hint(root, self._fingerprint()), key.encode())
 
     def _compile_in_background(self):
         with building():

@@ -2,8 +2,7 @@
 (``exit_handoff.py``; started with the request's path).
 
 Niced from its start (``exit_handoff._BUILDER``), it reads the request (a trusted file of the
-cache, unpickled with only ptojax's, numpy's and ml_dtypes' own names: unpickling never
-imports a module of the user's), compiles each program as ``CpuBackend(tiered=False)`` does — the library built by
+cache, unpickled by ``own_pickle``: never importing a module of the user's), compiles each program as ``CpuBackend(tiered=False)`` does — the library built by
 the detached builder (``build.py``) and the program's hint recorded (``cache.program_hint``)
 — and removes the request when done. A program that does not unpickle or build is skipped;
 the next run compiles it as usual and reports why.
@@ -11,26 +10,12 @@ the next run compiles it as usual and reports why.
 from __future__ import annotations
 
 import contextlib
-import io
-import pickle
 from pathlib import Path
 
+from ptojax.lower.host import own_pickle
 from ptojax.lower.host.backend import CpuBackend, HostExecutable
 from ptojax.lower.host.cache import read_trusted
 from ptojax.lower.host.exit_handoff import REQUEST_VERSION
-
-# the modules whose names a request may use
-ALLOWED_MODULES = ("ptojax", "numpy", "ml_dtypes", "copyreg", "collections", "builtins")
-ALLOWED_BUILTINS = frozenset({"slice", "frozenset", "set", "complex", "range", "tuple",
-                              "list", "dict", "bytearray", "Ellipsis", "NotImplemented"})
-
-
-class _OwnNames(pickle.Unpickler):
-    def find_class(self, module, name):
-        top = module.split(".")[0]
-        if top not in ALLOWED_MODULES or (top == "builtins" and name not in ALLOWED_BUILTINS):
-            raise pickle.UnpicklingError(f"{module}.{name} is not one of ptojax's own names")
-        return super().find_class(module, name)
 
 
 def main(request_path: str) -> int:
@@ -62,4 +47,4 @@ def build_program(pickled: bytes) -> bool:
 
 
 def _load(data: bytes):
-    return _OwnNames(io.BytesIO(data)).load()
+    return own_pickle.loads(data)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import pickle
 import secrets
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from typing import Optional
 
 from ptojax.env import env_flag
 from ptojax.errors import CacheError
+from ptojax.lower.host import own_pickle
 from ptojax.lower.host.cache import checked_root, private_dir, write_atomic
 from ptojax.targets import TARGETS
 
@@ -84,8 +84,7 @@ def hand_off(programs) -> Optional[subprocess.Popen]:
         return None
     try:
         path = handoff_dir(checked_root()) / f"{secrets.token_hex(8)}{REQUEST_SUFFIX}"
-        write_atomic(path, pickle.dumps({"version": REQUEST_VERSION, "programs": pickled},
-                                        protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomic(path, own_pickle.dumps({"version": REQUEST_VERSION, "programs": pickled}))
     except (CacheError, OSError):
         return None
     try:
@@ -108,7 +107,6 @@ def _pickled(program: Program) -> Optional[bytes]:
         return None
     options["target"] = target.name
     try:
-        return pickle.dumps((program.closed, options, program.donated, program.fingerprint),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        return own_pickle.dumps((program.closed, options, program.donated, program.fingerprint))
     except Exception:        # anything that does not pickle: left to the next run
         return None
