@@ -463,12 +463,13 @@ class _Worker:
         # (that starts the worker) paid for: 0.2 ms typically, up to 6 ms on a busy machine
         _thread.start_new_thread(self._loop, ())
 
-    def submit(self, job, owner, first: bool = False):
-        """Queue ``job`` of ``owner``; ``first`` jobs (loads from the cache) run before the
-        others."""
+    def submit(self, job, owner=None, first: bool = False):
+        """Queue ``job`` (of the executable ``owner``, if any); ``first`` jobs (loads from
+        the cache) run before the others."""
         with self._idle:
             self._pending += 1
-            self._owners[owner] = self._owners.get(owner, 0) + 1
+            if owner is not None:
+                self._owners[owner] = self._owners.get(owner, 0) + 1
         self._jobs.put((0 if first else 1, next(self._order), (job, owner)))
 
     def waiting_owners(self) -> list:
@@ -494,9 +495,10 @@ class _Worker:
             finally:
                 with self._idle:
                     self._pending -= 1
-                    self._owners[owner] -= 1
-                    if not self._owners[owner]:
-                        del self._owners[owner]
+                    if owner is not None:
+                        self._owners[owner] -= 1
+                        if not self._owners[owner]:
+                            del self._owners[owner]
                     self._idle.notify_all()
 
 
