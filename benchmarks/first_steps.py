@@ -3,8 +3,11 @@
 Each run is a fresh process: an MLP (784-512-512-10, batch 128) SGD step jitted, then
 ``STEPS`` steps, wall time from before the first call to after the last. ptojax runs with an
 empty kernel cache (cold: its first steps run on numpy while the kernels compile in a detached
-builder), then again in a new process on the cache the first one left (warm: loaded ahead of
-any compile). Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges,
+builder), then again in a new process on the cache the first one left (warm: its recorded
+program and library loaded right after the first call, ahead of any compile). The cold run's
+30 steps end before its compiler probe has finished: its program is handed to a detached
+builder at exit (``lower/host/exit_handoff.py``), which the benchmark waits for (libraries
+published, no build or header precompile running) before the warm run. Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges,
 and the calling thread's CPU time (first call, then per step) printed below them.
 
 Also the peak resident memory (``ru_maxrss``) of a fresh process running ``RSS_STEPS`` steps of
