@@ -19,7 +19,8 @@ cached — loaded from its first calls (``cache.program_hint``) instead of compi
   skipped (the next run compiles it as usual, and reports why).
 
 A program is handed off only if it pickles (its IR names no Python function of the user's,
-its target is a named one); one that does not is left to the next run. ``$PTOJAX_BUILD_AT_EXIT``
+its target is a named one) and holds at most ``own_pickle.MAX_CONST_BYTES`` of constants;
+one that does not is left to the next run. ``$PTOJAX_BUILD_AT_EXIT``
 (default on) turns this off; the test suite does, so that it does not leave builds behind.
 """
 from __future__ import annotations
@@ -99,7 +100,8 @@ def hand_off(programs) -> Optional[subprocess.Popen]:
 
 def _pickled(program: Program) -> Optional[bytes]:
     """The program pickled, its options as a dict with the target by name; None if it does
-    not pickle (a function of the user's in its IR, an unnamed target)."""
+    not pickle (a function of the user's in its IR, an unnamed target) or is too large
+    (``own_pickle.MAX_CONST_BYTES``)."""
     options = {f.name: getattr(program.options, f.name)
                for f in dataclasses.fields(program.options)}
     target = options["target"]
@@ -107,6 +109,7 @@ def _pickled(program: Program) -> Optional[bytes]:
         return None
     options["target"] = target.name
     try:
-        return own_pickle.dumps((program.closed, options, program.donated, program.fingerprint))
+        return own_pickle.dumps((program.closed, options, program.donated, program.fingerprint),
+                                closed=(program.closed,))
     except Exception:        # anything that does not pickle: left to the next run
         return None

@@ -26,8 +26,25 @@ class _OwnNames(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def dumps(obj) -> bytes:
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+# A program whose IR holds more constant bytes than this (weights a function closes over) is
+# not pickled for another process: writing it would cost the cache (and an exiting process)
+# more than tiling it again costs the next one.
+MAX_CONST_BYTES = 16 << 20
+
+
+class TooLarge(Exception):
+    """The object holds more than ``MAX_CONST_BYTES`` of constants."""
+
+
+def dumps(obj, closed=()) -> bytes:
+    """``obj`` pickled; ``TooLarge`` if the ``ClosedIR``s ``closed`` (those ``obj`` holds)
+    carry more than ``MAX_CONST_BYTES`` of constants, or the pickle is larger than that."""
+    if sum(getattr(c, "nbytes", 0) for ir in closed for c in ir.consts) > MAX_CONST_BYTES:
+        raise TooLarge()
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) > 2 * MAX_CONST_BYTES:
+        raise TooLarge()
+    return data
 
 
 def loads(data: bytes):

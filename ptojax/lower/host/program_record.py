@@ -50,10 +50,11 @@ def record_path(root: Path, fingerprint: str) -> Path:
 
 
 def save(root: Path, fingerprint: str, tiled, unfused, emitted) -> bool:
-    """Record a built program; False if it could not be (it does not pickle, or the cache is
-    unusable): the next process then tiles it again."""
+    """Record a built program; False if it could not be (it does not pickle, holds more than
+    ``own_pickle.MAX_CONST_BYTES`` of constants, or the cache is unusable): the next process
+    then tiles it again."""
     try:
-        data = own_pickle.dumps((RECORD_VERSION, tiled, unfused, emitted))
+        data = own_pickle.dumps((RECORD_VERSION, tiled, unfused, emitted), closed=(tiled,))
         write_atomic(record_path(root, fingerprint), data)
     except (CacheError, OSError):
         return False

@@ -114,3 +114,13 @@ def test_a_request_whose_builder_died_is_swept_after_an_hour(monkeypatch):
     cache.sweep_temporaries(cache_root())
     assert not old.exists() and new.exists()
     new.unlink()
+
+
+def test_a_program_holding_large_constants_is_left_to_the_next_run():
+    from ptojax.lower.host import own_pickle
+    big = np.ones((own_pickle.MAX_CONST_BYTES // 4 // 48 + 1, 48), np.float32)
+    executable = _waiting(lambda x: x + (x[:1, :1] * big).sum())
+    assert sum(c.nbytes for c in executable.given.consts) > own_pickle.MAX_CONST_BYTES
+    before = exit_handoff.pending_requests(cache_root())
+    assert exit_handoff.hand_off([_program(executable)]) is None
+    assert exit_handoff.pending_requests(cache_root()) == before
