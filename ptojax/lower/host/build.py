@@ -213,7 +213,8 @@ def _build_detached(unit: str, compiler: Compiler, entry: CacheEntry, name: str)
         prelude = Prelude.of(unit, compiler, entry.root, header_digest())
         if prelude is not None:
             with _running_lock:
-                _preludes_started.append(prelude)
+                if all(p.dir != prelude.dir for p in _preludes_started):
+                    _preludes_started.append(prelude)
     return path, cached
 
 
