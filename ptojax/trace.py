@@ -62,6 +62,11 @@ FACTS = {
 }
 
 
+def primitive_named(name: str) -> "Primitive":
+    """The primitive called ``name`` (``KeyError`` if no module imported so far defines it)."""
+    return PRIMITIVES[name]
+
+
 class Unsupported:
     """A fact a primitive deliberately lacks, with the reason a user is told."""
     __slots__ = ("reason",)
@@ -110,6 +115,11 @@ class Primitive:
         self.fresh_outputs = fresh_outputs
         self.in_place = in_place
         self.facts: dict = {}
+
+    def __reduce__(self):
+        """Pickled by name (its rules are functions of the modules that define it): an IR
+        unpickles in another process that has imported them (``lower/host/exit_handoff.py``)."""
+        return primitive_named, (self.name,)
 
     def define(self, **facts) -> "Primitive":
         """Set facts (each once: a fact is never silently replaced)."""

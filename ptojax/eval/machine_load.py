@@ -44,6 +44,7 @@ class _Load:
     used = None           # (machine CPU seconds, this process's CPU seconds) at ``checked``
     busy = False
     builds = 0            # this process's background builds running (``building``)
+    cpus = (None, 1)      # (os.cpu_count, what it returned): a call takes ~20 us
     lock = threading.Lock()
 
 
@@ -67,12 +68,12 @@ def machine_busy() -> bool:
     """Whether this process is building kernels on a machine with at most 2 cores' spare
     capacity, or the rest of the machine used at least ``cpu_count - 1.5`` cores since the
     last reading (read at most once a second; see the module docstring)."""
-    if _Load.builds and _Load.builds >= (os.cpu_count() or 1) - 1.5:
+    if _Load.builds and _Load.builds >= _cpus() - 1.5:
         return True
     now = time.monotonic()
     elapsed = now - _Load.checked
     if elapsed >= CHECK_EVERY_S:
-        cpus = os.cpu_count() or 1
+        cpus = _cpus()
         used = (_cpu_seconds_used(), time.process_time())
         if used[0] is not None and _Load.used is not None and _Load.used[0] is not None:
             others = (used[0] - _Load.used[0] - (used[1] - _Load.used[1])) / elapsed
@@ -84,6 +85,14 @@ def machine_busy() -> bool:
                 _Load.busy = False
         _Load.checked, _Load.used = now, used
     return _Load.busy
+
+
+def _cpus() -> int:
+    """``os.cpu_count()``, read once (again only if that function was replaced: tests)."""
+    count = os.cpu_count
+    if _Load.cpus[0] is not count:
+        _Load.cpus = (count, count() or 1)
+    return _Load.cpus[1]
 
 
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

@@ -29,6 +29,8 @@ first call instead (and raises ``CompileError`` rather than warning).
 """
 from __future__ import annotations
 
+import _thread
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -50,7 +52,8 @@ from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.accumulate import accumulating_products
-from ptojax.lower.host.build import ABI_VERSION, NotCached
+from ptojax.lower.host import exit_handoff, program_record
+from ptojax.lower.host.build import ABI_VERSION, NotCached, wait_for_detached_preludes
 from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
                                      write_atomic)
@@ -159,6 +162,7 @@ class HostExecutable:
     """
 
     def __init__(self, closed: ClosedIR, options: CpuBackend, donated=frozenset()):
+        self.given = closed                 # (what a build handed off at exit starts from)
         closed = inline_calls(closed)   # user-derivative calls: a fusion boundary no more
         closed = accumulating_products(closed, donated)   # beta * acc + x @ g: one GEMM
         self.closed = closed
@@ -180,6 +184,7 @@ class HostExecutable:
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
         self.warm = False                   # (set on the worker: _load_or_queue_compile)
+        self.library_started = False        # its library's key is known: built or building
         self._fingerprint_text = None
         if largest_tensor(closed) < options.min_elements:
             self._done.set()
@@ -217,14 +222,14 @@ class HostExecutable:
             self._pending = False
         # whether the cache has the library is looked up on the worker, ahead of compiles:
         # the lookup prints the program (its fingerprint), a cost the first call need not pay
-        _worker().submit(self._load_or_queue_compile, first=True)
+        _worker().submit(self._load_or_queue_compile, self, first=True)
 
     def _load_or_queue_compile(self):
         self.warm = self._warm_cache()
         if self.warm:   # only tile, emit and load: ahead of any compile in the queue
             self._load_in_background()
         else:
-            _worker().submit(self._compile_in_background)
+            _worker().submit(self._compile_in_background, self)
 
     def _fingerprint(self) -> str:
         if self._fingerprint_text is None:
@@ -260,22 +265,27 @@ class HostExecutable:
         if the library is not in the cache."""
         finished = True
         try:
-            checked_root()
+            root = checked_root()
             compiler, why = compiler_or_none()
             if compiler is None:
                 self.status = "numpy"
                 _warn_once(f"ptojax: {why}; pto.jit runs on the numpy executor (install g++ or "
                            f"clang++, or set CXX, for compiled host kernels)")
                 return True
-            result = tile_ir(self.closed, self.options.tile_config, self.options.target)
-            tiled, self.unfused = result.ir, result.unfused
+            record = program_record.load(root, self._fingerprint())
+            if record is not None:    # tiled and emitted by an earlier process
+                tiled, self.unfused, emitted = record
+            else:
+                result = tile_ir(self.closed, self.options.tile_config, self.options.target)
+                tiled, self.unfused, emitted = result.ir, result.unfused, None
             if not kernel_eqns(tiled):
                 self.status = "numpy"
                 return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,
                                        kernels=self.kernels, loops=self.loops,
                                        cached_only=cached_only,
-                                       on_key=self._remember_library, donated=self.donated)
+                                       on_key=self._remember_library, donated=self.donated,
+                                       emitted=emitted)
             # before the program can run: a loop reads this after each step it ran
             self.fresh_outputs = tuple(a and b for a, b in zip(
                 self.numpy.fresh_outputs, self.program.executable.fresh_outputs))
@@ -285,6 +295,9 @@ class HostExecutable:
                 self._trial = _TierTrial(self.numpy.run, self.program.run)
             else:
                 self._fast = self.program.run
+            if record is None:     # (after it took over: the next process's shortcut)
+                program_record.save(root, self._fingerprint(), tiled, self.unfused,
+                                    self.program.emitted)
         except NotCached:
             finished = False
             return False
@@ -309,8 +322,11 @@ class HostExecutable:
     def _remember_library(self, key: str):
         """Remember (before it is built: a detached build may outlive this process) which
         library this program builds into."""
+        self.library_started = True
         with contextlib.suppress(OSError, CompileError):
-            write_atomic(program_hint(checked_root(), self._fingerprint()), key.encode())
+            root = checked_root()
+            if read_program_hint(root, self._fingerprint()) != key:   # (a warm load: it is)
+                write_atomic(program_hint(root, self._fingerprint()), key.encode())
 
     def _compile_in_background(self):
         with building():
@@ -434,20 +450,32 @@ class _TierTrial:
 
 # --- the background worker -------------------------------------------------------------------
 class _Worker:
-    """One daemon thread compiling in submission order; never delays interpreter exit."""
+    """One thread compiling in submission order; never delays interpreter exit (a thread of
+    ``_thread``'s, which the interpreter does not wait for, as a daemon thread)."""
 
     def __init__(self):
         self._jobs: queue.PriorityQueue = queue.PriorityQueue()
         self._order = itertools.count()
         self._idle = threading.Condition()
         self._pending = 0
-        threading.Thread(target=self._loop, name="ptojax-host-compiler", daemon=True).start()
+        self._owners: dict = {}         # HostExecutable -> its jobs queued or running
+        # not threading.Thread: its start() waits until the thread runs, which the first call
+        # (that starts the worker) paid for: 0.2 ms typically, up to 6 ms on a busy machine
+        _thread.start_new_thread(self._loop, ())
 
-    def submit(self, job, first: bool = False):
-        """Queue ``job``; ``first`` jobs (loads from the cache) run before the others."""
+    def submit(self, job, owner=None, first: bool = False):
+        """Queue ``job`` (of the executable ``owner``, if any); ``first`` jobs (loads from
+        the cache) run before the others."""
         with self._idle:
             self._pending += 1
-        self._jobs.put((0 if first else 1, next(self._order), job))
+            if owner is not None:
+                self._owners[owner] = self._owners.get(owner, 0) + 1
+        self._jobs.put((0 if first else 1, next(self._order), (job, owner)))
+
+    def waiting_owners(self) -> list:
+        """The executables with a job queued or running, in submission order."""
+        with self._idle:
+            return list(self._owners)
 
     def idle(self) -> bool:
         return self._pending == 0
@@ -458,7 +486,7 @@ class _Worker:
 
     def _loop(self):
         while True:
-            *_, job = self._jobs.get()
+            *_, (job, owner) = self._jobs.get()
             try:
                 with _prompt_gil_handoff():
                     job()
@@ -467,6 +495,10 @@ class _Worker:
             finally:
                 with self._idle:
                     self._pending -= 1
+                    if owner is not None:
+                        self._owners[owner] -= 1
+                        if not self._owners[owner]:
+                            del self._owners[owner]
                     self._idle.notify_all()
 
 
@@ -513,8 +545,36 @@ def _worker_idle() -> bool:
 
 
 def wait_for_compiles(timeout=None) -> bool:
-    """Block until every queued background compile has finished; False on timeout."""
-    return _worker().wait_idle(timeout)
+    """Block until every queued background compile has finished, and so has every header
+    precompile (``prelude.build_later``) that the detached builders of this process's
+    libraries left running after they exited — it takes a core for seconds, so a steady-state
+    measurement started before it ends measures it too; False on timeout (seconds, for the
+    whole wait)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if not _worker().wait_idle(timeout):
+        return False
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    return wait_for_detached_preludes(left)
+
+
+@atexit.register
+def _hand_off_at_exit():
+    """Hand the programs whose library build has not started to a detached builder, which
+    builds them for the next run (``exit_handoff.py``)."""
+    worker = _worker_instance
+    if worker is None or not exit_handoff.enabled():
+        return
+    waiting = [e for e in worker.waiting_owners()
+               if not e.library_started and e.status == "compiling"]
+    inside = {id(b) for e in waiting for b in _all_loop_bodies(e)}   # built with their loop
+    waiting = [e for e in waiting if id(e) not in inside]
+    if waiting:
+        exit_handoff.hand_off([exit_handoff.Program(e.given, e.options, e.donated,
+                                                    e._fingerprint()) for e in waiting])
+
+
+def _all_loop_bodies(executable: HostExecutable) -> list:
+    return [b for body in executable.loop_bodies for b in (body, *_all_loop_bodies(body))]
 
 
 _warned = set()

@@ -222,7 +222,39 @@ def _build_detached(unit: str, compiler: Compiler, entry: CacheEntry, name: str)
     if proc.returncode != BUILT or path is None:
         raise CompileError(f"the detached host kernel build of `{name}` failed (exit code "
                            f"{proc.returncode}): {err.strip()[-2000:] or '(no output)'}")
-    return path, out.strip() == "cached"
+    cached = out.strip() == "cached"
+    if not cached:    # the builder may have left its prelude precompiling (prelude.build_later)
+        prelude = Prelude.of(unit, compiler, entry.root, header_digest())
+        if prelude is not None:
+            with _running_lock:
+                if all(p.dir != prelude.dir for p in _preludes_started):
+                    _preludes_started.append(prelude)
+    return path, cached
+
+
+# the preludes that detached builders this process started may still be precompiling
+_preludes_started: list = []
+PRELUDE_POLL_S = 0.02
+
+
+def wait_for_detached_preludes(timeout: Optional[float] = None) -> bool:
+    """Block until no prelude precompile started for this process's builds (by its detached
+    builders, which exit before it ends: ``prelude.build_later``) is running; False on
+    timeout. Such a precompile takes a core for seconds (at idle priority)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _running_lock:
+            pending = list(_preludes_started)
+        running = [p for p in pending if p.building()]
+        with _running_lock:
+            for p in pending:
+                if p not in running and p in _preludes_started:
+                    _preludes_started.remove(p)
+        if not running:
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(PRELUDE_POLL_S)
 
 
 def _compile(unit: str, compiler: Compiler, entry: CacheEntry, name: str) -> Path:

@@ -11,6 +11,7 @@ Layout under ``cache_root()`` (``$PTOJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/pto
     host-kernels/<k[:2]>/.<k>.*      temporaries of a build of <k> (only while holding its lock)
     host-kernels/<k[:2]>/<k>.prelude/ a precompiled prelude (``prelude.py``: its header, .gch)
     host-kernels/failed/<k>.cpp      translation units the compiler rejected
+    host-kernels/handoff/<r>.pickle  programs left waiting at exit, until built (``exit_handoff.py``)
     compilers/<id>.json              compiler probe records (``compiler.py``)
 
 Trust. Loading a library runs its code in this process, so the cache is trusted exactly as far
@@ -184,6 +185,28 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def file_lock(path: Path, wait: bool = True):
+    """Hold the lock of ``path`` (created 0600; exclusive across processes, released when the
+    holder closes it or exits); yields False instead when ``wait`` is False and another
+    process holds it. Its directory must exist and be private."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise CacheError(f"cannot open the kernel cache lock {path}: "
+                         f"{e.strerror or e}; {FIX}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+        yield True
+    finally:
+        os.close(fd)             # closing releases the lock
+
+
 # --- one key's entry ---------------------------------------------------------------------------
 class CacheEntry:
     """The files of one key."""
@@ -245,26 +268,11 @@ class CacheEntry:
         """Create the entry's directories (0700), checking that each is private."""
         private_dir(private_dir(private_dir(self.root) / "host-kernels") / self.key[:2])
 
-    @contextlib.contextmanager
     def locked(self, wait: bool = True):
         """Hold the key's build lock (exclusive across processes); yields False instead when
         ``wait`` is False and another process holds it."""
         self.make_dirs()
-        try:
-            fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:
-            raise CacheError(f"cannot open the kernel cache lock {self.lockfile}: "
-                             f"{e.strerror or e}; {FIX}") from None
-        try:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-                except BlockingIOError:
-                    yield False
-                    return
-            yield True
-        finally:
-            os.close(fd)             # closing releases the lock
+        return file_lock(self.lockfile, wait)
 
     def temporary(self, suffix: str) -> Path:
         """A fresh path for a build of this key to write into (hold the lock)."""
@@ -327,7 +335,7 @@ _swept: set = set()
 def sweep_temporaries(root: Path) -> None:
     """Once per process and cache: remove the temporaries of builds that were killed — a
     key's only while holding its lock (so never a live build's), other stray temporary files
-    once they are an hour old."""
+    and handed-off requests (``exit_handoff.py``) once they are an hour old."""
     if root in _swept:
         return
     _swept.add(root)
@@ -343,11 +351,12 @@ def sweep_temporaries(root: Path) -> None:
             if held:
                 entry.remove_temporaries()
     cutoff = time.time() - STALE_RECORD_S
-    for folder in (root / "compilers", kernels / "failed"):
+    for folder in (root / "compilers", kernels / "failed", kernels / "handoff"):
         for path in _listing(folder):
             with contextlib.suppress(OSError):
-                if path.name.startswith(".") and path.name.endswith(".tmp") \
-                        and path.lstat().st_mtime < cutoff:
+                stray = path.name.startswith(".") and path.name.endswith(".tmp")
+                unfinished = folder.name == "handoff"     # a request whose builder died
+                if (stray or unfinished) and path.lstat().st_mtime < cutoff:
                     path.unlink()
 
 

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Optional
 
 from ptojax.errors import CacheError, ConfigError
-from ptojax.lower.host.cache import checked_root, private_dir, read_trusted, write_atomic
+from ptojax.lower.host.cache import (checked_root, file_lock, private_dir, read_trusted,
+                                     write_atomic)
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 
@@ -193,6 +194,17 @@ def probe_main() -> int:
 
 
 def _probe_and_record(command: tuple, identity: str) -> None:
+    """Probe and record, unless another prober recorded the flags first: probers of one
+    compiler take turns (a lock beside the record), so a second process asking while the
+    first probe runs (a build handed off at exit: ``exit_handoff.py``) waits for it instead
+    of probing again."""
+    record = probe_record(identity)
+    with file_lock(record.with_suffix(".lock")):
+        if _recorded_flags(read_trusted(record), identity) is None:
+            _probe_flags_and_record(command, identity)
+
+
+def _probe_flags_and_record(command: tuple, identity: str) -> None:
     flags = [*BASE_FLAGS, *(flag for group in OPTIONAL_FLAGS for flag in group)]
     if _probe(command, flags) is not None:     # not all of them: one group at a time
         flags = list(BASE_FLAGS)

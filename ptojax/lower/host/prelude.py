@@ -69,25 +69,36 @@ class Prelude:
         """Precompile the prelude unless it is done or another process is doing it; failures
         leave nothing (the builds just keep parsing the headers)."""
         with self.entry.locked(wait=False) as held:
-            if not held or self.ready():
-                return
-            self.entry.remove_temporaries()
-            private_dir(self.dir)
-            write_atomic(self.header, self.text.encode())
-            out = self.entry.temporary(".gch.tmp")
-            flags = [f for f in self.compiler.flags if f != "-shared"]
-            cmd = [*self.compiler.command, *flags, "-x", "c++-header", f"-I{INCLUDE_DIR}",
-                   str(self.header), "-o", str(out)]
-            try:
-                done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      timeout=BUILD_TIMEOUT_S, start_new_session=True)
-                if done.returncode == 0:
-                    os.chmod(out, 0o600)
-                    os.replace(out, self.precompiled)
-            except (OSError, subprocess.SubprocessError):
-                pass
-            finally:
-                out.unlink(missing_ok=True)
+            if held:
+                self.build_holding_lock()
+
+    def build_holding_lock(self) -> None:
+        """``build``, the caller holding the prelude's lock."""
+        if self.ready():
+            return
+        self.entry.remove_temporaries()
+        private_dir(self.dir)
+        write_atomic(self.header, self.text.encode())
+        out = self.entry.temporary(".gch.tmp")
+        flags = [f for f in self.compiler.flags if f != "-shared"]
+        cmd = [*self.compiler.command, *flags, "-x", "c++-header", f"-I{INCLUDE_DIR}",
+               str(self.header), "-o", str(out)]
+        try:
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=BUILD_TIMEOUT_S, start_new_session=True)
+            if done.returncode == 0:
+                os.chmod(out, 0o600)
+                os.replace(out, self.precompiled)
+        except (OSError, subprocess.SubprocessError):
+            pass
+        finally:
+            out.unlink(missing_ok=True)
+
+    def building(self) -> bool:
+        """Whether some process holds the prelude's lock (``build_later``'s child while it
+        precompiles)."""
+        with self.entry.locked(wait=False) as held:
+            return not held
 
     def discard(self) -> None:
         with self.entry.locked():
@@ -104,17 +115,21 @@ def build_later(prelude: Optional[Prelude]) -> None:
     """Precompile ``prelude`` in a forked child of this (detached builder) process, so that
     the process waiting for the library is not kept waiting for it, at idle priority (Linux
     ``SCHED_IDLE``, inherited by the compiler): it runs while the program it was built for
-    takes over with its kernels, whose threads it must not slow."""
+    takes over with its kernels, whose threads it must not slow. The prelude's lock is taken
+    before the fork and held by the child until it is done, so that once this process has
+    exited, the lock says whether the precompile still runs (``Prelude.building``: what
+    ``backend.wait_for_compiles`` waits for)."""
     if prelude is None or prelude.ready() or not hasattr(os, "fork"):
         return
-    if os.fork() != 0:
-        return
-    try:                       # the child: let go of the parent's pipes, then build
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        with contextlib.suppress(AttributeError, OSError):   # only on an idle core: it
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))   # slowed steps 30x
-        prelude.build()
-    finally:
-        os._exit(0)
+    with prelude.entry.locked(wait=False) as held:
+        if not held or os.fork() != 0:
+            return              # (the parent closes its copy of the lock: the child's holds it)
+        try:                    # the child: let go of the parent's pipes, then build
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            with contextlib.suppress(AttributeError, OSError):   # only on an idle core: it
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # slowed steps 30x
+            prelude.build_holding_lock()
+        finally:
+            os._exit(0)

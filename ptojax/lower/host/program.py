@@ -290,6 +290,23 @@ def _fused_build(tiled: ClosedIR) -> dict:
                 bodies_at_o1=False)
 
 
+def emit(tiled: ClosedIR, target, check_sync: bool = False, kernels: str = "fused") -> tuple:
+    """(the build used, why not the fused one or None, the library's build options: its
+    kernel source and entry points) — ``HostProgram``'s ``emitted``, which a program loaded
+    from the cache passes instead of emitting again (``program_record.py``)."""
+    build, fused_error = "pto" if check_sync else kernels, None
+    if build == "fused":
+        try:
+            options = _fused_build(tiled)
+        except FusedUnsupported as e:
+            build, fused_error = "pto", str(e)
+    if build == "pto":
+        options = _pto_build(tiled, target, check_sync)
+    if any(runs_few_rows(e) for e in tiled.ir.eqns):
+        options["exports"] = GEMM_EXPORTS
+    return build, fused_error, options
+
+
 class HostProgram:
     """``run(*flat_inputs)`` for a tiled IR, its kernels compiled for the host.
 
@@ -303,26 +320,20 @@ class HostProgram:
     ``tensor_runners`` the tensor-level equations run by compiled code (``random_bits.py``, ``few_rows_gemm.py``);
     ``loops`` maps loop equations to the runners the backend made for them; ``cached_only``
     raises ``build.NotCached`` rather than compiling; ``on_key`` is told the library's key;
-    ``donated`` are the inputs ``run`` may overwrite (``Executable``).
+    ``donated`` are the inputs ``run`` may overwrite (``Executable``); ``emitted`` what
+    ``emit`` returned for ``tiled``, if it is known (emitted when None).
     """
 
     def __init__(self, tiled: ClosedIR, target, check_sync: bool = False, name: str = "fn",
                  kernels: str = "fused", loops=None, cached_only: bool = False,
-                 on_key=None, donated=frozenset()):
+                 on_key=None, donated=frozenset(), emitted=None):
         if kernels not in KERNEL_BUILDS:
             raise ValueError(f"unknown host kernel build {kernels!r}; available: "
                              f"{', '.join(KERNEL_BUILDS)}")
-        self.kernels = "pto" if check_sync else kernels
-        self.fused_error = None
-        if self.kernels == "fused":
-            try:
-                options = _fused_build(tiled)
-            except FusedUnsupported as e:
-                self.kernels, self.fused_error = "pto", str(e)
-        if self.kernels == "pto":
-            options = _pto_build(tiled, target, check_sync)
-        if any(runs_few_rows(e) for e in tiled.ir.eqns):
-            options["exports"] = GEMM_EXPORTS
+        if emitted is None:
+            emitted = emit(tiled, target, check_sync, kernels)
+        self.emitted = emitted
+        self.kernels, self.fused_error, options = emitted
         self.entries = options["entries"]
         self.source = options["kernel_source"]
         self.check_sync = check_sync

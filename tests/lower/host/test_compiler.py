@@ -125,3 +125,12 @@ def test_a_probe_outlives_the_process_that_started_it(tmp_path):
         time.sleep(0.05)
     (record,) = cache.glob("compilers/*.json")
     assert json.loads(record.read_text())["flags"][:len(BASE_FLAGS)] == list(BASE_FLAGS)
+
+
+def test_a_prober_that_waited_for_another_uses_its_record(monkeypatch):
+    """Probers of one compiler take turns (a lock beside the record): one that finds the
+    record written while it waited does not probe again."""
+    compiler = host_compiler.find_compiler()            # recorded
+    monkeypatch.setattr(host_compiler, "_probe_flags_and_record",
+                        lambda *a: pytest.fail("probed again"))
+    host_compiler._probe_and_record(compiler.command, compiler.identity)

@@ -2,6 +2,7 @@
 precompiled once, later builds use them and build the same library, and a prelude that does not
 work (corrupt, or not ours) never breaks a build."""
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +110,19 @@ def test_only_gcc_gets_a_prelude():
     clang = Compiler(("clang++",), "clang++ (Debian clang version 14.0.6)", ())
     assert Prelude.of(_unit("clang"), clang, Path("/nonexistent"), "digest") is None
     assert Prelude.of("int f();\n", find_compiler(), cache_root(), header_digest()) is None
+
+
+def test_wait_for_compiles_waits_for_a_precompile_left_by_this_process_builds(monkeypatch):
+    """The detached builder forks the precompile and exits; the child holds the prelude's lock
+    (taken before the fork) until it is done, and ``wait_for_compiles`` waits for it."""
+    from ptojax.lower.host import backend as host_backend
+    from ptojax.lower.host.prelude import build_later
+    gcc = Compiler(("g++",), "/usr/bin/g++\n\ng++ (wait test)", ("-O2",))
+    prelude = Prelude(f"// wait test {os.getpid()}\n", gcc, cache_root(), header_digest())
+    monkeypatch.setattr(Prelude, "build_holding_lock", lambda self: time.sleep(0.5))
+    monkeypatch.setattr(host_build, "_preludes_started", [prelude])
+    build_later(prelude)
+    assert prelude.building()                 # already when build_later returns
+    assert not host_backend.wait_for_compiles(0.05)
+    assert host_backend.wait_for_compiles(60)
+    assert not prelude.building() and host_build._preludes_started == []
