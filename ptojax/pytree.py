@@ -20,7 +20,8 @@ from ptojax.pytree_nodes import (DictKey, FlattenedIndexKey, GetAttrKey, Sequenc
                                  USER_LEAF_TYPES, keystr, register_dataclass, register_pytree_node,
                                  register_pytree_node_class, register_pytree_with_keys,
                                  register_pytree_with_keys_class, register_static,
-                                 register_user_leaf, _kind_of_type, _registry)
+                                 register_user_leaf, _is_namedtuple_type, _kind_of_type,
+                                 _registry)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -112,6 +112,8 @@ def test_only_gcc_gets_a_prelude():
     assert Prelude.of("int f();\n", find_compiler(), cache_root(), header_digest()) is None
 
 
+# JAX (imported by other test files in the same worker) warns at every fork
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 def test_wait_for_compiles_waits_for_a_precompile_left_by_this_process_builds(monkeypatch):
     """The detached builder forks the precompile and exits; the child holds the prelude's lock
     (taken before the fork) until it is done, and ``wait_for_compiles`` waits for it."""
