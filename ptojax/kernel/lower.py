@@ -149,6 +149,7 @@ class Scope:
                 raise AssertionError(f"kernel lowering: {a} is defined nowhere")
             self.parent.atom(a)
             self.imported[a] = Var(a.type)
+            self.defined.add(self.imported[a])     # this scope's name for it
         return self.imported[a]
 
     def emit(self, prim, inputs, source, **params):
