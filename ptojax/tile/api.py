@@ -30,6 +30,7 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.ir.core import print_eqn
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.tile.kernel_names import kernel_name
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
 from ptojax.kernel.lower import lower_kernel
 from ptojax.optimize import has_effect, optimize
@@ -89,18 +90,6 @@ def kernel_label(group) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}_{names[-1]}"
 
 
-def _unique_name(name, kernels) -> str:
-    """``name``, or ``name_2``, ``name_3``, ... when an earlier kernel of the program has it
-    (two calls of differently made pto.kernel bodies of one name: the builds define each
-    kernel's function and tiling struct by name)."""
-    taken = {k.params["name"] for k in kernels}
-    n, out = 1, name
-    while out in taken:
-        n += 1
-        out = f"{name}_{n}"
-    return out
-
-
 def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     """Tile every fusible part of ``closed`` for ``target`` (see the module docstring)."""
     config = config or TileConfig()
@@ -133,7 +122,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     for kind, item in units:
         if kind == "eqn" and ir.eqns[item].prim in (kernel_call_p, kernel_linear_call_p):
             e = ir.eqns[item]
-            params = e.params.replace(name=_unique_name(e.params["name"], kernels))
+            params = e.params.replace(name=kernel_name(e.params["name"], kernels))
             eqns.append(lower_kernel(params, e.inputs, e.outputs, e.source))
             kernels.append(eqns[-1])
         elif kind == "eqn":
