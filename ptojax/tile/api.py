@@ -129,7 +129,7 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
             eqns.append(ir.eqns[item])
             kept.append(UnfusedOp(ir.eqns[item], unfused[item]))
         else:
-            eqn = _kernel_eqn(item, plans[item.id], len(kernels), target)
+            eqn = _kernel_eqn(item, plans[item.id], kernels, target)
             eqns.append(eqn)
             kernels.append(eqn)
     out = ClosedIR(IR(ir.constvars, ir.invars, eqns, ir.outvars), closed.consts)
@@ -142,8 +142,8 @@ def _prepare(closed: ClosedIR, target) -> ClosedIR:
     return ClosedIR(fold_transposes(closed.ir), closed.consts)
 
 
-def _kernel_eqn(group, plan, index, target) -> Eqn:
-    name = f"k{index}_{kernel_label(group)}"
+def _kernel_eqn(group, plan, kernels, target) -> Eqn:
+    name = kernel_name(f"k{len(kernels)}_{kernel_label(group)}", kernels)
     accumulate = tuple(i for i, v in enumerate(group.outputs) if group.layout[v] == COLSUM)
     params = dict(name=name, kind=group.kind, grid=plan.grid, regions=plan.regions,
                   bodies=plan.bodies, buffers=plan.buffers, target=target.name,
