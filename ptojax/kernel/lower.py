@@ -115,6 +115,7 @@ class Scope:
                 raise AssertionError(f"kernel lowering: {a} is defined nowhere")
             self.parent.atom(a)
             self.imported[a] = Var(a.type)
+            self.defined.add(self.imported[a])     # this scope's name for it
         return self.imported[a]
 
     def emit(self, prim, inputs, source, **params):
@@ -961,6 +962,7 @@ class BodyLowering(C2vCarryLowering):
                                          form, c)
                     for o, (atom, form), c in zip(body.outvars, inits, carry_vars)]
             outs = [self._copy_if_read_late(o, c, inner) for o, c in zip(outs, carry_vars)]
+            outs = self._in_own_buffers(outs, carry_vars, [f for _, f in inits], inner)
             if not top_level:
                 # a nested loop's own transfers (of values of its body) are done when it
                 # ends: the rest of the enclosing step reuses their workspaces
@@ -1003,6 +1005,20 @@ class BodyLowering(C2vCarryLowering):
         if at is None or not any(carry in e.inputs for e in eqns[at + 1:]):
             return out
         return self._copy(out)
+
+    def _in_own_buffers(self, outs, carries, forms, scope):
+        """The new values of a step's UB carries, each copied into a tile of its own where it
+        cannot take its carry's buffer as it is (``_takes_carry_buffer``): the loop updates
+        every carry in place, its buffer holding the next step's value."""
+        taken = set()
+        for i, (out, carry, form) in enumerate(zip(outs, carries, forms)):
+            if not isinstance(form, str) or form in ("acc", "gm") or \
+                    not isinstance(out.type, TileType):
+                continue
+            if not _takes_carry_buffer(out, carry, scope, taken):
+                out = outs[i] = self._copy(out)
+            taken.add(out)
+        return outs
 
     def _carry_init(self, value, var, body):
         """(initial atom, form) of a loop carry: a GM ref, or a UB tile of a layout (a 1-d
@@ -1089,6 +1105,24 @@ class BodyLowering(C2vCarryLowering):
             raise self.error(ShapeError, (
                 f"a loop carry changes from {init_atom.type} to {atom.type} in the body"))
         return atom
+
+
+def _takes_carry_buffer(out, carry, scope, taken) -> bool:
+    """Whether a loop body's new value ``out`` of a UB carry can live in the carry's buffer
+    as it is: the carry passed through, a tile the step computes (not the new value of
+    another carry), or the result of a nested loop (or accumulation) updating the carry's own
+    buffer. A value from outside the step or another carry has a buffer of its own, and a
+    nested loop's result lives in its own carry's buffer: a copy takes the carry's."""
+    if out is carry:
+        return True
+    if out in taken:
+        return False
+    defs = {o: e for e in scope.b.eqns for o in e.outputs}
+    a = out
+    while a in defs and defs[a].prim in (T.tile_loop_p, T.tile_matmul_acc_p):
+        e = defs[a]
+        a = e.inputs[e.outputs.index(a)] if e.prim is T.tile_loop_p else e.inputs[0]
+    return a is carry or (a is out and out in defs)
 
 
 def _vector_use(body: IR, var) -> str:
