@@ -94,6 +94,7 @@ from ptojax.ir.core import print_eqn
 from ptojax.lower.emit import Emitter, grid_conditions, subblock_runs
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.lower.schedule_items import loop_slot
+from ptojax.tile.kernel_names import tiling_struct
 from ptojax.ops.arithmetic import add_p, div_p, max_p, min_p, mul_p, neg_p, rem_p, sub_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.logic import (and_p, eq_p, ge_p, gt_p, le_p, lt_p, ne_p, not_p, or_p,
@@ -239,10 +240,6 @@ def _index_expr(c) -> str:
     return text if not c.mod else f"({text} % {c.mod})"
 
 
-def _camel(name):
-    return "".join(p.capitalize() for p in name.split("_"))
-
-
 class _Printer(Emitter):
     """Emits one kernel, its tiling struct and its host launcher. Slots are runtime values:
     ``slot``/``ev`` per tile and ``kslot``/``kev`` per K step."""
@@ -250,7 +247,7 @@ class _Printer(Emitter):
 
     def __init__(self, sched):
         super().__init__(sched)
-        self.tiling = f"{_camel(sched.name)}Tiling"
+        self.tiling = tiling_struct(sched.name)
 
     # --- operands ----------------------------------------------------------------------------
     def literal(self, a):

@@ -30,6 +30,7 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.ir.core import print_eqn
 from ptojax.targets import ascend910b, get_target
 from ptojax.tile.kernel import tile_kernel_p
+from ptojax.tile.kernel_names import kernel_name
 from ptojax.kernel.call import kernel_call_p, kernel_linear_call_p
 from ptojax.kernel.lower import lower_kernel
 from ptojax.optimize import has_effect, optimize
@@ -89,18 +90,6 @@ def kernel_label(group) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}_{names[-1]}"
 
 
-def _unique_name(name, kernels) -> str:
-    """``name``, or ``name_2``, ``name_3``, ... when an earlier kernel of the program has it
-    (two calls of differently made pto.kernel bodies of one name: the builds define each
-    kernel's function and tiling struct by name)."""
-    taken = {k.params["name"] for k in kernels}
-    n, out = 1, name
-    while out in taken:
-        n += 1
-        out = f"{name}_{n}"
-    return out
-
-
 def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     """Tile every fusible part of ``closed`` for ``target`` (see the module docstring)."""
     config = config or TileConfig()
@@ -133,14 +122,14 @@ def tile_ir(closed: ClosedIR, config=None, target=ascend910b) -> TileResult:
     for kind, item in units:
         if kind == "eqn" and ir.eqns[item].prim in (kernel_call_p, kernel_linear_call_p):
             e = ir.eqns[item]
-            params = e.params.replace(name=_unique_name(e.params["name"], kernels))
+            params = e.params.replace(name=kernel_name(e.params["name"], kernels))
             eqns.append(lower_kernel(params, e.inputs, e.outputs, e.source))
             kernels.append(eqns[-1])
         elif kind == "eqn":
             eqns.append(ir.eqns[item])
             kept.append(UnfusedOp(ir.eqns[item], unfused[item]))
         else:
-            eqn = _kernel_eqn(item, plans[item.id], len(kernels), target)
+            eqn = _kernel_eqn(item, plans[item.id], kernels, target)
             eqns.append(eqn)
             kernels.append(eqn)
     out = ClosedIR(IR(ir.constvars, ir.invars, eqns, ir.outvars), closed.consts)
@@ -153,8 +142,8 @@ def _prepare(closed: ClosedIR, target) -> ClosedIR:
     return ClosedIR(fold_transposes(closed.ir), closed.consts)
 
 
-def _kernel_eqn(group, plan, index, target) -> Eqn:
-    name = f"k{index}_{kernel_label(group)}"
+def _kernel_eqn(group, plan, kernels, target) -> Eqn:
+    name = kernel_name(f"k{len(kernels)}_{kernel_label(group)}", kernels)
     accumulate = tuple(i for i, v in enumerate(group.outputs) if group.layout[v] == COLSUM)
     params = dict(name=name, kind=group.kind, grid=plan.grid, regions=plan.regions,
                   bodies=plan.bodies, buffers=plan.buffers, target=target.name,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ptojax.errors import TileError
 from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ir.types import TileType
 from ptojax.tile import ops as T
@@ -102,6 +103,7 @@ class _Walker:
         self.staged_in = set()  # tiles written by tile_load / tile_move
         self.last_loop = None   # position of the body's last top-level loop
         self.carried = set()    # values entering a loop as its carries' initial values
+        self.loop_eqns = []     # every tile_loop equation, nested ones too
 
     def walk(self, ir: IR, level: int):
         for eqn in ir.eqns:
@@ -134,6 +136,7 @@ class _Walker:
         body = _as_ir(eqn.params["body"])
         n = eqn.params["num_carry"]
         start = self.pos
+        self.loop_eqns.append(eqn)
         if len(self.loops) == 1:
             self.last_loop = start
         for outer, inner in zip(eqn.inputs, body.invars[1:]):     # carries, invariants
@@ -235,10 +238,34 @@ def _plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0
     for v in w.alias:                     # loop-body carry parameters
         if v not in slot_of and root(v) in slot_of and isinstance(v.type, TileType):
             slot_of[v] = slot_of[root(v)]
+    _check_carries_in_place(w, slot_of)
     _place(plan, target)
     if single_fallback:
         _single_buffer_to_fit(plan, target)
     return plan
+
+
+def _check_carries_in_place(w, slot_of):
+    """Every tile loop carry, its initial value, its new value in the body and the loop's
+    result share one buffer: the emitted loop updates the carry in place and copies nothing.
+    A body whose new value lives elsewhere (a value from outside the step, another carry, a
+    nested loop's result in its own carry's buffer) would leave the carry stale: an error
+    in whatever built the body, raised here rather than a wrong answer."""
+    for eqn in w.loop_eqns:
+        body = _as_ir(eqn.params["body"])
+        n = eqn.params["num_carry"]
+        for i, (init, inner, new, result) in enumerate(zip(
+                eqn.inputs[:n], body.invars[1:1 + n], body.outvars, eqn.outputs)):
+            if not isinstance(inner.type, TileType):
+                continue
+            held = [slot_of.get(v) for v in (init, inner, new, result) if type(v) is Var]
+            if any(s is not held[0] for s in held):
+                raise TileError(
+                    f"tile memory plan: carry {i} of a tile_loop is not updated in one "
+                    f"buffer (its new value or result lives apart from the carry): the loop "
+                    f"body must compute each carry's new value into a tile of its own "
+                    f"(copy a value from outside the step, another carry or a nested loop's "
+                    f"result); this is a bug in the lowering that built the loop")
 
 
 def _own_span(spans, level) -> bool:
