@@ -157,8 +157,8 @@ def functions(name, pto, pnp, jax, jnp):
 STEADY = [("chain", "elementwise chain, 4M f32", 1.0),
           ("softmax", "softmax 4096x1024", 0.8),
           ("layer_norm", "layer_norm 4096x1024", 1.0),
-          ("mlp_step", "MLP 784-512-512-10 train step, b=128", 1.1),
-          ("attention", "causal attention 4x8x512x64 fwd+bwd", 1.2)]
+          ("mlp_step", "MLP 784-512-512-10 train step, b=128", 1.0),
+          ("attention", "causal attention 4x8x512x64 fwd+bwd", 1.0)]
 
 
 def interleaved_best(fns, rounds=30):
