@@ -146,8 +146,8 @@ class MatmulLowering:
     def _operand_l0(self, v, src, offset, extent, space, stage, keep=True, k_copy=None):
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
         reuses an operand it did not compute (the query block of attention) every step. The
-        K steps of one matmul share one L0 buffer (``stage``), so a tile of a matmul split
-        into several steps is overwritten by the next step: it is extracted where it is used
+        K steps of one matmul share its L0 buffers (``stage``), so a tile of a matmul split
+        into several steps is overwritten by a later step: it is extracted where it is used
         and not kept for reuse (``keep`` False), from the whole operand, which is loaded into
         L1 once where ``v`` was defined (L1 holds what L0 cannot: a loop-invariant query block
         split along K stays in L1 across the loop, as CANN's FlashAttentionScore keeps Q).
