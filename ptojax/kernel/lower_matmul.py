@@ -55,20 +55,23 @@ class MatmulLowering:
         b_src = self.cube_source(b, b_t)
         into = self.acc_into.get(eqn.outputs[0])     # a loop's L0C accumulator carry
         acc = None if into is None else into.atom
-        self.matmuls += 1          # each operand's K steps share one double buffer
+        self.matmuls += 1          # each operand's K steps share its buffers
         # an operand the other core wrote (through a workspace) is loaded last: the cube
         # loads the other while it waits for that one
         a_last = self._from_other_core(a) and not self._from_other_core(b)
         steps = self._k_steps(m, kk, n, dt)
         keep = len(steps) == 1     # later K steps overwrite a step's L0 copy: not reusable
-        for k0, kc in steps:
+        for i, (k0, kc) in enumerate(steps):
+            # a matmul split along K alternates its K steps between the two copies of each
+            # operand's buffer, so K step i + 1's TEXTRACT overlaps K step i's TMATMUL
+            copy = None if keep else i % 2
+            stage_a, stage_b = (f"mm{self.matmuls}{x}" + ("" if keep else f"k{copy}")
+                                for x in "ab")
             if a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
-                                      keep)
-            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", f"mm{self.matmuls}a", keep)
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", stage_b, keep, copy)
+            a0 = self._operand_l0(a, a_src, (0, k0), (m, kc), "L0A", stage_a, keep, copy)
             if not a_last:
-                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", f"mm{self.matmuls}b",
-                                      keep)
+                b0 = self._operand_l0(b, b_src, (k0, 0), (kc, n), "L0B", stage_b, keep, copy)
             acc = self.emit(T.tile_matmul_p, [a0, b0]) if acc is None else \
                 self.emit(T.tile_matmul_acc_p, [acc, a0, b0])
         out = eqn.outputs[0].type
@@ -140,19 +143,22 @@ class MatmulLowering:
         v.made[key] = src
         return src
 
-    def _operand_l0(self, v, src, offset, extent, space, stage, keep=True):
+    def _operand_l0(self, v, src, offset, extent, space, stage, keep=True, k_copy=None):
         """The operand's L0 tile for one K step, loaded where ``v`` was defined: a loop
         reuses an operand it did not compute (the query block of attention) every step. The
-        K steps of one matmul share one L0 buffer (``stage``), so a tile of a matmul split
-        into several steps is overwritten by the next step: it is extracted where it is used
+        K steps of one matmul share its L0 buffers (``stage``), so a tile of a matmul split
+        into several steps is overwritten by a later step: it is extracted where it is used
         and not kept for reuse (``keep`` False), from the whole operand, which is loaded into
         L1 once where ``v`` was defined (L1 holds what L0 cannot: a loop-invariant query block
-        split along K stays in L1 across the loop, as CANN's FlashAttentionScore keeps Q)."""
+        split along K stays in L1 across the loop, as CANN's FlashAttentionScore keeps Q).
+        Such K steps alternate between two single-copy buffers (``k_copy``, the K step's
+        parity: ``stage`` names one), as CANN's L0A/L0B ping-pong: the next K step's
+        TEXTRACT fills one while the TMATMUL reads the other."""
         key = ("l0", src[4], offset, extent, space)
         if key in v.made:
             return v.made[key]
         if not keep:
-            return self._extract(self._whole_l1(v, src), offset, extent, space, stage)
+            return self._extract(self._whole_l1(v, src), offset, extent, space, stage, k_copy)
         saved = self.scope
         self.scope = v.scope
         try:
@@ -178,11 +184,11 @@ class MatmulLowering:
                 self.scope = saved
         return v.made[key]
 
-    def _extract(self, l1, offset, extent, space, stage):
+    def _extract(self, l1, offset, extent, space, stage, k_copy):
         """TEXTRACT the (rows, cols) block at ``offset`` of an L1 tile to L0A/L0B."""
         phys, valid = cube_shape(*extent)
         return self.emit(T.tile_move_p, [l1], space=space, stage=stage, index=tuple(offset),
-                         shape=phys, valid=valid)
+                         shape=phys, valid=valid, k_copy=k_copy)
 
     def _to_l0(self, src, offset, extent, space, stage):
         """TLOAD the (rows, cols) block at ``offset`` of the operand into L1, TEXTRACT it to

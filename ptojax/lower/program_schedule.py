@@ -285,54 +285,91 @@ class _Builder:
                 self._loop_rings(item.items)
 
     def _rings(self, items, level, before, after):
-        groups = {}                     # (reader pipe, writer pipe, core) -> (first w, last r)
+        """A ring per (reader pipe, writer pipe, core) over the level's double-buffered
+        staging tiles, its copy the step's parity: the first writer waits for the copy, the
+        last reader frees it. The K steps of a matmul split along K (``Slot.k_copy``) have a
+        ring of their own on the same events, its copy the K step's parity (static): the
+        first writer of that parity's buffers waits, their last reader frees them -- unless
+        the level's step ring takes that pipe pair's events (then ``order_pipes`` orders
+        those buffers)."""
         flat = list(flat_ops(items))
-        for pos, (op, top) in enumerate(flat):
-            for kind, var in op.writes:
-                if kind == "tile" and self._staging(var, level):
-                    for rpipe in self._reader_pipes(var, flat):
-                        if rpipe != op.pipe:
-                            g = groups.setdefault((rpipe, op.pipe, op.core), [None, None])
-                            g[0] = top if g[0] is None else g[0]
-            for kind, var in op.reads:
-                if kind == "tile" and self._staging(var, level):
-                    wpipe = self._writer_pipe(var, flat)
-                    if wpipe is not None and wpipe != op.pipe:
-                        g = groups.setdefault((op.pipe, wpipe, op.core), [None, None])
-                        g[1] = top
+        steps = _ring_groups(flat, lambda v: self._staging(v, level), self.plan)
+        kcopies = _ring_groups(flat, lambda v: self._k_copy(v, level), self.plan,
+                               lambda v: self.plan.slots[v].k_copy)
         offset = ring_offset(level, self.buffers)
         slot = loop_slot(level)
-        for (rpipe, wpipe, core), (first, last) in groups.items():
-            if first is None or last is None:
-                continue
-            for c in range(self.buffers):
-                before.append((core, Flag("set", rpipe, wpipe, c + offset)))
-                after.append((core, Flag("wait", rpipe, wpipe, c + offset)))
+        for (rpipe, wpipe, core), (first, last) in steps.items():
+            self._ring(before, after, core, rpipe, wpipe, offset)
             first.before.append((core, Flag("wait", rpipe, wpipe, (slot, offset))))
             last.after.append((core, Flag("set", rpipe, wpipe, (slot, offset))))
+        pairs = {key[:3] for key in kcopies} - set(steps)
+        for rpipe, wpipe, core in pairs:
+            self._ring(before, after, core, rpipe, wpipe, offset)
+        for (rpipe, wpipe, core, copy), (first, last) in kcopies.items():
+            if (rpipe, wpipe, core) in pairs:
+                first.before.append((core, Flag("wait", rpipe, wpipe, offset + copy)))
+                last.after.append((core, Flag("set", rpipe, wpipe, offset + copy)))
+
+    def _ring(self, before, after, core, rpipe, wpipe, offset):
+        """A ring's events, each set once before the level's loop and waited for after it."""
+        for c in range(self.buffers):
+            before.append((core, Flag("set", rpipe, wpipe, c + offset)))
+            after.append((core, Flag("wait", rpipe, wpipe, c + offset)))
 
     def _staging(self, var, level):
         slot = self.plan.slots.get(var)
         return slot is not None and slot.staging and slot.copies > 1 and slot.level == level
 
-    def _reader_pipes(self, var, flat):
-        slot = self.plan.slots[var]
-        return {op.pipe for op, _ in flat for k, v in op.reads
-                if k == "tile" and self.plan.slots.get(v) is slot}
-
-    def _writer_pipe(self, var, flat):
-        slot = self.plan.slots[var]
-        for op, _ in flat:
-            for k, v in op.writes:
-                if k == "tile" and self.plan.slots.get(v) is slot:
-                    return op.pipe
-        return None
+    def _k_copy(self, var, level):
+        slot = self.plan.slots.get(var)
+        return slot is not None and slot.staging and slot.k_copy is not None and \
+            slot.level == level and self.buffers >= 2
 
     # --- statements --------------------------------------------------------------------------
     def region(self) -> Region:
         stmts = _blocks(self.entry) + _statements(self.items) + _blocks(self.exit)
         return Region(self.index, self.grid.region_conditions(self.index), self.decls, stmts,
                       self.names)
+
+
+def _ring_groups(flat, ringed, plan, copy_of=lambda v: None) -> dict:
+    """(reader pipe, writer pipe, core[, copy]) -> [first writer, last reader] (top-level
+    items) over the tiles ``ringed`` selects, read and written on different pipes."""
+    groups = {}
+    for op, top in flat:
+        for kind, var in op.writes:
+            if kind == "tile" and ringed(var):
+                for rpipe in _reader_pipes(plan, var, flat):
+                    if rpipe != op.pipe:
+                        key = (rpipe, op.pipe, op.core) + _copy_key(copy_of(var))
+                        g = groups.setdefault(key, [None, None])
+                        g[0] = top if g[0] is None else g[0]
+        for kind, var in op.reads:
+            if kind == "tile" and ringed(var):
+                wpipe = _writer_pipe(plan, var, flat)
+                if wpipe is not None and wpipe != op.pipe:
+                    key = (op.pipe, wpipe, op.core) + _copy_key(copy_of(var))
+                    groups.setdefault(key, [None, None])[1] = top
+    return {k: g for k, g in groups.items() if g[0] is not None and g[1] is not None}
+
+
+def _copy_key(copy):
+    return () if copy is None else (copy,)
+
+
+def _reader_pipes(plan, var, flat):
+    slot = plan.slots[var]
+    return {op.pipe for op, _ in flat for k, v in op.reads
+            if k == "tile" and plan.slots.get(v) is slot}
+
+
+def _writer_pipe(plan, var, flat):
+    slot = plan.slots[var]
+    for op, _ in flat:
+        for k, v in op.writes:
+            if k == "tile" and plan.slots.get(v) is slot:
+                return op.pipe
+    return None
 
 
 def _is_tile_op(e) -> bool:

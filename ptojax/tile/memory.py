@@ -12,7 +12,10 @@ every tile at its planned address in a simulated buffer, and the PTO emitters' T
   inside a ``tile_loop`` is staged too: the next step's matmul fills the other copy while
   this step's result drains to GM.
 - The tiles of one matmul operand (``stage`` param) share one staging buffer across all K
-  steps; the copy used alternates with the step. When all of them are defined inside one
+  steps; the copy used alternates with the step. A matmul split along K alternates its K
+  steps instead (``tile_move``'s ``k_copy``, the K step's parity): each parity is a
+  single-copy staging buffer of its own (``Slot.k_copy``), the schedule's ring over it
+  selecting the copy by that parity, not the loop step. When all of them are defined inside one
   ``tile_loop``, the buffer is reserved for that loop only (sequential loops, such as the
   unmasked and masked key loops of causal attention, reuse each other's L0 buffers).
 - Every other tile lives from its definition to its last use (a use inside a ``tile_loop``
@@ -59,6 +62,7 @@ class Slot:
     last_use: int = 0          # last position any tile held here is read
     owner: object = None       # the equation that first defines it (for error messages)
     name: str = ""
+    k_copy: object = None      # 0/1: one K-step parity's copy of a matmul operand's buffer
 
     @property
     def extent(self) -> int:
@@ -221,10 +225,12 @@ def _plan_memory(body, buffers: int, target, single_fallback=False, split_rows=0
                 span = w.span[v] if stage is None else stage_span[(v.type.space, stage)]
                 first, final = (p, last) if _own_span(spans, level) else \
                     (0, end) if level == 0 or span is None else (span[0], span[1])
+                k_copy = eqn.params.get("k_copy")
                 slot = Slot(v.type.space, nbytes(v.type),
-                            copies=buffers if staging else 1, start=first if staging else p,
+                            copies=buffers if staging and k_copy is None else 1,
+                            start=first if staging else p,
                             end=final if staging else last, level=level, staging=staging,
-                            owner=eqn)
+                            owner=eqn, k_copy=k_copy)
             if stage is not None:
                 stages[(v.type.space, stage)] = slot
             slot.last_use = max(slot.last_use, last)

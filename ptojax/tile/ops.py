@@ -493,9 +493,11 @@ tile_col_sum_p.tile_mixes_rows = True
 
 
 # --- cube ------------------------------------------------------------------------------------
-def _move_abstract(t, *, space, stage=None, index=(0, 0), shape=None, valid=None):
+def _move_abstract(t, *, space, stage=None, index=(0, 0), shape=None, valid=None, k_copy=None):
     """The L0 tile TEXTRACT fills: all of the L1 tile ``t``, or (``shape``, ``valid`` given)
-    its block at ``index`` (row, col) -- one K step of an operand kept whole in L1."""
+    its block at ``index`` (row, col) -- one K step of an operand kept whole in L1.
+    ``k_copy`` (0 or 1): the K step's copy of its operand's double buffer, chosen by the K
+    step's parity rather than the loop step's (``tile/memory.py``)."""
     _require_tile("tile_move", t, ("L1",))
     if space not in ("L0A", "L0B"):
         raise ShapeError(f"tile_move: destination must be L0A or L0B, got {space}")
@@ -508,7 +510,7 @@ def _move_abstract(t, *, space, stage=None, index=(0, 0), shape=None, valid=None
     return tile_type(shape, t.dtype, space, valid)
 
 
-def _move(t, *, space, stage=None, index=(0, 0), shape=None, valid=None):
+def _move(t, *, space, stage=None, index=(0, 0), shape=None, valid=None, k_copy=None):
     if shape is None:
         return np.array(t)
     (r, c), (vr, vc) = index, valid or shape
