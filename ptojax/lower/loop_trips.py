@@ -44,7 +44,7 @@ def let(s: Let, scalars):
     if s.prim is T.tile_block_index_p:
         scalars[s.var] = scalars[BLOCK_INDEX]
     elif all(known(a, scalars) for a in s.args):
-        scalars[s.var] = s.prim.impl(*(value(a, scalars) for a in s.args))
+        scalars[s.var] = s.prim.impl(*(value(a, scalars) for a in s.args), **dict(s.params))
 
 
 def scalar_load(s, scalars):

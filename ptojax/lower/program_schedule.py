@@ -172,7 +172,8 @@ class _Builder:
                 items.append(self._loop(e, level))
             elif e.prim is T.tile_block_index_p or not _is_tile_op(e):
                 self.names[e.outputs[0]] = self.fresh("s")
-                items.append(Let(e.outputs[0], e.prim, tuple(map(self._scalar, e.inputs))))
+                items.append(Let(e.outputs[0], e.prim, tuple(map(self._scalar, e.inputs)),
+                                 e.params))
             elif e.prim is T.tile_scalar_load_p:
                 self.names[e.outputs[0]] = self.fresh("s")
                 items.append(ScalarLoad(e.outputs[0], self.param_of[e.inputs[0]]))

@@ -93,6 +93,7 @@ class Let(NamedTuple):
     var: Var
     prim: Primitive
     args: tuple
+    params: object = ()        # the equation's params (convert_element_type's new_dtype)
 
 
 class ScalarLoad(NamedTuple):
@@ -339,7 +340,7 @@ class _Region:
     def _let(self, e):
         out = e.outputs[0]
         self.names[out] = self.fresh("s")
-        return Let(out, e.prim, tuple(e.inputs))
+        return Let(out, e.prim, tuple(e.inputs), e.params)
 
     def window(self, gm, r0, c0, params, tile_type):
         param = self.param_of[gm]

@@ -57,3 +57,22 @@ def test_cost_renders_as_a_table_and_html():
     assert "kernel" in text and "bound" in text and "total" in text and "model" in text
     html = cost._repr_html_()
     assert "<table>" in html and "k0_" in html
+
+
+def test_a_loop_scalar_converted_from_the_index_is_costed():
+    """A loop step's scalar ``j + 1.0`` converts the index (a Let with params): the cost
+    model evaluates the Let with its params (it called convert without its dtype)."""
+    R, C = 8, 16
+    kernel = pto.kernel
+
+    @kernel(out_shape=pto.ShapeDtypeStruct((2 * R, C), np.float32), grid=(2,),
+            in_specs=[pto.BlockSpec((R, C), lambda i: (i, 0))],
+            out_specs=pto.BlockSpec((R, C), lambda i: (i, 0)))
+    def scaled(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = kernel.fori(0, 3, lambda j, acc: acc + x * (j + 1.0),
+                                 pto.numpy.zeros((R, C), np.float32))
+    x = np.ones((2 * R, C), np.float32)
+    np.testing.assert_array_equal(np.asarray(scaled(x)), np.full((2 * R, C), 6.0, np.float32))
+    (row,) = pto.jit(scaled).lower(x).cost()
+    assert row.seconds > 0
