@@ -248,26 +248,72 @@ def order_pipes(builders):
                     sim.run(a, b)
             if not sim.changed:
                 break
+    free = _early_events(builders, buffers)
     for b in builders:
-        _early_pairs(b.items, early, pairs)
+        _early_pairs(b.items, early, pairs, free)
         for op, _ in flat_ops(b.items):
             for src, dst in sorted(pairs.get(id(op), ())):
                 op.before.append((op.core, Flag("set", src, dst, ADJACENT_EVENT)))
                 op.before.append((op.core, Flag("wait", src, dst, ADJACENT_EVENT)))
 
 
-def _early_pairs(items, early, pairs, loop=None):
+def _early_events(builders, buffers) -> dict:
+    """(core, src, dst) -> the event ids early pairs of that pipe pair may use, EARLY_EVENT
+    first: the ids below ADJACENT_EVENT no staging ring of the kernel takes on that pair (a
+    ring event ``(slot, offset)`` takes ``offset .. offset + buffers - 1``)."""
+    taken = {}
+
+    def note(flags):
+        for core, f in flags:
+            if isinstance(f, Flag):
+                ids = range(f.event[1], f.event[1] + buffers) if isinstance(f.event, tuple) \
+                    else (f.event,)
+                taken.setdefault((core, f.src, f.dst), set()).update(ids)
+
+    def walk(items):
+        for it in items:
+            if isinstance(it, (Op, LoopItem)):
+                note(it.before)
+                note(it.after)
+            if isinstance(it, LoopItem):
+                walk(it.items)
+    for b in builders:
+        walk(b.items)
+    every = [EARLY_EVENT] + [e for e in range(EARLY_EVENT - 1, -1, -1)]
+
+    class _Free(dict):
+        def __missing__(self, key):
+            return [e for e in every if e not in taken.get(key, ())]
+    return _Free()
+
+
+def _pending(start, end, n):
+    """The stretch of a statement list of ``n`` ops an early pair's event is pending over:
+    set after op ``start``, waited before op ``end``; a loop-carried one (start > end) from
+    its set to the end of the body and from the start of the body to its wait (its sets
+    before the loop and waits after it extend those)."""
+    if start < end:
+        return [(start + 0.5, end - 0.25)]
+    return [(start + 0.5, n + 1.0), (-1.0, end - 0.25)]
+
+
+def _overlap(a, b) -> bool:
+    return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
+
+
+def _early_pairs(items, early, pairs, free, loop=None):
     """Emits the early pairs of one statement list (and of its loops' bodies): a set after
     the earlier op, a wait before the later; a loop-carried one (the earlier op later in the
-    body) also sets before the loop and waits after it. Per (src, dst), one loop-carried pair
-    or non-overlapping same-step pairs (one set pending at a time); the others become
-    adjacent pairs (stronger)."""
+    body) also sets before the loop and waits after it. An event holds one pending set at a
+    time: each pair takes the first of its pipe pair's free events (``_early_events``) not
+    pending where it is (nor used by a loop it spans); a pair left without one becomes an
+    adjacent pair (stronger)."""
     ops = [it for it in items if isinstance(it, Op)]
     pos = {id(o): i for i, o in enumerate(ops)}
     links = {}
     for it in items:
         if isinstance(it, LoopItem):
-            _early_pairs(it.items, early, pairs, it)
+            _early_pairs(it.items, early, pairs, free, it)
     for o in ops:
         for (src, dst), earlier in early.get(id(o), {}).items():
             if (src, dst) in pairs.get(id(o), ()):
@@ -275,51 +321,50 @@ def _early_pairs(items, early, pairs, loop=None):
             if id(earlier) not in pos or (pos[id(earlier)] > pos[id(o)] and loop is None):
                 pairs.setdefault(id(o), set()).add((src, dst))
                 continue
-            links.setdefault((src, dst), []).append((pos[id(earlier)], pos[id(o)], earlier, o))
-    for (src, dst), group in links.items():
-        carried = [g for g in group if g[0] > g[1]]
-        keep = carried[:1] if len(carried) == 1 and len(group) == 1 else []
-        if not carried:
-            busy = -1
-            for start, end, earlier, later in sorted(group, key=lambda g: (g[0], g[1])):
-                if busy <= start:
-                    keep.append((start, end, earlier, later))
-                    busy = end
-        for g in group:
-            start, end, earlier, later = g
-            if g not in keep or _spans_a_loop_using(items, earlier, later, src, dst):
+            links.setdefault((o.core, src, dst), []).append(
+                (pos[id(earlier)], pos[id(o)], earlier, o))
+    for (core, src, dst), group in links.items():
+        held = {}                        # event -> the stretches pending on it
+        for start, end, earlier, later in sorted(group, key=lambda g: (g[0] < g[1], g[0], g[1])):
+            span = _pending(start, end, len(ops))
+            event = next((e for e in free[(core, src, dst)]
+                          if not _overlap(held.get(e, []), span)
+                          and not _spans_a_loop_using(items, earlier, later, src, dst, e)),
+                         None)
+            if event is None:
                 pairs.setdefault(id(later), set()).add((src, dst))
                 continue
-            earlier.after.append((earlier.core, Flag("set", src, dst, EARLY_EVENT)))
-            later.before.append((later.core, Flag("wait", src, dst, EARLY_EVENT)))
+            held.setdefault(event, []).extend(span)
+            earlier.after.append((earlier.core, Flag("set", src, dst, event)))
+            later.before.append((later.core, Flag("wait", src, dst, event)))
             if start > end:
-                loop.before.append((later.core, Flag("set", src, dst, EARLY_EVENT)))
-                loop.after.append((later.core, Flag("wait", src, dst, EARLY_EVENT)))
+                loop.before.append((later.core, Flag("set", src, dst, event)))
+                loop.after.append((later.core, Flag("wait", src, dst, event)))
 
 
-def _spans_a_loop_using(items, earlier, later, src, dst) -> bool:
+def _spans_a_loop_using(items, earlier, later, src, dst, event) -> bool:
     """Whether an early (src, dst) pair would be pending across a loop of ``items`` that sets
     and waits the same event itself (one set pending per event: the loop's wait would take
-    the outer set); the pair then becomes an adjacent one. A loop-carried pair is pending
-    from its set to the end of the body and from the start of the body to its wait."""
+    the outer set). A loop-carried pair is pending from its set to the end of the body and
+    from the start of the body to its wait."""
     at = {id(it): i for i, it in enumerate(items)}
     s, e = at[id(earlier)], at[id(later)]
     for i, it in enumerate(items):
         between = s < i < e if s < e else (i > s or i < e)
-        if isinstance(it, LoopItem) and between and _uses_early(it, src, dst):
+        if isinstance(it, LoopItem) and between and _uses_event(it, src, dst, event):
             return True
     return False
 
 
-def _uses_early(loop, src, dst) -> bool:
+def _uses_event(loop, src, dst, event) -> bool:
     def mine(flags):
-        return any(isinstance(f, Flag) and f.event == EARLY_EVENT and (f.src, f.dst) ==
+        return any(isinstance(f, Flag) and f.event == event and (f.src, f.dst) ==
                    (src, dst) for _, f in flags)
     if mine(loop.before) or mine(loop.after):
         return True
     for it in loop.items:
         if isinstance(it, Op) and (mine(it.before) or mine(it.after)):
             return True
-        if isinstance(it, LoopItem) and _uses_early(it, src, dst):
+        if isinstance(it, LoopItem) and _uses_event(it, src, dst, event):
             return True
     return False
