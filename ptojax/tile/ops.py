@@ -1,9 +1,9 @@
 """Tile primitives: the operations inside a ``tile_kernel`` body.
 
 A ``tile_kernel`` equation runs its body once per tile of a 2-D grid (``TileGrid``,
-``tile/grid.py``). The body's inputs are the tile's row/column indices (``i32[]``), the kernel's global-memory (GM)
-tensors — inputs, then outputs (destination-passing), then scratch workspaces — and it returns
-the updated output tensors. Inside, values are ``TileType``s living in an on-chip buffer:
+``tile/grid.py``). The body's inputs are the tile's row/column indices (``i32[]``), the
+kernel's global-memory (GM) tensors — inputs, then outputs (destination-passing), then scratch
+workspaces — and it returns the updated output tensors. Inside, values are ``TileType``s living in an on-chip buffer:
 
     tile_load      GM tensor window -> tile (UB/L1)         [PTO TLOAD]
                    (``stage`` names a pipeline buffer shared by the loads of every K step)
