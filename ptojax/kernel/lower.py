@@ -32,6 +32,7 @@ block values, layouts and scopes are in ``kernel/values.py``.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -104,6 +105,16 @@ class BodyLowering(MemoryLowering, MatmulLowering, LoopLowering, C2vCarryLowerin
 
     def error(self, cls, message):
         return cls(message, self.source)
+
+    @contextlib.contextmanager
+    def in_scope_of(self, v):
+        """Emit into the scope where ``v`` was defined: a form of ``v`` made once there serves
+        every later use (in loops too)."""
+        saved, self.scope = self.scope, v.scope
+        try:
+            yield
+        finally:
+            self.scope = saved
 
     def new_value(self, kind, shape, dtype, **fields) -> Value:
         return Value(kind, tuple(shape), dtype, self.scope, **fields)

@@ -22,8 +22,8 @@ from ptojax.tile.rules import CUBE_DTYPES
 class MatmulLowering:
     """The matmul methods of ``BodyLowering`` (which provides ``target``, ``scope``,
     ``matmuls``, ``acc_into``, ``acc_adds``, ``_carried``, ``_uses``, ``_ub_carry_outs``,
-    ``emit``, ``error``, ``new_value``, ``scalar_op``, ``geometry``, ``ub``, ``workspace``
-    and ``_acc_to_ws``)."""
+    ``emit``, ``error``, ``in_scope_of``, ``new_value``, ``scalar_op``, ``geometry``, ``ub``,
+    ``workspace`` and ``_acc_to_ws``)."""
 
     # --- matmuls -----------------------------------------------------------------------------
     def matmul(self, eqn, vals):
@@ -116,9 +116,7 @@ class MatmulLowering:
         key = ("cube", transposed)
         if key in v.made:
             return v.made[key]
-        saved = self.scope
-        self.scope = v.scope
-        try:
+        with self.in_scope_of(v):
             if v.kind == "window":
                 view, r0, c0, rows, cols = self.geometry(v.ref.type, v.starts, v.sizes)
                 if len(v.shape) != 2 or (rows, cols) != v.shape:
@@ -138,8 +136,6 @@ class MatmulLowering:
                 stored = self.emit(T.tile_store_p, [ws, t, row, idx(0)], view=view,
                                    atomic=False)
                 src = (stored, view, row, idx(0), transposed, rows, cols)
-        finally:
-            self.scope = saved
         v.made[key] = src
         return src
 
@@ -159,12 +155,8 @@ class MatmulLowering:
             return v.made[key]
         if not keep:
             return self._extract(self._whole_l1(v, src), offset, extent, space, stage, k_copy)
-        saved = self.scope
-        self.scope = v.scope
-        try:
+        with self.in_scope_of(v):
             v.made[key] = self._to_l0(src, offset, extent, space, stage)
-        finally:
-            self.scope = saved
         return v.made[key]
 
     def _whole_l1(self, v, src):
@@ -175,13 +167,9 @@ class MatmulLowering:
             if transposed:      # logical (rows, cols) = stored (cols, rows) window, transposed
                 r0, c0, rows, cols = c0, r0, cols, rows
             phys, valid = cube_shape(rows, cols)
-            saved = self.scope
-            self.scope = v.scope
-            try:
+            with self.in_scope_of(v):
                 v.made[key] = self.emit(T.tile_load_p, [gm, r0, c0], space="L1", shape=phys,
                                         valid=valid, view=view, transpose=transposed)
-            finally:
-                self.scope = saved
         return v.made[key]
 
     def _extract(self, l1, offset, extent, space, stage, k_copy):

@@ -24,7 +24,8 @@ from ptojax.tile.memory import align_up
 class MemoryLowering:
     """Loads, stores, UB materialization and cube <-> vector workspaces of ``BodyLowering``
     (which provides ``k``, ``top``, ``scope``, ``workspaces``, ``_ws_loop``, ``_ws_reuse``,
-    ``emit``, ``error``, ``new_value``, ``scalar_op``, ``as_scalar`` and ``block_index``)."""
+    ``emit``, ``error``, ``in_scope_of``, ``new_value``, ``scalar_op``, ``as_scalar`` and
+    ``block_index``)."""
 
     # --- loads and stores --------------------------------------------------------------------
     def load(self, eqn, vals):
@@ -144,12 +145,8 @@ class MemoryLowering:
         key = ("ub", layout)
         if key in v.made:
             return v.made[key]
-        saved = self.scope
-        self.scope = v.scope
-        try:
+        with self.in_scope_of(v):
             t = self._materialize(v, layout)
-        finally:
-            self.scope = saved
         v.made[key] = t
         return t
 
