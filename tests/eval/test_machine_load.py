@@ -4,11 +4,15 @@ import numpy as np
 import pytest
 
 from ptojax.eval import machine_load
+from ptojax.lower.host.backend import wait_for_compiles
 
 
 @pytest.fixture
 def load(monkeypatch):
-    """The 1-minute load average, as the first reading of a process sees it (no /proc/stat)."""
+    """The 1-minute load average, as the first reading of a process sees it (no /proc/stat).
+    Background builds of earlier tests in this process count as busy (``building``): they
+    are waited for first."""
+    assert wait_for_compiles(timeout=300), "an earlier test's background build did not finish"
     value = {"now": 0.0}
     monkeypatch.setattr(machine_load.os, "getloadavg", lambda: (value["now"], 0.0, 0.0))
     monkeypatch.setattr(machine_load, "_cpu_seconds_used", lambda: None)
