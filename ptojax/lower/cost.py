@@ -21,9 +21,11 @@ touches crosses HBM once (re-reads of a tile by other cores, e.g. matmul panels,
 to hit the L2 cache) at the HBM bandwidth. The bound is HBM when that floor dominates,
 "latency" when the slowest block takes over 1.5x its busiest pipe's work (a chain of
 dependent steps: one tile's load -> compute -> store with nothing to overlap, or cube <->
-vector round trips), else the unit of that pipe (a DMA pipe counts as HBM). Tensor-level
-equations left between kernels are estimated as memory-bound (bytes in + out over HBM). Target figures are in
-``ptojax.targets``; most are estimates, and nothing has been measured on hardware.
+vector round trips), else the unit of that pipe (a DMA pipe counts as HBM; FIX, the cube's
+L0C -> GM stores through the fixpipe, is "fixpipe": its rate is not HBM's). Tensor-level
+equations left between kernels are estimated as memory-bound (bytes in + out over HBM).
+Target figures are in ``ptojax.targets``; most are estimates, and nothing has been measured on
+hardware.
 """
 from __future__ import annotations
 
@@ -223,7 +225,7 @@ def kernel_cost(eqn, sizes=None, known=None) -> KernelCost:
                       total_flops, seconds * hz, seconds, bound, detail)
 
 
-PIPE_BOUND = {"MTE2": "HBM", "MTE3": "HBM", "FIX": "HBM", "M": "cube", "MTE1": "cube",
+PIPE_BOUND = {"MTE2": "HBM", "MTE3": "HBM", "FIX": "fixpipe", "M": "cube", "MTE1": "cube",
               "S": "cube", "V": "vector"}
 
 

@@ -18,7 +18,7 @@ def test_cost_rows_per_kernel_and_total():
     assert row.bytes >= 2 * 64 * 512 * 4
     assert row.flops > 64 * 512 and row.cycles > 0 and row.us > 0
     # one tile per core: its load, compute and store have nothing to overlap with
-    assert row.bound in ("HBM", "vector", "cube", "latency")
+    assert row.bound in ("HBM", "fixpipe", "vector", "cube", "latency")
     assert cost.total_us == pytest.approx(row.us)
 
 
@@ -76,3 +76,12 @@ def test_a_loop_scalar_converted_from_the_index_is_costed():
     np.testing.assert_array_equal(np.asarray(scaled(x)), np.full((2 * R, C), 6.0, np.float32))
     (row,) = pto.jit(scaled).lower(x).cost()
     assert row.seconds > 0
+
+
+def test_a_kernel_busiest_on_the_fixpipe_is_fixpipe_bound_not_hbm_bound():
+    from ptojax.lower.cost import _bound
+    pipes = {("cube", "FIX"): 1.0, ("cube", "M"): 0.9, ("vec0", "MTE2"): 0.5}
+    parts = {"HBM": 0.6, "vector": 0.5, "cube": 0.9}
+    assert _bound(pipes, 0.2, parts, 1.05) == "fixpipe"
+    assert _bound(pipes, 1.2, parts, 1.25) == "HBM"        # the HBM floor dominates
+    assert _bound({("vec0", "MTE2"): 1.0}, 0.2, parts, 1.0) == "HBM"
