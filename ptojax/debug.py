@@ -106,7 +106,7 @@ class _FormatChecker(string.Formatter):
                              f"x=x)")
 
 
-def _has_placeholders(fmt: str) -> bool:
+def _has_fields(fmt: str) -> bool:
     return any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
 
 
@@ -116,12 +116,12 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
     run (a delayed ``print``: pass values as arguments, not in an f-string).
 
     Args:
-      fmt: a ``str.format`` string, e.g. ``"x = {x}"``; without placeholders the arguments
+      fmt: a ``str.format`` string, e.g. ``"x = {x}"``; without replacement fields the arguments
         are printed after it, separated by spaces.
       *args: positional values to format.
       ordered: keep program order with other ordered prints (always the case here).
       partitioned: under ``pto.shard``, print every device's blocks.
-      skip_format_check: do not check that the arguments match the placeholders.
+      skip_format_check: do not check that the arguments match the replacement fields.
       **kwargs: keyword values to format.
 
     Returns:
@@ -136,12 +136,12 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
     def stage(fmt, *p_args, **p_kwargs):
         if not skip_format_check:
             _FormatChecker().format(fmt, *p_args, **p_kwargs)
-        placeholders = _has_placeholders(fmt)
+        has_fields = _has_fields(fmt)
         options = np.get_printoptions()
 
         def emit(*values, **named):
             with np.printoptions(**options):
-                if placeholders:
+                if has_fields:
                     text = fmt.format(*values, **named)
                 else:
                     text = " ".join([fmt, *(str(v) for v in values)])

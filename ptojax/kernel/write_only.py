@@ -1,12 +1,12 @@
 """Dropping write-only arrays from a derivative block program.
 
-The JVP of a block program evaluates the primal stores into placeholders of the primal
+The JVP of a block program evaluates the primal stores into stand-ins for the primal
 outputs (``kernel/autodiff.py``: zeros arrays, since a derivative kernel has no primal
 outputs). Straight-line, those stores are dead code. A loop carries the output refs (a
 ``pto.kernel.fori`` body may store into them), so a primal store after a loop with run-time
 bounds (a query block's output, stored after its key loop) stores into the loop's result
 and feeds the next loop's carry: plain dead-code elimination keeps the chain, and the
-placeholder would become a tile carried through every loop. An array that is only stored
+stand-in would become a tile carried through every loop. An array that is only stored
 into and passed through loops -- never loaded, never an output of the program -- is
 write-only: its stores, its loop carries and invariants, and the zeros it starts from are
 removed here.

@@ -160,9 +160,9 @@ def _reduction_of(g: _Graph, var, prim, src, last):
 
 def _constant_value(g: _Graph, var):
     """The value of ``var`` when it depends on no program input, else None."""
-    eqns, todo, seen = [], [var], set()
-    while todo:
-        v = todo.pop()
+    eqns, pending, seen = [], [var], set()
+    while pending:
+        v = pending.pop()
         if type(v) is not Var or v in seen or v in g.consts:
             continue
         seen.add(v)
@@ -170,7 +170,7 @@ def _constant_value(g: _Graph, var):
         if e is None or has_effect(e):
             return None
         eqns.append(i)
-        todo.extend(e.inputs)
+        pending.extend(e.inputs)
     env = {c: np.asarray(x) for c, x in g.consts.items()}
     return _evaluate([g.ir.eqns[i] for i in sorted(eqns)], env)[var]
 

@@ -252,8 +252,8 @@ class _Fuser:
         return out
 
     def _external_operands(self, group, eqn, pulls):
-        todo = [eqn] + [e for e, _, _ in pulls.values()]
-        for e in todo:
+        pending = [eqn] + [e for e, _, _ in pulls.values()]
+        for e in pending:
             for a in e.inputs:
                 if type(a) is Var and not group.produces(a) and a not in pulls \
                         and a not in group.pulled:
