@@ -195,7 +195,8 @@ class HostExecutable:
         self.status = "compiling"
         if options.tiered:
             self._pending = True
-            self._cold = hotness.ColdBuild(self, self._queue_compile, hotness.build_after())
+            self._cold = hotness.ColdBuild(self, HostExecutable._queue_compile,
+                                           hotness.build_after())
         else:
             self._build(warn=False)
 
@@ -519,6 +520,7 @@ class _Worker:
                         self._owners[owner] -= 1
                         if not self._owners[owner]:
                             del self._owners[owner]
+                    job = owner = None      # (not kept alive while waiting for the next job)
                     self._idle.notify_all()
 
 

@@ -58,16 +58,21 @@ class ColdBuild:
     ``counting``; ``hold()`` (its library is not cached) starts the build if the calls have
     spent ``threshold`` seconds or a build was asked for, else holds it until they have;
     ``release()`` asks for the build now; ``settle()``: no build to hold (a warm load).
-    ``start`` (no arguments) queues the build, called at most once."""
+    ``start(owner)`` queues the build, called at most once. The owner is held weakly (no
+    reference cycle: an executable is freed when its last user lets go, held or not)."""
 
     def __init__(self, owner, start, threshold: float):
-        self.owner = owner
+        self._owner = weakref.ref(owner)
         self.threshold = threshold
         self.spent = 0.0
         self.counting = True      # until the build starts or is not needed
         self._start = start
         self._state = "open"      # open (undecided), asked, held, started
         self._key = None
+
+    @property
+    def owner(self):
+        return self._owner()
 
     @property
     def held(self) -> bool:
@@ -107,7 +112,9 @@ class ColdBuild:
 
     def _begin(self):
         self.counting = False
-        self._start()
+        owner = self._owner()
+        if owner is not None:
+            self._start(owner)
 
 
 def release_all() -> int:
@@ -122,4 +129,5 @@ def release_all() -> int:
 def held_owners() -> list:
     """The executables whose build is held, in the order they were held."""
     with _lock:
-        return [build.owner for build in _held.values()]
+        owners = [build.owner for build in _held.values()]
+    return [owner for owner in owners if owner is not None]

@@ -4,6 +4,7 @@ seconds; whatever asks for kernels (``wait``, ``start_compiling``, ``wait_for_co
 exit handoff) does not wait for that. The builds are recorded here, not run: what is tested is
 when they start."""
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -156,3 +157,13 @@ def test_a_bad_threshold_is_a_config_error(monkeypatch, value):
 def test_the_threshold_is_read_from_the_environment(monkeypatch, value, seconds):
     monkeypatch.setenv(hotness.ENV, value)
     assert hotness.build_after() == seconds
+
+
+def test_a_held_executable_is_freed_when_its_last_user_lets_go(monkeypatch, builds):
+    executable = _executable(monkeypatch, 60)
+    executable.run(X)
+    _idle()
+    assert executable in hotness.held_owners()
+    freed = weakref.ref(executable)
+    del executable
+    assert freed() is None and all(o is not None for o in hotness.held_owners())
