@@ -243,7 +243,7 @@ class HostExecutable:
             self._cold.settle()
             self._load_in_background()
         else:           # compiled once hot (hotness.py), or at once if asked for
-            self._cold.hold()
+            self._cold.hold(self._fingerprint())
 
     def _queue_compile(self):
         _worker().submit(self._compile_in_background, self)

@@ -33,17 +33,15 @@ builder (``held_owners``) so that the next run finds them cached.
 """
 from __future__ import annotations
 
-import itertools
 import threading
-import weakref
 
 from ptojax.env import env_seconds
 
 ENV = "PTOJAX_BUILD_AFTER"
 DEFAULT_BUILD_AFTER_S = 0.5
 
-_held = weakref.WeakValueDictionary()      # order -> ColdBuild, in the order they were held
-_order = itertools.count()
+_held: dict = {}       # program fingerprint -> [ColdBuild held], programs in the order held
+_rents: dict = {}      # program fingerprint -> _Rent: what all its executables spent
 _lock = threading.Lock()
 
 
@@ -53,47 +51,66 @@ def build_after() -> float:
     return env_seconds(ENV, DEFAULT_BUILD_AFTER_S, zero=True)
 
 
+class _Rent:
+    __slots__ = ("spent",)
+
+    def __init__(self):
+        self.spent = 0.0
+
+
 class ColdBuild:
     """When one executable's build starts. ``spend(seconds)`` counts its numpy-tier time while
-    ``counting``; ``hold()`` (its library is not cached) starts the build if the calls have
-    spent ``threshold`` seconds or a build was asked for, else holds it until they have;
-    ``release()`` asks for the build now; ``settle()``: no build to hold (a warm load).
-    ``start(owner)`` queues the build, called at most once. The owner is held weakly (no
-    reference cycle: an executable is freed when its last user lets go, held or not)."""
+    ``counting``; ``hold(program)`` (its library is not cached; ``program`` its fingerprint)
+    starts the build if the program's calls have spent ``threshold`` seconds or a build was
+    asked for, else holds it until they have; ``release()`` asks for the build now;
+    ``settle()``: no build to hold (a warm load). ``start(owner)`` queues the build, called at
+    most once.
+
+    Once held, the executable's time is its program's: every executable of one program (a
+    function jitted anew, or retraced, for each call) adds to one rent, and when the program
+    turns hot all of its held builds start (after the first, each finds the library built).
+    A held build keeps its executable alive, as a queued worker job does, so that a program
+    whose ``jit`` object is gone (a script's ``main`` returned) is still handed off at exit."""
 
     def __init__(self, owner, start, threshold: float):
-        self._owner = weakref.ref(owner)
+        self.owner = owner
         self.threshold = threshold
-        self.spent = 0.0
+        self.rent = _Rent()       # this executable's until held, then its program's
         self.counting = True      # until the build starts or is not needed
         self._start = start
         self._state = "open"      # open (undecided), asked, held, started
-        self._key = None
-
-    @property
-    def owner(self):
-        return self._owner()
+        self._program = None
 
     @property
     def held(self) -> bool:
         return self._state == "held"
 
-    def spend(self, seconds: float):
-        self.spent += seconds     # (concurrent callers may lose an addition: a few calls)
-        if self._state == "held" and self.spent >= self.threshold:
-            self.release()
+    @property
+    def spent(self) -> float:
+        return self.rent.spent
 
-    def hold(self):
+    def spend(self, seconds: float):
+        rent = self.rent
+        rent.spent += seconds     # (concurrent callers may lose an addition: a few calls)
+        if self._state == "held" and rent.spent >= self.threshold:
+            _release_program(self._program)
+
+    def hold(self, program: str):
         with _lock:
             if self._state in ("held", "started"):
                 return
-            go = self._state == "asked" or self.spent >= self.threshold
+            shared = _rents.setdefault(program, _Rent())
+            shared.spent += self.rent.spent
+            self.rent = shared
+            go = self._state == "asked" or shared.spent >= self.threshold
             self._state = "started" if go else "held"
             if not go:
-                self._key = next(_order)
-                _held[self._key] = self
+                self._program = program
+                _held.setdefault(program, []).append(self)
         if go:
             self._begin()
+            if shared.spent >= self.threshold:      # hot now: its other executables too
+                _release_program(program)
 
     def release(self):
         with _lock:
@@ -102,7 +119,10 @@ class ColdBuild:
             if self._state != "held":
                 return
             self._state = "started"
-            _held.pop(self._key, None)
+            builds = _held[self._program]
+            builds.remove(self)
+            if not builds:
+                del _held[self._program]
         self._begin()
 
     def settle(self):
@@ -112,22 +132,26 @@ class ColdBuild:
 
     def _begin(self):
         self.counting = False
-        owner = self._owner()
-        if owner is not None:
-            self._start(owner)
+        self._start(self.owner)
+
+
+def _release_program(program: str):
+    with _lock:
+        builds = list(_held.get(program, ()))
+    for build in builds:
+        build.release()
 
 
 def release_all() -> int:
     """Start every held build; how many there were."""
     with _lock:
-        held = list(_held.values())
+        held = [build for builds in _held.values() for build in builds]
     for build in held:
         build.release()
     return len(held)
 
 
 def held_owners() -> list:
-    """The executables whose build is held, in the order they were held."""
+    """An executable of each program whose build is held (its latest), in the order held."""
     with _lock:
-        owners = [build.owner for build in _held.values()]
-    return [owner for owner in owners if owner is not None]
+        return [builds[-1].owner for builds in _held.values()]

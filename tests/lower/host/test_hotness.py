@@ -4,7 +4,6 @@ seconds; whatever asks for kernels (``wait``, ``start_compiling``, ``wait_for_co
 exit handoff) does not wait for that. The builds are recorded here, not run: what is tested is
 when they start."""
 import time
-import weakref
 
 import numpy as np
 import pytest
@@ -22,6 +21,13 @@ CALL_S = 0.1        # what each numpy-tier call takes here (a sleep: at least th
 
 def chain(x):
     return pnp.tanh(1.75 * x + 0.25) * x
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry(monkeypatch):
+    """No held builds or rents of other tests (nor left for them)."""
+    monkeypatch.setattr(hotness, "_held", {})
+    monkeypatch.setattr(hotness, "_rents", {})
 
 
 @pytest.fixture
@@ -140,8 +146,7 @@ def test_the_exit_handoff_takes_held_builds(monkeypatch, builds):
     monkeypatch.setattr(exit_handoff, "hand_off", handed.extend)
     monkeypatch.setenv(exit_handoff.ENV, "1")
     host_backend._hand_off_at_exit()
-    assert executable._fingerprint() in [p.fingerprint for p in handed]
-    executable.wait(0)       # (not left held for later tests)
+    assert [p.fingerprint for p in handed] == [executable._fingerprint()]
 
 
 @pytest.mark.parametrize("value", ["-1", "abc", "nan", "inf", "1s"])
@@ -159,11 +164,30 @@ def test_the_threshold_is_read_from_the_environment(monkeypatch, value, seconds)
     assert hotness.build_after() == seconds
 
 
-def test_a_held_executable_is_freed_when_its_last_user_lets_go(monkeypatch, builds):
+
+def test_the_executables_of_one_program_share_its_rent(monkeypatch, builds):
+    """A function jitted anew (or retraced) for each call: each executable runs once, and the
+    program still turns hot; then all of its held builds start."""
+    held = []
+    for _ in range(3):
+        executable = _slow(_executable(monkeypatch, 2.5 * CALL_S))
+        assert builds == []
+        executable.run(X)
+        _idle()
+        held.append(executable)
+    assert set(builds) == set(held) and len(builds) == 3     # the third made it hot
+
+
+def test_a_dropped_executables_program_is_still_handed_off_at_exit(monkeypatch, builds):
+    """A script's ``main`` returned: its ``jit`` objects are gone before exit, and the next run
+    should still find their programs built."""
     executable = _executable(monkeypatch, 60)
     executable.run(X)
     _idle()
-    assert executable in hotness.held_owners()
-    freed = weakref.ref(executable)
+    fingerprint = executable._fingerprint()
     del executable
-    assert freed() is None and all(o is not None for o in hotness.held_owners())
+    handed = []
+    monkeypatch.setattr(exit_handoff, "hand_off", handed.extend)
+    monkeypatch.setenv(exit_handoff.ENV, "1")
+    host_backend._hand_off_at_exit()
+    assert [p.fingerprint for p in handed] == [fingerprint]
