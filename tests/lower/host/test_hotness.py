@@ -191,3 +191,13 @@ def test_a_dropped_executables_program_is_still_handed_off_at_exit(monkeypatch, 
     monkeypatch.setenv(exit_handoff.ENV, "1")
     host_backend._hand_off_at_exit()
     assert [p.fingerprint for p in handed] == [fingerprint]
+
+
+def test_the_threshold_is_a_config_option(monkeypatch):
+    monkeypatch.setenv(hotness.ENV, "")           # (empty: the default; restored after)
+    assert pto.config.ptojax_build_after == hotness.DEFAULT_BUILD_AFTER_S
+    pto.config.update("ptojax_build_after", 0)
+    assert hotness.build_after() == 0.0
+    with pytest.raises(ConfigError, match="ptojax_build_after.*non-negative number"):
+        pto.config.update("ptojax_build_after", -1)
+    assert hotness.build_after() == 0.0          # unchanged
