@@ -154,7 +154,8 @@ class HostExecutable:
     """``run(*flat_inputs)``: the numpy executor until the compiled program is ready.
 
     ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
-    ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
+    ``compiling`` (also while a cold build waits for the function to be hot: ``hotness.py``;
+    ``wait()`` starts it), ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
     ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
     ``warm`` says whether its library was in the cache when its first call asked (looked up on
