@@ -19,14 +19,15 @@ that way against JAX's 0.32-0.36 s, compile included, and the kernels arrived af
 steps anyway (the build is handed to a builder at exit, ``exit_handoff.py``). Renting (the
 numpy tier) against buying (the build): rent until what was paid approaches the price, a
 ski-rental rule, which never pays more than twice the better of the two choices made with
-hindsight. The price, to the calls, is the build's foreground cost — its GIL time plus the
-half of a two-core machine the steps lose while the compiler runs, about 0.4 s for the MLP —
+hindsight. The price, to the calls, is the build's foreground cost — its GIL time plus what
+the steps lose while it runs (~1 s from a cold start, at 5.2-5.9 ms a step on one BLAS thread
+instead of ~3.5 on two): 0.4-0.6 s for the MLP —
 and the rent is counted high (whole numpy-tier seconds, not just what kernels would save), so
 ``DEFAULT_BUILD_AFTER_S`` builds a little early rather than late. The cost: a program that
 runs long gets its kernels that much later (``ready_after`` grows by about the threshold).
 
-``$PTOJAX_BUILD_AFTER`` sets the threshold in seconds; ``0`` builds right after the first
-call (the behaviour before). Whatever asks for kernels does not wait for hotness:
+``$PTOJAX_BUILD_AFTER`` (``pto.config.ptojax_build_after``) sets the threshold in seconds;
+``0`` builds right after the first call (the behaviour before). Whatever asks for kernels does not wait for hotness:
 ``HostExecutable.start_compiling()`` and ``.wait()``, ``backend.wait_for_compiles()``
 (``release_all``), and the exit handoff, which hands builds still held here to the detached
 builder (``held_owners``) so that the next run finds them cached.
