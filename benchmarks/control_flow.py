@@ -97,13 +97,10 @@ def steady_state(backend=None):
 
 def _wait_for_compiled(jitted, args, timeout=120.0):
     """Let the default backend's background compile finish before timing (it would compete
-    for the cores otherwise)."""
-    entry = next(iter(jitted._cache.values()))
-    status = getattr(entry.executable, "status", "numpy")
-    deadline = time.time() + timeout
-    while status == "compiling" and time.time() < deadline:
-        time.sleep(0.1)
-        status = entry.executable.status
+    for the cores otherwise); ``wait_for_compiles`` also starts a build still waiting for its
+    program to be hot (``lower/host/hotness.py``), which polling the status never would."""
+    from ptojax.lower.host.backend import wait_for_compiles
+    wait_for_compiles(timeout)
     jitted(*args)
 
 

@@ -5,9 +5,10 @@ Each run is a fresh process: an MLP (784-512-512-10, batch 128) SGD step jitted,
 empty kernel cache (cold: its first steps run on numpy while the kernels compile in a detached
 builder), then again in a new process on the cache the first one left (warm: its recorded
 program and library loaded right after the first call, ahead of any compile). The cold run's
-30 steps end before its compiler probe has finished: its program is handed to a detached
-builder at exit (``lower/host/exit_handoff.py``), which the benchmark waits for (libraries
-published, no build or header precompile running) before the warm run. Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges,
+30 steps end before its program is hot enough to build (``lower/host/hotness.py``: 0.5 s of
+numpy-tier calls): its program is handed to a detached builder at exit
+(``lower/host/exit_handoff.py``), which the benchmark waits for (libraries published, no build
+or header precompile running) before the warm run. Target (cold): <= 0.5x JAX. The machine may be shared: read ratios as ranges,
 and the calling thread's CPU time (first call, then per step) printed below them.
 
 Also the peak resident memory (``ru_maxrss``) of a fresh process running ``RSS_STEPS`` steps of
@@ -85,8 +86,8 @@ def run(jax: bool, cache: str, steps: int = STEPS, settle: bool = False):
 
 def wait_for_detached_builds(cache, timeout=300):
     """Seconds until the builds the cold run left are done: the programs it handed off at
-    exit (``lower/host/exit_handoff.py``: its 30 steps end before its compiler probe has
-    finished, so no build of its own has started), their libraries published and the header
+    exit (``lower/host/exit_handoff.py``: its 30 steps end before its program is hot enough
+    to build, ``hotness.py``), their libraries published and the header
     precompile after them finished (no key's lock held); None if it left none, or they did
     not finish within ``timeout``."""
     start = time.perf_counter()

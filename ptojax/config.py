@@ -15,8 +15,10 @@ Three kinds of option:
   ``pto.enable_x64(True)`` as a context manager). Without x64, 64-bit numpy inputs and
   ``dtype=`` arguments are 32-bit, as JAX (the latter with JAX's warning; ``dtypes.py``).
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
-  the devices are first used), ``ptojax_collective_timeout`` and ``ptojax_cache_dir``;
-  updating one sets its ``PTOJAX_*`` environment variable, which the runtime reads.
+  the devices are first used), ``ptojax_collective_timeout``, ``ptojax_cache_dir`` and
+  ``ptojax_build_after`` (seconds of numpy-tier calls before a program whose kernels are not
+  cached builds them: ``lower/host/hotness.py``; read as each program is created); updating
+  one sets its ``PTOJAX_*`` environment variable, which the runtime reads.
 
 An unknown name raises ``ConfigError`` (an ``AttributeError`` on attribute reads) listing the
 options.
@@ -30,6 +32,7 @@ from typing import Any, Callable
 from ptojax import devices, dtypes
 from ptojax.env import env_path
 from ptojax.errors import ConfigError
+from ptojax.lower.host import hotness
 from ptojax.shard.runtime.in_process import configured_timeout
 from ptojax.source_info import user_frame
 
@@ -148,6 +151,7 @@ _OPTIONS: dict = {
                                              configured_timeout),
     "ptojax_cache_dir": Environment("PTOJAX_CACHE_DIR",
                                     lambda: env_path("PTOJAX_CACHE_DIR")),
+    "ptojax_build_after": Environment(hotness.ENV, hotness.build_after),
 }
 _ALIASES = {"jax_num_cpu_devices": "ptojax_num_devices"}
 

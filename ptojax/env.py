@@ -40,8 +40,8 @@ def env_int(name: str, default: int, minimum: int = 1) -> int:
     return number
 
 
-def env_seconds(name: str, default: float) -> float:
-    """A positive, finite number of seconds."""
+def env_seconds(name: str, default: float, zero: bool = False) -> float:
+    """A positive (``zero``: or zero), finite number of seconds."""
     value = _raw(name)
     if value is None:
         return default
@@ -49,8 +49,9 @@ def env_seconds(name: str, default: float) -> float:
         seconds = float(value.strip())
     except ValueError:
         seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise _bad(name, value, "expected a positive number of seconds, e.g. 60 or 2.5")
+    if not (math.isfinite(seconds) and (seconds > 0 or zero and seconds == 0)):
+        raise _bad(name, value, f"expected a {'non-negative' if zero else 'positive'} number "
+                                f"of seconds, e.g. {'0, ' if zero else ''}60 or 2.5")
     return seconds
 
 

@@ -5,11 +5,13 @@ runs a traced function with:
 
 - ``"interpreter"``: the numpy executor (``runtime/executable.py``), the reference.
 - ``"cpu"`` (the default, ``None``) or a ``CpuBackend``: a ``HostExecutable``. Its first calls
-  run the numpy executor; when the first one returns, a background worker finds the compiler,
-  tiles the IR for the host target, emits its kernels — fused loop nests by default, or the
-  PTO C++ instruction stream (``CpuBackend(kernels=...)``, ``$PTOJAX_HOST_KERNELS``) —,
-  builds them (or loads them from the disk cache) and then switches ``run`` to the compiled
-  program — so compile latency never reaches the user's first call.
+  run the numpy executor; when the first one returns, a background worker looks its library
+  up in the disk cache and loads it at once if it is there. If not, once the function has
+  proven hot (its numpy-tier calls took ``$PTOJAX_BUILD_AFTER`` seconds: ``hotness.py``),
+  the worker finds the compiler, tiles the IR for the host target, emits its kernels — fused
+  loop nests by default, or the PTO C++ instruction stream (``CpuBackend(kernels=...)``,
+  ``$PTOJAX_HOST_KERNELS``) —, builds them and then switches ``run`` to the compiled
+  program — so compile latency never reaches the user's calls.
   Functions whose tensors are all small (``min_elements``) stay on numpy: a kernel launch
   costs more than it saves there. Without a C++ compiler, or if tiling or building fails,
   the function keeps running on numpy and one warning says why.
@@ -52,7 +54,7 @@ from ptojax.control_flow.while_loop import run_while, while_p
 from ptojax.control_flow.common import compiled
 from ptojax.ir.core import ClosedIR
 from ptojax.lower.host.accumulate import accumulating_products
-from ptojax.lower.host import exit_handoff, program_record
+from ptojax.lower.host import exit_handoff, hotness, program_record
 from ptojax.lower.host.build import ABI_VERSION, NotCached, wait_for_detached_preludes
 from ptojax.lower.host.carries import CarrySteps, donated_carries
 from ptojax.lower.host.cache import (CacheEntry, checked_root, program_hint, read_program_hint,
@@ -152,7 +154,8 @@ class HostExecutable:
     """``run(*flat_inputs)``: the numpy executor until the compiled program is ready.
 
     ``status`` is one of ``numpy`` (stays on numpy: small, no kernels, or no compiler),
-    ``compiling``, ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
+    ``compiling`` (also while a cold build waits for the function to be hot: ``hotness.py``;
+    ``wait()`` starts it), ``compiled`` or ``failed: <why>``; ``program`` is the ``HostProgram`` once
     compiled and ``ready_after`` the seconds from creation until it took over.
     ``loop_bodies`` are the ``HostExecutable``s of its loops' bodies (``_loop_runners``);
     ``warm`` says whether its library was in the cache when its first call asked (looked up on
@@ -183,6 +186,7 @@ class HostExecutable:
         self._done = threading.Event()
         self._pending = False               # compile in the background after the first call
         self._pending_lock = threading.Lock()
+        self._cold = None                   # hotness.ColdBuild: when a cold build starts
         self.warm = False                   # (set on the worker: _load_or_queue_compile)
         self.library_started = False        # its library's key is known: built or building
         self._fingerprint_text = None
@@ -192,11 +196,15 @@ class HostExecutable:
         self.status = "compiling"
         if options.tiered:
             self._pending = True
+            self._cold = hotness.ColdBuild(self, HostExecutable._queue_compile,
+                                           hotness.build_after())
         else:
             self._build(warn=False)
 
     def start_compiling(self):
-        """Compile in the background now rather than after the first call."""
+        """Compile in the background now rather than after the first call (or once hot)."""
+        if self._cold is not None:
+            self._cold.release()
         self._submit_once()
 
     def run(self, *args):
@@ -206,7 +214,13 @@ class HostExecutable:
         trial = self._trial
         if trial is not None:
             return trial.run(self, args)
-        out = self.numpy.run(*args)
+        cold = self._cold
+        if cold is None or not cold.counting:
+            out = self.numpy.run(*args)
+        else:        # (a loop body's steps count in its own run: a long epoch makes it hot)
+            start = time.perf_counter()
+            out = self.numpy.run(*args)
+            cold.spend(time.perf_counter() - start)
         if self._pending:
             # the first call is done: only now start compiling, so that the background
             # thread's Python work (it holds the GIL) never slows that call down
@@ -227,9 +241,13 @@ class HostExecutable:
     def _load_or_queue_compile(self):
         self.warm = self._warm_cache()
         if self.warm:   # only tile, emit and load: ahead of any compile in the queue
+            self._cold.settle()
             self._load_in_background()
-        else:
-            _worker().submit(self._compile_in_background, self)
+        else:           # compiled once hot (hotness.py), or at once if asked for
+            self._cold.hold(self._fingerprint())
+
+    def _queue_compile(self):
+        _worker().submit(self._compile_in_background, self)
 
     def _fingerprint(self) -> str:
         if self._fingerprint_text is None:
@@ -255,7 +273,11 @@ class HostExecutable:
                 self._build(warn=True)
 
     def wait(self, timeout=None) -> bool:
-        """Block until compiling has finished (or failed); False on timeout."""
+        """Block until compiling has finished (or failed); False on timeout. A build held
+        until the function is hot (``hotness.py``) starts now, and so do its loop bodies'."""
+        for executable in (self, *_all_loop_bodies(self)):
+            if executable._cold is not None:
+                executable._cold.release()
         return self._done.wait(timeout)
 
     def _build(self, warn: bool, cached_only: bool = False) -> bool:
@@ -499,6 +521,7 @@ class _Worker:
                         self._owners[owner] -= 1
                         if not self._owners[owner]:
                             del self._owners[owner]
+                    job = owner = None      # (not kept alive while waiting for the next job)
                     self._idle.notify_all()
 
 
@@ -545,27 +568,36 @@ def _worker_idle() -> bool:
 
 
 def wait_for_compiles(timeout=None) -> bool:
-    """Block until every queued background compile has finished, and so has every header
+    """Block until every queued background compile — and every build held until its function
+    is hot (``hotness.py``), started now — has finished, and so has every header
     precompile (``prelude.build_later``) that the detached builders of this process's
     libraries left running after they exited — it takes a core for seconds, so a steady-state
     measurement started before it ends measures it too; False on timeout (seconds, for the
     whole wait)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    if not _worker().wait_idle(timeout):
-        return False
-    left = None if deadline is None else max(0.0, deadline - time.monotonic())
-    return wait_for_detached_preludes(left)
+
+    def left():
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+    hotness.release_all()           # builds held until hot start now
+    while True:
+        if not _worker().wait_idle(left()):
+            return False
+        if not hotness.release_all():   # (a program found cold meanwhile: held, released)
+            break
+    return wait_for_detached_preludes(left())
 
 
 @atexit.register
 def _hand_off_at_exit():
-    """Hand the programs whose library build has not started to a detached builder, which
-    builds them for the next run (``exit_handoff.py``)."""
+    """Hand the programs whose library build has not started — queued on the worker, or held
+    until hot (``hotness.py``) — to a detached builder, which builds them for the next run
+    (``exit_handoff.py``)."""
     worker = _worker_instance
-    if worker is None or not exit_handoff.enabled():
+    if not exit_handoff.enabled():
         return
-    waiting = [e for e in worker.waiting_owners()
-               if not e.library_started and e.status == "compiling"]
+    owners = dict.fromkeys([*(worker.waiting_owners() if worker is not None else ()),
+                            *hotness.held_owners()])       # (one may be in both, briefly)
+    waiting = [e for e in owners if not e.library_started and e.status == "compiling"]
     inside = {id(b) for e in waiting for b in _all_loop_bodies(e)}   # built with their loop
     waiting = [e for e in waiting if id(e) not in inside]
     if waiting:

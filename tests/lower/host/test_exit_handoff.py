@@ -13,7 +13,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.lower.host import backend as host_backend
-from ptojax.lower.host import exit_builder, exit_handoff
+from ptojax.lower.host import exit_builder, exit_handoff, hotness
 from ptojax.lower.host.backend import CpuBackend, HostExecutable
 from ptojax.lower.host.cache import CacheEntry, cache_root, read_program_hint
 from ptojax.targets import host_jit
@@ -63,6 +63,7 @@ def test_at_exit_only_programs_whose_build_has_not_started_are_handed_off(monkey
     owners = [waiting, started, done, body, loop]
     monkeypatch.setattr(host_backend, "_worker_instance",
                         types.SimpleNamespace(waiting_owners=lambda: owners))
+    monkeypatch.setattr(hotness, "held_owners", lambda: [])
     handed = []
     monkeypatch.setattr(exit_handoff, "hand_off", handed.extend)
     monkeypatch.setenv(exit_handoff.ENV, "1")
