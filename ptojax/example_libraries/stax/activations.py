@@ -1,0 +1,30 @@
+"""Parameter-free layers applying one function to their input: ``elementwise(fun)`` and the
+activation layers built with it (``Relu``, ``Tanh``, ``LogSoftmax`` ...)."""
+from ptojax import numpy as jnp
+from ptojax.nn import elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus
+
+
+def elementwise(fun, **fun_kwargs):
+    """The layer ``inputs -> fun(inputs, **fun_kwargs)``: no params, output shape = input
+    shape."""
+
+    def init_fun(rng, input_shape):
+        return input_shape, ()
+
+    def apply_fun(params, inputs, **kwargs):
+        return fun(inputs, **fun_kwargs)
+
+    return init_fun, apply_fun
+
+
+Tanh = elementwise(jnp.tanh)
+Relu = elementwise(relu)
+Exp = elementwise(jnp.exp)
+LogSoftmax = elementwise(log_softmax, axis=-1)
+Softmax = elementwise(softmax, axis=-1)
+Softplus = elementwise(softplus)
+Sigmoid = elementwise(sigmoid)
+Elu = elementwise(elu)
+LeakyRelu = elementwise(leaky_relu)
+Selu = elementwise(selu)
+Gelu = elementwise(gelu)
