@@ -8,5 +8,7 @@ parameters, step-size schedules and gradient utilities. Both are written with
 through them. Like JAX's, they are small examples, not a full neural-network library.
 """
 from ptojax.example_libraries import optimizers, stax
+from ptojax.public import dir_function as _dir_function
 
 __all__ = ["optimizers", "stax"]
+__dir__ = _dir_function(__all__)

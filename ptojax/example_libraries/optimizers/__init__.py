@@ -22,17 +22,25 @@ from ptojax.example_libraries.optimizers.schedules import (constant, exponential
                                                            polynomial_decay)
 from ptojax.example_libraries.optimizers.serialization import (JoinPoint, pack_optimizer_state,
                                                                unpack_optimizer_state)
-from ptojax.example_libraries.optimizers.sm3 import sm3
-from ptojax.example_libraries.optimizers.state import (Array, InitFn, Optimizer,
-                                                       OptimizerState, Params, ParamsFn,
-                                                       Schedule, State, Step, UpdateFn,
-                                                       Updates, optimizer)
+from ptojax.example_libraries.optimizers.memory_efficient import sm3
+from ptojax.example_libraries.optimizers import state as _state
+from ptojax.example_libraries.optimizers.state import Optimizer, OptimizerState, optimizer
 from ptojax.public import dir_function as _dir_function
 
-__all__ = ["Array", "InitFn", "JoinPoint", "Optimizer", "OptimizerState", "Params",
-           "ParamsFn", "Schedule", "State", "Step", "UpdateFn", "Updates", "adagrad", "adam",
-           "adamax", "clip_grads", "constant", "exponential_decay", "inverse_time_decay",
+__all__ = ["JoinPoint", "Optimizer", "OptimizerState", "adagrad", "adam", "adamax",
+           "clip_grads", "constant", "exponential_decay", "inverse_time_decay",
            "l2_norm", "make_schedule", "momentum", "nesterov", "optimizer",
            "pack_optimizer_state", "piecewise_constant", "polynomial_decay", "rmsprop",
            "rmsprop_momentum", "sgd", "sm3", "unpack_optimizer_state"]
 __dir__ = _dir_function(__all__)
+
+# JAX's typing aliases, for annotations such as ``params: optimizers.Params``: reachable by
+# name, not listed (they are not functions)
+_ANNOTATION_ALIASES = ("Array", "InitFn", "Params", "ParamsFn", "Schedule", "State", "Step",
+                       "UpdateFn", "Updates")
+
+
+def __getattr__(name):
+    if name in _ANNOTATION_ALIASES:
+        return getattr(_state, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,7 +27,16 @@ def bias_correction(beta, i, dtype):
 @optimizer
 def adagrad(step_size, momentum=0.9):
     """Adagrad (Duchi et al., 2011) with momentum on the scaled gradient: the state is
-    ``(x, sum of squared gradients, momentum)``."""
+    ``(x, sum of squared gradients, momentum)``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.adagrad(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.9739289, 2.026071 ], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
@@ -41,7 +50,16 @@ def adagrad(step_size, momentum=0.9):
 
 @optimizer
 def rmsprop(step_size, gamma=0.9, eps=1e-8):
-    """RMSProp: divide by the root of a ``gamma``-decayed average of squared gradients."""
+    """RMSProp: divide by the root of a ``gamma``-decayed average of squared gradients.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.rmsprop(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.4543566, 2.5456433], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
@@ -54,7 +72,16 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
 
 @optimizer
 def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
-    """RMSProp whose scaled steps accumulate in a ``momentum`` buffer."""
+    """RMSProp whose scaled steps accumulate in a ``momentum`` buffer.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.rmsprop_momentum(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.16975164, 2.8302484 ], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
@@ -69,7 +96,16 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
 @optimizer
 def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """Adam (Kingma & Ba): bias-corrected averages of the gradient (decay ``b1``) and of its
-    square (``b2``); the state is ``(x, m, v)``."""
+    square (``b2``); the state is ``(x, m, v)``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.adam(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.8000017, 2.1999984], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
@@ -86,7 +122,16 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
 @optimizer
 def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     """AdaMax, Adam with an infinity norm: ``u`` is a ``b2``-decayed running maximum of
-    ``|g|``; the state is ``(x, m, u)``."""
+    ``|g|``; the state is ``(x, m, u)``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.adamax(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.8000001, 2.1999998], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def update(i, g, state):

@@ -7,7 +7,16 @@ from ptojax.example_libraries.optimizers.state import Optimizer, optimizer, para
 
 @optimizer
 def sgd(step_size):
-    """Stochastic gradient descent: ``x -= step_size(i) * g``; the state is ``x`` itself."""
+    """Stochastic gradient descent: ``x -= step_size(i) * g``; the state is ``x`` itself.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.sgd(0.1)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.9      , 2.1999998], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def init(x0):
@@ -24,7 +33,16 @@ def sgd(step_size):
 
 @optimizer
 def momentum(step_size, mass):
-    """Heavy-ball momentum: ``v = mass * v + g; x -= step_size(i) * v``."""
+    """Heavy-ball momentum: ``v = mass * v + g; x -= step_size(i) * v``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.momentum(0.1, mass=0.9)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.855, 2.29 ], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def init(x0):
@@ -40,7 +58,16 @@ def momentum(step_size, mass):
 
 @optimizer
 def nesterov(step_size, mass):
-    """Nesterov momentum: ``v = mass * v + g; x -= step_size(i) * (mass * v + g)``."""
+    """Nesterov momentum: ``v = mass * v + g; x -= step_size(i) * (mass * v + g)``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.nesterov(0.1, mass=0.9)
+    >>> state = opt_init(pnp.array([1.0, 2.0]))
+    >>> for i in range(2):
+    ...     state = opt_update(i, pnp.array([0.5, -1.0]), state)
+    >>> get_params(state)
+    Array([0.76949996, 2.461     ], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def init(x0):

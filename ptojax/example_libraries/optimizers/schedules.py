@@ -4,14 +4,25 @@ from ptojax import numpy as jnp
 
 
 def constant(step_size):
-    """``step_size`` at every step."""
+    """``step_size`` at every step.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> optimizers.constant(0.1)(1000)
+    0.1
+    """
     def schedule(i):
         return step_size
     return schedule
 
 
 def exponential_decay(step_size, decay_steps, decay_rate):
-    """``step_size * decay_rate ** (i / decay_steps)``."""
+    """``step_size * decay_rate ** (i / decay_steps)``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> schedule = optimizers.exponential_decay(1.0, decay_steps=10, decay_rate=0.5)
+    >>> schedule(0), schedule(10), schedule(20)
+    (1.0, 0.5, 0.25)
+    """
     def schedule(i):
         return step_size * decay_rate ** (i / decay_steps)
     return schedule
@@ -19,7 +30,16 @@ def exponential_decay(step_size, decay_steps, decay_rate):
 
 def inverse_time_decay(step_size, decay_steps, decay_rate, staircase=False):
     """``step_size / (1 + decay_rate * i / decay_steps)``; with ``staircase`` the ratio
-    ``i / decay_steps`` is floored (the step size drops every ``decay_steps`` steps)."""
+    ``i / decay_steps`` is floored (the step size drops every ``decay_steps`` steps).
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> schedule = optimizers.inverse_time_decay(1.0, decay_steps=2, decay_rate=1.0)
+    >>> schedule(2), schedule(3)
+    (0.5, 0.4)
+    >>> stairs = optimizers.inverse_time_decay(1.0, 2, 1.0, staircase=True)
+    >>> stairs(2), stairs(3)
+    (Array(0.5, dtype=float32, weak_type=True), Array(0.5, dtype=float32, weak_type=True))
+    """
     def schedule(i):
         if staircase:
             return step_size / (1 + decay_rate * jnp.floor(i / decay_steps))
@@ -29,7 +49,13 @@ def inverse_time_decay(step_size, decay_steps, decay_rate, staircase=False):
 
 def polynomial_decay(step_size, decay_steps, final_step_size, power=1.0):
     """From ``step_size`` at step 0 to ``final_step_size`` at ``decay_steps`` (constant
-    after) along ``(1 - i / decay_steps) ** power``."""
+    after) along ``(1 - i / decay_steps) ** power``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> schedule = optimizers.polynomial_decay(1.0, decay_steps=4, final_step_size=0.2)
+    >>> [float(schedule(i)) for i in (0, 2, 4, 8)]
+    [1.0, 0.6000000238418579, 0.20000000298023224, 0.20000000298023224]
+    """
     def schedule(step_num):
         fraction_left = 1 - jnp.minimum(step_num, decay_steps) / decay_steps
         return fraction_left ** power * (step_size - final_step_size) + final_step_size
@@ -38,7 +64,13 @@ def polynomial_decay(step_size, decay_steps, final_step_size, power=1.0):
 
 def piecewise_constant(boundaries, values):
     """``values[k]`` where ``k`` counts the ``boundaries`` strictly below the step:
-    ``values[0]`` up to and including step ``boundaries[0]``, then ``values[1]``, ..."""
+    ``values[0]`` up to and including step ``boundaries[0]``, then ``values[1]``, ...
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> schedule = optimizers.piecewise_constant([2, 4], [1.0, 0.5, 0.1])
+    >>> [float(schedule(i)) for i in range(6)]
+    [1.0, 1.0, 1.0, 0.5, 0.5, 0.10000000149011612]
+    """
     boundaries, values = jnp.array(boundaries), jnp.array(values)
     if not boundaries.ndim == values.ndim == 1:
         raise ValueError(f"piecewise_constant: boundaries and values must be 1-D sequences, "
@@ -54,7 +86,14 @@ def piecewise_constant(boundaries, values):
 
 
 def make_schedule(scalar_or_schedule):
-    """A schedule: callables are returned as they are, scalars become ``constant``."""
+    """A schedule: callables are returned as they are, scalars become ``constant``.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> optimizers.make_schedule(0.1)(7)
+    0.1
+    >>> optimizers.make_schedule(lambda i: 1.0 / (i + 1))(3)
+    0.25
+    """
     if callable(scalar_or_schedule):
         return scalar_or_schedule
     if jnp.ndim(scalar_or_schedule) == 0:

@@ -14,6 +14,17 @@ from typing import Any, Callable, NamedTuple
 from ptojax import tree_util
 
 OptimizerState = namedtuple("OptimizerState", ["packed_state", "tree_def", "subtree_defs"])
+OptimizerState.__doc__ = """The state of an optimizer made by ``optimizer``: ``packed_state``, for each
+parameter leaf the list of its own state's leaves (the only pytree children), then the
+parameters' treedef and each per-parameter state's treedef (static).
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> state = optimizers.momentum(0.1, 0.9)[0]({"w": pnp.ones(2), "b": pnp.zeros(1)})
+    >>> len(state.packed_state), state.tree_def
+    (2, PyTreeDef({'b': *, 'w': *}))
+    >>> len(pto.tree.leaves(state))  # each parameter and its velocity
+    4
+    """
 tree_util.register_pytree_node(
     OptimizerState,
     lambda state: ((state.packed_state,), (state.tree_def, state.subtree_defs)),
@@ -31,7 +42,14 @@ Schedule = Callable[[Step], float]
 
 
 class Optimizer(NamedTuple):
-    """An optimizer's three functions."""
+    """An optimizer's three functions.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt = optimizers.sgd(0.1)
+    >>> opt._fields
+    ('init_fn', 'update_fn', 'params_fn')
+    >>> opt_init, opt_update, get_params = opt
+    """
     init_fn: InitFn
     update_fn: UpdateFn
     params_fn: ParamsFn
@@ -67,7 +85,21 @@ def _check_same_structure(what, want, got):
 def optimizer(opt_maker):
     """Decorator: ``opt_maker(*args)`` returns ``(init, update, get_params)`` for ONE array;
     the decorated function returns the ``Optimizer`` applying them leaf by leaf to pytrees of
-    parameters, with an ``OptimizerState`` as the state."""
+    parameters, with an ``OptimizerState`` as the state.
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> @optimizers.optimizer
+    ... def halving_sgd(step_size):
+    ...     init = lambda x: (x, step_size)
+    ...     update = lambda i, g, state: (state[0] - state[1] * g, state[1] / 2)
+    ...     return init, update, lambda state: state[0]
+    >>> opt_init, opt_update, get_params = halving_sgd(1.0)
+    >>> state = opt_init({"w": 0.0})
+    >>> for i in range(3):
+    ...     state = opt_update(i, {"w": 1.0}, state)
+    >>> get_params(state)
+    {'w': -1.75}
+    """
 
     @functools.wraps(opt_maker)
     def tree_opt_maker(*args, **kwargs):

@@ -6,7 +6,15 @@ from ptojax.nn import elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, s
 
 def elementwise(fun, **fun_kwargs):
     """The layer ``inputs -> fun(inputs, **fun_kwargs)``: no params, output shape = input
-    shape."""
+    shape.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.elementwise(pnp.clip, min=0.0, max=1.0)
+    >>> init_fun(pto.random.PRNGKey(0), (2, 3))
+    ((2, 3), ())
+    >>> apply_fun((), pnp.array([-1.0, 0.5, 2.0]))
+    Array([0. , 0.5, 1. ], dtype=float32)
+    """
 
     def init_fun(rng, input_shape):
         return input_shape, ()

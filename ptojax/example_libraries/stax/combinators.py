@@ -28,7 +28,16 @@ def _unpair(layers, combinator):
 
 def serial(*layers):
     """The layer applying ``layers`` in order, each to the previous one's output; its params are
-    the list of the layers' params. Each layer's init gets a fresh key split off the last."""
+    the list of the layers' params. Each layer's init gets a fresh key split off the last.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.serial(stax.Dense(4), stax.Relu, stax.Dense(2))
+    >>> out_shape, params = init_fun(pto.random.PRNGKey(0), (8, 3))
+    >>> out_shape, [pto.tree.map(pnp.shape, p) for p in params]
+    ((8, 2), [((3, 4), (4,)), (), ((4, 2), (2,))])
+    >>> apply_fun(params, pnp.ones((8, 3))).shape
+    (8, 2)
+    """
     inits, applies = _unpair(layers, "serial")
 
     def init_fun(rng, input_shape):
@@ -50,7 +59,17 @@ def serial(*layers):
 
 def parallel(*layers):
     """The layer applying ``layers[i]`` to ``inputs[i]``: it takes and returns sequences as long
-    as ``layers`` (usually between ``FanOut`` and ``FanInSum``/``FanInConcat``)."""
+    as ``layers`` (usually between ``FanOut`` and ``FanInSum``/``FanInConcat``).
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.serial(
+    ...     stax.FanOut(2), stax.parallel(stax.Dense(4), stax.Identity), stax.FanInConcat())
+    >>> out_shape, params = init_fun(pto.random.PRNGKey(0), (8, 3))
+    >>> out_shape
+    (8, 7)
+    >>> apply_fun(params, pnp.ones((8, 3))).shape
+    (8, 7)
+    """
     inits, applies = _unpair(layers, "parallel")
 
     def init_fun(rng, input_shape):
@@ -68,7 +87,15 @@ def parallel(*layers):
 
 def shape_dependent(make_layer):
     """The layer ``make_layer(input_shape)``, built when its input shape is known: at init from
-    the given shape, at apply from the inputs' shape."""
+    the given shape, at apply from the inputs' shape.
+
+    >>> from ptojax.example_libraries import stax
+    >>> def same_width(input_shape):
+    ...     return stax.Dense(input_shape[-1])
+    >>> init_fun, apply_fun = stax.shape_dependent(same_width)
+    >>> init_fun(pto.random.PRNGKey(0), (2, 5))[0]
+    (2, 5)
+    """
 
     def init_fun(rng, input_shape):
         init, _ = make_layer(input_shape)

@@ -1,8 +1,6 @@
 """Convolution layers: ``GeneralConv`` / ``GeneralConvTranspose`` for any dimension numbers
 (``(lhs_spec, rhs_spec, out_spec)`` strings such as ``('NHWC', 'HWIO', 'NHWC')``), and the
 channels-last ``Conv``, ``ConvTranspose`` (2-D) and ``Conv1DTranspose``."""
-import functools
-
 from ptojax import lax
 from ptojax import random
 from ptojax.nn.initializers import glorot_normal, normal
@@ -47,7 +45,14 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
                 W_init=None, b_init=normal(1e-6)):
     """A convolution to ``out_chan`` channels with a ``filter_shape`` window, ``strides``
     (default 1) and ``padding`` ('VALID', 'SAME' or explicit pairs). ``W_init`` defaults to
-    Glorot normal over the kernel's I and O axes; the bias is ``normal(1e-6)``."""
+    Glorot normal over the kernel's I and O axes; the bias is ``normal(1e-6)``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.GeneralConv(("NCHW", "OIHW", "NCHW"), 4, (3, 3))
+    >>> out_shape, (W, b) = init_fun(pto.random.PRNGKey(0), (2, 3, 8, 8))
+    >>> out_shape, W.shape, b.shape
+    ((2, 4, 6, 6), (4, 3, 3, 3), (1, 4, 1, 1))
+    """
     one = (1,) * len(filter_shape)
 
     def output_shape_of(input_shape, kernel_shape, strides):
@@ -65,7 +70,14 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
                          padding="VALID", W_init=None, b_init=normal(1e-6)):
     """A transposed convolution (``lax.conv_transpose``) to ``out_chan`` channels; arguments
-    as ``GeneralConv``'s."""
+    as ``GeneralConv``'s.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.GeneralConvTranspose(("NCHW", "OIHW", "NCHW"), 4, (3, 3),
+    ...                                                 strides=(2, 2), padding="SAME")
+    >>> init_fun(pto.random.PRNGKey(0), (2, 3, 8, 8))[0]
+    (2, 4, 16, 16)
+    """
 
     def output_shape_of(input_shape, kernel_shape, strides):
         return lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides, padding,
@@ -79,6 +91,46 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
                        b_init, output_shape_of, convolve)
 
 
-Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
-Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
-ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
+def Conv(out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+         b_init=normal(1e-6)):
+    """A 2-D convolution on channels-last images: ``GeneralConv`` with dimension numbers
+    ``('NHWC', 'HWIO', 'NHWC')``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.Conv(16, (3, 3), strides=(2, 2), padding="SAME")
+    >>> out_shape, (W, b) = init_fun(pto.random.PRNGKey(0), (-1, 28, 28, 1))
+    >>> out_shape, W.shape, b.shape
+    ((-1, 14, 14, 16), (3, 3, 1, 16), (1, 1, 1, 16))
+    >>> apply_fun((W, b), pnp.ones((2, 28, 28, 1))).shape
+    (2, 14, 14, 16)
+    """
+    return GeneralConv(("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides, padding,
+                       W_init, b_init)
+
+
+def ConvTranspose(out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+                  b_init=normal(1e-6)):
+    """A 2-D transposed convolution on channels-last images: ``GeneralConvTranspose`` with
+    dimension numbers ``('NHWC', 'HWIO', 'NHWC')``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.ConvTranspose(8, (3, 3), strides=(2, 2), padding="SAME")
+    >>> init_fun(pto.random.PRNGKey(0), (-1, 7, 7, 16))[0]
+    (-1, 14, 14, 8)
+    """
+    return GeneralConvTranspose(("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides,
+                                padding, W_init, b_init)
+
+
+def Conv1DTranspose(out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+                    b_init=normal(1e-6)):
+    """A 1-D transposed convolution on channels-last sequences: ``GeneralConvTranspose`` with
+    dimension numbers ``('NHC', 'HIO', 'NHC')``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.Conv1DTranspose(2, (3,), strides=(2,))
+    >>> init_fun(pto.random.PRNGKey(0), (4, 10, 3))[0]
+    (4, 21, 2)
+    """
+    return GeneralConvTranspose(("NHC", "HIO", "NHC"), out_chan, filter_shape, strides,
+                                padding, W_init, b_init)

@@ -6,7 +6,17 @@ from ptojax import random
 
 
 def Dropout(rate, mode="train"):
-    """A dropout layer; its ``apply_fun`` needs a PRNG key as the keyword ``rng``."""
+    """A dropout layer; its ``apply_fun`` needs a PRNG key as the keyword ``rng``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.Dropout(0.5)
+    >>> out = apply_fun((), pnp.ones(8), rng=pto.random.PRNGKey(0))
+    >>> sorted(set(out.tolist()))  # dropped, or kept and scaled by 1 / 0.5
+    [0.0, 2.0]
+    >>> test_apply = stax.Dropout(0.5, mode="test")[1]  # a key is needed in any mode
+    >>> test_apply((), pnp.ones(3), rng=pto.random.PRNGKey(0)).tolist()
+    [1.0, 1.0, 1.0]
+    """
 
     def init_fun(rng, input_shape):
         return input_shape, ()

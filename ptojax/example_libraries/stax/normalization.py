@@ -17,7 +17,17 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
     """Batch normalization over ``axis``; params ``(beta, gamma)`` of the input shape without
     ``axis``, each ``()`` when ``center`` / ``scale`` is off. The variance is
     ``pto.nn.standardize``'s stable ``mean((x - mean)^2)``; JAX's stax gets
-    ``mean(x^2) - mean^2``, which differs where the variance is tiny against the mean."""
+    ``mean(x^2) - mean^2``, which differs where the variance is tiny against the mean.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.BatchNorm(axis=0)
+    >>> out_shape, (beta, gamma) = init_fun(pto.random.PRNGKey(0), (4, 3))
+    >>> beta.shape, gamma.shape
+    ((3,), (3,))
+    >>> x = pnp.arange(12.0).reshape(4, 3)
+    >>> apply_fun((beta, gamma), x)[:, 0]
+    Array([-1.3416402, -0.4472134,  0.4472134,  1.3416402], dtype=float32)
+    """
     axis = (axis,) if jnp.isscalar(axis) else tuple(axis)
 
     def init_fun(rng, input_shape):

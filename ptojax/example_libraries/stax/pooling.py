@@ -32,10 +32,10 @@ def _window_sizes(inputs, spec, window, strides, padding):
     return sizes
 
 
-def _pooling(name, what, reducer, init_value, average=False):
+def _pooling(name, what, example, reducer, init_value, average=False):
     """The pooling layer constructor ``name``, reducing each window with ``reducer`` from
-    ``init_value`` (``what`` it computes, for the docstring); ``average`` divides by the
-    window's element count."""
+    ``init_value`` (``what`` it computes and an ``example`` output, for the docstring);
+    ``average`` divides by the window's element count."""
 
     def layer(window_shape, strides=None, padding="VALID", spec=None):
         spatial_window = tuple(window_shape)
@@ -61,10 +61,20 @@ def _pooling(name, what, reducer, init_value, average=False):
     layer.__name__ = layer.__qualname__ = name
     layer.__doc__ = (f"A pooling layer: the {what} of each ``window_shape`` window, moved by "
                      f"``strides`` (default 1), with ``padding`` ('VALID', 'SAME' or pairs); "
-                     f"``spec`` names the input's axes (default batch first, channels last).")
+                     f"``spec`` names the input's axes (default batch first, channels last)."
+                     f"\n\n    >>> from ptojax.example_libraries import stax"
+                     f"\n    >>> init_fun, apply_fun = stax.{name}((2, 2), strides=(2, 2))"
+                     f"\n    >>> init_fun(pto.random.PRNGKey(0), (2, 4, 4, 1))[0]"
+                     f"\n    (2, 2, 2, 1)"
+                     f"\n    >>> x = pnp.arange(16.0).reshape(1, 4, 4, 1)"
+                     f"\n    >>> apply_fun((), x)[0, :, :, 0]"
+                     f"\n    {example}\n    ")
     return layer
 
 
-MaxPool = _pooling("MaxPool", "maximum", lax.max, -jnp.inf)
-SumPool = _pooling("SumPool", "sum", lax.add, 0.)
-AvgPool = _pooling("AvgPool", "mean", lax.add, 0., average=True)
+MaxPool = _pooling("MaxPool", "maximum", """Array([[ 5.,  7.],
+           [13., 15.]], dtype=float32)""", lax.max, -jnp.inf)
+SumPool = _pooling("SumPool", "sum", """Array([[10., 18.],
+           [42., 50.]], dtype=float32)""", lax.add, 0.)
+AvgPool = _pooling("AvgPool", "mean", """Array([[ 2.5,  4.5],
+           [10.5, 12.5]], dtype=float32)""", lax.add, 0., average=True)

@@ -30,7 +30,13 @@ def _identity():
 
 
 def FanOut(num):
-    """The layer returning a list of ``num`` copies of its input (for ``parallel``)."""
+    """The layer returning a list of ``num`` copies of its input (for ``parallel``).
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.FanOut(2)
+    >>> init_fun(pto.random.PRNGKey(0), (4, 3))
+    ([(4, 3), (4, 3)], ())
+    """
 
     def init_fun(rng, input_shape):
         return [input_shape] * num, ()
@@ -54,7 +60,15 @@ def _fan_in_sum():
 
 
 def FanInConcat(axis=-1):
-    """The layer concatenating a sequence of inputs along ``axis``."""
+    """The layer concatenating a sequence of inputs along ``axis``.
+
+    >>> from ptojax.example_libraries import stax
+    >>> init_fun, apply_fun = stax.FanInConcat(axis=1)
+    >>> init_fun(pto.random.PRNGKey(0), [(4, 3), (4, 2)])
+    ((4, 5), ())
+    >>> apply_fun((), [pnp.ones((4, 3)), pnp.zeros((4, 2))]).shape
+    (4, 5)
+    """
 
     def init_fun(rng, input_shape):
         first = tuple(input_shape[0])

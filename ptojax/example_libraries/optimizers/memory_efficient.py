@@ -22,7 +22,16 @@ def _other_axes(axis, ndim):
 def sm3(step_size, momentum=0.9):
     """SM3 optimizer; the state is ``(x as at least 1-D, momentum, [one vector per axis],
     x's original shape)``. The shape is kept as leaves, so update outside ``jit`` (as in
-    JAX)."""
+    JAX).
+
+    >>> from ptojax.example_libraries import optimizers
+    >>> opt_init, opt_update, get_params = optimizers.sm3(0.1)
+    >>> state = opt_init(pnp.ones((2, 3)))
+    >>> state = opt_update(0, pnp.arange(6.0).reshape(2, 3), state)
+    >>> get_params(state)
+    Array([[1.  , 0.99, 0.99],
+           [0.99, 0.99, 0.99]], dtype=float32)
+    """
     step_size = make_schedule(step_size)
 
     def init(x0):
