@@ -63,14 +63,56 @@ def _in_jax_32bit(jax, fn):
         return jax.tree.map(np.asarray, fn())
 
 
+def _jax_init_abstract(jax, jstax, layer, shape):
+    """JAX's (output shape, params as ShapeDtypeStructs) of ``layer``, traced without
+    compiling (JAX compiles each eager initializer separately: seconds per layer)."""
+    out = {}
+
+    def init(key):
+        out["shape"], params = layer(jstax)[0](key, shape)
+        return params
+
+    with jax.enable_x64(False):
+        params = jax.eval_shape(init, jax.random.PRNGKey(0))
+    shape = out["shape"]
+    if shape and isinstance(shape[0], (tuple, list)):   # parallel: one shape per branch
+        return [tuple(int(d) for d in s) for s in shape], params
+    return tuple(int(d) for d in shape), params
+
+
 @pytest.mark.parametrize("name", LAYERS)
 def test_layer_init_and_apply_like_jax(jax, jstax, name):
+    """Init: the same output shape and params tree, shapes and dtypes as JAX; apply: the
+    same values as JAX's apply_fun on the same params and inputs."""
     layer, x = LAYERS[name]
+    shape, params, out = _init_apply(pstax, pto.random, layer, x)
+    want_shape, want_params = _jax_init_abstract(jax, jstax, layer, x.shape)
+    assert shape == want_shape == out.shape
+    assert pto.tree.structure(params) == pto.tree.structure(want_params)
+    assert [(p.shape, p.dtype) for p in pto.tree.leaves(params)] == \
+        [(p.shape, p.dtype) for p in jax.tree.leaves(want_params)]
+    numpy_params = pto.tree.map(np.asarray, params)
+    want_out = _in_jax_32bit(jax, lambda: layer(jstax)[1](numpy_params, x))
+    assert_close(out, want_out, rtol=2e-5, atol=2e-6)
+
+
+# init values: the key splitting and initializers of the layers with params, composed
+INIT_VALUES = {
+    "serial_parallel_dense_conv_batchnorm": (lambda s: s.serial(
+        s.Conv(3, (2, 2)), s.BatchNorm(), s.Relu,
+        s.GeneralConvTranspose(("NHWC", "HWOI", "NHWC"), 2, (3, 2)), s.Flatten,
+        s.FanOut(2), s.parallel(s.Dense(2, W_init=s.randn(0.5)), s.Identity), s.FanInConcat()),
+        IMAGES),
+}
+
+
+@pytest.mark.parametrize("name", INIT_VALUES)
+def test_init_values_like_jax(jax, jstax, name):
+    layer, x = INIT_VALUES[name]
     shape, params, out = _init_apply(pstax, pto.random, layer, x)
     want_shape, want_params, want_out = _in_jax_32bit(
         jax, lambda: _init_apply(jstax, jax.random, layer, x))
-    assert shape == tuple(int(d) for d in want_shape) == out.shape
-    assert pto.tree.structure(params) == pto.tree.structure(want_params)
+    assert shape == tuple(int(d) for d in want_shape)
     assert_close(params, want_params, rtol=1e-6, atol=1e-7)
     assert_close(out, want_out, rtol=2e-5, atol=2e-6)
 
@@ -92,20 +134,19 @@ def test_batch_dimension_minus_one_like_jax(jax, jstax, pool, batch):
                                s.MaxPool((2, 2), (2, 2)) if pool else s.Identity, s.Flatten,
                                s.Dense(4))
     shape, params = model(pstax)[0](pto.random.PRNGKey(0), (-1, 8, 8, 2))
-    with jax.enable_x64(False):
-        want_shape, want_params = model(jstax)[0](jax.random.PRNGKey(0), (-1, 8, 8, 2))
-    assert shape == tuple(want_shape) == (batch, 4)
-    assert_close(params, jax.tree.map(np.asarray, want_params), rtol=1e-6, atol=1e-7)
+    want_shape, want_params = _jax_init_abstract(jax, jstax, model, (-1, 8, 8, 2))
+    assert shape == want_shape == (batch, 4)
+    assert [p.shape for p in pto.tree.leaves(params)] == \
+        [p.shape for p in jax.tree.leaves(want_params)]
 
 
 def test_parallel_init_returns_shapes_and_params_per_branch(jax, jstax):
     layer = lambda s: s.parallel(s.Dense(2), s.Relu, s.Dense(3))
     shapes, params = layer(pstax)[0](pto.random.PRNGKey(3), [(4, 5), (4, 5), (4, 1)])
-    with jax.enable_x64(False):
-        want_shapes, want_params = layer(jstax)[0](jax.random.PRNGKey(3),
-                                                   [(4, 5), (4, 5), (4, 1)])
-    assert list(shapes) == list(want_shapes)
-    assert_close(params, jax.tree.map(np.asarray, want_params), rtol=1e-6, atol=1e-7)
+    want_shapes, want_params = _jax_init_abstract(jax, jstax, layer, [(4, 5), (4, 5), (4, 1)])
+    assert list(shapes) == [(4, 2), (4, 5), (4, 3)]
+    assert [p.shape for p in pto.tree.leaves(params)] == \
+        [p.shape for p in jax.tree.leaves(want_params)]
 
 
 DROPOUT_NET = lambda s: s.serial(s.Dense(6), s.Dropout(0.6), s.Relu,
@@ -116,10 +157,11 @@ DROPOUT_NET = lambda s: s.serial(s.Dense(6), s.Dropout(0.6), s.Relu,
 def test_dropout_keys_split_like_jax(jax, jstax):
     """``rng=`` is split by serial and parallel exactly as JAX does, so the same units drop;
     ``rate`` is the keep probability and any mode but 'train' is the identity."""
+    _, params = DROPOUT_NET(pstax)[0](pto.random.PRNGKey(0), VECTORS.shape)
+    params = pto.tree.map(np.asarray, params)
+
     def run(stax, random):
-        init_fun, apply_fun = DROPOUT_NET(stax)
-        _, params = init_fun(random.PRNGKey(0), VECTORS.shape)
-        return apply_fun(params, VECTORS, rng=random.PRNGKey(5))
+        return DROPOUT_NET(stax)[1](params, VECTORS, rng=random.PRNGKey(5))
 
     got = run(pstax, pto.random)
     assert_close(got, _in_jax_32bit(jax, lambda: run(jstax, jax.random)), rtol=1e-6)
@@ -141,9 +183,11 @@ def test_jit_grad_and_vmap_through_a_conv_net(jax, jstax):
     model = lambda s: s.serial(s.Conv(3, (2, 2)), s.BatchNorm(), s.Relu,
                                s.AvgPool((2, 2)), s.Flatten, s.Dense(2), s.LogSoftmax)
 
+    _, params = model(pstax)[0](pto.random.PRNGKey(2), IMAGES.shape)
+    params = pto.tree.map(np.asarray, params)
+
     def run(stax, random, jit, grad, vmap, np_):
-        init_fun, apply_fun = model(stax)
-        _, params = init_fun(random.PRNGKey(2), IMAGES.shape)
+        apply_fun = model(stax)[1]
         loss = lambda p, x: -apply_fun(p, x)[:, 0].mean()
         per_example = vmap(lambda x: apply_fun(params, x[None])[0])(IMAGES)
         return jit(grad(loss))(params, IMAGES), per_example
