@@ -185,6 +185,7 @@ def test_public_names_match_jax(jopt):
                "UpdateFn", "Updates"}
     assert theirs - aliases <= set(popt.__all__), sorted(theirs - aliases - set(popt.__all__))
     assert popt.Params is popt.Array is jopt.Params and popt.Step is int
-    from ptojax.example_libraries.optimizers import Params, Step  # noqa: F401
+    from ptojax.example_libraries.optimizers import Params, Step
+    assert (Params, Step) == (popt.Array, int)
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         popt.Nope
