@@ -19,7 +19,8 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 PATH = HERE / "jax_program_values.json.gz"
-PROGRAMS = ["stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_resnet", "stax_vae"]
+PROGRAMS = ["stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_gan", "stax_resnet",
+            "stax_vae"]
 _store: dict = {}
 
 
