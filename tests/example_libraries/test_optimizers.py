@@ -112,6 +112,11 @@ def test_optimizer_state_is_a_pytree_like_jax(jax, jopt):
         want = jopt.adam(0.1)[0](PARAMS)
     assert isinstance(state, popt.OptimizerState) and state._fields == want._fields
     assert len(pto.tree.leaves(state)) == len(jax.tree.leaves(want)) == 9
+    # the same containers as JAX's: a tuple of one list per parameter, tuples of treedefs
+    assert [type(state.packed_state), type(state.subtree_defs)] == \
+        [type(want.packed_state), type(want.subtree_defs)] == [tuple, tuple]
+    assert {type(s) for s in state.packed_state} == {type(s) for s in want.packed_state} == {list}
+    assert str(state.tree_def) == str(want.tree_def)
     doubled = pto.jit(lambda s: pto.tree.map(lambda a: a * 2, s))(state)
     assert type(doubled) is popt.OptimizerState and doubled.tree_def == state.tree_def
     assert_close(popt.adam(0.1)[2](doubled), jax.tree.map(lambda a: np.asarray(a) * 2, PARAMS))

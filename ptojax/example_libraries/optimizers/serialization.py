@@ -38,8 +38,9 @@ def unpack_optimizer_state(opt_state):
     >>> [x.tolist() for x in saved["w"].subtree]  # the parameter and its velocity
     [[1.0, 1.0], [0.0, 0.0]]
     """
+    _, treedef, _ = opt_state
     marked = [JoinPoint(s) for s in parameter_states(opt_state)]
-    return tree_util.tree_unflatten(opt_state.tree_def, marked)
+    return tree_util.tree_unflatten(treedef, marked)
 
 
 def pack_optimizer_state(marked_pytree):

@@ -61,9 +61,10 @@ def params_of(state):
 
 
 def flatten_states(states):
-    """([leaves of each state], (treedef of each state,))."""
+    """((leaves of each state,), (treedef of each state,)): tuples, as JAX's, so the
+    ``OptimizerState`` pytrees of both have the same structure."""
     flat = [tree_util.tree_flatten(s) for s in states]
-    return [leaves for leaves, _ in flat], tuple(treedef for _, treedef in flat)
+    return tuple(leaves for leaves, _ in flat), tuple(treedef for _, treedef in flat)
 
 
 def parameter_states(opt_state):
@@ -124,8 +125,9 @@ def optimizer(opt_maker):
 
         @functools.wraps(get_params)
         def tree_get_params(opt_state):
+            _, treedef, _ = opt_state
             params = [get_params(s) for s in parameter_states(opt_state)]
-            return tree_util.tree_unflatten(opt_state.tree_def, params)
+            return tree_util.tree_unflatten(treedef, params)
 
         return Optimizer(tree_init, tree_update, tree_get_params)
 
