@@ -4,7 +4,7 @@ pytrees of parameters.
 An optimizer is an ``(init_fun, update_fun, get_params)`` triple (the ``Optimizer``
 namedtuple): ``init_fun(params) -> state``, ``update_fun(step, grads, state) -> state`` and
 ``get_params(state) -> params``. For a pytree of parameters the state is an
-``OptimizerState``: the flat list of each leaf's own state leaves (``packed_state``, the only
+``OptimizerState``: a tuple of each leaf's own state leaves (``packed_state``, the only
 pytree children), the parameters' treedef and each leaf-state's treedef (static data).
 """
 import functools
@@ -14,9 +14,9 @@ from typing import Any, Callable, NamedTuple
 from ptojax import tree_util
 
 OptimizerState = namedtuple("OptimizerState", ["packed_state", "tree_def", "subtree_defs"])
-OptimizerState.__doc__ = """The state of an optimizer made by ``optimizer``: ``packed_state``, for each
-parameter leaf the list of its own state's leaves (the only pytree children), then the
-parameters' treedef and each per-parameter state's treedef (static).
+OptimizerState.__doc__ = """The state of an optimizer made by ``optimizer``: ``packed_state``,
+for each parameter leaf the list of its own state's leaves (the only pytree children), then
+the parameters' treedef and each per-parameter state's treedef (static).
 
     >>> from ptojax.example_libraries import optimizers
     >>> state = optimizers.momentum(0.1, 0.9)[0]({"w": pnp.ones(2), "b": pnp.zeros(1)})
