@@ -27,6 +27,7 @@ LAYERS = [
     ("api", ["jit", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
              "config", "debug", "quant", "mixed_precision", "pmap", "image", "flatten_util", "jit_shardings", "aot_signature", "ad_checkpoint", "experimental", "extend", "testing", "test_util", "__init__",
              "__main__"]),
+    ("example_libraries", ["example_libraries"]),
 ]
 # the only packages a function-level import may name: optional dependencies
 OPTIONAL = {"jax", "mpi4py", "graphviz", "matplotlib", "IPython", "absl"}

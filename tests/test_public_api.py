@@ -26,6 +26,9 @@ PUBLIC = {
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
     "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),
     "ptojax.extend": {"core"}, "ptojax.extend.core": set(),
+    # (not the package ptojax.example_libraries: JAX's lists stax and optimizers only once
+    # they are imported)
+    "ptojax.example_libraries.stax": set(), "ptojax.example_libraries.optimizers": set(),
 }
 
 # ptojax's own modules, without a JAX counterpart
