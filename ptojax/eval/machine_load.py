@@ -21,8 +21,13 @@ CPU time the rest of the machine used since its last reading: ``/proc/stat``'s u
 interrupt and steal time (nice time only if this process is niced itself: a niced compiler
 yields to us) less this process's own CPU time, per second of wall time. The machine is busy
 while the rest used at least ``cpu_count - 1.5`` cores (half a core on 2 cores: one other
-running process, and BLAS's second thread would fight it). Without ``/proc/stat``, and for the
-first reading of a process, the 1-minute load average at least the CPU count decides.
+running process, and BLAS's second thread would fight it). A process's first reading has no
+earlier one to take a rate from: it counts the other processes' threads running right then
+(``/proc/loadavg``'s running count less this process's running threads, the fewest of a few
+reads), busy at the same threshold — the 1-minute load average, which lags, decided it
+before, and a cold run's first second (its steps run on numpy's BLAS) stalled on two threads
+beside a process started moments earlier. Without ``/proc``, the 1-minute load average at least
+the CPU count decides.
 """
 from __future__ import annotations
 
@@ -75,8 +80,13 @@ def machine_busy() -> bool:
     if elapsed >= CHECK_EVERY_S:
         cpus = _cpus()
         used = (_cpu_seconds_used(), time.process_time())
-        if used[0] is not None and _Load.used is not None and _Load.used[0] is not None:
+        if used[0] is None:                  # no /proc/stat: no /proc
+            others = None
+        elif _Load.used is not None and _Load.used[0] is not None:
             others = (used[0] - _Load.used[0] - (used[1] - _Load.used[1])) / elapsed
+        else:
+            others = _others_running_now()
+        if others is not None:
             _Load.busy = others >= max(0.5, cpus - 1.5)
         else:
             try:
@@ -109,6 +119,39 @@ def _cpu_seconds_used():
         return None
     niced = os.getpriority(os.PRIO_PROCESS, 0) > 0
     return (user + system + irq + softirq + steal + (nice if niced else 0)) / _TICKS_PER_S
+
+
+RUNNING_READS = 3      # a thread that ran in one read only (a daemon waking) is not load
+
+
+def _others_running_now():
+    """How many threads of other processes are running now: the fewest over a few reads of
+    ``/proc/loadavg``'s running count less this process's running threads; None without
+    ``/proc``."""
+    fewest = None
+    for _ in range(RUNNING_READS):
+        try:
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+            others = running - _own_running_threads()
+        except (OSError, ValueError, IndexError):
+            return None
+        fewest = others if fewest is None else min(fewest, others)
+        if fewest <= 0:
+            return 0
+    return fewest
+
+
+def _own_running_threads() -> int:
+    """This process's threads in state R (running or runnable), from ``/proc/self/task``."""
+    running = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                running += f.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue                     # (a thread that has just exited)
+    return running
 
 
 class _Blas:

@@ -1,5 +1,8 @@
 """On a busy machine numpy's OpenBLAS runs on one thread (and gets its own count back once the
 machine is not busy); matmul results do not change."""
+import io
+import os
+
 import numpy as np
 import pytest
 
@@ -53,13 +56,50 @@ def test_busy_is_the_cpu_time_others_used(monkeypatch):
     monkeypatch.setattr(machine_load._Load, "checked", -1e9)
     monkeypatch.setattr(machine_load._Load, "used", None)
     monkeypatch.setattr(machine_load._Load, "busy", False)
-    monkeypatch.setattr(machine_load.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert not machine_load.machine_busy()              # first reading: the load average
+    monkeypatch.setattr(machine_load, "_others_running_now", lambda: 0)
+    assert not machine_load.machine_busy()              # first reading: threads running now
     for own, others, busy in ((1.6, 0.0, False), (1.0, 0.8, True), (0.0, 0.3, False)):
         clock["wall"] += 2.0
         clock["own"] += 2.0 * own
         clock["machine"] += 2.0 * (own + others)
         assert machine_load.machine_busy() is busy, (own, others)
+
+
+@pytest.mark.parametrize("cpus, running, busy", [(2, 0, False), (2, 1, True), (8, 4, False),
+                                                 (8, 7, True)])
+def test_a_first_reading_counts_the_threads_running_now(monkeypatch, cpus, running, busy):
+    """A process's first reading has no rate yet: other processes' running threads decide, at
+    the rate's threshold (the lagging load average is not read)."""
+    monkeypatch.setattr(machine_load.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(machine_load, "_cpu_seconds_used", lambda: 50.0)
+    monkeypatch.setattr(machine_load, "_others_running_now", lambda: running)
+    monkeypatch.setattr(machine_load.os, "getloadavg", lambda: (100.0 * (not busy), 0.0, 0.0))
+    monkeypatch.setattr(machine_load._Load, "checked", -1e9)
+    monkeypatch.setattr(machine_load._Load, "used", None)
+    assert machine_load.machine_busy() is busy
+
+
+def test_threads_running_now_leave_out_this_process(monkeypatch):
+    """``/proc/loadavg`` counts this process's running threads (the reading one at least): they
+    are not others; the fewest of the reads counts (a daemon waking once is not load)."""
+    if not os.path.exists("/proc/loadavg"):
+        pytest.skip("no /proc")
+    reads = iter(["0.5 0.4 0.3 3/200 1\n", "0.5 0.4 0.3 2/200 1\n", "0.5 0.4 0.3 9/200 1\n"])
+    real_open = open
+
+    def fake_open(path, *a, **k):
+        if path == "/proc/loadavg":
+            return io.StringIO(next(reads))
+        return real_open(path, *a, **k)
+    monkeypatch.setattr(machine_load, "open", fake_open, raising=False)
+    monkeypatch.setattr(machine_load, "_own_running_threads", lambda: 1)
+    assert machine_load._others_running_now() == 1
+
+
+def test_this_process_runs_at_least_the_reading_thread():
+    if not os.path.exists("/proc/self/task"):
+        pytest.skip("no /proc")
+    assert machine_load._own_running_threads() >= 1
 
 
 @pytest.mark.parametrize("cpus, busy", [(1, True), (2, True), (8, False)])
