@@ -37,20 +37,26 @@ class Executable:
     operations may overwrite, except those of the equations in ``borrowing`` (a loop may
     return its operands). ``donated``: the indices of the inputs whose buffers ``run`` may
     overwrite. ``fresh_outputs[k]``: whether result ``k`` is a buffer this function owns
-    (allocated by it, or donated) that no other result shares. ``pairs``: equations that
-    run at once with the equation right after them (``eval/concurrent.py``); both must be
-    ``impls`` overrides or primitives with ``fresh_outputs``, and the second writes over
-    none of the first's operands."""
+    (allocated by it, or donated) that no other result shares. ``pairs`` maps equations to
+    the number ``k`` of equations right after them that run beside them, one after another
+    on a helper thread (``eval/concurrent.py``; a set: ``k = 1``); all must be ``impls``
+    overrides or primitives with ``fresh_outputs``, and none of the ``k`` writes over what
+    the first reads."""
 
     def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset(),
                  donated=frozenset(), pairs=frozenset()):
         keep_freed_memory()
         self.closed = closed
         self.source, self.run, self.fresh_outputs = _generate(closed, impls or {}, borrowing,
-                                                              donated, pairs)
+                                                              donated, _group_sizes(pairs))
 
     def __call__(self, *args):
         return self.run(*args)
+
+
+def _group_sizes(pairs) -> dict:
+    """``pairs`` as ``{first equation: equations beside it}`` (a set: one each)."""
+    return dict(pairs) if isinstance(pairs, dict) else dict.fromkeys(pairs, 1)
 
 
 def _specialize(prim, params):
@@ -59,15 +65,18 @@ def _specialize(prim, params):
     return functools.partial(prim.impl, **params)
 
 
-def _last_uses(ir, fresh_impls=frozenset(), pairs=frozenset()):
+def _last_uses(ir, fresh_impls=frozenset(), pairs=None):
     """The index of the last equation reading each variable's buffer. An impl other than a
     ufunc or an override in ``fresh_impls`` (which allocate their outputs) may return a view
     of its input (reshape, slice, broadcast_in_dim, ...), so its inputs stay alive as long as
-    its outputs do (walked backwards: views of views). An equation in ``pairs`` reads its
-    operands until the end of the next equation, which runs at the same time (``i + 1.5``)."""
+    its outputs do (walked backwards: views of views). An equation starting a group of ``k``
+    in ``pairs`` reads its operands until the end of the group's last equation, which may
+    run at the same time (``i + k + 0.5``)."""
     last = {}
+    pairs = pairs or {}
     for i, eqn in enumerate(ir.eqns):
-        end = i + 1.5 if eqn in pairs else i
+        k = pairs.get(eqn)
+        end = i if k is None else i + k + 0.5
         for a in eqn.inputs:
             if type(a) is Var:
                 last[a] = max(last.get(a, -1), end)
@@ -86,7 +95,7 @@ def _last_uses(ir, fresh_impls=frozenset(), pairs=frozenset()):
 
 
 def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(),
-              pairs=frozenset()):
+              pairs=None):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -110,8 +119,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     _check_pairs(ir, pairs, impls, borrowing)
     fresh_impls = frozenset(e for e in impls if e not in borrowing)
     last = _last_uses(ir, fresh_impls, pairs)
-    alone = _last_uses(ir, fresh_impls) if pairs else last   # a pair's first: its own reads
-    pending = None       # (first equation's line parts) until its pair's second is generated
+    alone = _last_uses(ir, fresh_impls) if pairs else last   # a group's first: its own reads
+    pending = None       # (first equation's line parts, [its group's]) until all are generated
     # vars whose buffers were allocated by this function, or donated, and may be overwritten
     owned = {ir.invars[i] for i in donated}
     lines = _bind_sizes(ir, args)
@@ -162,17 +171,14 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             env[fn] = _specialize(eqn.prim, eqn.params)
             if eqn.prim.fresh_outputs:
                 owned.update(eqn.outputs)
-        if eqn in pairs:     # generated with the next equation, which runs beside it
-            pending = (fn, ins, _targets(outs, eqn), note)
+        if eqn in pairs:     # generated with the next equations, which run beside it
+            pending = ((fn, ins, _targets(outs, eqn), note), [], pairs[eqn])
             continue
-        if pending is not None:   # the first's line starts both; this one's waits for it
-            first_fn, first_ins, first_outs, first_note = pending
-            pending = None
-            env[f"pair_{i}"] = Pair()
-            lines.append(f"    {first_outs}, pair{i} = pair_{i}({first_fn}, "
-                         f"({''.join(a + ', ' for a in first_ins)}), {fn}, "
-                         f"({''.join(a + ', ' for a in ins)})){first_note}")
-            lines.append(f"    {_targets(outs, eqn)} = pair{i}(){note}")
+        if pending is not None:   # the first's line starts them all; each then waits on its own
+            pending[1].append((fn, ins, _targets(outs, eqn), note))
+            if len(pending[1]) == pending[2]:
+                lines += _group_lines(pending[0], pending[1], i, env)
+                pending = None
             continue
         call = f"{fn}({', '.join(ins)})"
         if not outs:   # an equation run for its effect
@@ -189,24 +195,37 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     return source, quietly(env["run"]), fresh
 
 
+def _group_lines(first, group, last_index, env) -> list:
+    """The lines of a group: the first's line runs it and starts the others beside it
+    (``Pair``); each of the others then takes its outcome on its own line."""
+    first_fn, first_ins, first_outs, first_note = first
+    name = f"pair{last_index}"
+    env[f"pair_{last_index}"] = Pair()
+    tasks = "".join(f"({fn}, ({''.join(a + ', ' for a in ins)})), " for fn, ins, _, _ in group)
+    lines = [f"    {first_outs}, {name} = pair_{last_index}({first_fn}, "
+             f"({''.join(a + ', ' for a in first_ins)}), ({tasks})){first_note}"]
+    lines += [f"    {outs} = {name}[{k}](){note}" for k, (_, _, outs, note) in enumerate(group)]
+    return lines
+
+
 def _check_pairs(ir, pairs, impls, borrowing):
-    """Each equation in ``pairs`` and the next one are calls returning fresh buffers: an
-    override, or a primitive with ``fresh_outputs`` and static sizes."""
+    """Each equation in ``pairs`` and the ``k`` after it are calls returning fresh buffers:
+    an override, or a primitive with ``fresh_outputs`` and static sizes."""
     if not pairs:
         return
     index = {e: i for i, e in enumerate(ir.eqns)}
-    for first in pairs:
+    for first, k in pairs.items():
         i = index.get(first)
-        if i is None or i + 1 >= len(ir.eqns):
-            raise ValueError("a pair's first equation must be followed by its second")
-        for e in (first, ir.eqns[i + 1]):
+        if i is None or k < 1 or i + k >= len(ir.eqns):
+            raise ValueError("a pair's first equation must be followed by its group")
+        for e in ir.eqns[i:i + k + 1]:
             call = e in impls and e not in borrowing or e.prim.fresh_outputs \
                 and e.prim.ufunc is None and e.prim.in_place is None \
                 and not has_symbols(tuple(e.params.values()))
             if not call or not e.outputs or e.prim.effectful:
                 raise ValueError(f"equation {e.prim.name} cannot run in a pair")
-        if ir.eqns[i + 1] in pairs:
-            raise ValueError("a pair's second equation cannot start another pair")
+        if any(e in pairs for e in ir.eqns[i + 1:i + k + 1]):
+            raise ValueError("an equation run beside another cannot start a pair")
 
 
 def _targets(outs, eqn) -> str:
