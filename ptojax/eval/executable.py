@@ -158,7 +158,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             owned.add(eqn.outputs[0])
             continue
         elif eqn.prim.in_place is not None and eqn.inputs[0] in owned \
-                and last.get(eqn.inputs[0]) == i:
+                and (alone if eqn in pairs else last).get(eqn.inputs[0]) == i:
             # the operand's buffer is ours and dead after this: update it, not a copy
             fn = f"{fn}_in_place"
             env[fn] = functools.partial(eqn.prim.in_place, **eqn.params)
@@ -220,8 +220,7 @@ def _check_pairs(ir, pairs, impls, borrowing):
             raise ValueError("a pair's first equation must be followed by its group")
         for e in ir.eqns[i:i + k + 1]:
             call = e in impls and e not in borrowing or e.prim.fresh_outputs \
-                and e.prim.ufunc is None and e.prim.in_place is None \
-                and not has_symbols(tuple(e.params.values()))
+                and e.prim.ufunc is None and not has_symbols(tuple(e.params.values()))
             if not call or not e.outputs or e.prim.effectful:
                 raise ValueError(f"equation {e.prim.name} cannot run in a pair")
         if any(e in pairs for e in ir.eqns[i + 1:i + k + 1]):

@@ -17,7 +17,8 @@ follow their main equation directly in the returned order; the executor runs the
 running at once measures slower).
 
 Heavy means an estimated ``MIN_SECONDS`` or more on one core (``_seconds``): a matrix
-product by its flops, a host kernel by the bytes it reads and writes (momentum updates and
+product (``dot_general``, or ``dot_accumulate`` into a momentum's velocity) by its flops, a
+host kernel by the bytes it reads and writes (momentum updates and
 other elementwise kernels are memory-bound). A lighter main equation gains less than the
 handoff to the helper thread costs (~20-40 us there and back), and so does a lighter group.
 Two kernels may run at once: each launch keeps its own error state (``pto_host_launch.h``).
@@ -31,6 +32,7 @@ import heapq
 
 from ptojax.ir.core import IR, ClosedIR, Var
 from ptojax.ir.symbolic import has_symbols
+from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.tile.kernel import tile_kernel_p
 
@@ -132,6 +134,10 @@ def _tails(users, seconds) -> list:
     return tail
 
 
+_PRODUCTS = {dot_general_p: 0, dot_accumulate_p: 1}   # -> the position of the left operand
+_CALLS = (*_PRODUCTS, tile_kernel_p)
+
+
 def _keeps_place(eqn) -> bool:
     return eqn.prim.effectful or has_symbols(tuple(eqn.params.values()))
 
@@ -139,7 +145,7 @@ def _keeps_place(eqn) -> bool:
 def _runs_beside(eqn) -> bool:
     """Whether ``eqn`` may start a group or run in one: a product or a kernel, a call returning
     fresh buffers of static sizes, with no effect."""
-    return eqn.prim in (dot_general_p, tile_kernel_p) and bool(eqn.outputs) \
+    return eqn.prim in _CALLS and bool(eqn.outputs) \
         and not _keeps_place(eqn) and all(type(t.size) is int for t in _types(eqn))
 
 
@@ -152,9 +158,9 @@ def _seconds(eqn) -> float:
     product or a kernel, effects, runtime sizes)."""
     if not _runs_beside(eqn):
         return 0.0
-    if eqn.prim is dot_general_p:
+    if eqn.prim in _PRODUCTS:
         (lc, _), _ = eqn.params["dimension_numbers"]
-        lhs = eqn.inputs[0].type.shape
+        lhs = eqn.inputs[_PRODUCTS[eqn.prim]].type.shape
         contracted = 1
         for d in lc:
             contracted *= lhs[d]
