@@ -37,9 +37,9 @@ from ptojax.ops.linalg import dot_general_p
 from ptojax.tile.kernel import tile_kernel_p
 
 MIN_SECONDS = 50e-6
-GEMM_FLOPS = 60e9            # float32 products on one core (OpenBLAS, AVX-512, measured ~50-75)
+GEMM_FLOPS = 70e9            # float32 products on one core (OpenBLAS, AVX-512, measured ~65-75)
 KERNEL_BYTES_PER_S = 32e9    # a memory-bound host kernel's traffic on one core (measured 30-35)
-CALL_SECONDS = 8e-6          # a launch's own cost: what a small equation takes at least
+CALL_SECONDS = 12e-6         # a launch's own cost in a program: a small equation's 9-18 us
 GROUP_SLACK = 1.1            # a group may take this much longer than its main equation
 
 
