@@ -17,13 +17,12 @@ The tasks run one after the other on the calling thread instead, after ``f``, wh
 - the helper is running another group (another user thread's program): no queueing;
 - the process has a single CPU.
 
-It returns ``f``'s result and one function per task returning its result (or raising its
-error), which the generated executor calls on the task's own line, so an error names the
-task's source line.
+It returns ``f``'s result and the ``Group``, whose outcome for each task the generated
+executor takes on the task's own line, so an error names the task's source line; after an
+error elsewhere, the executor joins what it left started (``join_started``).
 """
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
@@ -110,48 +109,106 @@ def _outcome(g, g_args, caught=Exception):
         return _raising(e)
 
 
-def _later(tasks):
-    """The outcomes of ``tasks`` run one by one on this thread, each when it is called."""
-    return [functools.partial(g, *g_args) for g, g_args in tasks]
+class Group:
+    """Tasks started beside a main operation. ``outcome(k)`` is task ``k``'s result (or
+    raises its error): on the helper thread, the first call waits for all of them (``join``);
+    else task ``k`` runs on this thread then (``eager``: all of them at the first call, their
+    errors kept for their own calls). ``on_join(at_once)`` is told when they are done.
+    Between the start and the join the caller may run other operations: BLAS and the kernels
+    stay on one thread each until the join (``one_thread_each``)."""
+
+    __slots__ = ("tasks", "helper", "pinning", "outcomes", "eager", "on_join")
+
+    def __init__(self, tasks, helper=None, pinning=None, eager=False, on_join=None):
+        self.tasks, self.helper, self.pinning = tasks, helper, pinning
+        self.outcomes, self.eager, self.on_join = None, eager, on_join
+
+    def outcome(self, k):
+        if self.outcomes is None:
+            if self.helper is not None:
+                self.join()
+            elif self.eager:
+                self.outcomes = [_outcome(g, g_args) for g, g_args in self.tasks]
+                self._joined(False)
+            else:
+                g, g_args = self.tasks[k]
+                return g(*g_args)
+        return self.outcomes[k]()
+
+    def join(self):
+        """Wait for the helper thread's tasks (nothing when they do not run there)."""
+        helper, self.helper = self.helper, None
+        if helper is None:
+            return
+        try:
+            self.outcomes = helper.finish()
+        finally:
+            helper.taken.release()
+            self.pinning.__exit__(None, None, None)
+            _started().remove(self)
+        self._joined(True)
+
+    def _joined(self, at_once):
+        if self.on_join is not None:
+            self.on_join(at_once)
+
+
+_local = threading.local()
+
+
+def _started() -> list:
+    """The groups this thread started on the helper thread and has not joined yet."""
+    groups = getattr(_local, "groups", None)
+    if groups is None:
+        groups = _local.groups = []
+    return groups
+
+
+def join_started():
+    """Join every group this thread started and has not joined: after an error left them
+    behind (the executor's lines that would have joined them did not run)."""
+    for group in list(_started()):
+        group.join()
 
 
 def run_beside(f, f_args, tasks):
-    """``(f(*f_args), outcomes)``, ``outcomes[k]()`` returning ``tasks[k]``'s result
-    ``g(*g_args)`` or raising its error; the tasks run on the helper thread meanwhile when
-    that can help (see the module docstring), else after ``f`` on this thread, each when its
-    outcome is called."""
+    """``(f(*f_args), group)``: the ``tasks`` ``((g, g_args), ...)`` started beside ``f``,
+    ``group.outcome(k)`` returning task ``k``'s result or raising its error; they run on the
+    helper thread when that can help (see the module docstring), else on this thread, each
+    when its outcome is asked for."""
     if not enabled or machine_busy():
-        return f(*f_args), _later(tasks)
-    result = _at_once(f, f_args, tasks)
-    return result if result is not None else (f(*f_args), _later(tasks))
+        return f(*f_args), Group(tasks)
+    started = _at_once(f, f_args, tasks)
+    return started if started is not None else (f(*f_args), Group(tasks))
 
 
-def _at_once(f, f_args, tasks):
+def _at_once(f, f_args, tasks, on_join=None):
     """``run_beside``'s result with the tasks on the helper thread, or None when the helper
     is taken."""
     helper = _helper()
     if not helper.taken.acquire(blocking=False):
         return None
+    pinning = one_thread_each()
+    pinning.__enter__()
+    group = Group(tasks, helper, pinning, on_join=on_join)
+    _started().append(group)
+    helper.start(tasks)
     try:
-        with one_thread_each():
-            helper.start(tasks)
-            try:
-                result = f(*f_args)
-            finally:
-                outcomes = helper.finish()
-    finally:
-        helper.taken.release()
-    return result, outcomes
+        result = f(*f_args)
+    except BaseException:
+        group.join()
+        raise
+    return result, group
 
 
 class Pair:
     """``run_beside`` at one place of a program, which keeps doing what measured faster
     there: its first ``TRIALS`` runs each way while the machine is not busy alternate between
     at once and one after the other (as without pairs: BLAS and kernels on their own
-    threads), then the faster by best wall time stays. On a machine whose two CPUs share one
-    core's floating-point units, or where BLAS's own threads already take both cores for this
-    place, running at once does not pay, and then does not happen. ``choice`` is None while
-    measuring, else whether it runs at once."""
+    threads), timed from the start to the join, then the faster by best wall time stays. On
+    a machine whose two CPUs share one core's floating-point units, or where BLAS's own
+    threads already take both cores for this place, running at once does not pay, and then
+    does not happen. ``choice`` is None while measuring, else whether it runs at once."""
 
     TRIALS = 8
     FIRST_CHOICE = None        # tests may start pairs decided
@@ -163,16 +220,17 @@ class Pair:
     def __call__(self, f, f_args, tasks):
         choice = self.choice
         if choice is False or not enabled or machine_busy():
-            return f(*f_args), _later(tasks)
+            return f(*f_args), Group(tasks)
         if choice:
             return run_beside(f, f_args, tasks)
-        at_once = len(self.times[1]) < len(self.times[0])
         start = time.perf_counter()
-        result = _at_once(f, f_args, tasks) if at_once else None
-        if result is None:
-            at_once = False
-            result = f(*f_args), [_outcome(g, g_args) for g, g_args in tasks]
-        self.times[at_once].append(time.perf_counter() - start)
-        if all(len(t) >= self.TRIALS for t in self.times):
-            self.choice = min(self.times[1]) < min(self.times[0])
-        return result
+
+        def timed(at_once):
+            self.times[at_once].append(time.perf_counter() - start)
+            if all(len(t) >= self.TRIALS for t in self.times):
+                self.choice = min(self.times[1]) < min(self.times[0])
+        if len(self.times[1]) < len(self.times[0]):
+            started = _at_once(f, f_args, tasks, timed)
+            if started is not None:
+                return started
+        return f(*f_args), Group(tasks, eager=True, on_join=timed)

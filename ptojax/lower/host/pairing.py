@@ -44,7 +44,8 @@ GROUP_SLACK = 1.1            # a group may take this much longer than its main e
 
 
 def paired(closed: ClosedIR):
-    """``(closed reordered, {main equation: size of the group right after it})``; ``closed``
+    """``(closed reordered, {main equation: (m, k)})``: the ``k`` equations after the ``m``
+    after a main one run beside it and those ``m`` (``Executable``'s ``pairs``); ``closed``
     itself and ``{}`` when nothing runs beside anything."""
     eqns = closed.ir.eqns
     seconds = [_seconds(e) for e in eqns]
@@ -59,7 +60,8 @@ def paired(closed: ClosedIR):
 
 
 def _schedule(eqns, deps, seconds):
-    """``(order, {main index: group size})``: the list schedule of the module docstring."""
+    """``(order, {main index: (m, k)})``: the list schedule of the module docstring; each
+    group's ``k`` equations come after the ``m`` the main thread runs while they run."""
     users = [[] for _ in eqns]
     waiting = [len(d) for d in deps]
     for i, d in enumerate(deps):
@@ -70,39 +72,105 @@ def _schedule(eqns, deps, seconds):
     heapq.heapify(ready)
     placed = [False] * len(eqns)
     order, groups = [], {}
+
+    def place(j):
+        placed[j] = True
+        order.append(j)
+
+    def release(j):
+        for u in users[j]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                heapq.heappush(ready, (-tail[u], u))
     while ready:
         _, i = heapq.heappop(ready)
         if placed[i]:          # ran in a group already
             continue
-        group = _group(i, ready, placed, seconds, eqns) if _runs_beside(eqns[i]) else []
-        for j in (i, *group):
-            placed[j] = True
+        group = _group(i, ready, placed, seconds, eqns, users, waiting, tail) \
+            if _runs_beside(eqns[i]) else []
+        for j in group:
+            placed[j] = True   # (ordered at the join)
+        place(i)
+        release(i)
+        if not group:
+            continue
+        window = _window(sum(_cost(seconds[j]) for j in group) - _cost(seconds[i]),
+                         ready, placed, seconds, eqns, place, release)
+        for j in group:
             order.append(j)
-        if group:
-            groups[i] = len(group)
-        for j in (i, *group):
-            for u in users[j]:
-                waiting[u] -= 1
-                if not waiting[u]:
-                    heapq.heappush(ready, (-tail[u], u))
+            release(j)
+        groups[i] = (len(window), len(group))
     return order, groups
 
 
-def _group(i, ready, placed, seconds, eqns) -> list:
-    """The equations to run beside heavy equation ``i``: among the ``ready`` ones, heaviest
-    first, those that fit in its time; [] when ``i`` is light or the group would be."""
+def _window(time, ready, placed, seconds, eqns, place, release) -> list:
+    """The main thread's equations while a group runs ``time`` longer than its main one:
+    the most urgent ready ones, while at least half of the next fits in the time left; none
+    that keeps its place (``_keeps_place``)."""
+    window = []
+    while time > 0 and ready:
+        _, j = ready[0]
+        if placed[j]:
+            heapq.heappop(ready)
+            continue
+        if _keeps_place(eqns[j]) or time < _cost(seconds[j]) / 2:   # it would run long after
+            break
+        heapq.heappop(ready)
+        place(j)
+        release(j)
+        window.append(j)
+        time -= _cost(seconds[j])
+    return window
+
+
+def _cost(seconds: float) -> float:
+    """An equation's estimated seconds in a program: at least its launch."""
+    return max(seconds, CALL_SECONDS)
+
+
+def _group(i, ready, placed, seconds, eqns, users, waiting, tail) -> list:
+    """The equations to run beside heavy equation ``i`` and the main thread's work after it
+    that needs none of them: among the ``ready`` ones, heaviest first, those that fit in that
+    time (``_main_seconds``); [] when ``i`` is light or the group would be."""
     if seconds[i] < MIN_SECONDS:
         return []
-    budget = GROUP_SLACK * seconds[i]
     candidates = sorted((j for _, j in ready if not placed[j] and _runs_beside(eqns[j])),
                         key=lambda j: (-seconds[j], j))
+    if not candidates:
+        return []
+    most = sum(_cost(seconds[j]) for j in candidates)
+    budget = GROUP_SLACK * _main_seconds(i, most, set(candidates), ready, placed, seconds,
+                                         eqns, users, waiting, tail)
     group, total = [], 0.0
     for j in candidates:
-        cost = max(seconds[j], CALL_SECONDS)
+        cost = _cost(seconds[j])
         if total + cost <= budget:
             group.append(j)
             total += cost
     return group if total >= MIN_SECONDS else []
+
+
+def _main_seconds(i, most, aside, ready, placed, seconds, eqns, users, waiting, tail) -> float:
+    """The estimated seconds of ``i`` and of the equations the main thread could run after it
+    (as ``_window`` would), none of them in ``aside``, up to ``most`` seconds."""
+    ready = [(t, j) for t, j in ready if not placed[j] and j not in aside and j != i]
+    heapq.heapify(ready)
+    waits = {}
+
+    def release(j):
+        for u in users[j]:
+            waits[u] = waits.get(u, waiting[u]) - 1
+            if not waits[u]:
+                heapq.heappush(ready, (-tail[u], u))
+    release(i)
+    time = _cost(seconds[i])
+    while ready and time < most:
+        _, j = heapq.heappop(ready)
+        if _keeps_place(eqns[j]):
+            break
+        release(j)
+        time += _cost(seconds[j])
+    return min(time, most)
 
 
 def _dependencies(ir) -> list:
