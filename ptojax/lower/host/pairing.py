@@ -9,12 +9,17 @@ time is the sum of them all; XLA's CPU runtime runs such independent thunks on i
 ``paired(closed)`` is a list schedule over two threads. The *main* thread runs, of the
 equations whose operands are ready, the one with the longest chain of estimated seconds
 still behind it (``_tails``: the critical path first; ties in program order). Beside each
-heavy equation it runs, on the helper thread, a *group*: ready equations that lead nowhere
-as urgently — heaviest first, as many as fit in the main equation's estimated time
-(``GROUP_SLACK``; each costs at least ``CALL_SECONDS``, its launch). The equations of a group
-follow their main equation directly in the returned order; the executor runs them at once
-(``eval/concurrent.py``, which falls back to one after the other on a busy machine and where
-running at once measures slower).
+heavy equation it starts, on the helper thread, a *group*: ready equations, heaviest first,
+as many as fit in the time the main thread has work that needs none of them (a dry run of
+the schedule, ``_main_seconds``; times ``GROUP_SLACK``; each equation costs at least
+``CALL_SECONDS``, its launch). The main thread then runs on (``_window``: its most urgent
+ready equations, none of the group's users) while the group's estimated time is not yet
+covered, and joins the group where its equations come in the returned order: after that
+window. The executor starts them on the main equation's line and takes each one's result
+on its own line (``eval/concurrent.py``, which runs them one after the other instead on a
+busy machine, and where running at once measured slower). On the VAE train step of
+``benchmarks/vae.py``: momentum updates and weight gradients run beside the input
+gradients and the small kernels of the latent layer.
 
 Heavy means an estimated ``MIN_SECONDS`` or more on one core (``_seconds``): a matrix
 product (``dot_general``, or ``dot_accumulate`` into a momentum's velocity) by its flops, a
@@ -40,7 +45,8 @@ MIN_SECONDS = 50e-6
 GEMM_FLOPS = 70e9            # float32 products on one core (OpenBLAS, AVX-512, measured ~65-75)
 KERNEL_BYTES_PER_S = 32e9    # a memory-bound host kernel's traffic on one core (measured 30-35)
 CALL_SECONDS = 12e-6         # a launch's own cost in a program: a small equation's 9-18 us
-GROUP_SLACK = 1.1            # a group may take this much longer than its main equation
+GROUP_SLACK = 1.1            # a group may take this much longer than the main thread's work
+LOOKAHEAD = 256              # equations a dry run of the main thread looks at, at most
 
 
 def paired(closed: ClosedIR):
@@ -152,7 +158,8 @@ def _group(i, ready, placed, seconds, eqns, users, waiting, tail) -> list:
 
 def _main_seconds(i, most, aside, ready, placed, seconds, eqns, users, waiting, tail) -> float:
     """The estimated seconds of ``i`` and of the equations the main thread could run after it
-    (as ``_window`` would), none of them in ``aside``, up to ``most`` seconds."""
+    (as ``_window`` would), none of them in ``aside``, up to ``most`` seconds and
+    ``LOOKAHEAD`` equations."""
     ready = [(t, j) for t, j in ready if not placed[j] and j not in aside and j != i]
     heapq.heapify(ready)
     waits = {}
@@ -164,7 +171,9 @@ def _main_seconds(i, most, aside, ready, placed, seconds, eqns, users, waiting, 
                 heapq.heappush(ready, (-tail[u], u))
     release(i)
     time = _cost(seconds[i])
-    while ready and time < most:
+    for _ in range(LOOKAHEAD):
+        if not ready or time >= most:
+            break
         _, j = heapq.heappop(ready)
         if _keeps_place(eqns[j]):
             break
