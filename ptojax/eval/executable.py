@@ -73,14 +73,14 @@ def _last_uses(ir, fresh_impls=frozenset()):
     """The index of the last equation reading each variable's buffer. An impl other than a
     ufunc or an override in ``fresh_impls`` (which allocate their outputs) may return a view
     of its input (reshape, slice, broadcast_in_dim, ...), so its inputs stay alive as long as
-    its outputs do (walked backwards: views of views). An equation run beside others reads
-    its operands until its own line, where it is joined: nothing before writes over them."""
+    its outputs do (walked backwards: views of views). An equation run beside others
+    (``pairs``) reads its operands until its own line, where it is joined: no line before
+    writes over them."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
-        end = i
         for a in eqn.inputs:
             if type(a) is Var:
-                last[a] = max(last.get(a, -1), end)
+                last[a] = max(last.get(a, -1), i)
     for v in ir.outvars:
         if type(v) is Var:
             last[v] = len(ir.eqns)
