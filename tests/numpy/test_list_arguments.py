@@ -1,0 +1,74 @@
+"""A Python list where a function takes an array: refused exactly where JAX refuses it
+(``check_arraylike``), with a TypeError naming the function and the user's line, and still
+accepted where JAX accepts it (asarray, stack, select's lists, ...). The records are JAX's
+behaviour on the same calls (``list_arguments_jax.py``, written by
+``jax_list_arguments_survey.py``)."""
+import importlib
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import ptojax  # noqa: F401  (the modules the records name)
+from list_arguments_jax import RECORDS
+
+LIST = [1.0, 2.0, 3.0]
+FILL = np.float32([1, 2, 3])
+_VALUES = {"L": LIST, "F": FILL}
+# Where JAX's filler is invalid for the function in another way, JAX still reports the list
+# (it checks its array arguments first), while ptojax may report the other problem first:
+# these calls get valid values in the other parameters (the list stays where JAX had it).
+_INTS = np.int32([0, 1, 2])
+_DROP = object()   # JAX's ufuncs take ``*args``: ptojax's unary ones take one argument
+_VALID_OTHERS = {
+    **{f"numpy.{f}": {"initial": 0.0} for f in ("max", "min", "amax", "amin", "nanmax",
+                                                 "nanmin")},
+    "numpy.full": {0: 3}, "numpy.insert": {1: 1}, "numpy.ldexp": {1: _INTS},
+    "numpy.take_along_axis": {"axis": 0}, "numpy.unravel_index": {0: _INTS},
+    "numpy.negative": {1: _DROP}, "numpy.where": {1: FILL, 2: FILL},
+}
+
+
+def _call(module, name, args, kwargs):
+    fun = getattr(importlib.import_module(module), name)
+    args = [_VALUES.get(a, a) for a in args]
+    kwargs = {k: _VALUES.get(v, v) for k, v in kwargs.items()}
+    for key, value in _VALID_OTHERS.get(f"{module.split('.', 1)[1]}.{name}", {}).items():
+        if isinstance(key, str):
+            kwargs.setdefault(key, value)
+        elif key == len(args):
+            args.append(value)
+        elif args[key] is not LIST:
+            args[key] = value
+    args = [a for a in args if a is not _DROP]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fun(*args, **kwargs)
+
+
+def _id(record):
+    module, name, param = record[:3]
+    return f"{module.split('.', 1)[1] if '.' in module else module}.{name}:{param}"
+
+
+# functions ptojax does not define are the public-API test's business
+_DEFINED = [r for r in RECORDS if hasattr(importlib.import_module(r[0]), r[1])]
+_REFUSED = [r for r in _DEFINED if r[5] == "refuses"]
+_ACCEPTED = [r for r in _DEFINED if r[5] == "accepts"]
+
+
+@pytest.mark.parametrize("record", _REFUSED, ids=[_id(r) for r in _REFUSED])
+def test_a_list_is_refused_where_jax_refuses_it(record):
+    module, name, param, args, kwargs, _ = record
+    with pytest.raises(TypeError, match="requires ndarray or scalar arguments") as info:
+        _call(module, name, args, kwargs)
+    source = getattr(info.value, "source", None)
+    assert source is not None and os.path.samefile(source.file, __file__), \
+        f"the error should point at this file, got {source}"
+
+
+@pytest.mark.parametrize("record", _ACCEPTED, ids=[_id(r) for r in _ACCEPTED])
+def test_a_list_is_accepted_where_jax_accepts_it(record):
+    module, name, param, args, kwargs, _ = record
+    _call(module, name, args, kwargs)
