@@ -87,14 +87,6 @@ def sequence_error(x, op: str) -> NonArrayLeafError:
     return non_array_error(x, op if op != "asarray" else entry_function_name(), user_frame())
 
 
-def check_arraylike(op: str, *values) -> None:
-    """Refuse a list or tuple among ``values`` (parameters ``op`` reads as arrays without
-    converting them with ``asarray``, e.g. with ``operator.index`` or numpy)."""
-    for x in values:
-        if isinstance(x, (list, tuple)):
-            raise sequence_error(x, op)
-
-
 def asarray(x, dtype=None, op: str = "asarray"):
     """``x`` as an Array or Tracer. A list or tuple is refused (``sequence_error``), as JAX's
     ``check_arraylike``; ``array_from`` is the conversion that accepts them."""

@@ -14,8 +14,9 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, located
 from ptojax.numpy._promote import (array_from as _array_from, asarray as _asarray,
-                                   broadcast_to_shape, check_arraylike, result_type,
-                                   supported_dtype, to_inexact)
+                                   broadcast_to_shape, result_type, supported_dtype,
+                                   to_inexact)
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices

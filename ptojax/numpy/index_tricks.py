@@ -11,8 +11,8 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError, ShapeError
 from ptojax.eval.array import Array
-from ptojax.numpy._promote import (asarray, check_arraylike, convert, result_type,
-                                   supported_dtype)
+from ptojax.numpy._promote import asarray, convert, result_type, supported_dtype
+from ptojax.eval.leaves import check_arraylike
 from ptojax.numpy import math as ew
 from ptojax.numpy.creation import ones, zeros
 from ptojax.numpy.manipulation import ravel, tile

@@ -16,8 +16,8 @@ from ptojax.numpy.indexing import getitem, take
 from ptojax.numpy.math import where
 from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shapes,
-                                   broadcast_to_shape, check_arraylike, convert, result_type,
-                                   supported_dtype)
+                                   broadcast_to_shape, convert, result_type, supported_dtype)
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.key_array import (PRNGKeyArray as _KeyArray,
                                    key_type_error as _key_type_error)
 from ptojax.ir.symbolic import as_index, divide_exactly

@@ -7,6 +7,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval import axis_env, numpy_fast
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
@@ -127,6 +128,7 @@ reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), sum
 
 
 def reduce_sum(x, axes):
+    check_arraylike("reduce_sum", x)
     return reduce_sum_p.bind(x, axes=tuple(sorted(user_axes("reduce_sum", axes, x.ndim))))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IndexingError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval import numpy_fast
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
@@ -63,6 +64,7 @@ slice_p = Primitive("slice", _slice_abstract, _slice, linear=True)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
+    check_arraylike("slice", x)
     start, limit = tuple(map(as_dim, start_indices)), tuple(map(as_dim, limit_indices))
     strides = None if strides is None or builtins.all(s == 1 for s in strides) \
         else tuple(map(int, strides))
@@ -170,6 +172,7 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 
 
 def pad(x, padding_value, padding_config):
+    check_arraylike("pad", x, padding_value)
     (padding_value,) = operands(x, padding_value)[1:]
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
@@ -361,6 +364,7 @@ rev_p = Primitive("rev", _rev_abstract, lambda x, dimensions: np.flip(x, tuple(d
 
 
 def rev(x, dimensions):
+    check_arraylike("rev", x)
     dimensions = tuple(sorted(user_axes("rev", dimensions, x.ndim)))
     return rev_p.bind(x, dimensions=dimensions) if dimensions else x
 
@@ -490,6 +494,7 @@ def split(operand, sizes, axis=0):
 
 def tile(operand, reps):
     """``operand`` repeated ``reps[d]`` times along each dimension ``d``."""
+    check_arraylike("tile", operand)
     reps = tuple(int(r) for r in reps)
     if len(reps) != operand.ndim or builtins.min(reps, default=0) < 0:
         raise ShapeError(f"tile: reps {reps} needs one non-negative count per dimension of "

@@ -11,6 +11,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import to_front
 from ptojax.ops.arithmetic import div, neg
@@ -127,6 +128,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 
 def _approx_k(name, operand, k, reduction_dimension, aggregate_to_topk):
+    check_arraylike(name, operand)
     if not dtypes.is_float(operand.dtype):
         raise ValueError("operand must be a floating type")
     if not aggregate_to_topk:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops.arithmetic import add, clamp, neg, rem
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.convert import convert_element_type
@@ -239,6 +240,7 @@ def _scatter(name, point_mode, operand, scatter_indices, updates, dimension_numb
 def _scatter_function(name, point_mode, negate=False):
     def fn(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
            unique_indices=False, mode=None):
+        check_arraylike(name, operand, scatter_indices, updates)
         return _scatter(name, point_mode, operand, scatter_indices,
                         neg(updates) if negate else updates, dimension_numbers, mode)
     fn.__name__ = fn.__qualname__ = name

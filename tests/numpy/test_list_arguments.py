@@ -25,21 +25,25 @@ _VALID_OTHERS = {
     **{f"numpy.{f}": {"initial": 0.0} for f in ("max", "min", "amax", "amin", "nanmax",
                                                  "nanmin")},
     "numpy.full": {0: 3}, "numpy.insert": {1: 1}, "numpy.ldexp": {1: _INTS},
-    "numpy.take_along_axis": {"axis": 0}, "numpy.unravel_index": {0: _INTS},
+    "numpy.take_along_axis": {"axis": 0}, "numpy.unravel_index": {0: _INTS, "list": [1, 2, 3]},
     "numpy.negative": {1: _DROP}, "numpy.where": {1: FILL, 2: FILL},
 }
 
 
 def _call(module, name, args, kwargs):
     fun = getattr(importlib.import_module(module), name)
-    args = [_VALUES.get(a, a) for a in args]
-    kwargs = {k: _VALUES.get(v, v) for k, v in kwargs.items()}
-    for key, value in _VALID_OTHERS.get(f"{module.split('.', 1)[1]}.{name}", {}).items():
+    others = _VALID_OTHERS.get(f"{module.split('.', 1)[1]}.{name}", {})
+    values = {**_VALUES, "L": others.get("list", LIST)}
+    args = [values.get(a, a) for a in args]
+    kwargs = {k: values.get(v, v) for k, v in kwargs.items()}
+    for key, value in others.items():
+        if key == "list":
+            continue
         if isinstance(key, str):
             kwargs.setdefault(key, value)
         elif key == len(args):
             args.append(value)
-        elif args[key] is not LIST:
+        elif args[key] is not values["L"]:
             args[key] = value
     args = [a for a in args if a is not _DROP]
     with warnings.catch_warnings():
