@@ -76,3 +76,38 @@ def test_a_list_is_refused_where_jax_refuses_it(record):
 def test_a_list_is_accepted_where_jax_accepts_it(record):
     module, name, param, args, kwargs, _ = record
     _call(module, name, args, kwargs)
+
+
+# Operators, methods and indexing with lists and tuples: JAX 0.10.2's outcome on each
+# (``x = jnp.asarray(numpy.float32([1, 2, 3]))``; ``TypeError`` for all the refusals).
+_EXPRESSIONS = [
+    ("x[[0, 1]]", "refuses"), ("x.at[[0, 1]].set(0.0)", "refuses"),
+    ("x.at[[True, False, True]].get()", "refuses"), ("x + [1.0, 2.0, 3.0]", "refuses"),
+    ("[1.0, 2.0, 3.0] + x", "refuses"), ("x == [1.0, 2.0, 3.0]", "refuses"),
+    ("x * (1.0, 2.0, 3.0)", "refuses"), ("x @ [1.0, 2.0, 3.0]", "refuses"),
+    ("[1.0, 2.0, 3.0] @ x", "refuses"), ("x > (1.0, 2.0, 3.0)", "refuses"),
+    ("divmod(x, [1.0, 2.0, 3.0])", "refuses"), ("pow(x, [1.0, 2.0, 3.0])", "refuses"),
+    ("x.take([0, 1])", "refuses"), ("x.clip([0.0, 0.0, 0.0])", "refuses"),
+    ("x.searchsorted([1.0])", "refuses"), ("x.dot([1.0, 2.0, 3.0])", "refuses"),
+    ("x.repeat([1, 1, 1])", "refuses"), ("x.sum(where=[True, False, True])", "refuses"),
+    ("x[(0,)]", "accepts"), ("x.reshape([3])", "accepts"),
+    ("x.at[np.array([0, 1])].set([5.0, 6.0])", "accepts"),
+    ("x.at[1:].add((1.0, 2.0))", "accepts"), ("pnp.ones((2, 2))[[0, 1], [1, 0]]", "accepts"),
+    ("pnp.ones((2, 2))[([0, 1], [1, 0])]", "accepts"),
+]
+
+
+@pytest.mark.parametrize("expression, outcome", _EXPRESSIONS)
+def test_lists_in_operators_methods_and_indexing_as_in_jax(expression, outcome):
+    import ptojax.numpy as pnp
+    x = pnp.asarray(np.float32([1, 2, 3]))
+    code = compile(expression, __file__, "eval")   # the user's code is this file
+    scope = {"x": x, "np": np, "pnp": pnp}
+    if outcome == "accepts":
+        eval(code, scope)
+        return
+    with pytest.raises(TypeError) as info:
+        eval(code, scope)
+    source = getattr(info.value, "source", None)
+    assert source is not None and os.path.samefile(source.file, __file__), \
+        f"the error should point at this file, got {source}"
