@@ -87,17 +87,10 @@ def sequence_error(x, op: str) -> NonArrayLeafError:
     return non_array_error(x, op if op != "asarray" else entry_function_name(), user_frame())
 
 
-def asarray(x, dtype=None, op: str = "asarray"):
+def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
     """``x`` as an Array or Tracer. A list or tuple is refused (``sequence_error``), as JAX's
-    ``check_arraylike``; ``array_from`` is the conversion that accepts them."""
-    if isinstance(x, (list, tuple)):
-        raise sequence_error(x, op)
-    return array_from(x, dtype, op)
-
-
-def array_from(x, dtype=None, op: str = "asarray"):
-    """``x`` as an Array or Tracer; (nested) lists/tuples of scalars and arrays are stacked
-    (``pnp.asarray``/``array`` and the functions JAX lets take sequences)."""
+    ``check_arraylike``, unless ``sequences`` (``array_from``): then (nested) lists/tuples of
+    scalars and arrays are stacked."""
     if dtype is not None:
         dtype = supported_dtype(dtype, op)
     t = type(x)
@@ -116,12 +109,20 @@ def array_from(x, dtype=None, op: str = "asarray"):
             return Array(arr.copy() if arr is x else arr)  # own the buffer
         return Array(arr.astype(dtype))
     if isinstance(x, (list, tuple)):
+        if not sequences:
+            raise sequence_error(x, op)
         return _from_sequence(x, dtype, op)
     if isinstance(x, PRNGKeyArray):
         raise key_type_error(op)
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
-        return array_from(np.asarray(x), dtype, op)
+        return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)
+
+
+def array_from(x, dtype=None, op: str = "asarray"):
+    """``x`` as an Array or Tracer, (nested) lists/tuples of scalars and arrays stacked: the
+    conversion of ``pnp.asarray``/``array`` and of the functions JAX lets take sequences."""
+    return asarray(x, dtype, op, sequences=True)
 
 
 def python_scalar_dtype(x, op: str) -> np.dtype:
