@@ -1,5 +1,5 @@
 """Regenerates ``list_arguments_jax.py``: which public functions of jax.numpy (and its linalg
-and fft modules) and jax.lax refuse a Python list in each positional parameter (JAX's
+and fft modules) and jax.lax refuse a Python list in each parameter (JAX's
 ``check_arraylike``), and which accept one.
 
 Each parameter in turn gets the list ``[1.0, 2.0, 3.0]`` while the other parameters without
@@ -27,6 +27,8 @@ MODULES = ("jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax")
 def call_args(params, i):
     """Positional args and keyword args with the list at parameter ``i``."""
     args, kwargs = [], {}
+    if params[i].kind == params[i].KEYWORD_ONLY:
+        kwargs[params[i].name] = LIST
     for j, q in enumerate(params):
         if q.kind in (q.VAR_KEYWORD, q.KEYWORD_ONLY):
             continue
@@ -85,7 +87,7 @@ def survey():
             except (TypeError, ValueError):
                 continue
             for i, p in enumerate(params):
-                if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD):
+                if p.kind == p.VAR_KEYWORD:
                     continue
                 args, kwargs = call_args(params, i)
                 result = outcome(jax, fun, args, kwargs)

@@ -27,6 +27,8 @@ _VALID_OTHERS = {
     "numpy.full": {0: 3}, "numpy.insert": {1: 1}, "numpy.ldexp": {1: _INTS},
     "numpy.take_along_axis": {"axis": 0}, "numpy.unravel_index": {0: _INTS, "list": [1, 2, 3]},
     "numpy.negative": {1: _DROP}, "numpy.where": {1: FILL, 2: FILL},
+    **{f"numpy.{f}": {"method": "inverted_cdf"} for f in ("percentile", "quantile",
+                                                          "nanpercentile", "nanquantile")},
 }
 
 
