@@ -50,6 +50,7 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_abstract,
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
+    check_arraylike("broadcast_in_dim", x)
     shape, bdims = tuple(map(as_dim, shape)), tuple(broadcast_dimensions)
     if tuple(x.shape) == shape and bdims == tuple(range(len(shape))):
         return x
@@ -58,6 +59,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
 
 def broadcast(x, sizes):
     """Prepend dimensions ``sizes``."""
+    check_arraylike("broadcast", x)
     n = len(sizes)
     return broadcast_in_dim(x, (*sizes, *x.shape), tuple(range(n, n + x.ndim)))
 

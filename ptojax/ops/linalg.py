@@ -207,6 +207,7 @@ def _result_dtype(lhs, rhs, preferred):
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """JAX's dot_general: operands of different dtypes are multiplied in the higher one;
     ``precision`` is recorded (it does not change host results)."""
+    check_arraylike("dot_general", lhs, rhs)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((user_axes("dot_general", lc, lhs.ndim), user_axes("dot_general", rc, rhs.ndim)),
           (user_axes("dot_general", lb, lhs.ndim), user_axes("dot_general", rb, rhs.ndim)))

@@ -186,11 +186,13 @@ argmin_p = _arg_reduction("argmin", np.argmin)
 
 
 def argmax(x, axis, index_dtype=dtypes.int32):
+    check_arraylike("argmax", x)
     return argmax_p.bind(x, axis=user_axis("argmax", axis, x.ndim),
                          index_dtype=dtypes.user_dtype(index_dtype, "argmax"))
 
 
 def argmin(x, axis, index_dtype=dtypes.int32):
+    check_arraylike("argmin", x)
     return argmin_p.bind(x, axis=user_axis("argmin", axis, x.ndim),
                          index_dtype=dtypes.user_dtype(index_dtype, "argmin"))
 

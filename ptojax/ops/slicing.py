@@ -74,6 +74,7 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(x, start, limit, stride=1, axis=0):
+    check_arraylike("slice_in_dim", x)
     axis = user_axis("slice_in_dim", axis, x.ndim)
     starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
@@ -81,6 +82,7 @@ def slice_in_dim(x, start, limit, stride=1, axis=0):
 
 
 def index_in_dim(x, index, axis=0, keepdims=True):
+    check_arraylike("index_in_dim", x)
     axis = user_axis("index_in_dim", axis, x.ndim)
     if not -x.shape[axis] <= index < x.shape[axis]:
         raise IndexingError(f"index_in_dim: index {index} is out of bounds for axis {axis} "
@@ -252,6 +254,7 @@ concatenate_p = Primitive("concatenate", _concatenate_abstract,
 
 def concatenate(operands, dimension):
     operands = list(operands)
+    check_arraylike("concatenate", *operands)
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands,
@@ -473,6 +476,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """``full`` shaped like ``x`` (or ``shape``), of ``x``'s dtype unless ``dtype`` is given;
     weak when ``x`` is and no ``dtype`` is given, as in JAX. ``sharding`` is accepted for
     JAX's signature; placement follows ``pto.shard``."""
+    check_arraylike("full_like", x)
     scalar = type(x) in dtypes.PYTHON_SCALARS
     like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
     weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
@@ -483,6 +487,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
+    check_arraylike("split", operand)
     axis = user_axis("split", axis, operand.ndim)
     sizes = tuple(map(as_dim, sizes))
     if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:

@@ -181,6 +181,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
            indices_are_sorted=False, mode=None, fill_value=None):
     """XLA's gather, as JAX's ``lax.gather`` (``unique_indices`` and ``indices_are_sorted``
     are hints, accepted and unused)."""
+    check_arraylike("gather", operand, start_indices)
     dn = GatherDimensionNumbers(*(tuple(v) for v in dimension_numbers))
     mode = _mode(mode, "gather")
     shape, sizes = tuple(operand.shape), tuple(map(as_dim, slice_sizes))

@@ -113,3 +113,37 @@ def test_lists_in_operators_methods_and_indexing_as_in_jax(expression, outcome):
     source = getattr(info.value, "source", None)
     assert source is not None and os.path.samefile(source.file, __file__), \
         f"the error should point at this file, got {source}"
+
+
+# pto.lax functions the survey's filler cannot reach (they need shapes, axes or dimension
+# numbers), each with a list where it takes an array; JAX 0.10.2 raises a TypeError on each,
+# or, marked ``attribute``, an AttributeError of its own code (ptojax: the TypeError).
+_LAX_EXPRESSIONS = [
+    ("lax.concatenate([[1.0]], 0)", "type"), ("lax.concatenate([a, [1.0]], 0)", "type"),
+    ("lax.sort([[2.0, 1.0]])", "attribute"), ("lax.sort(([2.0, 1.0], a))", "attribute"),
+    ("lax.top_k([1.0, 2.0], 1)", "type"), ("lax.dynamic_slice([1.0, 2.0], (0,), (1,))",
+                                             "attribute"),
+    ("lax.dynamic_update_slice(a, [1.0], (0,))", "type"),
+    ("lax.gather([1.0, 2.0], np.int32([[0]]), lax.GatherDimensionNumbers((), (0,), (0,)), "
+     "(1,))", "type"),
+    ("lax.broadcast_in_dim([1.0], (2, 1), (1,))", "type"),
+    ("lax.reshape([1.0, 2.0], (2, 1))", "type"), ("lax.transpose([[1.0]], (0, 1))", "type"),
+    ("lax.squeeze([[1.0]], (0,))", "type"), ("lax.expand_dims([1.0], (0,))", "type"),
+    ("lax.convert_element_type([1.0], np.int32)", "type"),
+    ("lax.argmax([1.0, 2.0], 0, np.int32)", "type"),
+    ("lax.dot_general([1.0], [1.0], (((0,), (0,)), ((), ())))", "type"),
+    ("lax.conv_general_dilated([[[1.0]]], [[[1.0]]], (1,), 'VALID')", "attribute"),
+    ("lax.full_like([1.0], 0.0)", "type"), ("lax.index_in_dim([1.0, 2.0], 0)", "attribute"),
+    ("lax.dynamic_index_in_dim([1.0, 2.0], 0)", "attribute"),
+    ("lax.slice_in_dim([1.0, 2.0], 0, 1)", "attribute"),
+    ("lax.collapse([[1.0]], 0, 2)", "attribute"), ("lax.split([1.0, 2.0], (1, 1))", "type"),
+]
+
+
+@pytest.mark.parametrize("expression, jax_error", _LAX_EXPRESSIONS)
+def test_lax_functions_refuse_lists_with_a_type_error(expression, jax_error):
+    from ptojax import lax
+    code = compile(expression, __file__, "eval")
+    with pytest.raises(TypeError, match="requires ndarray or scalar arguments") as info:
+        eval(code, {"lax": lax, "np": np, "a": np.float32([1, 2])})
+    assert os.path.samefile(info.value.source.file, __file__)
