@@ -1,14 +1,15 @@
 """Regenerates ``list_arguments_jax.py``: which public functions of jax.numpy (and its linalg
-and fft modules) and jax.lax refuse a Python list in each parameter (JAX's
-``check_arraylike``), and which accept one.
+and fft modules), jax.lax, jax.random and jax.nn refuse a Python list in each parameter
+(JAX's ``check_arraylike``), and which accept one.
 
 Each parameter in turn gets the list ``[1.0, 2.0, 3.0]`` while the other parameters without
-a default get ``numpy.float32([1, 2, 3])`` and those with a default keep it. The outcome is
-``refuses`` when JAX raises its TypeError naming the list, ``accepts`` when the call
-succeeds; other outcomes (the filler did not fit the function) are not recorded.
-A record is (module, function, parameter, args, kwargs, outcome): ``args`` a tuple and
-``kwargs`` a dict with ``L`` for the list and ``F`` for the filler (an optional
-positional-only parameter before the list's takes its default).
+a default get ``numpy.float32([1, 2, 3])`` (a PRNG key for ``key``) and those with a default
+keep it. The outcome is ``refuses`` when JAX raises its TypeError naming the list,
+``accepts`` when the call succeeds; other outcomes (the filler did not fit the function)
+are not recorded. A record is (module, function, parameter, args, kwargs, outcome):
+``args`` a tuple and ``kwargs`` a dict with ``L`` for the list, ``F`` for the filler and
+``K`` for the key (an optional positional-only parameter before the list's takes its
+default).
 Run: ``python tests/numpy/jax_list_arguments_survey.py`` (needs jax; about a minute)."""
 import inspect
 import os
@@ -21,7 +22,9 @@ LIST = [1.0, 2.0, 3.0]
 FILL = np.float32([1, 2, 3])
 # JAX's messages for a list where an array is required (jax.numpy, then jax.lax)
 REFUSALS = ("requires ndarray or scalar arguments", "Error interpreting argument to")
-MODULES = ("jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax")
+MODULES = ("jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax", "jax.random",
+           "jax.nn")
+KEY = "K"   # a PRNG key (jax.random's ``key`` parameter), as the layout marks it
 
 
 def call_args(params, i):
@@ -44,10 +47,11 @@ def call_args(params, i):
             else:
                 kwargs[q.name] = LIST
         elif q.default is inspect.Parameter.empty and q.kind != q.VAR_POSITIONAL:
+            fill = KEY if q.name == "key" else FILL
             if positional:
-                args.append(FILL)
+                args.append(fill)
             else:
-                kwargs[q.name] = FILL
+                kwargs[q.name] = fill
     return args, kwargs
 
 
@@ -62,6 +66,8 @@ def layout(values):
 
 
 def outcome(jax, fun, args, kwargs):
+    args = [jax.random.PRNGKey(0) if a is KEY else a for a in args]
+    kwargs = {k: jax.random.PRNGKey(0) if v is KEY else v for k, v in kwargs.items()}
     try:
         jax.block_until_ready(jax.tree_util.tree_leaves(fun(*args, **kwargs)))
     except TypeError as e:
