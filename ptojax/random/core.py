@@ -28,6 +28,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
+from ptojax.eval.leaves import check_arraylike
 from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.eval.array import Array
@@ -169,6 +170,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method not in ("cholesky", "eigh", "svd"):
         raise PtoError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got "
                        f"{method!r}", user_frame())
+    check_arraylike("multivariate_normal", mean, cov)
     if dtype is None:
         dtype = pnp.result_type(mean, cov)   # as JAX: the operands' dtype, floats only
         dtype = dtype if dtypes.is_float(dtype) else dtypes.default_float()
