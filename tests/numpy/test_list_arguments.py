@@ -157,3 +157,21 @@ def test_lax_functions_refuse_lists_with_a_type_error(expression, jax_error):
     with pytest.raises(TypeError, match="requires ndarray or scalar arguments") as info:
         eval(code, {"lax": lax, "np": np, "a": np.float32([1, 2])})
     assert os.path.samefile(info.value.source.file, __file__)
+
+
+@pytest.mark.parametrize("expression, name", [
+    ("pnp.sum([1, 2])", "sum"), ("pnp.stack([[1.0, 2.0]])", "stack"),
+    ("pnp.hstack([[1.0], [2.0]])", "hstack"), ("pnp.atleast_2d([1.0])", "atleast_2d"),
+    ("pnp.exp([1.0])", "exp"), ("x + [1.0, 2.0, 3.0]", "add"), ("x.take([0])", "take"),
+    ("lax.add([1.0], 1.0)", "add"), ("lax.reduce_sum([1.0], (0,))", "reduce_sum"),
+    ("pto.random.choice(pto.random.PRNGKey(0), [1, 2])", "choice"),
+    ("pto.nn.relu([1.0])", "relu"),
+])
+def test_the_refusal_names_the_function_called(expression, name):
+    import ptojax as pto
+    import ptojax.numpy as pnp
+    from ptojax import lax
+    scope = {"pto": pto, "pnp": pnp, "lax": lax, "x": pnp.ones(3)}
+    with pytest.raises(TypeError) as info:
+        eval(compile(expression, __file__, "eval"), scope)
+    assert str(info.value).startswith(f"{name} requires ndarray or scalar arguments, got list")
