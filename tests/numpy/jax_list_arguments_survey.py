@@ -1,5 +1,6 @@
 """Regenerates ``list_arguments_jax.py``: which public functions of jax.numpy (and its linalg
-and fft modules), jax.lax, jax.random and jax.nn refuse a Python list in each parameter
+and fft modules), jax.lax, jax.random, jax.nn and jax.scipy (special, linalg, signal)
+refuse a Python list in each parameter
 (JAX's ``check_arraylike``), and which accept one.
 
 Each parameter in turn gets the list ``[1.0, 2.0, 3.0]`` while the other parameters without
@@ -23,7 +24,7 @@ FILL = np.float32([1, 2, 3])
 # JAX's messages for a list where an array is required (jax.numpy, then jax.lax)
 REFUSALS = ("requires ndarray or scalar arguments", "Error interpreting argument to")
 MODULES = ("jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.lax", "jax.random",
-           "jax.nn")
+           "jax.nn", "jax.scipy.special", "jax.scipy.linalg", "jax.scipy.signal")
 KEY = "K"   # a PRNG key (jax.random's ``key`` parameter), as the layout marks it
 
 
