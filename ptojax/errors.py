@@ -97,7 +97,17 @@ class IntegerOverflowError(PtoError, OverflowError):
 
 
 class NonArrayLeafError(PtoError, TypeError):
-    """A pytree leaf that is not an array or a scalar where arrays are expected."""
+    """A pytree leaf that is not an array or a scalar where arrays are expected; also a list
+    or tuple given where an operation takes an array (as JAX's ``check_arraylike``)."""
+
+
+def non_array_error(x, op: str, source=None) -> NonArrayLeafError:
+    """The error for ``x`` (a list, tuple or other non-array) given to ``op`` where it takes
+    an array: JAX's wording, and the fix."""
+    return NonArrayLeafError(
+        f"{op} requires ndarray or scalar arguments, got {type(x).__name__} {x!r:.60}; pass "
+        f"an array or a Python scalar (as in JAX, a list or tuple is not converted "
+        f"implicitly: use pnp.asarray(...) of it)", source)
 
 
 class IRVerificationError(PtoError):

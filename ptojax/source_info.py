@@ -59,6 +59,18 @@ def user_frame(depth: int = 1) -> Optional[SourceInfo]:
     return None
 
 
+def entry_function_name() -> str:
+    """The name of the ptojax function the user's code called (the outermost ptojax frame
+    below the innermost user frame), for errors that know what went wrong but not which
+    public function was given it."""
+    frame, name = sys._getframe(1), "?"
+    while frame is not None and frame.f_code.co_filename.startswith(_NOT_USER):
+        if frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            name = frame.f_code.co_name
+        frame = frame.f_back
+    return name
+
+
 @contextmanager
 def current(source: Optional[SourceInfo]):
     """Attribute everything emitted inside the block to ``source`` (if not None)."""

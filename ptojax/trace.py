@@ -28,7 +28,8 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
                            TracerArrayConversionError, TracerBoolConversionError,
-                           TracerIntegerConversionError, UnsupportedError, located)
+                           TracerIntegerConversionError, UnsupportedError, located,
+                           non_array_error)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -209,8 +210,9 @@ class Trace:
             self._sources[var] = source
         return Tracer(self, var, state)
 
-    def to_atom(self, x):
-        """The Var or Literal standing for ``x`` in this trace's IR."""
+    def to_atom(self, x, op: str = "an operation"):
+        """The Var or Literal standing for ``x`` in this trace's IR (``op`` names the
+        operation ``x`` is given to, in errors)."""
         if type(x) is Tracer:
             if x._trace is self:
                 return x.ir_var
@@ -230,8 +232,7 @@ class Trace:
             return self._capture(x, TensorType(x.shape, dt))
         if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
-        raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an "
-                                f"array ({x!r:.60}); pass arrays or Python scalars")
+        raise non_array_error(x, op)
 
     def _capture(self, x, type) -> Var:
         var = self._captured.get(id(x))
@@ -244,7 +245,10 @@ class Trace:
         return var
 
     def process(self, prim: Primitive, args, params, source=None):
-        atoms = [self.to_atom(a) for a in args]
+        try:
+            atoms = [self.to_atom(a, prim.name) for a in args]
+        except NonArrayLeafError as e:
+            raise e.with_source(source or user_frame(3)) from None
         if type(params) is not Params:
             params = Params(params)
         source = source or user_frame(3)

@@ -30,6 +30,7 @@ from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer, arg_states, trace_flat
 from ptojax.batching.api import vmap
+from ptojax.ops.complex_parts import real
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.shape import reshape, transpose
 from ptojax.ops.slicing import slice_in_dim
@@ -115,8 +116,11 @@ def vjp_flat(closed: ClosedIR, primals, n_diff_outs=None):
         out = []
         for t, nz in zip(in_types, nonzeros):
             ct = next(tangent_cts) if nz else None
-            out.append(_weak_like(ct, t) if ct is not None else _zero_cotangent(t))
+            out.append(_weak_like(ct, t, real_outputs) if ct is not None
+                       else _zero_cotangent(t))
         return out
+
+    real_outputs = any(not dtypes.is_complex(t.dtype) for t, f in zip(diff_types, feeds) if f)
 
     return outs[:n_diff_outs], outs[n_diff_outs:], backward
 
@@ -142,10 +146,12 @@ def _jvp_of_first_outputs(closed, nonzeros, n_diff_outs, primals):
     return ClosedIR(pruned, jvp_closed.consts), out_nz[:n_diff_outs]
 
 
-def _weak_like(ct, aval):
+def _weak_like(ct, aval, real_outputs=False):
     """A cotangent is weakly typed when its primal is (as in JAX: ``grad(f)(3.0)`` stays a
-    weak float)."""
-    if not aval.weak_type:
+    weak float), except the cotangent of a complex primal when some differentiated output is
+    real: it reaches the primal through the transpose of ``real``/``imag``/``abs``, which
+    JAX builds with a strong zero (``grad(abs)(1 + 2j)`` is a strong complex64)."""
+    if not aval.weak_type or (real_outputs and dtypes.is_complex(aval.dtype)):
         return ct
     return convert_element_type(ct, aval.dtype, weak_type=True)
 
@@ -471,6 +477,17 @@ def _diff_args(fn, args, argnums, who, holomorphic=False, real_only=False):
     return partial_fn, diff
 
 
+def _like(block, example):
+    """A Jacobian block with the dtype and weak type of its ``example`` leaf (the input for
+    ``jacrev``, the output for ``jacfwd``), as JAX's: a complex block of a real leaf keeps
+    its real part."""
+    if dtypes.is_complex(block.dtype) and not dtypes.is_complex(example.dtype):
+        block = real(block)
+    if block.dtype == example.dtype and block.weak_type == example.weak_type:
+        return block
+    return convert_element_type(block, example.dtype, weak_type=example.weak_type)
+
+
 def _transpose_leading(block, n_lead, n_rest):
     """Move the first ``n_lead`` dims after the following ``n_rest`` dims."""
     return transpose(block, (*range(n_lead, n_lead + n_rest), *range(n_lead)))
@@ -501,7 +518,7 @@ def jacfwd(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = F
         jac = []
         for o, t in zip(flat_out, flat_t):
             blocks = _split_jacobian(t, sizes, in_types, tuple(o.shape))
-            per_in = [_transpose_leading(b, len(it.shape), len(o.shape))
+            per_in = [_like(_transpose_leading(b, len(it.shape), len(o.shape)), leaf_type(o))
                       for b, it in zip(blocks, in_types)]
             tree = in_tree.unflatten(per_in)
             jac.append(tree[0] if single else tree)
@@ -533,7 +550,7 @@ def jacrev(fn: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = F
         per_out = [[] for _ in out_types]
         for ct, it in zip(cts, in_types):
             for k, block in enumerate(_split_jacobian(ct, sizes, out_types, tuple(it.shape))):
-                per_out[k].append(block)
+                per_out[k].append(_like(block, it))
         jac = []
         for blocks in per_out:
             tree = in_tree.unflatten(blocks)

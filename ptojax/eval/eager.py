@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import LeakedTracerError, NonArrayLeafError, PtoError, located
+from ptojax.errors import LeakedTracerError, PtoError, located, non_array_error
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -20,7 +20,7 @@ def clear_eager_caches():
     _out_types_cache.clear()
 
 
-def _value_and_type(x):
+def _value_and_type(x, prim):
     t = type(x)
     if t is Array:
         return x._value, x.aval
@@ -36,8 +36,7 @@ def _value_and_type(x):
         return x._value, x.aval
     if hasattr(x, "_trace"):  # a Tracer whose trace has ended
         raise leaked_tracer_error(x)
-    raise NonArrayLeafError(f"a value of type {type(x).__name__} cannot be used as an array "
-                            f"({x!r:.60}); pass arrays or Python scalars", user_frame(3))
+    raise non_array_error(x, prim.name, user_frame(3))
 
 
 def leaked_tracer_error(tracer) -> LeakedTracerError:
@@ -56,7 +55,7 @@ def apply_eager(prim, args, params):
             values.append(a._value)
             types.append(a._aval or a.aval)
         else:
-            v, t = _value_and_type(a)
+            v, t = _value_and_type(a, prim)
             values.append(v)
             types.append(t)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError
+from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, non_array_error
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.source_info import user_frame
@@ -50,6 +50,14 @@ class ShapeDtypeStruct:
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype}{weak})"
+
+
+def check_arraylike(op: str, *values) -> None:
+    """Refuse a list or tuple among ``values``, the arguments ``op`` takes as arrays (JAX's
+    ``check_arraylike``): only functions made to take sequences convert them."""
+    for x in values:
+        if isinstance(x, (list, tuple)):
+            raise non_array_error(x, op, user_frame())
 
 
 def leaf_type(x, path=()) -> TensorType:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops.broadcast import broadcast_in_dim, reduce_sum
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.cumulative import cumsum
@@ -41,6 +42,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     """``out[i] = lhs[i] @ rhs[g]`` for the rows ``i`` of group ``g`` (the groups are
     consecutive runs of ``group_sizes[g]`` rows), as JAX's ``lax.ragged_dot``: lhs
     ``(m, k)``, rhs ``(groups, k, n)``, int ``group_sizes`` ``(groups,)`` -> ``(m, n)``."""
+    check_arraylike("ragged_dot", lhs, rhs, group_sizes)
     if group_offset is not None:
         raise UnsupportedError("ragged_dot: group_offset is not supported", user_frame())
     _check(lhs, rhs, group_sizes)

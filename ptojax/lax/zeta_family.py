@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops.elementwise import operands
 from ptojax.public import add_examples
 from ptojax.ops import zeta as _ops_zeta
@@ -14,6 +15,7 @@ from ptojax.source_info import user_frame
 
 
 def _checked(name, a, b):
+    check_arraylike(name, a, b)
     a, b = operands(a, b)
     for i, x in enumerate((a, b)):
         if not dtypes.is_float(x.dtype):

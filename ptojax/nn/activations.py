@@ -14,7 +14,7 @@ from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import ShapeError
 from ptojax.numpy._axes import single_axis
-from ptojax.numpy._promote import promote_args
+from ptojax.numpy._promote import asarray as _asarray, promote_args
 from ptojax.source_info import user_frame
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -40,7 +40,7 @@ def identity(x):
       >>> pto.nn.identity(pnp.array([-1.0, 2.0]))
       Array([-1.,  2.], dtype=float32)
     """
-    return pnp.asarray(x)
+    return _asarray(x)
 
 
 def relu(x):
@@ -56,7 +56,7 @@ def relu(x):
       >>> pto.nn.relu(pnp.array([-2.0, 0.0, 3.0]))
       Array([0., 0., 3.], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     return pnp.where(pnp.less_equal(x, 0), pnp.zeros_like(x), x)
 
 
@@ -73,7 +73,7 @@ def relu6(x):
       >>> pto.nn.relu6(pnp.array([-1.0, 3.0, 8.0]))
       Array([0., 3., 6.], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     capped = pnp.where(pnp.greater_equal(x, 6), 6.0, x)
     return pnp.where(pnp.less_equal(x, 0), pnp.zeros_like(capped), capped)
 
@@ -159,7 +159,7 @@ def soft_sign(x):
       >>> pto.nn.soft_sign(pnp.array([1.0, -3.0]))
       Array([ 0.5 , -0.75], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     return pnp.divide(x, pnp.add(pnp.abs(x), 1))
 
 
@@ -177,7 +177,7 @@ def squareplus(x, b=4):
       >>> pto.nn.squareplus(pnp.array([0.0]))
       Array([1.], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     return pnp.divide(pnp.add(x, pnp.sqrt(pnp.add(pnp.square(x), b))), 2)
 
 
@@ -195,7 +195,7 @@ def sparse_plus(x):
       >>> pto.nn.sparse_plus(pnp.array([-2.0, 0.0, 2.0]))
       Array([0.  , 0.25, 2.  ], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     middle = pnp.divide(pnp.square(pnp.add(x, 1.0)), 4)
     return pnp.where(pnp.less_equal(x, -1.0), 0.0,
                      pnp.where(pnp.greater_equal(x, 1.0), x, middle))
@@ -214,7 +214,7 @@ def sparse_sigmoid(x):
       >>> pto.nn.sparse_sigmoid(pnp.array([-2.0, 0.0, 2.0]))
       Array([0. , 0.5, 1. ], dtype=float32)
     """
-    return pnp.multiply(0.5, pnp.clip(pnp.add(pnp.asarray(x), 1.0), 0.0, 2.0))
+    return pnp.multiply(0.5, pnp.clip(pnp.add(_asarray(x), 1.0), 0.0, 2.0))
 
 
 def mish(x):
@@ -284,7 +284,7 @@ def celu(x, alpha=1.0):
       >>> pto.nn.celu(pnp.array([-1.0, 2.0]), alpha=2.0)
       Array([-0.78693867,  2.        ], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     negative_part = pnp.expm1(pnp.divide(pnp.minimum(x, 0.0), alpha))
     return pnp.add(pnp.maximum(x, 0.0), pnp.multiply(alpha, negative_part))
 
@@ -337,7 +337,7 @@ def hard_tanh(x):
       >>> pto.nn.hard_tanh(pnp.array([-3.0, 0.5, 3.0]))
       Array([-1. ,  0.5,  1. ], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     return pnp.where(pnp.greater(x, 1), 1, pnp.where(pnp.less(x, -1), -1, x))
 
 
@@ -354,7 +354,7 @@ def hard_sigmoid(x):
       >>> pto.nn.hard_sigmoid(pnp.array([-4.0, 0.0, 4.0]))
       Array([0. , 0.5, 1. ], dtype=float32)
     """
-    return pnp.divide(relu6(pnp.add(pnp.asarray(x), 3.0)), 6.0)
+    return pnp.divide(relu6(pnp.add(_asarray(x), 3.0)), 6.0)
 
 
 def hard_silu(x):
@@ -370,7 +370,7 @@ def hard_silu(x):
       >>> pto.nn.hard_silu(pnp.array([0.0, 4.0]))
       Array([0., 4.], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     return pnp.multiply(x, hard_sigmoid(x))
 
 
@@ -419,7 +419,7 @@ def glu(x, axis=-1):
       >>> pto.nn.glu(pnp.array([1.0, 2.0, 0.0, 0.0]))
       Array([0.5, 1. ], dtype=float32)
     """
-    x = pnp.asarray(x)
+    x = _asarray(x)
     axis = single_axis("glu", axis, x.ndim)
     if x.shape[axis] % 2:
         raise ShapeError(f"glu: the size {x.shape[axis]} of axis {axis} of {x.aval} must be "

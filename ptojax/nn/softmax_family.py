@@ -14,7 +14,7 @@ from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.nn.activations import float_input
 from ptojax.numpy._axes import normalize_axes
-from ptojax.numpy._promote import promote_args
+from ptojax.numpy._promote import asarray as _asarray, promote_args
 
 
 def _max(x, axes, where):
@@ -139,10 +139,10 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
       Array(1., dtype=float32)
     """
     lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
-    x = pnp.asarray(x)
+    x = _asarray(x)
     axes = normalize_axes("logmeanexp", axis, x.ndim)
     if where is None:
-        count = pnp.asarray(math.prod(x.shape[d] for d in axes), lse.dtype)
+        count = _asarray(math.prod(x.shape[d] for d in axes), lse.dtype)
     else:
         count = pnp.sum(pnp.ones(x.shape, lse.dtype), axis=axes, keepdims=keepdims,
                         where=where)

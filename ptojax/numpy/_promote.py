@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError
+from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError,
+                           non_array_error)
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray, key_type_error
 from ptojax.eval.ieee import quietly
 from ptojax.ir.symbolic import DimExpr
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.dimension_size import dimension_size
-from ptojax.source_info import user_frame
+from ptojax.source_info import entry_function_name, user_frame
 from ptojax.trace import Tracer, full_precision
 from ptojax.pytree import tree_leaves
 
@@ -32,7 +33,7 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
     if isinstance(x, (np.ndarray, np.generic)):
         return value_dtype(x, op), False
     if isinstance(x, (list, tuple)):
-        return asarray(x).dtype, False
+        raise sequence_error(x, op)
     if isinstance(x, Array):  # a ShardedArray (runtime/spmd_array.py)
         return x.aval.dtype, x.aval.weak_type
     if isinstance(x, PRNGKeyArray):
@@ -79,8 +80,17 @@ def _not_an_array(x, op: str):
                              f"(nested) list of them", user_frame())
 
 
-def asarray(x, dtype=None, op: str = "asarray"):
-    """``x`` as an Array or Tracer (lists/tuples of scalars and arrays are stacked)."""
+def sequence_error(x, op: str) -> NonArrayLeafError:
+    """The error for a list or tuple given where ``op`` takes an array: as JAX's
+    ``check_arraylike``, only functions made to take sequences (``asarray``, ``stack``, ...)
+    convert them, so a list is never silently taken for an array."""
+    return non_array_error(x, op if op != "asarray" else entry_function_name(), user_frame())
+
+
+def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
+    """``x`` as an Array or Tracer. A list or tuple is refused (``sequence_error``), as JAX's
+    ``check_arraylike``, unless ``sequences`` (``array_from``): then (nested) lists/tuples of
+    scalars and arrays are stacked."""
     if dtype is not None:
         dtype = supported_dtype(dtype, op)
     t = type(x)
@@ -99,12 +109,20 @@ def asarray(x, dtype=None, op: str = "asarray"):
             return Array(arr.copy() if arr is x else arr)  # own the buffer
         return Array(arr.astype(dtype))
     if isinstance(x, (list, tuple)):
+        if not sequences:
+            raise sequence_error(x, op)
         return _from_sequence(x, dtype, op)
     if isinstance(x, PRNGKeyArray):
         raise key_type_error(op)
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
         return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)
+
+
+def array_from(x, dtype=None, op: str = "asarray"):
+    """``x`` as an Array or Tracer, (nested) lists/tuples of scalars and arrays stacked: the
+    conversion of ``pnp.asarray``/``array`` and of the functions JAX lets take sequences."""
+    return asarray(x, dtype, op, sequences=True)
 
 
 def python_scalar_dtype(x, op: str) -> np.dtype:
@@ -148,7 +166,7 @@ def _default_scalar(x, op):
 def _from_sequence(seq, dtype, op):
     leaves = tree_leaves(list(seq))
     if any(type(v) is Tracer or type(v) is Array for v in leaves):
-        return _stack([asarray(v, dtype, op) for v in seq], op)
+        return _stack([array_from(v, dtype, op) for v in seq], op)
     try:
         arr = np.asarray(seq)
     except ValueError:

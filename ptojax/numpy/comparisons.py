@@ -5,7 +5,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import ShapeError
-from ptojax.numpy._promote import asarray, broadcast_shapes, convert, promote_args
+from ptojax.numpy._promote import array_from, asarray, broadcast_shapes, convert, promote_args
 from ptojax.numpy.math import equal, isfinite, isnan, logical_and, logical_or
 from ptojax.numpy.reductions import all as _all
 from ptojax.public import add_examples as _add_examples
@@ -32,7 +32,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def array_equal(a1, a2, equal_nan=False):
     """Whether both have one shape and equal elements (a bool array; False for different
     shapes)."""
-    a1, a2 = asarray(a1, op="array_equal"), asarray(a2, op="array_equal")
+    a1, a2 = array_from(a1, op="array_equal"), array_from(a2, op="array_equal")  # as JAX
     if tuple(a1.shape) != tuple(a2.shape):
         return asarray(np.bool_(False))
     eq = equal(a1, a2)
@@ -43,7 +43,7 @@ def array_equal(a1, a2, equal_nan=False):
 
 def array_equiv(a1, a2):
     """Whether the two broadcast to equal arrays (False when they do not broadcast)."""
-    a1, a2 = asarray(a1, op="array_equiv"), asarray(a2, op="array_equiv")
+    a1, a2 = array_from(a1, op="array_equiv"), array_from(a2, op="array_equiv")  # as JAX
     try:
         broadcast_shapes("array_equiv", tuple(a1.shape), tuple(a2.shape))
     except ShapeError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.numpy._promote import dtype_and_weak, promote_args
+from ptojax.numpy._promote import array_from, dtype_and_weak, promote_args
 from ptojax.public import add_examples as _add_examples
 
 
@@ -57,6 +57,8 @@ def iscomplexobj(x, /) -> bool:
     """Whether ``x`` has a complex dtype (whatever its values)."""
     if x is None:
         return False
+    if isinstance(x, (list, tuple)):   # a question about a value's type: lists too, as JAX
+        x = array_from(x, op="iscomplexobj")
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = dtype_and_weak(x, "iscomplexobj")[0]

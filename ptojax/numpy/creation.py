@@ -13,8 +13,10 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, located
-from ptojax.numpy._promote import (asarray as _asarray, broadcast_to_shape, result_type,
-                                   supported_dtype, to_inexact)
+from ptojax.numpy._promote import (array_from as _array_from, asarray as _asarray,
+                                   broadcast_to_shape, result_type, supported_dtype,
+                                   to_inexact)
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
@@ -33,7 +35,7 @@ def asarray(a, dtype=None, copy=None):
     if isinstance(a, (list, tuple)) and a and dtype is None \
             and all(isinstance(k, _KeyArray) for k in a):
         return _stacked_keys(a)
-    return _asarray(a, dtype, op="asarray")
+    return _array_from(a, dtype, op="asarray")
 
 
 def _stacked_keys(keys):
@@ -49,7 +51,7 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
     if isinstance(object, (list, tuple)) and object and dtype is None \
             and all(isinstance(k, _KeyArray) for k in object):
         return _stacked_keys(object)   # a list of typed keys: a key array, as JAX
-    out = _asarray(object, dtype, op="array")
+    out = _array_from(object, dtype, op="array")
     if isinstance(object, (list, tuple)) and out.weak_type:
         out = lax.convert_element_type(out, out.dtype)   # a list is strong, as JAX's
     if out.ndim < ndmin:
@@ -63,7 +65,7 @@ def copy(a, order=None):
     if order is not None and order != "K":
         raise UnsupportedError(f"copy: only order='K' is supported, got order={order!r}",
                                user_frame())
-    return array(a)
+    return array(_asarray(a, op="copy"))
 
 
 def _shape(op, shape) -> tuple:
@@ -247,6 +249,7 @@ def _grid(op, N, M, dtype, default=None):
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+    check_arraylike("eye", k)
     rows, cols, dtype = _grid("eye", N, M, dtype)
     return lax.convert_element_type(lax.eq(lax.add(rows, operator.index(k)), cols), dtype)
 

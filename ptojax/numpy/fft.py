@@ -12,7 +12,7 @@ import operator
 
 from ptojax import dtypes, lax
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import asarray
+from ptojax.numpy._promote import array_from, asarray
 from ptojax.numpy.complex_parts import conj
 from ptojax.numpy.creation import arange
 from ptojax.numpy.manipulation import moveaxis, roll
@@ -124,7 +124,7 @@ def hfft(a, n=None, axis=-1, norm=None):
 
 def ihfft(a, n=None, axis=-1, norm=None):
     """The inverse of ``hfft``: the first half of a Hermitian spectrum of a real signal."""
-    x = asarray(a, op="fft.ihfft")
+    x = array_from(a, op="fft.ihfft")   # JAX's ihfft takes lists too
     (axis,) = _one_axis("ihfft", axis)
     length = x.shape[axis] if n is None else n
     out = _fft_core("ihfft", FftType.RFFT, x, None if n is None else (n,), (axis,), norm)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ptojax import lax
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
-from ptojax.numpy._promote import asarray, convert, promote_inexact, to_inexact
+from ptojax.numpy._promote import array_from, asarray, convert, promote_inexact, to_inexact
 from ptojax.numpy import math as ew
 from ptojax.numpy.creation import linspace, zeros
 from ptojax.numpy.differences import diff
@@ -45,7 +45,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     count = operator.index(bins)
     if range is None:
         range = [_min(arr), _max(arr)]
-    lo_hi = asarray(range, dtype=dtype, op="histogram_bin_edges")
+    lo_hi = array_from(range, dtype=dtype, op="histogram_bin_edges")   # a pair
     if tuple(lo_hi.shape) != (2,):
         raise ShapeError(f"histogram_bin_edges: range must be None or a pair of scalars, "
                          f"got shape {tuple(lo_hi.shape)}", user_frame())
@@ -87,7 +87,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     except TypeError:
         n = 1
     if n not in (1, 2):
-        bins = [asarray(bins, op="histogram2d")] * 2
+        bins = [array_from(bins, op="histogram2d")] * 2   # one edge list, as JAX
     counts, edges = histogramdd(transpose(stack([x, y])), bins, range, weights, density)
     return counts, edges[0], edges[1]
 

@@ -12,6 +12,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, IndexingError, ShapeError
 from ptojax.eval.array import Array
 from ptojax.numpy._promote import asarray, convert, result_type, supported_dtype
+from ptojax.eval.leaves import check_arraylike
 from ptojax.numpy import math as ew
 from ptojax.numpy.creation import ones, zeros
 from ptojax.numpy.manipulation import ravel, tile
@@ -100,6 +101,7 @@ def triu_indices(n, k=0, m=None):
 
 
 def _matrix_shape(name, arr):
+    check_arraylike(name, arr)
     shape = tuple(arr.shape) if hasattr(arr, "shape") else tuple(np.shape(arr))
     if len(shape) != 2:
         raise ShapeError(f"{name}: the input must be 2-D, got shape {shape}", user_frame())

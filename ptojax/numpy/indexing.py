@@ -21,8 +21,8 @@ from ptojax.errors import DtypeError, IndexingError, NonConcreteBooleanIndexErro
 from ptojax.ir.symbolic import DimExpr, slice_indices
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
-                                   result_type)
+from ptojax.numpy._promote import (array_from, asarray, broadcast_shapes, broadcast_to_shape,
+                                   convert, result_type)
 from ptojax.numpy.creation import ones_like, zeros
 from ptojax.numpy.math import negative, power, remainder, true_divide
 from ptojax.eval.array import Array
@@ -57,8 +57,8 @@ def _entry(i, op):
         return i
     if isinstance(i, (bool, np.bool_)):
         return bool(i)
-    if isinstance(i, (list, tuple)):
-        i = asarray(i, op=op)
+    if isinstance(i, (list, tuple)):   # a list within a tuple index is an index array
+        i = array_from(i, op=op)
     if isinstance(i, _ARRAYS):
         dt = np.dtype(i.dtype)
         if dt != dtypes.bool_ and not dtypes.is_integer(dt):
@@ -387,6 +387,8 @@ def _update(x, idx, values, kind, mode=None):
     x, entries, new_axes = _expand(x, idx, op)
     if type(values) in (int, float, bool):
         result_type(x, values, op=op)  # a Python int must fit int32 (int64 next to 64 bits)
+    if isinstance(values, (list, tuple)):   # the values may be a list, as JAX's
+        values = array_from(values, op=op)
     values = convert(values, x.dtype)
     plan = _plan(x, entries, clip=mode == "clip")
     if plan is None:  # every dimension taken whole: an elementwise update

@@ -17,6 +17,7 @@ from ptojax.numpy.math import where
 from ptojax.numpy import reductions
 from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shapes,
                                    broadcast_to_shape, convert, result_type, supported_dtype)
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.key_array import (PRNGKeyArray as _KeyArray,
                                    key_type_error as _key_type_error)
 from ptojax.ir.symbolic import as_index, divide_exactly
@@ -190,16 +191,16 @@ def _of_keys(join, keys, axis, dtype, ndim):
 
 
 def hstack(tup, dtype=None):
-    arrays = [atleast_1d(a) for a in tup]
+    arrays = [atleast_1d(asarray(a)) for a in tup]
     return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1, dtype)
 
 
 def vstack(tup, dtype=None):
-    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
+    return concatenate([atleast_2d(asarray(a)) for a in tup], 0, dtype)
 
 
 def dstack(tup, dtype=None):
-    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
+    return concatenate([atleast_3d(asarray(a)) for a in tup], 2, dtype)
 
 
 def column_stack(tup):
@@ -216,18 +217,33 @@ def unstack(x, /, *, axis=0):
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
+def _each(one):
+    """``one`` of each array given (an array for one argument, a list for several), as
+    JAX's ``atleast_*d(*arys)``."""
+    def fn(*arys):
+        out = [one(asarray(a, op=one.__name__)) for a in arys]
+        return out[0] if len(out) == 1 else out
+    fn.__name__ = fn.__qualname__ = one.__name__
+    fn.__doc__ = one.__doc__
+    return fn
+
+
+@_each
 def atleast_1d(a):
-    a = asarray(a)
+    """The array with at least one dimension (a leading 1 added to a scalar)."""
     return reshape(a, (1,)) if a.ndim == 0 else a
 
 
+@_each
 def atleast_2d(a):
-    a = asarray(a)
+    """The array with at least two dimensions (leading 1s added)."""
     return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
 
 
+@_each
 def atleast_3d(a):
-    a = asarray(a)
+    """The array with at least three dimensions (a scalar is (1, 1, 1), a vector (1, n, 1),
+    a matrix (m, n, 1))."""
     if a.ndim == 0:
         return reshape(a, (1, 1, 1))
     if a.ndim == 1:
@@ -385,7 +401,8 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None, total_repeat_length=None):
-    a = asarray(a)
+    a = asarray(a, op="repeat")
+    check_arraylike("repeat", repeats)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis("repeat", axis, a.ndim)

@@ -7,8 +7,9 @@ from ptojax import dtypes, lax
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
-from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape,
-                                   numeric_args as _numeric_args, promote_args)
+from ptojax.numpy._promote import (array_from as _array_from, asarray, broadcast_shapes,
+                                   broadcast_to_shape, numeric_args as _numeric_args,
+                                   promote_args)
 from ptojax.numpy.classification import (isfinite, isinf, isnan, isneginf,  # noqa: F401
                                          isposinf, signbit)
 from ptojax.numpy.logical import (bitwise_and, bitwise_invert, bitwise_left_shift,  # noqa: F401
@@ -413,6 +414,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = dtypes.finfo(x.dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
+    # the replacements may be lists (JAX converts them to x's dtype)
+    nan, posinf, neginf = (_array_from(v, x.dtype, "nan_to_num")
+                           if isinstance(v, (list, tuple)) else v
+                           for v in (nan, posinf, neginf))
     x = where(isnan(x), nan, x)
     x = where(lax.eq(x, float("inf")), posinf, x)
     return where(lax.eq(x, float("-inf")), neginf, x)

@@ -9,7 +9,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.batching.api import vmap
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
-from ptojax.numpy._promote import asarray, broadcast_to_shape, convert
+from ptojax.numpy._promote import array_from, asarray, broadcast_to_shape, convert
 from ptojax.numpy import math as ew
 from ptojax.numpy import reductions as red
 from ptojax.numpy.creation import linspace
@@ -114,7 +114,7 @@ def _join(parts, axis):
 
 
 def _pad_constant(array, widths, constant_values):
-    values = convert(asarray(constant_values, op="pad"), array.dtype)
+    values = convert(array_from(constant_values, op="pad"), array.dtype)   # pairs, as JAX
     if values.size == 1:
         return lax.pad(array, lax.reshape(values, ()), [(b, a, 0) for b, a in widths])
     values = broadcast_to_shape(values, (array.ndim, 2), "pad (constant_values)")
@@ -227,7 +227,7 @@ def _pad_with_function(array, widths, fn, kwargs):
     for axis in range(padded.ndim):
         moved = moveaxis(padded, axis, -1)
         rows = reshape(moved, (-1, moved.shape[-1]))
-        out = vmap(lambda v, w=widths[axis], ax=axis: asarray(fn(v, w, ax, kwargs)))(rows)
+        out = vmap(lambda v, w=widths[axis], ax=axis: array_from(fn(v, w, ax, kwargs)))(rows)
         padded = moveaxis(reshape(out, tuple(moved.shape)), -1, axis)
     return padded
 

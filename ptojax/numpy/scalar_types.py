@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.numpy._promote import asarray
+from ptojax.numpy._promote import array_from
 from ptojax.public import add_examples as _add_examples
 
 
@@ -31,7 +31,7 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x):   # pnp.float64(x) without x64: float32, with JAX's warning
-        return asarray(x, dtypes.user_dtype(cls.dtype, "asarray"), op=cls.__name__)
+        return array_from(x, dtypes.user_dtype(cls.dtype, "asarray"), op=cls.__name__)
 
     def __instancecheck__(cls, instance) -> bool:
         return isinstance(instance, cls.dtype.type)

@@ -16,6 +16,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import ConcretizationError, DtypeError, ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, convert, promote_dtypes
+from ptojax.eval.leaves import check_arraylike
 from ptojax.numpy import math as ew
 from ptojax.numpy.creation import zeros
 from ptojax.numpy.indexing import getitem, take
@@ -103,6 +104,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     that many, the missing ones filled with ``fill_value``)."""
     if out is not None:
         raise ValueError("compress: the out= argument is not supported")
+    check_arraylike("compress", fill_value)
     condition = ew.not_equal(asarray(condition, op="compress"), 0)
     arr = asarray(a, op="compress")
     if condition.ndim != 1:
@@ -135,6 +137,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 def extract(condition, arr, *, size=None, fill_value=0):
     """The elements of ``arr`` where ``condition`` is nonzero (both flattened)."""
+    check_arraylike("extract", fill_value)
     return compress(ravel(asarray(condition, op="extract")), ravel(asarray(arr, op="extract")),
                     size=size, fill_value=fill_value)
 

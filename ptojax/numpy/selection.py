@@ -8,8 +8,8 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.control_flow import switch
 from ptojax.errors import ConcretizationError, located
-from ptojax.numpy._promote import asarray, broadcast_shapes, broadcast_to_shape, convert, \
-    result_type
+from ptojax.numpy._promote import (array_from, asarray, broadcast_shapes, broadcast_to_shape,
+                                   convert, result_type)
 from ptojax.numpy import math as ew
 from ptojax.numpy.vectorize import vectorize
 from ptojax.source_info import user_frame
@@ -93,7 +93,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     else:
         raise ValueError(f"piecewise: with {nc} condition(s), {nc} or {nc + 1} functions are "
                          f"expected; got {nf}")
-    conds = asarray(condlist, dtype=dtypes.bool_, op="piecewise")
+    conds = array_from(condlist, dtype=dtypes.bool_, op="piecewise")   # a list, as JAX
     # the branch: 1 + the last true condition, or 0 when none holds
     weights = lax.broadcast_in_dim(np.arange(1, nc + 1, dtype=np.int32), tuple(conds.shape),
                                    (0,))

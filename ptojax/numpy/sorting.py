@@ -107,6 +107,8 @@ def lexsort(keys, axis=-1):
     if any(tuple(k.shape) != tuple(keys[0].shape) for k in keys):
         raise ShapeError(f"lexsort: all keys must have one shape, got "
                          f"{', '.join(str(k.aval) for k in keys)}", user_frame())
+    if keys[0].ndim == 0:   # scalar keys: one element, at index 0 (as NumPy and JAX)
+        return lax.full((), 0, dtypes.default_int())
     axis = normalize_axis("lexsort", axis, keys[0].ndim)
     iota = lax.broadcasted_iota(dtypes.default_int(), keys[0].shape, axis)
     return lax.sort((*reversed(keys), iota), dimension=axis, num_keys=len(keys))[-1]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, tile_forms
@@ -387,6 +388,7 @@ integer_pow_p = elementwise(
 
 
 def integer_pow(x, y: int):
+    check_arraylike("integer_pow", x)
     return integer_pow_p.bind(x, y=int(y))
 
 
@@ -395,6 +397,7 @@ def square(x):
 
 
 def reciprocal(x):
+    check_arraylike("reciprocal", x)
     return div(scalar(1, x.dtype), x)
 
 

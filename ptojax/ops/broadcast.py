@@ -7,6 +7,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval import axis_env, numpy_fast
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
@@ -49,6 +50,7 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_abstract,
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
+    check_arraylike("broadcast_in_dim", x)
     shape, bdims = tuple(map(as_dim, shape)), tuple(broadcast_dimensions)
     if tuple(x.shape) == shape and bdims == tuple(range(len(shape))):
         return x
@@ -57,6 +59,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
 
 def broadcast(x, sizes):
     """Prepend dimensions ``sizes``."""
+    check_arraylike("broadcast", x)
     n = len(sizes)
     return broadcast_in_dim(x, (*sizes, *x.shape), tuple(range(n, n + x.ndim)))
 
@@ -127,6 +130,7 @@ reduce_sum_p = Primitive("reduce_sum", reduce_abstract("reduce_sum", "any"), sum
 
 
 def reduce_sum(x, axes):
+    check_arraylike("reduce_sum", x)
     return reduce_sum_p.bind(x, axes=tuple(sorted(user_axes("reduce_sum", axes, x.ndim))))
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
@@ -98,6 +99,7 @@ convert_element_type_p = elementwise(
 def lax_convert_element_type(x, new_dtype, weak_type: bool = False):
     """``lax.convert_element_type``: ``x`` converted to ``new_dtype``; without x64 a 64-bit
     ``new_dtype`` is narrowed to 32 bits with JAX's warning (``dtypes.user_dtype``)."""
+    check_arraylike("convert_element_type", x)
     return convert_element_type(x, dtypes.user_dtype(new_dtype, "convert_element_type"),
                                 weak_type)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import bilinear_jvp
@@ -269,6 +270,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     the same bits: float32 operands multiply in float32 (BLAS), float16/bfloat16 ones in
     float32 and round once. ``preferred_element_type`` does change results: the products
     accumulate in it (int8 -> int32 exactly, bfloat16 -> float32 unrounded)."""
+    check_arraylike("conv_general_dilated", lhs, rhs)
     recorded = _recorded(canonicalize_precision(precision))
     try:
         dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops import references as ref, sharding_rules as sr
 from ptojax.ops.arithmetic import _balanced_eq, add, max, min, mul, sub
 from ptojax.ops.checks import check_axis, require_kind, user_axis
@@ -127,6 +128,7 @@ cumsum_p.define(transpose=lambda ct, x, axis, reverse=False: [
 
 def _lax_function(prim):
     def fn(x, axis=0, reverse=False):
+        check_arraylike(prim.name, x)
         return prim.bind(x, axis=user_axis(prim.name, axis, x.ndim), reverse=bool(reverse))
     fn.__name__ = prim.name
     return fn

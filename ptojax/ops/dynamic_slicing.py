@@ -7,6 +7,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.arithmetic import add, clamp
@@ -102,11 +103,13 @@ dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_abstract, _dynamic_s
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
+    check_arraylike("dynamic_slice", x)
     return dynamic_slice_p.bind(x, *_start_indices(start_indices, x.shape),
                                 slice_sizes=tuple(map(as_dim, slice_sizes)))
 
 
 def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):
+    check_arraylike("dynamic_slice_in_dim", x)
     axis = user_axis("dynamic_slice_in_dim", axis, x.ndim)
     starts = [0] * x.ndim
     starts[axis] = start_index
@@ -116,6 +119,7 @@ def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):
 
 
 def dynamic_index_in_dim(x, index, axis=0, keepdims=True):
+    check_arraylike("dynamic_index_in_dim", x)
     out = dynamic_slice_in_dim(x, index, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
@@ -183,10 +187,12 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice
 
 
 def dynamic_update_slice(x, update, start_indices):
+    check_arraylike("dynamic_update_slice", x, update)
     return dynamic_update_slice_p.bind(x, update, *_start_indices(start_indices, x.shape))
 
 
 def dynamic_update_slice_in_dim(x, update, start_index, axis=0):
+    check_arraylike("dynamic_update_slice_in_dim", x, update)
     axis = user_axis("dynamic_update_slice_in_dim", axis, x.ndim)
     starts = [0] * x.ndim
     starts[axis] = start_index
@@ -241,6 +247,7 @@ dynamic_update_slice_p.define(
 def dynamic_update_index_in_dim(operand, update, index, axis):
     """``operand`` with index ``index`` of ``axis`` replaced by ``update`` (which may lack
     that axis)."""
+    check_arraylike("dynamic_update_index_in_dim", operand, update)
     axis = int(axis)
     if np.ndim(update) != np.ndim(operand):
         if np.ndim(update) + 1 != np.ndim(operand):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval import numpy_fast
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
@@ -195,6 +196,7 @@ def select(pred, on_true, on_false):
 def select_n(which, *cases):
     """``cases[which]`` elementwise: ``which`` is bool (two cases: False picks the first) or
     an integer in ``[0, len(cases))``; written as a tree of ``select``s."""
+    check_arraylike("select_n", which, *cases)
     if not cases:
         raise ValueError("select_n: needs at least one case")
     if len(cases) == 1:

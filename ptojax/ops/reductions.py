@@ -11,6 +11,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import AxisError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
 from ptojax.ops import arithmetic
@@ -132,6 +133,7 @@ reduce_xor_p = _bitwise_reduction("reduce_xor", np.bitwise_xor, lambda d: 0)
 
 def _lax_reduction(prim):
     def fn(x, axes):
+        check_arraylike(prim.name, x)
         return prim.bind(x, axes=tuple(sorted(user_axes(prim.name, axes, x.ndim))))
     fn.__name__ = prim.name
     fn.__doc__ = f"``{prim.name}`` over ``axes`` (negative axes count from the end)."
@@ -184,11 +186,13 @@ argmin_p = _arg_reduction("argmin", np.argmin)
 
 
 def argmax(x, axis, index_dtype=dtypes.int32):
+    check_arraylike("argmax", x)
     return argmax_p.bind(x, axis=user_axis("argmax", axis, x.ndim),
                          index_dtype=dtypes.user_dtype(index_dtype, "argmax"))
 
 
 def argmin(x, axis, index_dtype=dtypes.int32):
+    check_arraylike("argmin", x)
     return argmin_p.bind(x, axis=user_axis("argmin", axis, x.ndim),
                          index_dtype=dtypes.user_dtype(index_dtype, "argmin"))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ConcretizationError
+from ptojax.errors import ConcretizationError, non_array_error
 from ptojax.eval.array import Array
 from ptojax.ops.broadcast import reduce_sum
 from ptojax.ops.convert import convert_element_type
@@ -35,8 +35,7 @@ def _as_array(name, x):
         return Array(dtypes.canonical_value(x))
     if isinstance(x, (bool, int, float, complex)):
         return Array(np.asarray(x, dtypes.python_scalar_dtype(x)))
-    raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x).__name__}: "
-                    f"pass pnp.asarray(...) instead")
+    raise non_array_error(x, name, user_frame())
 
 
 def _identity(combiner, dtype):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IndexingError, ShapeError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.eval import numpy_fast
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
@@ -63,6 +64,7 @@ slice_p = Primitive("slice", _slice_abstract, _slice, linear=True)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
+    check_arraylike("slice", x)
     start, limit = tuple(map(as_dim, start_indices)), tuple(map(as_dim, limit_indices))
     strides = None if strides is None or builtins.all(s == 1 for s in strides) \
         else tuple(map(int, strides))
@@ -72,6 +74,7 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(x, start, limit, stride=1, axis=0):
+    check_arraylike("slice_in_dim", x)
     axis = user_axis("slice_in_dim", axis, x.ndim)
     starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
@@ -79,6 +82,7 @@ def slice_in_dim(x, start, limit, stride=1, axis=0):
 
 
 def index_in_dim(x, index, axis=0, keepdims=True):
+    check_arraylike("index_in_dim", x)
     axis = user_axis("index_in_dim", axis, x.ndim)
     if not -x.shape[axis] <= index < x.shape[axis]:
         raise IndexingError(f"index_in_dim: index {index} is out of bounds for axis {axis} "
@@ -170,6 +174,7 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 
 
 def pad(x, padding_value, padding_config):
+    check_arraylike("pad", x, padding_value)
     (padding_value,) = operands(x, padding_value)[1:]
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
@@ -249,6 +254,7 @@ concatenate_p = Primitive("concatenate", _concatenate_abstract,
 
 def concatenate(operands, dimension):
     operands = list(operands)
+    check_arraylike("concatenate", *operands)
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands,
@@ -361,6 +367,7 @@ rev_p = Primitive("rev", _rev_abstract, lambda x, dimensions: np.flip(x, tuple(d
 
 
 def rev(x, dimensions):
+    check_arraylike("rev", x)
     dimensions = tuple(sorted(user_axes("rev", dimensions, x.ndim)))
     return rev_p.bind(x, dimensions=dimensions) if dimensions else x
 
@@ -469,6 +476,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """``full`` shaped like ``x`` (or ``shape``), of ``x``'s dtype unless ``dtype`` is given;
     weak when ``x`` is and no ``dtype`` is given, as in JAX. ``sharding`` is accepted for
     JAX's signature; placement follows ``pto.shard``."""
+    check_arraylike("full_like", x)
     scalar = type(x) in dtypes.PYTHON_SCALARS
     like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
     weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
@@ -479,6 +487,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
+    check_arraylike("split", operand)
     axis = user_axis("split", axis, operand.ndim)
     sizes = tuple(map(as_dim, sizes))
     if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:
@@ -490,6 +499,7 @@ def split(operand, sizes, axis=0):
 
 def tile(operand, reps):
     """``operand`` repeated ``reps[d]`` times along each dimension ``d``."""
+    check_arraylike("tile", operand)
     reps = tuple(int(r) for r in reps)
     if len(reps) != operand.ndim or builtins.min(reps, default=0) < 0:
         raise ShapeError(f"tile: reps {reps} needs one non-negative count per dimension of "

@@ -11,6 +11,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import to_front
 from ptojax.ops.arithmetic import div, neg
@@ -50,6 +51,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort one array, or a tuple of arrays by the first ``num_keys`` of them."""
     single = not isinstance(operand, (tuple, list))
     operands = [operand] if single else list(operand)
+    check_arraylike("sort", *operands)
     out = sort_p.bind(*operands, dimension=user_axis("sort", dimension, operands[0].ndim),
                       num_keys=int(num_keys))
     return out[0] if single else tuple(out)
@@ -61,6 +63,7 @@ def top_k(operand, k: int, *, axis: int = -1):
     The order is JAX's total order: NaN above +inf, +0 above -0; equal entries keep their
     index order. A sort of descending keys: for floats (NaN first, -x, the sign of zeros),
     for integers ``~x`` (which reverses the order without overflow)."""
+    check_arraylike("top_k", operand)
     axis = user_axis("top_k", axis, operand.ndim)
     size = operand.shape[axis]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
@@ -127,6 +130,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 
 def _approx_k(name, operand, k, reduction_dimension, aggregate_to_topk):
+    check_arraylike(name, operand)
     if not dtypes.is_float(operand.dtype):
         raise ValueError("operand must be a floating type")
     if not aggregate_to_topk:

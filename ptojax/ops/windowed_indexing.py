@@ -20,6 +20,7 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import ShapeError, UnsupportedError
+from ptojax.eval.leaves import check_arraylike
 from ptojax.ops.arithmetic import add, clamp, neg, rem
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.convert import convert_element_type
@@ -180,6 +181,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
            indices_are_sorted=False, mode=None, fill_value=None):
     """XLA's gather, as JAX's ``lax.gather`` (``unique_indices`` and ``indices_are_sorted``
     are hints, accepted and unused)."""
+    check_arraylike("gather", operand, start_indices)
     dn = GatherDimensionNumbers(*(tuple(v) for v in dimension_numbers))
     mode = _mode(mode, "gather")
     shape, sizes = tuple(operand.shape), tuple(map(as_dim, slice_sizes))
@@ -239,6 +241,7 @@ def _scatter(name, point_mode, operand, scatter_indices, updates, dimension_numb
 def _scatter_function(name, point_mode, negate=False):
     def fn(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
            unique_indices=False, mode=None):
+        check_arraylike(name, operand, scatter_indices, updates)
         return _scatter(name, point_mode, operand, scatter_indices,
                         neg(updates) if negate else updates, dimension_numbers, mode)
     fn.__name__ = fn.__qualname__ = name

@@ -27,6 +27,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
+from ptojax.eval.leaves import check_arraylike
 from ptojax.errors import DtypeError, PtoError, ShapeError
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.eval.array import Array
@@ -95,7 +97,7 @@ def _float_dtype(name, dtype):
 
 def _bound(name, value, dtype, shape):
     """A distribution parameter as a ``dtype`` array that broadcasts to ``shape``."""
-    value = pnp.asarray(value, dtype)
+    value = _asarray(value, dtype)
     _check_broadcasts(name, value.shape, shape)
     return value
 
@@ -121,8 +123,8 @@ def normal(key, shape=(), dtype=None):
 def _normal_of_unit(unit):
     """Normal samples from floats in [0, 1): mapped to (-1, 1), then ``sqrt(2) erf_inv``."""
     dtype = unit.dtype
-    above_minus_one = pnp.asarray(-(1.0 - 2.0 ** -(int(dtypes.finfo(dtype).nmant) + 1)), dtype)
-    u = _scale_unit(unit, above_minus_one, pnp.asarray(1.0, dtype))
+    above_minus_one = _asarray(-(1.0 - 2.0 ** -(int(dtypes.finfo(dtype).nmant) + 1)), dtype)
+    u = _scale_unit(unit, above_minus_one, _asarray(1.0, dtype))
     return lax.mul(lax.erf_inv(u), _SQRT2)
 
 
@@ -139,7 +141,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     ``shape`` defaults to the broadcast shape of ``lower`` and ``upper``."""
     key = _check_key("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
-    lower, upper = pnp.asarray(lower, dtype), pnp.asarray(upper, dtype)
+    lower, upper = _asarray(lower, dtype), _asarray(upper, dtype)
     shape = _shape_or_broadcast(shape, lower, upper)
     cdf_lower = lax.erf(pnp.divide(lower, _SQRT2))
     cdf_upper = lax.erf(pnp.divide(upper, _SQRT2))
@@ -168,11 +170,12 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method not in ("cholesky", "eigh", "svd"):
         raise PtoError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got "
                        f"{method!r}", user_frame())
+    check_arraylike("multivariate_normal", mean, cov)
     if dtype is None:
         dtype = pnp.result_type(mean, cov)   # as JAX: the operands' dtype, floats only
         dtype = dtype if dtypes.is_float(dtype) else dtypes.default_float()
     dtype = _float_dtype("multivariate_normal", dtype)
-    mean, cov = pnp.asarray(mean, dtype), pnp.asarray(cov, dtype)
+    mean, cov = _asarray(mean, dtype), _asarray(cov, dtype)
     if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
         raise ShapeError(f"multivariate_normal: mean must have shape (..., n) and cov "
                          f"(..., n, n), got {mean.aval} and {cov.aval}", user_frame())
@@ -199,7 +202,7 @@ def bernoulli(key, p=0.5, shape=None):
     """Booleans that are True with probability ``p`` (a float, or floats broadcasting to
     ``shape``; ``shape`` defaults to ``p``'s shape)."""
     key = _check_key("bernoulli", key)
-    p = pnp.asarray(p)
+    p = _asarray(p)
     if not dtypes.is_float(p.dtype):
         raise DtypeError(f"bernoulli: p must be floating-point, got {p.aval}", user_frame())
     shape = tuple(p.shape) if shape is None else _shape(shape)
@@ -212,7 +215,7 @@ def categorical(key, logits, axis=-1, shape=None):
     (Gumbel-max). ``shape`` defaults to ``logits``' shape without ``axis``; a longer
     ``shape`` draws several samples per batch entry."""
     key = _check_key("categorical", key)
-    logits = pnp.asarray(logits)
+    logits = _asarray(logits)
     axis = operator.index(axis)
     if not -logits.ndim <= axis < logits.ndim:
         raise ShapeError(f"categorical: axis {axis} is out of range for logits of shape "
@@ -277,7 +280,7 @@ def _randint(key, shape, minval, maxval, dtype):
 
 
 def _int_bound(value):
-    value = pnp.asarray(value)
+    value = _asarray(value)
     return value if dtypes.is_integer(value.dtype) else value.astype(dtypes.int32)
 
 
@@ -307,7 +310,7 @@ def permutation(key, x, axis=0, independent=False):
     key = _check_key("permutation", key)
     if pnp.ndim(x) == 0:
         return _shuffle(key, pnp.arange(operator.index(x)), 0)
-    x = pnp.asarray(x)
+    x = _asarray(x)
     axis = operator.index(axis) % x.ndim
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
@@ -330,7 +333,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     without replacement, uniformly or with probabilities ``p``."""
     key = _check_key("choice", key)
     shape = _shape(shape)
-    arr = pnp.asarray(a)
+    arr = _asarray(a)
     n = operator.index(a) if arr.ndim == 0 else arr.shape[operator.index(axis) % arr.ndim]
     draws = math.prod(shape)
     if draws and n <= 0:
@@ -352,7 +355,7 @@ def _uniform_choice(key, n, shape, replace):
 
 
 def _weighted_choice(key, n, shape, replace, p):
-    p = pnp.asarray(p)
+    p = _asarray(p)
     p = p if dtypes.is_float(p.dtype) else p.astype(dtypes.float32)
     if tuple(p.shape) != (n,):
         raise ShapeError(f"choice: p must have shape ({n},) to match the population, got "

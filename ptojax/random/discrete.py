@@ -19,6 +19,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
+from ptojax.eval.leaves import check_arraylike
 from ptojax.errors import DtypeError
 from ptojax.random.core import _check_key, _shape, split, uniform
 from ptojax.source_info import user_frame
@@ -99,7 +101,7 @@ def poisson(key, lam, shape=None, dtype=None):
     if not dtypes.is_integer(dtype):
         raise DtypeError(f"poisson: dtype must be an integer dtype, got {dtype}", user_frame())
     shape = tuple(np.shape(lam)) if shape is None else _shape(shape)
-    lam = pnp.broadcast_to(pnp.asarray(lam), shape).astype(np.float32)
+    lam = pnp.broadcast_to(_asarray(lam), shape).astype(np.float32)
     use_knuth = _isnan(lam) | (lam < 10)
     lam_knuth = lax.select(use_knuth, lam, pnp.zeros_like(lam))
     lam_rejection = lax.select(use_knuth, pnp.full_like(lam, 1e5), lam)
@@ -119,9 +121,9 @@ _STIRLING_TAIL = [math.lgamma(k + 1) - (k + 0.5) * math.log(k + 1) + (k + 1)
 def _stirling_tail(k):
     """JAX's tail of Stirling's series: the table for k <= 9, else the series evaluated at the
     clamped k (as JAX computes it)."""
-    table = pnp.asarray(np.asarray(_STIRLING_TAIL), k.dtype)
+    table = _asarray(np.asarray(_STIRLING_TAIL), k.dtype)
     small = k <= 9
-    k = lax.clamp(pnp.asarray(0.0, k.dtype), k, pnp.asarray(9.0, k.dtype))
+    k = lax.clamp(_asarray(0.0, k.dtype), k, _asarray(9.0, k.dtype))
     kp1sq = (k + 1) * (k + 1)
     approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
     return lax.select(small, table[pnp.floor(k).astype("int32")], approx)
@@ -186,9 +188,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     if not dtypes.is_float(dtype):
         raise DtypeError(f"binomial: dtype must be a floating-point dtype, got {dtype}",
                          user_frame())
-    for value in (n, p):
-        if isinstance(value, (list, tuple)):
-            raise TypeError("binomial requires ndarray or scalar arguments")
+    check_arraylike("binomial", n, p)
     return _binomial(key, n, p, shape, dtype)
 
 
@@ -196,9 +196,9 @@ def _binomial(key, count, prob, shape, dtype):
     if shape is None:
         shape = tuple(np.broadcast_shapes(np.shape(count), np.shape(prob)))
     shape = _shape(shape)
-    prob = pnp.asarray(prob)
+    prob = _asarray(prob)
     prob = prob if dtypes.is_inexact(prob.dtype) else prob.astype(dtypes.canonicalize(float))
-    count = pnp.broadcast_to(pnp.asarray(count).astype(prob.dtype), shape)
+    count = pnp.broadcast_to(_asarray(count).astype(prob.dtype), shape)
     prob = pnp.broadcast_to(prob, shape)
     p_lt_half = prob < 0.5
     q = lax.select(p_lt_half, prob, 1.0 - prob)
@@ -227,12 +227,10 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     binomial per category, of the trials left, at the category's share of the probability
     left. ``shape`` defaults to ``p``'s shape."""
     key = _check_key("multinomial", key)
-    for value in (n, p):
-        if isinstance(value, (list, tuple)):
-            raise TypeError("multinomial requires ndarray or scalar arguments")
+    check_arraylike("multinomial", n, p)
     inexact = dtypes.canonicalize(pnp.result_type(n, p))   # promote_dtypes_inexact
     inexact = inexact if dtypes.is_inexact(inexact) else dtypes.canonicalize(float)
-    n, p = pnp.asarray(n, inexact), pnp.asarray(p, inexact)
+    n, p = _asarray(n, inexact), _asarray(p, inexact)
     shape = tuple(p.shape) if shape is None else _shape(shape)
     n = pnp.broadcast_to(n, shape[:-1])
     p = pnp.moveaxis(pnp.broadcast_to(p, shape), -1, 0)

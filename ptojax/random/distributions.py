@@ -13,6 +13,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
 from ptojax.errors import DtypeError
 from ptojax.random.core import (_check_broadcasts, _check_key, _float_dtype, _shape, bernoulli,
                                 normal, split, uniform)
@@ -34,7 +35,7 @@ def _params_shape(name, shape, *params):
 
 
 def _param(value, dtype, shape=None):
-    value = pnp.asarray(value, dtype)
+    value = _asarray(value, dtype)
     return value if shape is None else pnp.broadcast_to(value, shape)
 
 
@@ -119,7 +120,7 @@ def geometric(key, p, shape=None, dtype=None):
     """Geometric(``p``) samples on {1, 2, ...}: ``floor(log u / log1p(-p)) + 1``."""
     key, dtype = _check_key("geometric", key), _int_dtype("geometric", dtype)
     shape = _params_shape("geometric", shape, p)
-    p = pnp.asarray(p)
+    p = _asarray(p)
     p = p if dtypes.is_inexact(p.dtype) else p.astype(dtypes.canonicalize(float))
     u = uniform(key, shape, p.dtype)
     u = pnp.where(u == 0, 1, u)

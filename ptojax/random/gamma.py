@@ -30,6 +30,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import ShapeError
 from ptojax.eval.array import Array
@@ -61,7 +62,7 @@ def loggamma(key, a, shape=None, dtype=None):
 def _gamma_arguments(name, key, a, shape, dtype):
     key = _check_key(name, key)
     dtype = _float_dtype(name, dtype)
-    a = pnp.asarray(a, dtype)
+    a = _asarray(a, dtype)
     shape = tuple(a.shape) if shape is None else _shape(shape)
     _check_broadcasts(name, a.shape, shape)
     return key, a, shape
@@ -195,7 +196,7 @@ def beta(key, a, b, shape=None, dtype=None):
     ``shape`` defaults to the broadcast shape of ``a`` and ``b``."""
     key = _check_key("beta", key)
     dtype = _float_dtype("beta", dtype)
-    a, b = pnp.asarray(a, dtype), pnp.asarray(b, dtype)
+    a, b = _asarray(a, dtype), _asarray(b, dtype)
     shape = _shape_or_broadcast(shape, a, b)
     key_a, key_b = split(key)
     log_a = loggamma(key_a, pnp.broadcast_to(a, shape), shape, dtype)
@@ -211,7 +212,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     ``alpha.shape[:-1]`` and must broadcast with it."""
     key = _check_key("dirichlet", key)
     dtype = _float_dtype("dirichlet", dtype)
-    alpha = pnp.asarray(alpha, dtype)
+    alpha = _asarray(alpha, dtype)
     if alpha.ndim < 1:
         raise ShapeError(f"dirichlet: alpha must have at least one axis, got {alpha.aval}",
                          user_frame())

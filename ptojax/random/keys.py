@@ -20,6 +20,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
 from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError, located
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import KEY_WORDS, PRNGKeyArray
@@ -67,7 +68,7 @@ def _integer_scalar(name, value, what):
     mode), else 64-bit."""
     if type(value) is int:
         value = np.asarray(value, _python_int_dtype(name, value))
-    value = pnp.asarray(value)
+    value = _asarray(value)
     if not dtypes.is_integer(value.dtype):
         raise DtypeError(f"{name}: {what} must be an integer, got {value.aval}", user_frame())
     if value.ndim:
@@ -165,7 +166,7 @@ def _check_impl(name, impl):
 
 def _check_words(name, keys):
     """``keys`` as raw key data: a uint32 array of shape ``(..., 2)`` (a TypeError else)."""
-    keys = pnp.asarray(keys)
+    keys = _asarray(keys)
     if keys.dtype != dtypes.uint32:
         raise DtypeError(f"{name}: invalid PRNG key data: expected dtype uint32, got "
                          f"{keys.aval}; make keys with pto.random.key or PRNGKey",

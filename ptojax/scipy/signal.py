@@ -10,13 +10,14 @@ import numpy as np
 
 from ptojax import lax
 from ptojax import numpy as pnp
+from ptojax.numpy._promote import asarray as _asarray
 from ptojax.public import add_examples, dir_function
 
 MODES = ("full", "same", "valid")
 
 
 def _inexact(in1, in2):
-    in1, in2 = pnp.asarray(in1), pnp.asarray(in2)
+    in1, in2 = _asarray(in1), _asarray(in2)   # lists refused, as JAX's
     dtype = pnp.result_type(in1, in2, pnp.float32) if not (
         pnp.issubdtype(in1.dtype, pnp.inexact) or pnp.issubdtype(in2.dtype, pnp.inexact)) \
         else pnp.result_type(in1, in2)
@@ -98,13 +99,13 @@ def convolve(in1, in2, mode="full", method="auto", precision=None):
     if method == "fft":
         return fftconvolve(in1, in2, mode=mode)
     if method in ("direct", "auto"):
-        return _direct(pnp.asarray(in1), pnp.asarray(in2), mode, precision)
+        return _direct(_asarray(in1), _asarray(in2), mode, precision)
     raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
 
 
 def correlate(in1, in2, mode="full", method="auto", precision=None):
     """The N-d cross-correlation: ``convolve(in1, flip(conj(in2)))``."""
-    in2 = pnp.asarray(in2)
+    in2 = _asarray(in2)
     return convolve(in1, pnp.flip(in2.conj()), mode, method=method, precision=precision)
 
 
@@ -118,14 +119,14 @@ def _check_2d(name, in1, in2, boundary, fillvalue):
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=None):
     """The 2-d convolution of ``in1`` and ``in2`` (zero fill outside)."""
     _check_2d("convolve2d", in1, in2, boundary, fillvalue)
-    return _direct(pnp.asarray(in1), pnp.asarray(in2), mode, precision)
+    return _direct(_asarray(in1), _asarray(in2), mode, precision)
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=None):
     """The 2-d cross-correlation of ``in1`` and ``in2`` (zero fill outside), oriented as
     SciPy's when ``in2`` is the larger input."""
     _check_2d("correlate2d", in1, in2, boundary, fillvalue)
-    in1, in2 = pnp.asarray(in1), pnp.asarray(in2)
+    in1, in2 = _asarray(in1), _asarray(in2)
     swap = all(a <= b for a, b in zip(in1.shape, in2.shape))
     same_shape = tuple(in1.shape) == tuple(in2.shape)
     if (mode == "valid" and swap and not same_shape) or (mode == "full" and swap):

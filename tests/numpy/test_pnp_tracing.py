@@ -46,7 +46,7 @@ PROGRAMS = [
     lambda x: pnp.einsum("ij,kj->ik", x, x) @ x,
     lambda x: x.at[:, 1:].add(pnp.arange(2, dtype=pnp.float32))[::-1, None],
     lambda x: pnp.where(x > 0, pnp.sort(x, axis=0), pnp.argmax(x, axis=1)[:, None]),
-    lambda x: pnp.concatenate([pnp.tril(x[:, :2]), pnp.take(x, [2, 0], axis=1)], axis=1),
+    lambda x: pnp.concatenate([pnp.tril(x[:, :2]), pnp.take(x, np.array([2, 0]), axis=1)], axis=1),
     lambda x: pnp.var(x.astype(pnp.float16), axis=0) + pnp.cumsum(x, 1)[0],
 ]
 

@@ -184,7 +184,7 @@ def expn(n, x):
       >>> pto.scipy.special.expn(2, pnp.array([0.5, 1.5, 3.0]))
       Array([0.32664385, 0.07310078, 0.01064193], dtype=float32)
     """
-    n, x = inexact("expn", n, x)
+    n, x = inexact("expn", pnp.asarray(n), pnp.asarray(x))   # lists too, as JAX's
     if dtypes.is_complex(x.dtype):
         raise ValueError("expn does not support complex-valued inputs.")
     n, x = pnp.broadcast_arrays(n, x)

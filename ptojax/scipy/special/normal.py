@@ -90,7 +90,7 @@ def ndtr(x):
       >>> pto.scipy.special.ndtr(pnp.array([0.0, -3.0]))
       Array([0.5      , 0.0013499], dtype=float32)
     """
-    x = inexact("ndtr", x)
+    x = inexact("ndtr", pnp.asarray(x))   # a list too, as JAX's
     w = pnp.multiply(x, math.sqrt(0.5))
     z = pnp.abs(w)
     tail = lax.erfc(z)

@@ -69,7 +69,7 @@ def spence(x):
       >>> pto.scipy.special.spence(pnp.array([0.0, 0.5, 1.0, 2.0]))
       Array([ 1.644934 ,  0.5822405,  0.       , -0.822467 ], dtype=float32)
     """
-    x = inexact("spence", x)
+    x = inexact("spence", pnp.asarray(x))   # a list too, as JAX's
     if dtypes.is_complex(x.dtype):
         raise ValueError("spence does not support complex-valued inputs.")
     return _spence(x)
