@@ -75,11 +75,25 @@ def _names(fn, args):
     return [e.prim.name for e in pto.make_ir(fn)(*args).eqns]
 
 
+def _contractions(eqns, params):
+    """Each dot_general's contracting dimensions and its batch dimension pairs (as a set:
+    their order follows where earlier equations left each batch)."""
+    out = []
+    for e in eqns:
+        p = params(e)
+        if "dimension_numbers" in p and not hasattr(p["dimension_numbers"], "lhs_spec"):
+            (lc, rc), (lb, rb) = p["dimension_numbers"]
+            out.append(((tuple(lc), tuple(rc)), frozenset(zip(lb, rb))))
+    return out
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_vmapped_product_has_jax_equations_and_values(case):
     make, args = CASES[case]
     ours, theirs = make(pto.vmap, pnp, pto.lax), make(jax.vmap, jnp, jax.lax)
     assert _names(ours, args) == _jax_names(theirs, args)
+    assert _contractions(pto.make_ir(ours)(*args).eqns, lambda e: e.params) == \
+        _contractions(jax.make_jaxpr(theirs)(*args).eqns, lambda e: e.params)
     got, want = ours(*args), np.asarray(theirs(*args))
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=2e-6)
