@@ -13,7 +13,9 @@ Also printed: the size of the batched IR next to the per-example gradient's, and
 private update (JAX's examples/differentially_private_sgd.py: a stax conv net, per-example
 gradients each clipped by its global norm, summed, noised; jitted) on 28x28 images, batch
 128 — per-example convolution weight gradients are convolutions with a feature group per
-example.
+example. And a Gram matrix by nested vmap (JAX's examples/kernel_lsq.py style:
+``vmap(vmap(k, (None, 0)), (0, None))`` of an RBF kernel ``exp(-dot(a - b, a - b))``), one
+batched dot_general as in JAX's jaxpr.
 """
 from __future__ import annotations
 
@@ -168,6 +170,22 @@ def dp_sgd(batch_size=BATCH):
     return report(f"DP-SGD private update (conv, batch {batch_size})", ours, theirs)
 
 
+def gram_matrix(n=300, m=400, d=50):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    y = rng.standard_normal((m, d)).astype(np.float32)
+
+    def gram(lib, np_):
+        kernel = lambda a, b: np_.exp(-np_.dot(a - b, a - b) / d)
+        return lib.jit(lib.vmap(lib.vmap(kernel, (None, 0)), (0, None)))
+    pf, jf = gram(pto, pnp), gram(jax, jnp)
+    np.testing.assert_allclose(np.asarray(pf(x, y)), np.asarray(jf(x, y)), rtol=1e-4, atol=1e-6)
+    wait_for_compiles()
+    pf(x, y)
+    ours, theirs = interleaved_best(lambda: pf(x, y), lambda: jax.block_until_ready(jf(x, y)))
+    return report(f"Gram matrix, nested vmap ({n}x{m}, d={d})", ours, theirs)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="784,512,512,10",
@@ -181,6 +199,7 @@ def main():
     steady_state(sizes)
     ir_sizes(sizes)
     dp_sgd()
+    gram_matrix()
 
 
 if __name__ == "__main__":
