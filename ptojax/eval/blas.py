@@ -26,8 +26,8 @@ import functools
 
 import numpy as np
 
-from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, THREADED_MIN_FLOPS, follow_load,
-                                      openblas_libraries)
+from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, OPENBLAS_THREADED_MIN_MNK,
+                                      follow_load, openblas_libraries)
 from ptojax.eval.pointers import data_pointer
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -81,7 +81,7 @@ def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -
     trans_b = flipped_b != (rhs_contracting == 1)
     m, n = c.shape
     k = lhs.shape[lhs_contracting]
-    if m * n * k >= THREADED_MIN_FLOPS:
+    if m * n * k >= OPENBLAS_THREADED_MIN_MNK:
         follow_load()
     fn(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS,
        m, n, k, 1.0, data_pointer(a), a.shape[1], data_pointer(b), b.shape[1], beta,

@@ -41,7 +41,14 @@ import time
 import numpy as np
 
 CHECK_EVERY_S = 1.0
-THREADED_MIN_FLOPS = 1 << 20   # OpenBLAS runs smaller products on one thread anyway
+THREADED_MIN_FLOPS = 1 << 20   # the host kernels' GEMM splits products this large
+# OpenBLAS may split a product over its threads once m*n*k exceeds 65536 x 4 (its
+# SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD), so every product from there on asks
+# ``follow_load`` first. Measured (OpenBLAS 0.3.31, 2 cores, another process using both):
+# 128x16 @ (288x16).T -- a dense layer's input gradient, m*n*k = 590K -- woke the second
+# thread and took 108 us a call (13 us on one thread); 128x64 @ 64x288 (2.4M) took 15 ms, a
+# whole scheduler slice, where one thread takes 30 us.
+OPENBLAS_THREADED_MIN_MNK = 65536 * 4
 
 
 class _Load:
@@ -249,6 +256,6 @@ def _openblas_threads():
 
 def matmul(a, b, out=None):
     """``a @ b`` (into ``out`` if given), after ``follow_load`` (see the module docstring)."""
-    if a.size * b.shape[-1] >= THREADED_MIN_FLOPS:
+    if a.size * b.shape[-1] >= OPENBLAS_THREADED_MIN_MNK:
         follow_load()
     return a @ b if out is None else np.matmul(a, b, out=out)

@@ -7,8 +7,7 @@ from ptojax.errors import ShapeError
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy.manipulation import ravel
 from ptojax.numpy.math import multiply
-from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
-                                   result_type, supported_dtype)
+from ptojax.numpy._promote import asarray, broadcast_shapes, convert, result_type, supported_dtype
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -34,36 +33,79 @@ def _require_sizes_match(op, a, da, b, db):
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """``a @ b`` as one dot_general, as JAX: a vector operand is contracted as it is (no
+    expand_dims / squeeze around the product), batch dimensions both operands have become
+    the dot_general's batch dimensions, a batch dimension only one operand has (or a size-1
+    one, squeezed) stays a free dimension of that operand; a transpose puts the batch first
+    when the product leaves it elsewhere. Nothing is broadcast, so vmap over one operand
+    keeps the other unbatched."""
     a, b = _promoted("matmul", a, b)
     kw = _options("matmul", precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must be at least 1-D, got {a.aval} and {b.aval}; "
                          f"use * for products with scalars", user_frame())
-    a_vec, b_vec = a.ndim == 1, b.ndim == 1
-    if a_vec:
-        a = lax.expand_dims(a, (0,))
-    if b_vec:
-        b = lax.expand_dims(b, (1,))
-    if a.shape[-1] != b.shape[-2]:
+    a_k, b_k = a.ndim - 1, max(b.ndim - 2, 0)
+    if a.shape[a_k] != b.shape[b_k]:
         raise ShapeError(f"matmul: the contracted dimensions differ: {a.aval} @ {b.aval} "
-                         f"({a.shape[-1]} vs {b.shape[-2]})", user_frame())
-    batch = _batch_shape(a, b)
-    nb = len(batch)
-    if a.ndim == 2 and b.ndim > 2:  # unbatched lhs: contract against every batch of rhs
-        out = lax.dot_general(a, b, (((1,), (b.ndim - 2,)), ((), ())), **kw)
-        out = lax.transpose(out, (*range(1, 1 + nb), 0, out.ndim - 1))
-    elif b.ndim == 2:  # unbatched rhs: fold the batch into the rows
-        out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())), **kw)
-    else:
-        a = broadcast_to_shape(a, batch + tuple(a.shape[-2:]), "matmul")
-        b = broadcast_to_shape(b, batch + tuple(b.shape[-2:]), "matmul")
-        out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                              **kw)
-    if a_vec:
-        out = lax.squeeze(out, (out.ndim - 2,))
-    if b_vec:
-        out = lax.squeeze(out, (out.ndim - 1,))
+                         f"({a.shape[a_k]} vs {b.shape[b_k]})", user_frame())
+    _batch_shape(a, b)   # the batch dimensions must broadcast
+    plan = _MatmulBatch(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    a, b = lax.squeeze(a, plan.a_squeezed), lax.squeeze(b, plan.b_squeezed)
+    a_k, b_k = a.ndim - 1, max(b.ndim - 2, 0)
+    out = lax.dot_general(a, b, (((a_k,), (b_k,)), plan.paired()), **kw)
+    order = plan.result_positions(a.ndim, b.ndim, a_k, b_k)
+    permutation = tuple(sorted(range(len(order)), key=order.__getitem__))
+    if permutation != tuple(range(len(order))):
+        out = lax.transpose(out, permutation)
     return out
+
+
+class _MatmulBatch:
+    """How each position of ``a @ b``'s broadcast batch shape enters the dot_general: paired
+    (both operands have it, with one size), or free in one operand (the other lacks it or
+    has size 1 there, squeezed). Where both have size 1 JAX squeezes both and broadcasts the
+    result back; pairing them is one equation instead of three, and keeps a transposed
+    operand next to the product (so the tile planner can still absorb the transpose)."""
+
+    def __init__(self, a_batch, b_batch):
+        self.rank = rank = max(len(a_batch), len(b_batch))
+        self.pairs = []                    # (a dim, b dim, position)
+        self.a_free, self.b_free = [], []  # (dim, position)
+        self.a_squeezed, self.b_squeezed = [], []
+        for pos in range(rank):
+            i, j = pos - rank + len(a_batch), pos - rank + len(b_batch)
+            sa = a_batch[i] if i >= 0 else None
+            sb = b_batch[j] if j >= 0 else None
+            if sa is not None and sa == sb:
+                self.pairs.append((i, j, pos))
+            elif sb is None or (sa is not None and sb == 1):
+                self.a_free.append((i, pos))
+                if sb is not None:
+                    self.b_squeezed.append(j)
+            else:
+                self.b_free.append((j, pos))
+                if sa is not None:
+                    self.a_squeezed.append(i)
+
+    def _kept(self, dim, squeezed):
+        return dim - sum(d < dim for d in squeezed)
+
+    def paired(self):
+        """The dot_general's batch dimensions of the squeezed operands."""
+        return (tuple(self._kept(i, self.a_squeezed) for i, _, _ in self.pairs),
+                tuple(self._kept(j, self.b_squeezed) for _, j, _ in self.pairs))
+
+    def result_positions(self, a_ndim, b_ndim, a_k, b_k):
+        """For each dimension of the dot_general's result (batch, a's free, b's free), its
+        position in ``a @ b`` (rows after the batch, columns last)."""
+        a_pos = {self._kept(i, self.a_squeezed): p for i, p in self.a_free}
+        b_pos = {self._kept(j, self.b_squeezed): p for j, p in self.b_free}
+        row, col = self.rank, self.rank + 1
+        batch = [p for _, _, p in self.pairs]
+        paired_a, paired_b = map(set, self.paired())
+        a_side = [a_pos.get(d, row) for d in range(a_ndim) if d != a_k and d not in paired_a]
+        b_side = [b_pos.get(d, col) for d in range(b_ndim) if d != b_k and d not in paired_b]
+        return batch + a_side + b_side
 
 
 def _batch_shape(a, b) -> tuple:
@@ -75,10 +117,19 @@ def _batch_shape(a, b) -> tuple:
                          user_frame()) from None
 
 
+def _scaled(a, b, preferred_element_type):
+    """A product with a scalar: the elementwise product (what XLA makes of a dot_general
+    without contraction), in ``preferred_element_type`` when one is given."""
+    if preferred_element_type is not None:
+        dtype = supported_dtype(preferred_element_type, "dot")
+        a, b = convert(a, dtype), convert(b, dtype)
+    return multiply(a, b)
+
+
 def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("dot", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        return multiply(a, b)
+        return _scaled(a, b, preferred_element_type)
     if b.ndim <= 2:
         _require_sizes_match("dot", a, a.ndim - 1, b, 0)
         return matmul(a, b, precision=precision, preferred_element_type=preferred_element_type)
@@ -101,7 +152,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promoted("inner", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        return multiply(a, b)
+        return _scaled(a, b, preferred_element_type)
     _require_sizes_match("inner", a, a.ndim - 1, b, b.ndim - 1)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())),
                            **_options("inner", precision, preferred_element_type))

@@ -206,12 +206,21 @@ def _slabs(shape, row_bytes, slab_bytes):
 def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     """``(G, *rows, O/G)`` from the view ``(G, *rows, *cont)``, a slab of rows at a time,
     each multiplied straight into its rows of the output (every output element is one BLAS
-    dot product over all of ``cont``)."""
+    dot product over all of ``cont``). Groups smaller than a slab go several to a slab, as
+    one stacked product (per-example filter gradients: a group per example)."""
     groups, ncont, o = kernel.shape
     row_shape = cols.shape[1:1 + nrow_axes]
     out = np.empty((groups, *row_shape, o), np.result_type(cols, kernel))
     slab_bytes = _slab_bytes(cols.size * cols.itemsize, kernel[0].nbytes)
-    buffer = np.empty(min(cols.size // groups, slab_bytes // cols.itemsize + ncont), cols.dtype)
+    step = _groups_per_slab(cols, groups, slab_bytes)
+    buffer = np.empty(min(cols.size, max(step * (cols.size // max(groups, 1)),
+                                         slab_bytes // cols.itemsize + ncont)), cols.dtype)
+    if step > 1:
+        for g in range(0, groups, step):
+            slab = _copy(cols[g:g + step], buffer)
+            slab = slab.reshape(slab.shape[0], -1, ncont)
+            matmul(slab, kernel[g:g + step], out=out[g:g + step].reshape(slab.shape[0], -1, o))
+        return out
     for g in range(groups):
         for index in _slabs(row_shape, ncont * cols.itemsize, slab_bytes):
             slab = _copy(cols[(g, *index)], buffer).reshape(-1, ncont)
@@ -221,12 +230,21 @@ def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
 
 def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
     """``(G, rows, O/G)`` from the view ``(G, *cont, *rows)``, a slab of columns at a time,
-    each slab's transposed product with its kernel rows summed into the output."""
+    each slab's transposed product with its kernel rows summed into the output. Groups
+    smaller than a slab go several to a slab, as one stacked product."""
     groups, ncont, o = kernel.shape
     nrows = math.prod(cols.shape[1 + ncont_axes:])
     out = np.empty((groups, nrows, o), np.result_type(cols, kernel))
     slab_bytes = _slab_bytes(cols.size * cols.itemsize, out[0].nbytes)
-    buffer = np.empty(min(cols.size // groups, slab_bytes // cols.itemsize + nrows), cols.dtype)
+    step = _groups_per_slab(cols, groups, slab_bytes)
+    buffer = np.empty(min(cols.size, max(step * (cols.size // max(groups, 1)),
+                                         slab_bytes // cols.itemsize + nrows)), cols.dtype)
+    if step > 1:
+        for g in range(0, groups, step):
+            slab = _copy(cols[g:g + step], buffer)
+            slab = slab.reshape(slab.shape[0], -1, nrows)
+            matmul(np.swapaxes(slab, 1, 2), kernel[g:g + step], out=out[g:g + step])
+        return out
     for g in range(groups):
         start = 0
         for index in _slabs(cols.shape[1:1 + ncont_axes], nrows * cols.itemsize, slab_bytes):
@@ -238,6 +256,13 @@ def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
                 out[g] += matmul(slab.T, part)
             start += slab.shape[0]
     return out
+
+
+def _groups_per_slab(cols, groups, slab_bytes) -> int:
+    """How many whole groups of the matrix ``cols`` (``(G, ...)``) fit in one slab: 1 when
+    a group needs a slab or more of its own."""
+    group_bytes = cols.size // max(groups, 1) * cols.itemsize
+    return max(1, min(groups, slab_bytes // max(group_bytes, 1)))
 
 
 def _copy(block, buffer) -> np.ndarray:

@@ -153,6 +153,13 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
     out = _matrix_product(lhs, rhs, lc, rc, lb, preferred_element_type)
     if out is not None:
         return out
+    order = _batch_in_memory_order(lb, rb)
+    if order is not None:
+        out = _dot_general(lhs, rhs, ((lc, rc), (tuple(lb[i] for i in order),
+                                                 tuple(rb[i] for i in order))),
+                           preferred_element_type)
+        back = np.argsort(order)
+        return np.transpose(out, (*back, *range(len(lb), out.ndim)))
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = accumulation_dtype(lhs.dtype, out_dtype)
     if lhs.dtype != compute:
@@ -171,6 +178,20 @@ def _dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None, preci
     if dtypes.is_complex(out.dtype) and not dtypes.is_complex(out_dtype):
         out = out.real   # a real preferred type keeps the real part, as a conversion does
     return out if out.dtype == out_dtype else convert_impl(out, out_dtype)
+
+
+def _batch_in_memory_order(lb, rb):
+    """The order of the batch pairs in which both operands hold them (ascending axes), when
+    that is not the order asked for, else None: the product then runs over the batch in the
+    operands' own order and its result's batch axes are permuted (a view) -- not the operands
+    transposed into the asked order, a copy of both (the pairwise kernel of a nested vmap,
+    ``vmap(vmap(k))``, pairs its batches (1, 0): copying its (300, 400, 50) operands was 8 of
+    its 13 ms)."""
+    order = sorted(range(len(lb)), key=lb.__getitem__)
+    if order == list(range(len(lb))) or \
+            any(rb[a] > rb[b] for a, b in zip(order, order[1:])):
+        return None
+    return order
 
 
 # a matmul's result (or its reshape, real part or conversion): never an operand's buffer

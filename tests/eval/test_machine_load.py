@@ -131,3 +131,19 @@ def test_a_host_convolution_follows_the_load(load):
                                                     (3, 3), axis=(1, 2))
     want = np.einsum("nhwcij,ijco->nhwo", cols, w)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-3)
+
+
+def test_a_product_openblas_would_thread_follows_the_load(load):
+    """OpenBLAS splits products from m*n*k = 65536 x 4 on: a dense layer's input gradient
+    ``g @ w.T`` of 128x16 by 16x288 (590K) woke its second thread and stalled on a busy
+    machine, below the host kernels' own threading size."""
+    controls = machine_load._openblas_threads()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS ptojax can locate")
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((128, 16)).astype(np.float32)
+    w = rng.standard_normal((288, 16)).astype(np.float32)
+    assert 128 * 16 * 288 < machine_load.THREADED_MIN_FLOPS
+    load["now"] = 1000.0
+    np.testing.assert_allclose(machine_load.matmul(g, w.T), g @ w.T, rtol=1e-5, atol=1e-5)
+    assert controls[0]() == 1

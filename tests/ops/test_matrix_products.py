@@ -61,3 +61,35 @@ def test_few_rows_times_transposed_matrix_is_computed_swapped(jax, lc):
         assert_close(got, jax.lax.dot_general(lhs, w, dn))
     out = np.asarray(pto.lax.dot_general(lhs, w, dn))
     assert not np.may_share_memory(out, lhs) and not np.may_share_memory(out, w)
+
+
+@pytest.mark.parametrize("lb, rb", [((1, 0), (1, 0)), ((1, 0), (2, 1)), ((2, 1), (1, 0))],
+                         ids=str)
+def test_batch_pairs_in_another_order_than_memory_run_in_memory_order(jax, lb, rb,
+                                                                      monkeypatch):
+    """Batch pairs asked in an order both operands hold the other way round (a nested
+    vmap's pairwise kernel pairs (1, 0)) multiply the operands as they lie — no transposed
+    copy of either — and permute the result's batch axes: JAX's values, bit for bit the
+    products of the copying path."""
+    from ptojax.ops import linalg
+    rng = np.random.default_rng(2)
+    lhs = _operand(rng, tuple(7 if d == lb[0] else 6 if d == lb[1] else 5
+                              for d in range(3)), np.float32)
+    rhs = _operand(rng, tuple(7 if d == rb[0] else 6 if d == rb[1] else 5
+                              for d in range(3)), np.float32)
+    lc = tuple(d for d in range(3) if d not in lb)
+    rc = tuple(d for d in range(3) if d not in rb)
+    dn = ((lc, rc), (lb, rb))
+    seen = []
+    real = linalg.matmul
+    monkeypatch.setattr(linalg, "matmul", lambda a, b, out=None: seen.append((a, b)) or
+                        real(a, b, out=out))
+    got = np.asarray(pto.lax.dot_general(lhs, rhs, dn))
+    (a, b), = seen
+    assert np.shares_memory(a, lhs) and np.shares_memory(b, rhs)
+    want = np.asarray(jax.lax.dot_general(lhs, rhs, dn))
+    assert got.shape == want.shape
+    assert_close(got, want)
+    copied = np.matmul(np.transpose(lhs, (*lb, *lc))[..., None, :],
+                       np.transpose(rhs, (*rb, *rc))[..., :, None])[..., 0, 0]
+    np.testing.assert_array_equal(got, copied)
