@@ -21,7 +21,7 @@ import numpy as np
 
 from ptojax.ir.core import ClosedIR, Literal, Var
 from ptojax.ir.symbolic import DimExpr, has_symbols, size_readers
-from ptojax.eval.concurrent import Pair, join_started
+from ptojax.eval.concurrent import Pair
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
 from ptojax.eval.numpy_fast import ufunc_via_f32
@@ -37,30 +37,20 @@ class Executable:
     operations may overwrite, except those of the equations in ``borrowing`` (a loop may
     return its operands). ``donated``: the indices of the inputs whose buffers ``run`` may
     overwrite. ``fresh_outputs[k]``: whether result ``k`` is a buffer this function owns
-    (allocated by it, or donated) that no other result shares. ``pairs`` maps a *main*
-    equation to ``(m, k)``: the ``k`` equations after the ``m`` after it run beside it and
-    those ``m``, one after another on a helper thread (``eval/concurrent.py``), started on
-    the main equation's line (their operands must exist there) and joined on their own lines
-    (a set of main equations: ``(0, 1)`` each; an int ``k``: ``(0, k)``). The main and the
-    ``k`` must be ``impls`` overrides or primitives with ``fresh_outputs``; none of the ``k``
-    writes over what the main one or the ``m`` read."""
+    (allocated by it, or donated) that no other result shares. ``pairs``: equations that
+    run at once with the equation right after them (``eval/concurrent.py``); both must be
+    ``impls`` overrides or primitives with ``fresh_outputs``, and the second writes over
+    none of the first's operands."""
 
     def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset(),
                  donated=frozenset(), pairs=frozenset()):
         keep_freed_memory()
         self.closed = closed
         self.source, self.run, self.fresh_outputs = _generate(closed, impls or {}, borrowing,
-                                                              donated, _group_sizes(pairs))
+                                                              donated, pairs)
 
     def __call__(self, *args):
         return self.run(*args)
-
-
-def _group_sizes(pairs) -> dict:
-    """``pairs`` as ``{main equation: (m, k)}`` (see ``Executable``)."""
-    if not isinstance(pairs, dict):
-        return dict.fromkeys(pairs, (0, 1))
-    return {e: (0, v) if type(v) is int else tuple(v) for e, v in pairs.items()}
 
 
 def _specialize(prim, params):
@@ -69,18 +59,18 @@ def _specialize(prim, params):
     return functools.partial(prim.impl, **params)
 
 
-def _last_uses(ir, fresh_impls=frozenset()):
+def _last_uses(ir, fresh_impls=frozenset(), pairs=frozenset()):
     """The index of the last equation reading each variable's buffer. An impl other than a
     ufunc or an override in ``fresh_impls`` (which allocate their outputs) may return a view
     of its input (reshape, slice, broadcast_in_dim, ...), so its inputs stay alive as long as
-    its outputs do (walked backwards: views of views). An equation run beside others
-    (``pairs``) reads its operands until its own line, where it is joined: no line before
-    writes over them."""
+    its outputs do (walked backwards: views of views). An equation in ``pairs`` reads its
+    operands until the end of the next equation, which runs at the same time (``i + 1.5``)."""
     last = {}
     for i, eqn in enumerate(ir.eqns):
+        end = i + 1.5 if eqn in pairs else i
         for a in eqn.inputs:
             if type(a) is Var:
-                last[a] = max(last.get(a, -1), i)
+                last[a] = max(last.get(a, -1), end)
     for v in ir.outvars:
         if type(v) is Var:
             last[v] = len(ir.eqns)
@@ -96,7 +86,7 @@ def _last_uses(ir, fresh_impls=frozenset()):
 
 
 def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(),
-              pairs=None):
+              pairs=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -117,20 +107,19 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     args = [fresh(v, "a") for v in ir.invars]
     for v, c in zip(ir.constvars, closed.consts):
         env[fresh(v, "c")] = np.asarray(c)
-    pairs = pairs or {}
+    _check_pairs(ir, pairs, impls, borrowing)
     fresh_impls = frozenset(e for e in impls if e not in borrowing)
-    beside = _check_pairs(ir, pairs, impls, borrowing)   # {equation: what it must not write}
-    bases = {read: _with_bases(ir, read, fresh_impls) for read in set(beside.values())}
-    beside = {e: bases[read] for e, read in beside.items()}
-    last = _last_uses(ir, fresh_impls)
-    pending = None       # a group's main line: (slot, its parts, [its tasks'], k)
+    last = _last_uses(ir, fresh_impls, pairs)
+    alone = _last_uses(ir, fresh_impls) if pairs else last   # a pair's first: its own reads
+    pending = None       # (first equation's line parts) until its pair's second is generated
     # vars whose buffers were allocated by this function, or donated, and may be overwritten
     owned = {ir.invars[i] for i in donated}
     lines = _bind_sizes(ir, args)
     implicit = _implicit_broadcasts(ir, impls)
     for eqn in implicit:   # the operand's buffer lives as long as its unbroadcast alias
         operand = eqn.inputs[0]
-        last[operand] = max(last.get(operand, -1), last.get(eqn.outputs[0], -1))
+        for uses in {id(last): last, id(alone): alone}.values():
+            uses[operand] = max(uses.get(operand, -1), uses.get(eqn.outputs[0], -1))
     for i, eqn in enumerate(ir.eqns):
         fn = f"f{i}"
         ins = [name_of(a) for a in eqn.inputs]
@@ -141,8 +130,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             continue
         note = ""
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
-            chosen = _written_in_place(impls[eqn], eqn, i, owned, last,
-                                       beside.get(eqn, ()))
+            chosen = _written_in_place(impls[eqn], eqn, i, owned,
+                                       alone if eqn in pairs else last)
             env[fn] = impls[eqn].writing_into(chosen) if chosen else impls[eqn]
             if chosen:
                 note = "  # in place: " + ", ".join(f"{outs[o]} over {ins[k]}"
@@ -160,7 +149,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             owned.add(eqn.outputs[0])
             continue
         elif eqn.prim.in_place is not None and eqn.inputs[0] in owned \
-                and last.get(eqn.inputs[0]) == i and eqn.inputs[0] not in beside.get(eqn, ()):
+                and last.get(eqn.inputs[0]) == i:
             # the operand's buffer is ours and dead after this: update it, not a copy
             fn = f"{fn}_in_place"
             env[fn] = functools.partial(eqn.prim.in_place, **eqn.params)
@@ -173,18 +162,17 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             env[fn] = _specialize(eqn.prim, eqn.params)
             if eqn.prim.fresh_outputs:
                 owned.update(eqn.outputs)
-        if eqn in pairs:     # its line is written once its tasks' are known
-            pending = (len(lines), (fn, ins, _targets(outs, eqn), note), [], pairs[eqn][1])
-            lines.append(None)
+        if eqn in pairs:     # generated with the next equation, which runs beside it
+            pending = (fn, ins, _targets(outs, eqn), note)
             continue
-        if eqn in beside:    # started on the main line; joined here
-            group = pending[2]
-            group.append((fn, ins, _targets(outs, eqn), note))
-            lines.append(f"    {group[-1][2]} = pair{pending[0]}.outcome({len(group) - 1})"
-                         f"{note}")
-            if len(group) == pending[3]:
-                lines[pending[0]] = _start_line(pending[0], pending[1], group, env)
-                pending = None
+        if pending is not None:   # the first's line starts both; this one's waits for it
+            first_fn, first_ins, first_outs, first_note = pending
+            pending = None
+            env[f"pair_{i}"] = Pair()
+            lines.append(f"    {first_outs}, pair{i} = pair_{i}({first_fn}, "
+                         f"({''.join(a + ', ' for a in first_ins)}), {fn}, "
+                         f"({''.join(a + ', ' for a in ins)})){first_note}")
+            lines.append(f"    {_targets(outs, eqn)} = pair{i}(){note}")
             continue
         call = f"{fn}({', '.join(ins)})"
         if not outs:   # an equation run for its effect
@@ -198,77 +186,27 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
     exec(compile(source, GENERATED_FILE, "exec"), env)
     fresh = tuple(type(v) is Var and v in owned and ir.outvars.count(v) == 1
                   for v in ir.outvars)
-    run = quietly(env["run"])
-    return source, _joining(run) if pairs else run, fresh
+    return source, quietly(env["run"]), fresh
 
 
-def _joining(run):
-    """``run`` that, when it raises, first joins the groups it left running beside it."""
-    @functools.wraps(run)
-    def run_joining(*args):
-        try:
-            return run(*args)
-        except BaseException:
-            join_started()
-            raise
-    return run_joining
-
-
-def _with_bases(ir, read, fresh_impls) -> frozenset:
-    """``read`` and the variables those may be views of (operands of equations other than
-    ufuncs and calls returning fresh buffers, walked back: views of views)."""
-    views = {}
-    for eqn in ir.eqns:
-        if not ((eqn.prim.ufunc is not None and not eqn.params) or eqn in fresh_impls
-                or eqn.prim.fresh_outputs):
-            for o in eqn.outputs:
-                views[o] = [a for a in eqn.inputs if type(a) is Var]
-    found, todo = set(read), list(read)
-    while todo:
-        for a in views.get(todo.pop(), ()):
-            if a not in found:
-                found.add(a)
-                todo.append(a)
-    return frozenset(found)
-
-
-def _start_line(slot, main, group, env) -> str:
-    """The main equation's line: it runs, with its group's tasks started beside it
-    (``Pair``), whose outcomes later lines take (``pair<slot>.outcome(k)``)."""
-    fn, ins, outs, note = main
-    env[f"pair_{slot}"] = Pair()
-    tasks = "".join(f"({g}, ({''.join(a + ', ' for a in g_ins)})), " for g, g_ins, _, _ in group)
-    return (f"    {outs}, pair{slot} = pair_{slot}({fn}, "
-            f"({''.join(a + ', ' for a in ins)}), ({tasks})){note}")
-
-
-def _check_pairs(ir, pairs, impls, borrowing) -> dict:
-    """``{equation run beside a main one: the variables it must not write over}`` (what the
-    main one and the equations between read), after checking the groups: the main equation
-    and its ``k`` are calls returning fresh buffers (an override, or a primitive with
-    ``fresh_outputs`` and static sizes) whose operands exist on the main line; no group
-    starts inside another."""
-    beside = {}
+def _check_pairs(ir, pairs, impls, borrowing):
+    """Each equation in ``pairs`` and the next one are calls returning fresh buffers: an
+    override, or a primitive with ``fresh_outputs`` and static sizes."""
+    if not pairs:
+        return
     index = {e: i for i, e in enumerate(ir.eqns)}
-    for main, (m, k) in pairs.items():
-        i = index.get(main)
-        if i is None or k < 1 or m < 0 or i + m + k >= len(ir.eqns):
-            raise ValueError("a pair's first equation must be followed by its group")
-        tasks = ir.eqns[i + m + 1:i + m + k + 1]
-        for e in (main, *tasks):
+    for first in pairs:
+        i = index.get(first)
+        if i is None or i + 1 >= len(ir.eqns):
+            raise ValueError("a pair's first equation must be followed by its second")
+        for e in (first, ir.eqns[i + 1]):
             call = e in impls and e not in borrowing or e.prim.fresh_outputs \
-                and e.prim.ufunc is None and not has_symbols(tuple(e.params.values()))
+                and e.prim.ufunc is None and e.prim.in_place is None \
+                and not has_symbols(tuple(e.params.values()))
             if not call or not e.outputs or e.prim.effectful:
                 raise ValueError(f"equation {e.prim.name} cannot run in a pair")
-        between = ir.eqns[i:i + m + 1]
-        made = {o for e in between for o in e.outputs}
-        if any(type(a) is Var and a in made for e in tasks for a in e.inputs):
-            raise ValueError("an equation run beside another needs a result made after it starts")
-        if any(e in pairs or e in beside for e in (*between[1:], *tasks)):
-            raise ValueError("an equation run beside another cannot start a pair")
-        read = frozenset(a for e in between for a in e.inputs if type(a) is Var)
-        beside.update(dict.fromkeys(tasks, read))
-    return beside
+        if ir.eqns[i + 1] in pairs:
+            raise ValueError("a pair's second equation cannot start another pair")
 
 
 def _targets(outs, eqn) -> str:
@@ -278,16 +216,14 @@ def _targets(outs, eqn) -> str:
     return f"({', '.join(outs)},)"
 
 
-def _written_in_place(impl, eqn, index, owned, last, kept=()) -> dict:
+def _written_in_place(impl, eqn, index, owned, last) -> dict:
     """{output: input} positions override ``impl`` writes in place at equation ``index``:
     among its ``alias_pairs`` (those it can), the operands this function owns that die
-    there and are not ``kept`` (read by equations running at the same time), each written
-    over at most once."""
+    there, each written over at most once."""
     chosen = {}
     for out, inp in getattr(impl, "alias_pairs", ()):
         a = eqn.inputs[inp]
-        if type(a) is Var and a in owned and last.get(a) == index and a not in kept \
-                and out not in chosen \
+        if type(a) is Var and a in owned and last.get(a) == index and out not in chosen \
                 and inp not in chosen.values() and eqn.inputs.count(a) == 1:
             chosen[out] = inp
     return chosen

@@ -6,9 +6,7 @@
 // Within a block, `on_core(core, fn)` runs the code of one core: the cube core, or vector
 // sub-block core kFirstVectorCore + get_subblockid(). A failed runtime check (report_error)
 // does not stop the kernel; the first error — lowest block, then program order — is kept and
-// returned to Python through ptojax_host_error(). Each launch keeps its own error state (its
-// blocks, on whichever threads, report into the state of the thread that launched it), so
-// two kernels launched at once from two threads (eval/concurrent.py) never mix their errors.
+// returned to Python through ptojax_host_error().
 #pragma once
 
 #include <cstdarg>
@@ -45,22 +43,9 @@ struct ErrorState {
   char text[2048] = {};
 };
 
-// The calling thread's last launch: its state, which that launch's blocks report into.
-inline ErrorState& launch_error_state() {
-  static thread_local ErrorState state;
-  return state;
-}
-
-// The state the running block reports into: set per block by run_blocks, since a block may
-// run on an OpenMP thread other than the launching one.
-inline ErrorState*& block_error_state() {
-  static thread_local ErrorState* state = nullptr;
-  return state;
-}
-
 inline ErrorState& error_state() {
-  ErrorState* state = block_error_state();
-  return state != nullptr ? *state : launch_error_state();
+  static ErrorState state;
+  return state;
 }
 
 inline void report_error(int line, const char* op, const char* fmt, ...) {
@@ -81,11 +66,11 @@ inline void report_error(int line, const char* op, const char* fmt, ...) {
 
 template <typename Body>
 inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body) {
-  ErrorState* const errors = &launch_error_state();
   {
-    std::lock_guard<std::mutex> lock(errors->mutex);
-    errors->failed = false;
-    errors->text[0] = '\0';
+    ErrorState& e = error_state();
+    std::lock_guard<std::mutex> lock(e.mutex);
+    e.failed = false;
+    e.text[0] = '\0';
   }
 #if defined(_OPENMP)
   const bool concurrent = parallel && blocks > 1;
@@ -94,14 +79,12 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
 #endif
   auto run_block = [&](int64_t b) {
     block_context() = BlockContext{b, blocks, 0};
-    block_error_state() = errors;
     blocks_concurrent() = concurrent;
     ::block_num = blocks;
     vector_cores_per_block() = vector_cores;
     if (kCheckSync) sync_checker().begin_block();
     body();
     if (kCheckSync) sync_checker().end_block();
-    block_error_state() = nullptr;   // no later report may reach a launch that has ended
   };
   if (concurrent) {
 #pragma omp parallel for schedule(dynamic, 1)
@@ -109,7 +92,7 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
   } else {   // no OpenMP region: even a serialized one costs ~2 us a launch (libgomp's team)
     for (int64_t b = 0; b < blocks; ++b) run_block(b);
   }
-  return errors->failed ? 1 : 0;
+  return error_state().failed ? 1 : 0;
 }
 
 // A launcher called with the arrays' Python objects rather than their data pointers: each
@@ -192,5 +175,4 @@ inline int64_t get_block_idx() { return pto::host::block_context().index; }
 inline int64_t get_block_num() { return pto::host::block_context().count; }
 inline int64_t get_subblockid() { return pto::host::block_context().subblock; }
 
-// The error of the calling thread's last launch (read right after it failed).
-PTO_HOST_EXPORT const char* ptojax_host_error() { return pto::host::launch_error_state().text; }
+PTO_HOST_EXPORT const char* ptojax_host_error() { return pto::host::error_state().text; }
