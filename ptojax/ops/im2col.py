@@ -203,6 +203,13 @@ def _slabs(shape, row_bytes, slab_bytes):
             yield prefix + (slice(j, j + step),)
 
 
+def _slab_buffer(cols, groups, step, slab_bytes, extra) -> np.ndarray:
+    """Scratch for one slab: ``step`` whole groups of ``cols``, or ``slab_bytes`` and ``extra``
+    elements more, whichever is larger, never more than ``cols`` itself."""
+    return np.empty(min(cols.size, max(step * (cols.size // max(groups, 1)),
+                                       slab_bytes // cols.itemsize + extra)), cols.dtype)
+
+
 def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     """``(G, *rows, O/G)`` from the view ``(G, *rows, *cont)``, a slab of rows at a time,
     each multiplied straight into its rows of the output (every output element is one BLAS
@@ -213,8 +220,7 @@ def _rows_outer(cols, nrow_axes, kernel) -> np.ndarray:
     out = np.empty((groups, *row_shape, o), np.result_type(cols, kernel))
     slab_bytes = _slab_bytes(cols.size * cols.itemsize, kernel[0].nbytes)
     step = _groups_per_slab(cols, groups, slab_bytes)
-    buffer = np.empty(min(cols.size, max(step * (cols.size // max(groups, 1)),
-                                         slab_bytes // cols.itemsize + ncont)), cols.dtype)
+    buffer = _slab_buffer(cols, groups, step, slab_bytes, ncont)
     if step > 1:
         for g in range(0, groups, step):
             slab = _copy(cols[g:g + step], buffer)
@@ -237,8 +243,7 @@ def _columns_outer(cols, ncont_axes, kernel) -> np.ndarray:
     out = np.empty((groups, nrows, o), np.result_type(cols, kernel))
     slab_bytes = _slab_bytes(cols.size * cols.itemsize, out[0].nbytes)
     step = _groups_per_slab(cols, groups, slab_bytes)
-    buffer = np.empty(min(cols.size, max(step * (cols.size // max(groups, 1)),
-                                         slab_bytes // cols.itemsize + nrows)), cols.dtype)
+    buffer = _slab_buffer(cols, groups, step, slab_bytes, nrows)
     if step > 1:
         for g in range(0, groups, step):
             slab = _copy(cols[g:g + step], buffer)
