@@ -87,3 +87,24 @@ def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -
        m, n, k, 1.0, data_pointer(a), a.shape[1], data_pointer(b), b.shape[1], beta,
        data_pointer(c), n)
     return True
+
+
+def _address(fn) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+@functools.cache
+def team_routines():
+    """``(sgemm, index64, set_local_threads)``: the addresses of numpy's OpenBLAS
+    ``cblas_sgemm`` and ``openblas_set_num_threads_local`` and whether its integers are
+    64-bit, for products run on the kernels' OpenMP team (``lower/host/team_gemm.py``); None
+    without an OpenBLAS that has the per-thread setting (before 0.3.27)."""
+    for lib in openblas_libraries():
+        set_local = getattr(lib, "openblas_set_num_threads_local", None)
+        if set_local is None:
+            continue
+        for prefix, suffix in OPENBLAS_NAMINGS:
+            sgemm = getattr(lib, f"{prefix}cblas_sgemm{suffix}", None)
+            if sgemm is not None:
+                return _address(sgemm), suffix.startswith("64"), _address(set_local)
+    return None

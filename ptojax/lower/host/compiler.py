@@ -255,7 +255,7 @@ def _probe(command: tuple, flags: list) -> Optional[str]:
         why = not_a_library(out)
         if why is not None:
             return f"it exited successfully but {why}"
-        passive_openmp_threads()
+        openmp_wait_policy()
         try:
             answer = ctypes.CDLL(str(out)).ptojax_probe()
         except (OSError, AttributeError) as e:
@@ -294,15 +294,28 @@ def not_a_library(path: Path) -> Optional[str]:
     return "wrote a file that is not a shared library"
 
 
-def passive_openmp_threads():
-    """Make OpenMP worker threads sleep between kernels instead of spinning.
+# libgomp's spins before an idle OpenMP worker sleeps (~26 ns each on the Zen 4 measured:
+# about 0.5 ms), and libomp's equivalent in ms
+OPENMP_SPINS = 20000
+OPENMP_BLOCKTIME_MS = 1
 
-    libgomp reads OMP_WAIT_POLICY once, when the first library that needs it is loaded. Its
-    default (spin for a while after each parallel region) starves the BLAS threads numpy runs
-    between our kernels: a kernel followed by a matmul measured 8-36 ms instead of ~0.9 ms.
-    A policy the user set is kept.
+
+def openmp_wait_policy():
+    """Let OpenMP workers wait briefly (spinning) between parallel regions, then sleep.
+
+    libgomp and libomp read this once, when the first library that needs it is loaded; a
+    policy the user set (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) is kept.
+    A worker that sleeps at once (``PASSIVE``) must be woken for each kernel, which on a VM
+    wakes a halted virtual core: a 784x512 momentum update took 119-150 us that way against
+    54 us with the worker spinning. Unbounded spinning (libgomp's default is ~8 ms here)
+    starves the BLAS threads numpy runs between kernels (a kernel then a matmul measured
+    8-36 ms instead of ~0.9 ms), so the spin is bounded, and a compiled program runs its
+    products on the OpenMP team itself (``team_gemm.py``).
     """
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if "OMP_WAIT_POLICY" in os.environ:
+        return
+    os.environ.setdefault("GOMP_SPINCOUNT", str(OPENMP_SPINS))
+    os.environ.setdefault("KMP_BLOCKTIME", str(OPENMP_BLOCKTIME_MS))
 
 
 @functools.lru_cache(maxsize=1)

@@ -66,16 +66,17 @@ def runs_few_rows(eqn) -> bool:
         and m * n * k >= MIN_WORK
 
 
-def few_rows_runner(library, eqn):
+def few_rows_runner(library, eqn, blas=None):
     """The function running product ``eqn`` with ``library``'s GEMM, or None when the
-    library has none."""
+    library has none. ``blas`` runs it with BLAS (the team's, ``team_gemm.py``; numpy's
+    when None)."""
     compiled = library.gemm_few_rows_f32
     if compiled is None:
         return None
     (m, k), n = eqn.inputs[0].type.shape, eqn.inputs[1].type.shape[1]
     threaded = m * n * k >= THREADED_MIN_FLOPS
-    numpy_impl = dot_general_p.impl
     params = eqn.params
+    numpy_impl = blas or (lambda lhs, rhs: dot_general_p.impl(lhs, rhs, **params))
     empty = np.empty
     race = _Race()
 
@@ -91,23 +92,24 @@ def few_rows_runner(library, eqn):
         usable = lhs.flags.c_contiguous and rhs.flags.c_contiguous \
             and lhs.dtype == _F32 and rhs.dtype == _F32
         if choice is not None or not usable:
-            return gemm(lhs, rhs, busy) if choice and usable else numpy_impl(lhs, rhs, **params)
+            return gemm(lhs, rhs, busy) if choice and usable else numpy_impl(lhs, rhs)
         own = race.next_is_own(busy)
         clock = time.thread_time if busy else time.perf_counter
         start = clock()
-        out = gemm(lhs, rhs, busy) if own else numpy_impl(lhs, rhs, **params)
+        out = gemm(lhs, rhs, busy) if own else numpy_impl(lhs, rhs)
         race.record(busy, own, clock() - start)
         return out
     run.race = race
     return run
 
 
-def few_rows_runners(library, eqns) -> dict:
-    """{product among ``eqns`` this GEMM runs: its runner}."""
+def few_rows_runners(library, eqns, blas_runners=None) -> dict:
+    """{product among ``eqns`` this GEMM runs: its runner}; ``blas_runners`` maps products
+    to the BLAS runner each races (numpy's matmul for those it does not have)."""
     runners = {}
     for eqn in eqns:
         if runs_few_rows(eqn):
-            run = few_rows_runner(library, eqn)
+            run = few_rows_runner(library, eqn, (blas_runners or {}).get(eqn))
             if run is not None:
                 runners[eqn] = run
     return runners

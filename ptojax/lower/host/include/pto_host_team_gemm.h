@@ -1,0 +1,128 @@
+// Float32 matrix products of a compiled program on the kernels' OpenMP team (lower/host/team_gemm.py).
+// Included at the end of a kernel library only when its program has such a product.
+//
+// Why: numpy's OpenBLAS runs its products on its own pthreads, the kernels run on OpenMP's.
+// On two cores the idle pool's workers spin or sleep while the other pool works, and in a
+// train step that alternates products and kernels each pool's work waits for the other's
+// workers (a VAE step's momentum updates ran slower on two threads than on one). Here a
+// product is split over the OpenMP team instead, each member calling numpy's own ?gemm on
+// its share with OpenBLAS held at one thread for that call (`openblas_set_num_threads_local`,
+// restored after): products and kernels then share one pool.
+//
+// The share: batches when there are several, else the columns (in whole vectors) when there
+// are at least as many as rows, else the rows. The last bits may differ from numpy's matmul of
+// the same operands: BLAS picks its kernels by the size of each call.
+#pragma once
+
+#include <cstdint>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace pto {
+namespace host {
+namespace team_gemm {
+
+// cblas_?gemm (row-major), with 32- or 64-bit integer arguments
+template <typename T, typename I>
+using Gemm = void (*)(int, int, int, I, I, I, T, const T*, I, const T*, I, T, T*, I);
+using SetLocalThreads = int (*)(int);
+
+struct Routines {
+  void* sgemm = nullptr;
+  bool index64 = false;
+  SetLocalThreads set_local_threads = nullptr;
+};
+
+inline Routines& routines() {
+  static Routines r;
+  return r;
+}
+
+template <typename T, typename I>
+inline void call(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  reinterpret_cast<Gemm<T, I>>(routines().sgemm)(
+      kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, static_cast<I>(m),
+      static_cast<I>(n), static_cast<I>(k), T(1), a, static_cast<I>(lda), b,
+      static_cast<I>(ldb), beta, c, static_cast<I>(ldc));
+}
+
+// One member's ?gemm on one thread of OpenBLAS.
+template <typename T>
+inline void one_thread(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a,
+                       int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  const int before = routines().set_local_threads(1);
+  if (routines().index64)
+    call<T, int64_t>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  else
+    call<T, int32_t>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  routines().set_local_threads(before);
+}
+
+// Member `t` of `team`: its share of `batch` products of op(A) (m x k) op(B) (k x n).
+template <typename T>
+inline void share(int t, int team, int ta, int tb, int64_t batch, int64_t m, int64_t n,
+                  int64_t k, const T* a, int64_t lda, int64_t a_step, const T* b, int64_t ldb,
+                  int64_t b_step, T beta, T* c, int64_t ldc, int64_t c_step) {
+  if (batch > 1) {
+    for (int64_t i = batch * t / team; i < batch * (t + 1) / team; ++i)
+      one_thread(ta, tb, m, n, k, a + i * a_step, lda, b + i * b_step, ldb, beta,
+                 c + i * c_step, ldc);
+  } else if (n >= m) {
+    constexpr int64_t kVector = 16;
+    const int64_t vectors = (n + kVector - 1) / kVector;
+    const int64_t j0 = vectors * t / team * kVector;
+    const int64_t j1 = t + 1 == team ? n : vectors * (t + 1) / team * kVector;
+    one_thread(ta, tb, m, j1 - j0, k, a, lda, tb ? b + j0 * ldb : b + j0, ldb, beta, c + j0,
+               ldc);
+  } else {
+    const int64_t i0 = m * t / team, i1 = m * (t + 1) / team;
+    one_thread(ta, tb, i1 - i0, n, k, ta ? a + i0 : a + i0 * lda, lda, b, ldb, beta,
+               c + i0 * ldc, ldc);
+  }
+}
+
+template <typename T>
+inline void gemm(int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
+                 int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T beta,
+                 T* c, int64_t ldc, int64_t c_step, int parallel) {
+#if defined(_OPENMP)
+  if (parallel) {
+#pragma omp parallel
+    share(omp_get_thread_num(), omp_get_num_threads(), ta, tb, batch, m, n, k, a, lda, a_step,
+          b, ldb, b_step, beta, c, ldc, c_step);
+    return;
+  }
+#endif
+  share(0, 1, ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step);
+}
+
+}  // namespace team_gemm
+}  // namespace host
+}  // namespace pto
+
+// numpy's cblas_sgemm and openblas_set_num_threads_local, found by the loader (eval/blas.py)
+PTO_HOST_EXPORT void ptojax_team_gemm_bind(void* sgemm, int index64, void* set_local_threads) {
+  auto& r = pto::host::team_gemm::routines();
+  r.sgemm = sgemm;
+  r.index64 = index64 != 0;
+  r.set_local_threads = reinterpret_cast<pto::host::team_gemm::SetLocalThreads>(
+      set_local_threads);
+}
+
+// `batch` float32 products C_i = op(A_i) op(B_i) + beta C_i, row-major, the i-th operands
+// `*_step` elements after the first. Returns 1 (and computes nothing) if it was not bound.
+PTO_HOST_EXPORT int ptojax_team_gemm(int ta, int tb, long long batch, long long m,
+                                     long long n, long long k, const float* a, long long lda,
+                                     long long a_step, const float* b, long long ldb,
+                                     long long b_step, float beta, float* c, long long ldc,
+                                     long long c_step, int parallel) {
+  namespace tg = pto::host::team_gemm;
+  if (tg::routines().sgemm == nullptr || tg::routines().set_local_threads == nullptr) return 1;
+  tg::gemm(ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step,
+           parallel);
+  return 0;
+}

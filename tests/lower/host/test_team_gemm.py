@@ -1,0 +1,218 @@
+"""Products of a compiled program on the kernels' OpenMP team (lower/host/team_gemm.py,
+include/pto_host_team_gemm.h): which products it runs; values against JAX within the float
+bound of the sum for every transpose form, batched, float64 and non-contiguous operands, on
+the calling thread and split over the team; ``dot_accumulate`` in place and fresh; OpenBLAS's
+thread setting of the calling thread left as it was."""
+import ctypes
+from unittest import mock
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ptojax as pto
+from host_cases import executable_of, host_jit
+from ptojax.eval.blas import team_routines
+from ptojax.eval.machine_load import THREADED_MIN_FLOPS, openblas_libraries
+from ptojax.lower.host import team_gemm
+from ptojax.lower.host.team_gemm import Layout, team_layout
+from ptojax.ops.dot_accumulate import dot_accumulate_p
+from ptojax.ops.linalg import dot_general_p
+
+pytestmark = pytest.mark.skipif(team_routines() is None,
+                                reason="numpy's BLAS is no OpenBLAS with per-thread settings")
+RNG = np.random.default_rng(0)
+PLAIN, TN, NT, TT = (((1,), (0,)), ((), ())), (((0,), (0,)), ((), ())), \
+    (((1,), (1,)), ((), ())), (((0,), (1,)), ((), ()))
+BATCHED_NN, BATCHED_NT = (((2,), (1,)), ((0,), (0,))), (((2,), (2,)), ((0,), (0,)))
+# (lhs shape, rhs shape, dimension numbers): each of at least THREADED_MIN_FLOPS multiply-adds,
+# split over columns (n >= m), rows (the last) or batches (batched)
+CASES = {"nn": ((32, 256), (256, 160), PLAIN), "tn": ((256, 32), (256, 160), TN),
+         "nt": ((32, 256), (160, 256), NT), "tt": ((256, 32), (160, 256), TT),
+         "batched": ((4, 64, 64), (4, 64, 80), BATCHED_NN),
+         "batched nt": ((3, 64, 96), (3, 80, 96), BATCHED_NT),
+         "rows": ((1200, 128), (128, 8), PLAIN)}
+
+
+def _operands(lhs_shape, rhs_shape):
+    return (RNG.standard_normal(lhs_shape).astype(np.float32),
+            RNG.standard_normal(rhs_shape).astype(np.float32))
+
+
+def _product_and_kernel(dn):
+    """A program with the product and a kernel after it (so that it compiles)."""
+    def fn(a, b):
+        product = pto.lax.dot_general(a, b, dn)
+        return product, pto.numpy.tanh(product)
+    return fn
+
+
+def _bound(a, b, dn):
+    """The float error bound of each product element: depth * eps * (|a| . |b|)."""
+    (lc, _), _ = dn
+    depth = a.shape[lc[0]]
+    with jax.enable_x64(True):
+        magnitude = jax.lax.dot_general(jnp.abs(jnp.asarray(a, jnp.float64)),
+                                        jnp.abs(jnp.asarray(b, jnp.float64)), dn)
+    return depth * np.finfo(a.dtype).eps * np.asarray(magnitude) + np.finfo(a.dtype).tiny
+
+
+def _team_runner(fn, *args):
+    program = executable_of(fn, *args).program
+    [(eqn, runner)] = [(e, r) for e, r in program.tensor_runners.items()
+                       if e.prim is dot_general_p]
+    assert team_layout(eqn) is not None
+    return runner
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["split", "one thread"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_products_match_jax_within_the_bound_of_the_sum(case, busy):
+    lhs_shape, rhs_shape, dn = CASES[case]
+    a, b = _operands(lhs_shape, rhs_shape)
+    fn = host_jit(_product_and_kernel(dn))
+    fn(a, b)
+    runner = _team_runner(fn, a, b)
+    expected = np.asarray(jax.lax.dot_general(a, b, dn, precision="highest"))
+    with mock.patch.object(team_gemm, "machine_busy", lambda: busy):
+        got = runner(a, b)
+        product, activated = fn(a, b)
+    assert got.shape == expected.shape and got.dtype == np.float32
+    assert np.all(np.abs(got - expected) <= _bound(a, b, dn))
+    np.testing.assert_allclose(np.asarray(product), got, rtol=0, atol=0)
+    np.testing.assert_allclose(np.asarray(activated), np.tanh(got), rtol=2e-6, atol=2e-6)
+
+
+def test_every_case_is_large_enough_to_split():
+    for lhs_shape, rhs_shape, ((_, (rc,)), _) in CASES.values():
+        free = rhs_shape[-1] if rc == len(rhs_shape) - 2 else rhs_shape[-2]
+        assert np.prod(lhs_shape) * free >= THREADED_MIN_FLOPS
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_operands_of_another_layout_are_read_right(layout):
+    lhs_shape, rhs_shape, dn = CASES["nn"]
+    a, b = _operands(lhs_shape, rhs_shape)
+    fn = host_jit(_product_and_kernel(dn))
+    fn(a, b)
+    runner = _team_runner(fn, a, b)
+    if layout == "transposed":      # C-contiguous only as their transposes
+        lhs, rhs = np.asfortranarray(a), np.asfortranarray(b)
+    else:
+        lhs = np.repeat(a, 2, axis=1)[:, ::2]
+        rhs = np.repeat(b, 3, axis=0)[::3]
+    assert not lhs.flags.c_contiguous and not rhs.flags.c_contiguous
+    expected = np.asarray(jax.lax.dot_general(a, b, dn, precision="highest"))
+    assert np.all(np.abs(runner(lhs, rhs) - expected) <= _bound(a, b, dn))
+
+
+def _eqn(lhs, rhs, dn, **params):
+    closed = pto.make_ir(lambda a, b: pto.lax.dot_general(a, b, dn, **params))(lhs, rhs)
+    [eqn] = [e for e in closed.ir.eqns if e.prim is dot_general_p]
+    return eqn
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_layout_of_each_form(case):
+    lhs_shape, rhs_shape, dn = CASES[case]
+    (lc, rc), (lb, _) = dn
+    nb = len(lb)
+    assert team_layout(_eqn(*_operands(lhs_shape, rhs_shape), dn)) == \
+        Layout(nb, lc[0] - nb, rc[0] - nb)
+
+
+@pytest.mark.parametrize("case", ["int", "float64", "batch last", "vector",
+                                  "two contracted", "preferred wider"])
+def test_products_the_team_leaves_to_numpy(case):
+    a, b = _operands((8, 6), (6, 5))
+    dn, params = PLAIN, {}
+    if case == "int":
+        a, b = a.astype(np.int32), b.astype(np.int32)
+    elif case == "float64":      # (float64 programs run on numpy: no host kernels)
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    elif case == "batch last":
+        a, b, dn = _operands((8, 6, 3), (6, 5, 3)) + ((((1,), (0,)), ((2,), (2,))),)
+    elif case == "vector":
+        b, dn = b[:, 0], (((1,), (0,)), ((), ()))
+    elif case == "two contracted":
+        a, b, dn = _operands((8, 6, 2), (6, 2, 5)) + ((((1, 2), (0, 1)), ((), ())),)
+    else:
+        params = {"preferred_element_type": np.float64}
+    with pto.enable_x64(case in ("float64", "preferred wider")):
+        assert team_layout(_eqn(a, b, dn, **params)) is None
+
+
+def _set_local_threads():
+    for lib in openblas_libraries():
+        fn = getattr(lib, "openblas_set_num_threads_local", None)
+        if fn is not None:
+            fn.argtypes, fn.restype = (ctypes.c_int,), ctypes.c_int
+            return fn
+
+
+def test_the_calling_threads_openblas_setting_is_restored():
+    lhs_shape, rhs_shape, dn = CASES["nn"]
+    a, b = _operands(lhs_shape, rhs_shape)
+    fn = host_jit(_product_and_kernel(dn))
+    fn(a, b)
+    runner = _team_runner(fn, a, b)
+    set_local = _set_local_threads()
+    original = set_local(3)
+    try:
+        for busy in (True, False):
+            with mock.patch.object(team_gemm, "machine_busy", lambda: busy):
+                runner(a, b)
+            assert set_local(3) == 3
+    finally:
+        set_local(original)
+
+
+def momentum(v, x, g):
+    fresh = v + 1.0
+    return 0.9 * fresh + x.T @ g
+
+
+def test_dot_accumulate_runs_on_the_team_in_place_and_matches_jax():
+    v, x, g = (RNG.standard_normal(s).astype(np.float32) for s in ((256, 128), (16, 256),
+                                                                     (16, 128)))
+    kept = v.copy()
+    fn = host_jit(momentum)
+    got = fn(v, x, g)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(momentum)(v, x, g)),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(v, kept)
+    program = executable_of(fn, v, x, g).program
+    [eqn] = [e for e in program.tensor_runners if e.prim is dot_accumulate_p]
+    assert team_layout(eqn) == Layout(0, 0, 0)
+    # the GEMM writes the fresh intermediate v + 1 (the add kernel's output)
+    assert program.executable.source.splitlines()[2].endswith("in place: v4 over v3")
+
+
+def test_dot_accumulate_into_a_fresh_buffer_leaves_the_accumulator_alone():
+    v, x, g = (RNG.standard_normal(s).astype(np.float32) for s in ((256, 128), (16, 256),
+                                                                     (16, 128)))
+    fn = host_jit(momentum)
+    fn(v, x, g)
+    program = executable_of(fn, v, x, g).program
+    [(eqn, runner)] = [(e, r) for e, r in program.tensor_runners.items()
+                       if e.prim is dot_accumulate_p]
+    acc = v + 1.0
+    kept = acc.copy()
+    got = runner(acc, x, g)
+    np.testing.assert_array_equal(acc, kept)
+    np.testing.assert_allclose(got, 0.9 * kept + x.T @ g, rtol=1e-5, atol=1e-5)
+    in_place = runner.writing_into({0: 0})
+    assert in_place(acc, x, g) is acc
+    np.testing.assert_allclose(acc, 0.9 * kept + x.T @ g, rtol=1e-5, atol=1e-5)
+
+
+def test_programs_with_team_products_do_not_pair():
+    lhs_shape, rhs_shape, dn = CASES["nn"]
+    a, b = _operands(lhs_shape, rhs_shape)
+
+    def two_products(a, b):
+        return pto.numpy.tanh(a @ b), pto.numpy.tanh(a @ (2.0 * b))
+    fn = host_jit(two_products)
+    fn(a, b)
+    assert "pair_" not in executable_of(fn, a, b).program.executable.source
