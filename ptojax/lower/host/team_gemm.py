@@ -116,11 +116,10 @@ def _matrices(a, transposed: bool):
     return a, transposed
 
 
-def _run(gemm, call: _Call, layout: Layout, lhs, rhs, beta: float, out) -> None:
-    a, ta = _matrices(lhs, layout.lhs_contracting == 0)
-    b, tb = _matrices(rhs, layout.rhs_contracting == 1)
+def _gemm(gemm, call: _Call, a, ta: bool, b, tb: bool, beta: float, out) -> None:
+    """``out = op(a) op(b) + beta * out`` for C-contiguous ``a``, ``b`` and ``out``."""
     parallel = call.threaded and not pinned() and not machine_busy()
-    status = gemm(ta, tb, call.batch, call.m, call.n, call.k,
+    status = gemm(int(ta), int(tb), call.batch, call.m, call.n, call.k,
                   data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
                   data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
                   data_pointer(out), call.n, call.m * call.n, int(parallel))
@@ -129,15 +128,29 @@ def _run(gemm, call: _Call, layout: Layout, lhs, rhs, beta: float, out) -> None:
                            "numpy's BLAS (lower/host/loader.py)")
 
 
+def _operands(layout: Layout, lhs, rhs):
+    return (*_matrices(lhs, layout.lhs_contracting == 0),
+            *_matrices(rhs, layout.rhs_contracting == 1))
+
+
 def _product(gemm, eqn, layout: Layout):
-    """``run(lhs, rhs)`` for ``dot_general`` ``eqn``."""
+    """``run(lhs, rhs)`` for ``dot_general`` ``eqn``. A product of few rows by a transposed
+    matrix (``g @ w.T``) runs as ``(w @ g.T).T``, as numpy's impl does (``ops/linalg.
+    _swap_pays``: OpenBLAS is ~1.5x slower on the first form); its result is then that
+    transposed view."""
     call = _call_of(eqn, layout, eqn.inputs[0].type, eqn.inputs[1].type)
+    swapped = call._replace(m=call.n, n=call.m)
     shape = eqn.outputs[0].type.shape
     empty = np.empty
 
     def run(lhs, rhs):
+        a, ta, b, tb = _operands(layout, lhs, rhs)
+        if tb and call.batch == 1 and 4 * call.m <= call.n:
+            out = empty((call.n, call.m), F32)
+            _gemm(gemm, swapped, b, not tb, a, not ta, 0.0, out)
+            return out.T
         out = empty(shape, F32)
-        _run(gemm, call, layout, lhs, rhs, 0.0, out)
+        _gemm(gemm, call, a, ta, b, tb, 0.0, out)
         return out
     return run
 
@@ -151,11 +164,11 @@ def _accumulating(gemm, eqn, layout: Layout, into_acc: bool = False):
     def run(acc, lhs, rhs):
         if into_acc and acc.flags.writeable and acc.flags.c_contiguous \
                 and not np.may_share_memory(acc, lhs) and not np.may_share_memory(acc, rhs):
-            _run(gemm, call, layout, lhs, rhs, beta, acc)
+            _gemm(gemm, call, *_operands(layout, lhs, rhs), beta, acc)
             return acc
         out = np.empty(acc.shape, F32)
         np.multiply(acc, np.float32(beta), out=out) if beta != 1.0 else np.copyto(out, acc)
-        _run(gemm, call, layout, lhs, rhs, 1.0, out)
+        _gemm(gemm, call, *_operands(layout, lhs, rhs), 1.0, out)
         return out
     if not into_acc:
         run.alias_pairs = ((0, 0),)

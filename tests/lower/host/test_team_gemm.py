@@ -32,7 +32,7 @@ CASES = {"nn": ((32, 256), (256, 160), PLAIN), "tn": ((256, 32), (256, 160), TN)
          "nt": ((32, 256), (160, 256), NT), "tt": ((256, 32), (160, 256), TT),
          "batched": ((4, 64, 64), (4, 64, 80), BATCHED_NN),
          "batched nt": ((3, 64, 96), (3, 80, 96), BATCHED_NT),
-         "rows": ((1200, 128), (128, 8), PLAIN)}
+         "nt, many rows": ((256, 64), (160, 64), NT), "rows": ((1200, 128), (128, 8), PLAIN)}
 
 
 def _operands(lhs_shape, rhs_shape):
@@ -88,6 +88,16 @@ def test_every_case_is_large_enough_to_split():
     for lhs_shape, rhs_shape, ((_, (rc,)), _) in CASES.values():
         free = rhs_shape[-1] if rc == len(rhs_shape) - 2 else rhs_shape[-2]
         assert np.prod(lhs_shape) * free >= THREADED_MIN_FLOPS
+
+
+@pytest.mark.parametrize("case", ["nt", "tt", "nt, many rows"])
+def test_few_rows_by_a_transposed_matrix_run_swapped(case):
+    lhs_shape, rhs_shape, dn = CASES[case]
+    a, b = _operands(lhs_shape, rhs_shape)
+    fn = host_jit(_product_and_kernel(dn))
+    fn(a, b)
+    got = _team_runner(fn, a, b)(a, b)     # (b @ a.T).T for few rows: a transposed view
+    assert got.flags.c_contiguous == (case == "nt, many rows")
 
 
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
