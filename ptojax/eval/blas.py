@@ -27,7 +27,8 @@ import functools
 import numpy as np
 
 from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, OPENBLAS_THREADED_MIN_MNK,
-                                      follow_load, openblas_libraries)
+                                      THREADED_MIN_FLOPS, follow_load, machine_busy,
+                                      openblas_libraries, pinned)
 from ptojax.eval.pointers import data_pointer
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -108,3 +109,79 @@ def team_routines():
             if sgemm is not None:
                 return _address(sgemm), suffix.startswith("64"), _address(set_local)
     return None
+
+
+# --- products on the kernels' OpenMP team ----------------------------------------------------
+# Once a kernel library is loaded, this process runs its host kernels on OpenMP's threads,
+# and numpy's OpenBLAS would run products on a second pool of threads beside them: the two
+# pools then wait for each other's busy workers (lower/host/team_gemm.py has the figures). So
+# the first library that has a team GEMM installs it here (``install_team``), and from then on
+# ptojax's float32 products (``matmul``: numpy impls, the numpy tier, convolutions' im2col
+# products; a compiled program's own product runners) run on the OpenMP team: one pool.
+
+_F32 = np.dtype(np.float32)
+
+
+class _Team:
+    gemm = None      # a library's ptojax_team_gemm, bound to numpy's BLAS
+
+
+def install_team(gemm) -> None:
+    """Run float32 products on the OpenMP team through ``gemm`` from now on (the first one
+    installed stays: every library's runs the same BLAS on the same team)."""
+    if _Team.gemm is None:
+        _Team.gemm = gemm
+
+
+def team_installed() -> bool:
+    return _Team.gemm is not None
+
+
+def team_matrices(a, transposed: bool):
+    """``(array, transposed)``: ``a`` read in place, or with its last two axes swapped when
+    only that is C-contiguous (the flag flips), else a C-contiguous copy."""
+    if not a.flags.c_contiguous:
+        swapped = np.swapaxes(a, -1, -2)
+        if swapped.flags.c_contiguous:
+            return swapped, not transposed
+        a = np.ascontiguousarray(a)
+    return a, transposed
+
+
+def team_gemm(a, ta: bool, b, tb: bool, beta: float, out, threaded: bool) -> None:
+    """``out = op(a) @ op(b) + beta * out`` on the team: ``a``, ``b`` and ``out`` C-contiguous
+    float32 stacks of matrices with the same leading shape (``op`` transposes when ``t*``);
+    split over the team when ``threaded`` and the machine is neither busy nor pairing."""
+    m, n = out.shape[-2:]
+    k = a.shape[-2] if ta else a.shape[-1]
+    parallel = threaded and not pinned() and not machine_busy()
+    status = _Team.gemm(int(ta), int(tb), out.size // (m * n) if m * n else 0, m, n, k,
+                        data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
+                        data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
+                        data_pointer(out), n, m * n, int(parallel))
+    if status != 0:
+        raise RuntimeError("ptojax: the team GEMM was installed unbound (lower/host/loader.py)")
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out`` if given): on the OpenMP team once one is installed, for float32
+    matrices or equal stacks of them; else numpy's, after ``follow_load``."""
+    if _Team.gemm is not None and a.dtype == _F32 and b.dtype == _F32 \
+            and 2 <= a.ndim == b.ndim <= 3 and a.shape[:-2] == b.shape[:-2] \
+            and a.shape[-1] == b.shape[-2] and a.size and b.size \
+            and (out is None or _writable_result(out, a, b)):
+        shape = (*a.shape[:-1], b.shape[-1])
+        result = np.empty(shape, _F32) if out is None else out
+        a, ta = team_matrices(a, False)
+        b, tb = team_matrices(b, False)
+        team_gemm(a, ta, b, tb, 0.0, result, result.size * a.shape[-1 - ta] >= THREADED_MIN_FLOPS)
+        return result
+    if a.size * b.shape[-1] >= OPENBLAS_THREADED_MIN_MNK:
+        follow_load()
+    return a @ b if out is None else np.matmul(a, b, out=out)
+
+
+def _writable_result(out, a, b) -> bool:
+    return out.dtype == _F32 and out.flags.c_contiguous and out.flags.writeable \
+        and out.shape == (*a.shape[:-1], b.shape[-1]) \
+        and not np.may_share_memory(out, a) and not np.may_share_memory(out, b)

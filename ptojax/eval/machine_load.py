@@ -252,10 +252,3 @@ def _openblas_threads():
                 get.restype, set_.argtypes = ctypes.c_int, (ctypes.c_int,)
                 return get, set_
     return None
-
-
-def matmul(a, b, out=None):
-    """``a @ b`` (into ``out`` if given), after ``follow_load`` (see the module docstring)."""
-    if a.size * b.shape[-1] >= OPENBLAS_THREADED_MIN_MNK:
-        follow_load()
-    return a @ b if out is None else np.matmul(a, b, out=out)

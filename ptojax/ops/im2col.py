@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ptojax.eval.machine_load import matmul
+from ptojax.eval.blas import matmul
 from ptojax.ops.windows import dilate_dim, pad_axes, strided_dim, window_view
 
 SLAB_BYTES = 1 << 21    # a slab of the matrix stays in the core's cache until multiplied

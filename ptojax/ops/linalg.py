@@ -16,7 +16,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.eval.leaves import check_arraylike
-from ptojax.eval.machine_load import matmul
+from ptojax.eval.blas import matmul
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import bilinear_jvp, mul

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from ptojax.eval import machine_load
+from ptojax.eval import blas, machine_load
 from ptojax.lower.host.backend import wait_for_compiles
 
 
@@ -29,6 +29,7 @@ def load(monkeypatch):
 
 
 def test_openblas_follows_the_load(load, monkeypatch):
+    monkeypatch.setattr(blas._Team, "gemm", None)    # numpy's products, not the team's
     controls = machine_load._openblas_threads()
     if controls is None:
         pytest.skip("numpy's BLAS is not an OpenBLAS ptojax can locate")
@@ -36,11 +37,11 @@ def test_openblas_follows_the_load(load, monkeypatch):
     own = get()
     a = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32)
     load["now"] = 1000.0
-    np.testing.assert_allclose(machine_load.matmul(a, a), a @ a, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(blas.matmul(a, a), a @ a, rtol=1e-5, atol=1e-4)
     assert machine_load.machine_busy() and get() == 1
     load["now"] = 0.0
     monkeypatch.setattr(machine_load._Load, "checked", -1e9)
-    machine_load.matmul(a, a)
+    blas.matmul(a, a)
     assert not machine_load.machine_busy() and get() == own
 
 
@@ -111,11 +112,12 @@ def test_a_build_of_our_own_makes_a_small_machine_busy_at_once(load, monkeypatch
     assert not machine_load.machine_busy()
 
 
-def test_a_host_convolution_follows_the_load(load):
+def test_a_host_convolution_follows_the_load(load, monkeypatch):
     """A convolution's BLAS products (im2col on the host) go through ``matmul`` too: a 1x1
     convolution's filter gradient (a long-K product) ran 10x slower on OpenBLAS's two
     spinning threads on a busy machine. The result (written into an ``out`` buffer) is
     unchanged."""
+    monkeypatch.setattr(blas._Team, "gemm", None)    # numpy's products, not the team's
     import ptojax as pto
     controls = machine_load._openblas_threads()
     if controls is None:
@@ -133,10 +135,11 @@ def test_a_host_convolution_follows_the_load(load):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-3)
 
 
-def test_a_product_openblas_would_thread_follows_the_load(load):
+def test_a_product_openblas_would_thread_follows_the_load(load, monkeypatch):
     """OpenBLAS splits products from m*n*k = 65536 x 4 on: a dense layer's input gradient
     ``g @ w.T`` of 128x16 by 16x288 (590K) woke its second thread and stalled on a busy
     machine, below the host kernels' own threading size."""
+    monkeypatch.setattr(blas._Team, "gemm", None)    # numpy's products, not the team's
     controls = machine_load._openblas_threads()
     if controls is None:
         pytest.skip("numpy's BLAS is not an OpenBLAS ptojax can locate")
@@ -145,5 +148,5 @@ def test_a_product_openblas_would_thread_follows_the_load(load):
     w = rng.standard_normal((288, 16)).astype(np.float32)
     assert 128 * 16 * 288 < machine_load.THREADED_MIN_FLOPS
     load["now"] = 1000.0
-    np.testing.assert_allclose(machine_load.matmul(g, w.T), g @ w.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(blas.matmul(g, w.T), g @ w.T, rtol=1e-5, atol=1e-5)
     assert controls[0]() == 1

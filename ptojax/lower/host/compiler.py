@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Optional
 
 from ptojax.errors import CacheError, ConfigError
+from ptojax.eval.blas import team_routines
 from ptojax.lower.host.cache import (checked_root, file_lock, private_dir, read_trusted,
                                      write_atomic)
 
@@ -301,18 +302,22 @@ OPENMP_BLOCKTIME_MS = 1
 
 
 def openmp_wait_policy():
-    """Let OpenMP workers wait briefly (spinning) between parallel regions, then sleep.
+    """How OpenMP workers wait between parallel regions: briefly spinning, then asleep, when
+    the products run on the OpenMP team too (``eval/blas.team_routines``: numpy's OpenBLAS
+    can be held at one thread per call); else asleep at once (``PASSIVE``).
 
     libgomp and libomp read this once, when the first library that needs it is loaded; a
     policy the user set (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) is kept.
-    A worker that sleeps at once (``PASSIVE``) must be woken for each kernel, which on a VM
-    wakes a halted virtual core: a 784x512 momentum update took 119-150 us that way against
-    54 us with the worker spinning. Unbounded spinning (libgomp's default is ~8 ms here)
-    starves the BLAS threads numpy runs between kernels (a kernel then a matmul measured
-    8-36 ms instead of ~0.9 ms), so the spin is bounded, and a compiled program runs its
-    products on the OpenMP team itself (``team_gemm.py``).
+    A worker that sleeps at once must be woken for each kernel, which on a VM wakes a halted
+    virtual core: a 784x512 momentum update took 119-150 us that way against 54 us with the
+    worker spinning. Spinning beside OpenBLAS's own threads starves both pools (a kernel
+    then a matmul measured 8-36 ms instead of ~0.9 ms), so it is only chosen when products
+    leave OpenBLAS's threads alone, and bounded: libgomp's default spins ~8 ms here.
     """
     if "OMP_WAIT_POLICY" in os.environ:
+        return
+    if team_routines() is None:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
         return
     os.environ.setdefault("GOMP_SPINCOUNT", str(OPENMP_SPINS))
     os.environ.setdefault("KMP_BLOCKTIME", str(OPENMP_BLOCKTIME_MS))

@@ -21,7 +21,7 @@ from pathlib import Path
 from ptojax.errors import CompileError, KernelCheckError
 from ptojax.lower.host.build import ABI_VERSION, OBJECTS_SUFFIX, build_library
 from ptojax.lower.host.cache import CacheEntry
-from ptojax.eval.blas import team_routines
+from ptojax.eval.blas import install_team, team_routines
 from ptojax.lower.host.compiler import openmp_wait_policy
 from ptojax.eval.pointers import data_pointer_offset, data_pointers
 
@@ -126,6 +126,7 @@ def _team_gemm(dll):
     sgemm, index64, set_local = routines
     _bound(dll, "ptojax_team_gemm_bind", None, (pointer, ctypes.c_int, pointer))(
         sgemm, int(index64), set_local)
+    install_team(gemm)
     return gemm
 
 

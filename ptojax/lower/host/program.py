@@ -43,7 +43,8 @@ from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.host.locality import for_locality
 from ptojax.lower.host.pairing import paired
 from ptojax.lower.host.random_bits import threefry_runners
-from ptojax.lower.host.team_gemm import EXPORTS as TEAM_EXPORTS, team_layout, team_runners
+from ptojax.eval.blas import team_installed
+from ptojax.lower.host.team_gemm import EXPORTS as TEAM_EXPORTS, team_runners
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.targets import get_target
@@ -303,11 +304,9 @@ def emit(tiled: ClosedIR, target, check_sync: bool = False, kernels: str = "fuse
             build, fused_error = "pto", str(e)
     if build == "pto":
         options = _pto_build(tiled, target, check_sync)
-    exports = GEMM_EXPORTS if any(runs_few_rows(e) for e in tiled.ir.eqns) else ()
-    if any(team_layout(e) is not None for e in tiled.ir.eqns):
-        exports += TEAM_EXPORTS
-    if exports:
-        options["exports"] = exports
+    # (every library has the team GEMM: the first one loaded installs it, team_gemm.py)
+    few_rows = GEMM_EXPORTS if any(runs_few_rows(e) for e in tiled.ir.eqns) else ()
+    options["exports"] = few_rows + TEAM_EXPORTS
     return build, fused_error, options
 
 
@@ -347,13 +346,13 @@ class HostProgram:
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
-        team = team_runners(self.library, tiled.ir.eqns)
+        team = team_runners(tiled.ir.eqns)
         self.tensor_runners = {**threefry_runners(self.library, tiled.ir.eqns), **team,
                                **few_rows_runners(self.library, tiled.ir.eqns, team)}
-        # input-free arrays computed once; last uses in cache; two at once, unless the
-        # products run on the kernels' threads (team_gemm.py): then each runs on both
+        # input-free arrays computed once; last uses in cache; two at once, unless products
+        # run on the kernels' threads (team_gemm.py): then each product runs on all of them
         ordered = for_locality(input_free_as_consts(tiled))
-        ordered, pairs = (ordered, frozenset()) if team else paired(ordered)
+        ordered, pairs = (ordered, frozenset()) if team_installed() else paired(ordered)
         self.executable = Executable(ordered,
                                      {**self.launchers, **self.tensor_runners, **loops},
                                      frozenset(loops), donated, pairs)

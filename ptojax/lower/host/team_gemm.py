@@ -1,22 +1,27 @@
-"""Matrix products of a compiled program run on the kernels' OpenMP team.
+"""Products run on the kernels' OpenMP team: a compiled program's, and (``eval/blas.matmul``)
+every float32 product ptojax computes once a kernel library is loaded.
 
 numpy's OpenBLAS runs a product on its own pthreads and the host kernels run on OpenMP's
 threads. On two cores the idle pool spins or sleeps while the other works, so a train step
 that alternates products and kernels keeps waking one pool next to the other's busy-waiting
 threads: a VAE step's momentum updates ran slower on two threads than on one (174 vs 150 us),
-and with spinning OpenMP workers next to OpenBLAS's a product took up to 13x its time. XLA
-has one pool. So does a compiled program here: its products are split over the OpenMP team
-(``include/pto_host_team_gemm.h``), each member calling numpy's own ``cblas_?gemm`` with
-OpenBLAS held at one thread for that call (``openblas_set_num_threads_local``, OpenBLAS
-0.3.27 and later; restored after). Without such an OpenBLAS the products stay on numpy.
+and with spinning OpenMP workers beside OpenBLAS's a product took up to 13x its time. XLA has
+one pool, and so does ptojax: every kernel library has a GEMM (``include/pto_host_team_gemm.h``)
+that splits a product over the OpenMP team, each member calling numpy's own ``cblas_sgemm``
+with OpenBLAS held at one thread for that call (``openblas_set_num_threads_local``, OpenBLAS
+0.3.27 and later; restored after). The first library loaded installs it (``eval/blas.py``),
+and the OpenMP workers then spin briefly between regions instead of sleeping at once
+(``compiler.openmp_wait_policy``). Without such an OpenBLAS nothing changes: products stay on
+numpy's threads and the workers sleep at once.
 
-Which equations: a ``dot_general`` of float32 operands and result,
-whose batch axes lead both operands in order and whose last two axes hold one contracting
-axis each (``x @ w``, ``x.T @ g``, ``g @ w.T``, their batched forms), of static nonzero
-sizes; and ``dot_accumulate`` (``beta * acc + x.T @ g``, ``lower/host/accumulate.py``),
-written into ``acc``'s buffer when the executor owns it and it dies there. An operand whose
-last two axes are transposed in memory is read as it is (the transpose flag flips); another
-layout is copied first.
+Here: the runners a compiled program calls for its products, without the numpy impl's
+bookkeeping. Which equations: a ``dot_general`` of float32 operands and result, whose batch
+axes lead both operands in order and whose last two axes hold one contracting axis each
+(``x @ w``, ``x.T @ g``, ``g @ w.T``, their batched forms), of static nonzero sizes; and
+``dot_accumulate`` (``beta * acc + x.T @ g``, ``lower/host/accumulate.py``), written into
+``acc``'s buffer when the executor owns it and it dies there. An operand whose last two axes
+are transposed in memory is read as it is (the transpose flag flips); another layout is
+copied first.
 
 A product splits over the team when it has ``THREADED_MIN_FLOPS`` multiply-adds and the
 machine is neither busy nor running operations in pairs (``eval/machine_load.py``), as the
@@ -31,8 +36,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ptojax.eval.machine_load import THREADED_MIN_FLOPS, machine_busy, pinned
-from ptojax.eval.pointers import data_pointer
+from ptojax.eval.blas import team_gemm, team_installed, team_matrices
+from ptojax.eval.machine_load import THREADED_MIN_FLOPS
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
 
@@ -73,104 +78,78 @@ def team_layout(eqn) -> Optional[Layout]:
     return Layout(nb, lc[0] - nb, rc[0] - nb)
 
 
-def team_runners(library, eqns) -> dict:
-    """{equation among ``eqns`` the team runs: its runner}; empty when ``library`` has no
-    team product (no such equation, or no OpenBLAS to call)."""
-    if library.team_gemm is None:
+def team_runners(eqns) -> dict:
+    """{equation among ``eqns`` the team runs: its runner}; empty until a library installed
+    the team's GEMM (``eval/blas.py``: none has it without an OpenBLAS to call)."""
+    if not team_installed():
         return {}
     runners = {}
     for eqn in eqns:
         layout = team_layout(eqn)
         if layout is not None:
             runners[eqn] = (_accumulating if eqn.prim is dot_accumulate_p else _product)(
-                library.team_gemm, eqn, layout)
+                eqn, layout)
     return runners
 
 
 class _Call(NamedTuple):
-    """One product's fixed arguments: sizes, whether it may split over the team."""
-    batch: int
+    """One product's fixed sizes and whether it may split over the team."""
     m: int
     n: int
-    k: int
     threaded: bool
 
 
-def _call_of(eqn, layout: Layout, lhs_type, rhs_type) -> _Call:
+def _call_of(layout: Layout, lhs_type, rhs_type) -> _Call:
     nb = layout.batch
     m = lhs_type.shape[nb + 1 - layout.lhs_contracting]
     k = lhs_type.shape[nb + layout.lhs_contracting]
     n = rhs_type.shape[nb + 1 - layout.rhs_contracting]
-    batch = math.prod(lhs_type.shape[:nb])
-    return _Call(batch, m, n, k, batch * m * n * k >= THREADED_MIN_FLOPS)
-
-
-def _matrices(a, transposed: bool):
-    """``(array, transposed)``: ``a`` read in place, or with its last two axes swapped when
-    only that is C-contiguous (the flag flips), else a C-contiguous copy."""
-    if not a.flags.c_contiguous:
-        swapped = np.swapaxes(a, -1, -2)
-        if swapped.flags.c_contiguous:
-            return swapped, not transposed
-        a = np.ascontiguousarray(a)
-    return a, transposed
-
-
-def _gemm(gemm, call: _Call, a, ta: bool, b, tb: bool, beta: float, out) -> None:
-    """``out = op(a) op(b) + beta * out`` for C-contiguous ``a``, ``b`` and ``out``."""
-    parallel = call.threaded and not pinned() and not machine_busy()
-    status = gemm(int(ta), int(tb), call.batch, call.m, call.n, call.k,
-                  data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
-                  data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
-                  data_pointer(out), call.n, call.m * call.n, int(parallel))
-    if status != 0:
-        raise RuntimeError("ptojax: a kernel library's team products were not bound to "
-                           "numpy's BLAS (lower/host/loader.py)")
+    return _Call(m, n, math.prod(lhs_type.shape[:nb]) * m * n * k >= THREADED_MIN_FLOPS)
 
 
 def _operands(layout: Layout, lhs, rhs):
-    return (*_matrices(lhs, layout.lhs_contracting == 0),
-            *_matrices(rhs, layout.rhs_contracting == 1))
+    return (*team_matrices(lhs, layout.lhs_contracting == 0),
+            *team_matrices(rhs, layout.rhs_contracting == 1))
 
 
-def _product(gemm, eqn, layout: Layout):
+def _product(eqn, layout: Layout):
     """``run(lhs, rhs)`` for ``dot_general`` ``eqn``. A product of few rows by a transposed
     matrix (``g @ w.T``) runs as ``(w @ g.T).T``, as numpy's impl does (``ops/linalg.
     _swap_pays``: OpenBLAS is ~1.5x slower on the first form); its result is then that
     transposed view."""
-    call = _call_of(eqn, layout, eqn.inputs[0].type, eqn.inputs[1].type)
-    swapped = call._replace(m=call.n, n=call.m)
+    call = _call_of(layout, eqn.inputs[0].type, eqn.inputs[1].type)
     shape = eqn.outputs[0].type.shape
+    swaps = layout.batch == 0 and layout.rhs_contracting == 1 and 4 * call.m <= call.n
     empty = np.empty
 
     def run(lhs, rhs):
         a, ta, b, tb = _operands(layout, lhs, rhs)
-        if tb and call.batch == 1 and 4 * call.m <= call.n:
+        if swaps and tb:
             out = empty((call.n, call.m), F32)
-            _gemm(gemm, swapped, b, not tb, a, not ta, 0.0, out)
+            team_gemm(b, not tb, a, not ta, 0.0, out, call.threaded)
             return out.T
         out = empty(shape, F32)
-        _gemm(gemm, call, a, ta, b, tb, 0.0, out)
+        team_gemm(a, ta, b, tb, 0.0, out, call.threaded)
         return out
     return run
 
 
-def _accumulating(gemm, eqn, layout: Layout, into_acc: bool = False):
+def _accumulating(eqn, layout: Layout, into_acc: bool = False):
     """``run(acc, lhs, rhs)`` for ``dot_accumulate`` ``eqn``: into a fresh buffer, or (the
     executor's ``writing_into({0: 0})``) into ``acc``'s when that can be written."""
-    call = _call_of(eqn, layout, eqn.inputs[1].type, eqn.inputs[2].type)
+    threaded = _call_of(layout, eqn.inputs[1].type, eqn.inputs[2].type).threaded
     beta = eqn.params["beta"]
 
     def run(acc, lhs, rhs):
         if into_acc and acc.flags.writeable and acc.flags.c_contiguous \
                 and not np.may_share_memory(acc, lhs) and not np.may_share_memory(acc, rhs):
-            _gemm(gemm, call, *_operands(layout, lhs, rhs), beta, acc)
+            team_gemm(*_operands(layout, lhs, rhs), beta, acc, threaded)
             return acc
         out = np.empty(acc.shape, F32)
         np.multiply(acc, np.float32(beta), out=out) if beta != 1.0 else np.copyto(out, acc)
-        _gemm(gemm, call, *_operands(layout, lhs, rhs), 1.0, out)
+        team_gemm(*_operands(layout, lhs, rhs), 1.0, out, threaded)
         return out
     if not into_acc:
         run.alias_pairs = ((0, 0),)
-        run.writing_into = lambda chosen: _accumulating(gemm, eqn, layout, chosen == {0: 0})
+        run.writing_into = lambda chosen: _accumulating(eqn, layout, chosen == {0: 0})
     return run

@@ -13,9 +13,9 @@ import pytest
 
 import ptojax as pto
 from host_cases import executable_of, host_jit
+from ptojax.eval import blas
 from ptojax.eval.blas import team_routines
 from ptojax.eval.machine_load import THREADED_MIN_FLOPS, openblas_libraries
-from ptojax.lower.host import team_gemm
 from ptojax.lower.host.team_gemm import Layout, team_layout
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
@@ -75,7 +75,7 @@ def test_products_match_jax_within_the_bound_of_the_sum(case, busy):
     fn(a, b)
     runner = _team_runner(fn, a, b)
     expected = np.asarray(jax.lax.dot_general(a, b, dn, precision="highest"))
-    with mock.patch.object(team_gemm, "machine_busy", lambda: busy):
+    with mock.patch.object(blas, "machine_busy", lambda: busy):
         got = runner(a, b)
         product, activated = fn(a, b)
     assert got.shape == expected.shape and got.dtype == np.float32
@@ -171,7 +171,7 @@ def test_the_calling_threads_openblas_setting_is_restored():
     original = set_local(3)
     try:
         for busy in (True, False):
-            with mock.patch.object(team_gemm, "machine_busy", lambda: busy):
+            with mock.patch.object(blas, "machine_busy", lambda: busy):
                 runner(a, b)
             assert set_local(3) == 3
     finally:
@@ -226,3 +226,67 @@ def test_programs_with_team_products_do_not_pair():
     fn = host_jit(two_products)
     fn(a, b)
     assert "pair_" not in executable_of(fn, a, b).program.executable.source
+
+
+@pytest.fixture
+def team(monkeypatch):
+    """The team's GEMM installed (a library was loaded: ``host_jit`` compiles at once)."""
+    lhs_shape, rhs_shape, dn = CASES["nn"]
+    host_jit(_product_and_kernel(dn))(*_operands(lhs_shape, rhs_shape))
+    assert blas.team_installed()
+
+
+@pytest.mark.parametrize("case", ["matrices", "stacks", "into out", "transposed views",
+                                  "small"])
+@pytest.mark.parametrize("busy", [False, True], ids=["split", "one thread"])
+def test_ptojax_products_run_on_the_team_once_installed(team, case, busy):
+    a, b = _operands((64, 128), (128, 160))
+    out = None
+    if case == "stacks":
+        a, b = _operands((3, 64, 128), (3, 128, 60))
+    elif case == "into out":
+        out = np.full((64, 160), np.nan, np.float32)
+    elif case == "transposed views":
+        a, b = np.asfortranarray(a), b.T.copy().T
+    elif case == "small":
+        a, b = _operands((4, 8), (8, 3))
+    calls = []
+    gemm = blas._Team.gemm
+    with mock.patch.object(blas._Team, "gemm", lambda *args: calls.append(args) or gemm(*args)), \
+            mock.patch.object(blas, "machine_busy", lambda: busy):
+        got = blas.matmul(a, b, out=out)
+    assert len(calls) == 1 and calls[0][-1] == int(not busy and case != "small")
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    depth = a.shape[-1]
+    bound = depth * np.finfo(np.float32).eps * np.matmul(np.abs(a).astype(np.float64),
+                                                       np.abs(b).astype(np.float64))
+    assert got.dtype == np.float32 and np.all(np.abs(got - expected) <= bound)
+    if out is not None:
+        assert got is out
+
+
+@pytest.mark.parametrize("case", ["float64", "int", "broadcast stack", "vector",
+                                  "out of another dtype", "out overlapping"])
+def test_products_the_team_leaves_to_numpy_matmul(team, case):
+    a, b = _operands((8, 6), (6, 5))
+    out = None
+    if case == "float64":
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    elif case == "int":
+        a, b = a.astype(np.int32), b.astype(np.int32)
+    elif case == "broadcast stack":
+        a, b = _operands((3, 8, 6), (1, 6, 5))
+    elif case == "vector":
+        b = b[:, 0]
+    elif case == "out of another dtype":
+        out = np.empty((8, 5), np.float64)
+    else:                         # C-contiguous, over a's buffer
+        buffer = RNG.standard_normal(48).astype(np.float32)
+        a, out = buffer.reshape(8, 6), buffer[:40].reshape(8, 5)
+    expected = np.matmul(a, b)
+    calls = []
+    gemm = blas._Team.gemm
+    with mock.patch.object(blas._Team, "gemm", lambda *args: calls.append(args) or gemm(*args)):
+        got = blas.matmul(a, b, out=out)
+    assert calls == []
+    np.testing.assert_allclose(got, expected, rtol=1e-6)

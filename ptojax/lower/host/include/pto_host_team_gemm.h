@@ -1,5 +1,5 @@
-// Float32 matrix products of a compiled program on the kernels' OpenMP team (lower/host/team_gemm.py).
-// Included at the end of a kernel library only when its program has such a product.
+// Float32 matrix products on the kernels' OpenMP team (lower/host/team_gemm.py). Every
+// kernel library has it: the first one loaded runs all of ptojax's products (eval/blas.py).
 //
 // Why: numpy's OpenBLAS runs its products on its own pthreads, the kernels run on OpenMP's.
 // On two cores the idle pool's workers spin or sleep while the other pool works, and in a
