@@ -17,7 +17,8 @@ last bits for small products (128x128x32 and below: its small-matrix kernels) an
 for long contractions (K = 784: each K block's partial sum is added into C in turn).
 
 The library is the OpenBLAS numpy loaded (``machine_load.openblas_libraries``); where there
-is none (another BLAS), ``gemm`` returns False and callers compute the same with numpy.
+is none (another BLAS), ``gemm`` returns False and callers compute the same with numpy. Once
+a kernel library installed the OpenMP team's GEMM (below), float32 products run on that team.
 """
 from __future__ import annotations
 
@@ -82,6 +83,9 @@ def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -
     trans_b = flipped_b != (rhs_contracting == 1)
     m, n = c.shape
     k = lhs.shape[lhs_contracting]
+    if _Team.gemm is not None and dtype == _F32:
+        team_gemm(a, trans_a, b, trans_b, beta, c, m * n * k >= THREADED_MIN_FLOPS)
+        return True
     if m * n * k >= OPENBLAS_THREADED_MIN_MNK:
         follow_load()
     fn(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS,

@@ -290,3 +290,14 @@ def test_products_the_team_leaves_to_numpy_matmul(team, case):
         got = blas.matmul(a, b, out=out)
     assert calls == []
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_the_numpy_impl_of_dot_accumulate_runs_on_the_team(team):
+    acc, x, g = (RNG.standard_normal(s).astype(np.float32) for s in ((256, 128), (16, 256),
+                                                                       (16, 128)))
+    calls = []
+    gemm = blas._Team.gemm
+    with mock.patch.object(blas._Team, "gemm", lambda *args: calls.append(args) or gemm(*args)):
+        got = dot_accumulate_p.impl(acc, x, g, dimension_numbers=TN, beta=0.9)
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, 0.9 * acc + x.T @ g, rtol=1e-5, atol=1e-5)
