@@ -9,7 +9,6 @@ from collections import defaultdict
 from functools import partial
 from itertools import count
 
-import jax
 import jax.numpy as jnp
 from jax import grad, jit, lax, random
 from jax.scipy.special import logsumexp
