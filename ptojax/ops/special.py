@@ -134,6 +134,7 @@ _GILES_DP_TAIL = (
 
 
 def _horner_in_place(coeffs, t):
+    """The polynomial ``coeffs`` (highest power first) at ``t``, which it overwrites."""
     p = np.full_like(t, coeffs[0])
     for c in coeffs[1:]:
         p *= t
@@ -145,18 +146,26 @@ def _erf_inv_giles_dp(y):
     """erf_inv of float64 ``y`` by Giles' double-precision polynomials, with no Newton step:
     enough for operands of 32 bits or fewer (within 3e-11 relative of the Newton-refined
     impl over float32 operands: rounded to float32, the same value on every 331st float32
-    bit pattern in (-1, 1)), and ~6x cheaper than Newton's elementwise libm erf."""
-    w = -np.log((1.0 - y) * (1.0 + y))
-    central = w < 6.25
-    p = np.empty_like(w)
-    p[central] = _horner_in_place(_GILES_DP_CENTRAL, w[central] - 3.125)
-    rest = ~central
-    if rest.any():
-        root = np.sqrt(w[rest])
+    bit pattern in (-1, 1)), and 15x cheaper than Newton with libm erf per element. The central
+    polynomial runs on every element in place; the few beyond it (|y| > 0.999) are redone."""
+    w = 1.0 - y
+    w *= 1.0 + y
+    np.log(w, out=w)
+    np.negative(w, out=w)
+    rest = np.flatnonzero(~(w < 6.25))
+    wr = w[rest]
+    w -= 3.125
+    p = _horner_in_place(_GILES_DP_CENTRAL, w)
+    if rest.size:
+        root = np.sqrt(wr)
         p[rest] = np.where(root < 4.0, _horner_in_place(_GILES_DP_MIDDLE, root - 3.25),
                            _horner_in_place(_GILES_DP_TAIL, root - 5.0))
-    x = np.where(np.abs(y) < 1.0, p * y, np.nan)
-    return np.where(y == 1.0, np.inf, np.where(y == -1.0, -np.inf, x))
+    p *= y
+    outside = np.flatnonzero(~(np.abs(y) < 1.0))
+    if outside.size:   # +-inf at +-1, NaN beyond and for NaN
+        yo = y[outside]
+        p[outside] = np.where(np.abs(yo) == 1.0, yo * np.inf, np.nan)
+    return p
 
 
 def _erf_inv_impl(y):
