@@ -148,6 +148,7 @@ def _erf_inv_giles_dp(y):
     impl over float32 operands: rounded to float32, the same value on every 331st float32
     bit pattern in (-1, 1)), and 15x cheaper than Newton with libm erf per element. The central
     polynomial runs on every element in place; the few beyond it (|y| > 0.999) are redone."""
+    shape, y = y.shape, y.ravel()
     w = 1.0 - y
     w *= 1.0 + y
     np.log(w, out=w)
@@ -165,7 +166,7 @@ def _erf_inv_giles_dp(y):
     if outside.size:   # +-inf at +-1, NaN beyond and for NaN
         yo = y[outside]
         p[outside] = np.where(np.abs(yo) == 1.0, yo * np.inf, np.nan)
-    return p
+    return p.reshape(shape)
 
 
 def _erf_inv_impl(y):

@@ -166,6 +166,9 @@ def test_narrow_erf_inv_is_the_float64_value_rounded(jax, dtype):
     with np.errstate(invalid="ignore"):
         jax_f64 = np.asarray(jax.lax.erf_inv(x.astype(np.float64))).astype(dtype)
     np.testing.assert_array_equal(got, jax_f64)
+    square = np.resize(_erf_inv_inputs().astype(dtype), (96, 96))[::2].T  # tails, edges
+    np.testing.assert_array_equal(np.asarray(lax.erf_inv(square)),
+                                  np.asarray(lax.erf_inv(square.ravel())).reshape(square.shape))
 
 
 @pytest.mark.skipif(compiler_or_none() is None, reason="needs a C++ compiler")
