@@ -69,3 +69,18 @@ def test_eval_jaxpr_rejects_a_closed_jaxpr_and_wrong_consts():
 def test_ensure_compile_time_eval_is_the_top_level_one(jax):
     assert pto.core.ensure_compile_time_eval is pto.ensure_compile_time_eval
     assert jax.core.ensure_compile_time_eval is jax.ensure_compile_time_eval
+
+
+def _typeofs(lib):
+    seen = []
+    lib.jit(lambda x, y: seen.append(lib.typeof(x)) or seen.append(lib.typeof(y)) or x)(
+        1.0, np.ones(2, np.int32))
+    values = [np.ones((2, 3), np.float32), 1.0, 3, lib.numpy.arange(3)]
+    return [(isinstance(t, lib.core.ShapedArray), str(t), repr(t), t.shape, np.dtype(t.dtype),
+             t.weak_type) for t in [*map(lib.typeof, values), *seen]]
+
+
+def test_typeof_is_a_shaped_array_shown_as_jax_shows_it(jax):
+    with jax.enable_x64(False):
+        theirs = _typeofs(jax)
+    assert _typeofs(pto) == theirs
