@@ -141,9 +141,12 @@ def concatenate(arrays, axis=0, dtype=None):
         return _of_keys(concatenate, arrays, axis, dtype, arrays[0].ndim)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    dt, _ = result_type(*arrays, op="concatenate")
-    dt = supported_dtype(dtype, "concatenate") if dtype else dt
-    arrays = [convert(a, dt) for a in arrays]
+    dt, weak = result_type(*arrays, op="concatenate")
+    if dtype:   # an asked-for dtype is strong
+        dt = supported_dtype(dtype, "concatenate")
+        arrays = [lax.convert_element_type(a, dt) for a in arrays]
+    else:       # weak when all operands are (as JAX's promotion joins them)
+        arrays = [convert(a, dt, weak) for a in arrays]
     shapes = ", ".join(str(tuple(x.shape)) for x in arrays)
     ndim = arrays[0].ndim
     if ndim == 0:

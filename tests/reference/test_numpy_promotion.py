@@ -131,3 +131,47 @@ def test_python_floats_beyond_the_range_become_inf_silently_as_in_jax(jax, jnp, 
         for got in (fn(pnp, arg), pto.jit(lambda v: fn(pnp, v))(arg)):
             assert np.asarray(got).dtype == dtype_expected
             np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+# joins and products of weakly typed operands: (name, fn(m, x, y)) with x a weak int32 scalar
+# array and y weak float32 ones (``asarray`` of Python scalars, ``full`` with a Python fill)
+WEAK_COMBINATIONS = [
+    ("concatenate", lambda m, x, y: m.concatenate([x[None], m.full(2, 2.0)])),
+    ("concatenate axis=None", lambda m, x, y: m.concatenate([x, y], axis=None)),
+    ("stack", lambda m, x, y: m.stack([x, y])),
+    ("stack of Python scalars", lambda m, x, y: m.stack([1, 2.0])),
+    ("hstack", lambda m, x, y: m.hstack([1, 2.0])),
+    ("vstack", lambda m, x, y: m.vstack((x, y))),
+    ("column_stack", lambda m, x, y: m.column_stack([1, 2.0])),
+    ("append", lambda m, x, y: m.append(x, 2.0)),
+    ("block", lambda m, x, y: m.block([x[None], y[None]])),
+    ("r_", lambda m, x, y: m.r_[1, 2.0]),
+    ("concatenate with a strong one", lambda m, x, y: m.concatenate([y[None], m.ones(1)])),
+    ("concatenate dtype=", lambda m, x, y: m.concatenate([y[None], y[None]],
+                                                          dtype=m.float32)),
+    ("dot", lambda m, x, y: m.dot(m.full(2, y), m.full(2, 3.0))),
+    ("dot of matrix and vector", lambda m, x, y: m.full((2, 2), 3.0).dot(m.full(2, y))),
+    ("matmul", lambda m, x, y: m.full((2, 2), 3.0) @ m.full((2, 2), y)),
+    ("matmul with a strong one", lambda m, x, y: m.full((2, 2), 3.0) @ m.ones((2, 2))),
+    ("outer", lambda m, x, y: m.outer(x, y)),
+    ("inner", lambda m, x, y: m.inner(m.full(2, y), m.full(2, y))),
+    ("vdot", lambda m, x, y: m.vdot(m.full(2, y), m.full(2, y))),
+    ("tensordot", lambda m, x, y: m.tensordot(m.full((2, 2), y), m.full((2, 2), y))),
+    ("einsum", lambda m, x, y: m.einsum("ij,j->i", m.full((2, 2), y), m.full(2, y))),
+    ("matvec", lambda m, x, y: m.matvec(m.full((2, 2), y), m.full(2, y))),
+    ("vecdot", lambda m, x, y: m.vecdot(m.full(2, y), m.full(2, y))),
+]
+
+
+@pytest.mark.parametrize("name, fn", WEAK_COMBINATIONS, ids=[n for n, _ in WEAK_COMBINATIONS])
+def test_joins_and_products_of_weak_operands_stay_weak_as_jax(jax, jnp, name, fn):
+    """A join (concatenate and the stacks built on it) or a product (dot_general) of weakly
+    typed operands is weak, with the dtype the weak ones promote to, as in JAX (eagerly and
+    under jit); one strong operand, or an explicit dtype, makes it strong."""
+    with jax.enable_x64(False):
+        want = fn(jnp, jnp.asarray(1), jnp.asarray(2.0))
+    for mode, got in (("eager", fn(pnp, pnp.asarray(1), pnp.asarray(2.0))),
+                      ("jit", pto.jit(lambda x, y: fn(pnp, x, y))(pnp.asarray(1),
+                                                                 pnp.asarray(2.0)))):
+        assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type), mode
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
