@@ -5,7 +5,10 @@ its inputs, so an edited program or changed inputs fails loudly instead of compa
 stale values.
 
 Regenerate after changing one of PROGRAMS (needs JAX; JAX runs in its default 32-bit mode):
-    cd tests/programs && PYTHONPATH=../.. python jax_program_values.py
+    cd tests/programs && PYTHONPATH=../.. python jax_program_values.py [name ...]
+(only the named programs, keeping the others' stored values; all of them without names).
+The ``ilqr_mpc`` and ``newton_bfgs`` programs are here because JAX runs them eagerly, one
+compiled operation at a time (8-20 s on a busy machine).
 """
 import base64
 import gzip
@@ -19,8 +22,8 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 PATH = HERE / "jax_program_values.json.gz"
-PROGRAMS = ["stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_gan", "stax_resnet",
-            "stax_vae"]
+PROGRAMS = ["ilqr_mpc", "newton_bfgs", "stax_checkpoint", "stax_classifier", "stax_dp_conv",
+            "stax_gan", "stax_resnet", "stax_vae"]
 _store: dict = {}
 
 
@@ -63,8 +66,15 @@ def main():
     sys.path[:0] = [str(HERE), str(HERE.parent)]
     from helpers import load_source
     from test_programs import INPUTS
+    names = sys.argv[1:] or PROGRAMS
+    unknown = sorted(set(names) - set(PROGRAMS))
+    if unknown:
+        raise SystemExit(f"not among PROGRAMS: {', '.join(unknown)}")
     out = {}
-    for name in PROGRAMS:
+    if sys.argv[1:] and PATH.exists():
+        with gzip.open(PATH, "rt") as f:
+            out = {k: v for k, v in json.load(f).items() if k in PROGRAMS}
+    for name in names:
         with jax.enable_x64(False):
             result = load_source(os.fspath(HERE / f"{name}.py"), name, mapped=False).main(
                 *INPUTS[name])
