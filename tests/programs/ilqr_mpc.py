@@ -139,11 +139,12 @@ def quadratic_problem(dim, horizon):
 
 
 def nonlinear_problem(horizon):
+    """Quadratic dynamics and a cost discounted by the (int) step, cast to the state's type."""
     def cost(t, x, u):
-        return (x[0] ** 2. + 1e-3 * u[0] ** 2.) / (t + 1).astype(x.dtype)
+        return (x[0] ** 2. + 2e-3 * u[0] ** 2.) / (t + 2).astype(x.dtype)
 
     def step(t, x, u):
-        return (x ** 2. - u ** 2.) / (t + 1).astype(x.dtype)
+        return (0.9 * x ** 2. - u ** 2.) / (t + 1).astype(x.dtype)
     return Problem(cost, step, horizon, 1, 1)
 
 
