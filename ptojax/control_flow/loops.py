@@ -35,13 +35,11 @@ from ptojax.public import add_examples as _add_examples
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``, returning the final
     carry and the stacked ``y``s (JAX's ``lax.scan``). ``xs`` may be None with ``length``
-    given; ``reverse`` walks the axis backwards (ys stay in xs order). ``unroll`` is accepted
-    for compatibility and has no effect on the result."""
+    given; ``reverse`` walks the axis backwards (ys stay in xs order). ``unroll`` (a bool or a
+    non-negative int) is accepted for compatibility and has no effect on the result."""
     source = user_frame()
     _check_callable("scan", f, "f", source)
-    if not isinstance(unroll, (bool, int)) or (not isinstance(unroll, bool) and unroll < 1):
-        raise ControlFlowError(f"scan: unroll must be a positive int or a bool, got "
-                               f"{unroll!r}", source)
+    _check_unroll_value("scan", unroll, source)
     return _scan("scan", f, f"{fn_name(f)} (f)", "init", init, xs, length, reverse, source)
 
 
@@ -161,12 +159,17 @@ def _fori_while(lower, upper, index_dtype, body_fun, init_val):
     return val
 
 
+def _check_unroll_value(what, unroll, source):
+    """``unroll`` is a bool or a non-negative int (0 and 1 both mean no unrolling), as JAX's."""
+    if not isinstance(unroll, (bool, int)) or unroll < 0:
+        raise ControlFlowError(f"{what}: unroll must be a bool or a non-negative int, got "
+                               f"{unroll!r}", source)
+
+
 def _check_unroll(unroll, static, source):
     if unroll is None:
         return
-    if not isinstance(unroll, (bool, int)) or (not isinstance(unroll, bool) and unroll < 1):
-        raise ControlFlowError(f"fori_loop: unroll must be a positive int or a bool, got "
-                               f"{unroll!r}", source)
+    _check_unroll_value("fori_loop", unroll, source)
     if not static:
         raise ControlFlowError("fori_loop: unroll is only allowed when the loop bounds are "
                                "known while tracing (Python ints or concrete values); these "

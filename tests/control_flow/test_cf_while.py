@@ -209,5 +209,15 @@ def test_fori_loop_bound_types_and_unroll_errors_as_jax(jax):
     with pytest.raises(ControlFlowError, match="unroll is only allowed when the loop bounds "
                                                 "are known"):
         pto.jit(lambda n: lax.fori_loop(0, n, body, 0, unroll=2))(3)
-    with pytest.raises(ControlFlowError, match="unroll must be a positive int or a bool"):
-        lax.fori_loop(0, 3, body, 0, unroll=0)
+    for bad in (-1, 2.5):
+        with jax.enable_x64(False), pytest.raises((TypeError, ValueError)):
+            jax.lax.fori_loop(0, 3, body, 0, unroll=bad)
+        for loop in (lambda: lax.fori_loop(0, 3, body, 0, unroll=bad),
+                     lambda: lax.scan(lambda c, x: (c, x), 0, np.ones(2), unroll=bad)):
+            with pytest.raises(ControlFlowError, match="unroll must be a bool or a "
+                                                       "non-negative int"):
+                loop()
+    for fine in (0, 1, 3, False):   # 0 and 1: no unrolling, as in JAX
+        assert int(lax.fori_loop(0, 3, body, 0, unroll=fine)) == 3
+        assert int(lax.scan(lambda c, x: (c + x, x), 0, np.ones(2, np.int32),
+                            unroll=fine)[0]) == 2
