@@ -175,3 +175,32 @@ def test_joins_and_products_of_weak_operands_stay_weak_as_jax(jax, jnp, name, fn
                                                                  pnp.asarray(2.0)))):
         assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type), mode
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# reductions of weakly typed operands (x: weak float32 (2, 3) ones, as ``full`` with a Python
+# fill makes them; also a Python scalar): JAX ends every reduction in a conversion to its
+# result dtype, so each result is strong
+WEAK_REDUCTIONS = [
+    ("sum", lambda m, x: m.sum(x)), ("sum axis", lambda m, x: m.sum(x, 0)),
+    ("sum of a Python float", lambda m, x: m.sum(2.0)), ("prod", lambda m, x: m.prod(x, 1)),
+    ("max", lambda m, x: m.max(x)), ("min initial", lambda m, x: m.min(x, initial=0.0)),
+    ("mean", lambda m, x: m.mean(x, 0)), ("var", lambda m, x: m.var(x)),
+    ("std keepdims", lambda m, x: m.std(x, 1, keepdims=True)),
+    ("cumsum", lambda m, x: m.cumsum(x)), ("cumprod", lambda m, x: m.cumprod(x, 1)),
+    ("cumulative_sum", lambda m, x: m.cumulative_sum(x, axis=1, include_initial=True)),
+    ("ptp", lambda m, x: m.ptp(x)), ("trace", lambda m, x: m.trace(x)),
+    ("average", lambda m, x: m.average(x, 0)), ("norm", lambda m, x: m.linalg.norm(x)),
+    ("nansum", lambda m, x: m.nansum(x)), ("nanmean", lambda m, x: m.nanmean(x)),
+    ("a reduction plus a float16 array stays float32",
+     lambda m, x: m.mean(x) + m.ones(2, m.float16)),
+]
+
+
+@pytest.mark.parametrize("name, fn", WEAK_REDUCTIONS, ids=[n for n, _ in WEAK_REDUCTIONS])
+def test_reductions_of_weak_operands_are_strong_as_jax(jax, jnp, name, fn):
+    with jax.enable_x64(False):
+        want = fn(jnp, jnp.full((2, 3), 2.0))
+    for mode, got in (("eager", fn(pnp, pnp.full((2, 3), 2.0))),
+                      ("jit", pto.jit(lambda x: fn(pnp, x))(pnp.full((2, 3), 2.0)))):
+        assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type), mode
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
