@@ -133,7 +133,7 @@ def test_python_floats_beyond_the_range_become_inf_silently_as_in_jax(jax, jnp, 
             np.testing.assert_array_equal(np.asarray(got), expected)
 
 
-# joins and products of weakly typed operands: (name, fn(m, x, y)) with x a weak int32 scalar
+# joins, products, triangles of weakly typed operands: (name, fn(m, x, y)) with x a weak int32 scalar
 # array and y weak float32 ones (``asarray`` of Python scalars, ``full`` with a Python fill)
 WEAK_COMBINATIONS = [
     ("concatenate", lambda m, x, y: m.concatenate([x[None], m.full(2, 2.0)])),
@@ -160,6 +160,10 @@ WEAK_COMBINATIONS = [
     ("einsum", lambda m, x, y: m.einsum("ij,j->i", m.full((2, 2), y), m.full(2, y))),
     ("matvec", lambda m, x, y: m.matvec(m.full((2, 2), y), m.full(2, y))),
     ("vecdot", lambda m, x, y: m.vecdot(m.full(2, y), m.full(2, y))),
+    ("tril", lambda m, x, y: m.tril(m.full((2, 3), y))),
+    ("triu", lambda m, x, y: m.triu(m.full((3, 2), y), 1)),
+    ("diag of a vector", lambda m, x, y: m.diag(m.full(2, y), -1)),
+    ("diag of a strong vector", lambda m, x, y: m.diag(m.ones(2))),
 ]
 
 
@@ -167,7 +171,8 @@ WEAK_COMBINATIONS = [
 def test_joins_and_products_of_weak_operands_stay_weak_as_jax(jax, jnp, name, fn):
     """A join (concatenate and the stacks built on it) or a product (dot_general) of weakly
     typed operands is weak, with the dtype the weak ones promote to, as in JAX (eagerly and
-    under jit); one strong operand, or an explicit dtype, makes it strong."""
+    under jit); one strong operand, or an explicit dtype, makes it strong. A triangle or a
+    diagonal matrix of a weak input is weak (its zeros are)."""
     with jax.enable_x64(False):
         want = fn(jnp, jnp.asarray(1), jnp.asarray(2.0))
     for mode, got in (("eager", fn(pnp, pnp.asarray(1), pnp.asarray(2.0))),
