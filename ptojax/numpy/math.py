@@ -176,8 +176,12 @@ def round(a, decimals: int = 0):
         return a
     if decimals == 0:
         return lax.round(a, "half_even")
-    factor = 10.0 ** decimals
-    return lax.div(lax.round(lax.mul(a, factor), "half_even"), factor)
+    # rescaled by a strong constant (the result is strong, as JAX's); float16 in float32, as
+    # JAX (its 10-bit mantissa cannot hold x * 10**decimals finely enough)
+    compute = dtypes.float32 if a.dtype == dtypes.float16 else a.dtype
+    factor = lax.convert_element_type(10.0 ** decimals, compute)
+    scaled = lax.mul(lax.convert_element_type(a, compute), factor)
+    return lax.convert_element_type(lax.div(lax.round(scaled, "half_even"), factor), a.dtype)
 
 
 around = round
@@ -414,9 +418,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = dtypes.finfo(x.dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
-    # the replacements may be lists (JAX converts them to x's dtype)
+    # the replacements take x's dtype, strongly typed (so is the result), as JAX's
     nan, posinf, neginf = (_array_from(v, x.dtype, "nan_to_num")
-                           if isinstance(v, (list, tuple)) else v
+                           if isinstance(v, (list, tuple)) else
+                           lax.convert_element_type(v, x.dtype)
                            for v in (nan, posinf, neginf))
     x = where(isnan(x), nan, x)
     x = where(lax.eq(x, float("inf")), posinf, x)
