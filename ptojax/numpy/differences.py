@@ -200,7 +200,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     dx = ew.subtract(take(xp, i), xp_lo)
     epsilon = float(np.spacing(dtypes.finfo(xp.dtype).eps))
     flat = ew.less_equal(ew.absolute(dx), epsilon)  # no NaN gradients where dx is tiny
-    slope = ew.divide(ew.subtract(x, xp_lo), ew.where(flat, convert(1, dx.dtype), dx))
+    slope = ew.divide(ew.subtract(x, xp_lo), ew.where(flat, 1, dx))   # weak 1: dx's type
     f = ew.where(flat, fp_lo, ew.add(fp_lo, ew.multiply(slope, ew.subtract(fp_hi, fp_lo))))
     if not isinstance(left, str) and period is None:
         first = lax.index_in_dim(fp, 0, 0, False) if left is None else left

@@ -164,6 +164,8 @@ WEAK_COMBINATIONS = [
     ("triu", lambda m, x, y: m.triu(m.full((3, 2), y), 1)),
     ("diag of a vector", lambda m, x, y: m.diag(m.full(2, y), -1)),
     ("diag of a strong vector", lambda m, x, y: m.diag(m.ones(2))),
+    ("insert", lambda m, x, y: m.insert(m.full(3, y), 1, 5.0)),
+    ("interp", lambda m, x, y: m.interp(m.full(2, 0.5), m.arange(3.0) * y, m.full(3, y))),
 ]
 
 
@@ -172,7 +174,8 @@ def test_joins_and_products_of_weak_operands_stay_weak_as_jax(jax, jnp, name, fn
     """A join (concatenate and the stacks built on it) or a product (dot_general) of weakly
     typed operands is weak, with the dtype the weak ones promote to, as in JAX (eagerly and
     under jit); one strong operand, or an explicit dtype, makes it strong. A triangle or a
-    diagonal matrix of a weak input is weak (its zeros are)."""
+    diagonal matrix of a weak input is weak (its zeros are), as are insert and interp of weak
+    operands."""
     with jax.enable_x64(False):
         want = fn(jnp, jnp.asarray(1), jnp.asarray(2.0))
     for mode, got in (("eager", fn(pnp, pnp.asarray(1), pnp.asarray(2.0))),
