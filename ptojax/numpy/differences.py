@@ -63,10 +63,13 @@ def ediff1d(ary, to_end=None, to_begin=None):
     flat = ravel(asarray(ary, op="ediff1d"))
     result = lax.sub(_part(flat, 0, 1, None), _part(flat, 0, None, -1))
     parts = [result]
+    # the ends in the array's dtype, strongly typed (so is the result then), as JAX's
     if to_begin is not None:
-        parts.insert(0, ravel(convert(asarray(to_begin, op="ediff1d"), flat.dtype)))
+        parts.insert(0, ravel(lax.convert_element_type(asarray(to_begin, op="ediff1d"),
+                                                       flat.dtype)))
     if to_end is not None:
-        parts.append(ravel(convert(asarray(to_end, op="ediff1d"), flat.dtype)))
+        parts.append(ravel(lax.convert_element_type(asarray(to_end, op="ediff1d"),
+                                                    flat.dtype)))
     return concatenate(parts, 0) if len(parts) > 1 else result
 
 

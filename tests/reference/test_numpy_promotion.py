@@ -166,6 +166,13 @@ WEAK_COMBINATIONS = [
     ("diag of a strong vector", lambda m, x, y: m.diag(m.ones(2))),
     ("insert", lambda m, x, y: m.insert(m.full(3, y), 1, 5.0)),
     ("interp", lambda m, x, y: m.interp(m.full(2, 0.5), m.arange(3.0) * y, m.full(3, y))),
+    # strong in JAX: ends converted to the array's dtype, branches too, a stacked 3-D cross
+    ("ediff1d to_begin", lambda m, x, y: m.ediff1d(m.full(3, y), to_begin=1.0)),
+    ("ediff1d", lambda m, x, y: m.ediff1d(m.full(3, y))),
+    ("piecewise", lambda m, x, y: m.piecewise(m.full(3, y), [m.full(3, y) > 1],
+                                              [lambda v: v * 2, 0.0])),
+    ("cross", lambda m, x, y: m.cross(m.full(3, 1.0), m.full(3, y))),
+    ("cross of 2-vectors", lambda m, x, y: m.cross(m.full(2, 1.0), m.full(2, y))),
 ]
 
 
