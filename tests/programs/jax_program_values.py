@@ -7,6 +7,8 @@ stale values.
 Regenerate after changing one of PROGRAMS (needs JAX; JAX runs in its default 32-bit mode):
     cd tests/programs && PYTHONPATH=../.. python jax_program_values.py [name ...]
 (only the named programs, keeping the others' stored values; all of them without names).
+The ``ilqr_mpc`` and ``newton_bfgs`` programs are here because JAX runs them eagerly, one
+compiled operation at a time (8-20 s on a busy machine).
 """
 import base64
 import gzip
@@ -20,9 +22,9 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 PATH = HERE / "jax_program_values.json.gz"
-PROGRAMS = ["fluidsim", "hmm_em", "pca_from_scratch", "physical_optimization",
-            "stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_gan", "stax_resnet",
-            "stax_vae"]
+PROGRAMS = ["fluidsim", "hmm_em", "ilqr_mpc", "newton_bfgs", "pca_from_scratch",
+            "physical_optimization", "stax_checkpoint", "stax_classifier", "stax_dp_conv",
+            "stax_gan", "stax_resnet", "stax_vae"]
 _store: dict = {}
 
 
