@@ -35,6 +35,7 @@ from ptojax import distributed, errors, lax, nn, numpy, random, tools, tree_util
 from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
+from ptojax import core
 from ptojax.config import config, disable_jit, enable_x64
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get
@@ -80,7 +81,7 @@ __version__ = "0.1.0"
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
-           "closure_convert", "config", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
            "default_backend", "device_count", "device_get", "device_put",
            "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",

@@ -101,15 +101,19 @@ def cse(ir: IR) -> IR:
 
 
 @quietly
-def fold_constants(ir: IR) -> IR:
-    """Evaluate equations whose inputs are all literals when the result is a scalar."""
+def fold_constants(ir: IR, keep_outvars: bool = False) -> IR:
+    """Evaluate equations whose inputs are all literals when the result is a scalar, also in
+    sub-IRs (a loop body's index arithmetic on literals ran on every step). A sub-IR keeps
+    the equations computing its outputs (``keep_outvars``): its outputs stay variables."""
     known: dict = {}
     eqns = []
+    kept = {v for v in ir.outvars if type(v) is Var} if keep_outvars else ()
     for eqn in ir.eqns:
         inputs = tuple(known.get(a, a) if type(a) is Var else a for a in eqn.inputs)
         foldable = (not eqn.prim.multiple_results and not eqn.prim.effectful
                     and all(type(a) is Literal for a in inputs)
                     and all(v.type.shape == () for v in eqn.outputs)
+                    and eqn.outputs[0] not in kept
                     and not any(isinstance(p, (IR, ClosedIR)) for p in eqn.params.values())
                     and not has_symbols(tuple(eqn.params.values())))  # sizes: at run time
         if foldable:
@@ -119,9 +123,16 @@ def fold_constants(ir: IR) -> IR:
                 continue
             except Exception:  # leave it to run time, where the error gets its context
                 pass
-        eqns.append(eqn if inputs == eqn.inputs else eqn.replace(inputs=inputs))
+        params = _map_sub_irs(eqn, _fold_sub_ir)
+        if inputs != eqn.inputs or params is not eqn.params:
+            eqn = eqn.replace(inputs=inputs, params=params)
+        eqns.append(eqn)
     outvars = [known.get(v, v) if type(v) is Var else v for v in ir.outvars]
     return IR(ir.constvars, ir.invars, eqns, outvars)
+
+
+def _fold_sub_ir(ir: IR) -> IR:
+    return fold_constants(ir, keep_outvars=True)
 
 
 def prune_consts(closed: ClosedIR) -> ClosedIR:

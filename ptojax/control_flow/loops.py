@@ -35,13 +35,11 @@ from ptojax.public import add_examples as _add_examples
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``, returning the final
     carry and the stacked ``y``s (JAX's ``lax.scan``). ``xs`` may be None with ``length``
-    given; ``reverse`` walks the axis backwards (ys stay in xs order). ``unroll`` is accepted
-    for compatibility and has no effect on the result."""
+    given; ``reverse`` walks the axis backwards (ys stay in xs order). ``unroll`` (a bool or a
+    non-negative int) is accepted for compatibility and has no effect on the result."""
     source = user_frame()
     _check_callable("scan", f, "f", source)
-    if not isinstance(unroll, (bool, int)) or (not isinstance(unroll, bool) and unroll < 1):
-        raise ControlFlowError(f"scan: unroll must be a positive int or a bool, got "
-                               f"{unroll!r}", source)
+    _check_unroll_value("scan", unroll, source)
     return _scan("scan", f, f"{fn_name(f)} (f)", "init", init, xs, length, reverse, source)
 
 
@@ -113,10 +111,13 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     return tree.unflatten(bind_while(cond_consts, body_consts, leaves, cond, body, max_steps))
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``. Bounds known while
     tracing (Python numbers, or concrete values under an eager transform, as in JAX) make it a
-    ``scan`` (reverse-mode differentiable); abstract bounds a ``while``."""
+    ``scan`` (reverse-mode differentiable) whose index ``i`` is a weakly typed int, as JAX's
+    (it counts from the Python int ``int(lower)``); abstract bounds a ``while`` whose index has
+    the bounds' dtype, weak when ``lower`` is (a Python int). ``unroll`` (an int or bool) is
+    accepted for static bounds only, as in JAX, and does not change the result."""
     source = user_frame()
     _check_callable("fori_loop", body_fun, "body_fun", source)
     length = None
@@ -124,23 +125,55 @@ def fori_loop(lower, upper, body_fun, init_val):
         length = max(upper - lower, 0)
         lower, upper = (dimension_size(b) if type(b) is DimExpr else b for b in (lower, upper))
     index_dtype = _index_dtype(lower, upper, source)
-    lower = convert_element_type(lower, index_dtype)
-    upper = convert_element_type(upper, index_dtype)
-    one = convert_element_type(1, index_dtype)
+    static = length is not None or (is_concrete(lower) and is_concrete(upper))
+    _check_unroll(unroll, static, source)
+    if not static:
+        return _fori_while(lower, upper, index_dtype, body_fun, init_val)
+    if length is None:
+        lower, length = int(lower), max(int(upper) - int(lower), 0)
+    else:
+        lower = convert_element_type(lower, index_dtype, weak_type=True)
 
-    def step(i, val):
+    def step(carry, _):
+        i, val = carry
+        return (add(i, convert_element_type(1, leaf_type(i).dtype, weak_type=True)),
+                body_fun(i, val)), None
+
+    (_, val), _ = _scan("fori_loop", step, f"{fn_name(body_fun)} (body_fun)",
+                        "(lower, init_val)", (lower, init_val), None, length, False, source)
+    return val
+
+
+def _fori_while(lower, upper, index_dtype, body_fun, init_val):
+    """``fori_loop`` with abstract bounds: a ``while`` over ``(i, val)``. A bound converts to
+    the common dtype only when its own differs (so a Python int ``lower`` stays weak)."""
+    lower, upper = (b if leaf_type(b).dtype == index_dtype else
+                    convert_element_type(b, index_dtype) for b in (lower, upper))
+    one = convert_element_type(1, index_dtype, weak_type=leaf_type(lower).weak_type)
+
+    def step(carry):
+        i, val = carry
         return add(i, one), body_fun(i, val)
 
-    if length is None and not (is_concrete(lower) and is_concrete(upper)):
-        _, val = while_loop(lambda carry: lt(carry[0], upper),
-                            lambda carry: step(*carry), (lower, init_val))
-        return val
-    (_, val), _ = _scan("fori_loop", lambda carry, _: (step(*carry), None),
-                        f"{fn_name(body_fun)} (body_fun)", "(lower, init_val)",
-                        (lower, init_val), None,
-                        max(int(upper) - int(lower), 0) if length is None else length, False,
-                        source)
+    _, val = while_loop(lambda carry: lt(carry[0], upper), step, (lower, init_val))
     return val
+
+
+def _check_unroll_value(what, unroll, source):
+    """``unroll`` is a bool or a non-negative int (0 and 1 both mean no unrolling), as JAX's."""
+    if not isinstance(unroll, (bool, int)) or unroll < 0:
+        raise ControlFlowError(f"{what}: unroll must be a bool or a non-negative int, got "
+                               f"{unroll!r}", source)
+
+
+def _check_unroll(unroll, static, source):
+    if unroll is None:
+        return
+    _check_unroll_value("fori_loop", unroll, source)
+    if not static:
+        raise ControlFlowError("fori_loop: unroll is only allowed when the loop bounds are "
+                               "known while tracing (Python ints or concrete values); these "
+                               "bounds are traced", source)
 
 
 # tracing ---------------------------------------------------------------------------------------
@@ -223,17 +256,21 @@ def _scan_length(what, xs_tree, xs_types, length, source) -> int:
 
 
 def _index_dtype(lower, upper, source):
+    """The bounds' common dtype, as JAX's: equal dtypes, or a weak (Python int) bound next to
+    a signed integer one takes that one's dtype."""
     tl, tu = leaf_type(lower), leaf_type(upper)
     for name, t in (("lower", tl), ("upper", tu)):
         if t.shape != () or not dtypes.is_integer(t.dtype):
             raise ControlFlowError(f"fori_loop: {name} must be an integer scalar, got {t}",
                                    source)
-    if tl.weak_type:
-        return tu.dtype
-    if tu.weak_type or tl.dtype == tu.dtype:
+    if tl.dtype == tu.dtype:
         return tl.dtype
+    signed = not any(dtypes.is_unsigned(t.dtype) for t in (tl, tu))
+    if signed and tl.weak_type != tu.weak_type:
+        return tl.dtype if tu.weak_type else tu.dtype
     raise ControlFlowError(f"fori_loop: lower ({tl}) and upper ({tu}) must have the same "
-                           f"dtype", source)
+                           f"dtype (a Python int next to a signed integer bound takes its "
+                           f"dtype); convert one of them", source)
 
 
 def _check_callable(what, fn, name, source):
@@ -245,7 +282,7 @@ def _check_callable(what, fn, name, source):
 _add_examples(globals(), """
 fori_loop:
     >>> pto.lax.fori_loop(0, 5, lambda i, acc: acc + i, 0)
-    Array(10, dtype=int32)
+    Array(10, dtype=int32, weak_type=True)
 while_loop:
     >>> pto.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
     Array(128, dtype=int32, weak_type=True)

@@ -126,7 +126,11 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
         outs = [fresh(v) for v in eqn.outputs]
         ufunc = eqn.prim.ufunc
         if eqn in implicit:   # numpy's own broadcasting in the consuming ufuncs does it
-            lines.append(f"    {outs[0]} = {ins[0]}")
+            expanded = implicit[eqn]
+            if expanded is None:
+                lines.append(f"    {outs[0]} = {ins[0]}")
+            else:             # a view with the output's rank, size 1 where it broadcasts
+                lines.append(f"    {outs[0]} = {ins[0]}.reshape({expanded})")
             continue
         note = ""
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
@@ -249,11 +253,13 @@ def _size_code(value) -> str:
     return repr(value)
 
 
-def _implicit_broadcasts(ir, impls) -> set:
-    """The ``broadcast_in_dim`` equations that only add leading dimensions and whose every use
-    is a plain ufunc of their output's shape: numpy broadcasts their operand itself, so the
-    executor skips them (a bias added to a batch: ``np.broadcast_to`` costs more than the
-    add on small arrays)."""
+def _implicit_broadcasts(ir, impls) -> dict:
+    """The ``broadcast_in_dim`` equations whose every use is a plain ufunc of their output's
+    shape with a full-shape operand: numpy broadcasts their operand itself, so the executor
+    skips them (a bias added to a batch, a row maximum or sum subtracted from or dividing its
+    rows: ``np.broadcast_to`` costs more than the ufunc on small arrays). Each maps to None
+    when the operand broadcasts as it is (it fills the trailing dimensions), else to the
+    shape of the operand's view with the output's rank (size 1 where it broadcasts)."""
     users: dict = {}
     for eqn in ir.eqns:
         for a in eqn.inputs:
@@ -261,18 +267,25 @@ def _implicit_broadcasts(ir, impls) -> set:
                 users.setdefault(a, []).append(eqn)
     outvars = {v for v in ir.outvars if type(v) is Var}
     broadcast = {e.outputs[0] for e in ir.eqns if e.prim.name == "broadcast_in_dim"}
-    found = set()
+    found = {}
     for eqn in ir.eqns:
         if eqn.prim.name != "broadcast_in_dim" or eqn in impls or type(eqn.inputs[0]) is not Var:
             continue
         out, n = eqn.outputs[0], eqn.inputs[0].type.ndim
-        dims = eqn.params["broadcast_dimensions"]
-        if out in outvars or tuple(dims) != tuple(range(out.type.ndim - n, out.type.ndim)) \
-                or eqn.inputs[0].type.shape != out.type.shape[out.type.ndim - n:]:
+        if out in outvars:
             continue
         uses = users.get(out, ())
-        if uses and all(_broadcasts_itself(u, out.type.shape, broadcast, impls) for u in uses):
-            found.add(eqn)
+        if not uses or not all(_broadcasts_itself(u, out.type.shape, broadcast, impls)
+                               for u in uses):
+            continue
+        dims = tuple(eqn.params["broadcast_dimensions"])
+        if dims == tuple(range(out.type.ndim - n, out.type.ndim)):
+            found[eqn] = None
+        elif not has_symbols(eqn.inputs[0].type.shape):   # sizes known when generated
+            expanded = [1] * out.type.ndim
+            for size, d in zip(eqn.inputs[0].type.shape, dims):
+                expanded[d] = size
+            found[eqn] = tuple(expanded)
     return found
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, non_array_error
 from ptojax.eval.array import Array
-from ptojax.ir.types import TensorType
+from ptojax.ir.types import ShapedArray, TensorType
 from ptojax.source_info import user_frame
 from ptojax.trace import Tracer
 from ptojax.pytree import keystr
@@ -86,12 +86,13 @@ def leaf_type(x, path=()) -> TensorType:
 PYTHON_FLOAT_CARRIER = TensorType((), dtypes.float64, True)
 
 
-def typeof(x) -> TensorType:
+def typeof(x):
     """The abstract type of ``x`` (shape, dtype, weak type), as JAX's ``jax.typeof``: what a
-    trace sees of it (of a typed key: its key shape and ``key<fry>``)."""
+    trace sees of it, a ``ShapedArray`` (``pto.core.ShapedArray``, shown as JAX shows it);
+    of a typed key, its key shape and ``key<fry>``."""
     if dtypes.is_extended(getattr(x, "dtype", None)):
         return TensorType(tuple(x.shape), x.dtype)
-    return leaf_type(x)
+    return ShapedArray.of(leaf_type(x))
 
 
 def argument_type(x, path=()) -> TensorType:
@@ -127,7 +128,7 @@ ShapeDtypeStruct:
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
 typeof:
     >>> pto.typeof(pnp.ones((2, 3)))
-    f32[2,3]
+    ShapedArray(float32[2,3])
     >>> pto.typeof(1.0).weak_type
     True
 """)

@@ -63,10 +63,13 @@ def ediff1d(ary, to_end=None, to_begin=None):
     flat = ravel(asarray(ary, op="ediff1d"))
     result = lax.sub(_part(flat, 0, 1, None), _part(flat, 0, None, -1))
     parts = [result]
+    # the ends in the array's dtype, strongly typed (so is the result then), as JAX's
     if to_begin is not None:
-        parts.insert(0, ravel(convert(asarray(to_begin, op="ediff1d"), flat.dtype)))
+        parts.insert(0, ravel(lax.convert_element_type(asarray(to_begin, op="ediff1d"),
+                                                       flat.dtype)))
     if to_end is not None:
-        parts.append(ravel(convert(asarray(to_end, op="ediff1d"), flat.dtype)))
+        parts.append(ravel(lax.convert_element_type(asarray(to_end, op="ediff1d"),
+                                                    flat.dtype)))
     return concatenate(parts, 0) if len(parts) > 1 else result
 
 
@@ -200,7 +203,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     dx = ew.subtract(take(xp, i), xp_lo)
     epsilon = float(np.spacing(dtypes.finfo(xp.dtype).eps))
     flat = ew.less_equal(ew.absolute(dx), epsilon)  # no NaN gradients where dx is tiny
-    slope = ew.divide(ew.subtract(x, xp_lo), ew.where(flat, convert(1, dx.dtype), dx))
+    slope = ew.divide(ew.subtract(x, xp_lo), ew.where(flat, 1, dx))   # weak 1: dx's type
     f = ew.where(flat, fp_lo, ew.add(fp_lo, ew.multiply(slope, ew.subtract(fp_hi, fp_lo))))
     if not isinstance(left, str) and period is None:
         first = lax.index_in_dim(fp, 0, 0, False) if left is None else left

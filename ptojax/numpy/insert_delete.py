@@ -122,7 +122,7 @@ def insert(arr, obj, values, axis=None):
     keep = lax.broadcast_in_dim(np.bool_(True), (n + count,), ()).at[targets].set(False)
     (sources,) = nonzero(keep, size=n)
     shape = tuple(n + count if d == axis else s for d, s in enumerate(a.shape))
-    out = zeros(shape, a.dtype)
+    out = lax.broadcast_in_dim(convert(0, a.dtype, bool(a.weak_type)), shape, ())  # a's type
     new_shape = tuple(count if d == axis else s for d, s in enumerate(a.shape))
     out = out.at[_along(axis, targets)].set(_broadcast_values(values, new_shape, axis))
     return out.at[_along(axis, sources)].set(a)

@@ -11,7 +11,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax.errors import AxisError, ShapeError
 from ptojax.numpy._axes import normalize_axis
-from ptojax.numpy.creation import tri, zeros
+from ptojax.numpy.creation import tri
 from ptojax.numpy.indexing import getitem, take
 from ptojax.numpy.math import where
 from ptojax.numpy import reductions
@@ -141,9 +141,12 @@ def concatenate(arrays, axis=0, dtype=None):
         return _of_keys(concatenate, arrays, axis, dtype, arrays[0].ndim)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    dt, _ = result_type(*arrays, op="concatenate")
-    dt = supported_dtype(dtype, "concatenate") if dtype else dt
-    arrays = [convert(a, dt) for a in arrays]
+    dt, weak = result_type(*arrays, op="concatenate")
+    if dtype:   # an asked-for dtype is strong
+        dt = supported_dtype(dtype, "concatenate")
+        arrays = [lax.convert_element_type(a, dt) for a in arrays]
+    else:       # weak when all operands are (as JAX's promotion joins them)
+        arrays = [convert(a, dt, weak) for a in arrays]
     shapes = ", ".join(str(tuple(x.shape)) for x in arrays)
     ndim = arrays[0].ndim
     if ndim == 0:
@@ -445,14 +448,20 @@ def tril(m, k=0):
     m = asarray(m, op="tril")
     _require_matrix("tril", m)
     mask = tri(m.shape[-2], m.shape[-1], k, dtypes.bool_)
-    return where(mask, m, convert(0, m.dtype))
+    return where(mask, m, _zero_like(m))
 
 
 def triu(m, k=0):
     m = asarray(m, op="triu")
     _require_matrix("triu", m)
     mask = tri(m.shape[-2], m.shape[-1], k - 1, dtypes.bool_)
-    return where(mask, convert(0, m.dtype), m)
+    return where(mask, _zero_like(m), m)
+
+
+def _zero_like(x):
+    """A scalar 0 of ``x``'s dtype and weak type: what a triangle or diagonal is padded
+    with keeps a weakly typed input weak, as in JAX."""
+    return convert(0, x.dtype, bool(x.weak_type))
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -468,7 +477,7 @@ def diag(v, k=0):
     if v.ndim == 1:
         n = v.shape[0] + builtins.abs(k)
         rows = np.arange(v.shape[0]) + builtins.max(0, -k)
-        out = zeros((n, n), v.dtype)
+        out = lax.broadcast_in_dim(_zero_like(v), (n, n), ())
         return out.at[rows, rows + k].set(v)
     if v.ndim == 2:
         return diagonal(v, k)

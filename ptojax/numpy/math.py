@@ -137,14 +137,20 @@ def sign(x, /):
     return ar.sign_p.bind(x)
 
 
+def _const_like(x, value):
+    """``value`` as a strongly typed scalar of ``x``'s dtype: JAX writes the constants of
+    its composite functions so, which makes their results strong even of weak operands."""
+    return lax.convert_element_type(value, x.dtype)
+
+
 def log2(x, /):
     (x,) = promote_args("log2", x, kind="float")
-    return lax.div(lax.log(x), float(np.log(2)))
+    return lax.div(lax.log(x), _const_like(x, float(np.log(2))))
 
 
 def log10(x, /):
     (x,) = promote_args("log10", x, kind="float")
-    return lax.div(lax.log(x), float(np.log(10)))
+    return lax.div(lax.log(x), _const_like(x, float(np.log(10))))
 
 
 def square(x, /):
@@ -176,8 +182,12 @@ def round(a, decimals: int = 0):
         return a
     if decimals == 0:
         return lax.round(a, "half_even")
-    factor = 10.0 ** decimals
-    return lax.div(lax.round(lax.mul(a, factor), "half_even"), factor)
+    # rescaled by a strong constant (the result is strong, as JAX's); float16 in float32, as
+    # JAX (its 10-bit mantissa cannot hold x * 10**decimals finely enough)
+    compute = dtypes.float32 if a.dtype == dtypes.float16 else a.dtype
+    factor = lax.convert_element_type(10.0 ** decimals, compute)
+    scaled = lax.mul(lax.convert_element_type(a, compute), factor)
+    return lax.convert_element_type(lax.div(lax.round(scaled, "half_even"), factor), a.dtype)
 
 
 around = round
@@ -294,9 +304,18 @@ def _no_complex(name, *xs):
 
 
 def hypot(x1, x2, /):
+    """``big * sqrt(1 + (small / big)**2)``: no overflow or underflow of the squares (1e20
+    and 1e20 give 1.41e20 in float32); an infinite side gives inf even next to NaN."""
     x1, x2 = promote_args("hypot", x1, x2, kind="float")
     _no_complex("hypot", x1, x2)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    a, b = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(a, b), lax.min(a, b)
+    zero = lax.eq(big, _const_like(big, 0))
+    ratio = lax.div(small, lax.select(zero, lax.full_like(big, 1), big))
+    scaled = lax.mul(big, lax.sqrt(lax.add(_const_like(big, 1), lax.mul(ratio, ratio))))
+    out = lax.select(zero, big, scaled)
+    infinite = lax.bitwise_or(isposinf(a), isposinf(b))
+    return lax.select(infinite, lax.full_like(out, np.inf), out)
 
 
 def _wrap_between(x, a):
@@ -337,18 +356,18 @@ def _finite_above(x):
 
 def logaddexp2(x1, x2, /):
     x1, x2 = promote_args("logaddexp2", x1, x2, kind="float")
-    ln2 = float(np.log(2))
+    ln2 = _const_like(x1, float(np.log(2)))
     return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
 
 
 def deg2rad(x, /):
     (x,) = promote_args("deg2rad", x, kind="float")
-    return lax.mul(x, float(np.pi / 180))
+    return lax.mul(x, _const_like(x, float(np.pi / 180)))
 
 
 def rad2deg(x, /):
     (x,) = promote_args("rad2deg", x, kind="float")
-    return lax.mul(x, float(180 / np.pi))
+    return lax.mul(x, _const_like(x, float(180 / np.pi)))
 
 
 radians, degrees = deg2rad, rad2deg
@@ -356,7 +375,7 @@ radians, degrees = deg2rad, rad2deg
 
 def sinc(x, /):
     (x,) = promote_args("sinc", x, kind="float")
-    px = lax.mul(x, float(np.pi))
+    px = lax.mul(x, _const_like(x, float(np.pi)))
     safe = lax.select(lax.eq(x, 0), lax.add(px, 1), px)
     return lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), lax.div(lax.sin(safe), safe))
 
@@ -414,9 +433,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = dtypes.finfo(x.dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
-    # the replacements may be lists (JAX converts them to x's dtype)
+    # the replacements take x's dtype, strongly typed (so is the result), as JAX's
     nan, posinf, neginf = (_array_from(v, x.dtype, "nan_to_num")
-                           if isinstance(v, (list, tuple)) else v
+                           if isinstance(v, (list, tuple)) else
+                           lax.convert_element_type(v, x.dtype)
                            for v in (nan, posinf, neginf))
     x = where(isnan(x), nan, x)
     x = where(lax.eq(x, float("inf")), posinf, x)
@@ -424,8 +444,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def heaviside(x1, x2, /):
+    """0 below zero, 1 above, ``x2`` at zero; NaN where ``x1`` is NaN (as NumPy and JAX)."""
     x1, x2 = promote_args("heaviside", x1, x2, kind="float")
-    return where(lax.lt(x1, 0), 0.0, where(lax.gt(x1, 0), 1.0, x2))
+    at_zero = where(lax.ne(x1, x1), x1, x2)
+    return where(lax.lt(x1, 0), _const_like(x1, 0), where(lax.gt(x1, 0), _const_like(x1, 1),
+                                                          at_zero))
 
 
 def astype(x, dtype):

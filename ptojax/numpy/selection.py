@@ -99,10 +99,10 @@ def piecewise(x, condlist, funclist, *args, **kw):
                                    (0,))
     index = lax.reduce_max(lax.select(conds, weights, lax.full_like(weights, 0)), (0,))
 
-    def branch(f):
+    def branch(f):   # each branch's result in x's dtype, strongly typed, as JAX's
         if callable(f):
-            return lambda v: convert(f(v, *args, **kw), x.dtype)
-        return lambda v: convert(asarray(f, op="piecewise"), x.dtype)
+            return lambda v: lax.convert_element_type(f(v, *args, **kw), x.dtype)
+        return lambda v: lax.convert_element_type(asarray(f, op="piecewise"), x.dtype)
     return vectorize(switch, excluded=(1,))(index, [branch(f) for f in funclist], x)
 
 

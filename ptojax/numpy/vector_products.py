@@ -72,7 +72,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     parts = [ew.subtract(ew.multiply(a1, b2), ew.multiply(a2, b1)),
              ew.subtract(ew.multiply(a2, b0), ew.multiply(a0, b2)),
              ew.subtract(ew.multiply(a0, b1), ew.multiply(a1, b0))]
-    c = lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
+    # stacked as an array of the components: strongly typed, as JAX's (a 2-D cross is not)
+    c = lax.convert_element_type(lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0),
+                                 parts[0].dtype)
     return moveaxis(c, 0, normalize_axis("cross", axisc, c.ndim, "axisc"))
 
 

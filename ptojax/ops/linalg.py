@@ -209,6 +209,13 @@ def _type_rank(dtype):
             not dtypes.is_unsigned(part))
 
 
+def _in_product_dtype(x, dtype):
+    """An operand in the product's dtype: one already of that dtype keeps its weak type (a
+    product of weakly typed operands is weak, as JAX's); a converted one is strong."""
+    keep = x.dtype == dtype and bool(getattr(x, "weak_type", False))
+    return convert_element_type(x, dtype, weak_type=keep)
+
+
 def _result_dtype(lhs, rhs, preferred):
     """The product's dtype: the higher operand type, or ``preferred`` when given (which must
     not narrow an integer or complex result), as JAX."""
@@ -235,7 +242,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pet = None if preferred_element_type is None else dtypes.user_dtype(
         preferred_element_type, "dot")
     dtype = _result_dtype(lhs, rhs, pet)
-    lhs, rhs = convert_element_type(lhs, dtype), convert_element_type(rhs, dtype)
+    lhs, rhs = _in_product_dtype(lhs, dtype), _in_product_dtype(rhs, dtype)
     extra = {} if precision is None else {"precision": canonicalize_precision(precision)}
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet,
                               **extra)

@@ -104,6 +104,81 @@ def _erf_inv_f64(y):
     return np.where(np.abs(y) > 1.0, np.nan, x)
 
 
+# Giles' double-precision erf_inv (the same paper; XLA's float64 ErfInv): y P(w) with P of
+# degree 22 in w - 3.125 for w < 6.25, 18 in sqrt(w) - 3.25 for w < 16, 16 in sqrt(w) - 5
+# beyond; highest power first. Its error is far below a float32 ulp.
+_GILES_DP_CENTRAL = (
+    -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+    1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+    6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+    2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+    1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+    4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+    0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+    0.24015818242558961693, 1.6536545626831027356)
+_GILES_DP_MIDDLE = (
+    2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+    1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+    2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+    6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+    0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+    -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+    3.0838856104922207635)
+_GILES_DP_TAIL = (
+    -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+    -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+    2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+    -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+    7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+    1.0103004648645343977, 4.8499064014085844221)
+
+
+def _horner_in_place(coeffs, t):
+    """The polynomial ``coeffs`` (highest power first) at ``t``, which it overwrites."""
+    p = np.full_like(t, coeffs[0])
+    for c in coeffs[1:]:
+        p *= t
+        p += c
+    return p
+
+
+def _erf_inv_giles_dp(y):
+    """erf_inv of float64 ``y`` by Giles' double-precision polynomials, with no Newton step:
+    enough for operands of 32 bits or fewer (within 3e-11 relative of the Newton-refined
+    impl over float32 operands: rounded to float32, the same value on every 331st float32
+    bit pattern in (-1, 1)), and 15x cheaper than Newton with libm erf per element. The central
+    polynomial runs on every element in place; the few beyond it (|y| > 0.999) are redone."""
+    shape, y = y.shape, y.ravel()
+    w = 1.0 - y
+    w *= 1.0 + y
+    np.log(w, out=w)
+    np.negative(w, out=w)
+    rest = np.flatnonzero(~(w < 6.25))
+    wr = w[rest]
+    w -= 3.125
+    p = _horner_in_place(_GILES_DP_CENTRAL, w)
+    if rest.size:
+        root = np.sqrt(wr)
+        p[rest] = np.where(root < 4.0, _horner_in_place(_GILES_DP_MIDDLE, root - 3.25),
+                           _horner_in_place(_GILES_DP_TAIL, root - 5.0))
+    p *= y
+    outside = np.flatnonzero(~(np.abs(y) < 1.0))
+    if outside.size:   # +-inf at +-1, NaN beyond and for NaN
+        yo = y[outside]
+        p[outside] = np.where(np.abs(yo) == 1.0, yo * np.inf, np.nan)
+    return p.reshape(shape)
+
+
+def _erf_inv_impl(y):
+    """erf_inv in the operand's dtype: Newton-refined float64 for float64 operands, Giles'
+    double-precision polynomials for narrower ones (the same value once rounded)."""
+    dtype = np.asarray(y).dtype
+    with np.errstate(all="ignore"):
+        y64 = np.asarray(y, np.float64)
+        f = _erf_inv_f64 if dtype.itemsize > 4 else _erf_inv_giles_dp
+        return np.asarray(f(y64)).astype(dtype)
+
+
 # Lanczos (g = 7, n = 9): |error| < 1e-15 relative for the series
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
             -176.61502916214059, 12.507343278686905, -0.13857109526572012,
@@ -476,8 +551,8 @@ def _special(name, f64_fn, nargs=1, **facts):
 erf_p = _special("erf", _erf_f64, tile=NOT_TILED)
 erfc_p = _special("erfc", _erfc_f64, host="erfc_f32({0})",
                   tile=tile_forms.expansion(_erfc_expansion, _expansion_check))
-erf_inv_p = _special("erf_inv", _erf_inv_f64,
-                      tile=tile_forms.expansion(_erf_inv_expansion, _expansion_check))
+erf_inv_p = elementwise("erf_inv", _erf_inv_impl, "float", reference=ref.lax_op("erf_inv"),
+                        tile=tile_forms.expansion(_erf_inv_expansion, _expansion_check))
 lgamma_p = _special("lgamma", _lgamma_f64, host="lgamma_f32({0})",
                     tile=tile_forms.expansion(_lgamma_expansion, _expansion_check))
 digamma_p = _special("digamma", _digamma_f64, tile=NOT_TILED)

@@ -8,7 +8,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from cf_helpers import (P, assert_trees_close, check_grad, check_jvp, count_prims, eqns_of,
                         verified)
-from ptojax.errors import UnsupportedError
+from ptojax import lax
+from ptojax.errors import ControlFlowError, UnsupportedError
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -149,3 +150,74 @@ def test_weak_carries_stay_weak_as_jax(jax):
         got = program(pto.lax, pnp)
         assert repr(got) == repr(want)
         assert repr(pto.jit(lambda: program(pto.lax, pnp))()) == repr(want)
+
+
+@pytest.mark.usefixtures("ptojax_default_mode")
+def test_fori_loop_index_type_as_jax(jax):
+    """fori_loop's index ``i`` has JAX's type: with bounds known while tracing it counts from
+    the Python int ``int(lower)`` (a weak int32, whatever the bounds' dtype), so an int8 carry
+    plus ``i`` stays int8; with traced bounds it has their common dtype, weak when ``lower``
+    is a Python int. ``unroll`` is accepted with static bounds only."""
+    programs = {
+        "int8 carry + i": lambda lax, np_: lax.fori_loop(0, 4, lambda i, c: c + i,
+                                                        np_.int8(1)),
+        "i * float16": lambda lax, np_: lax.fori_loop(1, 3, lambda i, c: c * i,
+                                                     np_.float16(1.5)),
+        "int16 bounds, int8 carry": lambda lax, np_: lax.fori_loop(
+            np_.int16(0), np_.int16(3), lambda i, c: c + i, np_.int8(0)),
+        "weak carry + i": lambda lax, np_: lax.fori_loop(0, 3, lambda i, c: c + i, 0),
+        "unroll=2": lambda lax, np_: lax.fori_loop(0, 5, lambda i, c: c * 1.5 + i, 1.0,
+                                                   unroll=2),
+        "unroll=True": lambda lax, np_: lax.fori_loop(0, 3, lambda i, c: c + i, 0.5,
+                                                      unroll=True),
+    }
+    for name, program in programs.items():
+        with jax.enable_x64(False):
+            want = program(jax.lax, jax.numpy)
+        for mode, got in (("eager", program(pto.lax, pnp)),
+                          ("jit", pto.jit(lambda: program(pto.lax, pnp))())):
+            assert repr(got) == repr(want), f"{name} ({mode})"
+    traced = {
+        "python lower": lambda lax, np_, n: lax.fori_loop(0, n, lambda i, c: c + i, 0),
+        "python lower, int8 carry": lambda lax, np_, n: lax.fori_loop(
+            0, n, lambda i, c: c + i, np_.int8(1)),
+        "int16 bounds": lambda lax, np_, n: lax.fori_loop(
+            np_.int16(1), n.astype(np_.int16), lambda i, c: c + i, np_.int16(0)),
+        "python lower, int16 upper": lambda lax, np_, n: lax.fori_loop(
+            0, n.astype(np_.int16), lambda i, c: c * 2 + i, np_.int32(1)),
+    }
+    for name, program in traced.items():
+        with jax.enable_x64(False):
+            want = jax.jit(lambda n: program(jax.lax, jax.numpy, n))(np.int32(4))
+        got = pto.jit(lambda n: program(pto.lax, pnp, n))(np.int32(4))
+        assert repr(got) == repr(want), name
+
+
+@pytest.mark.usefixtures("ptojax_default_mode")
+def test_fori_loop_bound_types_and_unroll_errors_as_jax(jax):
+    """Bounds of different dtypes: a Python int next to a signed integer takes its dtype;
+    any other pair is a TypeError, as in JAX. ``unroll`` with traced bounds is an error."""
+    body = lambda i, c: c + 1
+    for lower, upper in ((np.int8(0), np.int16(3)), (0, np.uint8(3)), (np.uint8(0), 3)):
+        with jax.enable_x64(False), pytest.raises(TypeError):
+            jax.lax.fori_loop(lower, upper, body, 0)
+        with pytest.raises(TypeError, match="fori_loop: lower .* and upper .* must have the "
+                                            "same dtype"):
+            lax.fori_loop(lower, upper, body, 0)
+    with jax.enable_x64(False), pytest.raises(ValueError):
+        jax.jit(lambda n: jax.lax.fori_loop(0, n, body, 0, unroll=2))(3)
+    with pytest.raises(ControlFlowError, match="unroll is only allowed when the loop bounds "
+                                                "are known"):
+        pto.jit(lambda n: lax.fori_loop(0, n, body, 0, unroll=2))(3)
+    for bad in (-1, 2.5):
+        with jax.enable_x64(False), pytest.raises((TypeError, ValueError)):
+            jax.lax.fori_loop(0, 3, body, 0, unroll=bad)
+        for loop in (lambda: lax.fori_loop(0, 3, body, 0, unroll=bad),
+                     lambda: lax.scan(lambda c, x: (c, x), 0, np.ones(2), unroll=bad)):
+            with pytest.raises(ControlFlowError, match="unroll must be a bool or a "
+                                                       "non-negative int"):
+                loop()
+    for fine in (0, 1, 3, False):   # 0 and 1: no unrolling, as in JAX
+        assert int(lax.fori_loop(0, 3, body, 0, unroll=fine)) == 3
+        assert int(lax.scan(lambda c, x: (c + x, x), 0, np.ones(2, np.int32),
+                            unroll=fine)[0]) == 2

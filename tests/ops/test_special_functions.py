@@ -153,6 +153,24 @@ def test_erf_inv_expansion_is_giles_approximation_within_its_bound():
                                   np.asarray(tiled(x16.astype(np.float32))).astype(np.float16))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_narrow_erf_inv_is_the_float64_value_rounded(jax, dtype):
+    """float32/float16 erf_inv (Giles' double-precision polynomials, no Newton step) rounds
+    to the Newton-refined float64 impl's value and to JAX's float64 erf_inv's, over every
+    4099th positive float32 bit pattern below 1 and its negation, the edges and the tails."""
+    pos = np.arange(0, 0x3F800000, 4099, dtype=np.uint32).view(np.float32)
+    x = np.concatenate([pos, -pos, _erf_inv_inputs()]).astype(dtype)
+    got = np.asarray(lax.erf_inv(x))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.asarray(lax.erf_inv(x.astype(np.float64))).astype(dtype))
+    with np.errstate(invalid="ignore"):
+        jax_f64 = np.asarray(jax.lax.erf_inv(x.astype(np.float64))).astype(dtype)
+    np.testing.assert_array_equal(got, jax_f64)
+    square = np.resize(_erf_inv_inputs().astype(dtype), (96, 96))[::2].T  # tails, edges
+    np.testing.assert_array_equal(np.asarray(lax.erf_inv(square)),
+                                  np.asarray(lax.erf_inv(square.ravel())).reshape(square.shape))
+
+
 @pytest.mark.skipif(compiler_or_none() is None, reason="needs a C++ compiler")
 @pytest.mark.parametrize("kernels", ["fused", "pto"])
 def test_host_kernels_of_erf_inv_stay_within_its_bound(kernels):

@@ -5,7 +5,10 @@ its inputs, so an edited program or changed inputs fails loudly instead of compa
 stale values.
 
 Regenerate after changing one of PROGRAMS (needs JAX; JAX runs in its default 32-bit mode):
-    cd tests/programs && PYTHONPATH=../.. python jax_program_values.py
+    cd tests/programs && PYTHONPATH=../.. python jax_program_values.py [name ...]
+(only the named programs, keeping the others' stored values; all of them without names).
+The ``ilqr_mpc`` and ``newton_bfgs`` programs are here because JAX runs them eagerly, one
+compiled operation at a time (8-20 s on a busy machine).
 """
 import base64
 import gzip
@@ -19,8 +22,9 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 PATH = HERE / "jax_program_values.json.gz"
-PROGRAMS = ["stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_gan", "stax_resnet",
-            "stax_vae"]
+PROGRAMS = ["fluidsim", "hmm_em", "ilqr_mpc", "newton_bfgs", "pca_from_scratch",
+            "physical_optimization", "stax_checkpoint", "stax_classifier", "stax_dp_conv",
+            "stax_gan", "stax_resnet", "stax_vae"]
 _store: dict = {}
 
 
@@ -57,14 +61,24 @@ def expected(name, inputs) -> list:
     return [_decode(a) for a in entry["leaves"]]
 
 
-def main():
+def _stored() -> dict:
+    if not PATH.exists():
+        return {}
+    with gzip.open(PATH, "rt") as f:
+        return json.load(f)
+
+
+def main(names):
     import jax
     jax.config.update("jax_platforms", "cpu")
     sys.path[:0] = [str(HERE), str(HERE.parent)]
     from helpers import load_source
     from test_programs import INPUTS
-    out = {}
-    for name in PROGRAMS:
+    unknown = sorted(set(names) - set(PROGRAMS))
+    if unknown:
+        raise SystemExit(f"not in PROGRAMS: {unknown}")
+    out = {name: entry for name, entry in _stored().items() if name in PROGRAMS}
+    for name in names or PROGRAMS:
         with jax.enable_x64(False):
             result = load_source(os.fspath(HERE / f"{name}.py"), name, mapped=False).main(
                 *INPUTS[name])
@@ -78,4 +92,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -9,7 +9,12 @@ gradient of a gradient, the autobatched log densities' ELBO, and a jaxpr interpr
 its out-of-bounds modes and errors. The ``stax_*`` programs are built on
 ``jax.example_libraries`` (stax layers and optimizers) in the style of JAX's examples:
 mnist_classifier, mnist_vae, differentially_private_sgd, resnet50, plus Dropout and an
-optimizer-state checkpoint, and a small DCGAN (ConvTranspose, BatchNorm, two adam states)."""
+optimizer-state checkpoint, and a small DCGAN (ConvTranspose, BatchNorm, two adam states).
+fluidsim, hmm_em, pca_from_scratch and physical_optimization make the calls of JAX's examples
+of those names, the way they make them, at small sizes.
+``ilqr_mpc`` does what JAX's examples/control.py and its test do (LQR, iterative LQR and
+MPC in fori_loops/scans with jacobians), ``newton_bfgs`` what newton_method.py and
+bfgs_method.py do (Python loops over eager grad/hessian/inv)."""
 import os
 
 import numpy as np
@@ -75,6 +80,14 @@ INPUTS = {
     "stax_checkpoint": (STAX_RNG.randn(10, 3).astype(np.float32),
                         STAX_RNG.randn(10, 2).astype(np.float32)),
     "stax_gan": ((STAX_RNG.rand(6, 8, 8, 1) * 2 - 1).astype(np.float32),),
+    # JAX's own examples/ (fluidsim, hmm_em, pca_from_scratch, physical_optimization) at small
+    # sizes: their inputs are made inside, from fixed seeds
+    "fluidsim": (),
+    "hmm_em": (),
+    "pca_from_scratch": (),
+    "physical_optimization": (),
+    "ilqr_mpc": (np.array([0.3, -0.8], np.float32), np.array([0.2], np.float32)),
+    "newton_bfgs": (np.array([1.0, -1.0, 1.0, -1.0], np.float32),),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
@@ -82,7 +95,9 @@ RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_preci
         "nbody_verlet": 2e-4, "typed_key_sgd": 1e-4, "sharp_bits": 1e-6, "maml_sinusoid": 2e-4,
         "logreg_elbo": 1e-4, "jaxpr_interpreter": 1e-5,
         "fancy_indexing": 1e-6, "stax_classifier": 1e-4, "stax_vae": 2e-4, "stax_dp_conv": 1e-4,
-        "stax_resnet": 2e-4, "stax_checkpoint": 1e-4, "stax_gan": 2e-4}
+        "stax_resnet": 2e-4, "stax_checkpoint": 1e-4, "stax_gan": 2e-4, "fluidsim": 1e-4,
+        "hmm_em": 1e-4, "pca_from_scratch": 1e-4, "physical_optimization": 1e-4,
+        "ilqr_mpc": 1e-5, "newton_bfgs": 2e-4}
 
 
 @pytest.mark.parametrize("name", sorted(set(INPUTS) - set(jax_program_values.PROGRAMS)))

@@ -221,6 +221,29 @@ def test_round_to_decimals_matches_jax(jnp):
                 lambda a: [jnp.round(a, d) for d in (-1, 0, 1, 2)], x)
 
 
+def test_round_to_decimals_of_float16_and_weak_types_match_jax(jax, jnp):
+    """float16 is rescaled in float32, as JAX does (in float16, round(-2.994, 2) was -3.0);
+    ``round`` with decimals and ``nan_to_num`` of weakly typed floats are strong (their
+    constants take the dtype), as JAX's; ints pass through ``nan_to_num`` unchanged."""
+    x = np.linspace(-3, 3, 2001).astype(np.float16)
+    for d in (-1, 1, 2, 3):
+        with jax.enable_x64(False):
+            want = np.asarray(jnp.round(x, d))
+        for got in (pnp.round(x, d), pto.jit(lambda a: pnp.round(a, d))(x)):
+            assert np.asarray(got).dtype == np.float16
+            np.testing.assert_array_equal(np.asarray(got), want)
+    calls = [lambda m, v: m.round(v, 1), lambda m, v: m.round(v), lambda m, v: m.nan_to_num(v),
+             lambda m, v: m.nan_to_num(v, nan=1.0, posinf=2), lambda m, v: m.nan_to_num(
+                 m.full(2, 1))]
+    for call in calls:
+        with jax.enable_x64(False):
+            want = call(jnp, jnp.full(3, 2.5))
+        for got in (call(pnp, pnp.full(3, 2.5)), pto.jit(lambda v: call(pnp, v))(
+                pnp.full(3, 2.5))):
+            assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_logaddexp_derivatives_match_jax_at_ties_and_infinities(jax, jnp):
     """JAX's rule: tangents weighted by exp(x_i - out), so a tie splits evenly (softplus'(0)
     is 1/2, softplus''(0) is 1/4) and infinities give JAX's values."""
@@ -239,3 +262,27 @@ def test_logaddexp_derivatives_match_jax_at_ties_and_infinities(jax, jnp):
     softplus_grad = pto.jit(pto.vmap(pto.grad(lambda x: pnp.logaddexp(x, 0.0))))
     np.testing.assert_allclose(np.asarray(softplus_grad(np.zeros(3, np.float32))), np.full(3, 0.5),
                                rtol=1e-6)
+
+
+COMPOSITES = ["log2", "log10", "deg2rad", "rad2deg", "radians", "degrees", "sinc", "hypot",
+              "heaviside", "logaddexp2"]
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_composites_with_constants_match_jax_values_and_weak_types(jax, jnp, name):
+    """Functions JAX builds from ops and constants of the operand's dtype: their values
+    (hypot of huge, tiny, infinite and NaN sides without overflow) and their strongly typed
+    results even of weakly typed operands (``full`` with a Python fill), eager and jit."""
+    fn = lambda m: getattr(m, name)
+    binary = name in ("hypot", "heaviside", "logaddexp2")
+    a = np.float32([1e20, 3e-30, 0.0, np.inf, 3.0, -4.0, np.nan, -np.inf, 0.5])
+    b = np.float32([1e20, 4e-30, 0.0, 1.0, np.nan, 3.0, np.inf, np.nan, -2.0])
+    args = (a, b) if binary else (np.abs(a),)
+    with jax.enable_x64(False):
+        want = np.asarray(fn(jnp)(*args))
+        want_weak = fn(jnp)(*[jnp.full(3, 0.5)] * len(args))
+    for got in (fn(pnp)(*args), pto.jit(fn(pnp))(*args)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6)
+    for got in (fn(pnp)(*[pnp.full(3, 0.5)] * len(args)),
+                pto.jit(lambda *v: fn(pnp)(*v))(*[pnp.full(3, 0.5)] * len(args))):
+        assert (got.dtype, got.weak_type) == (want_weak.dtype, want_weak.aval.weak_type)

@@ -131,3 +131,91 @@ def test_python_floats_beyond_the_range_become_inf_silently_as_in_jax(jax, jnp, 
         for got in (fn(pnp, arg), pto.jit(lambda v: fn(pnp, v))(arg)):
             assert np.asarray(got).dtype == dtype_expected
             np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+# joins, products, triangles of weakly typed operands: (name, fn(m, x, y)) with x a weak int32 scalar
+# array and y weak float32 ones (``asarray`` of Python scalars, ``full`` with a Python fill)
+WEAK_COMBINATIONS = [
+    ("concatenate", lambda m, x, y: m.concatenate([x[None], m.full(2, 2.0)])),
+    ("concatenate axis=None", lambda m, x, y: m.concatenate([x, y], axis=None)),
+    ("stack", lambda m, x, y: m.stack([x, y])),
+    ("stack of Python scalars", lambda m, x, y: m.stack([1, 2.0])),
+    ("hstack", lambda m, x, y: m.hstack([1, 2.0])),
+    ("vstack", lambda m, x, y: m.vstack((x, y))),
+    ("column_stack", lambda m, x, y: m.column_stack([1, 2.0])),
+    ("append", lambda m, x, y: m.append(x, 2.0)),
+    ("block", lambda m, x, y: m.block([x[None], y[None]])),
+    ("r_", lambda m, x, y: m.r_[1, 2.0]),
+    ("concatenate with a strong one", lambda m, x, y: m.concatenate([y[None], m.ones(1)])),
+    ("concatenate dtype=", lambda m, x, y: m.concatenate([y[None], y[None]],
+                                                          dtype=m.float32)),
+    ("dot", lambda m, x, y: m.dot(m.full(2, y), m.full(2, 3.0))),
+    ("dot of matrix and vector", lambda m, x, y: m.full((2, 2), 3.0).dot(m.full(2, y))),
+    ("matmul", lambda m, x, y: m.full((2, 2), 3.0) @ m.full((2, 2), y)),
+    ("matmul with a strong one", lambda m, x, y: m.full((2, 2), 3.0) @ m.ones((2, 2))),
+    ("outer", lambda m, x, y: m.outer(x, y)),
+    ("inner", lambda m, x, y: m.inner(m.full(2, y), m.full(2, y))),
+    ("vdot", lambda m, x, y: m.vdot(m.full(2, y), m.full(2, y))),
+    ("tensordot", lambda m, x, y: m.tensordot(m.full((2, 2), y), m.full((2, 2), y))),
+    ("einsum", lambda m, x, y: m.einsum("ij,j->i", m.full((2, 2), y), m.full(2, y))),
+    ("matvec", lambda m, x, y: m.matvec(m.full((2, 2), y), m.full(2, y))),
+    ("vecdot", lambda m, x, y: m.vecdot(m.full(2, y), m.full(2, y))),
+    ("tril", lambda m, x, y: m.tril(m.full((2, 3), y))),
+    ("triu", lambda m, x, y: m.triu(m.full((3, 2), y), 1)),
+    ("diag of a vector", lambda m, x, y: m.diag(m.full(2, y), -1)),
+    ("diag of a strong vector", lambda m, x, y: m.diag(m.ones(2))),
+    ("insert", lambda m, x, y: m.insert(m.full(3, y), 1, 5.0)),
+    ("interp", lambda m, x, y: m.interp(m.full(2, 0.5), m.arange(3.0) * y, m.full(3, y))),
+    # strong in JAX: ends converted to the array's dtype, branches too, a stacked 3-D cross
+    ("ediff1d to_begin", lambda m, x, y: m.ediff1d(m.full(3, y), to_begin=1.0)),
+    ("ediff1d", lambda m, x, y: m.ediff1d(m.full(3, y))),
+    ("piecewise", lambda m, x, y: m.piecewise(m.full(3, y), [m.full(3, y) > 1],
+                                              [lambda v: v * 2, 0.0])),
+    ("cross", lambda m, x, y: m.cross(m.full(3, 1.0), m.full(3, y))),
+    ("cross of 2-vectors", lambda m, x, y: m.cross(m.full(2, 1.0), m.full(2, y))),
+]
+
+
+@pytest.mark.parametrize("name, fn", WEAK_COMBINATIONS, ids=[n for n, _ in WEAK_COMBINATIONS])
+def test_joins_and_products_of_weak_operands_stay_weak_as_jax(jax, jnp, name, fn):
+    """A join (concatenate and the stacks built on it) or a product (dot_general) of weakly
+    typed operands is weak, with the dtype the weak ones promote to, as in JAX (eagerly and
+    under jit); one strong operand, or an explicit dtype, makes it strong. A triangle or a
+    diagonal matrix of a weak input is weak (its zeros are), as are insert and interp of weak
+    operands."""
+    with jax.enable_x64(False):
+        want = fn(jnp, jnp.asarray(1), jnp.asarray(2.0))
+    for mode, got in (("eager", fn(pnp, pnp.asarray(1), pnp.asarray(2.0))),
+                      ("jit", pto.jit(lambda x, y: fn(pnp, x, y))(pnp.asarray(1),
+                                                                 pnp.asarray(2.0)))):
+        assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type), mode
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# reductions of weakly typed operands (x: weak float32 (2, 3) ones, as ``full`` with a Python
+# fill makes them; also a Python scalar): JAX ends every reduction in a conversion to its
+# result dtype, so each result is strong
+WEAK_REDUCTIONS = [
+    ("sum", lambda m, x: m.sum(x)), ("sum axis", lambda m, x: m.sum(x, 0)),
+    ("sum of a Python float", lambda m, x: m.sum(2.0)), ("prod", lambda m, x: m.prod(x, 1)),
+    ("max", lambda m, x: m.max(x)), ("min initial", lambda m, x: m.min(x, initial=0.0)),
+    ("mean", lambda m, x: m.mean(x, 0)), ("var", lambda m, x: m.var(x)),
+    ("std keepdims", lambda m, x: m.std(x, 1, keepdims=True)),
+    ("cumsum", lambda m, x: m.cumsum(x)), ("cumprod", lambda m, x: m.cumprod(x, 1)),
+    ("cumulative_sum", lambda m, x: m.cumulative_sum(x, axis=1, include_initial=True)),
+    ("ptp", lambda m, x: m.ptp(x)), ("trace", lambda m, x: m.trace(x)),
+    ("average", lambda m, x: m.average(x, 0)), ("norm", lambda m, x: m.linalg.norm(x)),
+    ("nansum", lambda m, x: m.nansum(x)), ("nanmean", lambda m, x: m.nanmean(x)),
+    ("a reduction plus a float16 array stays float32",
+     lambda m, x: m.mean(x) + m.ones(2, m.float16)),
+]
+
+
+@pytest.mark.parametrize("name, fn", WEAK_REDUCTIONS, ids=[n for n, _ in WEAK_REDUCTIONS])
+def test_reductions_of_weak_operands_are_strong_as_jax(jax, jnp, name, fn):
+    with jax.enable_x64(False):
+        want = fn(jnp, jnp.full((2, 3), 2.0))
+    for mode, got in (("eager", fn(pnp, pnp.full((2, 3), 2.0))),
+                      ("jit", pto.jit(lambda x: fn(pnp, x))(pnp.full((2, 3), 2.0)))):
+        assert (got.dtype, got.weak_type) == (want.dtype, want.aval.weak_type), mode
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
