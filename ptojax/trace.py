@@ -34,6 +34,8 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.eval.eager import apply_eager, leaked_tracer_error
+from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
+                                             check_scalar_conversion)
 from ptojax.source_info import user_frame
 
 
@@ -547,19 +549,24 @@ class Tracer:
             f"compile-time constant.", user_frame(3))
 
     def __bool__(self):
+        check_bool_conversion(self.shape)
         return bool(self._value("a Python bool (if/while/and/or)",
                                 error=TracerBoolConversionError))
 
     def __int__(self):
+        check_scalar_conversion(self.shape, "int")
         return int(self._value("a Python int", error=TracerIntegerConversionError))
 
     def __float__(self):
+        check_scalar_conversion(self.shape, "float")
         return float(self._value("a Python float", differentiated_ok=False))
 
     def __complex__(self):
+        check_scalar_conversion(self.shape, "complex")
         return complex(self._value("a Python complex", differentiated_ok=False))
 
     def __index__(self):
+        check_index_conversion(self.shape, self.dtype)
         return operator.index(self._value("a Python index",
                                           error=TracerIntegerConversionError)[()])
 
