@@ -101,6 +101,11 @@ class NonArrayLeafError(PtoError, TypeError):
     or tuple given where an operation takes an array (as JAX's ``check_arraylike``)."""
 
 
+class NoneValueError(NonArrayLeafError, ValueError):
+    """None where ``jnp.array``/``asarray`` needs a value: a ValueError, as JAX's, and a
+    NonArrayLeafError (a TypeError), as ptojax's other values that are not arrays."""
+
+
 def non_array_error(x, op: str, source=None) -> NonArrayLeafError:
     """The error for ``x`` (a list, tuple or other non-array) given to ``op`` where it takes
     an array: JAX's wording, and the fix."""

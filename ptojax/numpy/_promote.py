@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError,
-                           non_array_error)
+from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError,
+                           NoneValueError, ShapeError, non_array_error)
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray, key_type_error
 from ptojax.eval.ieee import quietly
@@ -114,6 +114,10 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
         return _from_sequence(x, dtype, op)
     if isinstance(x, PRNGKeyArray):
         raise key_type_error(op)
+    if sequences and not isinstance(x, Array):
+        converted = _array_like(x, op)
+        if converted is not x:
+            return asarray(converted, dtype, op)
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
         return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)
@@ -163,15 +167,64 @@ def _default_scalar(x, op):
     return Array(np.asarray(x, dtype), weak_type=True)
 
 
+def _is_plain(v) -> bool:
+    """An array or a scalar: a leaf jnp.array takes as it is."""
+    t = type(v)
+    return (t is Array or t is Tracer or t in _PY_SCALARS
+            or isinstance(v, (np.ndarray, np.generic, Array, DimExpr, PRNGKeyArray)))
+
+
+def _array_like(x, op):
+    """A value that is not an array, a scalar, a list or a tuple, converted as JAX's
+    ``jnp.array`` converts it: by its ``__jax_array__``, else as NumPy converts it (the
+    buffer protocol: ``array.array``, ``memoryview``; sequences: ``range``, ``deque``; an
+    ``__array__``). ``x`` itself when NumPy can hold it only as an object (a dict, a
+    generator), for the caller's error; None is refused, as JAX refuses it."""
+    if x is None:
+        raise NoneValueError(f"{op}: None is not a value an array can hold (as in JAX); "
+                             f"give a number, or mark missing values with pnp.nan",
+                             user_frame())
+    if _is_plain(x) or isinstance(x, (list, tuple, str, bytes)):
+        return x
+    to_array = getattr(x, "__jax_array__", None)
+    if to_array is not None:
+        return to_array()
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return x
+    return x if arr.dtype == object else arr
+
+
+def _with_leaves_converted(seq, op):
+    """Nested lists/tuples ``seq`` with every leaf that is not plain converted (_array_like)."""
+    if isinstance(seq, (list, tuple)):
+        return [_with_leaves_converted(v, op) for v in seq]
+    return _array_like(seq, op)
+
+
+def _contains_none(seq) -> bool:
+    if isinstance(seq, (list, tuple)):
+        return any(_contains_none(v) for v in seq)
+    return seq is None
+
+
 def _from_sequence(seq, dtype, op):
     leaves = tree_leaves(list(seq))
+    if not all(_is_plain(v) for v in leaves):
+        seq = _with_leaves_converted(seq, op)
+        leaves = tree_leaves(seq)
     if any(type(v) is Tracer or type(v) is Array for v in leaves):
         return _stack([array_from(v, dtype, op) for v in seq], op)
     try:
         arr = np.asarray(seq)
     except ValueError:
-        arr = np.asarray(None, dtype=object)
+        raise ShapeError(f"{op}: cannot make an array from the ragged sequence "
+                         f"{seq!r:.60}; every element at one depth must have one shape",
+                         user_frame()) from None
     if arr.dtype == object:
+        if _contains_none(seq):
+            _array_like(None, op)
         raise NonArrayLeafError(f"{op}: cannot make an array from a ragged or mixed "
                                 f"sequence {seq!r:.60}; every element at one depth must have "
                                 f"one shape", user_frame())
