@@ -14,6 +14,7 @@ import operator
 from ptojax import dtypes, random
 from ptojax import numpy as pnp
 from ptojax.errors import DtypeError, ShapeError
+from ptojax.ir.symbolic import is_index_scalar
 from ptojax.source_info import user_frame
 from ptojax.public import dir_function
 
@@ -30,8 +31,8 @@ def _dtype(name, dtype):
 
 
 def _shape(shape) -> tuple:
-    if isinstance(shape, int):
-        return (shape,)
+    if is_index_scalar(shape):
+        return (operator.index(shape),)
     return tuple(operator.index(n) for n in shape)
 
 

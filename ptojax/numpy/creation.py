@@ -19,7 +19,7 @@ from ptojax.numpy._promote import (array_from as _array_from, asarray as _asarra
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
-from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
+from ptojax.ir.symbolic import DimExpr, as_index, bounds, is_index_scalar, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.convert import convert_element_type as convert_exactly
@@ -69,7 +69,7 @@ def copy(a, order=None):
 
 
 def _shape(op, shape) -> tuple:
-    if isinstance(shape, (int, np.integer, DimExpr)):
+    if is_index_scalar(shape):
         shape = (shape,)
     try:
         shape = tuple(as_index(d) for d in shape)
