@@ -36,6 +36,11 @@ class DtypeError(PtoError, TypeError):
     """An unsupported dtype, or dtypes an operation cannot combine."""
 
 
+class SamplerDtypeError(DtypeError, ValueError):
+    """A random sampler's ``dtype=`` of the wrong kind (an integer dtype for a float
+    sampler): a ValueError, as JAX's, and a DtypeError."""
+
+
 class AxisError(PtoError, ValueError):
     """An axis out of range for the array's rank, or repeated."""
 
