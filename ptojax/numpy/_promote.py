@@ -181,9 +181,7 @@ def _array_like(x, op):
     ``__array__``). ``x`` itself when NumPy can hold it only as an object (a dict, a
     generator), for the caller's error; None is refused, as JAX refuses it."""
     if x is None:
-        raise NoneValueError(f"{op}: None is not a value an array can hold (as in JAX); "
-                             f"give a number, or mark missing values with pnp.nan",
-                             user_frame())
+        raise _none_error(op)
     if _is_plain(x) or isinstance(x, (list, tuple, str, bytes)):
         return x
     to_array = getattr(x, "__jax_array__", None)
@@ -194,6 +192,11 @@ def _array_like(x, op):
     except (TypeError, ValueError):
         return x
     return x if arr.dtype == object else arr
+
+
+def _none_error(op) -> NoneValueError:
+    return NoneValueError(f"{op}: None is not a value an array can hold (as in JAX); give a "
+                          f"number, or mark missing values with pnp.nan", user_frame())
 
 
 def _with_leaves_converted(seq, op):
@@ -224,7 +227,7 @@ def _from_sequence(seq, dtype, op):
                          user_frame()) from None
     if arr.dtype == object:
         if _contains_none(seq):
-            _array_like(None, op)
+            raise _none_error(op)
         raise NonArrayLeafError(f"{op}: cannot make an array from a ragged or mixed "
                                 f"sequence {seq!r:.60}; every element at one depth must have "
                                 f"one shape", user_frame())
