@@ -111,6 +111,23 @@ class NoneValueError(NonArrayLeafError, ValueError):
     NonArrayLeafError (a TypeError), as ptojax's other values that are not arrays."""
 
 
+class MaskedArrayError(NonArrayLeafError, ValueError):
+    """A numpy masked array given where ptojax takes an array: refused, as JAX refuses it
+    (a ValueError), since its mask would be dropped silently. ``pnp.array`` takes its data."""
+
+
+def is_masked_array(x) -> bool:
+    """``x`` is a ``numpy.ma.MaskedArray`` (told by type, without importing numpy.ma here)."""
+    return any(c.__name__ == "MaskedArray" and c.__module__.startswith("numpy.ma")
+               for c in type(x).__mro__)
+
+
+def masked_array_error(op: str, source=None) -> MaskedArrayError:
+    return MaskedArrayError(f"{op}: numpy masked arrays are not supported as inputs (as in "
+                            f"JAX): their mask would be dropped; pass arr.filled(value) or "
+                            f"arr.data", source)
+
+
 def non_array_error(x, op: str, source=None) -> NonArrayLeafError:
     """The error for ``x`` (a list, tuple or other non-array) given to ``op`` where it takes
     an array: JAX's wording, and the fix."""

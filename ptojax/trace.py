@@ -28,8 +28,8 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
                            TracerArrayConversionError, TracerBoolConversionError,
-                           TracerIntegerConversionError, UnsupportedError, located,
-                           non_array_error)
+                           TracerIntegerConversionError, UnsupportedError, is_masked_array,
+                           located, masked_array_error, non_array_error)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -228,6 +228,8 @@ class Trace:
                 return Literal(x._value, x.aval)
             return self._capture(x, x.aval)
         if isinstance(x, (np.ndarray, np.generic)):   # 32-bit without x64, as JAX
+            if type(x) is not np.ndarray and is_masked_array(x):
+                raise masked_array_error(op)
             dt = dtypes.canonical_dtype(x.dtype)
             if x.ndim == 0:
                 return Literal(dtypes.canonical_value(x), TensorType((), dt))

@@ -5,7 +5,8 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError,
-                           NoneValueError, ShapeError, non_array_error)
+                           NoneValueError, ShapeError, is_masked_array, masked_array_error,
+                           non_array_error)
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray, key_type_error
 from ptojax.eval.ieee import quietly
@@ -31,6 +32,8 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
     if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
         return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and is_masked_array(x):
+            raise masked_array_error(op, user_frame())
         return value_dtype(x, op), False
     if isinstance(x, (list, tuple)):
         raise sequence_error(x, op)
@@ -103,6 +106,9 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
     if t is DimExpr:
         return dimension_size(x, dtype or dtypes.int32, weak_type=dtype is None)
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and is_masked_array(x):
+            raise masked_array_error(op if op != "asarray" else entry_function_name(),
+                                     user_frame())
         value_dtype(x, op)
         arr = dtypes.canonical_value(x)
         if dtype is None:
@@ -170,8 +176,9 @@ def _default_scalar(x, op):
 def _is_plain(v) -> bool:
     """An array or a scalar: a leaf jnp.array takes as it is."""
     t = type(v)
-    return (t is Array or t is Tracer or t in _PY_SCALARS
-            or isinstance(v, (np.ndarray, np.generic, Array, DimExpr, PRNGKeyArray)))
+    return (t is Array or t is Tracer or t in _PY_SCALARS or t is np.ndarray
+            or isinstance(v, (np.generic, Array, DimExpr, PRNGKeyArray))
+            or isinstance(v, np.ndarray) and not is_masked_array(v))
 
 
 def _array_like(x, op):
@@ -184,6 +191,8 @@ def _array_like(x, op):
         raise _none_error(op)
     if _is_plain(x) or isinstance(x, (list, tuple, str, bytes)):
         return x
+    if is_masked_array(x):   # a leaf of a list: its data, as JAX's jnp.array
+        return np.asarray(x)
     to_array = getattr(x, "__jax_array__", None)
     if to_array is not None:
         return to_array()

@@ -12,7 +12,8 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, located
+from ptojax.errors import (ConcretizationError, ShapeError, UnsupportedError, is_masked_array,
+                           located)
 from ptojax.numpy._promote import (array_from as _array_from, asarray as _asarray,
                                    broadcast_to_shape, result_type, supported_dtype,
                                    to_inexact)
@@ -51,6 +52,8 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
     if isinstance(object, (list, tuple)) and object and dtype is None \
             and all(isinstance(k, _KeyArray) for k in object):
         return _stacked_keys(object)   # a list of typed keys: a key array, as JAX
+    if is_masked_array(object):
+        object = np.asarray(object)   # its data, as JAX's jnp.array (other functions refuse it)
     out = _array_from(object, dtype, op="array")
     if isinstance(object, (list, tuple)) and out.weak_type:
         out = lax.convert_element_type(out, out.dtype)   # a list is strong, as JAX's
