@@ -230,6 +230,8 @@ class Trace:
         if isinstance(x, (np.ndarray, np.generic)):   # 32-bit without x64, as JAX
             if type(x) is not np.ndarray and is_masked_array(x):
                 raise masked_array_error(op)
+            if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+                x = np.asarray(x)   # a subclass (np.matrix, np.memmap): its base array
             dt = dtypes.canonical_dtype(x.dtype)
             if x.ndim == 0:
                 return Literal(dtypes.canonical_value(x), TensorType((), dt))

@@ -39,6 +39,8 @@ def _value_and_type(x, prim):
         raise leaked_tracer_error(x)
     if is_masked_array(x):
         raise masked_array_error(prim.name, user_frame(3))
+    if isinstance(x, np.ndarray):   # a subclass (np.matrix, np.memmap): as its base array
+        return _value_and_type(np.asarray(x), prim)
     raise non_array_error(x, prim.name, user_frame(3))
 
 

@@ -78,6 +78,8 @@ def leaf_type(x, path=()) -> TensorType:
         return x.aval
     if is_masked_array(x):
         raise masked_array_error(f"argument {keystr(path) or ''}", user_frame(3))
+    if isinstance(x, np.ndarray):   # a subclass (np.matrix, np.memmap): as its base array
+        return leaf_type(np.asarray(x), path)
     raise NonArrayLeafError(
         f"argument {keystr(path) or ''} is a {type(x).__name__} ({x!r:.60}), not an array; "
         f"pass arrays/scalars, or mark it static with static_argnums/static_argnames",
