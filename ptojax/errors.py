@@ -41,8 +41,11 @@ class SamplerDtypeError(DtypeError, ValueError):
     sampler): a ValueError, as JAX's, and a DtypeError."""
 
 
-class AxisError(PtoError, ValueError):
-    """An axis out of range for the array's rank, or repeated."""
+class AxisError(PtoError, ValueError, TypeError):
+    """An axis out of range for the array's rank, or repeated: a ValueError, as NumPy's and
+    jax.numpy's, and a TypeError, as the shape rules of jax.lax raise (``lax.concatenate``,
+    ``transpose``, ``rev``, ``dot_general`` given an axis beyond the rank), so either
+    ``except`` catches it."""
 
 
 class IndexingError(PtoError, IndexError):

@@ -41,3 +41,4 @@ def test_python_scalar_operand_matches_jax(jax, name):
 def test_lists_are_still_refused():
     with pytest.raises(TypeError, match="broadcast"):
         pto.lax.broadcast([1.0, 2.0], (3,))
+
