@@ -36,8 +36,16 @@ class DtypeError(PtoError, TypeError):
     """An unsupported dtype, or dtypes an operation cannot combine."""
 
 
-class AxisError(PtoError, ValueError):
-    """An axis out of range for the array's rank, or repeated."""
+class SamplerDtypeError(DtypeError, ValueError):
+    """A random sampler's ``dtype=`` of the wrong kind (an integer dtype for a float
+    sampler): a ValueError, as JAX's, and a DtypeError."""
+
+
+class AxisError(PtoError, ValueError, TypeError):
+    """An axis out of range for the array's rank, or repeated: a ValueError, as NumPy's and
+    jax.numpy's, and a TypeError, as the shape rules of jax.lax raise (``lax.concatenate``,
+    ``transpose``, ``rev``, ``dot_general`` given an axis beyond the rank), so either
+    ``except`` catches it."""
 
 
 class IndexingError(PtoError, IndexError):
@@ -99,6 +107,28 @@ class IntegerOverflowError(PtoError, OverflowError):
 class NonArrayLeafError(PtoError, TypeError):
     """A pytree leaf that is not an array or a scalar where arrays are expected; also a list
     or tuple given where an operation takes an array (as JAX's ``check_arraylike``)."""
+
+
+class NoneValueError(NonArrayLeafError, ValueError):
+    """None where ``jnp.array``/``asarray`` needs a value: a ValueError, as JAX's, and a
+    NonArrayLeafError (a TypeError), as ptojax's other values that are not arrays."""
+
+
+class MaskedArrayError(NonArrayLeafError, ValueError):
+    """A numpy masked array given where ptojax takes an array: refused, as JAX refuses it
+    (a ValueError), since its mask would be dropped silently. ``pnp.array`` takes its data."""
+
+
+def is_masked_array(x) -> bool:
+    """``x`` is a ``numpy.ma.MaskedArray`` (told by type, without importing numpy.ma here)."""
+    return any(c.__name__ == "MaskedArray" and c.__module__.startswith("numpy.ma")
+               for c in type(x).__mro__)
+
+
+def masked_array_error(op: str, source=None) -> MaskedArrayError:
+    return MaskedArrayError(f"{op}: numpy masked arrays are not supported as inputs (as in "
+                            f"JAX): their mask would be dropped; pass arr.filled(value) or "
+                            f"arr.data", source)
 
 
 def non_array_error(x, op: str, source=None) -> NonArrayLeafError:

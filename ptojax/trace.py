@@ -28,12 +28,14 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
                            TracerArrayConversionError, TracerBoolConversionError,
-                           TracerIntegerConversionError, UnsupportedError, located,
-                           non_array_error)
+                           TracerIntegerConversionError, UnsupportedError, is_masked_array,
+                           located, masked_array_error, non_array_error)
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.eval.eager import apply_eager, leaked_tracer_error
+from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
+                                             check_scalar_conversion)
 from ptojax.source_info import user_frame
 
 
@@ -226,6 +228,10 @@ class Trace:
                 return Literal(x._value, x.aval)
             return self._capture(x, x.aval)
         if isinstance(x, (np.ndarray, np.generic)):   # 32-bit without x64, as JAX
+            if type(x) is not np.ndarray and is_masked_array(x):
+                raise masked_array_error(op)
+            if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+                x = np.asarray(x)   # a subclass (np.matrix, np.memmap): its base array
             dt = dtypes.canonical_dtype(x.dtype)
             if x.ndim == 0:
                 return Literal(dtypes.canonical_value(x), TensorType((), dt))
@@ -547,19 +553,24 @@ class Tracer:
             f"compile-time constant.", user_frame(3))
 
     def __bool__(self):
+        check_bool_conversion(self.shape)
         return bool(self._value("a Python bool (if/while/and/or)",
                                 error=TracerBoolConversionError))
 
     def __int__(self):
+        check_scalar_conversion(self.shape, "int")
         return int(self._value("a Python int", error=TracerIntegerConversionError))
 
     def __float__(self):
+        check_scalar_conversion(self.shape, "float")
         return float(self._value("a Python float", differentiated_ok=False))
 
     def __complex__(self):
+        check_scalar_conversion(self.shape, "complex")
         return complex(self._value("a Python complex", differentiated_ok=False))
 
     def __index__(self):
+        check_index_conversion(self.shape, self.dtype)
         return operator.index(self._value("a Python index",
                                           error=TracerIntegerConversionError)[()])
 

@@ -132,6 +132,34 @@ def test_initializers_reject_bad_input():
         init.variance_scaling(1.0, "fan_in", "cauchy")
 
 
+COMPLEX_MAKERS = {
+    "glorot_uniform": lambda lib: lib.glorot_uniform(),
+    "he_normal": lambda lib: lib.he_normal(),
+    "lecun_normal truncated": lambda lib: lib.variance_scaling(1.0, "fan_in",
+                                                               "truncated_normal"),
+    "normal": lambda lib: lib.normal(0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_MAKERS))
+def test_complex_initializers_match_jax(jax, name):
+    """A complex dtype: a complex normal, a uniform disk, a normal of truncated modulus, each
+    scaled to the family's variance, as JAX's."""
+    make = COMPLEX_MAKERS[name]
+    got = make(init)(pto.random.key(3), (4, 5), np.complex64)
+    with jax.enable_x64(False):
+        want = make(jax.nn.initializers)(jax.random.key(3), (4, 5), np.complex64)
+    assert_close(got, np.asarray(want), rtol=2e-5, atol=2e-5)
+
+
+def test_a_dtype_of_the_wrong_kind_is_a_value_error_as_jax(jax):
+    for dtype in (np.int32, np.bool_):
+        with pytest.raises(ValueError):
+            jax.nn.initializers.glorot_uniform()(jax.random.key(0), (2, 2), dtype)
+        with pytest.raises(ValueError, match="variance_scaling"):
+            init.glorot_uniform()(pto.random.key(0), (2, 2), dtype)
+
+
 def test_every_jax_initializer_exists(jax):
     ours = {n for n in dir(init) if not n.startswith("_")}
     not_here = {"Initializer"}  # a type

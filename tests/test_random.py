@@ -263,6 +263,42 @@ def test_normal_close_to_jax(jax, jr, jkey, key, x64, dtype, tol):
                  atol=tol)
 
 
+def test_complex_normal_close_to_jax(jax, jr, jkey, key):
+    """A complex dtype: (re + i im) / sqrt(2) from the two halves of split(key), as JAX's."""
+    with jax.enable_x64(False):
+        want = jr.normal(jkey, (300,), jax.numpy.complex64)
+    assert_close(pr.normal(key, (300,), "complex64"), want, rtol=1e-5, atol=1e-5)
+    assert_close(pto.jit(lambda k: pr.normal(k, (300,), "complex64"))(key), want, rtol=1e-5,
+                 atol=1e-5)
+
+
+FLOAT_ONLY, INT_ONLY = ("int32", "bool", "complex64"), ("float32", "bool")
+# sampler -> the dtypes of the wrong kind for it
+WRONG_DTYPES = {
+    "normal": (lambda r, k, d: r.normal(k, (2,), d), ("int32", "bool")),
+    "uniform": (lambda r, k, d: r.uniform(k, (2,), d), FLOAT_ONLY),
+    "truncated_normal": (lambda r, k, d: r.truncated_normal(k, -1.0, 1.0, (2,), d), FLOAT_ONLY),
+    "exponential": (lambda r, k, d: r.exponential(k, (2,), d), FLOAT_ONLY),
+    "gamma": (lambda r, k, d: r.gamma(k, 2.0, (2,), d), FLOAT_ONLY),
+    "binomial": (lambda r, k, d: r.binomial(k, 3.0, 0.5, (2,), d), FLOAT_ONLY),
+    "bits": (lambda r, k, d: r.bits(k, (2,), d), ("int32", "float32")),
+    "poisson": (lambda r, k, d: r.poisson(k, 3.0, (2,), d), INT_ONLY),
+    "geometric": (lambda r, k, d: r.geometric(k, 0.5, (2,), d), INT_ONLY),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_DTYPES))
+def test_sampler_dtype_of_the_wrong_kind_is_a_value_error_as_jax(jr, jkey, key, name):
+    """JAX raises a ValueError for a dtype of the wrong kind; ptojax's is also a DtypeError."""
+    draw, wrong = WRONG_DTYPES[name]
+    for dtype in map(np.dtype, wrong):
+        with pytest.raises(ValueError):
+            draw(jr, jkey, dtype)
+        with pytest.raises(ValueError, match=name) as ours:
+            draw(pr, key, dtype)
+        assert isinstance(ours.value, DtypeError), (name, dtype)
+
+
 def test_normal_statistics(key):
     x = np.asarray(pr.normal(key, (20000,)), np.float64)
     assert abs(x.mean()) < 0.03 and abs(x.var() - 1) < 0.04

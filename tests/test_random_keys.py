@@ -186,3 +186,10 @@ def test_grad_refuses_keys_unless_allow_int_and_eval_shape_of_keys(jax):
     assert key_grad.dtype == jkey_grad.dtype and key_grad.shape == jkey_grad.shape
     assert repr(pto.eval_shape(pr.split, pr.key(0))) == repr(
         jax.eval_shape(jax.random.split, jax.random.key(0)))
+
+
+def test_a_python_bool_seed_is_an_int_as_in_jax(jax):
+    """JAX takes True/False as the ints 1/0 (a Python bool is an int)."""
+    for seed in (True, False):
+        np.testing.assert_array_equal(pr.PRNGKey(seed), jax.random.PRNGKey(seed))
+        np.testing.assert_array_equal(words(pr.key(seed)), words(jax.random.key(seed), jax))

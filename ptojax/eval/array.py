@@ -12,6 +12,8 @@ from ptojax.errors import located
 from ptojax.ir.types import TensorType
 from ptojax.devices import local_devices
 from ptojax.sharding import Shard, single_device_sharding
+from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
+                                             check_scalar_conversion)
 from ptojax.source_info import user_frame
 
 
@@ -129,21 +131,23 @@ class Array:
         return self._value.tolist()
 
     def __bool__(self):
+        check_bool_conversion(self.shape)
         return bool(self._value)
 
     def __int__(self):
+        check_scalar_conversion(self.shape, "int")
         return int(self._value)
 
     def __float__(self):
+        check_scalar_conversion(self.shape, "float")
         return float(self._value)
 
     def __index__(self):
-        if not dtypes.is_integer(self.dtype) and self.dtype != dtypes.bool_:
-            raise located(TypeError(f"only integer arrays can be used as an index, not "
-                                    f"{self.dtype}"), user_frame())
+        check_index_conversion(self.shape, self.dtype)
         return int(self._value)
 
     def __complex__(self):
+        check_scalar_conversion(self.shape, "complex")
         return complex(self._value)
 
     def __len__(self):

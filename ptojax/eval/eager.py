@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import LeakedTracerError, PtoError, located, non_array_error
+from ptojax.errors import (LeakedTracerError, PtoError, is_masked_array, located,
+                           masked_array_error, non_array_error)
 from ptojax.ir.core import Literal
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
@@ -36,6 +37,10 @@ def _value_and_type(x, prim):
         return x._value, x.aval
     if hasattr(x, "_trace"):  # a Tracer whose trace has ended
         raise leaked_tracer_error(x)
+    if is_masked_array(x):
+        raise masked_array_error(prim.name, user_frame(3))
+    if isinstance(x, np.ndarray):   # a subclass (np.matrix, np.memmap): as its base array
+        return _value_and_type(np.asarray(x), prim)
     raise non_array_error(x, prim.name, user_frame(3))
 
 

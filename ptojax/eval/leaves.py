@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, IntegerOverflowError, NonArrayLeafError, non_array_error
+from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError, is_masked_array,
+                           masked_array_error, non_array_error)
 from ptojax.eval.array import Array
 from ptojax.ir.types import ShapedArray, TensorType
 from ptojax.source_info import user_frame
@@ -75,6 +76,10 @@ def leaf_type(x, path=()) -> TensorType:
         raise type(e)(where + e.message, user_frame(3)) from None
     if isinstance(x, (Array, Tracer)):
         return x.aval
+    if is_masked_array(x):
+        raise masked_array_error(f"argument {keystr(path) or ''}", user_frame(3))
+    if isinstance(x, np.ndarray):   # a subclass (np.matrix, np.memmap): as its base array
+        return leaf_type(np.asarray(x), path)
     raise NonArrayLeafError(
         f"argument {keystr(path) or ''} is a {type(x).__name__} ({x!r:.60}), not an array; "
         f"pass arrays/scalars, or mark it static with static_argnums/static_argnames",

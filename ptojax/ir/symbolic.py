@@ -19,6 +19,10 @@ import math
 import operator
 from typing import NamedTuple
 
+import numpy as np
+
+from ptojax import dtypes
+
 from ptojax.errors import ConcretizationError, InconclusiveDimensionOperation, UnsupportedError
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
@@ -383,6 +387,20 @@ def as_dim(d):
 def as_index(d):
     """``operator.index(d)``, but a DimExpr stays (a user-given size: no floats)."""
     return d if type(d) is DimExpr else operator.index(d)
+
+
+def is_index_scalar(x) -> bool:
+    """``x`` is one integer where an argument takes an int (a size, an axis, a count), as JAX
+    takes it: a Python or numpy integer (not a bool), a DimExpr, or a 0-d array of an integer
+    dtype (read by ``operator.index``: its value when concrete, else a concretization
+    error). A sequence of them is not: callers wrap an index scalar into a 1-tuple."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, (int, np.integer)) or type(x) is DimExpr:
+        return True
+    dtype = getattr(x, "dtype", None)
+    return (dtype is not None and getattr(x, "shape", None) == ()
+            and dtypes.is_integer(dtype))
 
 
 def divide_exactly(a, b):

@@ -4,7 +4,9 @@ An initializer is ``init(key, shape, dtype=None) -> Array`` (dtype default float
 x64 mode). The variance-scaling family (glorot/xavier, he/kaiming, lecun) follows JAX's formulas
 exactly, so with the same key it draws JAX's values: the uniform ones bit for bit up to the
 final scaling, the normal ones to a few ulps (see ``pto.random``). ``orthogonal`` takes the QR
-decomposition of such a normal draw, as JAX does. Complex dtypes are not supported.
+decomposition of such a normal draw, as JAX does. ``normal`` and the variance-scaling family
+take complex dtypes as JAX's do (a complex normal; a uniform disk; a normal of modulus truncated
+at 2); ``orthogonal`` does not (complex QR is not supported).
 """
 from __future__ import annotations
 
@@ -13,25 +15,55 @@ import operator
 
 from ptojax import dtypes, random
 from ptojax import numpy as pnp
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import SamplerDtypeError, ShapeError
+from ptojax.ir.symbolic import is_index_scalar
 from ptojax.source_info import user_frame
 from ptojax.public import dir_function
 
-# the standard deviation of a standard normal truncated to (-2, 2)
+# the standard deviation of a standard normal truncated to (-2, 2), and of a complex standard
+# normal whose modulus is truncated to 2
 _TRUNCATED_STDDEV = .87962566103423978
+_COMPLEX_TRUNCATED_STDDEV = .95311164380491208
 
 
-def _dtype(name, dtype):
+def _dtype(name, dtype, complex_ok=False):
     dtype = dtypes.default_float() if dtype is None else dtypes.user_dtype(dtype)
-    if not dtypes.is_float(dtype):
-        raise DtypeError(f"nn.initializers.{name}: dtype must be a floating-point dtype, got "
-                         f"{dtype}", user_frame(2))
+    if not (dtypes.is_float(dtype) or complex_ok and dtypes.is_complex(dtype)):
+        kind = "a floating-point or complex" if complex_ok else "a floating-point"
+        raise SamplerDtypeError(f"nn.initializers.{name}: dtype must be {kind} dtype, got "
+                                f"{dtype}", user_frame(2))
     return dtype
 
 
+def _polar(key, shape, dtype, radius_of_unit):
+    """Complex samples ``r exp(i theta)``: ``r = radius_of_unit(u)`` for ``u`` uniform in
+    [0, 1) (in ``dtype``) and ``theta`` uniform in [0, 2 pi), from the halves of split(key)."""
+    real = dtypes.real_dtype(dtype)
+    radius_key, angle_key = random.split(key)
+    radius = radius_of_unit(random.uniform(radius_key, shape, real))
+    angle = pnp.multiply(2 * math.pi, random.uniform(angle_key, shape, real).astype(dtype))
+    return pnp.multiply(radius.astype(dtype), pnp.exp(pnp.multiply(1j, angle)))
+
+
+def _complex_uniform(key, shape, dtype):
+    """Uniform on the disk of radius sqrt(2): mean 0, variance 1 (JAX's formula)."""
+    return _polar(key, shape, dtype, lambda u: pnp.sqrt(pnp.multiply(2, u)))
+
+
+def _complex_truncated_normal(key, upper, shape, dtype):
+    """A complex standard normal (variance 1) whose modulus is truncated to ``upper``, by the
+    inverse CDF of its modulus (JAX's formula)."""
+    mass = pnp.subtract(1, pnp.exp(pnp.asarray(-(upper ** 2), dtype)))
+
+    def radius(u):
+        below = pnp.multiply(mass, u.astype(dtype))
+        return pnp.sqrt(pnp.negative(pnp.log(pnp.subtract(1, below))))
+    return _polar(key, shape, dtype, radius)
+
+
 def _shape(shape) -> tuple:
-    if isinstance(shape, int):
-        return (shape,)
+    if is_index_scalar(shape):
+        return (operator.index(shape),)
     return tuple(operator.index(n) for n in shape)
 
 
@@ -126,7 +158,7 @@ def normal(stddev=1e-2, dtype=None):
       (2, 3)
     """
     def init(key, shape, dtype=dtype):
-        dtype = _dtype("normal", dtype)
+        dtype = _dtype("normal", dtype, complex_ok=True)
         return pnp.multiply(random.normal(key, _shape(shape), dtype),
                             pnp.asarray(stddev, dtype))
     return init
@@ -219,14 +251,20 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
 
     def init(key, shape, dtype=dtype):
         shape = _shape(shape)
-        dtype = _dtype("variance_scaling", dtype)
+        dtype = _dtype("variance_scaling", dtype, complex_ok=True)
         fan_in, fan_out = compute_fans(shape, in_axis, out_axis, batch_axis)
         variance = pnp.asarray(scale / _DENOMINATORS[mode](fan_in, fan_out), dtype)
+        complex_ = dtypes.is_complex(dtype)
         if distribution == "truncated_normal":
-            stddev = pnp.divide(pnp.sqrt(variance), pnp.asarray(_TRUNCATED_STDDEV, dtype))
-            return pnp.multiply(random.truncated_normal(key, -2, 2, shape, dtype), stddev)
+            unit = _COMPLEX_TRUNCATED_STDDEV if complex_ else _TRUNCATED_STDDEV
+            stddev = pnp.divide(pnp.sqrt(variance), pnp.asarray(unit, dtype))
+            draws = (_complex_truncated_normal(key, 2, shape, dtype) if complex_ else
+                     random.truncated_normal(key, -2, 2, shape, dtype))
+            return pnp.multiply(draws, stddev)
         if distribution == "normal":
             return pnp.multiply(random.normal(key, shape, dtype), pnp.sqrt(variance))
+        if complex_:
+            return pnp.multiply(_complex_uniform(key, shape, dtype), pnp.sqrt(variance))
         return pnp.multiply(random.uniform(key, shape, dtype, -1),
                             pnp.sqrt(pnp.multiply(3, variance)))
     return init

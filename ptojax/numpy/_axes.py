@@ -2,16 +2,18 @@
 AxisError naming the function, the axis, the rank and the user's line."""
 from __future__ import annotations
 
-import numpy as np
+import operator
 
 from ptojax.errors import AxisError
+from ptojax.ir.symbolic import DimExpr, is_index_scalar
 from ptojax.source_info import user_frame
 
 
 def normalize_axis(op: str, axis, ndim: int, what: str = "axis") -> int:
     """One axis (negative counts from the end)."""
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+    if not is_index_scalar(axis) or type(axis) is DimExpr:
         raise AxisError(f"{op}: {what} must be an int, got {axis!r}", user_frame())
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(f"{op}: {what} {axis} is out of bounds for an array of rank {ndim}"
                         + (f" (valid: {-ndim}..{ndim - 1})" if ndim else ""), user_frame())

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError, ShapeError,
+from ptojax.errors import (DtypeError, IntegerOverflowError, NonArrayLeafError,
+                           NoneValueError, ShapeError, is_masked_array, masked_array_error,
                            non_array_error)
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray, key_type_error
@@ -31,6 +32,8 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
     if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
         return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and is_masked_array(x):
+            raise masked_array_error(op, user_frame())
         return value_dtype(x, op), False
     if isinstance(x, (list, tuple)):
         raise sequence_error(x, op)
@@ -103,6 +106,9 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
     if t is DimExpr:
         return dimension_size(x, dtype or dtypes.int32, weak_type=dtype is None)
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and is_masked_array(x):
+            raise masked_array_error(op if op != "asarray" else entry_function_name(),
+                                     user_frame())
         value_dtype(x, op)
         arr = dtypes.canonical_value(x)
         if dtype is None:
@@ -114,6 +120,10 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
         return _from_sequence(x, dtype, op)
     if isinstance(x, PRNGKeyArray):
         raise key_type_error(op)
+    if sequences and not isinstance(x, Array):
+        converted = _array_like(x, op)
+        if converted is not x:
+            return asarray(converted, dtype, op)
     if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
         return asarray(np.asarray(x), dtype, op)
     raise _not_an_array(x, op)
@@ -163,15 +173,70 @@ def _default_scalar(x, op):
     return Array(np.asarray(x, dtype), weak_type=True)
 
 
+def _is_plain(v) -> bool:
+    """An array or a scalar: a leaf jnp.array takes as it is."""
+    t = type(v)
+    return (t is Array or t is Tracer or t in _PY_SCALARS or t is np.ndarray
+            or isinstance(v, (np.generic, Array, DimExpr, PRNGKeyArray))
+            or isinstance(v, np.ndarray) and not is_masked_array(v))
+
+
+def _array_like(x, op):
+    """A value that is not an array, a scalar, a list or a tuple, converted as JAX's
+    ``jnp.array`` converts it: by its ``__jax_array__``, else as NumPy converts it (the
+    buffer protocol: ``array.array``, ``memoryview``; sequences: ``range``, ``deque``; an
+    ``__array__``). ``x`` itself when NumPy can hold it only as an object (a dict, a
+    generator), for the caller's error; None is refused, as JAX refuses it."""
+    if x is None:
+        raise _none_error(op)
+    if _is_plain(x) or isinstance(x, (list, tuple, str, bytes)):
+        return x
+    if is_masked_array(x):   # a leaf of a list: its data, as JAX's jnp.array
+        return np.asarray(x)
+    to_array = getattr(x, "__jax_array__", None)
+    if to_array is not None:
+        return to_array()
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        return x
+    return x if arr.dtype == object else arr
+
+
+def _none_error(op) -> NoneValueError:
+    return NoneValueError(f"{op}: None is not a value an array can hold (as in JAX); give a "
+                          f"number, or mark missing values with pnp.nan", user_frame())
+
+
+def _with_leaves_converted(seq, op):
+    """Nested lists/tuples ``seq`` with every leaf that is not plain converted (_array_like)."""
+    if isinstance(seq, (list, tuple)):
+        return [_with_leaves_converted(v, op) for v in seq]
+    return _array_like(seq, op)
+
+
+def _contains_none(seq) -> bool:
+    if isinstance(seq, (list, tuple)):
+        return any(_contains_none(v) for v in seq)
+    return seq is None
+
+
 def _from_sequence(seq, dtype, op):
     leaves = tree_leaves(list(seq))
+    if not all(_is_plain(v) for v in leaves):
+        seq = _with_leaves_converted(seq, op)
+        leaves = tree_leaves(seq)
     if any(type(v) is Tracer or type(v) is Array for v in leaves):
         return _stack([array_from(v, dtype, op) for v in seq], op)
     try:
         arr = np.asarray(seq)
     except ValueError:
-        arr = np.asarray(None, dtype=object)
+        raise ShapeError(f"{op}: cannot make an array from the ragged sequence "
+                         f"{seq!r:.60}; every element at one depth must have one shape",
+                         user_frame()) from None
     if arr.dtype == object:
+        if _contains_none(seq):
+            raise _none_error(op)
         raise NonArrayLeafError(f"{op}: cannot make an array from a ragged or mixed "
                                 f"sequence {seq!r:.60}; every element at one depth must have "
                                 f"one shape", user_frame())

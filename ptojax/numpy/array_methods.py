@@ -71,6 +71,15 @@ def _astype(self, dtype, copy=False):
                                                           "astype"))
 
 
+def _round_operator(self, ndigits=None):
+    """Python's ``round(x[, ndigits])``, as JAX's: without ``ndigits`` the result is an
+    integer array (the default int dtype, as ``round(7.5)`` is an int), with it the array's
+    own dtype rounded to ``ndigits`` decimals."""
+    if ndigits is None:
+        return _astype(m.round(self), int)
+    return m.round(self, ndigits)
+
+
 def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
     return searching.compress(condition, self, axis, size=size, fill_value=fill_value,
                               out=out)
@@ -106,7 +115,7 @@ _OPERATORS = {
     "__lt__": _defer(m.less, "__gt__"), "__le__": _defer(m.less_equal, "__ge__"),
     "__gt__": _defer(m.greater, "__lt__"), "__ge__": _defer(m.greater_equal, "__le__"),
     "__neg__": m.negative, "__pos__": m.positive, "__abs__": m.absolute,
-    "__invert__": m.invert, "__getitem__": _getitem, "__round__": m.round,
+    "__invert__": m.invert, "__getitem__": _getitem, "__round__": _round_operator,
     "__setitem__": _setitem,
 }
 for _name, _fn in _ARITHMETIC.items():

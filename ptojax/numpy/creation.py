@@ -12,14 +12,15 @@ import operator
 import numpy as np
 
 from ptojax import dtypes, lax
-from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError, located
+from ptojax.errors import (ConcretizationError, ShapeError, UnsupportedError, is_masked_array,
+                           located)
 from ptojax.numpy._promote import (array_from as _array_from, asarray as _asarray,
                                    broadcast_to_shape, result_type, supported_dtype,
                                    to_inexact)
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
-from ptojax.ir.symbolic import DimExpr, as_index, bounds, slice_indices
+from ptojax.ir.symbolic import DimExpr, as_index, bounds, is_index_scalar, slice_indices
 from ptojax.numpy import math as m
 from ptojax.numpy._axes import normalize_axis
 from ptojax.ops.convert import convert_element_type as convert_exactly
@@ -51,6 +52,8 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
     if isinstance(object, (list, tuple)) and object and dtype is None \
             and all(isinstance(k, _KeyArray) for k in object):
         return _stacked_keys(object)   # a list of typed keys: a key array, as JAX
+    if is_masked_array(object):
+        object = np.asarray(object)   # its data, as JAX's jnp.array (other functions refuse it)
     out = _array_from(object, dtype, op="array")
     if isinstance(object, (list, tuple)) and out.weak_type:
         out = lax.convert_element_type(out, out.dtype)   # a list is strong, as JAX's
@@ -69,7 +72,7 @@ def copy(a, order=None):
 
 
 def _shape(op, shape) -> tuple:
-    if isinstance(shape, (int, np.integer, DimExpr)):
+    if is_index_scalar(shape):
         shape = (shape,)
     try:
         shape = tuple(as_index(d) for d in shape)

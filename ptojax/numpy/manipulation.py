@@ -20,7 +20,7 @@ from ptojax.numpy._promote import (asarray, broadcast_shapes as _broadcast_shape
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.key_array import (PRNGKeyArray as _KeyArray,
                                    key_type_error as _key_type_error)
-from ptojax.ir.symbolic import as_index, divide_exactly
+from ptojax.ir.symbolic import as_index, divide_exactly, is_index_scalar
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -28,7 +28,7 @@ from ptojax.public import add_examples as _add_examples
 def reshape(a, shape=None, order="C", *, newshape=None):
     a = asarray(a)
     shape = newshape if shape is None else shape
-    if isinstance(shape, (int, np.integer)):
+    if is_index_scalar(shape):
         shape = (shape,)
     shape = [as_index(d) for d in shape]
     if shape.count(-1) > 1:
@@ -260,8 +260,8 @@ def split(ary, indices_or_sections, axis=0):
     ary = asarray(ary, op="split")
     axis = normalize_axis("split", axis, ary.ndim)
     n = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
+    if is_index_scalar(indices_or_sections):
+        sections = operator.index(indices_or_sections)
         if sections <= 0 or n % sections:
             raise ShapeError(f"split: axis {axis} of size {n} cannot be split into "
                              f"{sections} equal sections; use array_split", user_frame())
@@ -275,9 +275,9 @@ def split(ary, indices_or_sections, axis=0):
 
 def array_split(ary, indices_or_sections, axis=0):
     ary = asarray(ary)
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if is_index_scalar(indices_or_sections):
         n = ary.shape[normalize_axis("array_split", axis, ary.ndim)]
-        k = int(indices_or_sections)
+        k = operator.index(indices_or_sections)
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         indices_or_sections = list(np.cumsum(sizes)[:-1])
     return split(ary, indices_or_sections, axis)
@@ -308,7 +308,7 @@ def squeeze(a, axis=None):
     a = asarray(a)
     if axis is None:
         axis = tuple(d for d, n in enumerate(a.shape) if n == 1)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if is_index_scalar(axis) else tuple(axis)
     axes = tuple(normalize_axis("squeeze", d, a.ndim) for d in axes)
     for d in axes:
         if a.shape[d] != 1:
@@ -319,7 +319,7 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if is_index_scalar(axis) else tuple(axis)
     n = a.ndim + len(axes)
     axes = tuple(normalize_axis("expand_dims", d, n) for d in axes)
     if len(set(axes)) != len(axes):
@@ -329,7 +329,7 @@ def expand_dims(a, axis):
 
 def broadcast_to(array, shape):
     array = asarray(array)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = tuple(as_index(d) for d in ((shape,) if is_index_scalar(shape) else shape))
     _broadcast_shapes("broadcast_to", tuple(array.shape), shape)
     return broadcast_to_shape(array, shape)
 
@@ -391,8 +391,8 @@ def roll(a, shift, axis=None):
 
 def tile(A, reps):
     A = asarray(A, op="tile")
-    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
-    if any(operator.index(r) < 0 for r in reps):
+    reps = tuple(operator.index(r) for r in ((reps,) if is_index_scalar(reps) else reps))
+    if any(r < 0 for r in reps):
         raise ShapeError(f"tile: repetitions must be non-negative, got {reps}", user_frame())
     nd = builtins.max(A.ndim, len(reps))
     A = reshape(A, (1,) * (nd - A.ndim) + tuple(A.shape))

@@ -8,6 +8,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import ShapeError
 from ptojax.eval.leaves import check_arraylike
+from ptojax.ops.operand import as_operand
 from ptojax.eval import axis_env, numpy_fast
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
@@ -50,7 +51,7 @@ broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_abstract,
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
-    check_arraylike("broadcast_in_dim", x)
+    x = as_operand("broadcast_in_dim", x)
     shape, bdims = tuple(map(as_dim, shape)), tuple(broadcast_dimensions)
     if tuple(x.shape) == shape and bdims == tuple(range(len(shape))):
         return x
@@ -59,7 +60,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
 
 def broadcast(x, sizes):
     """Prepend dimensions ``sizes``."""
-    check_arraylike("broadcast", x)
+    x = as_operand("broadcast", x)
     n = len(sizes)
     return broadcast_in_dim(x, (*sizes, *x.shape), tuple(range(n, n + x.ndim)))
 

@@ -1,10 +1,11 @@
 """Shared checks for primitive abstract evals: clear errors naming the op and the operands."""
 from __future__ import annotations
 
-import numpy as np
+import operator
 
 from ptojax import dtypes
 from ptojax.errors import AxisError, DtypeError, PtoError, ShapeError
+from ptojax.ir.symbolic import DimExpr, is_index_scalar
 from ptojax.source_info import user_frame
 
 
@@ -14,8 +15,9 @@ def fmt_types(types) -> str:
 
 def check_axis(name: str, axis, ndim: int) -> int:
     """``axis`` in ``0..ndim-1`` (negative axes count from the end), or an AxisError."""
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+    if not is_index_scalar(axis) or type(axis) is DimExpr:
         raise AxisError(f"{name}: axis {axis!r} must be an integer")
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(f"{name}: axis {axis} is out of range for an array of rank {ndim}"
                         + (f" (valid: {-ndim}..{ndim - 1})" if ndim else ""))

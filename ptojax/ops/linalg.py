@@ -17,6 +17,7 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.blas import matmul
+from ptojax.ops.operand import as_operand
 from ptojax.ir.types import TensorType
 from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import bilinear_jvp, mul
@@ -235,7 +236,7 @@ def _result_dtype(lhs, rhs, preferred):
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """JAX's dot_general: operands of different dtypes are multiplied in the higher one;
     ``precision`` is recorded (it does not change host results)."""
-    check_arraylike("dot_general", lhs, rhs)
+    lhs, rhs = as_operand("dot_general", lhs), as_operand("dot_general", rhs)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((user_axes("dot_general", lc, lhs.ndim), user_axes("dot_general", rc, rhs.ndim)),
           (user_axes("dot_general", lb, lhs.ndim), user_axes("dot_general", rb, rhs.ndim)))
@@ -251,7 +252,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None):
     """Matrix/vector product contracting lhs's last and rhs's first dimension (rank 1 or 2),
     or any contraction given by ``dimension_numbers``."""
-    check_arraylike("dot", lhs, rhs)
+    lhs, rhs = as_operand("dot", lhs), as_operand("dot", rhs)
     if dimension_numbers is None:
         if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2) or lhs.shape[-1] != rhs.shape[0]:
             raise ShapeError(f"dot: without dimension_numbers the operands must be vectors or "

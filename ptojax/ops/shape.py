@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ptojax.errors import AxisError, ShapeError
-from ptojax.eval.leaves import check_arraylike
+from ptojax.ops.operand import as_operand
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
 from ptojax.ops.checks import check_axes, user_axes, user_axis
@@ -57,7 +57,7 @@ reshape_p = Primitive("reshape", _reshape_abstract,
 
 
 def reshape(x, new_sizes, dimensions=None):
-    check_arraylike("reshape", x)
+    x = as_operand("reshape", x)
     if dimensions is not None:
         x = transpose(x, dimensions)
     new_sizes = tuple(map(as_dim, new_sizes))
@@ -134,7 +134,7 @@ transpose_p = Primitive("transpose", _transpose_abstract,
 
 
 def transpose(x, permutation):
-    check_arraylike("transpose", x)
+    x = as_operand("transpose", x)
     permutation = tuple(user_axis("transpose", p, x.ndim) for p in permutation)
     if permutation == tuple(range(x.ndim)):
         return x
@@ -181,7 +181,7 @@ squeeze_p = Primitive("squeeze", _squeeze_abstract,
 
 
 def squeeze(x, dimensions):
-    check_arraylike("squeeze", x)
+    x = as_operand("squeeze", x)
     dimensions = tuple(sorted(user_axes("squeeze", dimensions, x.ndim)))
     return squeeze_p.bind(x, dimensions=dimensions) if dimensions else x
 
@@ -210,7 +210,7 @@ expand_dims_p = Primitive("expand_dims", _expand_dims_abstract, _expand_dims, li
 
 
 def expand_dims(x, dimensions):
-    check_arraylike("expand_dims", x)
+    x = as_operand("expand_dims", x)
     n = x.ndim + len(dimensions)
     dimensions = tuple(sorted(user_axes("expand_dims", dimensions, n)))
     return expand_dims_p.bind(x, dimensions=dimensions) if dimensions else x
@@ -253,7 +253,7 @@ for _prim, _batch, _ref in ((squeeze_p, _squeeze_batch, "squeeze"),
 
 def collapse(operand, start_dimension, stop_dimension=None):
     """``operand`` with dimensions ``[start_dimension, stop_dimension)`` merged into one."""
-    check_arraylike("collapse", operand)
+    operand = as_operand("collapse", operand)
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(operand.shape))
     if hi < lo:
         raise ValueError(f"Invalid dimension range passed to collapse: {tuple(operand.shape)}"

@@ -15,6 +15,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import DtypeError, IndexingError, ShapeError
 from ptojax.eval.leaves import check_arraylike
+from ptojax.ops.operand import as_operand
 from ptojax.eval import numpy_fast
 from ptojax.ir.core import Var
 from ptojax.ir.types import TensorType
@@ -64,7 +65,7 @@ slice_p = Primitive("slice", _slice_abstract, _slice, linear=True)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
-    check_arraylike("slice", x)
+    x = as_operand("slice", x)
     start, limit = tuple(map(as_dim, start_indices)), tuple(map(as_dim, limit_indices))
     strides = None if strides is None or builtins.all(s == 1 for s in strides) \
         else tuple(map(int, strides))
@@ -74,7 +75,7 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(x, start, limit, stride=1, axis=0):
-    check_arraylike("slice_in_dim", x)
+    x = as_operand("slice_in_dim", x)
     axis = user_axis("slice_in_dim", axis, x.ndim)
     starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
@@ -82,7 +83,7 @@ def slice_in_dim(x, start, limit, stride=1, axis=0):
 
 
 def index_in_dim(x, index, axis=0, keepdims=True):
-    check_arraylike("index_in_dim", x)
+    x = as_operand("index_in_dim", x)
     axis = user_axis("index_in_dim", axis, x.ndim)
     if not -x.shape[axis] <= index < x.shape[axis]:
         raise IndexingError(f"index_in_dim: index {index} is out of bounds for axis {axis} "
@@ -175,6 +176,7 @@ pad_p = Primitive("pad", _pad_abstract, _pad, linear=True)
 
 def pad(x, padding_value, padding_config):
     check_arraylike("pad", x, padding_value)
+    x = as_operand("pad", x)
     (padding_value,) = operands(x, padding_value)[1:]
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
@@ -254,7 +256,7 @@ concatenate_p = Primitive("concatenate", _concatenate_abstract,
 
 def concatenate(operands, dimension):
     operands = list(operands)
-    check_arraylike("concatenate", *operands)
+    operands = [as_operand("concatenate", x) for x in operands]
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands,
@@ -367,7 +369,7 @@ rev_p = Primitive("rev", _rev_abstract, lambda x, dimensions: np.flip(x, tuple(d
 
 
 def rev(x, dimensions):
-    check_arraylike("rev", x)
+    x = as_operand("rev", x)
     dimensions = tuple(sorted(user_axes("rev", dimensions, x.ndim)))
     return rev_p.bind(x, dimensions=dimensions) if dimensions else x
 
@@ -487,7 +489,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
-    check_arraylike("split", operand)
+    operand = as_operand("split", operand)
     axis = user_axis("split", axis, operand.ndim)
     sizes = tuple(map(as_dim, sizes))
     if builtins.sum(sizes) != operand.shape[axis] or builtins.min(sizes, default=0) < 0:
@@ -499,7 +501,7 @@ def split(operand, sizes, axis=0):
 
 def tile(operand, reps):
     """``operand`` repeated ``reps[d]`` times along each dimension ``d``."""
-    check_arraylike("tile", operand)
+    operand = as_operand("tile", operand)
     reps = tuple(int(r) for r in reps)
     if len(reps) != operand.ndim or builtins.min(reps, default=0) < 0:
         raise ShapeError(f"tile: reps {reps} needs one non-negative count per dimension of "

@@ -6,6 +6,7 @@ are the sort's)."""
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ptojax.ops.logic import bitwise_and, bitwise_not, eq, lt
 from ptojax.ops.shape import canonical_axes, example_ndim, move_axis, reshape
 from ptojax.ops.slicing import broadcasted_iota, slice_in_dim
 from ptojax.ops.tangents import Zero, is_zero
+from ptojax.ir.symbolic import DimExpr, is_index_scalar
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, Unsupported
 from ptojax.public import add_examples as _add_examples
@@ -66,6 +68,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     check_arraylike("top_k", operand)
     axis = user_axis("top_k", axis, operand.ndim)
     size = operand.shape[axis]
+    if is_index_scalar(k) and type(k) is not DimExpr:
+        k = operator.index(k)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
         raise ShapeError(f"top_k: k must be an integer in 0..{size} (the size of axis "
                          f"{axis} of the {tuple(operand.shape)} operand), got {k!r}",

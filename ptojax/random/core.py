@@ -29,7 +29,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
 from ptojax.eval.leaves import check_arraylike
-from ptojax.errors import DtypeError, PtoError, ShapeError
+from ptojax.errors import DtypeError, PtoError, SamplerDtypeError, ShapeError
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.eval.array import Array
 from ptojax.random.keys import _check_key, _counters, _hash, _shape, split
@@ -47,8 +47,8 @@ def bits(key, shape=(), dtype=None):
     key = _check_key("bits", key)
     dtype = dtypes.default_uint() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_unsigned(dtype):
-        raise DtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
-                         user_frame())
+        raise SamplerDtypeError(f"bits: dtype must be an unsigned integer dtype, got {dtype}",
+                                user_frame())
     return _random_bits(key, dtype.itemsize * 8, _shape(shape))
 
 
@@ -86,12 +86,14 @@ def _unit_floats(key, shape, dtype):
     return lax.mul(lax.convert_element_type(mantissa, dtype), 2.0 ** -nmant)
 
 
-def _float_dtype(name, dtype):
-    """``dtype`` (the default float when None) checked to be floating-point."""
+def _float_dtype(name, dtype, complex_ok=False):
+    """``dtype`` (the default float when None) checked to be floating-point (or complex,
+    ``complex_ok``)."""
     dtype = dtypes.user_dtype(float if dtype is None else dtype)
-    if not dtypes.is_float(dtype):
-        raise DtypeError(f"{name}: dtype must be a floating-point dtype, got {dtype}",
-                         user_frame())
+    if not (dtypes.is_float(dtype) or complex_ok and dtypes.is_complex(dtype)):
+        kind = "a floating-point or complex" if complex_ok else "a floating-point"
+        raise SamplerDtypeError(f"{name}: dtype must be {kind} dtype, got {dtype}",
+                                user_frame())
     return dtype
 
 
@@ -114,10 +116,16 @@ def _check_broadcasts(name, value_shape, shape):
 
 # continuous distributions --------------------------------------------------------------------
 def normal(key, shape=(), dtype=None):
-    """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1)."""
+    """Standard normal samples: ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1). A
+    complex dtype gives ``(re + i im) / sqrt(2)`` with ``re``, ``im`` standard normal draws
+    of its real dtype from the two halves of ``split(key)`` (JAX's formula: unit variance)."""
     key = _check_key("normal", key)
-    dtype = _float_dtype("normal", dtype)
-    return _normal_of_unit(_unit_floats(key, _shape(shape), dtype))
+    dtype, shape = _float_dtype("normal", dtype, complex_ok=True), _shape(shape)
+    if dtypes.is_complex(dtype):
+        real_dtype = dtypes.real_dtype(dtype)
+        re, im = (_normal_of_unit(_unit_floats(k, shape, real_dtype)) for k in _split2(key))
+        return lax.div(lax.complex(re, im), _asarray(_SQRT2, dtype))
+    return _normal_of_unit(_unit_floats(key, shape, dtype))
 
 
 def _normal_of_unit(unit):

@@ -21,7 +21,7 @@ from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
 from ptojax.eval.leaves import check_arraylike
-from ptojax.errors import DtypeError
+from ptojax.errors import SamplerDtypeError
 from ptojax.random.core import _check_key, _shape, split, uniform
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples
@@ -99,7 +99,8 @@ def poisson(key, lam, shape=None, dtype=None):
     key = _check_key("poisson", key)
     dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
-        raise DtypeError(f"poisson: dtype must be an integer dtype, got {dtype}", user_frame())
+        raise SamplerDtypeError(f"poisson: dtype must be an integer dtype, got {dtype}",
+                                user_frame())
     shape = tuple(np.shape(lam)) if shape is None else _shape(shape)
     lam = pnp.broadcast_to(_asarray(lam), shape).astype(np.float32)
     use_knuth = _isnan(lam) | (lam < 10)
@@ -186,8 +187,8 @@ def binomial(key, n, p, shape=None, dtype=None):
     key = _check_key("binomial", key)
     dtype = dtypes.user_dtype(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
-        raise DtypeError(f"binomial: dtype must be a floating-point dtype, got {dtype}",
-                         user_frame())
+        raise SamplerDtypeError(f"binomial: dtype must be a floating-point dtype, got "
+                                f"{dtype}", user_frame())
     check_arraylike("binomial", n, p)
     return _binomial(key, n, p, shape, dtype)
 

@@ -14,7 +14,7 @@ import numpy as np
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
-from ptojax.errors import DtypeError
+from ptojax.errors import SamplerDtypeError
 from ptojax.random.core import (_check_broadcasts, _check_key, _float_dtype, _shape, bernoulli,
                                 normal, split, uniform)
 from ptojax.random.gamma import gamma, loggamma
@@ -42,7 +42,8 @@ def _param(value, dtype, shape=None):
 def _int_dtype(name, dtype):
     dtype = dtypes.user_dtype(int if dtype is None else dtype)
     if not dtypes.is_integer(dtype):
-        raise DtypeError(f"{name}: dtype must be an integer dtype, got {dtype}", user_frame())
+        raise SamplerDtypeError(f"{name}: dtype must be an integer dtype, got {dtype}",
+                                user_frame())
     return dtype
 
 

@@ -25,6 +25,7 @@ from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError
 from ptojax.eval.array import Array
 from ptojax.eval.key_array import KEY_WORDS, PRNGKeyArray
 from ptojax.ops.random_bits import threefry2x32_p
+from ptojax.ir.symbolic import is_index_scalar
 from ptojax.public import add_examples
 from ptojax.source_info import user_frame
 
@@ -65,9 +66,9 @@ def _seed_words(name, seed):
 
 def _integer_scalar(name, value, what):
     """``value`` as an integer scalar array; a Python int is int32 when it fits (int64 in x64
-    mode), else 64-bit."""
-    if type(value) is int:
-        value = np.asarray(value, _python_int_dtype(name, value))
+    mode), else 64-bit (True and False are 1 and 0)."""
+    if type(value) in (int, bool):   # a Python bool is an int, as JAX takes it
+        value = np.asarray(int(value), _python_int_dtype(name, int(value)))
     value = _asarray(value)
     if not dtypes.is_integer(value.dtype):
         raise DtypeError(f"{name}: {what} must be an integer, got {value.aval}", user_frame())
@@ -213,7 +214,7 @@ def _counters(shape):
 
 
 def _shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
+    if is_index_scalar(shape):
         shape = (shape,)
     try:
         shape = tuple(operator.index(d) for d in shape)

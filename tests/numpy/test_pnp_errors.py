@@ -8,7 +8,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import lax
 from ptojax.errors import (AxisError, ConcretizationError, DtypeError, IndexingError,
-                           IntegerOverflowError, NonArrayLeafError,
+                           IntegerOverflowError, NonArrayLeafError, NoneValueError,
                            NonConcreteBooleanIndexError, PtoError, ShapeError,
                            UnsupportedError)
 
@@ -23,6 +23,8 @@ def case(fn, error, *fragments, id):
 
 
 SHAPE_CASES = [
+    # a ShapeError is a ValueError, as JAX's (numpy's) error for a ragged list
+    case(lambda x: pnp.array([[1, 2], [3]]), ShapeError, "array", "ragged", id="ragged list"),
     *[case(lambda x, f=f: f(x, Y), ShapeError, f.__name__, "(2, 3)", "(4, 5)", "broadcast",
            id=f"{f.__name__} shapes") for f in BINARY],
     case(lambda x: x + Y, ShapeError, "add", "(2, 3)", "(4, 5)", id="operator +"),
@@ -182,8 +184,7 @@ LEAF_CASES = [
     case(lambda x: pnp.add(x, None), NonArrayLeafError, "add", "NoneType", id="None"),
     case(lambda x: x + "a", NonArrayLeafError, "add", "str", id="str operand"),
     case(lambda x: pnp.sum({"a": 1}), NonArrayLeafError, "sum", "dict", id="dict"),
-    case(lambda x: pnp.array([[1, 2], [3]]), NonArrayLeafError, "array", "ragged",
-         id="ragged list"),
+    case(lambda x: pnp.array([1, None]), NoneValueError, "array", "None", id="None in list"),
     case(lambda x: pnp.outer(x, object()), NonArrayLeafError, "outer", "object",
          id="object operand"),
 ]

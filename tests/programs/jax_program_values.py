@@ -1,5 +1,6 @@
 """JAX's results for the programs of test_programs.py whose JAX run is slow (JAX compiles
-every eager operation of a stax ``init_fun`` separately: 5-30 s a program on a busy machine),
+every eager operation of a stax ``init_fun`` separately: 5-30 s a program on a busy machine;
+the programs after JAX's examples/ take 3-5 s each),
 stored in jax_program_values.json.gz. Each entry keeps a digest of the program's source and
 its inputs, so an edited program or changed inputs fails loudly instead of comparing against
 stale values.
@@ -22,9 +23,10 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 PATH = HERE / "jax_program_values.json.gz"
-PROGRAMS = ["fluidsim", "hmm_em", "ilqr_mpc", "newton_bfgs", "pca_from_scratch",
-            "physical_optimization", "stax_checkpoint", "stax_classifier", "stax_dp_conv",
-            "stax_gan", "stax_resnet", "stax_vae"]
+PROGRAMS = ["advi_funnel", "dqn_cartpole", "fluidsim", "forward_forward", "gp_vmap_kernel",
+            "hmm_em", "ilqr_mpc", "newton_bfgs", "pca_from_scratch", "physical_optimization",
+            "stax_checkpoint", "stax_classifier", "stax_dp_conv", "stax_gan", "stax_resnet",
+            "stax_vae"]
 _store: dict = {}
 
 

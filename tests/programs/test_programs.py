@@ -14,7 +14,11 @@ fluidsim, hmm_em, pca_from_scratch and physical_optimization make the calls of J
 of those names, the way they make them, at small sizes.
 ``ilqr_mpc`` does what JAX's examples/control.py and its test do (LQR, iterative LQR and
 MPC in fori_loops/scans with jacobians), ``newton_bfgs`` what newton_method.py and
-bfgs_method.py do (Python loops over eager grad/hessian/inv)."""
+bfgs_method.py do (Python loops over eager grad/hessian/inv).
+``advi_funnel``, ``gp_vmap_kernel``, ``forward_forward`` and ``dqn_cartpole`` call what JAX's
+examples advi.py, gaussian_process_regression.py, forward-forward-mnist.py and
+deep_qlearning_cartpole.py call, the way they call it (synthetic data; no plotting, optax or
+gym)."""
 import os
 
 import numpy as np
@@ -38,6 +42,15 @@ def _maml_inputs(rng, steps=6, tasks=4, shots=10, sizes=(1, 16, 16, 1)):
     phase = rng.uniform(0, np.pi, (steps, 1, tasks, 1, 1))
     x = rng.uniform(-5, 5, (steps, 2, tasks, shots, 1))
     return params, x.astype(np.float32), (amp * np.sin(x + phase)).astype(np.float32)
+
+def _forward_forward_inputs(rng, n=48, n_test=16, side=8):
+    """Synthetic 8x8 uint8 "digits" for forward_forward: train images, labels, a wrong label
+    for each (the example's negatives), test images and labels."""
+    labels = rng.randint(0, 10, n)
+    wrong = np.array([rng.choice(np.setdiff1d(np.arange(10), [k])) for k in labels])
+    return ((rng.rand(n, side, side) * 255).astype(np.uint8), labels, wrong,
+            (rng.rand(n_test, side, side) * 255).astype(np.uint8), rng.randint(0, 10, n_test))
+
 
 def _classes(rng, n, d, k):
     """``n`` examples of ``k`` noisy prototypes in ``d`` dimensions, with one-hot labels."""
@@ -88,6 +101,12 @@ INPUTS = {
     "physical_optimization": (),
     "ilqr_mpc": (np.array([0.3, -0.8], np.float32), np.array([0.2], np.float32)),
     "newton_bfgs": (np.array([1.0, -1.0, 1.0, -1.0], np.float32),),
+    # JAX's examples/ (advi, gaussian_process_regression, forward-forward-mnist,
+    # deep_qlearning_cartpole) as our own programs: their own stream too
+    "advi_funnel": (),
+    "gp_vmap_kernel": (),
+    "forward_forward": _forward_forward_inputs(np.random.RandomState(2)),
+    "dqn_cartpole": (),
 }
 # loose where a value is a sum over many rounding steps (training trajectories)
 RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_precision": 1e-4,
@@ -97,7 +116,8 @@ RTOL = {"vae_epoch": 2e-4, "dp_sgd": 1e-4, "advi_stats": 1e-4, "kernel_lsq_preci
         "fancy_indexing": 1e-6, "stax_classifier": 1e-4, "stax_vae": 2e-4, "stax_dp_conv": 1e-4,
         "stax_resnet": 2e-4, "stax_checkpoint": 1e-4, "stax_gan": 2e-4, "fluidsim": 1e-4,
         "hmm_em": 1e-4, "pca_from_scratch": 1e-4, "physical_optimization": 1e-4,
-        "ilqr_mpc": 1e-5, "newton_bfgs": 2e-4}
+        "ilqr_mpc": 1e-5, "newton_bfgs": 2e-4, "advi_funnel": 1e-4,
+        "gp_vmap_kernel": 1e-4, "forward_forward": 1e-4, "dqn_cartpole": 1e-4}
 
 
 @pytest.mark.parametrize("name", sorted(set(INPUTS) - set(jax_program_values.PROGRAMS)))

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import ShardingError
+from ptojax.errors import ShardingError, is_masked_array, masked_array_error
+from ptojax.source_info import user_frame
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.devices import Device
@@ -130,6 +131,8 @@ def _is_sharding(x) -> bool:
 
 
 def _put_leaf(x, sharding):
+    if is_masked_array(x):
+        raise masked_array_error("device_put", user_frame())
     if isinstance(sharding, PartitionSpec):
         sharding = named_sharding(sharding, "device_put")
     if not isinstance(sharding, NamedSharding):
