@@ -6,7 +6,7 @@
 // train step that alternates products and kernels each pool's work waits for the other's
 // workers (a VAE step's momentum updates ran slower on two threads than on one). Here a
 // product is split over the OpenMP team instead, each member calling numpy's own ?gemm on
-// its share with OpenBLAS held at one thread for that call (`openblas_set_num_threads_local`,
+// its share with OpenBLAS held at one thread meanwhile (`openblas_set_num_threads_local`,
 // restored after): products and kernels then share one pool.
 //
 // The share: batches when there are several, else the columns (in whole vectors) when there
@@ -49,17 +49,15 @@ inline void call(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, in
       static_cast<I>(ldb), beta, c, static_cast<I>(ldc));
 }
 
-// One member's ?gemm on one thread of OpenBLAS.
+// One member's ?gemm (OpenBLAS at one thread: `gemm` set it).
 template <typename T>
 inline void one_thread(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a,
                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  const int before = routines().set_local_threads(1);
   if (routines().index64)
     call<T, int64_t>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
   else
     call<T, int32_t>(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
-  routines().set_local_threads(before);
 }
 
 // Member `t` of `team`: its share of `batch` products of op(A) (m x k) op(B) (k x n).
@@ -85,19 +83,25 @@ inline void share(int t, int team, int ta, int tb, int64_t batch, int64_t m, int
   }
 }
 
+// OpenBLAS is held at one thread by the calling thread, around the whole team's work: the
+// "local" setting of numpy's pthreads OpenBLAS is one process-wide value (set and restored by
+// each member, the last restore would be a member's 1).
 template <typename T>
 inline void gemm(int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
                  int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T beta,
                  T* c, int64_t ldc, int64_t c_step, int parallel) {
+  const int before = routines().set_local_threads(1);
 #if defined(_OPENMP)
   if (parallel) {
 #pragma omp parallel
     share(omp_get_thread_num(), omp_get_num_threads(), ta, tb, batch, m, n, k, a, lda, a_step,
           b, ldb, b_step, beta, c, ldc, c_step);
-    return;
-  }
+  } else
 #endif
-  share(0, 1, ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step);
+  {
+    share(0, 1, ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step);
+  }
+  routines().set_local_threads(before);
 }
 
 }  // namespace team_gemm
