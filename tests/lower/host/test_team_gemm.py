@@ -27,12 +27,13 @@ PLAIN, TN, NT, TT = (((1,), (0,)), ((), ())), (((0,), (0,)), ((), ())), \
     (((1,), (1,)), ((), ())), (((0,), (1,)), ((), ()))
 BATCHED_NN, BATCHED_NT = (((2,), (1,)), ((0,), (0,))), (((2,), (2,)), ((0,), (0,)))
 # (lhs shape, rhs shape, dimension numbers): each of at least THREADED_MIN_FLOPS multiply-adds,
-# split over columns (n >= m), rows (the last) or batches (batched)
+# split over columns (few rows), rows or batches (batched)
 CASES = {"nn": ((32, 256), (256, 160), PLAIN), "tn": ((256, 32), (256, 160), TN),
          "nt": ((32, 256), (160, 256), NT), "tt": ((256, 32), (160, 256), TT),
          "batched": ((4, 64, 64), (4, 64, 80), BATCHED_NN),
          "batched nt": ((3, 64, 96), (3, 80, 96), BATCHED_NT),
-         "nt, many rows": ((256, 64), (160, 64), NT), "rows": ((1200, 128), (128, 8), PLAIN)}
+         "nt, many rows": ((256, 64), (160, 64), NT), "rows": ((1200, 128), (128, 8), PLAIN),
+         "tn, many rows": ((32, 512), (32, 784), TN)}
 
 
 def _operands(lhs_shape, rhs_shape):
