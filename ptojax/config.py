@@ -17,8 +17,10 @@ Three kinds of option:
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout``, ``ptojax_cache_dir`` and
   ``ptojax_build_after`` (seconds of numpy-tier calls before a program whose kernels are not
-  cached builds them: ``lower/host/hotness.py``; read as each program is created); updating
-  one sets its ``PTOJAX_*`` environment variable, which the runtime reads.
+  cached builds them: ``lower/host/hotness.py``; read as each program is created) and
+  ``ptojax_one_thread_pool`` (products on the kernels' OpenMP threads: ``lower/host/
+  team_gemm.py``; only before the first kernel library loads); updating one sets its
+  ``PTOJAX_*`` environment variable, which the runtime reads.
 
 An unknown name raises ``ConfigError`` (an ``AttributeError`` on attribute reads) listing the
 options.
@@ -31,6 +33,7 @@ from typing import Any, Callable
 
 from ptojax import devices, dtypes
 from ptojax.env import env_path
+from ptojax.eval import blas
 from ptojax.errors import ConfigError
 from ptojax.lower.host import hotness
 from ptojax.shard.runtime.in_process import configured_timeout
@@ -152,6 +155,8 @@ _OPTIONS: dict = {
     "ptojax_cache_dir": Environment("PTOJAX_CACHE_DIR",
                                     lambda: env_path("PTOJAX_CACHE_DIR")),
     "ptojax_build_after": Environment(hotness.ENV, hotness.build_after),
+    "ptojax_one_thread_pool": Environment(blas.ONE_POOL_ENV, blas.one_pool_wanted,
+                                          blas.check_one_pool_setting),
 }
 _ALIASES = {"jax_num_cpu_devices": "ptojax_num_devices"}
 

@@ -30,6 +30,8 @@ import numpy as np
 from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, OPENBLAS_THREADED_MIN_MNK,
                                       THREADED_MIN_FLOPS, follow_load, machine_busy,
                                       openblas_libraries, pinned)
+from ptojax.env import env_flag
+from ptojax.errors import ConfigError
 from ptojax.eval.pointers import data_pointer
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -117,24 +119,45 @@ def team_routines():
 
 # --- products on the kernels' OpenMP team ----------------------------------------------------
 # Once a kernel library is loaded, this process runs its host kernels on OpenMP's threads,
-# and numpy's OpenBLAS would run products on a second pool of threads beside them: the two
-# pools then wait for each other's busy workers (lower/host/team_gemm.py has the figures). So
-# the first library that has a team GEMM installs it here (``install_team``), and from then on
-# ptojax's float32 products (``matmul``: numpy impls, the numpy tier, convolutions' im2col
-# products; a compiled program's own product runners) run on the OpenMP team: one pool.
+# and numpy's OpenBLAS runs products on a second pool of threads beside them: the two pools
+# then wait for each other's busy workers (lower/host/team_gemm.py has the figures). With
+# ``$PTOJAX_ONE_THREAD_POOL`` on, the first library loaded installs its team GEMM here
+# (``decide_team``), and from then on ptojax's float32 products (``matmul``: numpy impls, the
+# numpy tier, convolutions' im2col products; a compiled program's own product runners) run on
+# the OpenMP team: one pool. It is off by default: numpy BLAS calls of the user's own between
+# ptojax's calls wake OpenBLAS's threads, which then spin beside the team (a 128-row MLP step
+# interleaved with a numpy reference step: 8.5 ms against 3.1 ms with two pools).
+ONE_POOL_ENV = "PTOJAX_ONE_THREAD_POOL"
+
+
+def one_pool_wanted() -> bool:
+    """Whether products are to run on the kernels' OpenMP team (``$PTOJAX_ONE_THREAD_POOL``,
+    default off; read when the first kernel library loads)."""
+    return env_flag(ONE_POOL_ENV, False)
 
 _F32 = np.dtype(np.float32)
 
 
 class _Team:
-    gemm = None      # a library's ptojax_team_gemm, bound to numpy's BLAS
+    gemm = None        # a library's ptojax_team_gemm, bound to numpy's BLAS
+    decided = False    # a library was loaded: whether there is one pool is settled
 
 
-def install_team(gemm) -> None:
-    """Run float32 products on the OpenMP team through ``gemm`` from now on (the first one
-    installed stays: every library's runs the same BLAS on the same team)."""
-    if _Team.gemm is None:
-        _Team.gemm = gemm
+def decide_team(gemm) -> None:
+    """At each kernel library's load, with its bound team GEMM (None without one): the first
+    settles whether this process has one pool, installing ``gemm`` if it is wanted."""
+    if not _Team.decided:
+        _Team.decided = True
+        if gemm is not None and one_pool_wanted():
+            _Team.gemm = gemm
+
+
+def check_one_pool_setting(name, wanted: bool) -> None:
+    """``ptojax_one_thread_pool`` can change only before the first kernel library loads."""
+    if _Team.decided and wanted != team_installed():
+        raise ConfigError(f"{name} is read when the first kernel library is loaded, which "
+                          f"this process has done; set it (or ${ONE_POOL_ENV}) at the start of "
+                          f"the program")
 
 
 def team_installed() -> bool:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Optional
 
 from ptojax.errors import CacheError, ConfigError
-from ptojax.eval.blas import team_routines
+from ptojax.eval.blas import one_pool_wanted, team_routines
 from ptojax.lower.host.cache import (checked_root, file_lock, private_dir, read_trusted,
                                      write_atomic)
 
@@ -303,8 +303,8 @@ OPENMP_BLOCKTIME_MS = 1
 
 def openmp_wait_policy():
     """How OpenMP workers wait between parallel regions: briefly spinning, then asleep, when
-    the products run on the OpenMP team too (``eval/blas.team_routines``: numpy's OpenBLAS
-    can be held at one thread per call); else asleep at once (``PASSIVE``).
+    the products run on the OpenMP team too (``$PTOJAX_ONE_THREAD_POOL`` on, and numpy's
+    OpenBLAS can be held at one thread: ``eval/blas.py``); else asleep at once (``PASSIVE``).
 
     libgomp and libomp read this once, when the first library that needs it is loaded; a
     policy the user set (``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, ``KMP_BLOCKTIME``) is kept.
@@ -316,7 +316,7 @@ def openmp_wait_policy():
     """
     if "OMP_WAIT_POLICY" in os.environ:
         return
-    if team_routines() is None:
+    if team_routines() is None or not one_pool_wanted():
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
         return
     os.environ.setdefault("GOMP_SPINCOUNT", str(OPENMP_SPINS))

@@ -21,7 +21,7 @@ from pathlib import Path
 from ptojax.errors import CompileError, KernelCheckError
 from ptojax.lower.host.build import ABI_VERSION, OBJECTS_SUFFIX, build_library
 from ptojax.lower.host.cache import CacheEntry
-from ptojax.eval.blas import install_team, team_installed, team_routines
+from ptojax.eval.blas import decide_team, team_routines
 from ptojax.lower.host.compiler import openmp_wait_policy
 from ptojax.eval.pointers import data_pointer_offset, data_pointers
 
@@ -56,7 +56,8 @@ class KernelLibrary:
         self.gemm_few_rows_f32 = _bound(self._dll, "ptojax_gemm_few_rows_f32", None,
                                         (size, size, size, pointer, size, pointer, size,
                                          ctypes.c_float, pointer, size, ctypes.c_int))
-        _install_team_gemm(self._dll)
+        self.team_gemm = _team_gemm(self._dll)
+        decide_team(self.team_gemm)
         self._launchers = []
         self._object_launchers = []     # the twins taking the arrays' objects, or None
         self._names = []
@@ -113,21 +114,22 @@ class KernelLibrary:
                                f"check: {self._error().decode(errors='replace')}")
 
 
-def _install_team_gemm(dll) -> None:
-    """Bind the library's ``ptojax_team_gemm`` to numpy's BLAS and install it as the team's
-    GEMM (``eval/blas.py``; the first library's stays), unless the library has none (built by
-    an older ptojax) or there is no OpenBLAS to bind."""
+def _team_gemm(dll):
+    """The library's ``ptojax_team_gemm`` bound to numpy's BLAS (``team_gemm.py``; the first
+    library's is installed for all products with ``$PTOJAX_ONE_THREAD_POOL`` on,
+    ``eval/blas.decide_team``); None when the library has none (built by an older ptojax) or
+    there is no OpenBLAS to bind."""
     size, pointer = ctypes.c_longlong, ctypes.c_void_p
     gemm = _bound(dll, "ptojax_team_gemm", ctypes.c_int,
                   (ctypes.c_int, ctypes.c_int, size, size, size, size, pointer, size, size,
                    pointer, size, size, ctypes.c_float, pointer, size, size, ctypes.c_int))
     routines = team_routines() if gemm is not None else None
-    if routines is None or team_installed():
-        return
+    if routines is None:
+        return None
     sgemm, index64, set_local = routines
     _bound(dll, "ptojax_team_gemm_bind", None, (pointer, ctypes.c_int, pointer))(
         sgemm, int(index64), set_local)
-    install_team(gemm)
+    return gemm
 
 
 def _bound(dll, symbol, restype, argtypes):

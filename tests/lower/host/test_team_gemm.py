@@ -22,6 +22,21 @@ from ptojax.ops.linalg import dot_general_p
 
 pytestmark = pytest.mark.skipif(team_routines() is None,
                                 reason="numpy's BLAS is no OpenBLAS with per-thread settings")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_pool():
+    """The team's GEMM installed, as ``$PTOJAX_ONE_THREAD_POOL`` does at the first library's
+    load (any library's: the first compiled program's), for this module's tests."""
+    fn = host_jit(lambda x: pto.numpy.tanh(x))
+    x = np.ones(4, np.float32)
+    fn(x)
+    gemm = executable_of(fn, x).program.library.team_gemm
+    assert gemm is not None
+    saved = blas._Team.gemm
+    blas._Team.gemm = gemm
+    yield
+    blas._Team.gemm = saved
 RNG = np.random.default_rng(0)
 PLAIN, TN, NT, TT = (((1,), (0,)), ((), ())), (((0,), (0,)), ((), ())), \
     (((1,), (1,)), ((), ())), (((0,), (1,)), ((), ()))
@@ -230,10 +245,7 @@ def test_programs_with_team_products_do_not_pair():
 
 
 @pytest.fixture
-def team(monkeypatch):
-    """The team's GEMM installed (a library was loaded: ``host_jit`` compiles at once)."""
-    lhs_shape, rhs_shape, dn = CASES["nn"]
-    host_jit(_product_and_kernel(dn))(*_operands(lhs_shape, rhs_shape))
+def team():
     assert blas.team_installed()
 
 
@@ -302,3 +314,40 @@ def test_the_numpy_impl_of_dot_accumulate_runs_on_the_team(team):
         got = dot_accumulate_p.impl(acc, x, g, dimension_numbers=TN, beta=0.9)
     assert len(calls) == 1
     np.testing.assert_allclose(got, 0.9 * acc + x.T @ g, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("wanted", [False, True])
+def test_the_first_library_settles_whether_there_is_one_pool(monkeypatch, wanted):
+    monkeypatch.setattr(blas._Team, "gemm", None)
+    monkeypatch.setattr(blas._Team, "decided", False)
+    monkeypatch.setenv(blas.ONE_POOL_ENV, "1" if wanted else "0")
+    first, second = object(), object()
+    blas.decide_team(first)
+    blas.decide_team(second)
+    assert blas._Team.gemm is (first if wanted else None)
+
+
+def test_the_setting_is_off_by_default_and_refused_once_settled(monkeypatch):
+    monkeypatch.delenv(blas.ONE_POOL_ENV, raising=False)
+    assert not blas.one_pool_wanted()
+    monkeypatch.setattr(blas._Team, "gemm", None)
+    monkeypatch.setattr(blas._Team, "decided", True)
+    with pytest.raises(pto.errors.ConfigError, match="first kernel library"):
+        pto.config.update("ptojax_one_thread_pool", True)
+    assert not blas.one_pool_wanted()          # the variable was restored
+    pto.config.update("ptojax_one_thread_pool", False)    # what it is: accepted
+
+
+@pytest.mark.parametrize("wanted", [False, True])
+def test_openmp_workers_spin_only_with_one_pool(monkeypatch, wanted):
+    from ptojax.lower.host import compiler
+    for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(blas.ONE_POOL_ENV, "1" if wanted else "0")
+    compiler.openmp_wait_policy()
+    import os
+    assert os.environ.get("OMP_WAIT_POLICY") == (None if wanted else "PASSIVE")
+    assert os.environ.get("GOMP_SPINCOUNT") == (str(compiler.OPENMP_SPINS) if wanted else None)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")       # the user's is kept
+    compiler.openmp_wait_policy()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
