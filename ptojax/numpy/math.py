@@ -182,12 +182,15 @@ def round(a, decimals: int = 0):
         return a
     if decimals == 0:
         return lax.round(a, "half_even")
-    # rescaled by a strong constant (the result is strong, as JAX's); float16 in float32, as
-    # JAX (its 10-bit mantissa cannot hold x * 10**decimals finely enough)
+    # rescaled by a constant of a's dtype, weak only for a weak 0-d a (so the result is weak
+    # only then, as JAX's: its constant of an array is a strong numpy scalar); float16 in
+    # float32, as JAX (its 10-bit mantissa cannot hold x * 10**decimals finely enough)
     compute = dtypes.float32 if a.dtype == dtypes.float16 else a.dtype
-    factor = lax.convert_element_type(10.0 ** decimals, compute)
-    scaled = lax.mul(lax.convert_element_type(a, compute), factor)
-    return lax.convert_element_type(lax.div(lax.round(scaled, "half_even"), factor), a.dtype)
+    weak = a.ndim == 0 and bool(getattr(a, "weak_type", False))
+    factor = lax.convert_element_type(10.0 ** decimals, compute, weak_type=weak)
+    scaled = lax.mul(lax.convert_element_type(a, compute, weak_type=weak), factor)
+    return lax.convert_element_type(lax.div(lax.round(scaled, "half_even"), factor), a.dtype,
+                                    weak_type=weak)
 
 
 around = round
