@@ -63,14 +63,11 @@ def team_layout(eqn) -> Optional[Layout]:
         operands = eqn.inputs[1:]
     elif eqn.prim is dot_general_p:
         operands = eqn.inputs
-        preferred = eqn.params.get("preferred_element_type")
-        if preferred is not None and np.dtype(preferred) != eqn.outputs[0].type.dtype:
-            return None
     else:
         return None
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     types = [a.type for a in (*eqn.inputs, *eqn.outputs)]
-    if any(t.dtype != F32 for t in types):
+    if any(t.dtype != F32 for t in types):     # (a preferred other type: the result's)
         return None
     if any(type(d) is not int or d == 0 for t in types for d in t.shape):
         return None
