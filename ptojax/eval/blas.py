@@ -57,12 +57,16 @@ def _routine(dtype: np.dtype):
     return None
 
 
-def _operand(a):
-    """``(matrix, flipped)``: ``a`` or, when only its transpose is C-contiguous, ``a.T``
-    (``flipped``), so BLAS reads it in place; else a C-contiguous copy."""
-    if not a.flags.c_contiguous and a.T.flags.c_contiguous:
-        return a.T, True
-    return np.ascontiguousarray(a), False
+def stored_matrices(a, transposed: bool = False):
+    """``(array, transposed)``: ``a`` (a matrix or a stack of them) as BLAS reads it in place,
+    or with its last two axes swapped when only that is C-contiguous (the flag flips), else a
+    C-contiguous copy."""
+    if not a.flags.c_contiguous:
+        swapped = np.swapaxes(a, -1, -2)
+        if swapped.flags.c_contiguous:
+            return swapped, not transposed
+        a = np.ascontiguousarray(a)
+    return a, transposed
 
 
 def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -> bool:
@@ -79,10 +83,8 @@ def gemm(c, lhs, rhs, lhs_contracting: int, rhs_contracting: int, beta: float) -
             or lhs.shape[lhs_contracting] == 0 \
             or np.may_share_memory(c, lhs) or np.may_share_memory(c, rhs):
         return False
-    a, flipped_a = _operand(lhs)
-    b, flipped_b = _operand(rhs)
-    trans_a = flipped_a != (lhs_contracting == 0)
-    trans_b = flipped_b != (rhs_contracting == 1)
+    a, trans_a = stored_matrices(lhs, lhs_contracting == 0)
+    b, trans_b = stored_matrices(rhs, rhs_contracting == 1)
     m, n = c.shape
     k = lhs.shape[lhs_contracting]
     if _Team.gemm is not None and dtype == _F32:
@@ -164,17 +166,6 @@ def team_installed() -> bool:
     return _Team.gemm is not None
 
 
-def team_matrices(a, transposed: bool):
-    """``(array, transposed)``: ``a`` read in place, or with its last two axes swapped when
-    only that is C-contiguous (the flag flips), else a C-contiguous copy."""
-    if not a.flags.c_contiguous:
-        swapped = np.swapaxes(a, -1, -2)
-        if swapped.flags.c_contiguous:
-            return swapped, not transposed
-        a = np.ascontiguousarray(a)
-    return a, transposed
-
-
 def team_gemm(a, ta: bool, b, tb: bool, beta: float, out, threaded: bool) -> None:
     """``out = op(a) @ op(b) + beta * out`` on the team: ``a``, ``b`` and ``out`` C-contiguous
     float32 stacks of matrices with the same leading shape (``op`` transposes when ``t*``);
@@ -199,8 +190,8 @@ def matmul(a, b, out=None):
             and (out is None or _writable_result(out, a, b)):
         shape = (*a.shape[:-1], b.shape[-1])
         result = np.empty(shape, _F32) if out is None else out
-        a, ta = team_matrices(a, False)
-        b, tb = team_matrices(b, False)
+        a, ta = stored_matrices(a, False)
+        b, tb = stored_matrices(b, False)
         team_gemm(a, ta, b, tb, 0.0, result, result.size * a.shape[-1 - ta] >= THREADED_MIN_FLOPS)
         return result
     if a.size * b.shape[-1] >= OPENBLAS_THREADED_MIN_MNK:

@@ -40,7 +40,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ptojax.eval.blas import team_gemm, team_installed, team_matrices
+from ptojax.eval.blas import team_gemm, team_installed, stored_matrices
 from ptojax.eval.machine_load import THREADED_MIN_FLOPS
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
@@ -109,8 +109,8 @@ def _call_of(layout: Layout, lhs_type, rhs_type) -> _Call:
 
 
 def _operands(layout: Layout, lhs, rhs):
-    return (*team_matrices(lhs, layout.lhs_contracting == 0),
-            *team_matrices(rhs, layout.rhs_contracting == 1))
+    return (*stored_matrices(lhs, layout.lhs_contracting == 0),
+            *stored_matrices(rhs, layout.rhs_contracting == 1))
 
 
 def _product(eqn, layout: Layout):
