@@ -32,6 +32,7 @@ from ptojax.eval.machine_load import (OPENBLAS_NAMINGS, OPENBLAS_THREADED_MIN_MN
                                       openblas_libraries, pinned)
 from ptojax.env import env_flag
 from ptojax.errors import ConfigError
+from ptojax.eval.foreign_threads import Spread, spread, watch_team
 from ptojax.eval.pointers import data_pointer
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -126,9 +127,10 @@ def team_routines():
 # ``$PTOJAX_ONE_THREAD_POOL`` on, the first library loaded installs its team GEMM here
 # (``decide_team``), and from then on ptojax's float32 products (``matmul``: numpy impls, the
 # numpy tier, convolutions' im2col products; a compiled program's own product runners) run on
-# the OpenMP team: one pool. It is off by default: numpy BLAS calls of the user's own between
-# ptojax's calls wake OpenBLAS's threads, which then spin beside the team (a 128-row MLP step
-# interleaved with a numpy reference step: 8.5 ms against 3.1 ms with two pools).
+# the OpenMP team: one pool, while no other thread of the process is busy beside it
+# (``eval/foreign_threads.py``: the user's numpy products wake OpenBLAS's threads). It is off
+# by default: products of few rows run slower split over the team than on OpenBLAS's threads
+# (``lower/host/team_gemm.py`` has the figures).
 ONE_POOL_ENV = "PTOJAX_ONE_THREAD_POOL"
 
 
@@ -145,13 +147,17 @@ class _Team:
     decided = False    # a library was loaded: whether there is one pool is settled
 
 
-def decide_team(gemm) -> None:
-    """At each kernel library's load, with its bound team GEMM (None without one): the first
-    settles whether this process has one pool, installing ``gemm`` if it is wanted."""
+def decide_team(gemm, team_threads) -> None:
+    """At each kernel library's load, with its bound team GEMM and its ``team_threads``
+    (``lower/host/loader.py``; None without them): the first settles whether this process
+    has one pool, installing ``gemm`` if it is wanted and the team's threads can be told from
+    the others (``eval/foreign_threads.py``)."""
     if not _Team.decided:
         _Team.decided = True
-        if gemm is not None and one_pool_wanted():
+        if gemm is not None and team_threads is not None and one_pool_wanted() \
+                and team_threads():
             _Team.gemm = gemm
+            watch_team(team_threads)
 
 
 def check_one_pool_setting(name, wanted: bool) -> None:
@@ -166,19 +172,33 @@ def team_installed() -> bool:
     return _Team.gemm is not None
 
 
+# where ``ptojax_team_gemm`` runs a product (``Spread`` in ``include/pto_host_team_gemm.h``)
+_CALLING_THREAD, _TEAM, _OPENBLAS_THREADS = 0, 1, 2
+
+
 def team_gemm(a, ta: bool, b, tb: bool, beta: float, out, threaded: bool) -> None:
     """``out = op(a) @ op(b) + beta * out`` on the team: ``a``, ``b`` and ``out`` C-contiguous
-    float32 stacks of matrices with the same leading shape (``op`` transposes when ``t*``);
-    split over the team when ``threaded`` and the machine is neither busy nor pairing."""
+    float32 stacks of matrices with the same leading shape (``op`` transposes when ``t*``),
+    split over the team when ``threaded`` and the cores are free (``_spread``)."""
     m, n = out.shape[-2:]
     k = a.shape[-2] if ta else a.shape[-1]
-    parallel = threaded and not pinned() and not machine_busy()
     status = _Team.gemm(int(ta), int(tb), out.size // (m * n) if m * n else 0, m, n, k,
                         data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
                         data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
-                        data_pointer(out), n, m * n, int(parallel))
+                        data_pointer(out), n, m * n, _spread(threaded))
     if status != 0:
         raise RuntimeError("ptojax: the team GEMM was installed unbound (lower/host/loader.py)")
+
+
+def _spread(threaded: bool) -> int:
+    """Where a product runs: on the calling thread while operations run in pairs or the machine
+    is busy; else where ``eval/foreign_threads.spread`` sends the team's work."""
+    if pinned() or machine_busy():
+        return _CALLING_THREAD
+    where = spread()
+    if where is Spread.TEAM:
+        return _TEAM if threaded else _CALLING_THREAD
+    return _OPENBLAS_THREADS if where is Spread.OPENBLAS else _CALLING_THREAD
 
 
 def matmul(a, b, out=None):

@@ -38,7 +38,7 @@ import os
 import threading
 import time
 
-import numpy as np
+from ptojax.eval.foreign_threads import Spread, spread
 
 CHECK_EVERY_S = 1.0
 THREADED_MIN_FLOPS = 1 << 20   # the host kernels' GEMM splits products this large
@@ -193,6 +193,14 @@ def one_thread_each():
 def pinned() -> bool:
     """Whether operations run at once now, each on one thread (``one_thread_each``)."""
     return _Blas.pinned > 0
+
+
+def threads_free() -> bool:
+    """Whether the host kernels may spread over the OpenMP team now: no operations run at once
+    on their own threads (``pinned``), the machine is not busy with other work
+    (``machine_busy``), and no other thread of this process is busy beside the team
+    (``eval/foreign_threads.py``)."""
+    return not _Blas.pinned and not machine_busy() and spread() is Spread.TEAM
 
 
 def follow_load() -> None:

@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from ptojax.eval.machine_load import THREADED_MIN_FLOPS, machine_busy, pinned
+from ptojax.eval.machine_load import THREADED_MIN_FLOPS, machine_busy, threads_free
 from ptojax.eval.pointers import data_pointers
 from ptojax.ops.linalg import dot_general_p
 
@@ -83,7 +83,7 @@ def few_rows_runner(library, eqn, blas=None):
     def gemm(lhs, rhs, busy):
         out = empty((m, n), _F32)
         a, b, c = data_pointers((lhs, rhs, out))
-        compiled(m, n, k, a, k, b, n, 0.0, c, n, int(threaded and not pinned() and not busy))
+        compiled(m, n, k, a, k, b, n, 0.0, c, n, int(threaded and not busy and threads_free()))
         return out
 
     def run(lhs, rhs):

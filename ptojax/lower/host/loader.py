@@ -57,7 +57,7 @@ class KernelLibrary:
                                         (size, size, size, pointer, size, pointer, size,
                                          ctypes.c_float, pointer, size, ctypes.c_int))
         self.team_gemm = _team_gemm(self._dll)
-        decide_team(self.team_gemm)
+        decide_team(self.team_gemm, _team_threads(self._dll))
         self._launchers = []
         self._object_launchers = []     # the twins taking the arrays' objects, or None
         self._names = []
@@ -130,6 +130,24 @@ def _team_gemm(dll):
     _bound(dll, "ptojax_team_gemm_bind", None, (pointer, ctypes.c_int, pointer))(
         sgemm, int(index64), set_local)
     return gemm
+
+
+MAX_TEAM = 1024
+
+
+def _team_threads(dll):
+    """``() -> [tid]``: the Linux thread ids of the calling thread's OpenMP team, the
+    caller's first (empty where they cannot be known); None when the library has no
+    ``ptojax_team_threads``."""
+    fn = _bound(dll, "ptojax_team_threads", ctypes.c_int,
+                (ctypes.POINTER(ctypes.c_longlong), ctypes.c_int))
+    if fn is None:
+        return None
+
+    def team_threads():
+        tids = (ctypes.c_longlong * MAX_TEAM)()
+        return list(tids[:fn(tids, MAX_TEAM)])
+    return team_threads
 
 
 def _bound(dll, symbol, restype, argtypes):

@@ -52,7 +52,7 @@ from ptojax.tile import ops as T
 from ptojax.tile.kernel import tile_kernel_p
 from ptojax.eval.executable import Executable
 from ptojax.eval import profiler
-from ptojax.eval.machine_load import machine_busy, pinned
+from ptojax.eval.machine_load import threads_free
 from ptojax.lower.cost import kernel_cost
 
 KERNEL_BUILDS = ("fused", "pto")
@@ -157,7 +157,7 @@ def _launcher(library, index, eqn, blocks, into=None):
         params = arrays + outs
         if spaces_made:
             params += [empty(shape, dtype) for shape, dtype in spaces_made]
-        threads = parallel and not pinned() and not machine_busy()
+        threads = parallel and threads_free()
         if profiler.active is None:
             run(params, blocks, threads)
         else:
@@ -213,7 +213,7 @@ def _dynamic_launcher(library, index, eqn, blocks, in_types, out_types, zeroed):
         arrays = [np.ascontiguousarray(x, t.dtype) for x, t in zip(inputs, in_types)]
         shapes, extent, elements, tiles = sizing(arrays)
         outs = [alloc(shape, dtype) for (alloc, dtype), shape in zip(allocs, shapes)]
-        threads = elements >= PARALLEL_MIN_ELEMENTS and not pinned() and not machine_busy()
+        threads = elements >= PARALLEL_MIN_ELEMENTS and threads_free()
         used = min(blocks, max(1, tiles))    # blocks that get a tile
         given = extents.get(extent)
         if given is None:

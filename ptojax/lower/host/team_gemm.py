@@ -12,11 +12,19 @@ calling numpy's own ``cblas_sgemm`` with OpenBLAS held at one thread meanwhile
 (``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later; restored after). The first
 library loaded installs it (``eval/blas.decide_team``), and the OpenMP workers then spin
 briefly between regions instead of sleeping at once (``compiler.openmp_wait_policy``).
-Measured on the quiet 2-core machine, alternating fresh processes: the VAE step 2.9-3.7 ms
-against 3.8-4.7 ms with two pools, its epoch 127-148 against 150-219 ms. It is off by default
-because the user's own numpy products between ptojax's calls wake OpenBLAS's threads, which
-then spin beside the team for ~0.1 s: a 128-row MLP step right after a numpy reference step
-took 7.7-17.9 ms (median) against 3.5 ms with two pools.
+Measured on the quiet 2-core machine, alternating fresh processes:
+the VAE step 2.9-3.7 ms against 3.8-4.7 ms with two pools, its epoch 127-148 against 150-219 ms
+(in slower minutes of the VM the two came out even).
+
+The user's own numpy products between ptojax's calls wake OpenBLAS's threads, which then spin
+beside the team for ~0.1 s (a 128-row MLP step right after a numpy reference step took
+7.7-17.9 ms against 3.5 ms with two pools). So the other threads' CPU time is watched
+(``eval/foreign_threads.py``): while they are busy, products go to OpenBLAS's own threads and
+kernels to the calling thread, and a probe brings the team back once they have gone quiet.
+With that, ``benchmarks/kernels.py``'s MLP row, which times a numpy step between ptojax's,
+is 0.69x JAX (it was 2.6-2.8x). It stays off by default: split over the team, a product of few
+rows takes longer than on OpenBLAS's threads (32x512 @ 512x784: 190-225 us against 166 us;
+ideal, two 1-thread halves at once, 181 us), and in a VAE epoch that made the loop slower.
 
 Here: the runners a compiled program calls for its products, without the numpy impl's
 bookkeeping. Which equations: a ``dot_general`` of float32 operands and result, whose batch
@@ -27,9 +35,10 @@ axes lead both operands in order and whose last two axes hold one contracting ax
 are transposed in memory is read as it is (the transpose flag flips); another layout is
 copied first.
 
-A product splits over the team when it has ``THREADED_MIN_FLOPS`` multiply-adds and the
-machine is neither busy nor running operations in pairs (``eval/machine_load.py``), as the
-kernels do; else it runs on the calling thread. Numerics: BLAS's sums, but a split call's
+A product splits over the team when it has ``THREADED_MIN_FLOPS`` multiply-adds, the
+machine is neither busy nor running operations in pairs (``eval/machine_load.py``) and no other
+thread of the process is busy (``eval/foreign_threads.py``: then on OpenBLAS's threads); else
+it runs on the calling thread. Numerics: BLAS's sums, but a split call's
 share may take another BLAS kernel than the whole would, so the last bits can differ from
 numpy's matmul.
 """

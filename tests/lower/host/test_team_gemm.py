@@ -4,6 +4,7 @@ bound of the sum for every transpose form, batched, float64 and non-contiguous o
 the calling thread and split over the team; ``dot_accumulate`` in place and fresh; OpenBLAS's
 thread setting of the calling thread left as it was."""
 import ctypes
+import threading
 from unittest import mock
 
 import jax
@@ -13,7 +14,7 @@ import pytest
 
 import ptojax as pto
 from host_cases import executable_of, host_jit
-from ptojax.eval import blas
+from ptojax.eval import blas, foreign_threads
 from ptojax.eval.blas import team_routines
 from ptojax.eval.machine_load import THREADED_MIN_FLOPS, openblas_libraries
 from ptojax.lower.host.team_gemm import Layout, team_layout
@@ -82,16 +83,20 @@ def _team_runner(fn, *args):
     return runner
 
 
-@pytest.mark.parametrize("busy", [False, True], ids=["split", "one thread"])
+SPREADS = {"split": blas._TEAM, "one thread": blas._CALLING_THREAD,
+           "openblas threads": blas._OPENBLAS_THREADS}
+
+
+@pytest.mark.parametrize("spread", sorted(SPREADS))
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_products_match_jax_within_the_bound_of_the_sum(case, busy):
+def test_products_match_jax_within_the_bound_of_the_sum(case, spread):
     lhs_shape, rhs_shape, dn = CASES[case]
     a, b = _operands(lhs_shape, rhs_shape)
     fn = host_jit(_product_and_kernel(dn))
     fn(a, b)
     runner = _team_runner(fn, a, b)
     expected = np.asarray(jax.lax.dot_general(a, b, dn, precision="highest"))
-    with mock.patch.object(blas, "machine_busy", lambda: busy):
+    with mock.patch.object(blas, "_spread", lambda threaded: SPREADS[spread]):
         got = runner(a, b)
         product, activated = fn(a, b)
     assert got.shape == expected.shape and got.dtype == np.float32
@@ -186,10 +191,17 @@ def test_the_calling_threads_openblas_setting_is_restored():
     set_local = _set_local_threads()
     original = set_local(3)
     try:
-        for busy in (True, False):
-            with mock.patch.object(blas, "machine_busy", lambda: busy):
+        for spread in SPREADS.values():
+            with mock.patch.object(blas, "_spread", lambda threaded: spread):
                 runner(a, b)
             assert set_local(3) == 3
+        threads = [threading.Thread(target=lambda: [runner(a, b) for _ in range(200)])
+                   for _ in range(2)]                  # two callers at once
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert set_local(3) == 3
     finally:
         set_local(original)
 
@@ -321,10 +333,22 @@ def test_the_first_library_settles_whether_there_is_one_pool(monkeypatch, wanted
     monkeypatch.setattr(blas._Team, "gemm", None)
     monkeypatch.setattr(blas._Team, "decided", False)
     monkeypatch.setenv(blas.ONE_POOL_ENV, "1" if wanted else "0")
+    monkeypatch.setattr(foreign_threads._Team, "threads", None)
     first, second = object(), object()
-    blas.decide_team(first)
-    blas.decide_team(second)
+    blas.decide_team(first, lambda: [1, 2])
+    blas.decide_team(second, lambda: [1, 2])
     assert blas._Team.gemm is (first if wanted else None)
+    assert (foreign_threads._Team.threads is not None) == wanted
+
+
+def test_no_team_without_its_thread_ids(monkeypatch):
+    """Where the team's threads cannot be told from the others (not Linux), one pool would
+    spin beside OpenBLAS's workers unwatched: it is not installed."""
+    monkeypatch.setattr(blas._Team, "gemm", None)
+    monkeypatch.setattr(blas._Team, "decided", False)
+    monkeypatch.setenv(blas.ONE_POOL_ENV, "1")
+    blas.decide_team(object(), lambda: [])
+    assert blas._Team.gemm is None
 
 
 def test_the_setting_is_off_by_default_and_refused_once_settled(monkeypatch):

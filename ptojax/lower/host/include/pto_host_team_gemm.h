@@ -15,8 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #if defined(_OPENMP)
 #include <omp.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace pto {
@@ -49,7 +54,7 @@ inline void call(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, in
       static_cast<I>(ldb), beta, c, static_cast<I>(ldc));
 }
 
-// One member's ?gemm (OpenBLAS at one thread: `gemm` set it).
+// One ?gemm call (OpenBLAS at one thread in a team member: `gemm` set it).
 template <typename T>
 inline void one_thread(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a,
                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
@@ -88,16 +93,49 @@ inline void share(int t, int team, int ta, int tb, int64_t batch, int64_t m, int
   }
 }
 
-// OpenBLAS is held at one thread by the calling thread, around the whole team's work: the
-// "local" setting of numpy's pthreads OpenBLAS is one process-wide value (set and restored by
-// each member, the last restore would be a member's 1).
+// OpenBLAS held at one thread while any thread of this process runs products here. The "local"
+// setting of numpy's pthreads OpenBLAS is one process-wide value, so it is set by the calling
+// thread around the whole team's work (set and restored by each member, the last restore would
+// be a member's 1), and with several calling threads the first in saves it and the last out
+// restores it (each restoring what it found would leave it at 1).
+class OneBlasThread {
+ public:
+  OneBlasThread() {
+    std::lock_guard<std::mutex> hold(state().mutex);
+    if (state().holders++ == 0) state().saved = routines().set_local_threads(1);
+  }
+  ~OneBlasThread() {
+    std::lock_guard<std::mutex> hold(state().mutex);
+    if (--state().holders == 0) routines().set_local_threads(state().saved);
+  }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    int holders = 0;
+    int saved = 0;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+};
+
+// Where a product runs (eval/foreign_threads.py): on the calling thread or split over the team,
+// OpenBLAS at one thread; or on OpenBLAS's own threads.
+enum Spread { kCallingThread = 0, kTeam = 1, kOpenBlasThreads = 2 };
+
 template <typename T>
 inline void gemm(int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
                  int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T beta,
-                 T* c, int64_t ldc, int64_t c_step, int parallel) {
-  const int before = routines().set_local_threads(1);
+                 T* c, int64_t ldc, int64_t c_step, int spread) {
+  if (spread == kOpenBlasThreads) {
+    share(0, 1, ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step);
+    return;
+  }
+  const OneBlasThread one_blas_thread;
 #if defined(_OPENMP)
-  if (parallel) {
+  if (spread == kTeam) {
 #pragma omp parallel
     share(omp_get_thread_num(), omp_get_num_threads(), ta, tb, batch, m, n, k, a, lda, a_step,
           b, ldb, b_step, beta, c, ldc, c_step);
@@ -106,7 +144,6 @@ inline void gemm(int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k,
   {
     share(0, 1, ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step);
   }
-  routines().set_local_threads(before);
 }
 
 }  // namespace team_gemm
@@ -123,15 +160,33 @@ PTO_HOST_EXPORT void ptojax_team_gemm_bind(void* sgemm, int index64, void* set_l
 }
 
 // `batch` float32 products C_i = op(A_i) op(B_i) + beta C_i, row-major, the i-th operands
-// `*_step` elements after the first. Returns 1 (and computes nothing) if it was not bound.
+// `*_step` elements after the first, run where `spread` says (a Spread). Returns 1 (and
+// computes nothing) if it was not bound.
 PTO_HOST_EXPORT int ptojax_team_gemm(int ta, int tb, long long batch, long long m,
                                      long long n, long long k, const float* a, long long lda,
                                      long long a_step, const float* b, long long ldb,
                                      long long b_step, float beta, float* c, long long ldc,
-                                     long long c_step, int parallel) {
+                                     long long c_step, int spread) {
   namespace tg = pto::host::team_gemm;
   if (tg::routines().sgemm == nullptr || tg::routines().set_local_threads == nullptr) return 1;
   tg::gemm(ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step,
-           parallel);
+           spread);
   return 0;
+}
+
+// The Linux thread ids of the calling thread's OpenMP team, the caller's first, into `tids`:
+// the threads whose CPU time is the team's own (eval/foreign_threads.py). Returns how many,
+// 0 where they cannot be known (not Linux, no OpenMP).
+PTO_HOST_EXPORT int ptojax_team_threads(long long* tids, int capacity) {
+  int count = 0;
+#if defined(__linux__) && defined(_OPENMP)
+#pragma omp parallel
+  {
+    const int t = omp_get_thread_num();
+    if (t < capacity) tids[t] = static_cast<long long>(syscall(SYS_gettid));
+#pragma omp master
+    count = omp_get_num_threads() < capacity ? omp_get_num_threads() : capacity;
+  }
+#endif
+  return count;
 }
