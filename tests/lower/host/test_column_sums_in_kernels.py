@@ -34,7 +34,7 @@ def test_column_sums_added_atomically_only_across_threads(kernels, busy, monkeyp
     OpenMP threads, plainly when they run one after another (a busy machine, small kernels):
     the same sums either way (``blocks_concurrent`` in pto_host_memory.h)."""
     from ptojax.lower.host import program
-    monkeypatch.setattr(program, "machine_busy", lambda: busy)
+    monkeypatch.setattr(program, "threads_free", lambda: not busy)
     f = pto.jit(lambda g, x: (pnp.where(x > 0, g, 0.0), pnp.sum(g * 2.0, axis=0)),
                 backend=CpuBackend(tiered=False, min_elements=0, kernels=kernels))
     rng = np.random.default_rng(7)
