@@ -98,14 +98,24 @@ class _Watch:
 
 class _Team:
     threads: Optional[Callable] = None   # () -> the calling thread's team's tids
-    watches: dict = {}                    # thread ident -> _Watch
+    generation = 0                        # watches of an earlier ``watch_team`` are stale
+    local = threading.local()             # .watch: the calling thread's (generation, _Watch)
 
 
 def watch_team(team_threads: Callable) -> None:
     """Watch the other threads from now on; ``team_threads()`` gives the Linux thread ids of
     the calling thread's OpenMP team, the caller's first."""
     _Team.threads = team_threads
-    _Team.watches = {}
+    _Team.generation += 1
+
+
+def _own_watch() -> _Watch:
+    """The calling thread's watch (kept in a thread-local: gone with the thread)."""
+    held = getattr(_Team.local, "watch", None)
+    if held is None or held[0] != _Team.generation:
+        held = _Team.local.watch = (_Team.generation, _Watch(
+            tuple(map(thread_clock, _Team.threads()[1:]))))
+    return held[1]
 
 
 def spread() -> Spread:
@@ -113,17 +123,14 @@ def spread() -> Spread:
     watched)."""
     if _Team.threads is None:
         return Spread.TEAM
-    ident = threading.get_ident()
-    watch = _Team.watches.get(ident)
-    if watch is None:
-        watch = _Team.watches[ident] = _Watch(tuple(map(thread_clock, _Team.threads()[1:])))
+    watch = _own_watch()
     now = time.monotonic_ns()
     if watch.wall is not None and now - watch.wall < CHECK_EVERY_NS:
         return watch.spread
     try:
         busy = watch.read(now)
     except OSError:                      # a worker has exited: ask for the team again
-        del _Team.watches[ident]
+        _Team.local.watch = None
         return Spread.TEAM
     if busy is not None:
         watch.advance(now, busy)

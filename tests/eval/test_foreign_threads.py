@@ -90,7 +90,7 @@ def test_the_wait_before_a_probe_is_bounded():
 def test_readings_are_taken_at_most_every_check_interval(monkeypatch):
     reads = []
     monkeypatch.setattr(ft._Team, "threads", lambda: [threading.get_native_id()])
-    monkeypatch.setattr(ft._Team, "watches", {})
+    monkeypatch.setattr(ft._Team, "local", threading.local())
     original = ft._Watch.read
     monkeypatch.setattr(ft._Watch, "read", lambda self, now: reads.append(now) or
                         original(self, now))
@@ -125,7 +125,7 @@ def test_openblas_workers_spinning_after_a_product_are_seen_and_then_left_behind
     loaded machine a spinning worker shares its core: busy is taken from a fifth of one.)"""
     monkeypatch.setattr(ft, "BUSY_CORES", 0.2)
     monkeypatch.setattr(ft._Team, "threads", lambda: [threading.get_native_id()])
-    monkeypatch.setattr(ft._Team, "watches", {})
+    monkeypatch.setattr(ft._Team, "local", threading.local())
     monkeypatch.setattr(ft, "PROBE_AFTER_NS", 20 * MS)
     a = np.ones((600, 600), np.float32)
     seen = []
@@ -142,3 +142,24 @@ def test_openblas_workers_spinning_after_a_product_are_seen_and_then_left_behind
         time.sleep(0.002)
         seen.append(ft.spread())
     assert seen[-1] is Spread.TEAM
+
+
+@linux_clocks
+def test_each_calling_thread_asks_for_its_own_team_once(monkeypatch):
+    asked = []
+
+    def team_threads():
+        asked.append(threading.get_native_id())
+        return [threading.get_native_id()]
+    monkeypatch.setattr(ft._Team, "local", threading.local())
+    monkeypatch.setattr(ft._Team, "threads", None)
+    ft.watch_team(team_threads)
+    for _ in range(3):
+        ft.spread()
+    worker = threading.Thread(target=lambda: [ft.spread() for _ in range(3)])
+    worker.start()
+    worker.join()
+    assert asked == [threading.get_native_id(), asked[1]] and asked[1] != asked[0]
+    ft.watch_team(team_threads)                     # a new team: asked again
+    ft.spread()
+    assert len(asked) == 3
