@@ -192,7 +192,11 @@ def team_gemm(a, ta: bool, b, tb: bool, beta: float, out, threaded: bool) -> Non
 
 def _spread(threaded: bool) -> int:
     """Where a product runs: on the calling thread while operations run in pairs or the machine
-    is busy; else where ``eval/foreign_threads.spread`` sends the team's work."""
+    is busy; else where ``eval/foreign_threads.spread`` sends the team's work. (Products on the
+    team hold OpenBLAS's threads aside, so ``follow_load`` is asked here: else a one-thread
+    setting made while the machine was busy, or compiling, would outlive the load, leaving the
+    user's own numpy products on one thread.)"""
+    follow_load()
     if pinned() or machine_busy():
         return _CALLING_THREAD
     where = spread()
