@@ -76,8 +76,9 @@ class BodyPrinter(_Lines):
     column sums."""
 
     def __init__(self, plan: BodyPlan, tile_cols: int, whole_rows: bool, depth: int,
-                 runtime_cols=None):
+                 runtime_cols=None, sums_by_block: bool = True):
         super().__init__(depth)
+        self.sums_by_block = sums_by_block
         self.plan, self.tile_cols = plan, tile_cols
         self.runtime_cols = runtime_cols   # the view's symbolic row length: ``ncols``
         self.collapse = whole_rows and plan.element_work_only
@@ -379,21 +380,44 @@ class BodyPrinter(_Lines):
 
     # --- column sums -------------------------------------------------------------------------
     def column_sums(self):
-        """After the rows: the column sums (and what is computed from them) added into their
-        outputs — other tiles' blocks add into the same columns: atomically when the blocks run
-        on several threads, else plainly (the loop printed twice, ``blocks_concurrent``)."""
+        """After the rows: the column sums (and what is computed from them), which other tiles
+        add into the same columns. When every sum goes to row 0 of its output, the tile's sums
+        are kept in the block's buffers (``csb<k>``, with their columns in ``cs_at``), which
+        the block adds into the outputs tile by tile when it ends, in block order
+        (``block_sums``, printed by ``kernel_source``): the additions of a serial run, on any
+        number of threads. Else they are added into the outputs here: atomically when the
+        blocks run on several threads, plainly when one after another
+        (``blocks_concurrent``)."""
         plan = self.plan
         if not plan.colsum_stores:
             return
-        self.open("if (blocks_concurrent())")
-        self._column_sum_loop("atomic_add")
-        self.close()
-        self.open("else")
-        self._column_sum_loop("plain_add")
-        self.close()
+        if self.block_sums():
+            self._column_sum_loop(None)
+        else:
+            self.open("if (blocks_concurrent())")
+            self._column_sum_loop("atomic_add")
+            self.close()
+            self.open("else")
+            self._column_sum_loop("plain_add")
+            self.close()
 
-    def _column_sum_loop(self, add: str):
+    def block_sums(self) -> list:
+        """``(output, C++ type)`` of each column sum added in block order: all of them, when
+        each goes to row 0 of its output; else none."""
+        stores = self.plan.colsum_stores
+        if not self.sums_by_block or not all(
+                isinstance(e.inputs[2], Literal) and e.inputs[2].value == 0 for e in stores):
+            return []
+        return [(self.atom(e.inputs[0]), cpp_type(e.inputs[0].type.dtype)) for e in stores]
+
+    def _column_sum_loop(self, add):
+        """The sums into their outputs with ``add``, or (None) into the block's buffers."""
         plan = self.plan
+        if add is None:
+            slot = f"(t - t_begin) * {len(plan.colsum_stores) + 1}"
+            self.w(f"cs_at[{slot}] = vc;")
+            for k, e in enumerate(plan.colsum_stores):
+                self.w(f"cs_at[{slot} + {k + 1}] = {self.atom(e.inputs[3])};")
         self.open("for (int j = 0; j < vc; ++j)")
         scope = {}
         for e in plan.colsum_eqns:
@@ -402,12 +426,38 @@ class BodyPrinter(_Lines):
             expr = rounded(f"{self.names[out]}[j]", out.type.dtype) \
                 if e.prim is T.tile_col_sum_p else self.op_expr(e, scope)
             self.w(f"const {compute_type(out.type.dtype)} {scope[out]} = {expr};")
-        for e in plan.colsum_stores:
+        for k, e in enumerate(plan.colsum_stores):
             gm, tile, r0, c0 = e.inputs
-            cols = self.extent(e.params["view"][1])
-            self.w(f"{add}({self.atom(gm)} + ({self.atom(r0)}) * {cols} + "
-                   f"{self.atom(c0)} + j, narrow<{cpp_type(gm.type.dtype)}>({scope[tile]}));")
+            value = f"narrow<{cpp_type(gm.type.dtype)}>({scope[tile]})"
+            if add is None:
+                self.w(f"csb{k}[(t - t_begin) * {self.tile_cols} + j] = {value};")
+            else:
+                cols = self.extent(e.params["view"][1])
+                self.w(f"{add}({self.atom(gm)} + ({self.atom(r0)}) * {cols} + "
+                       f"{self.atom(c0)} + j, {value});")
         self.close()
+
+
+def block_sums_open(out: _Lines, targets, tile_cols: int) -> None:
+    """Before a kernel's tile loop: the block's buffers of its tiles' column sums, and of each
+    tile's valid columns and the column each sum starts at (``cs_at``)."""
+    out.w("const int32_t cs_tiles = t_end - t_begin;")
+    for k, (_, t) in enumerate(targets):
+        out.w(f"{t}* const csb{k} = block_buffer<{t}>({k}, cs_tiles * {tile_cols});")
+    out.w(f"int32_t* const cs_at = block_buffer<int32_t>({len(targets)}, "
+          f"cs_tiles * {len(targets) + 1});")
+
+
+def block_sums_close(out: _Lines, targets, tile_cols: int) -> None:
+    """After the tile loop: the block's tiles' column sums added into the outputs, tile by
+    tile, in block order (``take_add_turn``, pto_host_memory.h)."""
+    out.w("take_add_turn();")
+    out.open("for (int32_t u = 0; u < cs_tiles; ++u)")
+    out.w(f"const int32_t* const at = cs_at + u * {len(targets) + 1};")
+    for k, (gm, _) in enumerate(targets):
+        out.w(f"for (int32_t j = 0; j < at[0]; ++j) "
+              f"plain_add({gm} + at[{k + 1}] + j, csb{k}[u * {tile_cols} + j]);")
+    out.close()
 
 
 # --- kernels and programs ---------------------------------------------------------------------
@@ -419,14 +469,14 @@ def _params(eqn):
             + [(f"ws{i}", v.type.dtype, "ws") for i, v in enumerate(ws)])
 
 
-def _body_lines(eqn, body, depth) -> list:
+def _body_printer(eqn, body, depth, sums_by_block=True) -> BodyPrinter:
     p = eqn.params
     grid = p["grid"]
     names = [name for name, _, _ in _params(eqn)]
     plan = BodyPlan(body, grid.space, dict(zip(body.invars[2:], names)))
     whole_rows = grid.grid_cols == 1
     runtime_cols = grid.space[1] if grid.dynamic_cols else None
-    return BodyPrinter(plan, grid.tile[1], whole_rows, depth, runtime_cols).print()
+    return BodyPrinter(plan, grid.tile[1], whole_rows, depth, runtime_cols, sums_by_block)
 
 
 def _may_share(eqn) -> set:
@@ -468,11 +518,18 @@ def kernel_source(eqn) -> str:
           f"extra = {num_tiles} % blocks;")
     out.w("const int32_t t_begin = block * per_block + (block < extra ? block : extra);")
     out.w("const int32_t t_end = t_begin + per_block + (block < extra ? 1 : 0);")
+    printers = [_body_printer(eqn, body, out.depth + 2) for body in p["bodies"]]
+    targets = printers[0].block_sums()
+    if any(printer.block_sums() != targets for printer in printers):   # (not seen so far)
+        printers = [_body_printer(eqn, body, out.depth + 2, False) for body in p["bodies"]]
+        targets = []
+    texts = [printer.print() for printer in printers]
+    if targets:
+        block_sums_open(out, targets, c)
     out.open("for (int32_t t = t_begin; t < t_end; ++t)")
     out.w(f"const int32_t ti = t / {grid.grid_cols}, tj = t % {grid.grid_cols};")
     out.w(f"const int vr = {r} < {m} - ti * {r} ? {r} : {m} - ti * {r};")
     out.w(f"const int vc = {c} < {n} - tj * {c} ? {c} : {n} - tj * {c};")
-    texts = [_body_lines(eqn, body, out.depth + 1) for body in p["bodies"]]
     if all(t == texts[0] for t in texts):
         texts, regions = texts[:1], [None]
     elif grid.dynamic:
@@ -486,6 +543,8 @@ def kernel_source(eqn) -> str:
         out.lines += text
         out.close()
     out.close()
+    if targets:
+        block_sums_close(out, targets, c)
     out.close()
     return "\n".join(out.lines)
 

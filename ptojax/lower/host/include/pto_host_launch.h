@@ -77,14 +77,16 @@ inline int run_blocks(int64_t blocks, int parallel, int vector_cores, Body body)
 #else
   const bool concurrent = false;
 #endif
+  BlockOrder order(concurrent ? blocks : 0);
   auto run_block = [&](int64_t b) {
     block_context() = BlockContext{b, blocks, 0};
-    blocks_concurrent() = concurrent;
+    add_turn() = AddTurn{concurrent ? &order : nullptr, b};
     ::block_num = blocks;
     vector_cores_per_block() = vector_cores;
     if (kCheckSync) sync_checker().begin_block();
     body();
     if (kCheckSync) sync_checker().end_block();
+    if (concurrent) order.end(b);
   };
   if (concurrent) {
 #pragma omp parallel for schedule(dynamic, 1)

@@ -6,7 +6,9 @@
 // tile's valid region, which must equal the window's extents (checked at run time).
 #pragma once
 
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <vector>
 #include <type_traits>
@@ -25,14 +27,67 @@ enum class AtomicType : int { AtomicNone = 0, AtomicAdd };
 
 namespace host {
 
-// Whether the running kernel's blocks run concurrently, on several threads (set per block by
-// run_blocks, pto_host_launch.h): only then must their additions into GM be atomic. Blocks
-// run one after another on the calling thread (small kernels, a busy machine) add plainly, in
-// the same order: a 32x512 bias gradient's column sums are 8192 additions, ~40 us as atomic
-// read-modify-writes, a few us plain.
-inline bool& blocks_concurrent() {
-  static thread_local bool concurrent = false;
-  return concurrent;
+// The order in which blocks running at once on the OpenMP threads add into GM. A fused
+// kernel's column sums (fused.py) are kept per tile in the block's buffers and added into the
+// output when the block ends, tile by tile, in block order: the additions blocks run one after
+// another on the calling thread make, so the same bits on any number of threads, every run. A block waits for its
+// turn until every earlier block has ended (run_blocks, pto_host_launch.h, hands blocks out
+// in order and marks each as it ends); it adds last, so the blocks' work still overlaps.
+// (Atomic additions in the threads' order differed in the last bits from run to run.) The PTO
+// build's atomic TSTORE and a kernel's atomic_add, which may come in the middle of a block's
+// work, where waiting would serialize the blocks, add atomically while the blocks run at once.
+class BlockOrder {
+ public:
+  explicit BlockOrder(int64_t blocks) : ended_(new std::atomic<bool>[blocks]()) {}
+
+  void end(int64_t block) { ended_[block].store(true, std::memory_order_release); }
+
+  // Returns once blocks 0 .. block - 1 have all ended.
+  void await_earlier(int64_t block) {
+    for (int64_t b = 0; b < block;) {
+      if (ended_[b].load(std::memory_order_acquire)) {
+        ++b;
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+
+ private:
+  std::unique_ptr<std::atomic<bool>[]> ended_;
+};
+
+struct AddTurn {
+  BlockOrder* order = nullptr;   // null: the blocks run one after another
+  int64_t block = 0;
+};
+
+// The running block's place in the order (set per block by run_blocks).
+inline AddTurn& add_turn() {
+  static thread_local AddTurn turn;
+  return turn;
+}
+
+// Whether the running kernel's blocks run at once, on several threads.
+inline bool blocks_concurrent() { return add_turn().order != nullptr; }
+
+// Before a block's additions in block order: waits for its turn when blocks run at once.
+inline void take_add_turn() {
+  const AddTurn& turn = add_turn();
+  if (turn.order != nullptr) turn.order->await_earlier(turn.block);
+}
+
+// A block's scratch array `which` of n values, per thread (fused.py: its tiles' column sums).
+template <typename T>
+inline T* block_buffer(int which, std::size_t n) {
+  struct alignas(T) Slot { unsigned char bytes[sizeof(T)]; };
+  static thread_local std::vector<std::vector<Slot>> buffers;
+  if (static_cast<int>(buffers.size()) <= which) buffers.resize(which + 1);
+  std::vector<Slot>& b = buffers[which];
+  if (b.size() < n) b.resize(n);
+  return reinterpret_cast<T*>(b.data());
 }
 
 // *p += v, not atomic (float and int32 in G, other types computed widened and rounded once).
