@@ -381,13 +381,12 @@ class BodyPrinter(_Lines):
     # --- column sums -------------------------------------------------------------------------
     def column_sums(self):
         """After the rows: the column sums (and what is computed from them), which other tiles
-        add into the same columns. When every sum goes to row 0 of its output, the tile's sums
-        are kept in the block's buffers (``csb<k>``, with their columns in ``cs_at``), which
-        the block adds into the outputs tile by tile when it ends, in block order
-        (``block_sums``, printed by ``kernel_source``): the additions of a serial run, on any
-        number of threads. Else they are added into the outputs here: atomically when the
-        blocks run on several threads, plainly when one after another
-        (``blocks_concurrent``)."""
+        add into the same columns. The tile's sums are kept in the block's buffers (``csb<k>``,
+        with where each goes in ``cs_at``), which the block adds into the outputs tile by tile
+        when it ends, in block order (``block_sums``, printed by ``kernel_source``): the
+        additions of a serial run, on any number of threads. (Only where region bodies add
+        into different outputs, they are added here: atomically when the blocks run on several
+        threads, plainly when one after another, ``blocks_concurrent``.)"""
         plan = self.plan
         if not plan.colsum_stores:
             return
@@ -402,13 +401,12 @@ class BodyPrinter(_Lines):
             self.close()
 
     def block_sums(self) -> list:
-        """``(output, C++ type)`` of each column sum added in block order: all of them, when
-        each goes to row 0 of its output; else none."""
-        stores = self.plan.colsum_stores
-        if not self.sums_by_block or not all(
-                isinstance(e.inputs[2], Literal) and e.inputs[2].value == 0 for e in stores):
+        """``(output, C++ type)`` of each column sum, added in block order (none when not
+        ``sums_by_block``)."""
+        if not self.sums_by_block:
             return []
-        return [(self.atom(e.inputs[0]), cpp_type(e.inputs[0].type.dtype)) for e in stores]
+        return [(self.atom(e.inputs[0]), cpp_type(e.inputs[0].type.dtype))
+                for e in self.plan.colsum_stores]
 
     def _column_sum_loop(self, add):
         """The sums into their outputs with ``add``, or (None) into the block's buffers."""
@@ -417,7 +415,9 @@ class BodyPrinter(_Lines):
             slot = f"(t - t_begin) * {len(plan.colsum_stores) + 1}"
             self.w(f"cs_at[{slot}] = vc;")
             for k, e in enumerate(plan.colsum_stores):
-                self.w(f"cs_at[{slot} + {k + 1}] = {self.atom(e.inputs[3])};")
+                _, _, r0, c0 = e.inputs
+                cols = self.extent(e.params["view"][1])
+                self.w(f"cs_at[{slot} + {k + 1}] = ({self.atom(r0)}) * {cols} + {self.atom(c0)};")
         self.open("for (int j = 0; j < vc; ++j)")
         scope = {}
         for e in plan.colsum_eqns:
@@ -440,7 +440,7 @@ class BodyPrinter(_Lines):
 
 def block_sums_open(out: _Lines, targets, tile_cols: int) -> None:
     """Before a kernel's tile loop: the block's buffers of its tiles' column sums, and of each
-    tile's valid columns and the column each sum starts at (``cs_at``)."""
+    tile's valid columns and where in its output each sum starts (``cs_at``)."""
     out.w("const int32_t cs_tiles = t_end - t_begin;")
     for k, (_, t) in enumerate(targets):
         out.w(f"{t}* const csb{k} = block_buffer<{t}>({k}, cs_tiles * {tile_cols});")
