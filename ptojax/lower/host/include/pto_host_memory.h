@@ -29,13 +29,14 @@ namespace host {
 
 // The order in which blocks running at once on the OpenMP threads add into GM. A fused
 // kernel's column sums (fused.py) are kept per tile in the block's buffers and added into the
-// output when the block ends, tile by tile, in block order: the additions blocks run one after
-// another on the calling thread make, so the same bits on any number of threads, every run. A block waits for its
-// turn until every earlier block has ended (run_blocks, pto_host_launch.h, hands blocks out
-// in order and marks each as it ends); it adds last, so the blocks' work still overlaps.
-// (Atomic additions in the threads' order differed in the last bits from run to run.) The PTO
-// build's atomic TSTORE and a kernel's atomic_add, which may come in the middle of a block's
-// work, where waiting would serialize the blocks, add atomically while the blocks run at once.
+// output when the block ends, tile by tile, in block order: the additions of blocks run one
+// after another on the calling thread, so the same bits on any number of threads, every run.
+// A block waits for its turn until every earlier block has ended (run_blocks,
+// pto_host_launch.h, hands blocks out in order and marks each as it ends); it adds last, so
+// the blocks' work still overlaps. (Atomic additions in the threads' order differed in the
+// last bits from run to run.) The PTO build's atomic TSTORE and a kernel's atomic_add, which
+// may come in the middle of a block's work, where waiting would serialize the blocks, add
+// atomically while the blocks run at once.
 class BlockOrder {
  public:
   explicit BlockOrder(int64_t blocks) : ended_(new std::atomic<bool>[blocks]()) {}
@@ -44,7 +45,8 @@ class BlockOrder {
 
   // Returns once blocks 0 .. block - 1 have all ended.
   void await_earlier(int64_t block) {
-    for (int64_t b = 0; b < block;) {
+    int64_t b = all_ended_before_.load(std::memory_order_acquire);
+    while (b < block) {
       if (ended_[b].load(std::memory_order_acquire)) {
         ++b;
       } else {
@@ -53,10 +55,16 @@ class BlockOrder {
 #endif
       }
     }
+    int64_t known = all_ended_before_.load(std::memory_order_relaxed);
+    while (known < block && !all_ended_before_.compare_exchange_weak(
+                                known, block, std::memory_order_release,
+                                std::memory_order_relaxed)) {
+    }
   }
 
  private:
   std::unique_ptr<std::atomic<bool>[]> ended_;
+  std::atomic<int64_t> all_ended_before_{0};   // blocks below it have all ended
 };
 
 struct AddTurn {
