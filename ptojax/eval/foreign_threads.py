@@ -24,9 +24,9 @@ least ``BUSY_CORES`` of a core. The work then goes where it fights nobody:
   in a row with nobody busy return to ``TEAM`` (one can miss a spinning worker that the
   scheduler had set aside for a moment); else back to ``OPENBLAS``.
 
-A program that calls numpy's BLAS between every two ptojax steps thus runs as two pools,
-with a probe of at most ``PROBE_NS`` every ``PROBE_AFTER_MAX_NS`` at most; one that never does
-runs on one pool. Each calling thread has its own OpenMP team and its own state; the team's
+A program that calls numpy's BLAS between every two ptojax steps thus runs as two pools (once
+its probes have backed off, one probe of at most ``PROBE_NS`` every ``PROBE_AFTER_MAX_NS``);
+one that never does runs on one pool. Each calling thread has its own OpenMP team and its own state; the team's
 thread ids are asked of the library (``ptojax_team_threads``) on that thread's first reading.
 """
 from __future__ import annotations
