@@ -198,3 +198,35 @@ def test_dynamic_shapes_fall_back_to_inlining():
     for _ in range(2):
         np.testing.assert_allclose(g(pnp.ones(3)), np.full(3, 2.0))
     assert len(runs) == 2     # not cached (its Python runs on every call, as before)
+
+
+_TABLE = np.linspace(0.5, 2.0, 4).astype(np.float32)
+_SHIFT = pnp.array([1.0, -1.0, 2.0, 0.0])
+
+
+def test_closed_over_constants_and_x64_mode(jax):
+    import jax.numpy as jnp
+
+    def run(lib, np_, table, shift, x64_modes):
+        runs = []
+
+        @lib.jit
+        def h(x):
+            runs.append(1)
+            return np_.tanh(x * table + shift)
+
+        g = lib.grad(lambda x: (h(x) ** 2).sum())
+        out = []
+        for x64 in x64_modes:
+            with lib.enable_x64(x64):
+                out.extend(np.asarray(g(np_.ones(4, "float32") * k)) for k in (0.5, 1.5))
+        return out, len(runs)
+
+    with jax.enable_x64(False):
+        want, want_runs = run(jax, jnp, _TABLE, jnp.asarray(_SHIFT), [False])
+    got, got_runs = run(pto, pnp, _TABLE, _SHIFT, [False])
+    assert got_runs == want_runs == 1
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    _, runs = run(pto, pnp, _TABLE, _SHIFT, [False, True, False])
+    assert runs == 2      # x64 mode is part of the signature
