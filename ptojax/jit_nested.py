@@ -13,7 +13,7 @@ equations into the enclosing trace with their original source lines, so an eager
 sees concrete outputs again and differentiates, batches or stages them as it would have the
 function's own operations. A trace that captured a tracer of the enclosing trace (the
 function closes over one) is replayed once and not cached: that tracer is gone by the next
-call. A trace that raises leaves no entry.
+call; so is one whose types have symbolic dimensions. A trace that raises leaves no entry.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from ptojax.eval.array import Array
 from ptojax.eval.interpreter import eval_ir
 from ptojax.eval.leaves import leaf_type
 from ptojax.ir.core import ClosedIR
+from ptojax.ir.symbolic import has_symbols
 from ptojax.trace import Tracer, inlined_jit
 
 
@@ -41,13 +42,15 @@ def trace_key(signature) -> tuple:
 
 def cached_trace(traces: dict, signature, trace) -> Traced:
     """The trace for ``signature``: cached, or ``trace()`` (-> Traced), cached unless it
-    holds a tracer of an enclosing trace."""
+    holds a tracer of an enclosing trace or its types have symbolic dimensions (an outer
+    jit's dynamic shapes: equal symbols may carry other bounds)."""
     key = trace_key(signature)
     found = traces.get(key)
     if found is not None:
         return found
     traced = trace()
-    if not any(isinstance(c, Tracer) for c in traced.closed.consts):
+    if not any(isinstance(c, Tracer) for c in traced.closed.consts) and \
+            not any(has_symbols(t.shape) for t in signature.in_types):
         traces[key] = traced
     return traced
 
