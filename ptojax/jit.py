@@ -35,6 +35,7 @@ from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 from ptojax.jit_shardings import PlacedJit
+from ptojax.jit_nested import Traced, cached_trace, replay, trace_nested
 from ptojax.aot_signature import Signature
 from ptojax.tools.flops import count_flops
 from ptojax.public import add_examples as _add_examples
@@ -198,19 +199,20 @@ class _Entry(NamedTuple):
 
 
 _live_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()   # for clear_caches
-# fn -> {options: (cache, fast)}: every jit of one function with the same options shares its
-# compiled programs, as in JAX (``jit(f)(x)`` in a loop traces ``f`` once; a global it read
-# keeps its traced value until the signature changes, JAX's "impure function" sharp bit)
+# fn -> {options: (cache, fast, traces)}: every jit of one function with the same options
+# shares its traces and compiled programs, as in JAX (``jit(f)(x)`` in a loop traces ``f``
+# once; a global it read keeps its traced value until the signature changes, JAX's "impure
+# function" sharp bit)
 _shared: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _shared_caches(fn, options) -> tuple:
-    """The (cache, fast) dicts of ``fn`` compiled with ``options``; fresh ones if ``fn``
-    cannot be a weak dictionary key (no weak references, unhashable)."""
+    """The (cache, fast, traces) dicts of ``fn`` compiled with ``options``; fresh ones if
+    ``fn`` cannot be a weak dictionary key (no weak references, unhashable)."""
     try:
-        return _shared.setdefault(fn, {}).setdefault(options, ({}, {}))
+        return _shared.setdefault(fn, {}).setdefault(options, ({}, {}, {}))
     except TypeError:
-        return {}, {}
+        return {}, {}, {}
 
 
 class Jitted:
@@ -228,9 +230,10 @@ class Jitted:
                                                                     self._static_argnums)
         self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
-        # full signature -> _Entry (and sharded callables); fast_arguments key -> _Entry
+        # full signature -> _Entry (and sharded callables); fast_arguments key -> _Entry;
+        # (signature, bound axes) -> Traced (see jit_nested.py)
         options = (self._static_argnums, self._static_argnames, self._donate_argnums, backend)
-        self._cache, self._fast = ({}, {}) if dynamic is not None \
+        self._cache, self._fast, self._traces = ({}, {}, {}) if dynamic is not None \
             else _shared_caches(fn, options)
         self._lock = threading.Lock()
         self._last_signature = None
@@ -239,10 +242,8 @@ class Jitted:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if tracing():  # under an outer trace: inline it, its values abstract as under jit
-            args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
-            with inlined_jit(self._name):
-                return self._fn(*args, **kwargs)
+        if tracing():  # under an outer trace: its cached trace replayed (jit_nested.py)
+            return self._call_nested(args, kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
             return self._fn(*args, **kwargs)
         try:   # the hot path: one walk, one lookup (see eval/fast_arguments.py)
@@ -255,6 +256,30 @@ class Jitted:
         if entry is not None:
             return _run(entry, values)
         return self._call_full(key, args, kwargs)
+
+    def _call_nested(self, args, kwargs):
+        """A call under an outer trace: the trace of its signature replayed into it; inlined
+        (its Python run again) with dynamic shapes, sharded arguments or jit disabled."""
+        if self._dynamic is None and not jit_disabled():
+            signature, leaves = self._signature(args, kwargs)
+            if mesh_of_sharded(leaves) is None:
+                return replay(cached_trace(self._traces, signature,
+                                           lambda: self._trace(args, kwargs, nested=True)),
+                              leaves)
+        args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
+        with inlined_jit(self._name):
+            return self._fn(*args, **kwargs)
+
+    def _trace(self, args, kwargs, nested=False) -> Traced:
+        """This function traced on ``args``: abstract inside even under a concrete outer
+        trace (``nested``)."""
+        def trace():
+            return trace_to_ir(self._fn, args, kwargs, self._static_argnums,
+                               self._static_argnames, dynamic=self._dynamic)
+        if nested:
+            return trace_nested(trace, self._name)
+        closed, _, out_tree = trace()
+        return Traced(closed, out_tree)
 
     def _numpy_leaves_as_arrays(self, args, kwargs):
         """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them
@@ -315,8 +340,11 @@ class Jitted:
             if self._last_signature is not None:
                 log.info("retracing %s: %s", self._name,
                          explain_retrace(self._last_signature, signature))
-            closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
-                                              self._static_argnames, dynamic=self._dynamic)
+            if self._dynamic is None:   # a trace made under an outer trace serves too
+                closed, out_tree = cached_trace(self._traces, signature,
+                                                lambda: self._trace(args, kwargs))
+            else:
+                closed, out_tree = self._trace(args, kwargs)
             entry = _make_entry(closed, out_tree, self._backend, self._name)
             log.info("compiled %s for %s (%d compiled programs)", self._name,
                      ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
@@ -341,6 +369,7 @@ class Jitted:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+        self._traces.clear()
 
 
 def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
@@ -550,9 +579,9 @@ def clear_caches():
     for jitted in list(_live_jitted):
         jitted.clear_cache()
     for per_function in list(_shared.values()):   # also those of jit objects now gone
-        for cache, fast in per_function.values():
-            cache.clear()
-            fast.clear()
+        for caches in per_function.values():
+            for cache in caches:
+                cache.clear()
     clear_eager_caches()
 
 

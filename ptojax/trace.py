@@ -33,7 +33,7 @@ from ptojax.errors import (ConcretizationError, NonArrayLeafError, PtoError,
 from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
-from ptojax.eval.eager import apply_eager, leaked_tracer_error
+from ptojax.eval.eager import apply_eager, leaked_tracer_error, traced_out_types
 from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
                                              check_scalar_conversion)
 from ptojax.source_info import user_frame
@@ -259,7 +259,7 @@ class Trace:
             params = Params(params)
         source = source or user_frame(3)
         try:
-            out_types = prim.out_types([a.type for a in atoms], params)
+            out_types = traced_out_types(prim, [a.type for a in atoms], params)
         except PtoError as e:
             raise e.with_source(source) from None
         except Exception as e:

@@ -70,3 +70,11 @@ def innermost_batch_name():
     """The innermost vmap's axis name, or None outside any vmap."""
     frame = next((f for f in reversed(_stack.frames) if f.batch), None)
     return None if frame is None else next(iter(frame.sizes))
+
+
+def context() -> tuple:
+    """The named axes bound now, as a hashable value (outermost first): a trace made under
+    them may name them, so a cache of traces keys on it (an unnamed vmap axis cannot be named,
+    so it is not part of it, as in JAX)."""
+    return tuple((name, size) for f in _stack.frames for name, size in f.sizes.items()
+                 if name is not None)

@@ -7,7 +7,8 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.errors import (LeakedTracerError, PtoError, is_masked_array, located,
                            masked_array_error, non_array_error)
-from ptojax.ir.core import Literal
+from ptojax.ir.core import IR, ClosedIR, Literal
+from ptojax.ir.symbolic import DimExpr, has_symbols
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.eval.ieee import quietly
@@ -82,6 +83,36 @@ def apply_eager(prim, args, params):
     if type(out) is not np.ndarray or out.dtype != t.dtype:
         out = np.asarray(out, t.dtype)
     return Array(out, t.weak_type)
+
+
+def traced_out_types(prim, types, params) -> list:
+    """``prim``'s result types for operand ``types`` and ``params`` (a ``Params``) while
+    tracing, from the cache eager runs fill too (abstract evals are pure functions of their
+    operand types and params). Equations holding sub-IRs or functions (bodies, rules) are
+    not cached: a key would keep them, and their consts, alive; nor are symbolic dimensions
+    (equal symbols may carry other bounds)."""
+    key = (prim, params, *types)
+    try:
+        out_types = _out_types_cache.get(key)
+    except TypeError:  # an unhashable param
+        return prim.out_types(types, params)
+    if out_types is None:
+        out_types = prim.out_types(types, params)
+        if not prim.call_like and _plain(params) and not any(
+                has_symbols(getattr(t, "shape", ())) for t in (*types, *out_types)):
+            if len(_out_types_cache) > 20000:
+                _out_types_cache.clear()
+            _out_types_cache[key] = out_types
+    return out_types
+
+
+def _plain(params) -> bool:
+    """No param holds an IR, a function or a symbolic dimension (tuples looked into)."""
+    def plain(v):
+        if isinstance(v, tuple):
+            return all(plain(x) for x in v)
+        return not isinstance(v, (IR, ClosedIR, DimExpr)) and not callable(v)
+    return all(plain(v) for v in params.values())
 
 
 def _infer(prim, types, params, key):
