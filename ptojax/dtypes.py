@@ -57,7 +57,14 @@ UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 INTEGERS = SIGNED | UNSIGNED
 COMPLEX = frozenset({complex64, complex128})
 
-PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays
+PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays (but bool)
+
+
+def python_scalar_is_weak(x) -> bool:
+    """Whether the Python scalar ``x`` is weakly typed: ints, floats and complexes are, a bool
+    is not (as JAX: ``jnp.logical_not(True)`` is a strong bool, while a comparison of weak
+    operands is a weak one)."""
+    return type(x) is not bool
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         aval = x.aval
         return aval.dtype, aval.weak_type
     if t in _PY_SCALARS:
-        return python_scalar_dtype(x, op), True
+        return python_scalar_dtype(x, op), dtypes.python_scalar_is_weak(x)
     if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
         return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
@@ -170,7 +170,7 @@ def _scalar_of_dtype(x, dtype, op):
 @quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
-    return Array(np.asarray(x, dtype), weak_type=True)
+    return Array(np.asarray(x, dtype), weak_type=dtypes.python_scalar_is_weak(x))
 
 
 def _is_plain(v) -> bool:

@@ -168,7 +168,9 @@ def _dynamic_update_slice_abstract(x, update, *starts):
             u > n for u, n in zip(update.shape, x.shape)):
         raise ShapeError(f"dynamic_update_slice: update {update} with {len(starts)} start "
                          f"indices does not fit in {x}")
-    return x
+    # strong, as JAX's: its result is weak only when every operand is, and it makes the
+    # start indices strong int32s
+    return x.strip_weak()
 
 
 def _dynamic_update_slice(x, update, *starts):
