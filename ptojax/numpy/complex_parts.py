@@ -46,7 +46,7 @@ def angle(z, deg: bool = False):
         re = lax.convert_element_type(re, dtypes.default_float())
         im = lax.convert_element_type(im, dtypes.default_float())
     out = lax.atan2(im, re)
-    return lax.mul(out, float(180 / np.pi)) if deg else out
+    return lax.mul(out, lax_like(out, float(180 / np.pi))) if deg else out   # as degrees
 
 
 def iscomplex(x, /):

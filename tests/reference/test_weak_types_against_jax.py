@@ -8,7 +8,7 @@ import types
 import pytest
 
 import ptojax as pto
-from weak_type_records import INPUTS, RECORDS
+from weak_type_records import INPUTS, JAX_VMAP_DIFFERS, RECORDS
 
 
 def _namespace(lib):
@@ -59,6 +59,8 @@ def test_result_types_match_jax(jax, label, names, fn):
     if names:
         with jax.enable_x64(False):
             want_vmap = _jax_vmap_types(jax, J, fn, [J.np.stack([a, a]) for a in jargs])
+        if label in JAX_VMAP_DIFFERS:
+            want_vmap = want
         if want_vmap is not None:
             got = pto.vmap(lambda *a: fn(P, *a))(*[P.np.stack([a, a]) for a in pargs])
             assert _types(P, got) == want_vmap, "vmap"
