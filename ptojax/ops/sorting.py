@@ -84,7 +84,7 @@ def top_k(operand, k: int, *, axis: int = -1):
     *_, values, indices = sort_p.bind(*keys, operand, iota, dimension=axis,
                                       num_keys=len(keys))
     indices = slice_in_dim(indices, 0, int(k), axis=axis)
-    if operand.weak_type:   # as JAX's top_k: both results take the operand's weak type
+    if getattr(operand, "weak_type", False):   # as JAX's: both results take its weak type
         indices = convert_element_type(indices, dtypes.int32, weak_type=True)
     return slice_in_dim(values, 0, int(k), axis=axis), indices
 
