@@ -9,7 +9,7 @@ from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
 from ptojax.numpy._constants import lax_like as _lax_like, strong_like as _strong_like
 from ptojax.numpy._promote import (array_from as _array_from, asarray, broadcast_shapes,
-                                   broadcast_to_shape, dtype_and_weak,
+                                   broadcast_to_shape, dtype_and_weak as _dtype_and_weak,
                                    numeric_args as _numeric_args, promote_args)
 from ptojax.numpy.classification import (isfinite, isinf, isnan, isneginf,  # noqa: F401
                                          isposinf, signbit)
@@ -194,7 +194,7 @@ around = round
 def rint(x, /):
     """Round half to even; an integer or bool ``x`` is converted to the default float
     (strongly typed, as JAX's)."""
-    if not dtypes.is_inexact(dtype_and_weak(x, "rint")[0]):
+    if not dtypes.is_inexact(_dtype_and_weak(x, "rint")[0]):
         return lax.convert_element_type(asarray(x, op="rint"), dtypes.default_float())
     (x,) = promote_args("rint", x, kind="float")
     if dtypes.is_complex(x.dtype):
@@ -225,7 +225,7 @@ def power(x1, x2, /):
                              f"negative power {x2}; convert the base to a float dtype first",
                              user_frame())
         return lax.integer_pow(x1, x2)
-    exponent_dtype, exponent_weak = dtype_and_weak(x2, "power")
+    exponent_dtype, exponent_weak = _dtype_and_weak(x2, "power")
     x1, x2 = _numeric_args("power", x1, x2)
     if dtypes.is_inexact(x1.dtype):
         if dtypes.is_integer(exponent_dtype) and not exponent_weak:
