@@ -35,7 +35,7 @@ logaddexp2 maximum minimum fmax fmin equal not_equal less less_equal greater gre
 logical_and logical_or logical_xor isclose outer kron convolve correlate polyadd polymul
 polyval full_like inner dot matmul""".split()
 _INT_NUMPY = """bitwise_and bitwise_or bitwise_xor left_shift right_shift gcd lcm
-floor_divide remainder""".split()
+floor_divide remainder power""".split()
 
 RECORDS = []
 for _n in _UNARY_NUMPY:
@@ -54,7 +54,7 @@ for _n in _BINARY_NUMPY:
                         lambda m, x, y, _n=_n: getattr(m.np, _n)(x, y)))
     RECORDS.append((f"np.{_n}(w1, 2.0)", ("w1",), lambda m, x, _n=_n: getattr(m.np, _n)(x, 2.0)))
 for _n in _INT_NUMPY:
-    for _x, _y in (("wi", "wi"), ("wi0", "i8"), ("u8", "wi0")):
+    for _x, _y in (("wi", "wi"), ("wi0", "i8"), ("u8", "wi0"), ("wi0", "wi0")):
         RECORDS.append((f"np.{_n}({_x}, {_y})", (_x, _y),
                         lambda m, x, y, _n=_n: getattr(m.np, _n)(x, y)))
 
