@@ -4,8 +4,8 @@ with JAX and compares the dtype and weak type of every result (eagerly, under ji
 
 Inputs (``INPUTS``): ``w0`` a weak float32 0-d array (``asarray`` of a Python float), ``w1`` a
 weak float32 vector and ``wm`` a weak float32 matrix (``full`` with a Python fill), ``wi`` a weak
-int32 vector, ``wi0`` a weak int32 0-d array, and strong ``h`` (float16), ``i8`` (int8), ``u8``
-(uint8) vectors. Python scalars appear in the calls themselves. ``m`` holds the library's
+int32 vector, ``wi0`` a weak int32 0-d array, a strong float32 0-d ``f0``, and strong ``h``
+(float16), ``i8`` (int8), ``u8`` (uint8) vectors. Python scalars appear in the calls themselves. ``m`` holds the library's
 ``np``, ``lax`` and ``nn``. The ``+ h`` records check that a result feeds a later promotion
 with JAX's dtype.
 """
@@ -17,6 +17,7 @@ INPUTS = {
     "wm": lambda m: m.np.full((3, 3), 0.5),
     "wi": lambda m: m.np.full(3, 2),
     "wi0": lambda m: m.np.asarray(2),
+    "f0": lambda m: m.np.ones((), m.np.float32),
     "h": lambda m: m.np.ones(3, m.np.float16),
     "i8": lambda m: m.np.ones(3, m.np.int8),
     "u8": lambda m: m.np.ones(3, m.np.uint8),
@@ -226,6 +227,21 @@ RECORDS += [
     ("lax.slice_in_dim", ("wm",), lambda m, x: m.lax.slice_in_dim(x, 0, 2)),
     ("lax.cond", ("w0",), lambda m, x: m.lax.cond(True, lambda v: v * 2, lambda v: v, x)),
     ("lax.fori_loop", ("w0",), lambda m, x: m.lax.fori_loop(0, 2, lambda i, v: v * 2, x)),
+    # loops: the result takes the body's weak type, whatever the initial carry's
+    ("fori_loop: strong init, weak body", ("f0", "w0"),
+     lambda m, s, x: m.lax.fori_loop(0, 2, lambda i, c: x, s)),
+    ("fori_loop: weak init, strong body", ("w0", "f0"),
+     lambda m, x, s: m.lax.fori_loop(0, 2, lambda i, c: c * s, x)),
+    ("fori_loop: strong bool init, weak bool body", ("f0", "w0"),
+     lambda m, s, x: m.lax.fori_loop(0, 2, lambda i, c: x < 1.0, s > 0)),
+    ("fori_loop: strong init, weak body, + h", ("f0", "w0", "h"),
+     lambda m, s, x, h: m.lax.fori_loop(0, 2, lambda i, c: x, s) + h),
+    ("while_loop: strong init, weak body", ("f0", "w0"),
+     lambda m, s, x: m.lax.while_loop(lambda c: c[1] < 2, lambda c: (x, c[1] + 1), (s, 0))),
+    ("scan: strong init, weak body", ("f0", "w0"),
+     lambda m, s, x: m.lax.scan(lambda c, _: (x, c), s, None, length=2)),
+    ("cond: weak and strong branches", ("f0", "w0"),
+     lambda m, s, x: m.lax.cond(True, lambda: x, lambda: s)),
 ]
 _NN = """relu relu6 sigmoid softplus silu swish gelu elu selu celu leaky_relu hard_tanh
 hard_sigmoid hard_silu log_sigmoid softmax log_softmax logsumexp standardize soft_sign
