@@ -1,14 +1,19 @@
 """The dtype and weak type of every result of the calls in ``weak_type_records`` (public
 ``numpy``/``lax``/``nn`` functions on Python scalars, weak 0-d arrays, weak arrays and mixes with
-strong float16/int8/uint8 arrays) against JAX's: eagerly, under jit and under vmap (each input
-given a leading batch axis). JAX's side is ``jax.eval_shape`` (no compilation); a call JAX
-cannot trace (a data-dependent shape) is compared eagerly only."""
+strong float16/int8/uint8 arrays) against JAX's: eagerly, under jit (also with the weak 0-d
+inputs passed as Python scalars) and under vmap (each input given a leading batch axis).
+JAX's side is ``jax.eval_shape`` (no compilation); a call JAX cannot trace (a data-dependent
+shape) is compared eagerly only."""
 import types
 
 import pytest
 
 import ptojax as pto
 from weak_type_records import INPUTS, JAX_VMAP_DIFFERS, RECORDS
+
+
+# the weak 0-d inputs given instead as Python scalars to jit
+PYTHON_SCALARS = {"w0": 0.5, "wi0": 2}
 
 
 def _namespace(lib):
@@ -56,6 +61,12 @@ def test_result_types_match_jax(jax, label, names, fn):
     assert _types(P, fn(P, *pargs)) == want, "eager"
     if traceable:
         assert _types(P, pto.jit(lambda *a: fn(P, *a))(*pargs)) == want, "jit"
+        if any(n in PYTHON_SCALARS for n in names):   # Python scalars as jit arguments
+            args = [PYTHON_SCALARS.get(n, a) for n, a in zip(names, jargs)]
+            with jax.enable_x64(False):
+                want_py = _types(J, jax.eval_shape(lambda *a: fn(J, *a), *args))
+            args = [PYTHON_SCALARS.get(n, a) for n, a in zip(names, pargs)]
+            assert _types(P, pto.jit(lambda *a: fn(P, *a))(*args)) == want_py, "jit(scalars)"
     if names:
         with jax.enable_x64(False):
             want_vmap = _jax_vmap_types(jax, J, fn, [J.np.stack([a, a]) for a in jargs])
