@@ -5,9 +5,9 @@ with JAX and compares the dtype and weak type of every result (eagerly, under ji
 Inputs (``INPUTS``): ``w0`` a weak float32 0-d array (``asarray`` of a Python float), ``w1`` a
 weak float32 vector and ``wm`` a weak float32 matrix (``full`` with a Python fill), ``wi`` a weak
 int32 vector, ``wi0`` a weak int32 0-d array, a strong float32 0-d ``f0``, and strong ``h``
-(float16), ``i8`` (int8), ``u8`` (uint8) vectors. Python scalars appear in the calls themselves. ``m`` holds the library's
-``np``, ``lax`` and ``nn``. The ``+ h`` records check that a result feeds a later promotion
-with JAX's dtype.
+(float16), ``i8`` (int8), ``u8`` (uint8) vectors. Python scalars appear in the calls
+themselves. ``m`` holds the library's ``np``, ``lax`` and ``nn``. The ``+ h`` records check
+that a result feeds a later promotion with JAX's dtype.
 """
 import numpy as np
 
