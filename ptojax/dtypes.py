@@ -378,6 +378,8 @@ def _promote(types: tuple, x64: bool) -> tuple:
         return _weak_default(widened, is_complex, complex64, complex128, x64), True
     if not x64 and node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
         return _NARROW[node], False
+    if node == bool_:   # no weak bool node: one weak bool keeps its type, a join is strong
+        return bool_, len(types) == 1 and types[0][1]
     return node, False
 
 
