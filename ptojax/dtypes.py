@@ -57,7 +57,14 @@ UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 INTEGERS = SIGNED | UNSIGNED
 COMPLEX = frozenset({complex64, complex128})
 
-PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays
+PYTHON_SCALARS = (bool, int, float, complex)   # weakly typed when they meet arrays (but bool)
+
+
+def python_scalar_is_weak(x) -> bool:
+    """Whether the Python scalar ``x`` is weakly typed: ints, floats and complexes are, a bool
+    is not (as JAX: ``jnp.logical_not(True)`` is a strong bool, while a comparison of weak
+    operands is a weak one)."""
+    return type(x) is not bool
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,6 +378,8 @@ def _promote(types: tuple, x64: bool) -> tuple:
         return _weak_default(widened, is_complex, complex64, complex128, x64), True
     if not x64 and node in _NARROW and not any(d.itemsize == 8 for d, _ in types):
         return _NARROW[node], False
+    if node == bool_:   # no weak bool node: one weak bool keeps its type, a join is strong
+        return bool_, len(types) == 1 and types[0][1]
     return node, False
 
 

@@ -237,7 +237,8 @@ class Trace:
                 return Literal(dtypes.canonical_value(x), TensorType((), dt))
             return self._capture(x, TensorType(x.shape, dt))
         if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
-            return Literal(x, TensorType((), dtypes.python_scalar_dtype(x), True))
+            return Literal(x, TensorType((), dtypes.python_scalar_dtype(x),
+                                         dtypes.python_scalar_is_weak(x)))
         raise non_array_error(x, op)
 
     def _capture(self, x, type) -> Var:

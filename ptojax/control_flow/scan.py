@@ -77,8 +77,8 @@ def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
     if len(carry_out) != num_carry or not all(map(same_shape_dtype, carry_out, init)):
         raise ControlFlowError(f"scan: the body returns the carry ({fmt_types(carry_out)}) "
                                f"but it enters as ({fmt_types(init)})")
-    # a carry is weak (a Python scalar's) only while the body keeps it weak, as JAX's scan
-    carry = [t if t.weak_type and o.weak_type else strong(t) for t, o in zip(init, carry_out)]
+    # the body's weak type, as JAX's scan (whose carry results are the body's carry outputs)
+    carry = [t.update(weak_type=o.weak_type) for t, o in zip(init, carry_out)]
     return [*carry, *[stacked_type(y, length) for y in ys]]
 
 

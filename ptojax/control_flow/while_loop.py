@@ -62,8 +62,9 @@ def _while_abstract(*args, cond, body, cond_nconsts, body_nconsts, max_steps):
     if len(outs) != len(init) or not all(map(same_shape_dtype, outs, init)):
         raise ControlFlowError(f"while: body returns ({fmt_types(outs)}) but the carry is "
                                f"({fmt_types(init)})")
-    # weak (a Python scalar's) only while the body keeps it weak, as JAX's while_loop
-    return [t if t.weak_type and o.weak_type else strong(t) for t, o in zip(init, outs)]
+    # the body's weak type, as JAX's while_loop (whose result types are the body's: a weak
+    # carry becomes strong when the body makes it so, a strong one weak when the body does)
+    return [t.update(weak_type=o.weak_type) for t, o in zip(init, outs)]
 
 
 def _while_impl(*args, cond, body, cond_nconsts, body_nconsts, max_steps):

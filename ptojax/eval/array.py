@@ -36,7 +36,7 @@ class Array:
         # ``value`` is owned by this Array: nothing else writes to it. numpy sees it only
         # through read-only views (``__array__``).
         self._value = value if type(value) is np.ndarray else np.asarray(value)
-        self.weak_type = weak_type and self._value.dtype != np.bool_  # as JAX: bool is never weak
+        self.weak_type = weak_type
         self._aval = None
         self._sharding = sharding
 

@@ -33,7 +33,7 @@ def _value_and_type(x, prim):
         return x.value, x.type
     if t in dtypes.PYTHON_SCALARS:
         dt = dtypes.python_scalar_dtype(x)
-        return np.asarray(x, dt), TensorType((), dt, True)
+        return np.asarray(x, dt), TensorType((), dt, dtypes.python_scalar_is_weak(x))
     if isinstance(x, Array):
         return x._value, x.aval
     if hasattr(x, "_trace"):  # a Tracer whose trace has ended

@@ -70,7 +70,7 @@ def leaf_type(x, path=()) -> TensorType:
         if t is np.ndarray or isinstance(x, np.generic):   # 32-bit without x64, as JAX
             return TensorType(x.shape, dtypes.canonical_dtype(x.dtype))
         if t in dtypes.PYTHON_SCALARS:
-            return TensorType((), dtypes.python_scalar_dtype(x), True)
+            return TensorType((), dtypes.python_scalar_dtype(x), dtypes.python_scalar_is_weak(x))
     except (DtypeError, IntegerOverflowError) as e:
         where = f"{describe_path(path)}: " if path else ""
         raise type(e)(where + e.message, user_frame(3)) from None

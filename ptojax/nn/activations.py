@@ -264,9 +264,9 @@ def elu(x, alpha=1.0):
       >>> pto.nn.elu(pnp.array([-1.0, 2.0]))
       Array([-0.63212055,  2.        ], dtype=float32)
     """
-    x = float_input("elu", x)
+    x = _asarray(x, op="elu")   # as JAX's: integers meet the float 0.0 (so weak stays weak)
     positive = pnp.greater(x, 0)
-    negative_part = pnp.expm1(pnp.where(positive, pnp.zeros_like(x), x))
+    negative_part = pnp.expm1(pnp.where(positive, 0.0, x))
     return pnp.where(positive, x, pnp.multiply(alpha, negative_part))
 
 
@@ -320,7 +320,7 @@ def leaky_relu(x, negative_slope=1e-2):
       >>> pto.nn.leaky_relu(pnp.array([-2.0, 3.0]))
       Array([-0.02,  3.  ], dtype=float32)
     """
-    x = float_input("leaky_relu", x)
+    x = _asarray(x, op="leaky_relu")   # as JAX's: an integer slope keeps integers integers
     return pnp.where(pnp.greater_equal(x, 0), x, pnp.multiply(negative_slope, x))
 
 
@@ -389,13 +389,15 @@ def gelu(x, approximate: bool = True):
       approximate: whether to use the tanh approximation.
 
     Returns:
-      An array of ``x``'s (float) dtype.
+      An array of ``x``'s (float) dtype, strongly typed (as JAX's, whose constants are of
+      ``x``'s dtype).
 
     Example:
       >>> pto.nn.gelu(pnp.array([1.0]), approximate=False)
       Array([0.8413447], dtype=float32)
     """
     x = float_input("gelu", x)
+    x = lax.convert_element_type(x, x.dtype)   # strong: JAX's constants are of x's dtype
     if approximate:
         inner = pnp.multiply(math.sqrt(2 / math.pi),
                              pnp.add(x, pnp.multiply(0.044715, lax.integer_pow(x, 3))))

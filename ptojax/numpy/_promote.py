@@ -28,7 +28,7 @@ def dtype_and_weak(x, op: str = "asarray") -> tuple:
         aval = x.aval
         return aval.dtype, aval.weak_type
     if t in _PY_SCALARS:
-        return python_scalar_dtype(x, op), True
+        return python_scalar_dtype(x, op), dtypes.python_scalar_is_weak(x)
     if t is DimExpr:   # a symbolic size used as a number: a weak int, as a Python int
         return dtypes.int32, True
     if isinstance(x, (np.ndarray, np.generic)):
@@ -170,7 +170,7 @@ def _scalar_of_dtype(x, dtype, op):
 @quietly
 def _default_scalar(x, op):
     dtype = python_scalar_dtype(x, op)
-    return Array(np.asarray(x, dtype), weak_type=True)
+    return Array(np.asarray(x, dtype), weak_type=dtypes.python_scalar_is_weak(x))
 
 
 def _is_plain(v) -> bool:
@@ -297,6 +297,8 @@ def convert(x, dtype, weak=False):
     if x.dtype != dtype:  # a Python float argument of jit converts from its full value
         source = full_precision(x)
         return convert_exactly(x if source is None else source, dtype, weak_type=weak)
+    if x.weak_type and not weak and dtype == dtypes.bool_:   # bools join strong, as JAX's
+        return lax.convert_element_type(x, dtype)
     return x
 
 
@@ -333,7 +335,8 @@ def promote_args(name, *args, kind=None):
     scalars, which elementwise primitives broadcast for free)."""
     if len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:
         ta, tb = args[0].aval, args[1].aval
-        if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)):
+        if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)) \
+                and not (ta.weak_type and ta.dtype == dtypes.bool_):   # weak bools join strong
             return args  # already one dtype and one shape: nothing to do
     dtype, weak = result_type(*args, op=name)
     if kind == "float":

@@ -63,7 +63,13 @@ def gcd(x1, x2, /):
     a, b = lax.max(a, b), lax.min(a, b)
     out, _ = while_loop(lambda c: lax.reduce_or(lax.ne(c[1], 0), tuple(range(c[1].ndim))),
                         step, (a, b))
-    return lax.convert_element_type(out, dtype)
+    return lax.convert_element_type(out, dtype, weak_type=_weak_scalars(x1, x2))
+
+
+def _weak_scalars(*xs) -> bool:
+    """Whether ``xs`` are all weak 0-d arrays: JAX's gcd is weak only then (its constants are
+    weak only beside weak 0-d operands)."""
+    return all(x.ndim == 0 and x.weak_type for x in xs)
 
 
 def _unsigned_magnitude(x):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.numpy._constants import strong_like
 from ptojax.numpy._promote import promote_args
 from ptojax.public import add_examples as _add_examples
 
@@ -17,9 +18,8 @@ def _either_part(test, x):
 
 
 def isnan(x, /):
+    """``x != x``, for integers too (so weak of a weak ``x``, as JAX's)."""
     (x,) = promote_args("isnan", x)
-    if not dtypes.is_inexact(x.dtype):
-        return _full_bool(x, False)
     return _either_part(lambda v: lax.ne(v, v), x)
 
 
@@ -27,11 +27,13 @@ def isinf(x, /):
     (x,) = promote_args("isinf", x)
     if not dtypes.is_inexact(x.dtype):
         return _full_bool(x, False)
-    return _either_part(lambda v: lax.eq(lax.abs(v), float("inf")), x)
+    return _either_part(lambda v: lax.eq(lax.abs(v), strong_like(v, float("inf"))), x)
 
 
 def isfinite(x, /):
-    (x,) = promote_args("isfinite", x, kind="float")
+    (x,) = promote_args("isfinite", x)
+    if not dtypes.is_inexact(x.dtype):
+        return _full_bool(x, True)
     if dtypes.is_complex(x.dtype):
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
@@ -42,7 +44,7 @@ def _infinity_test(name, sign):
         (x,) = promote_args(name, x)
         if not dtypes.is_float(x.dtype):
             return _full_bool(x, False)
-        return lax.eq(x, sign * float("inf"))
+        return lax.eq(x, strong_like(x, sign * float("inf")))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Whether each element is {'+' if sign > 0 else '-'}inf (False for integers)."
     return fn
@@ -60,11 +62,12 @@ def signbit(x, /):
     (x,) = promote_args("signbit", x)
     if dtypes.is_unsigned(x.dtype) or x.dtype == dtypes.bool_:
         return _full_bool(x, False)
+    zero = strong_like(x, 0)   # strong: so is the result, as JAX's
     if not dtypes.is_float(x.dtype):
-        return lax.lt(x, 0)
+        return lax.lt(x, zero)
     # -0.0 and -nan have the sign bit set: test 1/x < 0 for zeros, x < 0 otherwise
-    one = lax.div(1, x)
-    return lax.select(lax.eq(x, 0), lax.lt(one, 0), lax.lt(x, 0))
+    one = lax.div(strong_like(x, 1), x)
+    return lax.select(lax.eq(x, zero), lax.lt(one, zero), lax.lt(x, zero))
 
 
 _add_examples(globals(), """

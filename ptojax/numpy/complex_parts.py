@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes, lax
+from ptojax.numpy._constants import lax_like
 from ptojax.numpy._promote import array_from, dtype_and_weak, promote_args
 from ptojax.public import add_examples as _add_examples
 
@@ -36,21 +37,28 @@ conj = conjugate
 
 
 def angle(z, deg: bool = False):
-    """The argument of ``z`` (in degrees with ``deg``), a float (integers become float32)."""
-    (z,) = promote_args("angle", z, kind="float")
+    """The argument of ``z`` (in degrees with ``deg``). As JAX's: the parts of integers and
+    of 0-d real floats are converted to the default float (so the result is strong; a 0-d
+    float16 gives float32), other floats keep their dtype and weak type."""
+    (z,) = promote_args("angle", z)
     re, im = real(z), imag(z)
+    if not dtypes.is_inexact(re.dtype) or (dtypes.is_float(z.dtype) and z.ndim == 0):
+        re = lax.convert_element_type(re, dtypes.default_float())
+        im = lax.convert_element_type(im, dtypes.default_float())
     out = lax.atan2(im, re)
-    return lax.mul(out, float(180 / np.pi)) if deg else out
+    return lax.mul(out, lax_like(out, float(180 / np.pi))) if deg else out   # as degrees
 
 
 def iscomplex(x, /):
     """Elementwise: a nonzero imaginary part."""
-    return lax.ne(imag(x), 0)
+    im = imag(x)
+    return lax.ne(im, lax_like(im, 0))
 
 
 def isreal(x, /):
     """Elementwise: a zero imaginary part."""
-    return lax.eq(imag(x), 0)
+    im = imag(x)
+    return lax.eq(im, lax_like(im, 0))
 
 
 def iscomplexobj(x, /) -> bool:

@@ -132,11 +132,13 @@ def empty(shape, dtype=None):
 
 
 def _like(op, a, fill_value, dtype, shape):
-    """``full`` shaped and typed like ``a`` (weak when ``a`` is and no dtype is given)."""
+    """``full`` shaped and typed like ``a``: weak when ``a`` is, no dtype is given and the
+    fill value is a scalar (as JAX's, which converts an array fill value to ``a``'s dtype)."""
     a = _asarray(a, op=op)
     shape = _shape(op, shape) if shape is not None else tuple(a.shape)
     if dtype is None:   # exactly ``a``'s dtype: an internal float64 value (x64 off) stays so
-        fill = convert_exactly(_fill_value(op, fill_value), a.dtype, weak_type=a.weak_type)
+        weak = a.weak_type and np.ndim(fill_value) == 0
+        fill = convert_exactly(_fill_value(op, fill_value), a.dtype, weak_type=weak)
         return _full(op, shape, fill, None)
     return _full(op, shape, fill_value, _dtype(op, dtype, None), False)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax.errors import DtypeError
+from ptojax.numpy._constants import strong
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    promote_args)
 from ptojax.numpy.math import copysign, isinf, isnan, where
@@ -123,8 +124,8 @@ def modf(x, /, out=None):
 
 def spacing(x, /):
     """The distance from ``x`` to the next representable value away from zero (float16:
-    towards +inf, as NumPy)."""
-    x = _float_operand("spacing", x)
+    towards +inf, as NumPy); strongly typed, as JAX's (computed on the bits)."""
+    x = strong(_float_operand("spacing", x))
     if x.dtype == dtypes.float16:
         inf = lax.broadcast_in_dim(np.asarray(np.inf, x.dtype), x.shape, ())
         return lax.sub(lax.nextafter(x, inf), x)
@@ -174,7 +175,8 @@ def _chebyshev(coefficients, t, eps):
 
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (narrow floats computed in
-    float32). Its derivative at 0 is exactly 0."""
+    float32), weak of a weak ``x`` (as an elementwise function). Its derivative at 0 is
+    exactly 0."""
     x = _float_operand("i0", x)
     dtype, compute = x.dtype, _compute_dtype(x.dtype)
     xc = lax.convert_element_type(x, compute)
@@ -185,7 +187,7 @@ def i0(x):
     large = lax.div(_chebyshev(_I0E_LARGE, lax.sub(lax.div(16.0, large_x), 1.0), eps),
                     lax.sqrt(large_x))
     scaled = lax.select(lax.le(a, 8.0), small, large)
-    return lax.convert_element_type(lax.mul(lax.exp(a), scaled), dtype)
+    return lax.convert_element_type(lax.mul(lax.exp(a), scaled), dtype, weak_type=x.weak_type)
 
 
 __all__ = ["frexp", "ldexp", "modf", "spacing", "i0"]

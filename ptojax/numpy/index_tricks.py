@@ -135,8 +135,10 @@ def unravel_index(indices, shape):
     result = []
     for s, coordinate in zip(shape, out):
         if below is not None:
-            coordinate = ew.where(below, convert(0, coordinate.dtype), coordinate)
-        result.append(ew.where(beyond, convert(s - 1, coordinate.dtype), coordinate))
+            coordinate = ew.where(below, convert(0, coordinate.dtype, idx.weak_type), coordinate)
+        # weak indices give weak coordinates, as JAX's
+        result.append(ew.where(beyond, convert(s - 1, coordinate.dtype, idx.weak_type),
+                               coordinate))
     return tuple(result)
 
 

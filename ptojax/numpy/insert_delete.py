@@ -157,8 +157,8 @@ def resize(a, new_shape):
 
 def trim_zeros(filt, trim="fb", axis=None):
     """``filt`` without its leading ("f") and/or trailing ("b") all-zero slices along
-    ``axis`` (every axis when None). The result's shape depends on the values, so ``filt``
-    must be concrete."""
+    ``axis`` (every axis when None), weak when ``filt`` is (a slice of it, as JAX's). The
+    result's shape depends on the values, so ``filt`` must be concrete."""
     filt = asarray(filt, op="trim_zeros")
     if type(filt) is Tracer:
         raise ConcretizationError("trim_zeros: the result's shape depends on the values; "
@@ -182,7 +182,7 @@ def trim_zeros(filt, trim="fb", axis=None):
         start = int(present.argmax()) if front else None
         stop = values.shape[d] - int(present[::-1].argmax()) if back else None
         index.append(slice(start, stop))
-    return Array(values[tuple(index)].copy())
+    return Array(values[tuple(index)].copy(), filt.weak_type)   # a slice: weak stays weak
 
 
 __all__ = ["append", "delete", "insert", "resize", "trim_zeros"]

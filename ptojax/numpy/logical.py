@@ -3,16 +3,17 @@ bitwise and/or/xor/not on integers and bools, and the shifts."""
 from __future__ import annotations
 
 from ptojax import dtypes, lax
-from ptojax.numpy._promote import asarray, check_dtype_kind, numeric_args, promote_args
+from ptojax.numpy._constants import lax_like
+from ptojax.numpy._promote import check_dtype_kind, numeric_args, promote_args
 from ptojax.ops import logic as lg
 from ptojax.public import add_examples as _add_examples
 
 
 def _logical(prim, name):
-    def fn(*xs):
-        xs = [asarray(x) for x in xs]
-        xs = [x if x.dtype == dtypes.bool_ else lax.ne(x, 0) for x in xs]
-        return prim.bind(*promote_args(name, *xs))
+    def fn(*xs):   # as JAX's: promoted first, then each made a bool (x != 0)
+        xs = promote_args(name, *xs)
+        return prim.bind(*[x if x.dtype == dtypes.bool_ else lax.ne(x, lax_like(x, 0))
+                           for x in xs])
     fn.__name__ = name
     return fn
 

@@ -465,11 +465,17 @@ def _zero_like(x):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal ``offset`` over ``axis1`` and ``axis2``. Its weak type is JAX's: a
+    gather keeps a weak ``a`` weak, but the main diagonal of a square 2-D non-bool matrix is
+    strong (JAX sums it from a product with an identity of ``a``'s dtype)."""
     a = asarray(a)
+    square_main = a.ndim == 2 and a.shape[0] == a.shape[1] and offset == 0 \
+        and a.dtype != dtypes.bool_
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
     rows = np.arange(builtins.max(0, -offset), builtins.min(n, m - offset))
-    return getitem(a, (Ellipsis, rows, rows + offset))
+    out = getitem(a, (Ellipsis, rows, rows + offset))
+    return lax.convert_element_type(out, out.dtype) if square_main else out
 
 
 def diag(v, k=0):

@@ -7,9 +7,10 @@ from ptojax import dtypes, lax
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.key_array import PRNGKeyArray as _KeyArray
+from ptojax.numpy._constants import lax_like as _lax_like, strong_like as _strong_like
 from ptojax.numpy._promote import (array_from as _array_from, asarray, broadcast_shapes,
-                                   broadcast_to_shape, numeric_args as _numeric_args,
-                                   promote_args)
+                                   broadcast_to_shape, dtype_and_weak as _dtype_and_weak,
+                                   numeric_args as _numeric_args, promote_args)
 from ptojax.numpy.classification import (isfinite, isinf, isnan, isneginf,  # noqa: F401
                                          isposinf, signbit)
 from ptojax.numpy.logical import (bitwise_and, bitwise_invert, bitwise_left_shift,  # noqa: F401
@@ -137,20 +138,14 @@ def sign(x, /):
     return ar.sign_p.bind(x)
 
 
-def _const_like(x, value):
-    """``value`` as a strongly typed scalar of ``x``'s dtype: JAX writes the constants of
-    its composite functions so, which makes their results strong even of weak operands."""
-    return lax.convert_element_type(value, x.dtype)
-
-
 def log2(x, /):
     (x,) = promote_args("log2", x, kind="float")
-    return lax.div(lax.log(x), _const_like(x, float(np.log(2))))
+    return lax.div(lax.log(x), _strong_like(x, float(np.log(2))))
 
 
 def log10(x, /):
     (x,) = promote_args("log10", x, kind="float")
-    return lax.div(lax.log(x), _const_like(x, float(np.log(10))))
+    return lax.div(lax.log(x), _strong_like(x, float(np.log(10))))
 
 
 def square(x, /):
@@ -197,6 +192,10 @@ around = round
 
 
 def rint(x, /):
+    """Round half to even; an integer or bool ``x`` is converted to the default float
+    (strongly typed, as JAX's)."""
+    if not dtypes.is_inexact(_dtype_and_weak(x, "rint")[0]):
+        return lax.convert_element_type(asarray(x, op="rint"), dtypes.default_float())
     (x,) = promote_args("rint", x, kind="float")
     if dtypes.is_complex(x.dtype):
         return _on_parts(rint, x)
@@ -226,8 +225,12 @@ def power(x1, x2, /):
                              f"negative power {x2}; convert the base to a float dtype first",
                              user_frame())
         return lax.integer_pow(x1, x2)
+    exponent_dtype, exponent_weak = _dtype_and_weak(x2, "power")
     x1, x2 = _numeric_args("power", x1, x2)
     if dtypes.is_inexact(x1.dtype):
+        if dtypes.is_integer(exponent_dtype) and not exponent_weak:
+            # JAX raises to a strong integer exponent as it is: so the result is strong
+            x1 = lax.convert_element_type(x1, x1.dtype)
         return lax.pow(x1, x2)
     return _integer_power(x1, x2)
 
@@ -313,9 +316,9 @@ def hypot(x1, x2, /):
     _no_complex("hypot", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
-    zero = lax.eq(big, _const_like(big, 0))
+    zero = lax.eq(big, _lax_like(big, 0))
     ratio = lax.div(small, lax.select(zero, lax.full_like(big, 1), big))
-    scaled = lax.mul(big, lax.sqrt(lax.add(_const_like(big, 1), lax.mul(ratio, ratio))))
+    scaled = lax.mul(big, lax.sqrt(lax.add(_lax_like(big, 1), lax.mul(ratio, ratio))))
     out = lax.select(zero, big, scaled)
     infinite = lax.bitwise_or(isposinf(a), isposinf(b))
     return lax.select(infinite, lax.full_like(out, np.inf), out)
@@ -359,18 +362,18 @@ def _finite_above(x):
 
 def logaddexp2(x1, x2, /):
     x1, x2 = promote_args("logaddexp2", x1, x2, kind="float")
-    ln2 = _const_like(x1, float(np.log(2)))
+    ln2 = _lax_like(x1 if x1.ndim >= x2.ndim else x2, float(np.log(2)))  # of the result's shape
     return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
 
 
 def deg2rad(x, /):
     (x,) = promote_args("deg2rad", x, kind="float")
-    return lax.mul(x, _const_like(x, float(np.pi / 180)))
+    return lax.mul(x, _lax_like(x, float(np.pi / 180)))
 
 
 def rad2deg(x, /):
     (x,) = promote_args("rad2deg", x, kind="float")
-    return lax.mul(x, _const_like(x, float(180 / np.pi)))
+    return lax.mul(x, _lax_like(x, float(180 / np.pi)))
 
 
 radians, degrees = deg2rad, rad2deg
@@ -378,7 +381,7 @@ radians, degrees = deg2rad, rad2deg
 
 def sinc(x, /):
     (x,) = promote_args("sinc", x, kind="float")
-    px = lax.mul(x, _const_like(x, float(np.pi)))
+    px = lax.mul(x, _lax_like(x, float(np.pi)))
     safe = lax.select(lax.eq(x, 0), lax.add(px, 1), px)
     return lax.select(lax.eq(x, 0), lax.add(lax.mul(x, 0), 1), lax.div(lax.sin(safe), safe))
 
@@ -450,8 +453,8 @@ def heaviside(x1, x2, /):
     """0 below zero, 1 above, ``x2`` at zero; NaN where ``x1`` is NaN (as NumPy and JAX)."""
     x1, x2 = promote_args("heaviside", x1, x2, kind="float")
     at_zero = where(lax.ne(x1, x1), x1, x2)
-    return where(lax.lt(x1, 0), _const_like(x1, 0), where(lax.gt(x1, 0), _const_like(x1, 1),
-                                                          at_zero))
+    return where(lax.lt(x1, 0), _lax_like(x1, 0),
+                 where(lax.gt(x1, 0), _lax_like(x1, 1), at_zero))
 
 
 def astype(x, dtype):

@@ -121,7 +121,7 @@ def _logical_reduction(name, lax_reduce, identity):
         a = asarray(a, op=name)
         axes = normalize_axes(name, axis, a.ndim)
         b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
-        return _keep(lax_reduce(_where_fill(name, b, where, identity), axes), a, axes,
+        return _keep(_strong(lax_reduce(_where_fill(name, b, where, identity), axes)), a, axes,
                      keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Whether {name} elements over ``axis`` are nonzero."

@@ -110,13 +110,14 @@ broadcast_in_dim_p.define(
 
 
 # reduce_sum ------------------------------------------------------------------------------------
-def reduce_abstract(name, kind):
-    """Abstract eval of a reduction over ``axes`` of operand kind ``kind``."""
+def reduce_abstract(name, kind, keep_weak=True):
+    """Abstract eval of a reduction over ``axes`` of operand kind ``kind``; weak of a weak
+    operand when ``keep_weak`` (JAX's bitwise reductions are always strong)."""
     def abstract_eval(x, axes):
         require_kind(name, x, kind)
         axes = check_axes(name, axes, x.ndim)
         return TensorType(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype,
-                          x.weak_type)
+                          x.weak_type and keep_weak)
     return abstract_eval
 
 

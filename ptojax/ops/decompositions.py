@@ -299,7 +299,9 @@ def _qr_abstract(x, *, pivoting, full_matrices):
     require_matrices("qr", x)
     m, n = x.shape[-2:]
     k = m if full_matrices else min(m, n)
-    outs = [_matrix_type(x, (m, k)), _matrix_type(x, (k, n))]
+    # q and r keep a weak operand weak, as JAX's
+    outs = [_matrix_type(x, (m, k)).update(weak_type=x.weak_type),
+            _matrix_type(x, (k, n)).update(weak_type=x.weak_type)]
     return outs + [TensorType((*x.shape[:-2], n), dtypes.int32)] if pivoting else outs
 
 

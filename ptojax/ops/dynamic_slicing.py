@@ -168,7 +168,9 @@ def _dynamic_update_slice_abstract(x, update, *starts):
             u > n for u, n in zip(update.shape, x.shape)):
         raise ShapeError(f"dynamic_update_slice: update {update} with {len(starts)} start "
                          f"indices does not fit in {x}")
-    return x
+    # strong, as JAX's: its result is weak only when every operand is, and it makes the
+    # start indices strong int32s
+    return x.strip_weak()
 
 
 def _dynamic_update_slice(x, update, *starts):
@@ -217,12 +219,15 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
 
 
 def _dynamic_update_slice_batch(args, dims):
+    """A batch-wide window, or a scatter of each example's window. Batched, the result takes
+    the operand's weak type (as a scatter does), as JAX's (whose batching rule scatters)."""
     x, upd, *starts = args
     xd, ud, *sds = dims
     if all(d is None for d in sds):  # only the operand and/or update: a batch-wide window
         x, upd = to_front(x, xd), to_front(upd, ud)
         zero = constant(0, starts[0].dtype if starts else dtypes.int32)
-        return dynamic_update_slice_p.bind(x, upd, zero, *starts), 0
+        out = dynamic_update_slice_p.bind(x, upd, zero, *starts)
+        return convert_element_type(out, out.dtype, weak_type=x.weak_type), 0
     x, upd = to_front(x, xd), to_front(upd, ud)
     example, sizes = tuple(x.shape[1:]), tuple(upd.shape[1:])
     idx = _window_indices(_starts_matrix(starts, sds, example, sizes), sizes)

@@ -32,7 +32,8 @@ ELEMENTWISE: list = []   # every elementwise primitive, in definition order
 
 def elementwise_abstract(name, kind="num", result_dtype=None, nargs=None):
     """Operands of one dtype of ``kind`` and equal shapes (or rank 0); the result has their
-    shape and their dtype (or ``result_dtype``), weak only when every operand is."""
+    shape and their dtype (or ``result_dtype``: a comparison's bool), weak only when every
+    operand is (as JAX's: ``w < 1.0`` of a weak ``w`` is a weak bool)."""
     def abstract_eval(*types):
         if nargs is not None and len(types) != nargs:
             raise ShapeError(f"{name} takes {nargs} operands, got {len(types)}")
@@ -41,8 +42,7 @@ def elementwise_abstract(name, kind="num", result_dtype=None, nargs=None):
             require_kind(name, t, kind)
         shape = broadcast_scalars(name, types)
         weak = all(t.weak_type for t in types)
-        return TensorType(shape, result_dtype or types[0].dtype,
-                          weak and result_dtype is None)
+        return TensorType(shape, result_dtype or types[0].dtype, weak)
     return abstract_eval
 
 
@@ -62,8 +62,10 @@ def elementwise(name, impl, kind="num", result_dtype=None, nargs=None, *, abstra
 
 # Python scalars and size-1 broadcasting of the lax-level functions ----------------------------
 def scalar(value, dtype):
-    """A Python scalar as a weakly typed 0-d Array of ``dtype``, which it must fit."""
-    return Array(python_scalar_value(value, dtype, wrap=False), weak_type=True)
+    """A Python scalar as a weakly typed 0-d Array of ``dtype`` (strong for a bool), which it
+    must fit."""
+    return Array(python_scalar_value(value, dtype, wrap=False),
+                 weak_type=dtypes.python_scalar_is_weak(value))
 
 
 @quietly   # a float beyond the dtype's range becomes inf without numpy's warning, as JAX

@@ -373,7 +373,7 @@ def _outer_product(lhs, rhs, dimension_numbers, preferred_element_type):
     lhs = broadcast_in_dim(lhs, shape, tuple(range(nb + nl)))
     rhs = broadcast_in_dim(rhs, shape, (*range(nb), *range(nb + nl, len(shape))))
     dtype = preferred_element_type or lhs.dtype
-    return mul(convert_element_type(lhs, dtype), convert_element_type(rhs, dtype))
+    return mul(_in_product_dtype(lhs, dtype), _in_product_dtype(rhs, dtype))
 
 
 # sharding and cost -----------------------------------------------------------------------------

@@ -15,5 +15,6 @@ def as_operand(op: str, x):
     """``x`` as an operand of ``op`` whose shape can be read."""
     check_arraylike(op, x)
     if type(x) in dtypes.PYTHON_SCALARS:
-        return Array(np.asarray(x, dtypes.python_scalar_dtype(x)), weak_type=True)
+        return Array(np.asarray(x, dtypes.python_scalar_dtype(x)),
+                     weak_type=dtypes.python_scalar_is_weak(x))
     return x

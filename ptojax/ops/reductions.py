@@ -98,8 +98,8 @@ def _prod_jvp(primals, tangents, axes):
     return out, reduce_sum(mul(tflat, mul(before, after)), (last,))
 
 
-def _reduction(name, impl, kind, shard_kind, reference, **facts):
-    prim = Primitive(name, reduce_abstract(name, kind), impl)
+def _reduction(name, impl, kind, shard_kind, reference, keep_weak=True, **facts):
+    prim = Primitive(name, reduce_abstract(name, kind, keep_weak), impl)
     prim.define(batch=reduce_batch(prim), shard=sr.ShardRule(sr.reduce_factors(shard_kind)),
                 cost=input_size, reference=reference, **facts)
     return prim
@@ -118,9 +118,10 @@ _BITS = Unsupported("bitwise and boolean reductions have no tile rule")
 
 
 def _bitwise_reduction(name, ufunc, identity):
-    """reduce_and/or/xor: logical on bools, bitwise on integers (as JAX)."""
+    """reduce_and/or/xor: logical on bools, bitwise on integers, strongly typed (as JAX)."""
     prim = _reduction(name, lambda x, axes: ufunc.reduce(x, axis=axes), "int_or_bool", "",
-                      ref.lax_reduce(f"bitwise_{name[len('reduce_'):]}", identity), tile=_BITS)
+                      ref.lax_reduce(f"bitwise_{name[len('reduce_'):]}", identity),
+                      keep_weak=False, tile=_BITS)
     prim.define(jvp=zero_jvp(prim))
     return prim
 

@@ -467,9 +467,11 @@ def _filled(shape, fill_value, dtype=None):
         else tuple(map(as_dim, shape))
     if np.ndim(fill_value) != 0:
         raise ShapeError(f"full: fill_value must be a scalar, got shape {np.shape(fill_value)}")
-    weak = dtype is None and type(fill_value) in dtypes.PYTHON_SCALARS
+    scalar = type(fill_value) in dtypes.PYTHON_SCALARS
+    weak = dtype is None and (dtypes.python_scalar_is_weak(fill_value) if scalar
+                              else bool(getattr(fill_value, "weak_type", False)))
     if dtype is None:
-        dtype = dtypes.python_scalar_dtype(fill_value) if weak else fill_value.dtype
+        dtype = dtypes.python_scalar_dtype(fill_value) if scalar else fill_value.dtype
     value = convert_element_type(fill_value, dtypes.canonicalize(dtype), weak_type=weak)
     return broadcast_in_dim(value, shape, ())
 
@@ -481,7 +483,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     check_arraylike("full_like", x)
     scalar = type(x) in dtypes.PYTHON_SCALARS
     like_dtype = dtypes.python_scalar_dtype(x) if scalar else x.dtype
-    weak = dtype is None and (scalar or bool(getattr(x, "weak_type", False)))
+    weak = dtype is None and (dtypes.python_scalar_is_weak(x) if scalar
+                              else bool(getattr(x, "weak_type", False)))
     out = _filled(np.shape(x) if shape is None else shape, fill_value,
                   like_dtype if dtype is None else dtypes.user_dtype(dtype, "full_like"))
     return convert_element_type(out, out.dtype, weak_type=True) if weak else out

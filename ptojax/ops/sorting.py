@@ -16,6 +16,7 @@ from ptojax.eval.leaves import check_arraylike
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import to_front
 from ptojax.ops.arithmetic import div, neg
+from ptojax.ops.convert import convert_element_type
 from ptojax.ops.checks import check_axis, fmt_types, user_axis
 from ptojax.ops.gather_scatter import gather
 from ptojax.ops.logic import bitwise_and, bitwise_not, eq, lt
@@ -82,8 +83,10 @@ def top_k(operand, k: int, *, axis: int = -1):
         keys = [bitwise_not(operand)]
     *_, values, indices = sort_p.bind(*keys, operand, iota, dimension=axis,
                                       num_keys=len(keys))
-    return (slice_in_dim(values, 0, int(k), axis=axis),
-            slice_in_dim(indices, 0, int(k), axis=axis))
+    indices = slice_in_dim(indices, 0, int(k), axis=axis)
+    if getattr(operand, "weak_type", False):   # as JAX's: both results take its weak type
+        indices = convert_element_type(indices, dtypes.int32, weak_type=True)
+    return slice_in_dim(values, 0, int(k), axis=axis), indices
 
 
 def _take_along(x, order, axis):

@@ -25,7 +25,14 @@ def _eigh_abstract(x, *, lower, sort_eigenvalues, subset_by_index):
     require_matrices("eigh", x, square=True)
     n = x.shape[-1]
     lo, hi = _subset(subset_by_index, n, "eigh")
-    return [_matrix_type(x, (n, hi - lo)), TensorType((*x.shape[:-2], hi - lo), x.dtype)]
+    return _weak_as(x, [_matrix_type(x, (n, hi - lo)),
+                        TensorType((*x.shape[:-2], hi - lo), x.dtype)])
+
+
+def _weak_as(x, types):
+    """``types`` with ``x``'s weak type: eigh's and svd's results keep a weak operand weak,
+    as JAX's."""
+    return [t.update(weak_type=x.weak_type) for t in types]
 
 
 def _subset(subset_by_index, n, name):
@@ -115,10 +122,10 @@ def _svd_abstract(x, *, full_matrices, compute_uv, subset_by_index):
     lo, hi = _subset(subset_by_index, k, "svd")
     s = TensorType((*x.shape[:-2], hi - lo), x.dtype)
     if not compute_uv:
-        return [s]
+        return _weak_as(x, [s])
     if full_matrices:
-        return [s, _matrix_type(x, (m, m)), _matrix_type(x, (n, n))]
-    return [s, _matrix_type(x, (m, hi - lo)), _matrix_type(x, (hi - lo, n))]
+        return _weak_as(x, [s, _matrix_type(x, (m, m)), _matrix_type(x, (n, n))])
+    return _weak_as(x, [s, _matrix_type(x, (m, hi - lo)), _matrix_type(x, (hi - lo, n))])
 
 
 def _svd(x, *, full_matrices, compute_uv, subset_by_index):
