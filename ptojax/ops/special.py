@@ -610,7 +610,7 @@ def random_gamma_grad(a, x):
     a, x = broadcast_ones(operands(a, x))
     dtype = a.dtype
     # weak only of weak 0-d operands, as JAX's (a composite whose constants are weak only so)
-    weak = a.ndim == 0 and a.weak_type and x.weak_type
+    weak = a.ndim == 0 and getattr(a, "weak_type", False) and getattr(x, "weak_type", False)
     a, x = convert_element_type(a, dtypes.float64), convert_element_type(x, dtypes.float64)
     return convert_element_type(neg(div(igamma_grad_a(a, x), _gamma_density(a, x))), dtype,
                                 weak_type=weak)
