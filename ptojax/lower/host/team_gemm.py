@@ -22,7 +22,7 @@ beside the team for ~0.1 s (a 128-row MLP step right after a numpy reference ste
 (``eval/foreign_threads.py``): while they are busy, products go to OpenBLAS's own threads and
 kernels to the calling thread, and a probe brings the team back once they have gone quiet.
 With that, ``benchmarks/kernels.py``'s MLP row, which times a numpy step between ptojax's,
-is 0.69x JAX (it was 2.6-2.8x). It stays off by default: split over the team, a product of few
+is 0.84x JAX (it was 2.6-2.8x). It stays off by default: split over the team, a product of few
 rows takes longer than on OpenBLAS's threads (32x512 @ 512x784: 190-225 us against 166 us;
 ideal, two 1-thread halves at once, 181 us), and in a VAE epoch that made the loop slower.
 

@@ -36,16 +36,28 @@ static inline PTO_VMATH_INLINE compute_t<To> convert_to(C x) {
   return widen(convert<To>(x, RoundMode::CAST_TRUNC));
 }
 
-// Per-thread scratch arrays of a fused kernel (row buffers, accumulators), one per `which`.
-// Held as bytes: std::vector<bool> has no data() (bool rows of a mask are buffers too).
-template <typename T>
-inline T* fused_buffer(int which, std::size_t n) {
+// Per-thread scratch arrays, one per `which` in each of the pools. Held as bytes:
+// std::vector<bool> has no data() (bool rows of a mask are buffers too).
+template <int Pool, typename T>
+inline T* thread_scratch(int which, std::size_t n) {
   struct alignas(T) Slot { unsigned char bytes[sizeof(T)]; };
   static thread_local std::vector<std::vector<Slot>> buffers;
   if (static_cast<int>(buffers.size()) <= which) buffers.resize(which + 1);
   std::vector<Slot>& b = buffers[which];
   if (b.size() < n) b.resize(n);
   return reinterpret_cast<T*>(b.data());
+}
+
+// A fused kernel's scratch within a tile (row buffers, accumulators) ...
+template <typename T>
+inline T* fused_buffer(int which, std::size_t n) {
+  return thread_scratch<0, T>(which, n);
+}
+
+// ... and across its block's tiles (their column sums, fused.py).
+template <typename T>
+inline T* block_buffer(int which, std::size_t n) {
+  return thread_scratch<1, T>(which, n);
 }
 
 // The kReduceLanes partial results of a row reduction combined pairwise, as reduce_contiguous

@@ -87,17 +87,6 @@ inline void take_add_turn() {
   if (turn.order != nullptr) turn.order->await_earlier(turn.block);
 }
 
-// A block's scratch array `which` of n values, per thread (fused.py: its tiles' column sums).
-template <typename T>
-inline T* block_buffer(int which, std::size_t n) {
-  struct alignas(T) Slot { unsigned char bytes[sizeof(T)]; };
-  static thread_local std::vector<std::vector<Slot>> buffers;
-  if (static_cast<int>(buffers.size()) <= which) buffers.resize(which + 1);
-  std::vector<Slot>& b = buffers[which];
-  if (b.size() < n) b.resize(n);
-  return reinterpret_cast<T*>(b.data());
-}
-
 // *p += v, not atomic (float and int32 in G, other types computed widened and rounded once).
 template <typename G, typename T>
 inline void plain_add(G* p, T v) {
