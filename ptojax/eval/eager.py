@@ -65,7 +65,7 @@ def apply_eager(prim, args, params):
             values.append(v)
             types.append(t)
     try:
-        key = (prim, *types, *params.items()) if params else (prim, *types)
+        key = _cache_key(prim, types, params)
         out_types = _out_types_cache.get(key)
     except TypeError:  # an unhashable param: no caching
         key = out_types = None
@@ -91,8 +91,8 @@ def traced_out_types(prim, types, params) -> list:
     operand types and params). Equations holding sub-IRs or functions (bodies, rules) are
     not cached: a key would keep them, and their consts, alive; nor are symbolic dimensions
     (equal symbols may carry other bounds)."""
-    key = (prim, params, *types)
     try:
+        key = _cache_key(prim, types, params)
         out_types = _out_types_cache.get(key)
     except TypeError:  # an unhashable param
         return prim.out_types(types, params)
@@ -100,10 +100,19 @@ def traced_out_types(prim, types, params) -> list:
         out_types = prim.out_types(types, params)
         if not prim.call_like and _plain(params) and not any(
                 has_symbols(getattr(t, "shape", ())) for t in (*types, *out_types)):
-            if len(_out_types_cache) > 20000:
-                _out_types_cache.clear()
-            _out_types_cache[key] = out_types
+            _remember(key, out_types)
     return out_types
+
+
+def _cache_key(prim, types, params) -> tuple:
+    """The result-type cache's key (looking it up raises TypeError for an unhashable param)."""
+    return (prim, *types, *params.items()) if params else (prim, *types)
+
+
+def _remember(key, out_types) -> None:
+    if len(_out_types_cache) > 20000:
+        _out_types_cache.clear()
+    _out_types_cache[key] = out_types
 
 
 def _plain(params) -> bool:
@@ -123,9 +132,7 @@ def _infer(prim, types, params, key):
     except Exception as e:
         raise located(e, user_frame(4), f"{prim.name}")
     if key is not None:
-        if len(_out_types_cache) > 20000:
-            _out_types_cache.clear()
-        _out_types_cache[key] = out_types
+        _remember(key, out_types)
     return out_types
 
 
