@@ -10,6 +10,7 @@ slicing, concatenation and the user's combiner: autodiff and vmap trace straight
 from __future__ import annotations
 
 from ptojax.errors import ShapeError
+from ptojax.ops.convert import convert_element_type
 from ptojax.ops.checks import user_axis
 from ptojax.ops.shape import reshape
 from ptojax.ops.slicing import concatenate, rev, slice_in_dim
@@ -21,13 +22,15 @@ from ptojax.public import add_examples as _add_examples
 
 def _interleave(a, b, axis):
     """``a[0], b[0], a[1], b[1], ...`` along ``axis``; ``a`` is as long as ``b`` or one
-    longer."""
+    longer. Strongly typed, as JAX's (it pads with a strong zero), so a scan of two or more
+    elements is strong even of weak ones."""
     n_a, n_b = a.shape[axis], b.shape[axis]
     if n_a != n_b:   # pad b with a's last element, then drop it again
         b = concatenate([b, slice_in_dim(a, n_a - 1, n_a, axis=axis)], axis)
     pairs = concatenate([expand_dims(a, (axis + 1,)), expand_dims(b, (axis + 1,))], axis + 1)
     shape = (*a.shape[:axis], 2 * n_a, *a.shape[axis + 1:])
-    return slice_in_dim(reshape(pairs, shape), 0, n_a + n_b, axis=axis)
+    out = slice_in_dim(reshape(pairs, shape), 0, n_a + n_b, axis=axis)
+    return convert_element_type(out, out.dtype)
 
 
 def _combiner(fn, tree):

@@ -10,6 +10,7 @@ from ptojax.eval.array import Array
 from ptojax.numpy._promote import promote_dtypes
 from ptojax.numpy.indexing import take
 from ptojax.numpy.products import matmul
+from ptojax.ops.elementwise import zero_like
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples as _add_examples
 
@@ -31,7 +32,7 @@ def _sliding(name, x, y, mode, preferred_element_type, flip_y, reverse_out):
     m = y.shape[0]
     before, after = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1),
                      "full": (m - 1, m - 1)}[mode]
-    xpad = lax.pad(x, lax.convert_element_type(0, x.dtype), [(before, after, 0)])
+    xpad = lax.pad(x, zero_like(x), [(before, after, 0)])
     count = xpad.shape[0] - m + 1
     windows = take(xpad, Array(np.arange(count)[:, None] + np.arange(m)[None, :]), axis=0)
     out = matmul(windows, y, preferred_element_type=preferred_element_type)

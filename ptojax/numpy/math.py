@@ -1,6 +1,8 @@
 """Elementwise functions of ``ptojax.numpy``: NumPy broadcasting and JAX type promotion."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ptojax import dtypes, lax
@@ -20,6 +22,7 @@ from ptojax.numpy.logical import (bitwise_and, bitwise_invert, bitwise_left_shif
 from ptojax.ops import arithmetic as ar, logic as lg, transcendental as tr
 from ptojax.public import add_examples as _add_examples
 from ptojax.source_info import user_frame
+from ptojax.trace import concrete_value, is_concrete
 
 
 def _unary(prim, name, kind=None):
@@ -218,13 +221,14 @@ def copysign(x1, x2, /):
 
 
 def power(x1, x2, /):
-    if isinstance(x2, int) and not isinstance(x2, bool):
+    exponent = _concrete_integer(x2)
+    if exponent is not None:    # as JAX: integer_pow, so no promotion with the exponent
         (x1,) = _numeric_args("power", x1)
-        if x2 < 0 and not dtypes.is_float(x1.dtype):
+        if exponent < 0 and not dtypes.is_float(x1.dtype):
             raise DtypeError(f"power: an integer base {x1.aval} cannot be raised to the "
-                             f"negative power {x2}; convert the base to a float dtype first",
-                             user_frame())
-        return lax.integer_pow(x1, x2)
+                             f"negative power {exponent}; convert the base to a float dtype "
+                             f"first", user_frame())
+        return lax.integer_pow(x1, exponent)
     exponent_dtype, exponent_weak = _dtype_and_weak(x2, "power")
     x1, x2 = _numeric_args("power", x1, x2)
     if dtypes.is_inexact(x1.dtype):
@@ -236,6 +240,18 @@ def power(x1, x2, /):
 
 
 pow = power
+
+
+def _concrete_integer(x):
+    """``x`` as a Python int when it is a concrete integer scalar (a Python int or bool, a
+    numpy or ptojax 0-d integer known now, as JAX's ``core.is_concrete`` then
+    ``operator.index``), else None."""
+    if not is_concrete(x):
+        return None
+    try:
+        return operator.index(concrete_value(x))
+    except TypeError:
+        return None
 
 
 def float_power(x1, x2, /):

@@ -10,6 +10,8 @@ from ptojax import dtypes, lax
 from ptojax.batching.api import vmap
 from ptojax.errors import ConcretizationError, ShapeError, UnsupportedError
 from ptojax.numpy._promote import array_from, asarray, broadcast_to_shape, convert
+from ptojax.ops.convert import convert_element_type
+from ptojax.ops.elementwise import zero_like
 from ptojax.numpy import math as ew
 from ptojax.numpy import reductions as red
 from ptojax.numpy.creation import linspace
@@ -114,7 +116,9 @@ def _join(parts, axis):
 
 
 def _pad_constant(array, widths, constant_values):
-    values = convert(array_from(constant_values, op="pad"), array.dtype)   # pairs, as JAX
+    # pairs, as JAX; of the array's weak type (JAX's fill never changes it)
+    values = convert_element_type(array_from(constant_values, op="pad"), array.dtype,
+                                  weak_type=array.weak_type)
     if values.size == 1:
         return lax.pad(array, lax.reshape(values, ()), [(b, a, 0) for b, a in widths])
     values = broadcast_to_shape(values, (array.ndim, 2), "pad (constant_values)")
@@ -223,7 +227,7 @@ def _pad_linear_ramp(array, widths, end_values):
 def _pad_with_function(array, widths, fn, kwargs):
     """NumPy's callable mode: ``fn(vector, (before, after), axis, kwargs)`` returns each 1-D
     slice (already padded with zeros) with its padding filled in."""
-    padded = lax.pad(array, convert(0, array.dtype), [(b, a, 0) for b, a in widths])
+    padded = lax.pad(array, zero_like(array), [(b, a, 0) for b, a in widths])
     for axis in range(padded.ndim):
         moved = moveaxis(padded, axis, -1)
         rows = reshape(moved, (-1, moved.shape[-1]))

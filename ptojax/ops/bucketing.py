@@ -28,6 +28,7 @@ from ptojax.ir.symbolic import is_symbolic, is_symbolic_shape
 from ptojax.ops.arithmetic import add, max as max_, min as min_, sub
 from ptojax.ops.broadcast import broadcast_in_dim, broadcast_in_dim_p, reduce_sum_p
 from ptojax.ops.convert import convert_element_type
+from ptojax.ops.elementwise import zero_like
 from ptojax.ops.cumulative import cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p
 from ptojax.ops.dimension_size import dimension_size_p
 from ptojax.ops.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
@@ -221,7 +222,7 @@ def _rev(ctx, eqn, x):
         # reversed, the prefix ends the padded axis: shift it back to the front
         n = x.shape[d]
         config = [(0, n if i == d else 0, 0) for i in range(x.ndim)]
-        doubled = pad(rev(x, (d,)), convert_element_type(0, x.dtype), config)
+        doubled = pad(rev(x, (d,)), zero_like(x), config)
         begin = [np.int32(0)] * x.ndim
         begin[d] = sub(np.int32(n), ctx.valid(shape[d]))
         x = dynamic_slice_p.bind(doubled, *begin, slice_sizes=tuple(x.shape))

@@ -36,7 +36,7 @@ from ptojax.ops import sharding_rules as sr, tile_forms
 from ptojax.ops.arithmetic import bilinear_jvp
 from ptojax.ops.checks import require_same_dtype
 from ptojax.ops.convert import convert_element_type, convert_impl
-from ptojax.ops.elementwise import constant
+from ptojax.ops.elementwise import zero_like
 from ptojax.ops.im2col import conv_matmul
 from ptojax.ops.linalg import accumulation_dtype, canonicalize_precision, dot_general
 from ptojax.ops.shape import reshape, transpose
@@ -512,7 +512,7 @@ def _im2col(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     strided slice per kernel offset, and a (batched over groups) dot_general."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     x = transpose(lhs, lhs_spec)
-    x = pad(x, constant(0, x.dtype),
+    x = pad(x, zero_like(x),
             [(0, 0, 0)] * 2 + [(lo, hi, d - 1) for (lo, hi), d in zip(padding, lhs_dilation)])
     w = transpose(rhs, rhs_spec)
     groups = max(feature_group_count, batch_group_count)

@@ -86,6 +86,12 @@ def constant(value, dtype):
     return Array(np.asarray(value, dtype))
 
 
+def zero_like(x):
+    """A 0-d zero of ``x``'s dtype and weak type: a ``pad`` fill that leaves ``x``'s weak type
+    as it is (the padded result is weak only when the fill is too, as JAX's)."""
+    return Array(np.zeros((), x.dtype), weak_type=bool(x.weak_type))
+
+
 def operands(*xs):
     """Python scalars take the dtype of the first array operand (a complex scalar meeting a
     real array stays complex, so the dtype check names the mismatch)."""

@@ -27,7 +27,7 @@ from ptojax.ops.checks import (check_axes, check_axis, fmt_types, require_same_d
                                user_axes, user_axis)
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.costs import no_flops
-from ptojax.ops.elementwise import constant, operands
+from ptojax.ops.elementwise import constant, operands, zero_like
 from ptojax.ops.logic import select
 from ptojax.ops.shape import (canonical_axes, example_ndim, move_axis, reshape, shift_axes,
                               squeeze)
@@ -157,7 +157,8 @@ def _pad_abstract(x, padding_value, padding_config):
         if size < 0:
             raise ShapeError(f"pad: padding {padding_config} leaves a negative size")
         shape.append(size)
-    return TensorType(shape, x.dtype, x.weak_type)
+    # weak only when the padding value is too (JAX: a strong fill makes the result strong)
+    return TensorType(shape, x.dtype, x.weak_type and padding_value.weak_type)
 
 
 def _pad(x, padding_value, padding_config):
@@ -180,7 +181,8 @@ def pad(x, padding_value, padding_config):
     (padding_value,) = operands(x, padding_value)[1:]
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
-            and padding_value.shape == () and padding_value.dtype == x.dtype:
+            and padding_value.shape == () and padding_value.dtype == x.dtype \
+            and getattr(padding_value, "weak_type", False) >= x.weak_type:
         return x         # no padding: not a copy (a VALID pool's pad)
     return pad_p.bind(x, padding_value, padding_config=config)
 
@@ -209,7 +211,7 @@ def _pad_batch(args, dims, padding_config):
     # a batched padding value: pad with zeros, then select the value where padding landed
     x = to_front(x, bd)
     config = ((0, 0, 0), *padding_config)
-    padded = pad(x, constant(0, x.dtype), config)
+    padded = pad(x, zero_like(x), config)
     inside = pad(broadcast_in_dim(constant(True, dtypes.bool_), x.shape, ()),
                  constant(False, dtypes.bool_), config)
     fill = broadcast_in_dim(move_axis(value, vd, 0), padded.shape, (0,))

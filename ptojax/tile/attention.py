@@ -42,6 +42,7 @@ from ptojax.kernel.lower import lower_kernel
 from ptojax.kernel.flash import FlashShape, dkdv_kernel, dq_kernel, forward_kernel
 from ptojax.ops.arithmetic import div_p, mul, mul_p, sub_p
 from ptojax.ops.broadcast import reduce_sum, reduce_sum_p
+from ptojax.ops.elementwise import zero_like
 from ptojax.ops.linalg import dot_general, dot_general_p
 from ptojax.ops.logic import select_p
 from ptojax.ops.reductions import reduce_max_p
@@ -478,7 +479,7 @@ def _heads(x, shape: FlashShape, seq):
     """``x [*lead, s, D]`` as the kernels' ``[heads, seq, D]``, zero rows appended."""
     s = x.shape[-2]
     if s != seq:
-        x = pad(x, np.float32(0), [(0, 0, 0)] * (x.ndim - 2) + [(0, seq - s, 0), (0, 0, 0)])
+        x = pad(x, zero_like(x), [(0, 0, 0)] * (x.ndim - 2) + [(0, seq - s, 0), (0, 0, 0)])
     return reshape(x, (shape.heads, seq, shape.dim))
 
 

@@ -15,7 +15,7 @@ as on any matmul. Other convolutions keep the im2col expansion in primitives
 from __future__ import annotations
 
 from ptojax.ops.convolution import ConvDimensionNumbers, conv_general_dilated_p
-from ptojax.ops.elementwise import constant
+from ptojax.ops.elementwise import zero_like
 from ptojax.ops.shape import transpose
 from ptojax.ops.shape import reshape
 from ptojax.ops.slicing import concatenate, full, pad, slice
@@ -39,7 +39,7 @@ def _pad_channels(x, axis, c0):
         return x
     config = [(0, 0, 0)] * x.ndim
     config[axis] = (0, extra, 0)
-    return pad(x, constant(0, x.dtype), config)
+    return pad(x, zero_like(x), config)
 
 
 def canonical_conv(lhs, rhs, *, dimension_numbers, c0, **params):
@@ -115,7 +115,7 @@ def phase_split_conv(lhs, rhs, *, dimension_numbers, padding, lhs_dilation, c0,
             if y is None:
                 y = full((n, jh, jw, o), 0, _result_dtype(x, rest))
             else:     # a phase with fewer outputs: zeros after its last
-                y = pad(y, constant(0, y.dtype), [(0, 0, 0), (0, jh - y.shape[1], 0),
+                y = pad(y, zero_like(y), [(0, 0, 0), (0, jh - y.shape[1], 0),
                                                   (0, jw - y.shape[2], 0), (0, 0, 0)])
             cols.append(reshape(y, (n, jh, 1, jw, 1, o)))
         rows.append(concatenate(cols, 4))

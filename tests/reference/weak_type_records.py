@@ -20,6 +20,7 @@ INPUTS = {
     "f0": lambda m: m.np.ones((), m.np.float32),
     "h": lambda m: m.np.ones(3, m.np.float16),
     "i8": lambda m: m.np.ones(3, m.np.int8),
+    "i0": lambda m: m.np.asarray(2, m.np.int32),
     "u8": lambda m: m.np.ones(3, m.np.uint8),
 }
 
@@ -286,6 +287,21 @@ RECORDS += [
     ("nn.celu(w1, 2.0)", ("w1",), lambda m, x: m.nn.celu(x, 2.0)),
     ("nn.one_hot(wi, 3)", ("wi",), lambda m, x: m.nn.one_hot(x, 3)),
     ("nn.glu(wm)", ("wm",), lambda m, x: m.nn.glu(x[:, :2])),
+    ("lax.associative_scan(add, w1)", ("w1",),
+     lambda m, x: m.lax.associative_scan(m.np.add, x)),
+    ("lax.associative_scan(add, w1[:1])", ("w1",),
+     lambda m, x: m.lax.associative_scan(m.np.add, x[:1])),
+    ("lax.associative_scan(add, w1, reverse=True) + h", ("w1", "h"),
+     lambda m, x, h: m.lax.associative_scan(m.np.add, x, reverse=True) + h),
+    ("lax.pad(w1, float32 0)", ("w1",),
+     lambda m, x: m.lax.pad(x, np.float32(0), [(1, 1, 1)])),
+    ("lax.pad(w1, 0.0)", ("w1",), lambda m, x: m.lax.pad(x, 0.0, [(1, 0, 0)])),
+    ("lax.pad(w1, float32 0, no padding) + h", ("w1", "h"),
+     lambda m, x, h: m.lax.pad(x, np.float32(0), [(0, 0, 0)]) + h),
+    ("np.pad(w1, 1, constant_values=float32 1)", ("w1",),
+     lambda m, x: m.np.pad(x, 1, constant_values=np.float32(1))),
+    ("np.power(i8, i0)", ("i8", "i0"), lambda m, x, e: m.np.power(x, e)),
+    ("np.power(h, np.int16(3))", ("h",), lambda m, x: m.np.power(x, np.int16(3))),
 ]
 
 # Under vmap JAX's batched dynamic_update_slice is weak of a weak operand (its batching rule
@@ -293,3 +309,8 @@ RECORDS += [
 # float16 there, float32 in the call itself. ptojax's batched result is weak too, but the
 # mapped function sees the call's own (strong) type: the test expects the call's dtype here.
 JAX_VMAP_DIFFERS = {"lax.dynamic_update_slice(w1, w1[:1], (1,)) + h"}
+
+# JAX's power of a concrete integer scalar exponent is integer_pow (the base's type, weak kept)
+# eagerly, and promotes with the exponent under a trace: eager results are compared with JAX's
+# eager ones for these.
+JAX_EAGER_DIFFERS = {"np.power(wi0, wi0)", "np.power(i8, i0)"}
