@@ -20,5 +20,6 @@ def lax_like(x, value):
 
 def strong(x):
     """``x`` strongly typed, as JAX's composites that convert their operand explicitly
-    (``angle``) or compute on its bits (``spacing``) return it."""
+    (``angle``) or compute on its bits (``spacing``) return it, and its reductions (which end
+    in a ``convert_element_type`` to the result dtype)."""
     return lax.convert_element_type(x, x.dtype)

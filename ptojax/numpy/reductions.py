@@ -13,6 +13,7 @@ from ptojax import dtypes, lax
 from ptojax.errors import AxisError, DtypeError, ShapeError, UnsupportedError
 from ptojax.ir.symbolic import is_symbolic
 from ptojax.ops.dimension_size import dimension_size
+from ptojax.numpy._constants import strong
 from ptojax.numpy._axes import normalize_axes, single_axis
 from ptojax.numpy._promote import (asarray, broadcast_shapes, broadcast_to_shape, convert,
                                    supported_dtype, to_inexact)
@@ -24,12 +25,6 @@ def _no_out(name, out):
     if out is not None:
         raise UnsupportedError(f"{name}: the out= argument is not supported (ptojax arrays are "
                                f"immutable); use the returned array", user_frame())
-
-
-def _strong(x):
-    """A reduction's result is strongly typed even of weak operands, as JAX's (its
-    reductions end in a ``convert_element_type`` to the result dtype)."""
-    return lax.convert_element_type(x, x.dtype)
 
 
 def _keep(out, x, axes, keepdims):
@@ -78,7 +73,7 @@ def _additive(name, lax_reduce, lax_combine, identity):
         result = lax_reduce(x, axes)
         if initial is not None:
             result = lax_combine(result, convert(initial, result.dtype))
-        return _keep(_strong(result), a, axes, keepdims)
+        return _keep(strong(result), a, axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {name} over ``axis``; bools and narrow integers accumulate in 32 bits "
                   f"unless ``promote_integers=False`` (as JAX).")
@@ -102,10 +97,10 @@ def _extremum(name, lax_reduce, lax_combine):
                 raise ShapeError(f"{name}: reducing axes {axes} of the empty {a.aval} has no "
                                  f"result; pass initial= or reduce a non-empty array",
                                  user_frame())
-            return _keep(_strong(lax_reduce(a, axes)), a, axes, keepdims)
+            return _keep(strong(lax_reduce(a, axes)), a, axes, keepdims)
         fill = convert(initial, a.dtype)
         result = lax_combine(lax_reduce(_where_fill(name, a, where, fill), axes), fill)
-        return _keep(_strong(result), a, axes, keepdims)
+        return _keep(strong(result), a, axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The {name}imum over ``axis`` (NaN propagates)."
     return fn
@@ -121,7 +116,7 @@ def _logical_reduction(name, lax_reduce, identity):
         a = asarray(a, op=name)
         axes = normalize_axes(name, axis, a.ndim)
         b = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
-        return _keep(_strong(lax_reduce(_where_fill(name, b, where, identity), axes)), a, axes,
+        return _keep(strong(lax_reduce(_where_fill(name, b, where, identity), axes)), a, axes,
                      keepdims)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Whether {name} elements over ``axis`` are nonzero."
@@ -150,7 +145,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     compute = _computation_dtype(result_dtype)
     x = _where_fill("mean", convert(a, compute), where, 0)
     result = lax.div(lax.reduce_sum(x, axes), _count("mean", a, axes, where, compute))
-    return _keep(_strong(convert(result, result_dtype)), a, axes, keepdims)
+    return _keep(strong(convert(result, result_dtype)), a, axes, keepdims)
 
 
 def _variance_dtype(dtype):
@@ -200,7 +195,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _no_out("var", out)
     result, result_dtype, axes, a = _variance("var", a, axis, dtype, ddof, where, mean,
                                               correction)
-    return _keep(_strong(convert(result, result_dtype)), a, axes, keepdims)
+    return _keep(strong(convert(result, result_dtype)), a, axes, keepdims)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
@@ -208,7 +203,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _no_out("std", out)
     result, result_dtype, axes, a = _variance("std", a, axis, dtype, ddof, where, mean,
                                               correction)
-    return _keep(_strong(convert(lax.sqrt(result), result_dtype)), a, axes, keepdims)
+    return _keep(strong(convert(lax.sqrt(result), result_dtype)), a, axes, keepdims)
 
 
 def _arg(lax_fn, name):
@@ -249,7 +244,7 @@ def cumulate(name, lax_fn, a, axis, dtype, promote_integers=False):
         flags = a if a.dtype == dtypes.bool_ else lax.ne(a, 0)
         total = lax_fn(lax.convert_element_type(flags, dtypes.int32), ax)
         return lax.ne(total, 0)
-    return _strong(lax_fn(convert(a, _result_dtype(name, a, dtype, lambda d: _sum_dtype(
+    return strong(lax_fn(convert(a, _result_dtype(name, a, dtype, lambda d: _sum_dtype(
         d, promote_integers))), ax))
 
 
