@@ -120,25 +120,29 @@ def triu_indices_from(arr, k=0):
 
 def unravel_index(indices, shape):
     """The coordinates in an array of ``shape`` of flat ``indices`` (out-of-range indices
-    clamp to the first or last position, as JAX)."""
+    clamp to the first or last position, as JAX). The sizes keep their own types, as JAX's:
+    ``np.int8`` sizes give int8 coordinates of weak indices."""
     idx = asarray(indices, op="unravel_index")
     if not dtypes.is_integer(idx.dtype):
         raise DtypeError(f"unravel_index: indices must be integers, got {idx.aval}",
                          user_frame())
-    shape = [operator.index(s) for s in (shape if np.ndim(shape) else [shape])]
-    out = [None] * len(shape)
+    sizes = list(shape) if np.ndim(shape) else [shape]
+    if any(np.ndim(s) != 0 for s in sizes):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    for s in sizes:
+        if not dtypes.is_integer(asarray(s, op="unravel_index").dtype):
+            raise TypeError(f"unravel_index: the sizes in shape must be integers, got {s!r}")
+    out = [None] * len(sizes)
     rest = idx
-    for i in reversed(range(len(shape))):
-        rest, out[i] = ew.divmod(rest, shape[i])
+    for i in reversed(range(len(sizes))):
+        rest, out[i] = ew.divmod(rest, sizes[i])
     beyond = ew.greater(rest, 0)
     below = ew.less(rest, -1) if not dtypes.is_unsigned(idx.dtype) else None
     result = []
-    for s, coordinate in zip(shape, out):
+    for s, coordinate in zip(sizes, out):
         if below is not None:
-            coordinate = ew.where(below, convert(0, coordinate.dtype, idx.weak_type), coordinate)
-        # weak indices give weak coordinates, as JAX's
-        result.append(ew.where(beyond, convert(s - 1, coordinate.dtype, idx.weak_type),
-                               coordinate))
+            coordinate = ew.where(below, 0, coordinate)
+        result.append(ew.where(beyond, s - 1, coordinate))
     return tuple(result)
 
 

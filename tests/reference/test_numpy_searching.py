@@ -97,6 +97,21 @@ def test_index_helpers_match_jax(jnp):
                 x, i, index=set(range(23)))
 
 
+def test_unravel_index_sizes_keep_their_types(jnp):
+    i = np.array([0, 5, 11, 13, -3], np.int32)
+    calls = lambda m, a: [*m.unravel_index(a, (np.int8(3), np.int8(4))),
+                          *m.unravel_index(a.astype(np.int8), (np.int16(2), 6)),
+                          *m.unravel_index(a, m.asarray([3, 4]))]
+    check_modes(lambda a: calls(pnp, a), lambda a: calls(jnp, a), i, index=set(range(6)))
+
+
+def test_unravel_index_refuses_float_sizes():
+    with pytest.raises(TypeError, match="sizes in shape must be integers"):
+        pnp.unravel_index(5, (3.0, 4))
+    with pytest.raises(ValueError, match="scalar or 1D"):
+        pnp.unravel_index(5, ((3, 4),))
+
+
 def _editing_calls(m, x, i):
     return [m.delete(x, 1, axis=0), m.delete(x, -1), m.delete(x, slice(0, 4, 2), axis=2),
             m.delete(x, np.array([0, 2]), axis=1),

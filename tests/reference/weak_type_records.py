@@ -302,6 +302,10 @@ RECORDS += [
      lambda m, x: m.np.pad(x, 1, constant_values=np.float32(1))),
     ("np.power(i8, i0)", ("i8", "i0"), lambda m, x, e: m.np.power(x, e)),
     ("np.power(h, np.int16(3))", ("h",), lambda m, x: m.np.power(x, np.int16(3))),
+    ("np.unravel_index(wi, (int8 3, int8 4))", ("wi",),
+     lambda m, i: m.np.unravel_index(i, (np.int8(3), np.int8(4)))),
+    ("np.unravel_index(u8, (int16 3, 4))", ("u8",),
+     lambda m, i: m.np.unravel_index(i, (np.int16(3), 4))),
 ]
 
 # Under vmap JAX's batched dynamic_update_slice is weak of a weak operand (its batching rule
