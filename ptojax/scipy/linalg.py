@@ -33,6 +33,7 @@ from ptojax.public import add_examples, dir_function
 from ptojax.scipy.matrix_sqrt import sqrtm
 from ptojax.scipy.polar import polar
 from ptojax.scipy.qr_multiply import qr_multiply
+from ptojax.scipy.schur_based import funm, solve_sylvester
 from ptojax.scipy.special_matrices import (circulant, companion, convolution_matrix, dft,
                                            fiedler, fiedler_companion, hadamard, hankel,
                                            helmert, hilbert, invhilbert, invpascal, leslie,
@@ -40,9 +41,9 @@ from ptojax.scipy.special_matrices import (circulant, companion, convolution_mat
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
            "convolution_matrix", "det", "dft", "eigh", "expm", "expm_frechet", "fiedler",
-           "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "inv", "invhilbert",
+           "fiedler_companion", "funm", "hadamard", "hankel", "helmert", "hilbert", "inv", "invhilbert",
            "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "solve",
-           "solve_triangular", "sqrtm", "svd", "toeplitz"]
+           "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
 __dir__ = dir_function(__all__)
 
 
