@@ -34,6 +34,7 @@ from ptojax.scipy.matrix_sqrt import sqrtm
 from ptojax.scipy.polar import polar
 from ptojax.scipy.qr_multiply import qr_multiply
 from ptojax.scipy.schur_based import funm, solve_sylvester
+from ptojax.scipy.schur_forms import hessenberg, rsf2csf, schur
 from ptojax.scipy.tridiagonal import eigh_tridiagonal
 from ptojax.scipy.special_matrices import (circulant, companion, convolution_matrix, dft,
                                            fiedler, fiedler_companion, hadamard, hankel,
@@ -42,8 +43,8 @@ from ptojax.scipy.special_matrices import (circulant, companion, convolution_mat
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
            "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm", "expm_frechet", "fiedler",
-           "fiedler_companion", "funm", "hadamard", "hankel", "helmert", "hilbert", "inv", "invhilbert",
-           "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "solve",
+           "fiedler_companion", "funm", "hadamard", "hankel", "helmert", "hessenberg", "hilbert", "inv", "invhilbert",
+           "invpascal", "leslie", "lu", "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur", "solve",
            "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
 __dir__ = dir_function(__all__)
 
