@@ -1,5 +1,6 @@
-"""``schur``: the complex Schur decomposition ``A = Z T Z^H`` of square matrices (``T`` upper
-triangular, ``Z`` unitary), with every fact; the step ``scipy.linalg.sqrtm`` builds on.
+"""``schur``: the Schur decomposition ``A = Z T Z^H`` of square matrices (``T`` upper
+triangular, or quasi-triangular for the real form, ``Z`` unitary), with every fact; what
+``scipy.linalg.schur``, ``sqrtm``, ``funm`` and ``solve_sylvester`` build on.
 
 numpy has no Schur routine, so the host computes it here (in complex128, per matrix of the
 stack): Householder reduction to Hessenberg form, then the implicitly shifted QR iteration
@@ -9,9 +10,9 @@ rotations applied to all of ``T`` and accumulated in ``Z``. A matrix that does n
 in ``30 n`` steps per eigenvalue gets NaNs, as LAPACK failures do elsewhere. Results are
 complex64 for float32/complex64 input, complex128 otherwise; with ``real=True`` a real input
 gets the real Schur form instead, in its own dtype (``real_schur``: Francis double-shift
-steps, 2x2 diagonal blocks for complex pairs, standardized as LAPACK's to equal diagonals). As in JAX, the
-decomposition has no derivative (it is not unique); a Schur form's diagonal order may differ
-from LAPACK's.
+steps, 2x2 diagonal blocks for complex pairs, standardized as LAPACK's to equal diagonals).
+As in JAX, the decomposition has no derivative (it is not unique); a Schur form's diagonal
+order may differ from LAPACK's.
 """
 from __future__ import annotations
 

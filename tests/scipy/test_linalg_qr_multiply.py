@@ -1,6 +1,7 @@
 """``scipy.linalg.qr_multiply`` against ``jax.scipy.linalg.qr_multiply``: both modes, tall,
 square and wide ``a``, vectors and stacks of ``c`` broadcast against ``a``, ``conjugate`` and
-``pivoting``; its gradient (which JAX lacks: checked against the explicit ``c @ Q``), jit and vmap; JAX's errors."""
+``pivoting``; its gradient (which JAX lacks: checked against the explicit ``c @ Q``), jit and
+vmap; JAX's errors."""
 import numpy as np
 import pytest
 
@@ -11,7 +12,8 @@ from helpers import assert_close
 RNG = np.random.RandomState(0)
 CASES = [((4, 3), (2, 4), {}), ((4, 3), (3, 2), {"mode": "left"}),
          ((3, 5), (3,), {}), ((3, 5), (3,), {"mode": "left"}),
-         ((3, 3), (2, 3), {"pivoting": True}), ((5, 3), (3, 4), {"mode": "left", "pivoting": True}),
+         ((3, 3), (2, 3), {"pivoting": True}),
+         ((5, 3), (3, 4), {"mode": "left", "pivoting": True}),
          ((4, 3), (2, 4), {"conjugate": True}), ((2, 4, 3), (2, 4), {}),
          ((4, 3), (2, 3, 2), {"mode": "left"})]
 
