@@ -13,7 +13,8 @@ others a Cholesky factor; then Halley steps until ``|u - u_prev|_F`` falls below
 ``(5 eps)^(1/3)`` (at most 10 steps in all, as JAX, whose ``max_iterations`` is accepted but
 not used) and one Newton-Schulz refinement. As JAX's, it needs a full-rank ``a``, ``m >= n``
 for 'right' and ``m < n`` for 'left', and has a forward-mode derivative but no reverse one
-(the convergence loop is a ``while_loop``).
+(the convergence loop is a ``while_loop``). Complex matrices are decomposed through their
+real embedding (ptojax's QR and SVD are real only).
 """
 from __future__ import annotations
 
@@ -24,12 +25,10 @@ import numpy as np
 from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.control_flow import fori_loop, while_loop
-from ptojax.errors import UnsupportedError
 from ptojax.numpy._promote import asarray
 from ptojax.numpy.linalg import norm
 from ptojax.ops import decompositions as dec
 from ptojax.public import add_examples
-from ptojax.source_info import user_frame
 
 _MAX_ITERATIONS = 10
 _CHOLESKY_CUTOFF = 100
@@ -53,17 +52,27 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
                             f"complex matrix (convert it with .astype(float))")
         raise ValueError(f"polar: data type {a.dtype} not inexact (method='qdwh' needs a "
                          f"floating or complex matrix; convert it with .astype(float))")
-    if pnp.iscomplexobj(a):
-        raise UnsupportedError(f"polar: complex matrices ({a.dtype}) are not supported yet "
-                               f"(ptojax's QR and SVD are real only)", user_frame())
     m, n = a.shape[-2:]
     if method == "qdwh" and (m >= n) != (side == "right"):
         raise NotImplementedError(f"method='qdwh' only supports mxn matrices where m < n where "
                                   f"side='right' and m >= n side='left', got {tuple(a.shape)} "
                                   f"with side={side!r}")
     one = functools.partial(_polar_svd if method == "svd" else _polar_qdwh, side=side, eps=eps)
+    if pnp.iscomplexobj(a):
+        one = functools.partial(_through_real_embedding, one)
     signature = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
     return pnp.vectorize(one, signature=signature)(a)
+
+
+def _through_real_embedding(polar_real, a):
+    """The polar factors of complex ``a`` from those of its real embedding
+    ``[[re, -im], [im, re]]``: the embedding keeps products and conjugate transposes, so the
+    (unique) factors of the embedding embed ``a``'s (ptojax's QR and SVD are real only)."""
+    m, n = a.shape
+    real = pnp.block([[a.real, -a.imag], [a.imag, a.real]])
+    u, p = polar_real(real)
+    k = p.shape[0] // 2
+    return u[:m, :n] + 1j * u[m:, :n], p[:k, :k] + 1j * p[k:, :k]
 
 
 def _hermitian_transpose(x):

@@ -1,5 +1,5 @@
 """``scipy.linalg.polar`` against ``jax.scipy.linalg.polar``: both methods and sides, tall,
-square, wide and stacked matrices, float32 and float64 (``u`` and ``p`` are unique for
+square, wide, stacked and complex matrices, float32 and float64 (``u`` and ``p`` are unique for
 full-rank input, so the values compare); the SVD method's gradient, QDWH's forward derivative,
 jit and vmap; JAX's errors."""
 import numpy as np
@@ -68,6 +68,12 @@ def test_polar_errors_as_jax(jax, args, kwargs, error, match):
         linalg.polar(*args, **kwargs)
 
 
-def test_polar_complex_is_refused():
-    with pytest.raises(NotImplementedError, match="complex"):
-        linalg.polar(np.eye(2, dtype=np.complex64))
+@pytest.mark.parametrize("shape,side,method", [((4, 3), "right", "qdwh"),
+                                               ((3, 5), "left", "svd")])
+def test_polar_complex_matches_jax(jax, shape, side, method):
+    a = (RNG.randn(*shape) + 1j * RNG.randn(*shape)).astype(np.complex64)
+    with jax.enable_x64(False):
+        want = jax.scipy.linalg.polar(a, side, method=method)
+    got = linalg.polar(a, side, method=method)
+    assert got[0].dtype == got[1].dtype == np.complex64
+    assert_close(got, tuple(np.asarray(w) for w in want), rtol=2e-5, atol=2e-5)
