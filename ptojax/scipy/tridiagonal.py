@@ -8,7 +8,7 @@ negative and is clamped to ``-pivmin``, so nothing divides by zero). Each wanted
 narrower than ``eps * |T|`` (or ``tol``): its lower end moves up when at most ``k``
 eigenvalues lie below the midpoint. Eigenvectors (``eigvals_only=False``), which JAX finds by
 inverse iteration from random vectors, come here from the dense symmetric eigensolver on the
-assembled matrix (so their signs may differ from JAX's; real matrices only).
+assembled matrix (so their signs, or complex phases, may differ from JAX's).
 """
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ import numpy as np
 
 from ptojax import numpy as pnp
 from ptojax.control_flow import fori_loop, while_loop
-from ptojax.errors import UnsupportedError
 from ptojax.numpy._promote import asarray
 from ptojax.ops import decompositions as dec
 from ptojax.public import add_examples
-from ptojax.source_info import user_frame
 
 _SUPPORTED = (np.float32, np.float64, np.complex64, np.complex128)
 
@@ -52,12 +50,24 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     if eigvals_only:
         return values
     if pnp.iscomplexobj(beta):
-        raise UnsupportedError("eigh_tridiagonal: eigenvectors of a complex Hermitian "
-                               "matrix are not supported yet (use eigvals_only=True)",
-                               user_frame())
+        return values, _hermitian_eigenvectors(alpha, beta)[:, np.asarray(targets)]
     matrix = pnp.diag(alpha) + pnp.diag(beta, 1) + pnp.diag(beta, -1)
     vectors, _ = dec.eigh(matrix)
     return values, vectors[:, np.asarray(targets)]
+
+
+def _hermitian_eigenvectors(alpha, beta):
+    """The eigenvectors of the Hermitian tridiagonal matrix (real diagonal ``alpha``, complex
+    ``beta`` above it, as JAX's), from its real symmetric embedding ``[[re, -im], [im, re]]``
+    (ptojax's ``eigh`` is real only): each eigenvalue appears there twice, and an eigenvector
+    ``[x; y]`` of the embedding gives the unit eigenvector ``x + iy``; one of each pair is
+    kept."""
+    n = alpha.shape[0]
+    matrix = pnp.diag(alpha).astype(beta.dtype) + pnp.diag(beta, 1) + pnp.diag(pnp.conj(beta), -1)
+    real = pnp.block([[matrix.real, -matrix.imag], [matrix.imag, matrix.real]])
+    vectors, _ = dec.eigh(real)
+    vectors = vectors[:, ::2]
+    return vectors[:n] + 1j * vectors[n:]
 
 
 def _target_counts(n, select, select_range):

@@ -1,6 +1,6 @@
 """``scipy.linalg.eigh_tridiagonal`` against ``jax.scipy.linalg.eigh_tridiagonal``: all and
 index-selected eigenvalues of real and complex Hermitian tridiagonal matrices, ``tol``,
-clustered and tiny ones, float64; eigenvectors (up to sign); jit and vmap; JAX's errors."""
+clustered and tiny ones, float64; eigenvectors (up to sign or phase); jit and vmap; JAX's errors."""
 import numpy as np
 import pytest
 
@@ -31,6 +31,18 @@ def test_eigenvalues_match_jax(jax, name, de, kwargs, x64):
         assert got.dtype == want.dtype
         assert_close(got, np.asarray(want), rtol=1e-6 if x64 else 2e-6,
                      atol=1e-12 if x64 else 1e-6)
+
+
+def test_complex_eigenvectors(jax):
+    d, e = (a.astype(np.complex64) for a in CASES[-1][1])
+    with jax.enable_x64(False):
+        want_values, want_vectors = jax.scipy.linalg.eigh_tridiagonal(d, e)
+    values, vectors = (np.asarray(o) for o in linalg.eigh_tridiagonal(d, e))
+    assert vectors.dtype == want_vectors.dtype == np.complex64
+    assert_close(values, np.asarray(want_values), rtol=2e-6, atol=1e-6)
+    # each column is JAX's up to a unit complex factor
+    overlaps = np.abs(np.conj(np.asarray(want_vectors)).T @ vectors)
+    assert_close(overlaps, np.eye(len(d), dtype=np.float32), rtol=1e-4, atol=1e-4)
 
 
 def test_eigenvectors_jit_vmap(jax):
