@@ -14,15 +14,18 @@ F = RNG.randn(5).astype(np.float32)
 C = (RNG.randn(3) + 1j * RNG.randn(3)).astype(np.complex64)
 INT = np.array([1, 4, 12, 45, 77], np.int32)
 STACK = RNG.randn(2, 4).astype(np.float32)
+B213, B45 = RNG.randn(2, 1, 3).astype(np.float32), RNG.randn(4, 5).astype(np.float32)
 
 # (function, args, kwargs): each compared with JAX's on the same inputs
 CASES = [
     ("toeplitz", (F,), {}), ("toeplitz", (INT,), {}), ("toeplitz", (C,), {}),
     ("toeplitz", (F[:3], F), {}), ("toeplitz", (STACK,), {}), ("toeplitz", (STACK, F[:2]), {}),
-    ("toeplitz", (2.0,), {}), ("toeplitz", (F[:3], 1), {}),
+    ("toeplitz", (B213, B45), {}), ("hankel", (B213, B45), {}), ("toeplitz", (2.0,), {}),
+    ("toeplitz", (F[:3], 1), {}),
     ("toeplitz", (np.zeros(0, np.float32), F), {}), ("hankel", (F,), {}),
     ("hankel", (INT[:3], INT), {}), ("hankel", (STACK, F[:3]), {}), ("hankel", (C,), {}),
-    ("hankel", (F[:2], np.zeros(0, np.float32)), {}), ("circulant", (F,), {}),
+    ("hankel", (F[:2], np.zeros(0, np.float32)), {}), ("hankel", (INT[:2], F), {}),
+    ("toeplitz", (np.array([True, False]),), {}), ("circulant", (F,), {}),
     ("circulant", (STACK,), {}), ("circulant", (3.0,), {}), ("leslie", (F, F[:4]), {}),
     ("leslie", (STACK, F[:3]), {}), ("leslie", (np.array([0.1, 2.0]), 0.5), {}),
     ("companion", (np.array([1., -10., 31., -30.], np.float32),), {}), ("companion", (INT,), {}),
