@@ -3,7 +3,9 @@
 JAX applies LAPACK's Householder reflectors (``ormqr``) to ``c`` without forming ``Q``; only
 ``Q``'s first ``k = min(m, n)`` columns reach the result (JAX pads ``c`` with zero rows for
 'left' and keeps ``k`` columns for 'right'), so here the economic ``Q`` is formed and
-multiplied: the same values, differentiable through the QR's rule.
+multiplied: the same values, differentiable through the QR's rule. A complex ``a`` (not
+pivoted) gets LAPACK's reflectors as array operations (``scipy/householder.py``), since the
+QR primitive is real only.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ptojax.errors import UnsupportedError
 from ptojax.numpy._promote import broadcast_shapes, promote_inexact
 from ptojax.ops import decompositions as dec
 from ptojax.public import add_examples
+from ptojax.scipy.householder import householder_qr
 from ptojax.source_info import user_frame
 
 
@@ -19,13 +22,15 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
                 overwrite_c=False):
     """``(Q @ c, r)`` ('left') or ``(c @ Q, r)`` ('right') for the QR factorization ``a = Q r``
     (``Q`` conjugated with ``conjugate``), and the column permutation ``p`` with
-    ``pivoting``. Unlike JAX, complex matrices are not supported (ptojax's QR is real)."""
+    ``pivoting``. Unlike JAX, complex matrices cannot be pivoted (ptojax's pivoted QR is
+    real)."""
     a, c = promote_inexact("qr_multiply", a, c)
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
-    if pnp.iscomplexobj(a):
-        raise UnsupportedError(f"qr_multiply: complex matrices ({a.dtype}) are not supported "
-                               f"yet (ptojax's QR is real only)", user_frame())
+    if pnp.iscomplexobj(a) and pivoting:
+        raise UnsupportedError(f"qr_multiply: pivoting on complex matrices ({a.dtype}) is not "
+                               f"supported yet (ptojax's pivoted QR is real only)",
+                               user_frame())
     vector = c.ndim == 1
     if vector:
         c = c[:, None] if mode == "left" else c[None, :]
@@ -42,7 +47,11 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     batch = broadcast_shapes("qr_multiply", tuple(a.shape[:-2]), tuple(c.shape[:-2]))
     a = pnp.broadcast_to(a, (*batch, m, n))
     c = pnp.broadcast_to(c, (*batch, *c.shape[-2:]))
-    q, r, *p = dec.qr(a, pivoting=pivoting, full_matrices=False)
+    if pnp.iscomplexobj(a):
+        q, r = pnp.vectorize(householder_qr, signature="(m,n)->(m,m),(m,n)")(a)
+        q, r, p = q[..., :k], r[..., :k, :], []
+    else:
+        q, r, *p = dec.qr(a, pivoting=pivoting, full_matrices=False)
     q = pnp.conj(q) if conjugate else q
     product = q @ c if mode == "left" else c @ q
     product = product.ravel() if vector else product

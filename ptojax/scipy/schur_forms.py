@@ -10,11 +10,11 @@ complex Givens rotation that zeroes that entry, built from the block's eigenvalu
 (the one of positive imaginary part, LAPACK's first), applied to the rows and columns of ``T``
 the block touches and to ``Z``'s columns.
 
-``hessenberg`` reduces each matrix by LAPACK's Householder reflectors ``I - tau v v^H``
-(``v[0] = 1``, the subdiagonal entry real ``-sign(re x0) |x|``; ``n - 1`` of them, the last
-only making the last subdiagonal entry real), so the result is the one LAPACK's ``gehrd``
-gives; ``Q`` is their product. It is built from array operations in a
-``fori_loop`` (so it traces, batches and differentiates like any of them).
+``hessenberg`` reduces each matrix by LAPACK's Householder reflectors
+(``scipy/householder.py``; ``n - 1`` of them, the last only making the last subdiagonal
+entry real), so the result is the one LAPACK's ``gehrd`` gives; ``Q`` is their product. It
+is built from array operations in a ``fori_loop`` (so it traces, batches and differentiates
+like any of them).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from ptojax.control_flow import cond, fori_loop
 from ptojax.errors import DtypeError, ShapeError
 from ptojax.numpy._promote import asarray, promote_inexact
 from ptojax.ops.schur import schur as schur_decomposition
+from ptojax.scipy.householder import reflect_left, reflect_right, reflector
 from ptojax.public import add_examples
 from ptojax.source_info import user_frame
 
@@ -135,25 +136,12 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
 
 def _hessenberg(a):
     n = a.shape[0]
-    index = pnp.arange(n)
 
     def reflect(k, state):
         h, q = state
-        x = pnp.where(index > k, h[:, k], 0)
-        alpha = h[k + 1, k]
-        tail = pnp.sqrt(pnp.sum(pnp.where(index > k + 1, pnp.abs(x) ** 2, 0)))
-        identity = (tail == 0) & (pnp.imag(alpha) == 0)
-        beta = -pnp.where(pnp.real(alpha) >= 0, 1, -1) * pnp.sqrt(pnp.abs(alpha) ** 2
-                                                                  + tail ** 2)
-        beta = pnp.where(identity, 1, beta)
-        tau = pnp.where(identity, 0, (beta - alpha) / beta).astype(a.dtype)
-        denominator = pnp.where(identity, 1, alpha - beta)
-        v = pnp.where(index == k + 1, 1, pnp.where(index > k + 1, x / denominator, 0))
-        v = v.astype(a.dtype)
-        h = h - pnp.conj(tau) * pnp.outer(v, pnp.conj(v) @ h)      # H^H h
-        h = h - tau * pnp.outer(h @ v, pnp.conj(v))                # h H
-        q = q - tau * pnp.outer(q @ v, pnp.conj(v))
-        return h, q
+        v, tau = reflector(h[:, k], k + 1)
+        h = reflect_right(reflect_left(h, v, tau), v, tau)
+        return h, reflect_right(q, v, tau)
 
     h, q = fori_loop(0, max(n - 1, 0), reflect, (a, pnp.eye(n, dtype=a.dtype)))
     return pnp.triu(h, -1), q

@@ -1,6 +1,7 @@
 """``scipy.linalg.eigh_tridiagonal`` against ``jax.scipy.linalg.eigh_tridiagonal``: all and
 index-selected eigenvalues of real and complex Hermitian tridiagonal matrices, ``tol``,
-clustered and tiny ones, float64; eigenvectors (up to sign or phase); jit and vmap; JAX's errors."""
+clustered and tiny ones, float64; eigenvectors (up to sign or phase); jit and vmap; JAX's
+errors."""
 import numpy as np
 import pytest
 

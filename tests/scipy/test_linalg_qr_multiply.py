@@ -1,7 +1,7 @@
 """``scipy.linalg.qr_multiply`` against ``jax.scipy.linalg.qr_multiply``: both modes, tall,
 square and wide ``a``, vectors and stacks of ``c`` broadcast against ``a``, ``conjugate`` and
-``pivoting``; its gradient (which JAX lacks: checked against the explicit ``c @ Q``), jit and
-vmap; JAX's errors."""
+``pivoting``, complex matrices (LAPACK's reflectors); its gradient (which JAX lacks: checked
+against the explicit ``c @ Q``), jit and vmap; JAX's errors."""
 import numpy as np
 import pytest
 
@@ -57,5 +57,19 @@ def test_qr_multiply_errors_as_jax(jax, a_shape, c_shape, kwargs, match):
         jax.scipy.linalg.qr_multiply(a, c, **kwargs)
     with pytest.raises(ValueError, match=match):
         linalg.qr_multiply(a, c, **kwargs)
-    with pytest.raises(NotImplementedError, match="complex"):
-        linalg.qr_multiply(np.eye(2, dtype=np.complex64), np.ones(2, np.complex64))
+    with pytest.raises(NotImplementedError, match="pivoting on complex"):
+        linalg.qr_multiply(np.eye(2, dtype=np.complex64), np.ones(2, np.complex64),
+                           pivoting=True)
+
+
+@pytest.mark.parametrize("a_shape,c_shape,kwargs", [
+    ((4, 3), (2, 4), {}), ((3, 5), (3,), {"mode": "left"}),
+    ((2, 3, 3), (3, 3), {"mode": "left", "conjugate": True})])
+def test_qr_multiply_complex_matches_jax(jax, a_shape, c_shape, kwargs):
+    a = (RNG.randn(*a_shape) + 1j * RNG.randn(*a_shape)).astype(np.complex64)
+    c = (RNG.randn(*c_shape) + 1j * RNG.randn(*c_shape)).astype(np.complex64)
+    with jax.enable_x64(False):
+        want = jax.scipy.linalg.qr_multiply(a, c, **kwargs)
+    got = linalg.qr_multiply(a, c, **kwargs)
+    assert got[0].dtype == np.complex64
+    assert_close(got, tuple(np.asarray(w) for w in want), rtol=2e-5, atol=2e-5)
