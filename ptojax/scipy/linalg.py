@@ -31,10 +31,22 @@ from ptojax.ops.matrix import matrix_transpose as mT
 from ptojax.source_info import user_frame
 from ptojax.public import add_examples, dir_function
 from ptojax.scipy.matrix_sqrt import sqrtm
+from ptojax.scipy.polar import polar
+from ptojax.scipy.qr_multiply import qr_multiply
+from ptojax.scipy.schur_based import funm, solve_sylvester
+from ptojax.scipy.schur_forms import hessenberg, rsf2csf, schur
+from ptojax.scipy.tridiagonal import eigh_tridiagonal
+from ptojax.scipy.special_matrices import (circulant, companion, convolution_matrix, dft,
+                                           fiedler, fiedler_companion, hadamard, hankel,
+                                           helmert, hilbert, invhilbert, invpascal, leslie,
+                                           pascal, toeplitz)
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm",
-           "expm_frechet", "inv", "lu", "lu_factor", "lu_solve", "qr", "solve",
-           "solve_triangular", "sqrtm", "svd"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
+           "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm", "expm_frechet",
+           "fiedler", "fiedler_companion", "funm", "hadamard", "hankel", "helmert", "hessenberg",
+           "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu", "lu_factor", "lu_solve",
+           "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur", "solve", "solve_sylvester",
+           "solve_triangular", "sqrtm", "svd", "toeplitz"]
 __dir__ = dir_function(__all__)
 
 
