@@ -11,7 +11,7 @@ from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
 from ptojax.control_flow import map as _map
 from ptojax.control_flow.associative_scan import associative_scan
 from ptojax.control_flow.linear_solve import custom_linear_solve, custom_root
-from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_pow, max, min,
+from ptojax.ops.arithmetic import (RoundingMethod, abs, add, ceil, clamp, div, floor, integer_pow, max, min,
                                    mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
                                    square, sub)
 from ptojax.ops.broadcast import (broadcast, broadcast_in_dim, broadcast_shapes,
@@ -31,7 +31,10 @@ from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_update_slice_in_dim)
 from ptojax.ops.fft import FftType, fft
 from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
+from ptojax.ops.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
+from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, stack, stage,
+                               unstack)
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.lax.zeta_family import polygamma, zeta
