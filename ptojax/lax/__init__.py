@@ -35,6 +35,8 @@ from ptojax.ops.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, stack, stage,
                                unstack)
+from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
+                                platform_dependent)
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.lax.zeta_family import polygamma, zeta
