@@ -37,6 +37,7 @@ from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, sta
                                unstack)
 from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
                                 platform_dependent)
+from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.lax.zeta_family import polygamma, zeta
