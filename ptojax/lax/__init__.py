@@ -40,6 +40,7 @@ from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
 from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.ragged_dot import ragged_dot
+from ptojax.lax.ragged_dot_general import RaggedDotDimensionNumbers, ragged_dot_general
 from ptojax.lax.zeta_family import polygamma, zeta
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,
