@@ -39,6 +39,7 @@ from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
                                 platform_dependent)
 from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
+from ptojax.lax.conv_local import conv_general_dilated_local
 from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.lax.ragged_dot_general import RaggedDotDimensionNumbers, ragged_dot_general
 from ptojax.lax.zeta_family import polygamma, zeta
