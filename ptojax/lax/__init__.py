@@ -35,6 +35,7 @@ from ptojax.ops.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, stack, stage,
                                unstack)
+from ptojax.lax.collectives import pbroadcast, pcast, pshuffle, pswapaxes
 from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
                                 platform_dependent)
 from ptojax.lax.scatter_apply import scatter_apply
