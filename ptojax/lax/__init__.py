@@ -11,6 +11,7 @@ from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
 from ptojax.control_flow import map as _map
 from ptojax.control_flow.associative_scan import associative_scan
 from ptojax.control_flow.linear_solve import custom_linear_solve, custom_root
+from ptojax.ops.accuracy import AccuracyMode, Tolerance
 from ptojax.ops.arithmetic import (RoundingMethod, abs, add, ceil, clamp, div, floor, integer_pow, max, min,
                                    mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
                                    square, sub)
@@ -36,6 +37,8 @@ from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
 from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, stack, stage,
                                unstack)
 from ptojax.lax.collectives import pbroadcast, pcast, pshuffle, pswapaxes
+from ptojax.lax.type_aliases import (ConvGeneralDilatedDimensionNumbers, DotDimensionNumbers,
+                                     PrecisionLike)
 from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
                                 platform_dependent)
 from ptojax.lax.scatter_apply import scatter_apply
