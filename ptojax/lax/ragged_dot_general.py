@@ -124,6 +124,10 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
 
 
 _add_examples(globals(), """
+RaggedDotDimensionNumbers:
+    >>> dn = pto.lax.RaggedDotDimensionNumbers((((1,), (1,)), ((), ())), [0], [0])
+    >>> dn.rhs_group_dimensions
+    (0,)
 ragged_dot_general:
     >>> dn = pto.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(((1,), (1,)), ((), ())),
     ...                                        lhs_ragged_dimensions=[0], rhs_group_dimensions=[0])

@@ -90,6 +90,6 @@ composite:
     >>> scale(pnp.ones(2), n=3.0)
     Array([3., 3.], dtype=float32)
 platform_dependent:
-    >>> pto.lax.platform_dependent(pnp.array(2.0), cpu=lambda x: x + 1, default=lambda x: x - 1)
-    Array(3., dtype=float32)
+    >>> pto.lax.platform_dependent(pnp.ones(2), cpu=lambda x: x + 1, default=lambda x: x - 1)
+    Array([2., 2.], dtype=float32)
 """)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import enum
 
+from ptojax.public import add_examples as _add_examples
+
 
 class AccuracyMode(enum.Enum):
     """A named accuracy for a transcendental function (JAX's ``lax.AccuracyMode``)."""
@@ -43,3 +45,13 @@ def with_accuracy(fn):
     unary.__name__ = unary.__qualname__ = fn.__name__
     unary.__doc__ = fn.__doc__
     return unary
+
+
+_add_examples(globals(), """
+AccuracyMode:
+    >>> pto.lax.exp(pnp.zeros(2), accuracy=pto.lax.AccuracyMode.HIGHEST)
+    Array([1., 1.], dtype=float32)
+Tolerance:
+    >>> pto.lax.tanh(pnp.zeros(2), accuracy=pto.lax.Tolerance(atol=1e-6))
+    Array([0., 0.], dtype=float32)
+""")

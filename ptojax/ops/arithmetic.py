@@ -543,6 +543,9 @@ round: ``x`` rounded to the nearest integer-valued float, halves away from zero 
     ``rounding_method``).
     >>> pto.lax.round(pnp.array([0.5, 1.5, -2.5]))
     Array([ 1.,  2., -3.], dtype=float32)
+RoundingMethod:
+    >>> pto.lax.round(pnp.array([0.5, 1.5, -2.5]), pto.lax.RoundingMethod.TO_NEAREST_EVEN)
+    Array([ 0.,  2., -2.], dtype=float32)
 square: ``x * x``, elementwise.
     >>> pto.lax.square(pnp.array([-2, 3]))
     Array([4, 9], dtype=int32)

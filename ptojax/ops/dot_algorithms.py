@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from ptojax import dtypes
+from ptojax.public import add_examples as _add_examples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,3 +127,16 @@ def rounds_operands_to(preset, dtype):
             np.dtype(dtype).itemsize > 2:
         return np.dtype(np.float16)
     return None
+
+
+_add_examples(globals(), """
+DotAlgorithm:
+    >>> alg = pto.lax.DotAlgorithm(pnp.float32, pnp.float32, pnp.float32)
+    >>> alg.accumulation_type is pnp.float32
+    True
+DotAlgorithmPreset:
+    >>> pto.lax.dot(pnp.ones((2, 2)), pnp.ones((2, 2)),
+    ...             precision=pto.lax.DotAlgorithmPreset.F32_F32_F32)
+    Array([[2., 2.],
+           [2., 2.]], dtype=float32)
+""")
