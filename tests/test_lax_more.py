@@ -315,8 +315,14 @@ def test_conv_general_dilated_local_matches_jax(jax, shape, kw):
         return lambda a, b: lib.lax.conv_general_dilated_local(a, b, **kw)
     _same(f(pto)(x, w), f(jax)(x, w), rtol=1e-5, atol=1e-5)
 
+
+def test_conv_general_dilated_local_grads_match_jax(jax):
+    shape, kw = LOCAL[3]    # (JAX's grad compiles slowly: one case, the most general layout)
+    x = RNG.randn(*shape).astype(np.float32)
+    w = _local_rhs(jax, x, kw)
+
     def loss(lib):
-        return lambda a, b: (f(lib)(a, b) ** 2).sum()
+        return lambda a, b: (lib.lax.conv_general_dilated_local(a, b, **kw) ** 2).sum()
     assert_close(pto.grad(loss(pto), argnums=(0, 1))(x, w),
                  jax.grad(loss(jax), argnums=(0, 1))(x, w), rtol=1e-4, atol=1e-4)
 
