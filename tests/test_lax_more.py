@@ -383,3 +383,52 @@ def test_type_aliases_are_jax_shaped(jax):
     assert typing.get_origin(pto.lax.DotDimensionNumbers) is tuple
     assert pto.lax.ConvDimensionNumbers in typing.get_args(
         pto.lax.ConvGeneralDilatedDimensionNumbers)
+
+
+# rng_bit_generator ------------------------------------------------------------------------------
+RNG_SHAPES = [(), (5,), (4,), (3, 3), (6, 1, 3), (0, 3)]
+RNG_KEYS = [[0, 42, 0, 0], [5, 6, 0xFFFFFFFF, 0xFFFFFFFF], [1, 2, 3, 4]]
+
+
+@pytest.mark.parametrize("algorithm", ["RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"])
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint8])
+def test_rng_bit_generator_is_bit_exact_with_jax(jax, algorithm, dtype):
+    for shape in RNG_SHAPES:
+        for words in RNG_KEYS:
+            key = np.array(words, np.uint32)
+            ours = pto.lax.rng_bit_generator(key, shape, dtype,
+                                             getattr(pto.lax.RandomAlgorithm, algorithm))
+            theirs = jax.lax.rng_bit_generator(key, shape, dtype,
+                                               getattr(jax.lax.RandomAlgorithm, algorithm))
+            for a, b in zip(ours, theirs):
+                assert np.asarray(a).dtype == np.asarray(b).dtype
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_rng_bit_generator_jit_vmap_and_errors(jax):
+    keys = np.array(RNG_KEYS, np.uint32)
+
+    def f(lib):
+        return lambda k: lib.lax.rng_bit_generator(k, (2, 3), np.uint16)
+    # vmap is one generator per key (JAX's batching rule draws every row from the first key)
+    ours = pto.jit(pto.vmap(f(pto)))(keys)
+    theirs = [jax.jit(f(jax))(k) for k in keys]
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(ours[i]), np.stack([t[i] for t in theirs]))
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        pto.lax.rng_bit_generator(keys[0], (2,), np.int32)
+    with pytest.raises(NotImplementedError, match="uint32"):
+        pto.lax.rng_bit_generator(keys[0, :2], (2,))
+
+
+def test_rng_bit_generator_uint64_in_x64(jax):
+    key = np.array(RNG_KEYS[1], np.uint32)
+    with jax.enable_x64(True), pto.enable_x64(True):
+        for algorithm in ("RNG_THREE_FRY", "RNG_PHILOX"):
+            ours = pto.lax.rng_bit_generator(key, (3, 3), np.uint64,
+                                             getattr(pto.lax.RandomAlgorithm, algorithm))
+            theirs = jax.lax.rng_bit_generator(key, (3, 3), np.uint64,
+                                               getattr(jax.lax.RandomAlgorithm, algorithm))
+            for a, b in zip(ours, theirs):
+                assert np.asarray(a).dtype == np.asarray(b).dtype
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
