@@ -432,3 +432,38 @@ def test_rng_bit_generator_uint64_in_x64(jax):
             for a, b in zip(ours, theirs):
                 assert np.asarray(a).dtype == np.asarray(b).dtype
                 np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+# scaled_dot -------------------------------------------------------------------------------------
+SCALED = [  # (lhs, rhs, lhs_scale, rhs_scale shapes, dimension_numbers, preferred type)
+    ((4, 64), (64, 8), (4, 2), (2, 8), None, None),
+    ((2, 4, 32), (2, 32, 8), (2, 4, 4), (2, 4, 8), None, np.float32),
+    ((4, 64), (8, 64), (4, 16), (8, 16), (((1,), (1,)), ((), ())), np.float32),
+    ((4, 64), (64, 8), None, None, None, None),
+]
+
+
+@pytest.mark.parametrize("lshape, rshape, lscale, rscale, dims, pet", SCALED)
+def test_scaled_dot_matches_jax(jax, lshape, rshape, lscale, rscale, dims, pet):
+    lhs, rhs = RNG.randn(*lshape).astype(np.float32), RNG.randn(*rshape).astype(np.float32)
+    kw = dict(dimension_numbers=dims, preferred_element_type=pet)
+    if lscale:
+        kw.update(lhs_scale=np.abs(RNG.randn(*lscale)).astype(np.float32),
+                  rhs_scale=np.abs(RNG.randn(*rscale)).astype(np.float32))
+    ours, theirs = pto.lax.scaled_dot(lhs, rhs, **kw), jax.lax.scaled_dot(lhs, rhs, **kw)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    assert_close(np.asarray(ours, np.float32), np.asarray(theirs, np.float32), rtol=1e-5,
+                 atol=1e-5)
+
+
+def test_scaled_dot_errors_match_jax(jax):
+    lhs, rhs = np.ones((4, 6), np.float32), np.ones((6, 2), np.float32)
+    for kw in (dict(lhs_scale=np.ones((4, 4), np.float32), rhs_scale=np.ones((3, 2), np.float32)),
+               dict(lhs_scale=np.ones((4, 6), np.float32), rhs_scale=np.ones((3, 2), np.float32)),
+               dict(lhs_scale=np.ones((3, 3), np.float32), rhs_scale=np.ones((3, 2), np.float32))):
+        with pytest.raises(TypeError):
+            pto.lax.scaled_dot(lhs, rhs, **kw)
+        with pytest.raises(TypeError):
+            jax.lax.scaled_dot(lhs, rhs, **kw)
+    with pytest.raises(TypeError, match="0-rank and 1-rank"):
+        pto.lax.scaled_dot(np.ones(4, np.float32), np.ones(4, np.float32))
