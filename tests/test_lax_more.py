@@ -467,3 +467,20 @@ def test_scaled_dot_errors_match_jax(jax):
             jax.lax.scaled_dot(lhs, rhs, **kw)
     with pytest.raises(TypeError, match="0-rank and 1-rank"):
         pto.lax.scaled_dot(np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+# rng_uniform ------------------------------------------------------------------------------------
+def test_rng_uniform_draws_fresh_bounded_numbers(jax):
+    for a, b in ((2.0, 3.0), (-3, 3), (np.float16(0), np.float16(1))):
+        ours, theirs = pto.lax.rng_uniform(a, b, (500,)), jax.lax.rng_uniform(a, b, (500,))
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        values = np.asarray(ours)
+        assert (values >= a).all() and (values < b).all()
+        assert len(np.unique(values)) > 1
+    draw = pto.jit(lambda: pto.lax.rng_uniform(0.0, 1.0, (8,)))
+    assert not np.array_equal(np.asarray(draw()), np.asarray(draw()))   # stateful, as JAX
+    for args in ((0, 1.0, (2,)), (np.zeros(2, np.float32), 1.0, (2,))):
+        with pytest.raises(ValueError):
+            pto.lax.rng_uniform(*args)
+        with pytest.raises(ValueError):
+            jax.lax.rng_uniform(*args)

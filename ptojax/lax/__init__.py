@@ -42,6 +42,7 @@ from ptojax.lax.type_aliases import (ConvGeneralDilatedDimensionNumbers, DotDime
 from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
                                 platform_dependent)
 from ptojax.lax.rng_bit_generator import RandomAlgorithm, rng_bit_generator
+from ptojax.lax.rng_uniform import rng_uniform
 from ptojax.lax.scaled_dot import scaled_dot
 from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
