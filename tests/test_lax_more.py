@@ -484,3 +484,71 @@ def test_rng_uniform_draws_fresh_bounded_numbers(jax):
             pto.lax.rng_uniform(*args)
         with pytest.raises(ValueError):
             jax.lax.rng_uniform(*args)
+
+
+# ragged_all_to_all (JAX's CPU backend does not run it: against its documented semantics) -----
+def _ragged_plan(rng, n, per_device, rows):
+    """Consistent per-device arguments: sender s's slices lie back to back in its operand, and
+    each receiver packs its incoming slices back to back in its output."""
+    k = n * per_device
+    send = rng.randint(0, 3, size=(n, k))
+    input_offsets = np.concatenate([np.zeros((n, 1), int), np.cumsum(send, 1)[:, :-1]], 1)
+    recv = np.zeros((n, k), int)
+    output_offsets = np.zeros((n, k), int)
+    for r in range(n):
+        cursor = 0
+        for s in range(n):
+            for j in range(per_device):
+                size = send[s, r * per_device + j]
+                recv[r, s * per_device + j] = size
+                output_offsets[s, r * per_device + j] = cursor
+                cursor += size
+    operand = rng.randn(n, rows, 2).astype(np.float32)
+    output = np.full((n, rows, 2), -1.0, np.float32)
+    return [operand, output] + [a.astype(np.int32) for a in
+                                (input_offsets, send, output_offsets, recv)]
+
+
+def _ragged_reference(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes):
+    """JAX's docstring pseudocode, per receiving device."""
+    n, k = input_offsets.shape
+    per_device = k // n
+    result = output.copy()
+    for r in range(n):
+        for i in range(k):
+            s, j = divmod(i, per_device)
+            slot = r * per_device + j        # the sender's slice index for receiver r
+            start, size = output_offsets[s, slot], recv_sizes[r, i]
+            begin = input_offsets[s, slot]
+            result[r, start:start + size] = operand[s, begin:begin + size]
+    return result
+
+
+@pytest.mark.parametrize("n, per_device", [(2, 1), (3, 2)])
+def test_ragged_all_to_all_follows_jax_semantics(n, per_device):
+    args = _ragged_plan(np.random.RandomState(n), n, per_device, rows=3 * n * per_device)
+
+    def f(*a):
+        return pto.lax.ragged_all_to_all(*a, axis_name="i")
+    expected = _ragged_reference(*args)
+    _same(pto.vmap(f, axis_name="i")(*args), expected)
+    _same(pto.jit(pto.vmap(f, axis_name="i"))(*args), expected)
+    # linear in the operand: each row's gradient counts the receivers it is written to
+    grad = pto.grad(lambda o: pto.vmap(f, axis_name="i")(o, *args[1:]).sum())(args[0])
+    sent = np.zeros(args[0].shape, np.float32)
+    offsets, sizes = args[2], args[3]
+    for s in range(n):
+        for i in range(offsets.shape[1]):
+            sent[s, offsets[s, i]:offsets[s, i] + sizes[s, i]] += 1
+    _same(grad, sent)
+
+
+def test_ragged_all_to_all_errors():
+    x = np.zeros((2, 4), np.float32)
+    ints = np.zeros((2, 3), np.int32)
+    with pytest.raises(ValueError, match="divisible"):
+        pto.vmap(lambda *a: pto.lax.ragged_all_to_all(*a, axis_name="i"), axis_name="i")(
+            x, x, ints, ints, ints, ints)
+    with pytest.raises(NotImplementedError):
+        pto.lax.ragged_all_to_all(x, x, ints, ints, ints, ints, axis_name="i",
+                                  axis_index_groups=[[0, 1]])

@@ -47,6 +47,7 @@ from ptojax.lax.scaled_dot import scaled_dot
 from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
 from ptojax.lax.conv_local import conv_general_dilated_local
+from ptojax.lax.ragged_all_to_all import ragged_all_to_all
 from ptojax.lax.ragged_dot import ragged_dot
 from ptojax.lax.ragged_dot_general import RaggedDotDimensionNumbers, ragged_dot_general
 from ptojax.lax.zeta_family import polygamma, zeta
