@@ -269,12 +269,31 @@ def test_ragged_dot_general_matches_jax(jax, lshape, rshape, dims, ragged, group
                      jax.grad(loss(jax), argnums=(0, 1))(lhs, rhs), rtol=1e-5, atol=1e-5)
 
 
+BATCHED_GROUPS = [  # group_sizes with the lhs batch dims first (wherever the batch dim is)
+    ((2, 6, 4), (2, 3, 4, 5), (((2,), (2,)), ((0,), (0,))), [1], [1]),
+    ((2, 4, 6), (2, 6, 5), (((2,), (1,)), ((0,), (0,))), [2], []),
+    ((6, 2, 4), (3, 2, 4, 5), (((2,), (2,)), ((1,), (1,))), [0], [0]),
+]
+
+
+@pytest.mark.parametrize("lshape, rshape, dims, ragged, group", BATCHED_GROUPS)
+def test_ragged_dot_general_batched_group_sizes_match_jax(jax, lshape, rshape, dims, ragged,
+                                                          group):
+    lhs, rhs = RNG.randn(*lshape).astype(np.float32), RNG.randn(*rshape).astype(np.float32)
+    sizes = np.array([[2, 0, 3], [1, 1, 1]], np.int32)
+    ours = pto.lax.ragged_dot_general(lhs, rhs, sizes,
+                                      pto.lax.RaggedDotDimensionNumbers(dims, ragged, group))
+    theirs = jax.lax.ragged_dot_general(lhs, rhs, sizes,
+                                        jax.lax.RaggedDotDimensionNumbers(dims, ragged, group))
+    _same(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_ragged_dot_general_errors():
     dn = pto.lax.RaggedDotDimensionNumbers((((1,), (1,)), ((), ())), [0], [0])
     lhs, rhs = np.ones((4, 2), np.float32), np.ones((3, 2, 2), np.float32)
     with pytest.raises(TypeError, match="group dimension"):
         pto.lax.ragged_dot_general(lhs, rhs, np.array([1, 2], np.int32), dn)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError, match="expected group_sizes to have shape"):
         pto.lax.ragged_dot_general(lhs, rhs, np.ones((2, 3), np.int32), dn)
     with pytest.raises(TypeError):
         pto.lax.ragged_dot_general(lhs, rhs, np.ones(3, np.int32), "not dimension numbers")

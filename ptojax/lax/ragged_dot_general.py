@@ -48,21 +48,30 @@ class RaggedDotDimensionNumbers:
         object.__setattr__(self, "rhs_group_dimensions", tuple(rhs_group_dimensions))
 
 
-def _group_mask(group_sizes, groups: int, length: int):
-    """``mask[g, i]``: element ``i`` of the ragged dimension is in group ``g``."""
+def _group_mask(group_sizes, length: int):
+    """``mask[..., g, i]``: element ``i`` of the ragged dimension is in group ``g`` (the
+    leading dimensions of ``group_sizes``, if any, are the lhs batch dimensions)."""
     sizes = convert_element_type(group_sizes, dtypes.int32)
-    ends = cumsum(sizes, 0)
+    nb = sizes.ndim - 1
+    ends = cumsum(sizes, nb)
     starts = sub(ends, sizes)
-    rows = broadcasted_iota(dtypes.int32, (groups, length), 1)
-    return bitwise_and(ge(rows, broadcast_in_dim(starts, (groups, length), (0,))),
-                       lt(rows, broadcast_in_dim(ends, (groups, length), (0,))))
+    shape = (*sizes.shape, length)
+    rows = broadcasted_iota(dtypes.int32, shape, nb + 1)
+    keep = tuple(range(nb + 1))
+    return bitwise_and(ge(rows, broadcast_in_dim(starts, shape, keep)),
+                       lt(rows, broadcast_in_dim(ends, shape, keep)))
 
 
-def _grouped_lhs(lhs, group_sizes, groups: int, ragged: int):
-    """``lhs`` along a new leading group axis, zero outside each group's range."""
+def _grouped_lhs(lhs, group_sizes, groups: int, ragged: int, batch):
+    """``lhs`` along a new leading group axis, zero outside each group's range (per batch
+    element when ``group_sizes`` has the lhs ``batch`` dimensions first)."""
     shape = (groups, *lhs.shape)
-    mask = broadcast_in_dim(_group_mask(group_sizes, groups, lhs.shape[ragged]), shape,
-                            (0, ragged + 1))
+    mask = _group_mask(group_sizes, lhs.shape[ragged])
+    # mask dims: (batch..., group, ragged) -> positions in ``shape``, in increasing order
+    targets = [d + 1 for d in batch[:group_sizes.ndim - 1]] + [0, ragged + 1]
+    order = sorted(range(len(targets)), key=targets.__getitem__)
+    mask = broadcast_in_dim(transpose(mask, tuple(order)), shape,
+                            tuple(targets[i] for i in order))
     return select(mask, broadcast_in_dim(lhs, shape, tuple(range(1, len(shape)))),
                   full(shape, 0, lhs.dtype))
 
@@ -74,16 +83,20 @@ def _check(lhs, rhs, group_sizes, dn):
     if len(dn.lhs_ragged_dimensions) != 1:
         raise ShapeError(f"ragged_dot_general: expected one lhs ragged dimension, got "
                          f"{dn.lhs_ragged_dimensions}", user_frame(3))
-    if group_sizes.ndim != 1 or not dtypes.is_integer(group_sizes.dtype):
-        raise UnsupportedError(f"ragged_dot_general: group_sizes must be a 1-D integer array "
-                               f"(batched group sizes are not supported), got "
-                               f"{group_sizes.dtype}{list(group_sizes.shape)}", user_frame(3))
+    if group_sizes.ndim < 1 or not dtypes.is_integer(group_sizes.dtype):
+        raise TypeError(f"ragged_dot_general: group_sizes must be an integer array, got "
+                        f"{group_sizes.dtype}{list(group_sizes.shape)}")
+    batch = tuple(lhs.shape[d] for d in dn.dot_dimension_numbers[1][0])
+    if group_sizes.ndim > 1 and tuple(group_sizes.shape[:-1]) != batch:
+        raise TypeError(f"expected group_sizes to have shape {(*batch, group_sizes.shape[-1])}, "
+                        f"got {tuple(group_sizes.shape)}.")
 
 
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
                        preferred_element_type=None, group_offset=None, out_sharding=None):
     """``dot_general`` with the lhs ragged dimension split into groups of ``group_sizes``
-    (JAX's ``lax.ragged_dot_general``; 1-D ``group_sizes`` only, no ``group_offset``)."""
+    (JAX's ``lax.ragged_dot_general``; ``group_sizes`` is ``(groups,)`` or has the lhs batch
+    dimensions first; no ``group_offset``)."""
     del out_sharding   # one device
     check_arraylike("ragged_dot_general", lhs, rhs, group_sizes)
     lhs, rhs = as_operand("ragged_dot_general", lhs), as_operand("ragged_dot_general", rhs)
@@ -96,7 +109,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     rc, rb = user_axes("ragged_dot_general", rc, rhs.ndim), user_axes("ragged_dot_general", rb, rhs.ndim)
     ragged = user_axes("ragged_dot_general", dn.lhs_ragged_dimensions, lhs.ndim)[0]
     group_dims = user_axes("ragged_dot_general", dn.rhs_group_dimensions, rhs.ndim)
-    groups = group_sizes.shape[0]
+    groups = group_sizes.shape[-1]
     plain = (((lc), (rc)), ((lb), (rb)))
     if ragged in lb or ragged in lc:
         if group_dims:
@@ -104,7 +117,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
                              f"dimension takes no rhs group dimensions, got {group_dims}", user_frame())
         if ragged in lb:
             return dot_general(lhs, rhs, plain, precision, preferred_element_type)
-        grouped = _grouped_lhs(lhs, group_sizes, groups, ragged)
+        grouped = _grouped_lhs(lhs, group_sizes, groups, ragged, lb)
         shift = tuple(d + 1 for d in lc), tuple(d + 1 for d in lb)
         out = dot_general(grouped, rhs, ((shift[0], rc), (shift[1], rb)), precision,
                           preferred_element_type)
@@ -116,7 +129,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     if rhs.shape[group_dims[0]] != groups:
         raise TypeError(f"expected rhs group dimension size to be {groups}, got "
                         f"{rhs.shape[group_dims[0]]}.")
-    grouped = _grouped_lhs(lhs, group_sizes, groups, ragged)
+    grouped = _grouped_lhs(lhs, group_sizes, groups, ragged, lb)
     out = dot_general(grouped, rhs, ((tuple(d + 1 for d in lc), rc),
                                      ((0, *(d + 1 for d in lb)), (group_dims[0], *rb))),
                       precision, preferred_element_type)
