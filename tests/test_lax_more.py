@@ -30,6 +30,7 @@ STACKS = [  # (operands, axis)
     ([1.0, 2.0], 0),
     ([np.ones(2, np.float32), np.zeros(2, np.float32)], 1),
     ([np.arange(6, dtype=np.int32).reshape(2, 3)] * 3, -1),
+    ([np.float32(1), 2.0], 0),
 ]
 
 
@@ -43,8 +44,11 @@ def test_stack_and_unstack_match_jax(jax, operands, axis):
 
 
 def test_stack_unstack_errors_grad_and_jit(jax):
-    with pytest.raises(TypeError, match="same dtypes"):
-        pto.lax.stack([np.ones(2, np.int32), np.zeros(2, np.float32)])
+    for operands in ([np.ones(2, np.int32), np.zeros(2, np.float32)], [np.int8(1), 2]):
+        with pytest.raises(TypeError, match="same dtypes"):
+            pto.lax.stack(operands)
+        with pytest.raises(TypeError, match="same dtypes"):
+            jax.lax.stack(operands)
     with pytest.raises(ValueError, match="same shape"):
         pto.lax.stack([np.ones(2, np.float32), np.ones(3, np.float32)])
     with pytest.raises(ValueError):
@@ -55,6 +59,8 @@ def test_stack_unstack_errors_grad_and_jit(jax):
         return lambda v: (lib.lax.stack(lib.lax.unstack(v, 1)[::-1], 0) ** 2).sum()
     assert_close(pto.grad(f(pto))(x), jax.grad(f(jax))(x))
     assert_close(pto.jit(f(pto))(x), jax.jit(f(jax))(x))
+    g = lambda lib: lambda v: lib.lax.stack([v, 2 * v], 1)      # noqa: E731
+    _same(pto.vmap(g(pto))(x), jax.vmap(g(jax))(x))
 
 
 def test_empty_broadcast_like_stage_shape_as_value(jax):

@@ -30,11 +30,10 @@ def stack(operands, axis: int = 0):
     operands = [as_operand("stack", x) for x in operands]
     if not operands:
         raise IndexError("lax.stack: needs at least one operand, got none")
-    kinds = {np.dtype(x.dtype) for x in operands
-             if type(x) not in dtypes.PYTHON_SCALARS and not getattr(x, "weak_type", False)}
-    if len(kinds) > 1:
+    kinds = [dtypes.canonical_dtype(x.dtype) for x in operands]   # Python scalars: defaults
+    if len(set(kinds)) > 1:
         raise TypeError(f"lax.stack requires arguments to have the same dtypes, got "
-                        f"{', '.join(dtypes.short_name(d) for d in sorted(kinds, key=str))}.")
+                        f"{', '.join(d.name for d in kinds)}.")
     shapes = {tuple(x.shape) for x in operands}
     if len(shapes) > 1:
         raise ValueError(f"All input arrays must have the same shape. Got "
