@@ -11,7 +11,8 @@ from ptojax.control_flow import cond, fori_loop, scan, switch, while_loop
 from ptojax.control_flow import map as _map
 from ptojax.control_flow.associative_scan import associative_scan
 from ptojax.control_flow.linear_solve import custom_linear_solve, custom_root
-from ptojax.ops.arithmetic import (abs, add, ceil, clamp, div, floor, integer_pow, max, min,
+from ptojax.ops.accuracy import AccuracyMode, Tolerance
+from ptojax.ops.arithmetic import (RoundingMethod, abs, add, ceil, clamp, div, floor, integer_pow, max, min,
                                    mul, mulhi, neg, nextafter, reciprocal, rem, round, sign,
                                    square, sub)
 from ptojax.ops.broadcast import (broadcast, broadcast_in_dim, broadcast_shapes,
@@ -31,9 +32,24 @@ from ptojax.ops.dynamic_slicing import (dynamic_index_in_dim, dynamic_slice,
                                         dynamic_update_slice_in_dim)
 from ptojax.ops.fft import FftType, fft
 from ptojax.ops.linalg import Precision, batch_matmul, dot, dot_general
+from ptojax.ops.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from ptojax.lax import linalg  # noqa: F401  (pto.lax.linalg)
+from ptojax.lax.arrays import (broadcast_like, dtype, empty, shape_as_value, stack, stage,
+                               unstack)
+from ptojax.lax.collectives import pbroadcast, pcast, pshuffle, pswapaxes
+from ptojax.lax.type_aliases import (ConvGeneralDilatedDimensionNumbers, DotDimensionNumbers,
+                                     PrecisionLike)
+from ptojax.lax.staging import (after_all, composite, create_token, dce_sink,
+                                platform_dependent)
+from ptojax.lax.rng_bit_generator import RandomAlgorithm, rng_bit_generator
+from ptojax.lax.rng_uniform import rng_uniform
+from ptojax.lax.scaled_dot import scaled_dot
+from ptojax.lax.scatter_apply import scatter_apply
 from ptojax.lax.conv_patches import conv_general_dilated_patches
+from ptojax.lax.conv_local import conv_general_dilated_local
+from ptojax.lax.ragged_all_to_all import ragged_all_to_all
 from ptojax.lax.ragged_dot import ragged_dot
+from ptojax.lax.ragged_dot_general import RaggedDotDimensionNumbers, ragged_dot_general
 from ptojax.lax.zeta_family import polygamma, zeta
 from ptojax.ops.logic import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, eq, ge,
                               gt, is_finite, le, lt, ne, population_count, select, select_n,

@@ -8,6 +8,8 @@ defines none: ``nextafter`` differentiates as ``x``.
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from ptojax import dtypes
@@ -302,8 +304,24 @@ round_p = elementwise("round", _round, abstract_eval=_round_abstract, tile=NOT_T
 round_p.define(jvp=zero_jvp(round_p))
 
 
-def round(x, method="half_away"):
-    return round_p.bind(x, method=method)
+class RoundingMethod(enum.IntEnum):
+    """How ``lax.round`` rounds halves (JAX's ``lax.RoundingMethod``)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+_ROUNDING_METHODS = {RoundingMethod.AWAY_FROM_ZERO: "half_away",
+                     RoundingMethod.TO_NEAREST_EVEN: "half_even"}
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    if not isinstance(rounding_method, str):   # ptojax's own callers name the method
+        try:
+            rounding_method = _ROUNDING_METHODS[RoundingMethod(rounding_method)]
+        except ValueError:
+            raise ValueError(f"round: rounding_method must be a lax.RoundingMethod, got "
+                             f"{rounding_method!r}") from None
+    return round_p.bind(x, method=rounding_method)
 
 
 # integer_pow -----------------------------------------------------------------------------------
@@ -525,6 +543,9 @@ round: ``x`` rounded to the nearest integer-valued float, halves away from zero 
     ``rounding_method``).
     >>> pto.lax.round(pnp.array([0.5, 1.5, -2.5]))
     Array([ 1.,  2., -3.], dtype=float32)
+RoundingMethod:
+    >>> pto.lax.round(pnp.array([0.5, 1.5, -2.5]), pto.lax.RoundingMethod.TO_NEAREST_EVEN)
+    Array([ 0.,  2., -2.], dtype=float32)
 square: ``x * x``, elementwise.
     >>> pto.lax.square(pnp.array([-2, 3]))
     Array([4, 9], dtype=int32)

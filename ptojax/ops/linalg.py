@@ -24,6 +24,7 @@ from ptojax.ops.arithmetic import bilinear_jvp, mul
 from ptojax.ops.broadcast import broadcast_in_dim
 from ptojax.ops.checks import check_axes, require_same_dtype, user_axes
 from ptojax.ops.convert import convert_element_type, convert_impl
+from ptojax.ops.dot_algorithms import host_preset, rounds_operands_to
 from ptojax.ops.shape import canonical_axes, example_ndim, reshape, shift_axes, transpose
 from ptojax.ops.tangents import is_undefined
 from ptojax.source_info import user_frame
@@ -56,9 +57,13 @@ _PRECISION_NAMES = {"default": Precision.DEFAULT, "fastest": Precision.DEFAULT,
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of Precisions (one per operand) from a Precision, a name, or a pair."""
+    """None, a pair of Precisions (one per operand) from a Precision, a name, or a pair, or
+    the ``DotAlgorithmPreset`` named (checked to run on the host)."""
     if precision is None:
         return None
+    preset = host_preset(precision)
+    if preset is not None:
+        return preset
     pair = (precision, precision) if isinstance(precision, (Precision, str)) else precision
     if isinstance(pair, (tuple, list)) and len(pair) == 2 and (
             all(isinstance(p, Precision) for p in pair) or
@@ -68,8 +73,8 @@ def canonicalize_precision(precision):
         except ValueError:
             pass
     raise ValueError(f"precision must be None, a lax.Precision, one of "
-                     f"{sorted(_PRECISION_NAMES)}, or a pair of Precisions or of names, got "
-                     f"{precision!r} (JAX's DotAlgorithm presets are not supported)")
+                     f"{sorted(_PRECISION_NAMES)}, a pair of Precisions or of names, or a "
+                     f"lax.DotAlgorithmPreset, got {precision!r}")
 
 
 def free_dims(ndim, *used):
@@ -244,7 +249,14 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         preferred_element_type, "dot")
     dtype = _result_dtype(lhs, rhs, pet)
     lhs, rhs = _in_product_dtype(lhs, dtype), _in_product_dtype(rhs, dtype)
-    extra = {} if precision is None else {"precision": canonicalize_precision(precision)}
+    precision = canonicalize_precision(precision)
+    extra = {} if precision is None else {"precision": precision}
+    narrow = rounds_operands_to(precision, dtype)
+    if narrow is not None:   # the F16_F16_F16 preset: f16 operands and product, as XLA:CPU
+        out = dot_general_p.bind(convert_element_type(lhs, narrow),
+                                 convert_element_type(rhs, narrow), dimension_numbers=dn,
+                                 preferred_element_type=None, **extra)
+        return convert_element_type(out, pet or dtype)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet,
                               **extra)
 

@@ -12,6 +12,7 @@ from ptojax.ir import pto
 from ptojax.ops import references as ref, tile_forms
 from ptojax.ops.arithmetic import (NOT_TILED, add, binary_jvp, div, mul, neg, ones_like,
                                    times, unary_divided_jvp, unary_jvp, sub)
+from ptojax.ops.accuracy import with_accuracy
 from ptojax.ops.elementwise import elementwise, lax_function
 from ptojax.ops.logic import eq, select
 from ptojax.public import add_examples as _add_examples
@@ -112,6 +113,10 @@ sin, cos, tan, asin, acos, atan = map(lax_function, (sin_p, cos_p, tan_p, asin_p
 sinh, cosh, asinh, acosh, atanh = map(lax_function, (sinh_p, cosh_p, asinh_p, acosh_p,
                                                      atanh_p))
 pow, atan2 = lax_function(pow_p), lax_function(atan2_p)
+# the functions JAX gives an ``accuracy=`` keyword
+exp, exp2, log, log1p, expm1, sqrt, rsqrt, cbrt, tanh, logistic, sin, cos, tan = map(
+    with_accuracy, (exp, exp2, log, log1p, expm1, sqrt, rsqrt, cbrt, tanh, logistic, sin, cos,
+                    tan))
 
 exp_p.define(jvp=unary_jvp(exp_p, lambda x, o: o))
 exp2_p.define(jvp=unary_jvp(exp2_p, lambda x, o: mul(o, LOG2)))
