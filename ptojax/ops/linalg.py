@@ -15,7 +15,6 @@ import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError
-from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.blas import matmul
 from ptojax.ops.operand import as_operand
 from ptojax.ir.types import TensorType
