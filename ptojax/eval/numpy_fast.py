@@ -25,7 +25,7 @@ from ptojax import dtypes
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # ml_dtypes' float types: numpy runs their copies and ufuncs through per-element callbacks
-_ML_FLOATS = frozenset(np.dtype(d) for d in (dtypes.bfloat16, *dtypes.FLOAT8))
+_ML_FLOATS = frozenset(np.dtype(d) for d in (dtypes.bfloat16, *dtypes.NARROW_FLOATS))
 # ufuncs whose ml_dtypes loop is "to float32, the float32 operation, round back"
 _COMPARISONS = frozenset((np.equal, np.not_equal, np.less, np.less_equal, np.greater,
                           np.greater_equal))
@@ -108,6 +108,29 @@ def ufunc_via_f32(ufunc, dtype):
         return result.astype(dtype)
     run.__name__ = f"{ufunc.__name__}_via_float32"
     return run
+
+
+def narrow_int_outputs(outputs):
+    """The dtypes of an equation's ``outputs`` if one is a narrow integer (int4 & co), whose
+    ml_dtypes loops mostly answer in int8, else None."""
+    kinds = tuple(getattr(v.type, "dtype", None) for v in outputs)
+    return kinds if any(k in dtypes.NARROW_INTS for k in kinds) else None
+
+
+def cast_results(fn, kinds, multiple: bool):
+    """``fn`` with its results converted to ``kinds`` (an int8 result to int4 wraps around,
+    as the narrow type's arithmetic does)."""
+    def run(*args):
+        out = fn(*args)
+        if multiple:
+            return [_as(o, k) for o, k in zip(out, kinds)]
+        return _as(out, kinds[0])
+    return run
+
+
+def _as(value, dtype):
+    value = np.asarray(value)
+    return value if dtype is None or value.dtype == dtype else value.astype(dtype)
 
 
 def full(shape, value, dtype) -> np.ndarray:

@@ -31,10 +31,19 @@ def _convert_abstract(x, new_dtype, weak_type=False):
     return TensorType(x.shape, dtypes.canonicalize(new_dtype), weak_type)
 
 
+_ML_FLOATS = dtypes.NARROW_FLOATS | {dtypes.bfloat16}
+
+
 def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if x.dtype in dtypes.NARROW_INTS:   # int4 & co as int32 (exact): ml_dtypes lacks casts
+        x = x.astype(np.int32)
     if x.dtype.kind in "biu":   # from bool or an integer: numpy's cast is XLA's
+        if new_dtype in dtypes.NARROW_FLOATS:   # no direct cast to some: via float64, exact
+            return x.astype(np.float64).astype(new_dtype)
         return x.astype(new_dtype)
+    if x.dtype in _ML_FLOATS and new_dtype in _ML_FLOATS and x.dtype != new_dtype:
+        x = x.astype(np.float32)   # exact; ml_dtypes lacks some direct casts between them
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
             return x != 0
@@ -46,7 +55,7 @@ def convert_impl(x, new_dtype, weak_type=False):
 
 def _float_to_int(x, new_dtype):
     """Truncate toward zero, saturate at the integer range and send NaN to 0, as XLA does."""
-    info = np.iinfo(new_dtype)
+    info = dtypes.iinfo(new_dtype)
     wide = x.astype(np.float64)
     # float64 cannot hold the bounds of 64-bit integers exactly: saturate by comparison
     too_big, too_small = wide >= float(info.max), wide <= float(info.min)
