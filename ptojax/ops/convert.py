@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
 from ptojax.ir import pto
@@ -189,6 +189,10 @@ def _bitcast_abstract(x, new_dtype):
         if d == dtypes.bool_ or dtypes.is_complex(d):
             raise DtypeError(f"bitcast_convert_type: {dtypes.short_name(d)} values have no "
                              f"bit pattern to reinterpret (use integer or float dtypes)")
+        if d in dtypes.SUB_BYTE:   # JAX packs them by bit width; numpy stores one per byte
+            raise UnsupportedError(f"bitcast_convert_type of {d.name} (values narrower than "
+                                   f"a byte) is not supported by ptojax; convert the values "
+                                   f"with .astype(...) instead")
     return TensorType(_bitcast_shape(x, new_dtype), new_dtype)
 
 
