@@ -20,6 +20,7 @@ import numpy as np
 
 from ptojax import dtypes, lax
 from ptojax import numpy as pnp
+from ptojax.public import add_examples as _add_examples
 
 _F32 = dtypes.float32
 
@@ -148,3 +149,17 @@ def _power_of_two(exponents, dtype):
     value = lax.bitcast_convert_type(exponents.astype(dtypes.uint32) << 23, _F32)
     tiny = 2.0 ** -15 if dtype == dtypes.float16 else 2.0 ** -127
     return pnp.where(value == 0, pnp.asarray(tiny, _F32), value).astype(dtype)
+
+
+_add_examples(globals(), """
+get_scaled_dot_general_config:
+    >>> c = pto.nn.get_scaled_dot_general_config("mxfp8")
+    >>> c.block_size, c.data_type, c.scale_type
+    (32, dtype(float8_e4m3fn), dtype(float8_e8m0fnu))
+scaled_matmul:
+    >>> a = pnp.array([1., 2, 3]).reshape(1, 1, 3)
+    >>> b = pnp.array([4., 5, 6]).reshape(1, 1, 3)
+    >>> s = pnp.full((1, 1, 1), 0.5)
+    >>> pto.nn.scaled_matmul(a, b, s, s)
+    Array([[[8.]]], dtype=float32)
+""")

@@ -17,6 +17,7 @@ from ptojax.autodiff.custom_derivatives import custom_vjp
 from ptojax.eval.leaves import ShapeDtypeStruct
 from ptojax.nn.block_scaling import quantize, quantizable, scaled_matmul
 from ptojax.ops.pure_callback import pure_callback
+from ptojax.public import add_examples as _add_examples
 
 _OUT_DTYPES = (dtypes.float32, dtypes.bfloat16, dtypes.float16)
 
@@ -145,3 +146,13 @@ def _dot_shape(lhs_shape, rhs_shape, numbers):
     return (tuple(lhs_shape[d] for d in range(len(lhs_shape)) if d in lb)
             + tuple(lhs_shape[d] for d in range(len(lhs_shape)) if d not in lc and d not in lb)
             + tuple(rhs_shape[d] for d in range(len(rhs_shape)) if d not in rc and d not in rb))
+
+
+_add_examples(globals(), """
+scaled_dot_general: mxfp8 on both operands (the exact product is +-16.254).
+    >>> x, y = pnp.linspace(-1, 1, 64).reshape(2, 32), pnp.ones((32, 2))
+    >>> configs = [pto.nn.get_scaled_dot_general_config("mxfp8")] * 3
+    >>> pto.nn.scaled_dot_general(x, y, (((1,), (0,)), ((), ())), configs=configs)
+    Array([[-16.125, -16.125],
+           [ 16.125,  16.125]], dtype=float32)
+""")

@@ -127,6 +127,45 @@ float8_e4m3fn:
 float8_e5m2:
     >>> pnp.float8_e5m2([1, 2.5])
     Array([1, 2.5], dtype=float8_e5m2)
+float8_e4m3: IEEE-style e4m3 (with inf; ``float8_e4m3fn`` has none).
+    >>> pnp.float8_e4m3([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3)
+float8_e3m4:
+    >>> pnp.float8_e3m4([1, 2.5])
+    Array([1, 2.5], dtype=float8_e3m4)
+float8_e4m3fnuz:
+    >>> pnp.float8_e4m3fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3fnuz)
+float8_e5m2fnuz:
+    >>> pnp.float8_e5m2fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e5m2fnuz)
+float8_e4m3b11fnuz:
+    >>> pnp.float8_e4m3b11fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3b11fnuz)
+float6_e2m3fn:
+    >>> pnp.float6_e2m3fn([1, 2.6])
+    Array([1, 2.5], dtype=float6_e2m3fn)
+float6_e3m2fn:
+    >>> pnp.float6_e3m2fn([1, 2.6])
+    Array([1, 2.5], dtype=float6_e3m2fn)
+int1:
+    >>> pnp.int1([0, -1])
+    Array([0, -1], dtype=int1)
+int2:
+    >>> pnp.int2([1, -2])
+    Array([1, -2], dtype=int2)
+uint1:
+    >>> pnp.uint1([0, 1])
+    Array([0, 1], dtype=uint1)
+uint2:
+    >>> pnp.uint2([1, 3])
+    Array([1, 3], dtype=uint2)
+uint4:
+    >>> pnp.uint4([1, 15])
+    Array([1, 15], dtype=uint4)
+float8_e8m0fnu: a power-of-two scale type (no zero, no sign), for MX block scales.
+    >>> pnp.float8_e8m0fnu([1, 4, 0.25])
+    Array([1, 4, 0.25], dtype=float8_e8m0fnu)
 float4_e2m1fn: values round to the nearest of 0, 0.5, 1, 1.5, 2, 3, 4, 6 (saturating).
     >>> pnp.float4_e2m1fn([1.3, 2.6, 100.0])
     Array([1.5, 3, 6], dtype=float4_e2m1fn)
