@@ -513,4 +513,29 @@ def issubdtype(arg1, arg2) -> bool:
         return isinstance(arg2, type) and issubclass(arg1.type, arg2)
     if is_extended(arg2) or (isinstance(arg2, type) and issubclass(arg2, extended)):
         return isinstance(arg1, type) and issubclass(arg1, arg2)
+    kinds = _ML_DTYPE_KINDS.get(arg2) if isinstance(arg2, type) else None
+    if kinds is not None and _ml_dtype(arg1) is not None:   # bfloat16, float8, int4, ...
+        return _ml_dtype(arg1) in kinds
     return np.issubdtype(arg1, arg2)
+
+
+# numpy's abstract scalar classes -> the ml_dtypes types below them (numpy does not know
+# ml_dtypes' types are floats or integers; JAX's issubdtype does)
+_ML_DTYPES = NARROW_FLOATS | NARROW_INTS | {bfloat16}
+_ML_DTYPE_KINDS = {
+    np.generic: _ML_DTYPES, np.number: _ML_DTYPES, np.inexact: NARROW_FLOATS | {bfloat16},
+    np.floating: NARROW_FLOATS | {bfloat16}, np.integer: NARROW_INTS,
+    np.signedinteger: NARROW_INTS & SIGNED, np.unsignedinteger: NARROW_INTS & UNSIGNED,
+}
+
+
+def _ml_dtype(x):
+    """``x`` (a dtype, a scalar type, a name) as an ml_dtypes dtype, or None if it is not
+    one (or names no dtype)."""
+    if isinstance(x, type) and issubclass(x, np.generic) and x.__module__ == "numpy":
+        return None     # numpy's own (abstract or concrete) scalar classes
+    try:
+        dt = np.dtype(x)
+    except (TypeError, ValueError):
+        return None
+    return dt if dt in _ML_DTYPES else None

@@ -235,3 +235,14 @@ def test_types_xla_cpu_cannot_compute_still_add_and_cast_here(name):
     expected = (values.astype(name).astype(np.float32) * 2).astype(name)
     _same(x + x, expected, name)
     _same(pto.jit(lambda v: v + v)(x), expected, name)
+
+
+@pytest.mark.parametrize("name", NARROW_FLOATS + NARROW_INTS + ["bfloat16"])
+def test_issubdtype_and_isdtype_place_them_as_jax(jnp, name):
+    for kind in (np.generic, np.number, np.inexact, np.floating, np.integer,
+                 np.signedinteger, np.unsignedinteger):
+        assert pnp.issubdtype(getattr(pnp, name), kind) == jnp.issubdtype(name, kind), kind
+        assert pnp.issubdtype(name, kind) == jnp.issubdtype(name, kind), kind
+    for kind in ("signed integer", "unsigned integer", "integral", "real floating",
+                 "numeric"):
+        assert pnp.isdtype(getattr(pnp, name), kind) == jnp.isdtype(name, kind), kind
