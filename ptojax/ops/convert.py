@@ -12,6 +12,7 @@ from ptojax import dtypes
 from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
+from ptojax.eval.numpy_fast import widened
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
@@ -37,13 +38,17 @@ _ML_FLOATS = dtypes.NARROW_FLOATS | {dtypes.bfloat16}
 def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
     if x.dtype in dtypes.NARROW_INTS:   # int4 & co as int32 (exact): ml_dtypes lacks casts
-        x = x.astype(np.int32)
+        x = widened(x, np.int32)
     if x.dtype.kind in "biu":   # from bool or an integer: numpy's cast is XLA's
         if new_dtype in dtypes.NARROW_FLOATS:   # no direct cast to some: via float64, exact
             return x.astype(np.float64).astype(new_dtype)
         return x.astype(new_dtype)
-    if x.dtype in _ML_FLOATS and new_dtype in _ML_FLOATS and x.dtype != new_dtype:
-        x = x.astype(np.float32)   # exact; ml_dtypes lacks some direct casts between them
+    if x.dtype in dtypes.NARROW_FLOATS and x.dtype != new_dtype:
+        x = widened(x, np.float32)   # exact (ml_dtypes lacks some direct casts between them)
+        if new_dtype == dtypes.float32:
+            return x
+    elif x.dtype in _ML_FLOATS and new_dtype in _ML_FLOATS and x.dtype != new_dtype:
+        x = x.astype(np.float32)     # bfloat16 to a narrow float: exact
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
             return x != 0
