@@ -89,8 +89,9 @@ def _check_scaled_matmul_shapes(a, b, a_scales, b_scales):
 
 def _dequantized(x, scales):
     """``x`` in float32, each element times its block's scale."""
-    block = x.shape[2] // scales.shape[2]
-    return x.astype(_F32) * pnp.repeat(scales.astype(_F32), block, axis=2)
+    b, m, k = x.shape
+    blocks = x.astype(_F32).reshape(b, m, scales.shape[2], k // scales.shape[2])
+    return (blocks * scales.astype(_F32)[..., None]).reshape(b, m, k)
 
 
 # quantization -------------------------------------------------------------------------------
