@@ -212,3 +212,18 @@ def test_gradient_of_an_unquantizable_cotangent_is_an_error_only_when_taken():
     with pytest.raises(ValueError, match="multiple of the block size 32"):
         pto.grad(lambda a: pto.nn.scaled_dot_general(a, y.astype(np.float32), numbers,
                                                      configs=configs).sum())(x)
+
+
+def test_vmap_of_scaled_dot_general_and_its_gradient_match_jax(jax, jnp, jax_kernel):
+    rng = np.random.default_rng(7)
+    x, y = (rng.normal(size=(3, 32, 64)).astype(np.float32) for _ in range(2))
+    numbers = (((1,), (1,)), ((), ()))
+    theirs_cfg, ours_cfg = _configs(jax, jnp, "mxfp8"), _configs(pto, pnp, "mxfp8")
+
+    def fn(api, configs):
+        return lambda a, b: api.nn.scaled_dot_general(a, b, numbers, configs=configs)
+    xj, yj = jnp.asarray(x), jnp.asarray(y)
+    _close(pto.vmap(fn(pto, ours_cfg))(x, y), jax.jit(jax.vmap(fn(jax, theirs_cfg)))(xj, yj))
+    grads = pto.vmap(pto.grad(lambda a, b: fn(pto, ours_cfg)(a, b).sum()))(x, y)
+    want = jax.jit(jax.vmap(jax.grad(lambda a, b: fn(jax, theirs_cfg)(a, b).sum())))(xj, yj)
+    _close(grads, want)
