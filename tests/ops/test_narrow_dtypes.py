@@ -246,3 +246,26 @@ def test_issubdtype_and_isdtype_place_them_as_jax(jnp, name):
     for kind in ("signed integer", "unsigned integer", "integral", "real floating",
                  "numeric"):
         assert pnp.isdtype(getattr(pnp, name), kind) == jnp.isdtype(name, kind), kind
+
+
+# (dtype, Python scalar, JAX's result of array([1, 2], dtype) + scalar)
+WEAK_SCALAR_RECORDS = [
+    ("int4", 100, [5, 6]), ("int4", 9, [-6, -5]), ("uint4", -1, [0, 1]),
+    ("float4_e2m1fn", 100.0, [6, 6]), ("float8_e4m3fn", 1e6, [np.nan, np.nan]),
+    ("float8_e4m3", 1e6, [np.inf, np.inf]),
+]
+
+
+@pytest.mark.parametrize("name, scalar, expected", WEAK_SCALAR_RECORDS, ids=str)
+def test_python_scalars_take_the_narrow_type_as_jax(name, scalar, expected):
+    """A Python int wraps into the type, a float rounds (saturating or NaN as the type)."""
+    x = pnp.array([1, 2], name)
+    for out in (x + scalar, pto.jit(lambda v: v + scalar)(x)):
+        assert out.dtype == np.dtype(name) and not out.weak_type
+        np.testing.assert_array_equal(np.asarray(out).astype(np.float32), expected)
+
+
+def test_weak_scalar_records_are_jax(jax, jnp):
+    for name, scalar, expected in WEAK_SCALAR_RECORDS:
+        out = jnp.array([1, 2], name) + scalar
+        np.testing.assert_array_equal(np.asarray(out).astype(np.float32), expected)
