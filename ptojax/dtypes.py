@@ -30,15 +30,23 @@ import ml_dtypes
 import numpy as np
 
 from ptojax.env import env_flag
-from ptojax.errors import DtypeError, IntegerOverflowError
+from ptojax.errors import DtypeError, IntegerOverflowError, TypePromotionError
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
-float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
-float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+# ml_dtypes' narrow floats and integers (JAX's small types), named as numpy names them
+float8_e4m3fn, float8_e5m2, float8_e4m3, float8_e3m4 = (np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float8_e3m4"))
+float8_e4m3fnuz, float8_e5m2fnuz, float8_e4m3b11fnuz, float8_e8m0fnu = (
+    np.dtype(getattr(ml_dtypes, n)) for n in (
+        "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e8m0fnu"))
+float4_e2m1fn, float6_e2m3fn, float6_e3m2fn = (np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"))
+int1, int2, int4 = (np.dtype(getattr(ml_dtypes, n)) for n in ("int1", "int2", "int4"))
+uint1, uint2, uint4 = (np.dtype(getattr(ml_dtypes, n)) for n in ("uint1", "uint2", "uint4"))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 float0 = np.dtype([("float0", np.void, 0)])  # tangent type of integer/bool values, as in JAX
 
@@ -46,14 +54,27 @@ SHORT_NAMES = {
     bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
     uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
     float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
-    float8_e4m3fn: "f8e4m3fn", float8_e5m2: "f8e5m2", float0: "float0",
-    complex64: "c64", complex128: "c128",
+    float8_e4m3fn: "f8e4m3fn", float8_e5m2: "f8e5m2", float8_e4m3: "f8e4m3",
+    float8_e3m4: "f8e3m4", float8_e4m3fnuz: "f8e4m3fnuz", float8_e5m2fnuz: "f8e5m2fnuz",
+    float8_e4m3b11fnuz: "f8e4m3b11fnuz", float8_e8m0fnu: "f8e8m0fnu",
+    float4_e2m1fn: "f4e2m1fn", float6_e2m3fn: "f6e2m3fn", float6_e3m2fn: "f6e3m2fn",
+    int1: "i1", int2: "i2", int4: "i4", uint1: "u1", uint2: "u2", uint4: "u4",
+    float0: "float0", complex64: "c64", complex128: "c128",
 }
 SUPPORTED = frozenset(SHORT_NAMES) - {float0}
-FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2})
-FLOATS = frozenset({float16, bfloat16, float32, float64}) | FLOAT8
-SIGNED = frozenset({int8, int16, int32, int64})
-UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
+FLOAT8 = frozenset({float8_e4m3fn, float8_e5m2, float8_e4m3, float8_e3m4, float8_e4m3fnuz,
+                    float8_e5m2fnuz, float8_e4m3b11fnuz, float8_e8m0fnu})
+# every float narrower than 16 bits (ml_dtypes'): as JAX, each one promotes only with itself
+# and weak (Python) scalars
+NARROW_FLOATS = FLOAT8 | {float4_e2m1fn, float6_e2m3fn, float6_e3m2fn}
+# integers narrower than 8 bits (ml_dtypes'): as JAX, they promote only with themselves and
+# weak scalars, and support only basic arithmetic, comparisons and casts
+NARROW_INTS = frozenset({int1, int2, int4, uint1, uint2, uint4})
+# dtypes whose values take fewer bits than their byte (numpy stores one per byte)
+SUB_BYTE = NARROW_INTS | {float4_e2m1fn, float6_e2m3fn, float6_e3m2fn}
+FLOATS = frozenset({float16, bfloat16, float32, float64}) | NARROW_FLOATS
+SIGNED = frozenset({int8, int16, int32, int64, int1, int2, int4})
+UNSIGNED = frozenset({uint8, uint16, uint32, uint64, uint1, uint2, uint4})
 INTEGERS = SIGNED | UNSIGNED
 COMPLEX = frozenset({complex64, complex128})
 
@@ -173,12 +194,12 @@ def is_bool(dtype) -> bool:
 
 
 def accumulates_in_f32(dtype) -> bool:
-    """float16, bfloat16 and float8: their sums and products accumulate in float32, as the
-    hardware does."""
-    return dtype in (float16, bfloat16) or dtype in FLOAT8
+    """float16, bfloat16 and the narrow floats (float8/6/4): their sums and products
+    accumulate in float32, as the hardware does."""
+    return dtype in (float16, bfloat16) or dtype in NARROW_FLOATS
 
 
-_ALIASES = {"bfloat16": bfloat16, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
+_ALIASES = {**{d.name: d for d in NARROW_FLOATS | NARROW_INTS | {bfloat16}},
             "bf16": bfloat16, "f16": float16, "f32": float32, "f64": float64,
             "c64": complex64, "c128": complex128}
 
@@ -272,20 +293,21 @@ def _user_stacklevel() -> int:
 
 def finfo(dtype):
     """Machine limits of a float dtype (of a complex dtype's parts): ``eps``, ``max``,
-    ``tiny``, ``bits``, ...; bfloat16 and float8 included.
+    ``tiny``, ``bits``, ...; bfloat16 and the float8/6/4 types included (ml_dtypes').
 
     Example:
         >>> pnp.finfo(pnp.bfloat16).bits, float(pnp.finfo(pnp.float32).eps)
         (16, 1.1920928955078125e-07)
     """
     dtype = real_dtype(canonicalize(dtype))   # a complex dtype's parts (as numpy)
-    if dtype in (bfloat16,) or dtype in FLOAT8:
+    if dtype == bfloat16 or dtype in NARROW_FLOATS:
         return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)
 
 
 def iinfo(dtype):
-    """Machine limits of an integer dtype: ``min``, ``max``, ``bits``.
+    """Machine limits of an integer dtype: ``min``, ``max``, ``bits`` (int4 & co:
+    ml_dtypes').
 
     Example:
         >>> pnp.iinfo(pnp.int8).min, pnp.iinfo(pnp.int8).max
@@ -294,7 +316,35 @@ def iinfo(dtype):
     dtype = canonicalize(dtype)
     if dtype == bool_:
         raise DtypeError("iinfo of bool is undefined")
-    return np.iinfo(dtype)
+    return ml_dtypes.iinfo(dtype) if dtype in NARROW_INTS else np.iinfo(dtype)
+
+
+def has_inf(dtype) -> bool:
+    """Whether the float dtype ``dtype`` represents infinity (float8_e4m3fn, the fnuz types,
+    float8_e8m0fnu and float6/float4 do not: infinity converts to NaN or saturates)."""
+    return _has_inf(np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _has_inf(dtype) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.isinf(np.array(np.inf).astype(dtype).astype(np.float64)))
+
+
+def lowest(dtype):
+    """The identity of ``max`` for ``dtype``: -inf where the float dtype has it, else its
+    lowest finite value (float8_e4m3fn: -448); an integer dtype's minimum."""
+    if dtype in COMPLEX or (is_float(dtype) and has_inf(dtype)):
+        return -np.inf
+    return float(finfo(dtype).min) if is_float(dtype) else int(iinfo(dtype).min)
+
+
+def highest(dtype):
+    """The identity of ``min`` for ``dtype``: inf where the float dtype has it, else its
+    largest finite value; an integer dtype's maximum."""
+    if dtype in COMPLEX or (is_float(dtype) and has_inf(dtype)):
+        return np.inf
+    return float(finfo(dtype).max) if is_float(dtype) else int(iinfo(dtype).max)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,11 +352,12 @@ def iinfo(dtype):
 WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX = "i*", "f*", "c*"
 _LATTICE = {
     bool_: [WEAK_INT],
-    WEAK_INT: [uint8, int8],
+    WEAK_INT: [uint8, int8, *sorted(NARROW_INTS, key=str)],
+    **{t: [] for t in NARROW_INTS},
     uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [WEAK_FLOAT],
-    WEAK_FLOAT: [float8_e4m3fn, float8_e5m2, bfloat16, float16, WEAK_COMPLEX],
-    float8_e4m3fn: [], float8_e5m2: [],
+    WEAK_FLOAT: [*sorted(NARROW_FLOATS, key=str), bfloat16, float16, WEAK_COMPLEX],
+    **{t: [] for t in NARROW_FLOATS},
     bfloat16: [float32], float16: [float32], float32: [float64, complex64],
     float64: [complex128],
     WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
@@ -363,8 +414,10 @@ def _promote(types: tuple, x64: bool) -> tuple:
     common = functools.reduce(frozenset.intersection, (_UPPER[n] for n in nodes))
     least = [n for n in common if all(m in _UPPER[n] for m in common)]
     if not least:
-        raise DtypeError(f"no common dtype for {_describe(types)}; convert explicitly with "
-                         f".astype(...)")
+        raise TypePromotionError(
+            f"no common dtype for {_describe(types)}: as JAX, float8/6/4 types promote only "
+            f"with themselves and Python scalars, and 1/2/4-bit integers likewise. Convert "
+            f"explicitly, e.g. x.astype(jnp.float32)")
     if not x64:
         _check_wide_python_ints(types)
     node = least[0]
@@ -460,4 +513,29 @@ def issubdtype(arg1, arg2) -> bool:
         return isinstance(arg2, type) and issubclass(arg1.type, arg2)
     if is_extended(arg2) or (isinstance(arg2, type) and issubclass(arg2, extended)):
         return isinstance(arg1, type) and issubclass(arg1, arg2)
+    kinds = _ML_DTYPE_KINDS.get(arg2) if isinstance(arg2, type) else None
+    if kinds is not None and _ml_dtype(arg1) is not None:   # bfloat16, float8, int4, ...
+        return _ml_dtype(arg1) in kinds
     return np.issubdtype(arg1, arg2)
+
+
+# numpy's abstract scalar classes -> the ml_dtypes types below them (numpy does not know
+# ml_dtypes' types are floats or integers; JAX's issubdtype does)
+_ML_DTYPES = NARROW_FLOATS | NARROW_INTS | {bfloat16}
+_ML_DTYPE_KINDS = {
+    np.generic: _ML_DTYPES, np.number: _ML_DTYPES, np.inexact: NARROW_FLOATS | {bfloat16},
+    np.floating: NARROW_FLOATS | {bfloat16}, np.integer: NARROW_INTS,
+    np.signedinteger: NARROW_INTS & SIGNED, np.unsignedinteger: NARROW_INTS & UNSIGNED,
+}
+
+
+def _ml_dtype(x):
+    """``x`` (a dtype, a scalar type, a name) as an ml_dtypes dtype, or None if it is not
+    one (or names no dtype)."""
+    if isinstance(x, type) and issubclass(x, np.generic) and x.__module__ == "numpy":
+        return None     # numpy's own (abstract or concrete) scalar classes
+    try:
+        dt = np.dtype(x)
+    except (TypeError, ValueError):
+        return None
+    return dt if dt in _ML_DTYPES else None

@@ -36,6 +36,11 @@ class DtypeError(PtoError, TypeError):
     """An unsupported dtype, or dtypes an operation cannot combine."""
 
 
+class TypePromotionError(DtypeError, ValueError):
+    """Dtypes with no implicit promotion path (float8 with another float, int4 with int8):
+    a ValueError, as JAX's ``TypePromotionError``, and a DtypeError."""
+
+
 class SamplerDtypeError(DtypeError, ValueError):
     """A random sampler's ``dtype=`` of the wrong kind (an integer dtype for a float
     sampler): a ValueError, as JAX's, and a DtypeError."""

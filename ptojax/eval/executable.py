@@ -24,7 +24,7 @@ from ptojax.ir.symbolic import DimExpr, has_symbols, size_readers
 from ptojax.eval.concurrent import Pair
 from ptojax.eval.ieee import quietly
 from ptojax.eval.memory import keep_freed_memory
-from ptojax.eval.numpy_fast import ufunc_via_f32
+from ptojax.eval.numpy_fast import cast_results, narrow_int_outputs, ufunc_via_f32
 from ptojax.source_info import GENERATED_FILE
 
 _FIRST_EQN_LINE = 2  # line 1 of the generated source is ``def run(...)``, then one per eqn
@@ -135,6 +135,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
                 lines.append(f"    {outs[0]} = {ins[0]}.reshape({expanded})")
             continue
         note = ""
+        narrow = narrow_int_outputs(eqn.outputs)
         if eqn in impls:  # an override allocates its outputs: later ops may reuse them
             chosen = _written_in_place(impls[eqn], eqn, i, owned,
                                        alone if eqn in pairs else last)
@@ -144,7 +145,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
                                                     for o, k in chosen.items())
             if eqn not in borrowing:
                 owned.update(eqn.outputs)
-        elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0:
+        elif ufunc is not None and not eqn.params and eqn.outputs[0].type.ndim > 0 \
+                and not narrow:
             out_type = eqn.outputs[0].type
             env[fn] = ufunc_via_f32(ufunc, eqn.inputs[0].type.dtype) or ufunc
             reusable = [a for a in eqn.inputs if a in owned and last.get(a) == i
@@ -166,6 +168,8 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
             ins += [f"{k}={_size_code(v)}" for k, v in eqn.params.items() if k not in static]
         else:
             env[fn] = _specialize(eqn.prim, eqn.params)
+            if narrow:   # int4 & co: ml_dtypes' loops answer in int8; cast back (wrapping)
+                env[fn] = cast_results(env[fn], narrow, eqn.prim.multiple_results)
             if eqn.prim.fresh_outputs:
                 owned.update(eqn.outputs)
         if eqn in pairs:     # generated with the next equation, which runs beside it

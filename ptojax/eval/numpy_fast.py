@@ -14,9 +14,13 @@ except ``add_reduce``, which adds the same numbers in another order.
   arithmetic (2-4x faster).
 - ``pad`` and fills of ml_dtypes' floats through an integer view of their bits (their own
   copy and fill loops are per element: 3x slower).
+- Widening ml_dtypes' one-byte types (float8/6/4, int4 & co) through a 256-entry table
+  indexed by their bits: ml_dtypes' cast converts one element at a time (6x slower for
+  float8 to float32); the table holds its own conversion of every bit pattern.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -25,7 +29,7 @@ from ptojax import dtypes
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # ml_dtypes' float types: numpy runs their copies and ufuncs through per-element callbacks
-_ML_FLOATS = frozenset(np.dtype(d) for d in (dtypes.bfloat16, *dtypes.FLOAT8))
+_ML_FLOATS = frozenset(np.dtype(d) for d in (dtypes.bfloat16, *dtypes.NARROW_FLOATS))
 # ufuncs whose ml_dtypes loop is "to float32, the float32 operation, round back"
 _COMPARISONS = frozenset((np.equal, np.not_equal, np.less, np.less_equal, np.greater,
                           np.greater_equal))
@@ -88,6 +92,20 @@ def add_reduce(x: np.ndarray, axes, dtype):
     return np.add.reduce(partial.reshape(fold, *x.shape[lead:]), axis=0, dtype=dtype)
 
 
+@functools.lru_cache(maxsize=None)
+def _widening_table(dtype, wide) -> np.ndarray:
+    return np.arange(256, dtype=np.uint8).view(dtype).astype(wide)
+
+
+def widened(a: np.ndarray, wide) -> np.ndarray:
+    """``a.astype(wide)`` (exact: float32 for ml_dtypes floats, int32 for int4 & co), by
+    table for one-byte ml_dtypes types."""
+    a = np.asarray(a)
+    if a.dtype.itemsize == 1 and (a.dtype in _ML_FLOATS or a.dtype in dtypes.NARROW_INTS):
+        return np.take(_widening_table(a.dtype, np.dtype(wide)), a.view(np.uint8))
+    return a.astype(wide)
+
+
 def ufunc_via_f32(ufunc, dtype):
     """``ufunc`` for operands of ml_dtypes float ``dtype`` computed in float32 (the same
     rounding as ml_dtypes' own loop), or None where that is not known to be exact."""
@@ -96,7 +114,7 @@ def ufunc_via_f32(ufunc, dtype):
     f32, compares = np.float32, ufunc in _COMPARISONS
 
     def run(*args, out=None):
-        wide = [np.asarray(a).astype(f32) for a in args]
+        wide = [widened(a, f32) for a in args]
         if compares:
             return ufunc(*wide, out=out)
         shape = np.broadcast_shapes(*(w.shape for w in wide))
@@ -108,6 +126,29 @@ def ufunc_via_f32(ufunc, dtype):
         return result.astype(dtype)
     run.__name__ = f"{ufunc.__name__}_via_float32"
     return run
+
+
+def narrow_int_outputs(outputs):
+    """The dtypes of an equation's ``outputs`` if one is a narrow integer (int4 & co), whose
+    ml_dtypes loops mostly answer in int8, else None."""
+    kinds = tuple(getattr(v.type, "dtype", None) for v in outputs)
+    return kinds if any(k in dtypes.NARROW_INTS for k in kinds) else None
+
+
+def cast_results(fn, kinds, multiple: bool):
+    """``fn`` with its results converted to ``kinds`` (an int8 result to int4 wraps around,
+    as the narrow type's arithmetic does)."""
+    def run(*args):
+        out = fn(*args)
+        if multiple:
+            return [_as(o, k) for o, k in zip(out, kinds)]
+        return _as(out, kinds[0])
+    return run
+
+
+def _as(value, dtype):
+    value = np.asarray(value)
+    return value if dtype is None or value.dtype == dtype else value.astype(dtype)
 
 
 def full(shape, value, dtype) -> np.ndarray:

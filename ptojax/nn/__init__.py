@@ -11,8 +11,10 @@ from ptojax.nn.activations import (celu, elu, gelu, glu, hard_sigmoid, hard_silu
                                    mish, relu, relu6, selu, sigmoid, silu, soft_sign, softplus,
                                    sparse_plus, sparse_sigmoid, squareplus, swish, tanh)
 from ptojax.nn.attention import dot_product_attention
+from ptojax.nn.block_scaling import get_scaled_dot_general_config, scaled_matmul
 from ptojax.nn.convolution import avg_pool, conv, max_pool, sum_pool
 from ptojax.nn.encoding import one_hot
+from ptojax.nn.scaled_dot_general import scaled_dot_general
 from ptojax.nn.normalization import layer_norm, rms_norm, standardize
 from ptojax.nn.softmax_family import log_softmax, logmeanexp, logsumexp, softmax
 from ptojax.public import dir_function as _dir_function, public_names as _public_names

@@ -3,6 +3,10 @@ from ptojax import dtypes as _dtypes
 from ptojax.dtypes import finfo, iinfo
 from ptojax.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, complex128,
                                        complex_, csingle, double, float8_e4m3fn, float8_e5m2,
+                                       float8_e4m3, float8_e3m4, float8_e4m3fnuz,
+                                       float8_e5m2fnuz, float8_e4m3b11fnuz, float8_e8m0fnu,
+                                       float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, int1,
+                                       int2, int4, uint1, uint2, uint4,
                                        float16, float32, float64, float_, int8, int16, int32,
                                        int64, int_, single, uint, uint8, uint16, uint32, uint64)
 from ptojax.numpy import array_methods as _array_methods

@@ -56,12 +56,30 @@ uint32 = _scalar_type("uint32", dtypes.uint32)
 uint64 = _scalar_type("uint64", dtypes.uint64)
 float8_e4m3fn = _scalar_type("float8_e4m3fn", dtypes.float8_e4m3fn)
 float8_e5m2 = _scalar_type("float8_e5m2", dtypes.float8_e5m2)
+# the other narrow types of ml_dtypes, as JAX (promotion and supported operations: dtypes.py)
+float8_e4m3 = _scalar_type("float8_e4m3", dtypes.float8_e4m3)
+float8_e3m4 = _scalar_type("float8_e3m4", dtypes.float8_e3m4)
+float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", dtypes.float8_e5m2fnuz)
+float8_e4m3b11fnuz = _scalar_type("float8_e4m3b11fnuz", dtypes.float8_e4m3b11fnuz)
+float8_e8m0fnu = _scalar_type("float8_e8m0fnu", dtypes.float8_e8m0fnu)
+float4_e2m1fn = _scalar_type("float4_e2m1fn", dtypes.float4_e2m1fn)
+float6_e2m3fn = _scalar_type("float6_e2m3fn", dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type("float6_e3m2fn", dtypes.float6_e3m2fn)
+int1 = _scalar_type("int1", dtypes.int1)
+int2 = _scalar_type("int2", dtypes.int2)
+int4 = _scalar_type("int4", dtypes.int4)
+uint1 = _scalar_type("uint1", dtypes.uint1)
+uint2 = _scalar_type("uint2", dtypes.uint2)
+uint4 = _scalar_type("uint4", dtypes.uint4)
 bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16)
 float16 = _scalar_type("float16", dtypes.float16)
 float32 = _scalar_type("float32", dtypes.float32)
 float64 = _scalar_type("float64", dtypes.float64)
 complex64 = _scalar_type("complex64", dtypes.complex64)
 complex128 = _scalar_type("complex128", dtypes.complex128)
+
+NARROW_NAMES = ["float8_e4m3", "float8_e3m4", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "int1", "int2", "int4", "uint1", "uint2", "uint4"]
 
 # NumPy's other names for the same types (JAX has them too)
 bool = bool_  # noqa: A001
@@ -70,7 +88,7 @@ single, double = float32, float64
 csingle, cdouble, complex_ = complex64, complex128, complex128
 
 __all__ = ["bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-           "uint64", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32",
+           "uint64", "float8_e4m3fn", "float8_e5m2", *NARROW_NAMES, "bfloat16", "float16", "float32",
            "float64", "complex64", "complex128", "int_", "uint", "float_", "single", "double",
            "csingle", "cdouble", "complex_"]
 
@@ -109,6 +127,51 @@ float8_e4m3fn:
 float8_e5m2:
     >>> pnp.float8_e5m2([1, 2.5])
     Array([1, 2.5], dtype=float8_e5m2)
+float8_e4m3: IEEE-style e4m3 (with inf; ``float8_e4m3fn`` has none).
+    >>> pnp.float8_e4m3([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3)
+float8_e3m4:
+    >>> pnp.float8_e3m4([1, 2.5])
+    Array([1, 2.5], dtype=float8_e3m4)
+float8_e4m3fnuz:
+    >>> pnp.float8_e4m3fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3fnuz)
+float8_e5m2fnuz:
+    >>> pnp.float8_e5m2fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e5m2fnuz)
+float8_e4m3b11fnuz:
+    >>> pnp.float8_e4m3b11fnuz([1, 2.5])
+    Array([1, 2.5], dtype=float8_e4m3b11fnuz)
+float6_e2m3fn:
+    >>> pnp.float6_e2m3fn([1, 2.6])
+    Array([1, 2.5], dtype=float6_e2m3fn)
+float6_e3m2fn:
+    >>> pnp.float6_e3m2fn([1, 2.6])
+    Array([1, 2.5], dtype=float6_e3m2fn)
+int1:
+    >>> pnp.int1([0, -1])
+    Array([0, -1], dtype=int1)
+int2:
+    >>> pnp.int2([1, -2])
+    Array([1, -2], dtype=int2)
+uint1:
+    >>> pnp.uint1([0, 1])
+    Array([0, 1], dtype=uint1)
+uint2:
+    >>> pnp.uint2([1, 3])
+    Array([1, 3], dtype=uint2)
+uint4:
+    >>> pnp.uint4([1, 15])
+    Array([1, 15], dtype=uint4)
+float8_e8m0fnu: a power-of-two scale type (no zero, no sign), for MX block scales.
+    >>> pnp.float8_e8m0fnu([1, 4, 0.25])
+    Array([1, 4, 0.25], dtype=float8_e8m0fnu)
+float4_e2m1fn: values round to the nearest of 0, 0.5, 1, 1.5, 2, 3, 4, 6 (saturating).
+    >>> pnp.float4_e2m1fn([1.3, 2.6, 100.0])
+    Array([1.5, 3, 6], dtype=float4_e2m1fn)
+int4: integers of -8..7 (a value out of range is JAX's OverflowError).
+    >>> pnp.int4([7, -8, 3])
+    Array([7, -8, 3], dtype=int4)
 bfloat16:
     >>> pnp.bfloat16([1, 2.5])
     Array([1, 2.5], dtype=bfloat16)

@@ -1,6 +1,6 @@
 """Questions about values and dtypes, answered without computing anything: ``isscalar``,
 ``iterable``, ``can_cast`` (NumPy's casting rules, as JAX) and the array-API ``isdtype``
-(with JAX's kinds: its ml_dtypes floats are "real floating", int2/int4 "signed integer")."""
+(with JAX's kinds: its ml_dtypes floats are "real floating", int1/int2/int4 "signed integer")."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -15,8 +15,8 @@ def _ml_dtypes(*names):
     return [np.dtype(getattr(ml_dtypes, n)) for n in names if hasattr(ml_dtypes, n)]
 
 
-_SIGNED = [*_ml_dtypes("int2", "int4"), *map(np.dtype, ("int8", "int16", "int32", "int64"))]
-_UNSIGNED = [*_ml_dtypes("uint2", "uint4"),
+_SIGNED = [*_ml_dtypes("int1", "int2", "int4"), *map(np.dtype, ("int8", "int16", "int32", "int64"))]
+_UNSIGNED = [*_ml_dtypes("uint1", "uint2", "uint4"),
              *map(np.dtype, ("uint8", "uint16", "uint32", "uint64"))]
 _REAL = [*_ml_dtypes("bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
                      "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import DtypeError, ShapeError
+from ptojax.errors import DtypeError, ShapeError, UnsupportedError
 from ptojax.eval.leaves import check_arraylike
 from ptojax.eval.array import Array
+from ptojax.eval.numpy_fast import widened
 from ptojax.ir import pto
 from ptojax.ir.types import TensorType
 from ptojax.ops import references as ref, sharding_rules as sr, tile_forms
@@ -31,10 +32,23 @@ def _convert_abstract(x, new_dtype, weak_type=False):
     return TensorType(x.shape, dtypes.canonicalize(new_dtype), weak_type)
 
 
+_ML_FLOATS = dtypes.NARROW_FLOATS | {dtypes.bfloat16}
+
+
 def convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
+    if x.dtype in dtypes.NARROW_INTS:   # int4 & co as int32 (exact): ml_dtypes lacks casts
+        x = widened(x, np.int32)
     if x.dtype.kind in "biu":   # from bool or an integer: numpy's cast is XLA's
+        if new_dtype in dtypes.NARROW_FLOATS:   # no direct cast to some: via float64, exact
+            return x.astype(np.float64).astype(new_dtype)
         return x.astype(new_dtype)
+    if x.dtype in dtypes.NARROW_FLOATS and x.dtype != new_dtype:
+        x = widened(x, np.float32)   # exact (ml_dtypes lacks some direct casts between them)
+        if new_dtype == dtypes.float32:
+            return x
+    elif x.dtype in _ML_FLOATS and new_dtype in _ML_FLOATS and x.dtype != new_dtype:
+        x = x.astype(np.float32)     # bfloat16 to a narrow float: exact
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         if new_dtype == dtypes.bool_:
             return x != 0
@@ -46,7 +60,7 @@ def convert_impl(x, new_dtype, weak_type=False):
 
 def _float_to_int(x, new_dtype):
     """Truncate toward zero, saturate at the integer range and send NaN to 0, as XLA does."""
-    info = np.iinfo(new_dtype)
+    info = dtypes.iinfo(new_dtype)
     wide = x.astype(np.float64)
     # float64 cannot hold the bounds of 64-bit integers exactly: saturate by comparison
     too_big, too_small = wide >= float(info.max), wide <= float(info.min)
@@ -180,6 +194,10 @@ def _bitcast_abstract(x, new_dtype):
         if d == dtypes.bool_ or dtypes.is_complex(d):
             raise DtypeError(f"bitcast_convert_type: {dtypes.short_name(d)} values have no "
                              f"bit pattern to reinterpret (use integer or float dtypes)")
+        if d in dtypes.SUB_BYTE:   # JAX packs them by bit width; numpy stores one per byte
+            raise UnsupportedError(f"bitcast_convert_type of {d.name} (values narrower than "
+                                   f"a byte) is not supported by ptojax; convert the values "
+                                   f"with .astype(...) instead")
     return TensorType(_bitcast_shape(x, new_dtype), new_dtype)
 
 

@@ -34,18 +34,16 @@ from ptojax.public import add_examples as _add_examples
 def _identity(x, lowest: bool):
     if x.dtype == dtypes.bool_:
         return not lowest
-    if dtypes.is_inexact(x.dtype):   # complex values compare by real part first
-        return -np.inf if lowest else np.inf
-    info = np.iinfo(x.dtype)
-    return info.min if lowest else info.max
+    # complex values compare by real part first; a float without inf starts at its extreme
+    return dtypes.lowest(x.dtype) if lowest else dtypes.highest(x.dtype)
 
 
 def _lowest(dtype):
-    return -np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).min
+    return dtypes.lowest(dtype)
 
 
 def _highest(dtype):
-    return np.inf if dtypes.is_inexact(dtype) else np.iinfo(dtype).max
+    return dtypes.highest(dtype)
 
 
 def max_impl(x, axes):

@@ -46,10 +46,7 @@ def _identity(combiner, dtype):
     lowest = combiner == "max"
     if dtype == dtypes.bool_:
         return np.asarray(not lowest)
-    if dtypes.is_inexact(dtype):
-        return np.asarray(-np.inf if lowest else np.inf, dtype)
-    info = np.iinfo(dtype)
-    return np.asarray(info.min if lowest else info.max, dtype)
+    return np.asarray(dtypes.lowest(dtype) if lowest else dtypes.highest(dtype), dtype)
 
 
 def _num_segments(name, segment_ids, num_segments):

@@ -127,3 +127,17 @@ def test_select_between_scalars_is_a_fresh_copy():
             got = numpy_fast.select(pred, a, b)
             _same_bits(got, np.where(pred, a, b))
             assert got is not a and got is not b and got.shape == ()
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1fn",
+                                  "float6_e3m2fn", "int4", "uint2"])
+def test_widening_by_table_is_ml_dtypes_cast(name):
+    """Every value of a one-byte ml_dtypes type widens as ml_dtypes' own cast does."""
+    wide = np.int32 if "int" in name else np.float32
+    values = np.arange(256, dtype=np.uint8).view(name)
+    if "int" in name:   # only the bit patterns the type produces
+        values = np.arange(-8, 16).astype(name)
+    values = values.reshape(-1, 4 if values.size % 4 == 0 else 1)
+    got = numpy_fast.widened(values, wide)
+    assert got.dtype == wide and got.shape == values.shape
+    np.testing.assert_array_equal(got, values.astype(wide))

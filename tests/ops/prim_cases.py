@@ -18,8 +18,11 @@ from ptojax.trace import PRIMITIVES
 
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 
-ALL_DTYPES = sorted(dtypes.SUPPORTED, key=str)
-INT_DTYPES = sorted(dtypes.INTEGERS, key=str)
+# not int4 & co: ml_dtypes' loops answer in int8, which eager evaluation and the jit executor
+# convert back; nor float8_e8m0fnu (a scale type: no zero, no sign, so random values are
+# mostly NaN). tests/ops/test_narrow_dtypes.py compares them with JAX.
+ALL_DTYPES = sorted(dtypes.SUPPORTED - dtypes.NARROW_INTS - {dtypes.float8_e8m0fnu}, key=str)
+INT_DTYPES = sorted(dtypes.INTEGERS - dtypes.NARROW_INTS, key=str)
 NUMERIC_DTYPES = [d for d in ALL_DTYPES if d != dtypes.bool_]
 REAL_DTYPES = [d for d in ALL_DTYPES if not dtypes.is_complex(d)]
 
@@ -104,7 +107,7 @@ def _integer_pow(data, rng):
 
 
 def _round(data, rng):
-    dtype = data.draw(st.sampled_from(sorted(dtypes.FLOATS, key=str)))
+    dtype = data.draw(st.sampled_from([d for d in ALL_DTYPES if dtypes.is_float(d)]))
     method = data.draw(st.sampled_from(["half_even", "half_away"]))
     return [random_values(rng, data.draw(shapes), dtype)], {"method": method}
 

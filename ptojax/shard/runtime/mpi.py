@@ -240,7 +240,7 @@ def _blocks(x, n, dim, tiled) -> list:
 
 def _reducible(x: np.ndarray) -> np.ndarray:
     """``x`` in a dtype MPI can reduce."""
-    if x.dtype in (dtypes.bfloat16, dtypes.float16) or x.dtype in dtypes.FLOAT8:
+    if x.dtype in (dtypes.bfloat16, dtypes.float16) or x.dtype in dtypes.NARROW_FLOATS:
         return x.astype(np.float32)
     if x.dtype == np.bool_:
         return x.astype(np.uint8)
