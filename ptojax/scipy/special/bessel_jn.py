@@ -31,12 +31,14 @@ def bessel_jn(z, *, v, n_iter=50):
         + n) - n log10(1.36 + |z| / n) > 20`` is enough), default 50.
 
     Returns:
-      An array of shape ``(v + 1, *z.shape)`` in the (floating) dtype of ``z``.
+      An array of shape ``(v + 1, *z.shape)`` in the (floating) dtype of ``z``. As JAX's,
+      the recurrence overflows in float32 for small ``|z|`` (about ``|z| < 3`` with the
+      default ``n_iter``), giving NaN: use float64 or a smaller ``n_iter`` there.
 
     Example:
-      >>> pto.scipy.special.bessel_jn(pnp.array([1.0, 2.0]), v=1)
-      Array([[0.7651977 , 0.22389078],
-             [0.44005057, 0.5767248 ]], dtype=float32)
+      >>> pto.scipy.special.bessel_jn(pnp.array([5.0, 10.0]), v=1)
+      Array([[-0.17759673, -0.24593572],
+             [-0.3275791 ,  0.04347268]], dtype=float32)
     """
     (z,) = promote_dtypes("bessel_jn", pnp.asarray(z), kind="float")
     if pnp.iscomplexobj(z):

@@ -70,7 +70,7 @@ def wofz(z):
       A complex array of the shape of ``z``.
 
     Example:
-      >>> pto.scipy.special.wofz(pnp.array([0.0, 1.0]))
-      Array([1.        +0.j        , 0.36787945+0.60715806j], dtype=complex64)
+      >>> pto.scipy.special.wofz(pnp.array([0.5, 1.0j]))
+      Array([0.7788009 +0.4789253j, 0.42758358+0.j       ], dtype=complex64)
     """
     return _wofz(_to_complex("wofz", z))

@@ -129,7 +129,7 @@ def fresnel(x):
     Example:
       >>> s, c = pto.scipy.special.fresnel(pnp.array([0.5, 2.0]))
       >>> c
-      Array([0.49234423, 0.48825338], dtype=float32)
+      Array([0.49234423, 0.4882534 ], dtype=float32)
     """
     x = inexact("fresnel", x)
     if pnp.iscomplexobj(x):

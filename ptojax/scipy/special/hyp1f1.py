@@ -67,7 +67,7 @@ def hyp1f1(a, b, x):
 
     Example:
       >>> pto.scipy.special.hyp1f1(1.0, 2.0, pnp.array([0.0, 1.0]))
-      Array([1.       , 1.7182819], dtype=float32)
+      Array([1.       , 1.7182816], dtype=float32)
     """
     a, b, x = inexact("hyp1f1", a, b, x)
     if pnp.iscomplexobj(x):

@@ -117,7 +117,7 @@ def sici(x):
     Example:
       >>> si, ci = pto.scipy.special.sici(pnp.array([1.0, 10.0]))
       >>> si
-      Array([0.9460831, 1.6583476], dtype=float32)
+      Array([0.94608307, 1.6583477 ], dtype=float32)
     """
     x = inexact("sici", x)
     if pnp.iscomplexobj(x):
