@@ -13,7 +13,7 @@ import numpy as np
 
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
-from ptojax.scipy.special.normal import inexact
+from ptojax.scipy.special.normal import inexact, strong
 
 # Cephes sici.c coefficients, highest power first
 _SN = (-8.39167827910303881427e-11, 4.62591714427012837309e-8, -9.75759303843632795789e-6,
@@ -122,4 +122,5 @@ def sici(x):
     x = inexact("sici", x)
     if pnp.iscomplexobj(x):
         raise ValueError(f"Argument `x` to sici must be real-valued. Got dtype {x.dtype}.")
-    return _sici(x)
+    si, ci = _sici(x)
+    return strong(si), strong(ci)
