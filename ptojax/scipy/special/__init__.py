@@ -1,7 +1,7 @@
 """``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs, composed of ``pnp``
 and ``lax`` operations (so every transform traces through them).
 
-Not here (yet): ``hyp2f1``, ``sph_harm_y`` (and ``lpmn``/``lpmn_values``, which JAX
+Not here (yet): ``sph_harm_y`` (and ``lpmn``/``lpmn_values``, which JAX
 deprecated).
 """
 from ptojax.scipy.special.bernoulli import bernoulli
@@ -14,6 +14,7 @@ from ptojax.scipy.special.expint import exp1, expi, expn
 from ptojax.scipy.special.faddeeva import wofz
 from ptojax.scipy.special.fresnel import fresnel
 from ptojax.scipy.special.hyp1f1 import hyp1f1
+from ptojax.scipy.special.hyp2f1 import hyp2f1
 from ptojax.scipy.special.entropy import entr, kl_div, rel_entr, xlog1py, xlogy
 from ptojax.scipy.special.gamma_family import (beta, betaln, comb, digamma, factorial, gamma,
                                                gammaln, gammasgn, loggamma, multigammaln,
