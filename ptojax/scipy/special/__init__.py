@@ -1,8 +1,7 @@
-"""``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs, composed of ``pnp``
-and ``lax`` operations (so every transform traces through them).
+"""``pto.scipy.special``: JAX's ``jax.scipy.special`` for real inputs (``wofz`` also
+complex), composed of ``pnp`` and ``lax`` operations (so every transform traces through them).
 
-Not here (yet): ``sph_harm_y`` (and ``lpmn``/``lpmn_values``, which JAX
-deprecated).
+Not here: ``lpmn`` and ``lpmn_values``, which JAX deprecated (and no longer lists).
 """
 from ptojax.scipy.special.bernoulli import bernoulli
 from ptojax.scipy.special.dawsn import dawsn
@@ -24,6 +23,7 @@ from ptojax.scipy.special.logistic import (boxcox, boxcox1p, expit, log_softmax,
 from ptojax.scipy.special.normal import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
 from ptojax.scipy.special.owens_t import owens_t
 from ptojax.scipy.special.sici import sici
+from ptojax.scipy.special.sph_harm import sph_harm_y
 from ptojax.scipy.special.spence import spence
 from ptojax.scipy.special.zeta import polygamma, zeta
 from ptojax.public import dir_function as _dir_function, public_names as _public_names
