@@ -8,7 +8,6 @@ and ``cos(pi x^2 / 2)`` are computed with the argument reduced modulo 2 (exact f
 ``x``). Derivatives ``sin(pi x^2 / 2)`` and ``cos(pi x^2 / 2)``."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from ptojax import numpy as pnp

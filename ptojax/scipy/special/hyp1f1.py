@@ -12,7 +12,7 @@ from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.gamma_family import digamma, gamma
 from ptojax.scipy.special.normal import inexact
-from ptojax.scipy.special.series import sum_series
+from ptojax.scipy.special.series import sequences_as_arrays, sum_series
 
 _ASYMPTOTIC_FROM = 100.0
 
@@ -69,7 +69,7 @@ def hyp1f1(a, b, x):
       >>> pto.scipy.special.hyp1f1(1.0, 2.0, pnp.array([0.0, 1.0]))
       Array([1.       , 1.7182816], dtype=float32)
     """
-    a, b, x = inexact("hyp1f1", a, b, x)
+    a, b, x = inexact("hyp1f1", *sequences_as_arrays("hyp1f1", a, b, x))
     if pnp.iscomplexobj(x):
         raise ValueError("hyp1f1 does not support complex-valued inputs.")
     a, b, x = pnp.broadcast_arrays(a, b, x)

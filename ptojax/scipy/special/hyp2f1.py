@@ -24,7 +24,7 @@ from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.dtypes import finfo
 from ptojax.scipy.special.gamma_family import digamma, gamma
 from ptojax.scipy.special.normal import inexact
-from ptojax.scipy.special.series import MAX_TERMS, sum_series
+from ptojax.scipy.special.series import MAX_TERMS, sequences_as_arrays, sum_series
 
 
 def _taylor(a, b, c, x):
@@ -186,7 +186,7 @@ def hyp2f1(a, b, c, x):
       >>> pto.scipy.special.hyp2f1(1.0, 1.0, 2.0, pnp.array([0.0, 0.5]))
       Array([1.       , 1.3862945], dtype=float32)
     """
-    a, b, c, x = inexact("hyp2f1", a, b, c, x)
+    a, b, c, x = inexact("hyp2f1", *sequences_as_arrays("hyp2f1", a, b, c, x))
     if pnp.iscomplexobj(x):
         raise ValueError("hyp2f1 does not support complex-valued inputs.")
     a, b, c, x = pnp.broadcast_arrays(a, b, c, x)

@@ -6,15 +6,24 @@ from __future__ import annotations
 from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.dtypes import finfo
+from ptojax.numpy._promote import asarray
+
 
 MAX_TERMS = 250
 
 
+def sequences_as_arrays(name, *args):
+    """The arguments, lists and tuples stacked into arrays: JAX's ``hyp1f1``/``hyp2f1`` (jitted
+    and vectorized) take them as arrays."""
+    return [asarray(a, op=name, sequences=True) if isinstance(a, (list, tuple)) else a
+            for a in args]
+
+
 def sum_series(first, ratio, *, start=1.0, weight=None, relative=True):
     """``start + sum_{k>=1} term_k * weight(k)`` with ``term_1 = first`` and ``term_{k+1} =
-    term_k * ratio(k)``, stopping an element at ``k = 250`` or once ``|term_k|`` (not
-    weighted) is at most ``eps * |partial sum|`` (``relative=False``: at most, i.e. the
-    ``>`` of JAX's 2F1 loop vs. the ``/`` of its 1F1 loops)."""
+    term_k * ratio(k)``, stopping an element at ``k = 250`` or once its (unweighted) term is
+    small: ``not |term| / |sum| > eps`` (``relative``, JAX's 1F1 loops, which also stop on a
+    NaN ratio) or ``not |term| > eps |sum|`` (JAX's 2F1 Taylor loop)."""
     eps = finfo(first.dtype).eps
 
     def active(serie, k, term):
