@@ -21,7 +21,8 @@ MODULES = ["ptojax", "ptojax.sharding", "ptojax.shard.explicit", "ptojax.config"
            "ptojax.scipy.special.logistic", "ptojax.scipy.special.bernoulli",
            "ptojax.scipy.special.faddeeva", "ptojax.scipy.special.sici",
            "ptojax.scipy.special.fresnel", "ptojax.scipy.special.bessel_jn",
-           "ptojax.scipy.special.hyp1f1", "ptojax.scipy.special.hyp2f1", "ptojax.scipy.special.sph_harm", "ptojax.scipy.stats.ranks", "ptojax.scipy.stats.kde",
+           "ptojax.scipy.special.hyp1f1", "ptojax.scipy.special.hyp2f1",
+           "ptojax.scipy.special.sph_harm", "ptojax.scipy.stats.ranks", "ptojax.scipy.stats.kde",
            *(f"ptojax.scipy.stats.{name}" for name in (
                "norm", "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet",
                "expon", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",

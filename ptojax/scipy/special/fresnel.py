@@ -2,8 +2,8 @@
 dt``, ``C(x) = integral_0^x cos(pi t^2 / 2) dt``, as JAX (Cephes' ``fresnl``; float32 with
 the polynomial fits of ``fresnlf``, float64 with the rational fits of ``fresnl``;
 float16/bfloat16 computed in float32): power series in ``x^4`` for ``x^2 < 2.5625``, the
-auxiliary functions ``f, g`` in ``1 / (pi x^2)`` beyond, and ``1/2`` (float32) or ``1/2 +- 
-sin/cos(pi x^2 / 2) / (pi x)`` (float64) above ``36974``. Both are odd. ``sin(pi x^2 / 2)``
+auxiliary functions ``f, g`` in ``1 / (pi x^2)`` beyond, and ``1/2`` (float32) or
+``1/2 -+ cos/sin(pi x^2 / 2) / (pi x)`` (float64) above ``36974``. Both are odd. ``sin(pi x^2 / 2)``
 and ``cos(pi x^2 / 2)`` are computed with the argument reduced modulo 2 (exact for large
 ``x``). Derivatives ``sin(pi x^2 / 2)`` and ``cos(pi x^2 / 2)``."""
 from __future__ import annotations

@@ -12,7 +12,7 @@ from ptojax.scipy.stats.summary import sem
 from ptojax.public import dir_function
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
-           "gamma", "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
-           "mode", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson",
+           "gamma", "gaussian_kde", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",
+           "logistic", "mode", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson",
            "rankdata", "sem", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy"]
 __dir__ = dir_function(__all__)
