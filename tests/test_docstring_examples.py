@@ -19,11 +19,15 @@ MODULES = ["ptojax", "ptojax.sharding", "ptojax.shard.explicit", "ptojax.config"
            "ptojax.scipy.special.normal", "ptojax.scipy.special.gamma_family",
            "ptojax.scipy.special.zeta", "ptojax.scipy.special.entropy",
            "ptojax.scipy.special.logistic", "ptojax.scipy.special.bernoulli",
+           "ptojax.scipy.special.faddeeva", "ptojax.scipy.special.sici",
+           "ptojax.scipy.special.fresnel", "ptojax.scipy.special.bessel_jn",
+           "ptojax.scipy.special.hyp1f1", "ptojax.scipy.special.hyp2f1",
+           "ptojax.scipy.special.sph_harm", "ptojax.scipy.stats.ranks", "ptojax.scipy.stats.kde",
            *(f"ptojax.scipy.stats.{name}" for name in (
                "norm", "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet",
                "expon", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace",
                "logistic", "multinomial", "multivariate_normal", "nbinom", "pareto", "poisson",
-               "t", "truncnorm", "uniform", "wrapcauchy", "summary"))]
+               "t", "truncnorm", "uniform", "vonmises", "wrapcauchy", "summary"))]
 
 
 GLOBALS = {"pto": pto, "pnp": pnp, "np": np, "functools": functools}

@@ -20,7 +20,7 @@ PUBLIC = {
                            "dirichlet", "expon", "gamma", "gennorm", "geom", "gumbel_l",
                            "gumbel_r", "laplace", "logistic", "multinomial",
                            "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-                           "truncnorm", "uniform", "wrapcauchy"},
+                           "truncnorm", "uniform", "vonmises", "wrapcauchy"},
     "ptojax.tree_util": set(), "ptojax.tree": set(), "ptojax.debug": set(),
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
