@@ -36,7 +36,9 @@ from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax import core
-from ptojax.config import config, disable_jit, enable_x64
+from ptojax.config import (config, debug_infs, debug_nans, disable_jit, enable_x64,
+                           explain_cache_misses, log_compiles, numpy_dtype_promotion,
+                           numpy_rank_promotion)
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
@@ -81,13 +83,14 @@ __version__ = "0.1.0"
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
-           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans",
            "default_backend", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape",
+           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "explain_cache_misses",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
-           "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
-           "make_mesh", "mixed_precision", "named_call", "named_scope", "nn", "numpy", "ops", "pmap", "process_count", "process_index",
+           "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
+           "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
+           "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "process_count", "process_index",
            "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",

@@ -36,6 +36,8 @@ from ptojax.env import env_path
 from ptojax.eval import blas
 from ptojax.errors import ConfigError
 from ptojax.lower.host import hotness
+from ptojax import scoped_options
+from ptojax.scoped_options import ScopedOption
 from ptojax.shard.runtime.in_process import configured_timeout
 from ptojax.source_info import user_frame
 
@@ -88,6 +90,23 @@ class X64Flag:
         dtypes.set_x64_globally(value)
 
 
+class Scoped:
+    """A JAX config state kept in ``scoped_options`` (read below this layer), also set per
+    thread by its context manager (``pto.debug_nans(True)``, ...)."""
+
+    def __init__(self, option: ScopedOption):
+        self.option = option
+
+    def get(self):
+        return self.option.get()
+
+    def set(self, name, value):
+        try:
+            self.option.set_global(value)
+        except ConfigError as e:
+            raise e.with_source(user_frame(3)) from None
+
+
 class Environment:
     """An option stored in an environment variable, validated by the same reader (``env.py``)
     the runtime uses when it needs the value."""
@@ -135,18 +154,15 @@ _OPTIONS: dict = {
                                         "Threefry scheme"),
     "jax_default_prng_impl": Fixed("threefry2x32", "pto.random implements Threefry-2x32 "
                                    "only"),
-    "jax_numpy_rank_promotion": Fixed("allow", "ptojax.numpy always broadcasts ranks as "
-                                      "NumPy does"),
-    "jax_numpy_dtype_promotion": Fixed("standard", "ptojax.numpy promotes with JAX's "
-                                       "standard lattice only"),
+    "jax_numpy_rank_promotion": Scoped(scoped_options.NUMPY_RANK_PROMOTION),
+    "jax_numpy_dtype_promotion": Scoped(scoped_options.NUMPY_DTYPE_PROMOTION),
     "jax_default_matmul_precision": Fixed(None, "float32 matmuls always compute in full "
                                           "float32", accepted=("highest", "float32")),
-    "jax_debug_nans": Fixed(False, "there is no NaN checking mode; use "
-                            "pto.tools.check_numerics to find where values diverge"),
-    "jax_debug_infs": Fixed(False, "there is no inf checking mode; use "
-                            "pto.tools.check_numerics"),
+    "jax_debug_nans": Scoped(scoped_options.DEBUG_NANS),
+    "jax_debug_infs": Scoped(scoped_options.DEBUG_INFS),
     "jax_enable_checks": Fixed(False, "there is no internal checking mode"),
-    "jax_log_compiles": Fixed(False, "use logging.getLogger('ptojax.jit') to see retraces"),
+    "jax_log_compiles": Scoped(scoped_options.LOG_COMPILES),
+    "jax_explain_cache_misses": Scoped(scoped_options.EXPLAIN_CACHE_MISSES),
     "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
     "ptojax_num_devices": Environment("PTOJAX_NUM_DEVICES", devices.configured_local_count,
                                       _device_count),
@@ -206,7 +222,8 @@ class Config:
         except ImportError:
             raise ConfigError("config_with_absl needs absl (pip install absl-py)",
                               user_frame()) from None
-        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag))]
+        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag)) or (
+            isinstance(o, Scoped) and isinstance(o.get(), bool))]
         for name in names:
             if name not in flags.FLAGS:
                 flags.DEFINE_bool(name, _OPTIONS[name].get(), f"ptojax option {name}")
@@ -304,3 +321,66 @@ Example:
   ...     pnp.array([1.0]).dtype
   dtype('float64')
 """
+
+
+class _State:
+    """A JAX config state as ``jax.debug_nans`` & co: ``with pto.debug_nans(True): ...`` sets
+    it in this thread for the block (a boolean state's value defaults to True); ``.value``
+    reads it; ``pto.config.update`` sets it for the process."""
+
+    def __init__(self, name: str, option: ScopedOption, doc: str):
+        self.name = name
+        self._option = option
+        self.__doc__ = doc
+
+    def __call__(self, new_val=None):
+        if new_val is None and isinstance(self._option.default, bool):
+            new_val = True
+        try:
+            self._option.validate(new_val)
+        except ConfigError as e:
+            raise ConfigError(f"{self.name}({new_val!r}): {e.message}", user_frame()) from None
+        return self._option.scope(new_val)
+
+    @property
+    def value(self):
+        return self._option.get()
+
+    def __repr__(self):
+        return f"{self.name}(value={self.value!r})"
+
+
+debug_nans = _State("debug_nans", scoped_options.DEBUG_NANS, """NaN checking
+(``jax_debug_nans``) in this thread inside a ``with`` block, as ``jax.debug_nans``: an eager
+operation whose floating-point result holds a NaN raises ``FloatingPointError`` naming it
+("invalid value (nan) encountered in log"); a ``jit`` function whose output holds one is run
+again op by op to name the operation (ptojax logs a warning on ``ptojax.jit`` where JAX prints).
+
+Example:
+  >>> with pto.debug_nans(True):
+  ...     pnp.log(pnp.array(-1.0))   # doctest: +SKIP
+  FloatingPointError: invalid value (nan) encountered in log
+""")
+debug_infs = _State("debug_infs", scoped_options.DEBUG_INFS, """Infinity checking
+(``jax_debug_infs``) in this thread inside a ``with`` block, as ``jax.debug_infs``: as
+``debug_nans``, for infinities ("invalid value (inf) encountered in log").""")
+numpy_dtype_promotion = _State(
+    "numpy_dtype_promotion", scoped_options.NUMPY_DTYPE_PROMOTION, """The type promotion
+mode (``jax_numpy_dtype_promotion``) in this thread inside a ``with`` block, as
+``jax.numpy_dtype_promotion``: ``'standard'`` (JAX's lattice) or ``'strict'`` (operands of
+different dtypes raise ``TypePromotionError``; only weakly typed Python scalars join a
+dtype of their kind or a wider kind).""")
+numpy_rank_promotion = _State(
+    "numpy_rank_promotion", scoped_options.NUMPY_RANK_PROMOTION, """Implicit rank promotion
+(``jax_numpy_rank_promotion``) in ``ptojax.numpy`` in this thread inside a ``with`` block, as
+``jax.numpy_rank_promotion``: ``'allow'`` (NumPy broadcasting), ``'warn'`` (a
+``UserWarning`` when operands of different nonzero ranks are broadcast) or ``'raise'`` (a
+``ValueError``).""")
+log_compiles = _State("log_compiles", scoped_options.LOG_COMPILES, """Compile logging
+(``jax_log_compiles``) in this thread inside a ``with`` block, as ``jax.log_compiles``: each
+``jit`` compile is logged at WARNING level on the ``ptojax.jit`` logger (at INFO otherwise).""")
+explain_cache_misses = _State(
+    "explain_cache_misses", scoped_options.EXPLAIN_CACHE_MISSES, """Cache-miss explanations
+(``jax_explain_cache_misses``) in this thread inside a ``with`` block, as
+``jax.explain_cache_misses``: each ``jit`` retrace is logged at WARNING level on the
+``ptojax.jit`` logger with what changed in the signature (at INFO otherwise).""")

@@ -36,6 +36,11 @@ class DtypeError(PtoError, TypeError):
     """An unsupported dtype, or dtypes an operation cannot combine."""
 
 
+class TypePromotionError(DtypeError, ValueError):
+    """Operand dtypes with no implicit promotion under ``jax_numpy_dtype_promotion='strict'``
+    (JAX's ``jax.dtypes.TypePromotionError``, a ValueError; also a DtypeError)."""
+
+
 class SamplerDtypeError(DtypeError, ValueError):
     """A random sampler's ``dtype=`` of the wrong kind (an integer dtype for a float
     sampler): a ValueError, as JAX's, and a DtypeError."""

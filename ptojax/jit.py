@@ -24,12 +24,14 @@ from ptojax.eval import profiler
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.eager import clear_eager_caches
+from ptojax.eval.nonfinite import checking, invalid_kind, invalid_value_error
 from ptojax.eval.fast_arguments import fast_arguments
 from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, leaf_type,
                                 leaf_value)
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
+from ptojax.scoped_options import EXPLAIN_CACHE_MISSES, LOG_COMPILES
 from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
@@ -253,9 +255,30 @@ class Jitted:
             entry = self._fast.get(key)
         except Exception:   # no fast key: the full path decides (and raises the errors)
             key = entry = None
-        if entry is not None:
-            return _run(entry, values)
-        return self._call_full(key, args, kwargs)
+        out = _run(entry, values) if entry is not None else self._call_full(key, args, kwargs)
+        if checking():   # jax_debug_nans / jax_debug_infs
+            self._check_outputs(out, args, kwargs)
+        return out
+
+    def _check_outputs(self, out, args, kwargs):
+        """With ``jax_debug_nans``/``jax_debug_infs``: if an output holds a NaN (inf), run
+        the function again op by op, whose first invalid operation raises naming itself (as
+        JAX, which prints where ptojax logs a warning on ``ptojax.jit``)."""
+        kind = invalid_kind(tree_flatten(out)[0])
+        if kind is None:
+            return
+        log.warning("invalid %s value encountered in the output of `%s` (jit); running it "
+                    "op by op to find the operation", kind, self._name)
+        args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
+        try:
+            self._fn(*args, **kwargs)
+        except (FloatingPointError, ZeroDivisionError) as e:
+            raise e from None
+        raise invalid_value_error(
+            kind, f"jit({self._name}); jax_debug_nans/jax_debug_infs ran the function op by "
+            f"op (as without jit) to find the operation, but op by op it produced no "
+            f"invalid value: jit's optimizations produced it, or it is a NaN/inf input or "
+            f"constant returned as it is", user_frame())
 
     def _call_nested(self, args, kwargs):
         """A call under an outer trace: the trace of its signature replayed into it; inlined
@@ -338,16 +361,18 @@ class Jitted:
             if entry is not None:
                 return entry
             if self._last_signature is not None:
-                log.info("retracing %s: %s", self._name,
-                         explain_retrace(self._last_signature, signature))
+                log.log(logging.WARNING if EXPLAIN_CACHE_MISSES.get() else logging.INFO,
+                        "retracing %s: %s", self._name,
+                        explain_retrace(self._last_signature, signature))
             if self._dynamic is None:   # a trace made under an outer trace serves too
                 closed, out_tree = cached_trace(self._traces, signature,
                                                 lambda: self._trace(args, kwargs))
             else:
                 closed, out_tree = self._trace(args, kwargs)
             entry = _make_entry(closed, out_tree, self._backend, self._name)
-            log.info("compiled %s for %s (%d compiled programs)", self._name,
-                     ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
+            log.log(logging.WARNING if LOG_COMPILES.get() else logging.INFO,
+                    "compiled %s for %s (%d compiled programs)", self._name,
+                    ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
             self._cache[signature] = entry
             self._last_signature = signature
             return entry

@@ -12,7 +12,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
-    ("base", ["errors", "env", "dtypes", "source_info", "pytree", "pytree_nodes", "tree_registry", "tree_util", "tree", "targets", "sharding",
+    ("base", ["errors", "env", "dtypes", "source_info", "pytree", "pytree_nodes", "tree_registry", "tree_util", "tree", "scoped_options", "targets", "sharding",
               "devices", "public"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
