@@ -36,7 +36,8 @@ from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax import core
-from ptojax.config import (config, debug_infs, debug_nans, disable_jit, enable_x64,
+from ptojax.config import (check_tracer_leaks, checking_leaks, config, debug_infs, debug_nans,
+                           default_matmul_precision, disable_jit, enable_checks, enable_x64,
                            explain_cache_misses, log_compiles, numpy_dtype_promotion,
                            numpy_rank_promotion)
 from ptojax.autodiff.api import jacrev as jacobian
@@ -87,10 +88,11 @@ __version__ = _VERSION
 
 __all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
-           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
-           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "check_tracer_leaks",
+           "checking_leaks", "checkpoint", "checkpoint_policies", "clear_caches",
+           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans", "default_matmul_precision",
            "default_backend", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "effects_barrier", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "explain_cache_misses",
+           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "explain_cache_misses",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",

@@ -28,6 +28,7 @@ options.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from typing import Any, Callable
 
@@ -156,11 +157,11 @@ _OPTIONS: dict = {
                                    "only"),
     "jax_numpy_rank_promotion": Scoped(scoped_options.NUMPY_RANK_PROMOTION),
     "jax_numpy_dtype_promotion": Scoped(scoped_options.NUMPY_DTYPE_PROMOTION),
-    "jax_default_matmul_precision": Fixed(None, "float32 matmuls always compute in full "
-                                          "float32", accepted=("highest", "float32")),
+    "jax_default_matmul_precision": Scoped(scoped_options.DEFAULT_MATMUL_PRECISION),
     "jax_debug_nans": Scoped(scoped_options.DEBUG_NANS),
     "jax_debug_infs": Scoped(scoped_options.DEBUG_INFS),
-    "jax_enable_checks": Fixed(False, "there is no internal checking mode"),
+    "jax_enable_checks": Scoped(scoped_options.ENABLE_CHECKS),
+    "jax_check_tracer_leaks": Scoped(scoped_options.CHECK_TRACER_LEAKS),
     "jax_log_compiles": Scoped(scoped_options.LOG_COMPILES),
     "jax_explain_cache_misses": Scoped(scoped_options.EXPLAIN_CACHE_MISSES),
     "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
@@ -384,3 +385,24 @@ explain_cache_misses = _State(
 (``jax_explain_cache_misses``) in this thread inside a ``with`` block, as
 ``jax.explain_cache_misses``: each ``jit`` retrace is logged at WARNING level on the
 ``ptojax.jit`` logger with what changed in the signature (at INFO otherwise).""")
+default_matmul_precision = _State(
+    "default_matmul_precision", scoped_options.DEFAULT_MATMUL_PRECISION, """The default
+precision of float32 products and convolutions (``jax_default_matmul_precision``) in this
+thread inside a ``with`` block, as ``jax.default_matmul_precision``. ptojax computes them in
+full float32 whatever the value, as JAX does on CPU for the values it accepts: None, 'default',
+'high', 'highest', 'bfloat16', 'tensorfloat32', 'float32', 'BF16_BF16_F32',
+'BF16_BF16_F32_X3', 'BF16_BF16_F32_X6', 'F32_F32_F32'; the other algorithm presets (which
+JAX's CPU backend computes otherwise or rejects at the product) raise ``ConfigError`` here.""")
+enable_checks = _State("enable_checks", scoped_options.ENABLE_CHECKS, """Internal checks
+(``jax_enable_checks``) in this thread inside a ``with`` block, as ``jax.enable_checks``:
+``jit`` verifies each traced and optimized IR (``ir.verify``: types re-inferred, single
+assignment, definitions before uses) before compiling it.""")
+check_tracer_leaks = _State(
+    "check_tracer_leaks", scoped_options.CHECK_TRACER_LEAKS, """Tracer leak checking
+(``jax_check_tracer_leaks``) in this thread inside a ``with`` block, as
+``jax.check_tracer_leaks``: when an abstract trace (``jit``, ``make_jaxpr``, control-flow
+bodies) ends while one of its tracers is still referenced (stored in a global, a closure, an
+outer list), it raises ``LeakedTracerError`` naming the tracers and what holds them. (JAX
+also checks ``vmap``; ptojax's eager ``vmap`` and ``grad`` traces are not checked.)""")
+checking_leaks = functools.partial(check_tracer_leaks, True)
+checking_leaks.__doc__ = "``check_tracer_leaks(True)``: a context checking for tracer leaks."

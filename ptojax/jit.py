@@ -31,7 +31,8 @@ from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, 
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.scoped_options import EXPLAIN_CACHE_MISSES, LOG_COMPILES
+from ptojax.scoped_options import ENABLE_CHECKS, EXPLAIN_CACHE_MISSES, LOG_COMPILES
+from ptojax.ir.verify import verify
 from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
@@ -408,7 +409,11 @@ def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
+    if ENABLE_CHECKS.get():   # jax_enable_checks
+        verify(closed)
     optimized = optimize(closed)
+    if ENABLE_CHECKS.get():
+        verify(optimized)
     return _Entry(make_executable(optimized, backend), out_tree,
                   tuple(t.weak_type for t in closed.out_types), optimized, name,
                   unflattener(out_tree), bool(set(optimized.ir.invars) & set(optimized.ir.outvars)))

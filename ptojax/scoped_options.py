@@ -111,3 +111,32 @@ NUMPY_RANK_PROMOTION = _option("jax_numpy_rank_promotion", "allow",
                                one_of("allow", "warn", "raise"))
 LOG_COMPILES = _option("jax_log_compiles", False, boolean)
 EXPLAIN_CACHE_MISSES = _option("jax_explain_cache_misses", False, boolean)
+ENABLE_CHECKS = _option("jax_enable_checks", False, boolean)
+CHECK_TRACER_LEAKS = _option("jax_check_tracer_leaks", False, boolean)
+
+# jax_default_matmul_precision: JAX's values. ptojax computes float32 products and
+# convolutions in full float32 whatever the value, as JAX does on CPU for the values accepted
+# here; the algorithm presets that JAX's CPU backend computes otherwise (F16_F16_F16,
+# F64_F64_F64) or rejects are refused when set.
+MATMUL_PRECISIONS_AS_FLOAT32 = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "F32_F32_F32")
+MATMUL_PRECISIONS_OTHER = (
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F64_F64_F64")
+
+
+def _matmul_precision(name: str, value):
+    if value is None or value in MATMUL_PRECISIONS_AS_FLOAT32:
+        return value
+    if value in MATMUL_PRECISIONS_OTHER:
+        raise ConfigError(f"config option {name!r}: ptojax computes float32 products in full "
+                          f"float32 (as JAX on CPU for {list(MATMUL_PRECISIONS_AS_FLOAT32)}); "
+                          f"the algorithm preset {value!r} is not supported")
+    raise ConfigError(f"config option {name!r} must be None or one of "
+                      f"{[*MATMUL_PRECISIONS_AS_FLOAT32, *MATMUL_PRECISIONS_OTHER]}, got "
+                      f"{value!r}")
+
+
+DEFAULT_MATMUL_PRECISION = _option("jax_default_matmul_precision", None, _matmul_precision)

@@ -3,6 +3,7 @@ debug_nans / debug_infs (eager, jit, grad, vmap), numpy_dtype_promotion ('strict
 numpy_rank_promotion ('warn' / 'raise'), log_compiles, explain_cache_misses."""
 import logging
 import re
+import sys
 import threading
 import warnings
 
@@ -219,3 +220,115 @@ def test_log_compiles_and_explain_cache_misses(caplog):
         with pto.explain_cache_misses(True):
             f(pnp.ones(4, pnp.int32))
         assert "retracing scaled" in caplog.text and "changed from f32[3] to i32[4]" in caplog.text
+
+
+# default_matmul_precision / enable_checks / check_tracer_leaks -------------------------------
+@pytest.mark.parametrize("precision", [None, "default", "high", "highest", "bfloat16",
+                                       "tensorfloat32", "float32", "BF16_BF16_F32_X3",
+                                       "F32_F32_F32"])
+def test_default_matmul_precision_values_match_jax_on_cpu(jax, precision):
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(16, 32).astype(np.float32), rng.randn(32, 8).astype(np.float32)
+    with pto.default_matmul_precision(precision), jax.default_matmul_precision(precision):
+        assert pto.default_matmul_precision.value == jax.default_matmul_precision.value
+        ours = [pnp.dot(a, b), pto.jit(pnp.matmul)(a, b), pnp.einsum("ij,jk->ik", a, b)]
+        theirs = jax.numpy.dot(a, b)
+    for x in ours:
+        np.testing.assert_allclose(np.asarray(x), np.asarray(theirs), rtol=1e-5, atol=1e-5)
+
+
+def test_default_matmul_precision_rejects_what_cpu_computes_otherwise(jax):
+    with pytest.raises(ValueError):
+        with jax.default_matmul_precision("fastest"):
+            pass
+    with pytest.raises(ValueError, match="must be None or one of"):
+        pto.default_matmul_precision("fastest")
+    with pytest.raises(ValueError, match="not supported"):   # JAX: at the product, on CPU
+        pto.default_matmul_precision("F16_F16_F16")
+
+
+def test_enable_checks_verifies_each_compiled_ir(monkeypatch):
+    jit_module = sys.modules["ptojax.jit"]    # (pto.jit is the function)
+    verified = []
+    monkeypatch.setattr(jit_module, "verify", lambda ir: verified.append(ir))
+
+    def f(x):
+        return pnp.sin(x) * 2 + x
+
+    pto.jit(f)(pnp.ones(3))
+    assert verified == []
+    with pto.enable_checks(True):
+        np.testing.assert_allclose(pto.jit(f)(pnp.ones(4)), np.sin(np.ones(4)) * 2 + 1,
+                                   rtol=1e-6)
+    assert len(verified) == 2       # the traced IR and the optimized one
+
+
+_GLOBAL_STORE = []
+
+
+class _Holder:
+    pass
+
+
+def _leak_cases(lib, np_):
+    """(name, thunk) pairs; each thunk's function keeps a tracer where the name says."""
+    holder, closure = _Holder(), {}
+
+    def to_global(x):
+        _GLOBAL_STORE.append(x * 2)
+        return x + 1
+
+    def to_object(x):
+        holder.value = x * 2
+        return x + 1
+
+    def to_closure(x):
+        closure["x"] = x
+        return x + 1
+
+    def clean(x):
+        return lib.lax.fori_loop(0, 3, lambda i, c: c * 2, np_.sin(x) * 2)
+
+    return [("global", lambda: lib.jit(to_global)(1.0)),
+            ("clean", lambda: lib.jit(clean)(1.0)),
+            ("grad_not_checked", lambda: lib.grad(to_global)(1.0))], \
+        [("closure_dict", lambda: lib.jit(to_closure)(1.0)),   # (each check collects the
+         ("object", lambda: lib.jit(to_object)(1.0))]          # garbage: ours only, JAX: leaks)
+
+
+def _leaks(cases) -> dict:
+    out = {}
+    for name, thunk in cases:
+        try:
+            thunk()
+            out[name] = False
+        except Exception as e:   # JAX raises a bare Exception
+            assert "Leaked trace" in str(e), e
+            out[name] = True
+    return out
+
+
+def test_checking_leaks_matches_jax(jax):
+    with pto.checking_leaks():
+        assert pto.check_tracer_leaks.value is True
+        ours = _leaks(_leak_cases(pto, pnp)[0])
+        ours_only = _leaks(_leak_cases(pto, pnp)[1])
+    with jax.checking_leaks():
+        theirs = _leaks(_leak_cases(jax, jax.numpy)[0])
+    _GLOBAL_STORE.clear()
+    assert ours == theirs
+    assert ours["global"] and not ours["clean"]
+    assert ours_only == {"closure_dict": True, "object": True}
+    assert _leaks(_leak_cases(pto, pnp)[0]) == dict.fromkeys(ours, False)   # off: no check
+
+
+def test_leak_error_says_who_holds_the_tracer():
+    store = []
+
+    def f(x):
+        store.append(x)
+        return x * 2
+
+    with pto.check_tracer_leaks(True), pytest.raises(pto.errors.LeakedTracerError,
+                                                     match="held by the closure of test_leak"):
+        pto.jit(f)(pnp.ones(2))
