@@ -365,7 +365,9 @@ def _describe(types) -> str:
 def promote(types: tuple) -> tuple:
     """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)`` (JAX's x64 lattice
     in x64 mode)."""
-    return _promote(types, x64_enabled(), NUMPY_DTYPE_PROMOTION.get() == "strict")
+    if NUMPY_DTYPE_PROMOTION.changed and NUMPY_DTYPE_PROMOTION.get() == "strict":
+        return _promote(types, x64_enabled(), True)
+    return _promote(types, x64_enabled())
 
 
 @functools.lru_cache(maxsize=4096)

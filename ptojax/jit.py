@@ -24,14 +24,15 @@ from ptojax.eval import profiler
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.eager import clear_eager_caches
-from ptojax.eval.nonfinite import checking, invalid_kind, invalid_value_error
+from ptojax.eval.nonfinite import invalid_kind, invalid_value_error
 from ptojax.eval.fast_arguments import fast_arguments
 from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, leaf_type,
                                 leaf_value)
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
-from ptojax.scoped_options import ENABLE_CHECKS, EXPLAIN_CACHE_MISSES, LOG_COMPILES
+from ptojax.scoped_options import (DEBUG_INFS as _INFS, DEBUG_NANS as _NANS, ENABLE_CHECKS,
+                                   EXPLAIN_CACHE_MISSES, LOG_COMPILES)
 from ptojax.ir.verify import verify
 from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
@@ -256,8 +257,11 @@ class Jitted:
             entry = self._fast.get(key)
         except Exception:   # no fast key: the full path decides (and raises the errors)
             key = entry = None
-        out = _run(entry, values) if entry is not None else self._call_full(key, args, kwargs)
-        if checking():   # jax_debug_nans / jax_debug_infs
+        if entry is not None:
+            out = _run(entry, values)
+        else:
+            out = self._call_full(key, args, kwargs)
+        if _NANS.active or _INFS.active:   # jax_debug_nans / jax_debug_infs
             self._check_outputs(out, args, kwargs)
         return out
 

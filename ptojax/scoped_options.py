@@ -18,16 +18,19 @@ from ptojax.errors import ConfigError
 class ScopedOption:
     """One config state: a global value and this thread's ``scope`` overrides."""
 
-    def __init__(self, name: str, default: Any, validate: Callable[[str, Any], Any]):
+    def __init__(self, name: str, default: Any, validate: Callable[[str, Any], Any],
+                 initial: Any = None):
         self.name = name
-        self.default = default
+        self.default = default          # JAX's default
         self._validate = validate
-        self._global = default
+        self._global = default if initial is None else initial
         self._local = threading.local()
         self._open = 0                  # scopes open in any thread
         self._open_truthy = 0           # of which set a true value
         self._lock = threading.Lock()
-        self.active = bool(default)     # may be true in some thread (never a false negative)
+        self.active = self.changed = False
+        self._update_active()   # active: may be true in some thread (never a false negative);
+        # changed: may differ from the default in some thread
 
     def validate(self, value):
         """``value`` as the option holds it (raises ``ConfigError`` for a bad value)."""
@@ -68,6 +71,7 @@ class ScopedOption:
 
     def _update_active(self) -> None:
         self.active = bool(self._global) or self._open_truthy > 0
+        self.changed = self._global != self.default or self._open > 0
 
 
 def boolean(name: str, value) -> bool:
@@ -99,7 +103,7 @@ def _from_environment(name: str, default, validate):
 
 
 def _option(name: str, default, validate) -> ScopedOption:
-    return ScopedOption(name, _from_environment(name, default, validate), validate)
+    return ScopedOption(name, default, validate, _from_environment(name, default, validate))
 
 
 # -- the options ------------------------------------------------------------------------------

@@ -17,11 +17,6 @@ class InvalidValueError(PtoError, FloatingPointError):
     """A NaN or infinity produced while ``jax_debug_nans`` / ``jax_debug_infs`` is on."""
 
 
-def checking() -> bool:
-    """Whether some thread may be checking (one test on the hot paths)."""
-    return DEBUG_NANS.active or DEBUG_INFS.active
-
-
 def invalid_kind(values) -> str | None:
     """``"nan"`` or ``"inf"`` if one of the floating-point ``values`` (numpy arrays or
     Arrays) holds what this thread's options look for, else None."""

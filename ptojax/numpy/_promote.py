@@ -348,7 +348,7 @@ def promote_args(name, *args, kind=None):
     shapes = [tuple(a.shape) for a in out]
     if all(s == shapes[0] for s in shapes):
         return out
-    if NUMPY_RANK_PROMOTION.get() != "allow":
+    if NUMPY_RANK_PROMOTION.changed and NUMPY_RANK_PROMOTION.get() != "allow":
         check_rank_promotion(name, shapes)
     shape = broadcast_shapes(name, *shapes)
     return [a if a.ndim == 0 else broadcast_to_shape(a, shape) for a in out]
