@@ -406,3 +406,35 @@ outer list), it raises ``LeakedTracerError`` naming the tracers and what holds t
 also checks ``vmap``; ptojax's eager ``vmap`` and ``grad`` traces are not checked.)""")
 checking_leaks = functools.partial(check_tracer_leaks, True)
 checking_leaks.__doc__ = "``check_tracer_leaks(True)``: a context checking for tracer leaks."
+
+
+class _FixedState:
+    """A JAX config state ptojax supports at one value only (a ``Fixed`` option), usable as
+    JAX's: ``with pto.threefry_partitionable(True): ...`` is accepted; any other value raises
+    ``ConfigError`` saying what ptojax does."""
+
+    def __init__(self, name: str, option_name: str, doc: str):
+        self.name = name
+        self._option_name = option_name
+        self.__doc__ = doc
+
+    def __call__(self, new_val=True):
+        _OPTIONS[self._option_name].set(self._option_name, new_val)
+        return contextlib.nullcontext()
+
+    @property
+    def value(self):
+        return _OPTIONS[self._option_name].get()
+
+    def __repr__(self):
+        return f"{self.name}(value={self.value!r})"
+
+
+threefry_partitionable = _FixedState(
+    "threefry_partitionable", "jax_threefry_partitionable", """The Threefry scheme
+(``jax_threefry_partitionable``), as ``jax.threefry_partitionable``: ``pto.random`` always uses
+JAX's partitionable scheme (JAX's default), so only True is accepted.""")
+default_prng_impl = _FixedState(
+    "default_prng_impl", "jax_default_prng_impl", """The default PRNG implementation
+(``jax_default_prng_impl``), as ``jax.default_prng_impl``: ``pto.random`` implements
+'threefry2x32' (JAX's default) only.""")

@@ -332,3 +332,23 @@ def test_leak_error_says_who_holds_the_tracer():
     with pto.check_tracer_leaks(True), pytest.raises(pto.errors.LeakedTracerError,
                                                      match="held by the closure of test_leak"):
         pto.jit(f)(pnp.ones(2))
+
+
+def test_fixed_states_accept_ptojax_value_only(jax):
+    for name, value, other in (("threefry_partitionable", True, False),
+                               ("default_prng_impl", "threefry2x32", "rbg")):
+        ours, theirs = getattr(pto, name), getattr(jax, name)
+        assert ours.value == theirs.value == value
+        with ours(value), theirs(value):
+            assert ours.value == theirs.value == value
+        with pytest.raises(ValueError, match="ptojax"):
+            ours(other)
+    with pto.threefry_partitionable():
+        np.testing.assert_array_equal(pto.random.key_data(pto.random.key(1)),
+                                      jax.random.key_data(jax.random.key(1)))
+
+
+def test_device_class(jax):
+    assert isinstance(pto.devices()[0], pto.Device)
+    assert isinstance(jax.devices()[0], jax.Device)
+    assert pto.devices()[0].platform == jax.devices()[0].platform == "cpu"
