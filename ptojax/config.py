@@ -359,32 +359,76 @@ again op by op to name the operation (ptojax logs a warning on ``ptojax.jit`` wh
 
 Example:
   >>> with pto.debug_nans(True):
-  ...     pnp.log(pnp.array(-1.0))   # doctest: +SKIP
-  FloatingPointError: invalid value (nan) encountered in log
+  ...     try:
+  ...         pnp.log(pnp.array(-1.0))
+  ...     except FloatingPointError as e:
+  ...         print(str(e).splitlines()[0])
+  invalid value (nan) encountered in log
 """)
 debug_infs = _State("debug_infs", scoped_options.DEBUG_INFS, """Infinity checking
 (``jax_debug_infs``) in this thread inside a ``with`` block, as ``jax.debug_infs``: as
-``debug_nans``, for infinities ("invalid value (inf) encountered in log").""")
+``debug_nans``, for infinities ("invalid value (inf) encountered in log").
+
+Example:
+  >>> with pto.debug_infs(True):
+  ...     try:
+  ...         pnp.log(pnp.array(0.0))
+  ...     except FloatingPointError as e:
+  ...         print(str(e).splitlines()[0])
+  invalid value (inf) encountered in log
+""")
 numpy_dtype_promotion = _State(
     "numpy_dtype_promotion", scoped_options.NUMPY_DTYPE_PROMOTION, """The type promotion
 mode (``jax_numpy_dtype_promotion``) in this thread inside a ``with`` block, as
 ``jax.numpy_dtype_promotion``: ``'standard'`` (JAX's lattice) or ``'strict'`` (operands of
 different dtypes raise ``TypePromotionError``; only weakly typed Python scalars join a
-dtype of their kind or a wider kind).""")
+dtype of their kind or a wider kind).
+
+Example:
+  >>> with pto.numpy_dtype_promotion("strict"):
+  ...     print((pnp.ones(2) + 1.0).dtype)
+  ...     try:
+  ...         pnp.ones(2) + pnp.ones(2, pnp.int32)
+  ...     except ValueError as e:
+  ...         print(type(e).__name__)
+  float32
+  TypePromotionError
+""")
 numpy_rank_promotion = _State(
     "numpy_rank_promotion", scoped_options.NUMPY_RANK_PROMOTION, """Implicit rank promotion
 (``jax_numpy_rank_promotion``) in ``ptojax.numpy`` in this thread inside a ``with`` block, as
 ``jax.numpy_rank_promotion``: ``'allow'`` (NumPy broadcasting), ``'warn'`` (a
 ``UserWarning`` when operands of different nonzero ranks are broadcast) or ``'raise'`` (a
-``ValueError``).""")
+``ValueError``).
+
+Example:
+  >>> with pto.numpy_rank_promotion("raise"):
+  ...     try:
+  ...         pnp.ones(3) + pnp.ones((2, 3))
+  ...     except ValueError as e:
+  ...         print(str(e)[:54])
+  Operands could not be broadcast together for add on sh
+""")
 log_compiles = _State("log_compiles", scoped_options.LOG_COMPILES, """Compile logging
 (``jax_log_compiles``) in this thread inside a ``with`` block, as ``jax.log_compiles``: each
-``jit`` compile is logged at WARNING level on the ``ptojax.jit`` logger (at INFO otherwise).""")
+``jit`` compile is logged at WARNING level on the ``ptojax.jit`` logger (at INFO otherwise).
+
+Example:
+  >>> with pto.log_compiles(True):
+  ...     pto.jit(lambda x: x + 1)(pnp.ones(2))   # logs "compiled <lambda> for f32[2] ..."
+  Array([2., 2.], dtype=float32)
+""")
 explain_cache_misses = _State(
     "explain_cache_misses", scoped_options.EXPLAIN_CACHE_MISSES, """Cache-miss explanations
 (``jax_explain_cache_misses``) in this thread inside a ``with`` block, as
 ``jax.explain_cache_misses``: each ``jit`` retrace is logged at WARNING level on the
-``ptojax.jit`` logger with what changed in the signature (at INFO otherwise).""")
+``ptojax.jit`` logger with what changed in the signature (at INFO otherwise).
+
+Example:
+  >>> with pto.explain_cache_misses(True):
+  ...     pto.explain_cache_misses.value
+  True
+""")
 default_matmul_precision = _State(
     "default_matmul_precision", scoped_options.DEFAULT_MATMUL_PRECISION, """The default
 precision of float32 products and convolutions (``jax_default_matmul_precision``) in this
@@ -392,20 +436,45 @@ thread inside a ``with`` block, as ``jax.default_matmul_precision``. ptojax comp
 full float32 whatever the value, as JAX does on CPU for the values it accepts: None, 'default',
 'high', 'highest', 'bfloat16', 'tensorfloat32', 'float32', 'BF16_BF16_F32',
 'BF16_BF16_F32_X3', 'BF16_BF16_F32_X6', 'F32_F32_F32'; the other algorithm presets (which
-JAX's CPU backend computes otherwise or rejects at the product) raise ``ConfigError`` here.""")
+JAX's CPU backend computes otherwise or rejects at the product) raise ``ConfigError`` here.
+
+Example:
+  >>> with pto.default_matmul_precision("bfloat16"):
+  ...     pnp.dot(pnp.ones(3), pnp.ones(3))    # full float32, as JAX on CPU
+  Array(3., dtype=float32)
+""")
 enable_checks = _State("enable_checks", scoped_options.ENABLE_CHECKS, """Internal checks
 (``jax_enable_checks``) in this thread inside a ``with`` block, as ``jax.enable_checks``:
 ``jit`` verifies each traced and optimized IR (``ir.verify``: types re-inferred, single
-assignment, definitions before uses) before compiling it.""")
+assignment, definitions before uses) before compiling it.
+
+Example:
+  >>> with pto.enable_checks(True):
+  ...     pto.jit(lambda x: pnp.sin(x) * 0)(pnp.ones(2))
+  Array([0., 0.], dtype=float32)
+""")
 check_tracer_leaks = _State(
     "check_tracer_leaks", scoped_options.CHECK_TRACER_LEAKS, """Tracer leak checking
 (``jax_check_tracer_leaks``) in this thread inside a ``with`` block, as
 ``jax.check_tracer_leaks``: when an abstract trace (``jit``, ``make_jaxpr``, control-flow
 bodies) ends while one of its tracers is still referenced (stored in a global, a closure, an
 outer list), it raises ``LeakedTracerError`` naming the tracers and what holds them. (JAX
-also checks ``vmap``; ptojax's eager ``vmap`` and ``grad`` traces are not checked.)""")
+also checks ``vmap``; ptojax's eager ``vmap`` and ``grad`` traces are not checked.)
+
+Example:
+  >>> with pto.check_tracer_leaks(True):
+  ...     pto.jit(lambda x: x * 2)(pnp.ones(2))     # nothing kept: no error
+  Array([2., 2.], dtype=float32)
+""")
 checking_leaks = functools.partial(check_tracer_leaks, True)
-checking_leaks.__doc__ = "``check_tracer_leaks(True)``: a context checking for tracer leaks."
+checking_leaks.__doc__ = """``check_tracer_leaks(True)``: a context checking for tracer leaks, as
+``jax.checking_leaks``.
+
+Example:
+  >>> with pto.checking_leaks():
+  ...     pto.check_tracer_leaks.value
+  True
+"""
 
 
 class _FixedState:
@@ -433,8 +502,19 @@ class _FixedState:
 threefry_partitionable = _FixedState(
     "threefry_partitionable", "jax_threefry_partitionable", """The Threefry scheme
 (``jax_threefry_partitionable``), as ``jax.threefry_partitionable``: ``pto.random`` always uses
-JAX's partitionable scheme (JAX's default), so only True is accepted.""")
+JAX's partitionable scheme (JAX's default), so only True is accepted.
+
+Example:
+  >>> with pto.threefry_partitionable(True):
+  ...     pto.threefry_partitionable.value
+  True
+""")
 default_prng_impl = _FixedState(
     "default_prng_impl", "jax_default_prng_impl", """The default PRNG implementation
 (``jax_default_prng_impl``), as ``jax.default_prng_impl``: ``pto.random`` implements
-'threefry2x32' (JAX's default) only.""")
+'threefry2x32' (JAX's default) only.
+
+Example:
+  >>> pto.default_prng_impl.value
+  'threefry2x32'
+""")

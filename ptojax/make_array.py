@@ -78,7 +78,7 @@ def make_array_from_callback(shape, sharding, data_callback: Callable, dtype=Non
       ValueError: a block of the wrong shape, or a ``dtype`` other than the blocks'.
 
     Example:
-      >>> data = numpy.arange(8.0).reshape(4, 2)
+      >>> data = np.arange(8.0).reshape(4, 2)
       >>> mesh = pto.make_mesh((2,), ("x",))
       >>> a = pto.make_array_from_callback((4, 2), pto.NamedSharding(mesh, pto.P("x")),
       ...                                  lambda index: data[index])
@@ -99,6 +99,12 @@ def make_array_from_single_device_arrays(shape, sharding, arrays: Sequence, *, d
     Raises:
       TypeError: an element of ``arrays`` is not a ptojax Array.
       ValueError: a block of the wrong shape or dtype, or the wrong number of blocks.
+
+    Example:
+      >>> mesh = pto.make_mesh((2,), ("x",))
+      >>> pto.make_array_from_single_device_arrays(
+      ...     (4,), pto.NamedSharding(mesh, pto.P("x")), [pnp.zeros(2), pnp.ones(2)])
+      Array([0., 0., 1., 1.], dtype=float32)
     """
     named = _named(sharding, "make_array_from_single_device_arrays")
     indices = _device_indices(tuple(shape), named)
@@ -119,6 +125,13 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
 
     Raises:
       ValueError: ``global_shape`` differs from ``local_data``'s shape.
+
+    Example:
+      >>> mesh = pto.make_mesh((2,), ("x",))
+      >>> a = pto.make_array_from_process_local_data(pto.NamedSharding(mesh, pto.P("x")),
+      ...                                            np.arange(4.0))
+      >>> a.addressable_shards[1].data
+      Array([2., 3.], dtype=float32)
     """
     local_data = np.asarray(local_data) if not isinstance(local_data, Array) else local_data
     if global_shape is not None and tuple(global_shape) != tuple(local_data.shape):

@@ -31,33 +31,57 @@ def live_arrays(platform=None) -> list:
 
     Args:
       platform: None or ``"cpu"`` (ptojax's one platform).
+
+    Example:
+      >>> x = pnp.ones(2)
+      >>> any(a is x for a in pto.live_arrays())
+      True
     """
     _check_platform(platform, "live_arrays")
     return [x for x in gc.get_objects() if isinstance(x, Array)]
 
 
 def process_indices(backend=None) -> list:
-    """The indices of the processes of this job: ``list(range(pto.process_count()))``."""
+    """The indices of the processes of this job: ``list(range(pto.process_count()))``.
+
+    Example:
+      >>> pto.process_indices()
+      [0]
+    """
     _check_platform(backend, "process_indices")
     return list(range(process_count()))
 
 
 def copy_to_host_async(x):
     """Start copying each array leaf of the pytree ``x`` to host memory and return ``x``.
-    ptojax's arrays already live in host memory, so this returns ``x`` at once."""
+    ptojax's arrays already live in host memory, so this returns ``x`` at once.
+
+    Example:
+      >>> pto.copy_to_host_async({"w": pnp.ones(2)})
+      {'w': Array([1., 1.], dtype=float32)}
+    """
     tree_map(lambda leaf: leaf.copy_to_host_async() if isinstance(leaf, Array) else None, x)
     return x
 
 
 def effects_barrier() -> None:
     """Wait until the side effects (callbacks, prints) of functions already called have run.
-    ptojax runs them during the call that causes them, so none is ever pending."""
+    ptojax runs them during the call that causes them, so none is ever pending.
+
+    Example:
+      >>> pto.effects_barrier()
+    """
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
     """Print (or with ``return_string=True`` return) the versions of ptojax and its
     dependencies, Python, the devices and the platform, as ``jax.print_environment_info``
-    (ptojax lists numpy, ml_dtypes and the C++ compiler its host kernels use)."""
+    (ptojax lists numpy, ml_dtypes and the C++ compiler its host kernels use).
+
+    Example:
+      >>> "numpy:" in pto.print_environment_info(return_string=True)
+      True
+    """
     compiler, why_none = compiler_or_none()
     compiler_text = compiler.identity.split("\n")[0] if compiler is not None \
         else f"none ({why_none})"

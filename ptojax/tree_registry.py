@@ -3,7 +3,7 @@
 ``KeyPath`` types. Users' view (``tree_util``): typed PRNG keys are leaves here too."""
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterable, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Tuple, TypeVar
 
 from ptojax.pytree import PyTreeDef, tree_flatten, tree_flatten_with_path
 from ptojax.pytree_nodes import (USER_LEAF_TYPES, _is_namedtuple_type, _kind_of_type,
@@ -11,7 +11,13 @@ from ptojax.pytree_nodes import (USER_LEAF_TYPES, _is_namedtuple_type, _kind_of_
 
 KeyEntry = TypeVar("KeyEntry", bound=Hashable)
 KeyEntry.__doc__ = "A key of one child of a pytree node (``SequenceKey``, ``DictKey``, ...)."
-KeyPath = tuple[KeyEntry, ...]
+KeyPath = Tuple[KeyEntry, ...]
+KeyPath.__doc__ = """The path of keys from a pytree's root to a leaf (a tuple of ``KeyEntry``).
+
+Example:
+  >>> [path for path, _ in pto.tree_util.tree_flatten_with_path({"a": [1]})[0]]
+  [(DictKey(key='a'), SequenceKey(idx=0))]
+"""
 
 
 def _node_kind(tree):
@@ -32,10 +38,14 @@ def _aux_data(tree, data):
 
 def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     """The children of the pytree node ``tree`` (not flattened further) and its auxiliary
-    data: ``{'a': 1, 'b': [2]}`` gives ``((1, [2]), ('a', 'b'))``.
+    data.
 
     Raises:
       ValueError: if ``tree`` is a leaf (not a built-in or registered node type).
+
+    Example:
+      >>> pto.tree_util.flatten_one_level({"a": 1, "b": [2]})
+      ((1, [2]), ('a', 'b'))
     """
     kind = _node_kind(tree)
     if kind is None:
@@ -52,6 +62,10 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any
 
     Raises:
       ValueError: if ``tree`` is a leaf.
+
+    Example:
+      >>> pto.tree_util.flatten_one_level_with_keys([1, (2, 3)])
+      ([(SequenceKey(idx=0), 1), (SequenceKey(idx=1), (2, 3))], None)
     """
     kind = _node_kind(tree)
     if kind is None:
@@ -67,6 +81,10 @@ def is_tree_node(typ: type) -> bool:
 
     Raises:
       TypeError: if ``typ`` is not a type.
+
+    Example:
+      >>> pto.tree_util.is_tree_node(dict), pto.tree_util.is_tree_node(int)
+      (True, False)
     """
     if not isinstance(typ, type):
         raise TypeError(f"is_tree_node(typ) takes a type, got {typ!r} of type "

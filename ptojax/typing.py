@@ -21,7 +21,21 @@ class SupportsDType(Protocol):
 
 
 ArrayLike = Union[Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]
+ArrayLike.__doc__ = """A value ptojax.numpy converts to an array implicitly: an Array, a numpy
+array or scalar, a Python bool/int/float/complex.
+
+Example:
+  >>> isinstance(pnp.ones(2), pto.typing.ArrayLike), isinstance([1], pto.typing.ArrayLike)
+  (True, False)
+"""
 DTypeLike = Union[str, type[Any], np.dtype, SupportsDType]
+DTypeLike.__doc__ = """A value naming a dtype: a string, a scalar type, a numpy dtype, an object
+with a ``dtype``.
+
+Example:
+  >>> isinstance("float32", pto.typing.DTypeLike.__args__[0])
+  True
+"""
 
 __all__ = ["ArrayLike", "DTypeLike"]
 __dir__ = dir_function(__all__)

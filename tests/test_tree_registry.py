@@ -113,5 +113,5 @@ def test_registry_registers_nodes():
 
 def test_key_types(jax):
     assert isinstance(tu.KeyEntry, typing.TypeVar)
-    assert tu.KeyPath == tuple[tu.KeyEntry, ...]
-    assert str(tu.KeyPath) == str(jax.tree_util.KeyPath)
+    assert typing.get_origin(tu.KeyPath) is typing.get_origin(jax.tree_util.KeyPath) is tuple
+    assert typing.get_args(tu.KeyPath) == (tu.KeyEntry, ...)
