@@ -38,7 +38,7 @@ from ptojax import debug, scipy, test_util, tree
 from ptojax import core
 from ptojax.config import (check_tracer_leaks, checking_leaks, config, debug_infs, debug_nans,
                            default_matmul_precision, default_prng_impl, disable_jit,
-                           enable_checks, enable_x64, threefry_partitionable,
+                           enable_checks, enable_x64, no_tracing, threefry_partitionable,
                            explain_cache_misses, log_compiles, numpy_dtype_promotion,
                            numpy_rank_promotion)
 from ptojax.autodiff.api import jacrev as jacobian
@@ -99,7 +99,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", 
            "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "live_arrays", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
-           "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
+           "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
            "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "targets", "test_util", "threefry_partitionable", "tile", "tools", "tree", "tree_util", "typeof", "typing",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",

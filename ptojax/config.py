@@ -162,6 +162,7 @@ _OPTIONS: dict = {
     "jax_debug_infs": Scoped(scoped_options.DEBUG_INFS),
     "jax_enable_checks": Scoped(scoped_options.ENABLE_CHECKS),
     "jax_check_tracer_leaks": Scoped(scoped_options.CHECK_TRACER_LEAKS),
+    "jax_no_tracing": Scoped(scoped_options.NO_TRACING),
     "jax_log_compiles": Scoped(scoped_options.LOG_COMPILES),
     "jax_explain_cache_misses": Scoped(scoped_options.EXPLAIN_CACHE_MISSES),
     "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
@@ -465,6 +466,19 @@ Example:
   >>> with pto.check_tracer_leaks(True):
   ...     pto.jit(lambda x: x * 2)(pnp.ones(2))     # nothing kept: no error
   Array([2., 2.], dtype=float32)
+""")
+no_tracing = _State("no_tracing", scoped_options.NO_TRACING, """No ``jit`` tracing
+(``jax_no_tracing``) in this thread inside a ``with`` block, as ``jax.no_tracing``: a ``jit``
+function that would trace (a new signature) raises ``RuntimeError``; compiled ones run.
+(JAX's eager operations compile too, so there a new eager signature raises as well.)
+
+Example:
+  >>> f = pto.jit(lambda x: x * 3)
+  >>> f(pnp.ones(2))
+  Array([3., 3.], dtype=float32)
+  >>> with pto.no_tracing(True):
+  ...     f(pnp.ones(2))
+  Array([3., 3.], dtype=float32)
 """)
 checking_leaks = functools.partial(check_tracer_leaks, True)
 checking_leaks.__doc__ = """``check_tracer_leaks(True)``: a context checking for tracer leaks, as

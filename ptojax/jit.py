@@ -32,7 +32,7 @@ from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
 from ptojax.scoped_options import (DEBUG_INFS as _INFS, DEBUG_NANS as _NANS, ENABLE_CHECKS,
-                                   EXPLAIN_CACHE_MISSES, LOG_COMPILES)
+                                   EXPLAIN_CACHE_MISSES, LOG_COMPILES, NO_TRACING)
 from ptojax.ir.verify import verify
 from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
@@ -301,6 +301,11 @@ class Jitted:
     def _trace(self, args, kwargs, nested=False) -> Traced:
         """This function traced on ``args``: abstract inside even under a concrete outer
         trace (``nested``)."""
+        if NO_TRACING.get():   # jax_no_tracing
+            raise NoTracingError(f"re-tracing function {self._name} at "
+                                 f"{_definition_site(self._fn)} for `jit`, but 'no_tracing' "
+                                 f"is set", user_frame())
+
         def trace():
             return trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                self._static_argnames, dynamic=self._dynamic)
@@ -400,6 +405,15 @@ class Jitted:
         self._cache.clear()
         self._fast.clear()
         self._traces.clear()
+
+
+class NoTracingError(PtoError, RuntimeError):
+    """A ``jit`` function traced while ``jax_no_tracing`` is set (JAX raises RuntimeError)."""
+
+
+def _definition_site(fn) -> str:
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "?"
 
 
 def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:

@@ -116,6 +116,7 @@ NUMPY_RANK_PROMOTION = _option("jax_numpy_rank_promotion", "allow",
 LOG_COMPILES = _option("jax_log_compiles", False, boolean)
 EXPLAIN_CACHE_MISSES = _option("jax_explain_cache_misses", False, boolean)
 ENABLE_CHECKS = _option("jax_enable_checks", False, boolean)
+NO_TRACING = _option("jax_no_tracing", False, boolean)
 CHECK_TRACER_LEAKS = _option("jax_check_tracer_leaks", False, boolean)
 
 # jax_default_matmul_precision: JAX's values. ptojax computes float32 products and

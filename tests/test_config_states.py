@@ -352,3 +352,15 @@ def test_device_class(jax):
     assert isinstance(pto.devices()[0], pto.Device)
     assert isinstance(jax.devices()[0], jax.Device)
     assert pto.devices()[0].platform == jax.devices()[0].platform == "cpu"
+
+
+def test_no_tracing_matches_jax(jax):
+    for lib, np_ in ((pto, pnp), (jax, jax.numpy)):
+        f = lib.jit(lambda x: x * 3)
+        two, three = np_.ones(2), np_.ones(3)    # (JAX's eager ops trace too: made outside)
+        f(two)
+        with lib.no_tracing(True):
+            np.testing.assert_array_equal(f(two), np.full(2, 3.0))       # cached: runs
+            with pytest.raises(RuntimeError, match="re-tracing function <lambda>.*no_tracing"):
+                f(three)                                                  # a new signature
+        assert f(np_.ones(3)).shape == (3,)
