@@ -3,7 +3,7 @@
     pto.config.update("jax_disable_jit", True)
     pto.config.jax_enable_x64          # False unless JAX_ENABLE_X64 was set at import
 
-Three kinds of option:
+Four kinds of option:
 
 - **Fixed** JAX flags: ptojax has exactly one behaviour, the one JAX has at the value listed.
   Reading gives that value; updating to it is accepted; any other value raises
@@ -14,6 +14,12 @@ Three kinds of option:
   ``dtypes.py``, also set by ``JAX_ENABLE_X64`` at import and per thread by
   ``pto.enable_x64(True)`` as a context manager). Without x64, 64-bit numpy inputs and
   ``dtype=`` arguments are 32-bit, as JAX (the latter with JAX's warning; ``dtypes.py``).
+- **Config states** kept in ``scoped_options.py`` (read below this layer), each also a context
+  manager setting it in one thread, as JAX's: ``jax_debug_nans``/``jax_debug_infs``
+  (``pto.debug_nans``...), ``jax_numpy_dtype_promotion``, ``jax_numpy_rank_promotion``,
+  ``jax_log_compiles``, ``jax_explain_cache_misses``, ``jax_default_matmul_precision``,
+  ``jax_enable_checks``, ``jax_check_tracer_leaks`` (``pto.checking_leaks()``),
+  ``jax_no_tracing``.
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout``, ``ptojax_cache_dir`` and
   ``ptojax_build_after`` (seconds of numpy-tier calls before a program whose kernels are not
