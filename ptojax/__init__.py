@@ -36,7 +36,11 @@ from ptojax import mixed_precision, ops, quant
 # the rest of JAX's top-level API (issue 15)
 from ptojax import debug, scipy, test_util, tree
 from ptojax import core
-from ptojax.config import config, disable_jit, enable_x64
+from ptojax.config import (check_tracer_leaks, checking_leaks, config, debug_infs, debug_nans,
+                           default_matmul_precision, default_prng_impl, disable_jit,
+                           enable_checks, enable_x64, no_tracing, threefry_partitionable,
+                           explain_cache_misses, log_compiles, numpy_dtype_promotion,
+                           numpy_rank_promotion)
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
@@ -64,7 +68,7 @@ from ptojax.kernel.api import namespace as kernel
 from ptojax.kernel.spec import BlockSpec
 from ptojax.sharding import (Mesh, NamedSharding, P, PartitionSpec, SingleDeviceSharding,
                              make_mesh)
-from ptojax.devices import (default_backend, device_count, devices, local_device_count, local_devices,
+from ptojax.devices import (Device, default_backend, device_count, devices, local_device_count, local_devices,
                                     process_count, process_index)
 from ptojax.shard.runtime.arrays import device_put
 from ptojax.shard.api import shard
@@ -74,22 +78,30 @@ from ptojax.pmap import pmap
 from ptojax import image
 from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16, float32, float64,
                            int8, int16, int32, int64, uint8, uint16, uint32)
+from ptojax import typing
+from ptojax.make_array import (make_array_from_callback, make_array_from_process_local_data,
+                               make_array_from_single_device_arrays)
+from ptojax.runtime_info import (VERSION as _VERSION, copy_to_host_async, effects_barrier,
+                                 live_arrays, print_environment_info, process_indices)
 from ptojax.public import dir_function as _dir_function
 
-__version__ = "0.1.0"
+__version__ = _VERSION
 
-__all__ = ["Array", "AxisType", "BlockSpec", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
+__all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", "Mesh", "NamedSharding", "P",
            "PartitionSpec", "ShapeDtypeStruct", "SingleDeviceSharding", "TensorType",
-           "TileConfig", "TileType", "bfloat16", "block_until_ready", "checkpoint", "checkpoint_policies", "clear_caches",
-           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug",
+           "TileConfig", "TileType", "bfloat16", "block_until_ready", "check_tracer_leaks",
+           "checking_leaks", "checkpoint", "checkpoint_policies", "clear_caches",
+           "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans", "default_matmul_precision", "default_prng_impl",
            "default_backend", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape",
+           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "explain_cache_misses",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
-           "lax", "linear_transpose", "linearize", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
-           "make_mesh", "mixed_precision", "named_call", "named_scope", "nn", "numpy", "ops", "pmap", "process_count", "process_index",
+           "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
+           "live_arrays", "make_array_from_callback", "make_array_from_process_local_data",
+           "make_array_from_single_device_arrays", "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
+           "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
            "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
-           "shard_map", "sharding", "targets", "test_util", "tile", "tools", "tree", "tree_util", "typeof",
+           "shard_map", "sharding", "targets", "test_util", "threefry_partitionable", "tile", "tools", "tree", "tree_util", "typeof", "typing",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]
 __dir__ = _dir_function(__all__)

@@ -3,7 +3,7 @@
     pto.config.update("jax_disable_jit", True)
     pto.config.jax_enable_x64          # False unless JAX_ENABLE_X64 was set at import
 
-Three kinds of option:
+Four kinds of option:
 
 - **Fixed** JAX flags: ptojax has exactly one behaviour, the one JAX has at the value listed.
   Reading gives that value; updating to it is accepted; any other value raises
@@ -14,6 +14,12 @@ Three kinds of option:
   ``dtypes.py``, also set by ``JAX_ENABLE_X64`` at import and per thread by
   ``pto.enable_x64(True)`` as a context manager). Without x64, 64-bit numpy inputs and
   ``dtype=`` arguments are 32-bit, as JAX (the latter with JAX's warning; ``dtypes.py``).
+- **Config states** kept in ``scoped_options.py`` (read below this layer), each also a context
+  manager setting it in one thread, as JAX's: ``jax_debug_nans``/``jax_debug_infs``
+  (``pto.debug_nans``...), ``jax_numpy_dtype_promotion``, ``jax_numpy_rank_promotion``,
+  ``jax_log_compiles``, ``jax_explain_cache_misses``, ``jax_default_matmul_precision``,
+  ``jax_enable_checks``, ``jax_check_tracer_leaks`` (``pto.checking_leaks()``),
+  ``jax_no_tracing``.
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout``, ``ptojax_cache_dir`` and
   ``ptojax_build_after`` (seconds of numpy-tier calls before a program whose kernels are not
@@ -28,6 +34,7 @@ options.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from typing import Any, Callable
 
@@ -36,6 +43,8 @@ from ptojax.env import env_path
 from ptojax.eval import blas
 from ptojax.errors import ConfigError
 from ptojax.lower.host import hotness
+from ptojax import scoped_options
+from ptojax.scoped_options import ScopedOption
 from ptojax.shard.runtime.in_process import configured_timeout
 from ptojax.source_info import user_frame
 
@@ -88,6 +97,23 @@ class X64Flag:
         dtypes.set_x64_globally(value)
 
 
+class Scoped:
+    """A JAX config state kept in ``scoped_options`` (read below this layer), also set per
+    thread by its context manager (``pto.debug_nans(True)``, ...)."""
+
+    def __init__(self, option: ScopedOption):
+        self.option = option
+
+    def get(self):
+        return self.option.get()
+
+    def set(self, name, value):
+        try:
+            self.option.set_global(value)
+        except ConfigError as e:
+            raise e.with_source(user_frame(3)) from None
+
+
 class Environment:
     """An option stored in an environment variable, validated by the same reader (``env.py``)
     the runtime uses when it needs the value."""
@@ -135,18 +161,16 @@ _OPTIONS: dict = {
                                         "Threefry scheme"),
     "jax_default_prng_impl": Fixed("threefry2x32", "pto.random implements Threefry-2x32 "
                                    "only"),
-    "jax_numpy_rank_promotion": Fixed("allow", "ptojax.numpy always broadcasts ranks as "
-                                      "NumPy does"),
-    "jax_numpy_dtype_promotion": Fixed("standard", "ptojax.numpy promotes with JAX's "
-                                       "standard lattice only"),
-    "jax_default_matmul_precision": Fixed(None, "float32 matmuls always compute in full "
-                                          "float32", accepted=("highest", "float32")),
-    "jax_debug_nans": Fixed(False, "there is no NaN checking mode; use "
-                            "pto.tools.check_numerics to find where values diverge"),
-    "jax_debug_infs": Fixed(False, "there is no inf checking mode; use "
-                            "pto.tools.check_numerics"),
-    "jax_enable_checks": Fixed(False, "there is no internal checking mode"),
-    "jax_log_compiles": Fixed(False, "use logging.getLogger('ptojax.jit') to see retraces"),
+    "jax_numpy_rank_promotion": Scoped(scoped_options.NUMPY_RANK_PROMOTION),
+    "jax_numpy_dtype_promotion": Scoped(scoped_options.NUMPY_DTYPE_PROMOTION),
+    "jax_default_matmul_precision": Scoped(scoped_options.DEFAULT_MATMUL_PRECISION),
+    "jax_debug_nans": Scoped(scoped_options.DEBUG_NANS),
+    "jax_debug_infs": Scoped(scoped_options.DEBUG_INFS),
+    "jax_enable_checks": Scoped(scoped_options.ENABLE_CHECKS),
+    "jax_check_tracer_leaks": Scoped(scoped_options.CHECK_TRACER_LEAKS),
+    "jax_no_tracing": Scoped(scoped_options.NO_TRACING),
+    "jax_log_compiles": Scoped(scoped_options.LOG_COMPILES),
+    "jax_explain_cache_misses": Scoped(scoped_options.EXPLAIN_CACHE_MISSES),
     "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
     "ptojax_num_devices": Environment("PTOJAX_NUM_DEVICES", devices.configured_local_count,
                                       _device_count),
@@ -206,7 +230,8 @@ class Config:
         except ImportError:
             raise ConfigError("config_with_absl needs absl (pip install absl-py)",
                               user_frame()) from None
-        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag))]
+        names = [n for n, o in _OPTIONS.items() if isinstance(o, (Flag, X64Flag)) or (
+            isinstance(o, Scoped) and isinstance(o.get(), bool))]
         for name in names:
             if name not in flags.FLAGS:
                 flags.DEFINE_bool(name, _OPTIONS[name].get(), f"ptojax option {name}")
@@ -304,3 +329,212 @@ Example:
   ...     pnp.array([1.0]).dtype
   dtype('float64')
 """
+
+
+class _State:
+    """A JAX config state as ``jax.debug_nans`` & co: ``with pto.debug_nans(True): ...`` sets
+    it in this thread for the block (a boolean state's value defaults to True); ``.value``
+    reads it; ``pto.config.update`` sets it for the process."""
+
+    def __init__(self, name: str, option: ScopedOption, doc: str):
+        self.name = name
+        self._option = option
+        self.__doc__ = doc
+
+    def __call__(self, new_val=None):
+        if new_val is None and isinstance(self._option.default, bool):
+            new_val = True
+        try:
+            self._option.validate(new_val)
+        except ConfigError as e:
+            raise ConfigError(f"{self.name}({new_val!r}): {e.message}", user_frame()) from None
+        return self._option.scope(new_val)
+
+    @property
+    def value(self):
+        return self._option.get()
+
+    def __repr__(self):
+        return f"{self.name}(value={self.value!r})"
+
+
+debug_nans = _State("debug_nans", scoped_options.DEBUG_NANS, """NaN checking
+(``jax_debug_nans``) in this thread inside a ``with`` block, as ``jax.debug_nans``: an eager
+operation whose floating-point result holds a NaN raises ``FloatingPointError`` naming it
+("invalid value (nan) encountered in log"); a ``jit`` function whose output holds one is run
+again op by op to name the operation (ptojax logs a warning on ``ptojax.jit`` where JAX prints).
+
+Example:
+  >>> with pto.debug_nans(True):
+  ...     try:
+  ...         pnp.log(pnp.array(-1.0))
+  ...     except FloatingPointError as e:
+  ...         print(str(e).splitlines()[0])
+  invalid value (nan) encountered in log
+""")
+debug_infs = _State("debug_infs", scoped_options.DEBUG_INFS, """Infinity checking
+(``jax_debug_infs``) in this thread inside a ``with`` block, as ``jax.debug_infs``: as
+``debug_nans``, for infinities ("invalid value (inf) encountered in log").
+
+Example:
+  >>> with pto.debug_infs(True):
+  ...     try:
+  ...         pnp.log(pnp.array(0.0))
+  ...     except FloatingPointError as e:
+  ...         print(str(e).splitlines()[0])
+  invalid value (inf) encountered in log
+""")
+numpy_dtype_promotion = _State(
+    "numpy_dtype_promotion", scoped_options.NUMPY_DTYPE_PROMOTION, """The type promotion
+mode (``jax_numpy_dtype_promotion``) in this thread inside a ``with`` block, as
+``jax.numpy_dtype_promotion``: ``'standard'`` (JAX's lattice) or ``'strict'`` (operands of
+different dtypes raise ``TypePromotionError``; only weakly typed Python scalars join a
+dtype of their kind or a wider kind).
+
+Example:
+  >>> with pto.numpy_dtype_promotion("strict"):
+  ...     print((pnp.ones(2) + 1.0).dtype)
+  ...     try:
+  ...         pnp.ones(2) + pnp.ones(2, pnp.int32)
+  ...     except ValueError as e:
+  ...         print(type(e).__name__)
+  float32
+  TypePromotionError
+""")
+numpy_rank_promotion = _State(
+    "numpy_rank_promotion", scoped_options.NUMPY_RANK_PROMOTION, """Implicit rank promotion
+(``jax_numpy_rank_promotion``) in ``ptojax.numpy`` in this thread inside a ``with`` block, as
+``jax.numpy_rank_promotion``: ``'allow'`` (NumPy broadcasting), ``'warn'`` (a
+``UserWarning`` when operands of different nonzero ranks are broadcast) or ``'raise'`` (a
+``ValueError``).
+
+Example:
+  >>> with pto.numpy_rank_promotion("raise"):
+  ...     try:
+  ...         pnp.ones(3) + pnp.ones((2, 3))
+  ...     except ValueError as e:
+  ...         print(str(e)[:54])
+  Operands could not be broadcast together for add on sh
+""")
+log_compiles = _State("log_compiles", scoped_options.LOG_COMPILES, """Compile logging
+(``jax_log_compiles``) in this thread inside a ``with`` block, as ``jax.log_compiles``: each
+``jit`` compile is logged at WARNING level on the ``ptojax.jit`` logger (at INFO otherwise).
+
+Example:
+  >>> with pto.log_compiles(True):
+  ...     pto.jit(lambda x: x + 1)(pnp.ones(2))   # logs "compiled <lambda> for f32[2] ..."
+  Array([2., 2.], dtype=float32)
+""")
+explain_cache_misses = _State(
+    "explain_cache_misses", scoped_options.EXPLAIN_CACHE_MISSES, """Cache-miss explanations
+(``jax_explain_cache_misses``) in this thread inside a ``with`` block, as
+``jax.explain_cache_misses``: each ``jit`` retrace is logged at WARNING level on the
+``ptojax.jit`` logger with what changed in the signature (at INFO otherwise).
+
+Example:
+  >>> with pto.explain_cache_misses(True):
+  ...     pto.explain_cache_misses.value
+  True
+""")
+default_matmul_precision = _State(
+    "default_matmul_precision", scoped_options.DEFAULT_MATMUL_PRECISION, """The default
+precision of float32 products and convolutions (``jax_default_matmul_precision``) in this
+thread inside a ``with`` block, as ``jax.default_matmul_precision``. ptojax computes them in
+full float32 whatever the value, as JAX does on CPU for the values it accepts: None, 'default',
+'high', 'highest', 'bfloat16', 'tensorfloat32', 'float32', 'BF16_BF16_F32',
+'BF16_BF16_F32_X3', 'BF16_BF16_F32_X6', 'F32_F32_F32'; the other algorithm presets (which
+JAX's CPU backend computes otherwise or rejects at the product) raise ``ConfigError`` here.
+
+Example:
+  >>> with pto.default_matmul_precision("bfloat16"):
+  ...     pnp.dot(pnp.ones(3), pnp.ones(3))    # full float32, as JAX on CPU
+  Array(3., dtype=float32)
+""")
+enable_checks = _State("enable_checks", scoped_options.ENABLE_CHECKS, """Internal checks
+(``jax_enable_checks``) in this thread inside a ``with`` block, as ``jax.enable_checks``:
+``jit`` verifies each traced and optimized IR (``ir.verify``: types re-inferred, single
+assignment, definitions before uses) before compiling it.
+
+Example:
+  >>> with pto.enable_checks(True):
+  ...     pto.jit(lambda x: pnp.sin(x) * 0)(pnp.ones(2))
+  Array([0., 0.], dtype=float32)
+""")
+check_tracer_leaks = _State(
+    "check_tracer_leaks", scoped_options.CHECK_TRACER_LEAKS, """Tracer leak checking
+(``jax_check_tracer_leaks``) in this thread inside a ``with`` block, as
+``jax.check_tracer_leaks``: when an abstract trace (``jit``, ``make_jaxpr``, control-flow
+bodies) ends while one of its tracers is still referenced (stored in a global, a closure, an
+outer list), it raises ``LeakedTracerError`` naming the tracers and what holds them. (JAX
+also checks ``vmap``; ptojax's eager ``vmap`` and ``grad`` traces are not checked.)
+
+Example:
+  >>> with pto.check_tracer_leaks(True):
+  ...     pto.jit(lambda x: x * 2)(pnp.ones(2))     # nothing kept: no error
+  Array([2., 2.], dtype=float32)
+""")
+no_tracing = _State("no_tracing", scoped_options.NO_TRACING, """No ``jit`` tracing
+(``jax_no_tracing``) in this thread inside a ``with`` block, as ``jax.no_tracing``: a ``jit``
+function that would trace (a new signature) raises ``RuntimeError``; compiled ones run.
+(JAX's eager operations compile too, so there a new eager signature raises as well.)
+
+Example:
+  >>> f = pto.jit(lambda x: x * 3)
+  >>> f(pnp.ones(2))
+  Array([3., 3.], dtype=float32)
+  >>> with pto.no_tracing(True):
+  ...     f(pnp.ones(2))
+  Array([3., 3.], dtype=float32)
+""")
+checking_leaks = functools.partial(check_tracer_leaks, True)
+checking_leaks.__doc__ = """``check_tracer_leaks(True)``: a context checking for tracer leaks, as
+``jax.checking_leaks``.
+
+Example:
+  >>> with pto.checking_leaks():
+  ...     pto.check_tracer_leaks.value
+  True
+"""
+
+
+class _FixedState:
+    """A JAX config state ptojax supports at one value only (a ``Fixed`` option), usable as
+    JAX's: ``with pto.threefry_partitionable(True): ...`` is accepted; any other value raises
+    ``ConfigError`` saying what ptojax does."""
+
+    def __init__(self, name: str, option_name: str, doc: str):
+        self.name = name
+        self._option_name = option_name
+        self.__doc__ = doc
+
+    def __call__(self, new_val=True):
+        _OPTIONS[self._option_name].set(self._option_name, new_val)
+        return contextlib.nullcontext()
+
+    @property
+    def value(self):
+        return _OPTIONS[self._option_name].get()
+
+    def __repr__(self):
+        return f"{self.name}(value={self.value!r})"
+
+
+threefry_partitionable = _FixedState(
+    "threefry_partitionable", "jax_threefry_partitionable", """The Threefry scheme
+(``jax_threefry_partitionable``), as ``jax.threefry_partitionable``: ``pto.random`` always uses
+JAX's partitionable scheme (JAX's default), so only True is accepted.
+
+Example:
+  >>> with pto.threefry_partitionable(True):
+  ...     pto.threefry_partitionable.value
+  True
+""")
+default_prng_impl = _FixedState(
+    "default_prng_impl", "jax_default_prng_impl", """The default PRNG implementation
+(``jax_default_prng_impl``), as ``jax.default_prng_impl``: ``pto.random`` implements
+'threefry2x32' (JAX's default) only.
+
+Example:
+  >>> pto.default_prng_impl.value
+  'threefry2x32'
+""")

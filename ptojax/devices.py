@@ -16,7 +16,13 @@ from ptojax.public import add_examples as _add_examples
 
 
 class Device:
-    """A virtual host device: ``id`` in the job, the process owning it, its index there."""
+    """A virtual host device: ``id`` in the job, the process owning it, its index there
+    (``jax.Device``).
+
+    Example:
+      >>> isinstance(pto.devices()[0], pto.Device), pto.devices()[0].platform
+      (True, 'cpu')
+    """
     __slots__ = ("id", "process_index", "local_index")
     platform = "cpu"
     device_kind = "virtual host device"

@@ -31,6 +31,7 @@ import numpy as np
 
 from ptojax.env import env_flag
 from ptojax.errors import DtypeError, IntegerOverflowError, TypePromotionError
+from ptojax.scoped_options import NUMPY_DTYPE_PROMOTION
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -381,6 +382,16 @@ def _upper_bounds():
 
 
 _UPPER = _upper_bounds()
+# jax_numpy_dtype_promotion='strict': a dtype joins only itself; a weak Python scalar joins
+# any dtype of its kind or a wider kind (JAX's strict lattice)
+_STRICT_UPPER = {
+    **{d: frozenset({d}) for d in SUPPORTED},
+    WEAK_INT: frozenset({WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX}) | INTEGERS | FLOATS | COMPLEX,
+    WEAK_FLOAT: frozenset({WEAK_FLOAT, WEAK_COMPLEX}) | FLOATS | COMPLEX,
+    WEAK_COMPLEX: frozenset({WEAK_COMPLEX}) | COMPLEX,
+}
+_WEAK_NAMES = {WEAK_INT: "<class 'int'>", WEAK_FLOAT: "<class 'float'>",
+               WEAK_COMPLEX: "<class 'complex'>"}
 
 
 def _node(dtype, weak: bool):
@@ -405,14 +416,23 @@ def _describe(types) -> str:
 def promote(types: tuple) -> tuple:
     """Least upper bound of ``((dtype, weak), ...)`` → ``(dtype, weak)`` (JAX's x64 lattice
     in x64 mode)."""
+    if NUMPY_DTYPE_PROMOTION.changed and NUMPY_DTYPE_PROMOTION.get() == "strict":
+        return _promote(types, x64_enabled(), True)
     return _promote(types, x64_enabled())
 
 
 @functools.lru_cache(maxsize=4096)
-def _promote(types: tuple, x64: bool) -> tuple:
+def _promote(types: tuple, x64: bool, strict: bool = False) -> tuple:
     nodes = tuple(_node(d, w) for d, w in types)
-    common = functools.reduce(frozenset.intersection, (_UPPER[n] for n in nodes))
-    least = [n for n in common if all(m in _UPPER[n] for m in common)]
+    upper = _STRICT_UPPER if strict else _UPPER
+    common = functools.reduce(frozenset.intersection, (upper[n] for n in nodes))
+    least = [n for n in common if all(m in upper[n] for m in common)]
+    if not least and strict:
+        names = tuple(_WEAK_NAMES.get(n) or str(n) for n in nodes)
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            f"jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            f"output type, or set jax_numpy_dtype_promotion=standard.")
     if not least:
         raise TypePromotionError(
             f"no common dtype for {_describe(types)}: as JAX, float8/6/4 types promote only "

@@ -37,8 +37,9 @@ class DtypeError(PtoError, TypeError):
 
 
 class TypePromotionError(DtypeError, ValueError):
-    """Dtypes with no implicit promotion path (float8 with another float, int4 with int8):
-    a ValueError, as JAX's ``TypePromotionError``, and a DtypeError."""
+    """Dtypes with no implicit promotion path: float8 with another float, int4 with int8, or
+    any mixed pair under ``jax_numpy_dtype_promotion='strict'``. A ValueError, as JAX's
+    ``TypePromotionError``, and a DtypeError."""
 
 
 class SamplerDtypeError(DtypeError, ValueError):

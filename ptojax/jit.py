@@ -24,12 +24,16 @@ from ptojax.eval import profiler
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.eager import clear_eager_caches
+from ptojax.eval.nonfinite import invalid_kind, invalid_value_error
 from ptojax.eval.fast_arguments import fast_arguments
 from ptojax.eval.leaves import (ShapeDtypeStruct, argument_type, describe_path, leaf_type,
                                 leaf_value)
 from ptojax.ops.convert import python_float_view
 from ptojax.trace import Tracer, inlined_jit, trace_flat, tracing
 from ptojax.optimize import optimize
+from ptojax.scoped_options import (DEBUG_INFS as _INFS, DEBUG_NANS as _NANS, ENABLE_CHECKS,
+                                   EXPLAIN_CACHE_MISSES, LOG_COMPILES, NO_TRACING)
+from ptojax.ir.verify import verify
 from ptojax.pytree import tree_flatten, tree_flatten_with_path, tree_map, unflattener
 from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
@@ -254,8 +258,32 @@ class Jitted:
         except Exception:   # no fast key: the full path decides (and raises the errors)
             key = entry = None
         if entry is not None:
-            return _run(entry, values)
-        return self._call_full(key, args, kwargs)
+            out = _run(entry, values)
+        else:
+            out = self._call_full(key, args, kwargs)
+        if _NANS.active or _INFS.active:   # jax_debug_nans / jax_debug_infs
+            self._check_outputs(out, args, kwargs)
+        return out
+
+    def _check_outputs(self, out, args, kwargs):
+        """With ``jax_debug_nans``/``jax_debug_infs``: if an output holds a NaN (inf), run
+        the function again op by op, whose first invalid operation raises naming itself (as
+        JAX, which prints where ptojax logs a warning on ``ptojax.jit``)."""
+        kind = invalid_kind(tree_flatten(out)[0])
+        if kind is None:
+            return
+        log.warning("invalid %s value encountered in the output of `%s` (jit); running it "
+                    "op by op to find the operation", kind, self._name)
+        args, kwargs = self._numpy_leaves_as_arrays(args, kwargs)
+        try:
+            self._fn(*args, **kwargs)
+        except (FloatingPointError, ZeroDivisionError) as e:
+            raise e from None
+        raise invalid_value_error(
+            kind, f"jit({self._name}); jax_debug_nans/jax_debug_infs ran the function op by "
+            f"op (as without jit) to find the operation, but op by op it produced no "
+            f"invalid value: jit's optimizations produced it, or it is a NaN/inf input or "
+            f"constant returned as it is", user_frame())
 
     def _call_nested(self, args, kwargs):
         """A call under an outer trace: the trace of its signature replayed into it; inlined
@@ -273,6 +301,11 @@ class Jitted:
     def _trace(self, args, kwargs, nested=False) -> Traced:
         """This function traced on ``args``: abstract inside even under a concrete outer
         trace (``nested``)."""
+        if NO_TRACING.get():   # jax_no_tracing
+            raise NoTracingError(f"re-tracing function {self._name} at "
+                                 f"{_definition_site(self._fn)} for `jit`, but 'no_tracing' "
+                                 f"is set", user_frame())
+
         def trace():
             return trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                self._static_argnames, dynamic=self._dynamic)
@@ -338,16 +371,18 @@ class Jitted:
             if entry is not None:
                 return entry
             if self._last_signature is not None:
-                log.info("retracing %s: %s", self._name,
-                         explain_retrace(self._last_signature, signature))
+                log.log(logging.WARNING if EXPLAIN_CACHE_MISSES.get() else logging.INFO,
+                        "retracing %s: %s", self._name,
+                        explain_retrace(self._last_signature, signature))
             if self._dynamic is None:   # a trace made under an outer trace serves too
                 closed, out_tree = cached_trace(self._traces, signature,
                                                 lambda: self._trace(args, kwargs))
             else:
                 closed, out_tree = self._trace(args, kwargs)
             entry = _make_entry(closed, out_tree, self._backend, self._name)
-            log.info("compiled %s for %s (%d compiled programs)", self._name,
-                     ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
+            log.log(logging.WARNING if LOG_COMPILES.get() else logging.INFO,
+                    "compiled %s for %s (%d compiled programs)", self._name,
+                    ", ".join(map(str, signature.in_types)), self.cache_size() + 1)
             self._cache[signature] = entry
             self._last_signature = signature
             return entry
@@ -372,6 +407,15 @@ class Jitted:
         self._traces.clear()
 
 
+class NoTracingError(PtoError, RuntimeError):
+    """A ``jit`` function traced while ``jax_no_tracing`` is set (JAX raises RuntimeError)."""
+
+
+def _definition_site(fn) -> str:
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "?"
+
+
 def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
     """The flat non-static arguments, each its value if concrete (an array or a Python
     number), else None (a ShapeDtypeStruct, a tracer)."""
@@ -383,7 +427,11 @@ def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
 
 
 def _make_entry(closed: ClosedIR, out_tree, backend, name="fn") -> _Entry:
+    if ENABLE_CHECKS.get():   # jax_enable_checks
+        verify(closed)
     optimized = optimize(closed)
+    if ENABLE_CHECKS.get():
+        verify(optimized)
     return _Entry(make_executable(optimized, backend), out_tree,
                   tuple(t.weak_type for t in closed.out_types), optimized, name,
                   unflattener(out_tree), bool(set(optimized.ir.invars) & set(optimized.ir.outvars)))

@@ -34,9 +34,11 @@ from ptojax.ir.core import IR, ClosedIR, Eqn, Literal, Params, Var
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.eval.eager import apply_eager, leaked_tracer_error, traced_out_types
+from ptojax.eval.leaks import check_no_leaks
 from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
                                              check_scalar_conversion)
 from ptojax.source_info import user_frame
+from ptojax.scoped_options import CHECK_TRACER_LEAKS
 
 
 PRIMITIVES: dict = {}  # name -> Primitive, every primitive ever defined
@@ -434,9 +436,14 @@ def trace_flat(fn, in_types, name: str = "fn", sources=None, states=None,
         else:
             args = [trace.new_arg(t) for t in in_types]
         outs = fn(*args)
-        return trace.to_ir(outs)
+        closed = trace.to_ir(outs)
     finally:
         pop_trace(trace)
+    if CHECK_TRACER_LEAKS.active and not concrete and not _state.stack and \
+            CHECK_TRACER_LEAKS.get():   # an outermost abstract trace (jit, make_jaxpr)
+        del args, outs
+        check_no_leaks(trace)
+    return closed
 
 
 def arg_states(sources, differentiated=None) -> list:

@@ -15,6 +15,8 @@ from ptojax.pytree import (USER_LEAF_TYPES as _USER_LEAF_TYPES, DictKey, Flatten
                            tree_transpose, tree_unflatten, treedef_children, treedef_is_leaf,
                            treedef_tuple)
 from ptojax.public import dir_function
+from ptojax.tree_registry import (KeyEntry, KeyPath, default_registry, flatten_one_level,
+                                  flatten_one_level_with_keys, is_tree_node)
 
 _NO_INITIALIZER = _pytree._NO_INITIALIZER
 
@@ -96,8 +98,9 @@ def tree_reduce_associative(operation: Callable, tree, *, identity=_NO_INITIALIZ
                                            is_leaf=_users_leaf(is_leaf))
 
 
-__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey",
-           "all_leaves", "keystr", "register_dataclass", "register_pytree_node",
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
+           "PyTreeDef", "SequenceKey", "all_leaves", "default_registry", "flatten_one_level",
+           "flatten_one_level_with_keys", "is_tree_node", "keystr", "register_dataclass", "register_pytree_node",
            "register_pytree_node_class", "register_pytree_with_keys",
            "register_pytree_with_keys_class", "register_static", "tree_all", "tree_broadcast",
            "tree_flatten", "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path",

@@ -12,7 +12,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ptojax"
 
 # lowest first; an entry is a module or a package (all modules under it)
 LAYERS = [
-    ("base", ["errors", "env", "dtypes", "source_info", "pytree", "pytree_nodes", "tree_util", "tree", "targets", "sharding",
+    ("base", ["errors", "env", "dtypes", "source_info", "pytree", "pytree_nodes", "tree_registry", "tree_util", "tree", "scoped_options", "targets", "sharding",
               "devices", "public"]),
     ("ir", ["ir"]),
     ("core", ["trace", "eval"]),
@@ -25,7 +25,7 @@ LAYERS = [
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),
     ("api", ["jit", "jit_nested", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
-             "config", "debug", "quant", "mixed_precision", "pmap", "image", "flatten_util", "jit_shardings", "aot_signature", "ad_checkpoint", "experimental", "extend", "core", "testing", "test_util", "__init__",
+             "config", "debug", "typing", "make_array", "runtime_info", "quant", "mixed_precision", "pmap", "image", "flatten_util", "jit_shardings", "aot_signature", "ad_checkpoint", "experimental", "extend", "core", "testing", "test_util", "__init__",
              "__main__"]),
     ("example_libraries", ["example_libraries"]),
 ]

@@ -9,7 +9,7 @@ import pytest
 PUBLIC = {
     "ptojax": {"core", "debug", "distributed", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
                "numpy", "ops", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
-               "tree", "tree_util"},
+               "tree", "tree_util", "typing"},
     "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
     "ptojax.ops": set(),
     "ptojax.lax": {"linalg"}, "ptojax.lax.linalg": set(), "ptojax.random": set(),
@@ -22,6 +22,7 @@ PUBLIC = {
                            "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
                            "truncnorm", "uniform", "vonmises", "wrapcauchy"},
     "ptojax.tree_util": set(), "ptojax.tree": set(), "ptojax.debug": set(),
+    "ptojax.typing": set(),
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
     "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),

@@ -12,6 +12,8 @@ from ptojax.ir.symbolic import DimExpr, has_symbols
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
 from ptojax.eval.ieee import quietly
+from ptojax.eval.nonfinite import check_outputs
+from ptojax.scoped_options import DEBUG_INFS as _INFS, DEBUG_NANS as _NANS
 from ptojax.source_info import user_frame
 
 _out_types_cache: dict = {}
@@ -78,10 +80,15 @@ def apply_eager(prim, args, params):
     except Exception as e:  # numpy's own errors (a MemoryError, ...): name the user's line
         raise located(e, user_frame(3), f"{prim.name}")
     if prim.multiple_results:
-        return [_wrap(o, t) for o, t in zip(out, out_types)]
+        outs = [_wrap(o, t) for o, t in zip(out, out_types)]
+        if _NANS.active or _INFS.active:   # jax_debug_nans / jax_debug_infs
+            check_outputs(prim.name, outs, user_frame(3))
+        return outs
     t = out_types[0]
     if type(out) is not np.ndarray or out.dtype != t.dtype:
         out = np.asarray(out, t.dtype)
+    if _NANS.active or _INFS.active:
+        check_outputs(prim.name, (out,), user_frame(3))
     return Array(out, t.weak_type)
 
 

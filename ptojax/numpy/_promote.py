@@ -1,6 +1,8 @@
 """NumPy-style type promotion and broadcasting, made explicit before anything is bound."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ptojax import dtypes, lax
@@ -16,6 +18,7 @@ from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import entry_function_name, user_frame
 from ptojax.trace import Tracer, full_precision
 from ptojax.pytree import tree_leaves
+from ptojax.scoped_options import NUMPY_RANK_PROMOTION
 
 _PY_SCALARS = dtypes.PYTHON_SCALARS
 
@@ -265,8 +268,8 @@ def result_type(*args, op: str = "result_type") -> tuple:
     Python int too large for its company) naming ``op``."""
     try:
         return dtypes.promote(tuple(dtype_and_weak(a, op) for a in args))
-    except DtypeError as e:
-        raise DtypeError(f"{op}: {e.message}", user_frame()) from None
+    except DtypeError as e:   # (a TypePromotionError stays one)
+        raise type(e)(f"{op}: {e.message}", user_frame()) from None
     except IntegerOverflowError as e:
         if e.source is not None:  # already located (a Python int beyond 64 bits)
             raise
@@ -345,8 +348,31 @@ def promote_args(name, *args, kind=None):
     shapes = [tuple(a.shape) for a in out]
     if all(s == shapes[0] for s in shapes):
         return out
+    if NUMPY_RANK_PROMOTION.changed and NUMPY_RANK_PROMOTION.get() != "allow":
+        check_rank_promotion(name, shapes)
     shape = broadcast_shapes(name, *shapes)
     return [a if a.ndim == 0 else broadcast_to_shape(a, shape) for a in out]
+
+
+_RANK_PROMOTION_DOC = "https://docs.jax.dev/en/latest/rank_promotion_warning.html"
+
+
+def check_rank_promotion(name, shapes) -> None:
+    """``jax_numpy_rank_promotion``: operands of different nonzero ranks broadcast against
+    each other warn (``'warn'``) or raise a ValueError (``'raise'``), as JAX."""
+    mode = NUMPY_RANK_PROMOTION.get()
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "raise":
+        raise ShapeError(f"Operands could not be broadcast together for {name} on shapes "
+                         f"{listed} and with the config option "
+                         f"jax_numpy_rank_promotion='raise'. For more information, see "
+                         f"{_RANK_PROMOTION_DOC}.", user_frame())
+    warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes {listed}. "
+                  f"Set the jax_numpy_rank_promotion config option to 'allow' to disable "
+                  f"this warning; for more information, see {_RANK_PROMOTION_DOC}.",
+                  UserWarning, stacklevel=dtypes._user_stacklevel())
 
 
 def promote_dtypes(name, *args, kind=None):
