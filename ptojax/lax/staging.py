@@ -34,6 +34,7 @@ def create_token(_=None):
 def after_all(*operands):
     """One token that follows all of ``operands`` (tokens)."""
     if not all(isinstance(t, Token) for t in operands):
+        check_arraylike("after_all", *(t for t in operands if not isinstance(t, Token)))
         raise TypeError("Arguments to after_all must be tokens, got "
                         f"{[type(t).__name__ for t in operands]}")
     return Token()

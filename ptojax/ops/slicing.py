@@ -182,7 +182,7 @@ def pad(x, padding_value, padding_config):
     config = tuple(tuple(map(as_dim, c)) for c in padding_config)
     if len(config) == x.ndim and builtins.all(c == (0, 0, 0) for c in config) \
             and padding_value.shape == () and padding_value.dtype == x.dtype \
-            and getattr(padding_value, "weak_type", False) >= x.weak_type:
+            and getattr(padding_value, "weak_type", False) >= getattr(x, "weak_type", False):
         return x         # no padding: not a copy (a VALID pool's pad)
     return pad_p.bind(x, padding_value, padding_config=config)
 
