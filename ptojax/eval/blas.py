@@ -180,20 +180,14 @@ def team_gemm(a, ta: bool, b, tb: bool, beta: float, out, threaded: bool) -> Non
     """``out = op(a) @ op(b) + beta * out`` on the team: ``a``, ``b`` and ``out`` C-contiguous
     float32 stacks of matrices with the same leading shape (``op`` transposes when ``t*``),
     split over the team when ``threaded`` and the cores are free (``_spread``)."""
-    status = _Team.gemm(*team_gemm_args(a, ta, b, tb, beta, out), _spread(threaded))
-    if status != 0:
-        raise RuntimeError("ptojax: the team GEMM was installed unbound (lower/host/loader.py)")
-
-
-def team_gemm_args(a, ta: bool, b, tb: bool, beta: float, out) -> tuple:
-    """``ptojax_team_gemm``'s arguments but the last (where it runs) for ``team_gemm``'s
-    operands."""
     m, n = out.shape[-2:]
     k = a.shape[-2] if ta else a.shape[-1]
-    return (int(ta), int(tb), out.size // (m * n) if m * n else 0, m, n, k,
-            data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
-            data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
-            data_pointer(out), n, m * n)
+    status = _Team.gemm(int(ta), int(tb), out.size // (m * n) if m * n else 0, m, n, k,
+                        data_pointer(a), a.shape[-1], a.shape[-1] * a.shape[-2],
+                        data_pointer(b), b.shape[-1], b.shape[-1] * b.shape[-2], beta,
+                        data_pointer(out), n, m * n, _spread(threaded))
+    if status != 0:
+        raise RuntimeError("ptojax: the team GEMM was installed unbound (lower/host/loader.py)")
 
 
 def _spread(threaded: bool) -> int:

@@ -139,19 +139,6 @@ def _at_once(f, f_args, g, g_args):
     return result, outcome
 
 
-def _natively(run_two, f, f_args, g, g_args):
-    """``run_pair``'s result with both run by ``run_two`` (one C call), or None when one of
-    them cannot be prepared for it."""
-    prepare_f, prepare_g = getattr(f, "prepare", None), getattr(g, "prepare", None)
-    if prepare_f is None or prepare_g is None:
-        return None
-    step_f, result_f, keep_f = prepare_f(*f_args)
-    step_g, result_g, keep_g = prepare_g(*g_args)
-    if run_two(step_f, step_g) != 0:   # a kernel's failed check: run alone, it raises it
-        return f(*f_args), lambda: g(*g_args)
-    return result_f, lambda: result_g
-
-
 class Pair:
     """``run_pair`` at one place of a program, which keeps doing what measured faster there:
     its first ``TRIALS`` runs each way while the machine is not busy alternate between at
@@ -164,24 +151,19 @@ class Pair:
     TRIALS = 8
     FIRST_CHOICE = None        # tests may start pairs decided
 
-    def __init__(self, native=None):
+    def __init__(self):
         self.times = ([], [])      # wall seconds: one after the other, at once
         self.choice = self.FIRST_CHOICE
-        # with ``native`` (a C call running two prepared operations on the OpenMP team,
-        # lower/host/team_pair.py) pairs run there, or else one after the other
-        self.together = _at_once if native is None else \
-            lambda f, f_args, g, g_args: _natively(native, f, f_args, g, g_args)
 
     def __call__(self, f, f_args, g, g_args):
         choice = self.choice
         if choice is False or not enabled or machine_busy():
             return f(*f_args), lambda: g(*g_args)
         if choice:
-            result = self.together(f, f_args, g, g_args)
-            return result if result is not None else (f(*f_args), lambda: g(*g_args))
+            return run_pair(f, f_args, g, g_args)
         at_once = len(self.times[1]) < len(self.times[0])
         start = time.perf_counter()
-        result = self.together(f, f_args, g, g_args) if at_once else None
+        result = _at_once(f, f_args, g, g_args) if at_once else None
         if result is None:
             at_once = False
             result = f(*f_args), _outcome(g, g_args)

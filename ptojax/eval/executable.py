@@ -40,16 +40,14 @@ class Executable:
     (allocated by it, or donated) that no other result shares. ``pairs``: equations that
     run at once with the equation right after them (``eval/concurrent.py``); both must be
     ``impls`` overrides or primitives with ``fresh_outputs``, and the second writes over
-    none of the first's operands. ``native_pairs``: the C call running two prepared
-    operations at once (``lower/host/team_pair.py``), used for pairs whose two impls have a
-    ``prepare``; with it, pairs never use the Python helper thread."""
+    none of the first's operands."""
 
     def __init__(self, closed: ClosedIR, impls=None, borrowing=frozenset(),
-                 donated=frozenset(), pairs=frozenset(), native_pairs=None):
+                 donated=frozenset(), pairs=frozenset()):
         keep_freed_memory()
         self.closed = closed
         self.source, self.run, self.fresh_outputs = _generate(closed, impls or {}, borrowing,
-                                                              donated, pairs, native_pairs)
+                                                              donated, pairs)
 
     def __call__(self, *args):
         return self.run(*args)
@@ -88,7 +86,7 @@ def _last_uses(ir, fresh_impls=frozenset(), pairs=frozenset()):
 
 
 def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(),
-              pairs=frozenset(), native_pairs=None):
+              pairs=frozenset()):
     ir = closed.ir
     names: dict = {}
     counter = itertools.count()
@@ -178,7 +176,7 @@ def _generate(closed: ClosedIR, impls, borrowing=frozenset(), donated=frozenset(
         if pending is not None:   # the first's line starts both; this one's waits for it
             first_fn, first_ins, first_outs, first_note = pending
             pending = None
-            env[f"pair_{i}"] = Pair(native_pairs)
+            env[f"pair_{i}"] = Pair()
             lines.append(f"    {first_outs}, pair{i} = pair_{i}({first_fn}, "
                          f"({''.join(a + ', ' for a in first_ins)}), {fn}, "
                          f"({''.join(a + ', ' for a in ins)})){first_note}")

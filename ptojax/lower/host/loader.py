@@ -23,7 +23,6 @@ from ptojax.lower.host.build import ABI_VERSION, OBJECTS_SUFFIX, build_library
 from ptojax.lower.host.cache import CacheEntry
 from ptojax.eval.blas import decide_team, team_routines
 from ptojax.lower.host.compiler import openmp_wait_policy
-from ptojax.lower.host.team_pair import bind_run_pair
 from ptojax.eval.pointers import data_pointer_offset, data_pointers
 
 
@@ -58,7 +57,6 @@ class KernelLibrary:
                                         (size, size, size, pointer, size, pointer, size,
                                          ctypes.c_float, pointer, size, ctypes.c_int))
         self.team_gemm = _team_gemm(self._dll)
-        self.run_pair = bind_run_pair(self._dll)
         decide_team(self.team_gemm, _team_threads(self._dll))
         self._launchers = []
         self._object_launchers = []     # the twins taking the arrays' objects, or None
@@ -110,10 +108,6 @@ class KernelLibrary:
                   parallel) != 0:
                 self.raise_check_error(index)
         return go
-
-    def launcher_address(self, index: int) -> int:
-        """The address of kernel ``index``'s C launcher (for ``team_pair.kernel_step``)."""
-        return ctypes.cast(self._launchers[index], ctypes.c_void_p).value
 
     def raise_check_error(self, index: int):
         raise KernelCheckError(f"host kernel `{self._names[index]}` failed a runtime "

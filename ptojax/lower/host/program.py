@@ -22,7 +22,6 @@ do (``__DAV_VEC__``) — so each core's code can run on its own.
 """
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import math
 import time
@@ -46,8 +45,6 @@ from ptojax.lower.host.pairing import paired
 from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.eval.blas import team_installed
 from ptojax.lower.host.team_gemm import EXPORTS as TEAM_EXPORTS, team_runners
-from ptojax.lower.host.team_pair import kernel_step
-from ptojax.eval.pointers import data_pointers
 from ptojax.lower.pto_cpp import cpp_type, program_cpp
 from ptojax.lower.program_schedule import schedule_of
 from ptojax.targets import get_target
@@ -151,7 +148,7 @@ def _launcher(library, index, eqn, blocks, into=None):
     empty, contiguous = np.empty, np.ascontiguousarray
     outputs = _in_place_outputs(outs_made, into) if into else None
 
-    def buffers(inputs):
+    def launch(*inputs):
         arrays = [contiguous(x, dtype) for x, dtype in zip(inputs, in_dtypes)]
         if outputs is None:
             outs = [make(shape, dtype) for make, shape, dtype in outs_made]
@@ -160,10 +157,6 @@ def _launcher(library, index, eqn, blocks, into=None):
         params = arrays + outs
         if spaces_made:
             params += [empty(shape, dtype) for shape, dtype in spaces_made]
-        return arrays, outs, params
-
-    def launch(*inputs):
-        arrays, outs, params = buffers(inputs)
         threads = parallel and threads_free()
         if profiler.active is None:
             run(params, blocks, threads)
@@ -172,12 +165,6 @@ def _launcher(library, index, eqn, blocks, into=None):
             run(params, blocks, threads)
             record(start, arrays + outs)
         return outs
-    def prepare(*inputs):      # for a pair (team_pair.py): its blocks on one thread
-        _, outs, params = buffers(inputs)
-        argv = (ctypes.c_void_p * len(params))(*data_pointers(params))
-        return kernel_step(address, argv, blocks), outs, (params, argv)
-    address = library.launcher_address(index)
-    launch.prepare = prepare
     launch.alias_pairs = () if into else alias_pairs(eqn)
     launch.writing_into = lambda chosen: _launcher(library, index, eqn, blocks, chosen)
     return launch
@@ -362,11 +349,11 @@ class HostProgram:
         team = team_runners(tiled.ir.eqns)
         self.tensor_runners = {**threefry_runners(self.library, tiled.ir.eqns), **team,
                                **few_rows_runners(self.library, tiled.ir.eqns, team)}
-        # input-free arrays computed once; last uses in cache; two at once (with the products
-        # on the kernels' threads, team_gemm.py: in one call on the team, team_pair.py)
-        ordered, pairs = paired(for_locality(input_free_as_consts(tiled)))
-        native_pairs = self.library.run_pair if team_installed() else None
+        # input-free arrays computed once; last uses in cache; two at once, unless products
+        # run on the kernels' threads (team_gemm.py): then each product runs on all of them
+        ordered = for_locality(input_free_as_consts(tiled))
+        ordered, pairs = (ordered, frozenset()) if team_installed() else paired(ordered)
         self.executable = Executable(ordered,
                                      {**self.launchers, **self.tensor_runners, **loops},
-                                     frozenset(loops), donated, pairs, native_pairs)
+                                     frozenset(loops), donated, pairs)
         self.run = self.executable.run

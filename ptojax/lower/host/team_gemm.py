@@ -49,9 +49,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ptojax.eval.blas import team_gemm, team_gemm_args, team_installed, stored_matrices
+from ptojax.eval.blas import team_gemm, team_installed, stored_matrices
 from ptojax.eval.machine_load import THREADED_MIN_FLOPS
-from ptojax.lower.host.team_pair import product_step
 from ptojax.ops.dot_accumulate import dot_accumulate_p
 from ptojax.ops.linalg import dot_general_p
 
@@ -133,23 +132,15 @@ def _product(eqn, layout: Layout):
     swaps = layout.batch == 0 and layout.rhs_contracting == 1 and 4 * call.m <= call.n
     empty = np.empty
 
-    def operands_and_out(lhs, rhs):
+    def run(lhs, rhs):
         a, ta, b, tb = _operands(layout, lhs, rhs)
         if swaps and tb:
             out = empty((call.n, call.m), F32)
-            return b, not tb, a, not ta, out, out.T
+            team_gemm(b, not tb, a, not ta, 0.0, out, call.threaded)
+            return out.T
         out = empty(shape, F32)
-        return a, ta, b, tb, out, out
-
-    def run(lhs, rhs):
-        a, ta, b, tb, out, result = operands_and_out(lhs, rhs)
         team_gemm(a, ta, b, tb, 0.0, out, call.threaded)
-        return result
-
-    def prepare(lhs, rhs):     # for a pair (team_pair.py)
-        a, ta, b, tb, out, result = operands_and_out(lhs, rhs)
-        return product_step(*team_gemm_args(a, ta, b, tb, 0.0, out)), result, (a, b, out)
-    run.prepare = prepare
+        return out
     return run
 
 
@@ -159,25 +150,15 @@ def _accumulating(eqn, layout: Layout, into_acc: bool = False):
     threaded = _call_of(layout, eqn.inputs[1].type, eqn.inputs[2].type).threaded
     beta = eqn.params["beta"]
 
-    def target(acc, lhs, rhs):
-        """(the buffer the product is added into, its beta)."""
+    def run(acc, lhs, rhs):
         if into_acc and acc.flags.writeable and acc.flags.c_contiguous \
                 and not np.may_share_memory(acc, lhs) and not np.may_share_memory(acc, rhs):
-            return acc, beta
+            team_gemm(*_operands(layout, lhs, rhs), beta, acc, threaded)
+            return acc
         out = np.empty(acc.shape, F32)
         np.multiply(acc, np.float32(beta), out=out) if beta != 1.0 else np.copyto(out, acc)
-        return out, 1.0
-
-    def run(acc, lhs, rhs):
-        out, out_beta = target(acc, lhs, rhs)
-        team_gemm(*_operands(layout, lhs, rhs), out_beta, out, threaded)
+        team_gemm(*_operands(layout, lhs, rhs), 1.0, out, threaded)
         return out
-
-    def prepare(acc, lhs, rhs):     # for a pair (team_pair.py)
-        out, out_beta = target(acc, lhs, rhs)
-        a, ta, b, tb = _operands(layout, lhs, rhs)
-        return product_step(*team_gemm_args(a, ta, b, tb, out_beta, out)), out, (a, b, out)
-    run.prepare = prepare
     if not into_acc:
         run.alias_pairs = ((0, 0),)
         run.writing_into = lambda chosen: _accumulating(eqn, layout, chosen == {0: 0})

@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -173,62 +172,6 @@ PTO_HOST_EXPORT int ptojax_team_gemm(int ta, int tb, long long batch, long long 
   tg::gemm(ta, tb, batch, m, n, k, a, lda, a_step, b, ldb, b_step, beta, c, ldc, c_step,
            spread);
   return 0;
-}
-
-// One operation of a pair (lower/host/pairing.py, eval/concurrent.py): a kernel's launcher
-// (its blocks on the calling thread) or a product (on the calling thread, OpenBLAS at one).
-// ctypes mirrors this layout (lower/host/team_pair.py).
-struct PairStep {
-  int kind;  // 0: kernel, 1: product
-  int ta, tb;
-  int (*launch)(void* const*, long long, int);
-  void* const* args;
-  long long blocks;
-  long long batch, m, n, k;
-  const float* a;
-  long long lda, a_step;
-  const float* b;
-  long long ldb, b_step;
-  float beta;
-  float* c;
-  long long ldc, c_step;
-};
-
-inline int run_pair_step(const PairStep& s) {
-  if (s.kind == 0) return s.launch(s.args, s.blocks, 0);
-  pto::host::team_gemm::share(0, 1, s.ta, s.tb, s.batch, s.m, s.n, s.k, s.a, s.lda, s.a_step,
-                              s.b, s.ldb, s.b_step, s.beta, s.c, s.ldc, s.c_step);
-  return 0;
-}
-
-// Two independent operations at once, one on each of two members of the team (one after the
-// other when the team has one thread). Returns the first nonzero status (a kernel's failed
-// check), else 0; 2 if products are asked for but no GEMM was bound.
-PTO_HOST_EXPORT int ptojax_run_pair(const PairStep* first, const PairStep* second) {
-  namespace tg = pto::host::team_gemm;
-  const bool products = first->kind == 1 || second->kind == 1;
-  if (products &&
-      (tg::routines().sgemm == nullptr || tg::routines().set_local_threads == nullptr))
-    return 2;
-  int status[2] = {0, 0};
-  std::optional<tg::OneBlasThread> one_blas_thread;
-  if (products) one_blas_thread.emplace();
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(2)
-  {
-    const int t = omp_get_thread_num();
-    if (omp_get_num_threads() == 2) {
-      status[t] = run_pair_step(t == 0 ? *first : *second);
-    } else {
-      status[0] = run_pair_step(*first);
-      status[1] = run_pair_step(*second);
-    }
-  }
-#else
-  status[0] = run_pair_step(*first);
-  status[1] = run_pair_step(*second);
-#endif
-  return status[0] ? status[0] : status[1];
 }
 
 // The Linux thread ids of the calling thread's OpenMP team, the caller's first, into `tids`:
