@@ -115,8 +115,10 @@ def test_composite_runs_its_decomposition(jax):
     # JAX has no batching rule or JVP for composites; ptojax transforms the decomposition
     _same(pto.vmap(lambda v: scale(pto)(v, n=2.0))(x), scale(jax)(x, n=2.0), rtol=1e-6)
     assert_close(pto.grad(lambda v: scale(pto)(v, n=3.0).sum())(x), 3 * np.cos(x), rtol=1e-6)
-    with pytest.raises(ValueError):
-        pto.lax.composite(lambda x: x, name="")
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        pto.lax.composite(lambda x: x, name="")(x)     # checked when called, as JAX's
+    with pytest.raises(TypeError, match="decomposition must be callable"):
+        pto.lax.composite([1.0], name="my.scale")(x)
 
 
 def test_platform_dependent_picks_cpu(jax):

@@ -52,15 +52,19 @@ def composite(decomposition, name: str, version: int = 0):
     """``decomposition`` as a named composite operation: calling the result runs it under
     the scope ``name`` (keyword arguments are its static attributes). Unlike JAX (which has
     no JVP rule for composites), grad and vmap go through the decomposition."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"composite: name must be a non-empty string, got {name!r}")
-    if not isinstance(version, int) or version < 0:
-        raise ValueError(f"composite: version must be a non-negative int, got {version!r}")
-
-    def call(*args, **attributes):
+    def call(*args, **attributes):    # checked when called, as JAX's (it lowers then)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"composite: name must be a non-empty string, got {name!r}")
+        if not isinstance(version, int) or version < 0:
+            raise ValueError(f"composite: version must be a non-negative int, got "
+                             f"{version!r}")
+        if not callable(decomposition):
+            raise TypeError(f"composite: the decomposition must be callable, got "
+                            f"{type(decomposition).__name__}")
         with named_scope(name):
             return decomposition(*args, **attributes)
-    call.__name__ = getattr(decomposition, "__name__", name)
+    call.__name__ = getattr(decomposition, "__name__", None) or \
+        (name if isinstance(name, str) and name else "composite")
     call.__doc__ = getattr(decomposition, "__doc__", None)
     return call
 

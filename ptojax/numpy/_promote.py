@@ -1,6 +1,7 @@
 """NumPy-style type promotion and broadcasting, made explicit before anything is bound."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -291,6 +292,32 @@ def broadcast_shapes(name, *shapes) -> tuple:
     return tuple(out)
 
 
+# An array of a standard float dtype meeting a Python float or int (not a bool, which joins
+# strong; an int within int32, which needs no range check) keeps its dtype and weak type, as
+# JAX's lattice joins them: promote_args takes that case straight to a 0-d operand of the
+# array's type, kept for reuse (a step's Python constants recur).
+_STANDARD_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
+                                                    dtypes.bfloat16))
+_SCALAR_OPERANDS: dict = {}
+_MAX_SCALAR_OPERANDS = 512
+
+
+def _small_scalar(x) -> bool:
+    return type(x) is float or (type(x) is int and -2**31 <= x < 2**31)
+
+
+def _float_scalar(x, dtype, weak):
+    """The Python float or int ``x`` as a 0-d Array of the float ``dtype``, weak iff ``weak``."""
+    key = (x, type(x), math.copysign(1.0, x), dtype, weak)   # -0.0 == 0.0 == 0 as keys
+    operand = _SCALAR_OPERANDS.get(key)
+    if operand is None:
+        operand = scalar_array(x, dtype, weak)
+        if x == x and len(_SCALAR_OPERANDS) < _MAX_SCALAR_OPERANDS:   # NaN never hits
+            operand._value.flags.writeable = False
+            _SCALAR_OPERANDS[key] = operand
+    return operand
+
+
 def convert(x, dtype, weak=False):
     """``x`` as an array of ``dtype``; a converted value is weak iff ``weak`` (the promoted
     type of mixed operands is weak when JAX's lattice joins them at a weak node)."""
@@ -336,11 +363,17 @@ def promote_inexact(op, *xs) -> list:
 def promote_args(name, *args, kind=None):
     """Promote to a common dtype and broadcast to a common shape (rank-0 operands stay
     scalars, which elementwise primitives broadcast for free)."""
-    if len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:
-        ta, tb = args[0].aval, args[1].aval
-        if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)) \
-                and not (ta.weak_type and ta.dtype == dtypes.bool_):   # weak bools join strong
-            return args  # already one dtype and one shape: nothing to do
+    if len(args) == 2:
+        a, b = args
+        if type(a) is Array and type(b) is Array:
+            ta, tb = a.aval, b.aval
+            if (ta is tb or ta == tb) and (kind != "float" or dtypes.is_inexact(ta.dtype)) \
+                    and not (ta.weak_type and ta.dtype == dtypes.bool_):  # weak bools: strong
+                return args  # already one dtype and one shape: nothing to do
+        elif type(a) is Array and _small_scalar(b) and a.dtype in _STANDARD_FLOATS:
+            return a, _float_scalar(b, a.dtype, a.weak_type)
+        elif type(b) is Array and _small_scalar(a) and b.dtype in _STANDARD_FLOATS:
+            return _float_scalar(a, b.dtype, b.weak_type), b
     dtype, weak = result_type(*args, op=name)
     if kind == "float":
         dtype = to_inexact(dtype)
