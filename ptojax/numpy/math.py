@@ -22,7 +22,7 @@ from ptojax.numpy.logical import (bitwise_and, bitwise_invert, bitwise_left_shif
 from ptojax.ops import arithmetic as ar, logic as lg, transcendental as tr
 from ptojax.public import add_examples as _add_examples
 from ptojax.source_info import user_frame
-from ptojax.trace import concrete_value, is_concrete
+from ptojax.trace import concrete_value as _concrete_value, is_concrete as _is_concrete
 
 
 def _unary(prim, name, kind=None):
@@ -246,10 +246,10 @@ def _concrete_integer(x):
     """``x`` as a Python int when it is a concrete integer scalar (a Python int or bool, a
     numpy or ptojax 0-d integer known now, as JAX's ``core.is_concrete`` then
     ``operator.index``), else None."""
-    if not is_concrete(x):
+    if not _is_concrete(x):
         return None
     try:
-        return operator.index(concrete_value(x))
+        return operator.index(_concrete_value(x))
     except TypeError:
         return None
 
