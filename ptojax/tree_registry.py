@@ -47,13 +47,7 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
       >>> pto.tree_util.flatten_one_level({"a": 1, "b": [2]})
       ((1, [2]), ('a', 'b'))
     """
-    kind = _node_kind(tree)
-    if kind is None:
-        raise _not_a_node(tree)
-    children, data = kind.flatten(tree)
-    if isinstance(tree, dict):
-        children = tuple(children)
-    return children, _aux_data(tree, data)
+    return _one_level(tree, lambda kind: kind.flatten(tree))
 
 
 def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
@@ -67,13 +61,18 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any
       >>> pto.tree_util.flatten_one_level_with_keys([1, (2, 3)])
       ([(SequenceKey(idx=0), 1), (SequenceKey(idx=1), (2, 3))], None)
     """
+    return _one_level(tree, lambda kind: kind.flatten_with_keys(tree))
+
+
+def _one_level(tree, flatten):
+    """``(flatten(tree's node kind)'s children, aux_data)``; a dict's children as a tuple."""
     kind = _node_kind(tree)
     if kind is None:
         raise _not_a_node(tree)
-    pairs, data = kind.flatten_with_keys(tree)
+    children, data = flatten(kind)
     if isinstance(tree, dict):
-        pairs = tuple(pairs)
-    return pairs, _aux_data(tree, data)
+        children = tuple(children)
+    return children, _aux_data(tree, data)
 
 
 def is_tree_node(typ: type) -> bool:
