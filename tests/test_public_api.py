@@ -7,11 +7,11 @@ import pytest
 
 # public module -> its public submodules
 PUBLIC = {
-    "ptojax": {"core", "debug", "distributed", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
+    "ptojax": {"core", "custom_derivatives", "debug", "distributed", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
                "numpy", "ops", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
                "tree", "tree_util", "typing"},
     "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
-    "ptojax.ops": set(),
+    "ptojax.ops": set(), "ptojax.custom_derivatives": set(),
     "ptojax.lax": {"linalg"}, "ptojax.lax.linalg": set(), "ptojax.random": set(),
     "ptojax.nn": {"initializers"}, "ptojax.nn.initializers": set(), "ptojax.image": set(),
     "ptojax.scipy": {"linalg", "special", "stats"}, "ptojax.scipy.linalg": set(),

@@ -24,6 +24,7 @@ from ptojax.ir.core import consts_as_args
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.broadcast import broadcast_in_dim, instantiate, to_front
 from ptojax.ops.shape import move_axis
+from ptojax.public import add_examples as _add_examples
 from ptojax.ops.tangents import Zero, is_undefined, is_zero
 from ptojax.source_info import user_frame
 from ptojax.trace import Primitive, trace_flat
@@ -158,3 +159,13 @@ linear_call_p.define(
     jvp=_jvp, transpose=_transpose, batch=_batch,
     shard=sr.ShardRule(None, local=_inline_local), tile=BODY_NOT_TILED, cost=_call_cost,
     reference=_call_reference)
+
+
+_add_examples(globals(), """
+linear_call:
+    >>> def scale(x):     # 2 * x, with its transpose given
+    ...     return pto.custom_derivatives.linear_call(
+    ...         lambda r, l: r * l, lambda r, ct: r * ct, 2.0, x)
+    >>> scale(3.0), pto.grad(scale)(3.0)
+    (Array(6., dtype=float32, weak_type=True), Array(2., dtype=float32, weak_type=True))
+""")
