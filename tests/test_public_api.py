@@ -7,7 +7,7 @@ import pytest
 
 # public module -> its public submodules
 PUBLIC = {
-    "ptojax": {"core", "custom_derivatives", "debug", "distributed", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
+    "ptojax": {"core", "custom_derivatives", "debug", "distributed", "experimental", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
                "numpy", "ops", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
                "tree", "tree_util", "typing"},
     "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
