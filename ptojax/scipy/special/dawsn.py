@@ -10,6 +10,7 @@ import numpy as np
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.normal import inexact, strong
+from ptojax.scipy.special.series import horner
 from ptojax.public import add_examples
 
 # highest power first
@@ -35,25 +36,18 @@ _CD = (1.0, -2.69820057197544900361e0, 1.73270799045947845857e0,
        -3.93708582281939493482e-1, 3.44278924041233391079e-2, -9.73655226040941223894e-4)
 
 
-def _horner(coefficients, x):
-    out = pnp.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
-        out = out * x + c
-    return out
-
-
 def _dawsn_of_abs(ax):
     """D on ``ax >= 0``; each range evaluated where it applies (a safe 1 elsewhere)."""
     one = pnp.ones_like(ax)
     low, mid = ax < 3.25, (ax >= 3.25) & (ax < 6.25)
     a = pnp.where(low, ax, one)
     a2 = a * a
-    small = a * _horner(_AN, a2) / _horner(_AD, a2)
+    small = a * horner(_AN, a2) / horner(_AD, a2)
     t_mid, x_mid = pnp.where(mid, 1 / (ax * ax), one), pnp.where(mid, ax, one)
-    middle = (0.5 / x_mid) * (1 + t_mid * _horner(_BN, t_mid) / _horner(_BD, t_mid))
+    middle = (0.5 / x_mid) * (1 + t_mid * horner(_BN, t_mid) / horner(_BD, t_mid))
     high = ax >= 6.25
     t_high, x_high = pnp.where(high, 1 / (ax * ax), one), pnp.where(high, ax, one)
-    large = (0.5 / x_high) * (1 + t_high * _horner(_CN, t_high) / _horner(_CD, t_high))
+    large = (0.5 / x_high) * (1 + t_high * horner(_CN, t_high) / horner(_CD, t_high))
     return pnp.where(low, small, pnp.where(mid, middle, large))
 
 

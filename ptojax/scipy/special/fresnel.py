@@ -13,7 +13,7 @@ import numpy as np
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.normal import inexact
-from ptojax.scipy.special.sici import horner
+from ptojax.scipy.special.series import horner
 
 # Cephes fresnlf (float32), highest power first
 _SN32 = (1.647629463788700e-9, -1.522754752581096e-7, 8.424748808502400e-6,

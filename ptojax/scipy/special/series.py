@@ -12,6 +12,14 @@ from ptojax.numpy._promote import asarray
 MAX_TERMS = 250
 
 
+def horner(coefficients, x):
+    """The polynomial with ``coefficients`` (highest power first) at ``x``."""
+    out = pnp.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        out = out * x + c
+    return out
+
+
 def sequences_as_arrays(name, *args):
     """The arguments, lists and tuples stacked into arrays: JAX's ``hyp1f1``/``hyp2f1`` (jitted
     and vectorized) take them as arrays."""

@@ -14,6 +14,7 @@ import numpy as np
 from ptojax import numpy as pnp
 from ptojax.autodiff.custom_derivatives import custom_jvp
 from ptojax.scipy.special.normal import inexact, strong
+from ptojax.scipy.special.series import horner
 
 # Cephes sici.c coefficients, highest power first
 _SN = (-8.39167827910303881427e-11, 4.62591714427012837309e-8, -9.75759303843632795789e-6,
@@ -48,14 +49,6 @@ _GN8 = (6.97359953443276214934e-1, 3.30410979305632063225e-1, 3.8487876764997429
 _GD8 = (1.0, 1.68548898811011640017e0, 4.87852258695304967486e-1, 4.67913194259625806320e-2,
         1.90284426674399523638e-3, 3.68475504442561108162e-5, 3.57043223443740838771e-7,
         1.72693748966316146736e-9, 3.87830166023954706752e-12, 3.14040098946363335242e-15)
-
-
-def horner(coefficients, x):
-    """The polynomial with ``coefficients`` (highest power first) at ``x``."""
-    out = pnp.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
-        out = out * x + c
-    return out
 
 
 def _series(x):
