@@ -65,7 +65,7 @@ from ptojax.targets import Target, get_target, host_jit
 from ptojax.eval.executable import Executable
 from ptojax.eval.machine_load import building, machine_busy
 from ptojax.tile.planner import TileConfig
-from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns
+from ptojax.lower.host.program import KERNEL_BUILDS, HostProgram, kernel_eqns, whole_loops
 from ptojax.tile.api import tile_ir
 
 
@@ -190,7 +190,7 @@ class HostExecutable:
         self.warm = False                   # (set on the worker: _load_or_queue_compile)
         self.library_started = False        # its library's key is known: built or building
         self._fingerprint_text = None
-        if largest_tensor(closed) < options.min_elements:
+        if largest_tensor(closed) < options.min_elements and not whole_loops(closed):
             self._done.set()
             return
         self.status = "compiling"
@@ -300,7 +300,7 @@ class HostExecutable:
             else:
                 result = tile_ir(self.closed, self.options.tile_config, self.options.target)
                 tiled, self.unfused, emitted = result.ir, result.unfused, None
-            if not kernel_eqns(tiled):
+            if not kernel_eqns(tiled) and not whole_loops(tiled):
                 self.status = "numpy"
                 return True
             self.program = HostProgram(tiled, self.options.target, self.options.check_sync,

@@ -41,6 +41,8 @@ from ptojax.lower.host.input_free import input_free_as_consts
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.host.loader import build_and_load
 from ptojax.lower.host.locality import for_locality
+from ptojax.lower.host.native_loop import (compiles_whole, entry as loop_entry,
+                                           native_loop_runners, program_loops_source)
 from ptojax.lower.host.pairing import paired
 from ptojax.lower.host.random_bits import threefry_runners
 from ptojax.eval.blas import team_installed
@@ -286,10 +288,18 @@ def _pto_build(tiled: ClosedIR, target, check_sync: bool) -> dict:
 
 
 def _fused_build(tiled: ClosedIR) -> dict:
-    """The fused build: each kernel one loop nest (lower/host/fused.py)."""
-    kernels = kernel_eqns(tiled)
-    return dict(kernel_source=fused.program_source(kernels), entries=fused.entries(kernels),
+    """The fused build: each kernel one loop nest (lower/host/fused.py), and each scan of
+    small arrays one function (native_loop.py), launched after the kernels."""
+    kernels, loops = kernel_eqns(tiled), whole_loops(tiled)
+    return dict(kernel_source=fused.program_source(kernels) + program_loops_source(loops),
+                entries=fused.entries(kernels) + [loop_entry(i, len(kernels) + i)
+                                                  for i in range(len(loops))],
                 bodies_at_o1=False)
+
+
+def whole_loops(closed: ClosedIR) -> list:
+    """The scans of ``closed`` compiled whole (``native_loop.py``), in order."""
+    return [e for e in closed.ir.eqns if compiles_whole(e)]
 
 
 def emit(tiled: ClosedIR, target, check_sync: bool = False, kernels: str = "fused") -> tuple:
@@ -346,9 +356,14 @@ class HostProgram:
         self.launchers = {e: _launcher(self.library, i, e, e.params["grid"].blocks)
                           for i, e in enumerate(kernel_eqns(tiled))}
         loops = loops or {}   # loop equations -> runners of their bodies' own programs
+        if self.kernels == "fused":           # (scans compiled whole replace their runners)
+            loops = {e: run for e, run in loops.items() if not compiles_whole(e)}
         team = team_runners(tiled.ir.eqns)
         self.tensor_runners = {**threefry_runners(self.library, tiled.ir.eqns), **team,
                                **few_rows_runners(self.library, tiled.ir.eqns, team)}
+        if self.kernels == "fused":
+            self.tensor_runners.update(native_loop_runners(
+                self.library, whole_loops(tiled), len(self.launchers)))
         # input-free arrays computed once; last uses in cache; two at once, unless products
         # run on the kernels' threads (team_gemm.py): then each product runs on all of them
         ordered = for_locality(input_free_as_consts(tiled))

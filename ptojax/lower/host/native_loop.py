@@ -1,0 +1,604 @@
+"""Scans over small arrays compiled whole: every step of the loop in one C++ function.
+
+A scan whose body works on small arrays -- a hidden Markov model's forward pass over a
+25-state vector, an RNN cell, a sampler's step -- spends its time in the executor, not in
+arithmetic: each step runs the body's ~20 equations one by one through their numpy impls
+(a 2000-step HMM forward pass of JAX's ``examples/hmm_em.py``: 88 us a step, 176 ms, where
+JAX's compiled loop takes 2.1 ms). XLA compiles such a loop into native code, and so does the
+cpu backend: the kernel library of a host program holding the scan also compiles the scan
+(``loop_source``) as one C++ function, run by one call (``native_loop_runners``):
+
+- the steps are a C++ ``for``; each body equation a loop nest over its (static) shape;
+- every value of the body has a buffer of its own, allocated once per call; a reshape (and
+  the other equations that only relabel an array) names its operand's buffer;
+- the carries live in two buffers swapped after each step; each step reads its slice of
+  every ``xs`` and writes its slice of every ``ys`` in place;
+- elementwise equations are their primitives' ``host`` facts, as in the fused kernels
+  (``fused_exprs.py``), so values match those kernels': the same vectorized ``exp``/``log``
+  (``pto_host_vmath.h``), float32 arithmetic, and reductions summed in order (numpy's sums
+  are pairwise: they can differ in the last bits).
+
+Which scans (``compiles_whole``): a static length and static shapes; a body with no loops,
+calls or effects, whose equations all have a form in ``FORMS`` (or a ``host`` fact), over
+float32, int32, int16, int8, uint8 and bool; every value at most ``MAX_ELEMENTS`` elements and
+every product at most ``MAX_PRODUCT_WORK`` multiply-adds -- a body of larger arrays spends its
+time in arithmetic, which its own kernels and BLAS do better than these plain loops.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ptojax.control_flow.scan import scan_p
+from ptojax.control_flow.while_loop import while_p
+from ptojax.ir.core import Literal, sub_irs
+from ptojax.ir.symbolic import has_symbols
+from ptojax.lower.host.build import EntryPoint
+from ptojax.lower.host.fused_exprs import host_expr, loaded, rounded, value_literal
+from ptojax.lower.pto_cpp import cpp_type
+from ptojax.ops.arithmetic import add_p, ceil_p, div_p, floor_p, max_p, min_p, rem_p
+from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p
+from ptojax.ops.convert import convert_element_type_p
+from ptojax.ops.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
+from ptojax.ops.linalg import dot_general_p
+from ptojax.ops.reductions import reduce_max_p, reduce_min_p
+from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
+from ptojax.ops.logic import xor_p
+from ptojax.ops.slicing import concatenate_p, iota_p, rev_p, slice_p
+from ptojax.ops.transcendental import cos_p, expm1_p, pow_p, sin_p
+
+MAX_ELEMENTS = 1 << 12
+MAX_PRODUCT_WORK = 1 << 15
+DTYPES = frozenset(map(np.dtype, ("float32", "int32", "int16", "int8", "uint8", "bool")))
+NAMESPACE = "ptojax_loops"
+SYMBOL = "ptojax_loop_{}"
+
+
+# --- which loops -------------------------------------------------------------------------------
+def compiles_whole(eqn) -> bool:
+    """Whether loop equation ``eqn`` runs as one compiled function (module docstring)."""
+    if eqn.prim not in (scan_p, while_p) or has_symbols(tuple(eqn.params.values())):
+        return False
+    irs = [eqn.params["body"].ir] + ([eqn.params["cond"].ir] if eqn.prim is while_p else [])
+    values = [v for ir in irs for v in (*ir.constvars, *ir.invars, *ir.outvars,
+                                        *(v for e in ir.eqns for v in e.outputs))]
+    return all(_small(v.type) for v in values) and \
+        all(_has_form(e) for ir in irs for e in ir.eqns)
+
+
+def _small(t) -> bool:
+    return not has_symbols(t.shape) and np.dtype(t.dtype) in DTYPES and t.size <= MAX_ELEMENTS
+
+
+def _has_form(eqn) -> bool:
+    if eqn.prim.effectful or sub_irs(eqn.params) or eqn.prim.multiple_results \
+            or not all(_small(a.type) for a in eqn.inputs):
+        return False
+    return FORMS.get(eqn.prim, ELEMENTWISE).accepts(eqn)
+
+
+def _elementwise_shapes(eqn) -> bool:
+    """Operands of the result's shape, or scalars (literals, 0-d values)."""
+    shape = eqn.outputs[0].type.shape
+    return len(eqn.outputs) == 1 and all(a.type.shape in (shape, ()) for a in eqn.inputs)
+
+
+# --- C++ of one loop ------------------------------------------------------------------------------
+def loop_source(index: int, eqn) -> str:
+    """The C++ function ``loop_<index>(args)`` running loop ``eqn`` whole. ``args`` are the
+    consts of its IRs (a while's cond, then its body), then its operands, then its results,
+    each a C-contiguous buffer (``loop_arguments``)."""
+    fn = _Function()
+    if eqn.prim is scan_p:
+        _scan(fn, eqn)
+    else:
+        _while(fn, eqn)
+    return fn.source(f"loop_{index}")
+
+
+def loop_irs(eqn) -> list:
+    """The ClosedIRs of loop ``eqn`` whose consts lead its arguments."""
+    return [eqn.params["cond"], eqn.params["body"]] if eqn.prim is while_p else \
+        [eqn.params["body"]]
+
+
+def _scan(fn, eqn):
+    p = eqn.params
+    body = p["body"].ir
+    nc, ncarry, length = p["num_consts"], p["num_carry"], int(p["length"])
+    consts = fn.arguments(body.constvars)
+    operands = fn.arguments(eqn.inputs)
+    outs = fn.arguments(eqn.outputs)
+    fn.bind_all(body.constvars, consts)
+    fn.bind_all(body.invars[:nc], operands[:nc])
+    carries = body.invars[nc:nc + ncarry]
+    current, following = fn.carry_buffers(carries, operands[nc:nc + ncarry])
+    fn.lines.append(f"for (long long step = 0; step < {length}; ++step) {{")
+    fn.lines.append(f"  const long long i = {f'{length - 1} - step' if p['reverse'] else 'step'};")
+    fn.bind_all(carries, current)
+    for v, base in zip(body.invars[nc + ncarry:], operands[nc + ncarry:]):
+        fn.bind(v, f"({base} + i * {v.type.size})")
+    fn.body(body)
+    for v, dest in zip(body.outvars[:ncarry], following):
+        fn.store(dest, v)
+    for v, base in zip(body.outvars[ncarry:], outs[ncarry:]):
+        fn.store(f"({base} + i * {v.type.size})", v)
+    fn.swap(current, following)
+    fn.lines.append("}")
+    fn.finish(carries, current, outs)
+
+
+def _while(fn, eqn):
+    p = eqn.params
+    cond, body = p["cond"].ir, p["body"].ir
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    fn.bind_all(cond.constvars, fn.arguments(cond.constvars))
+    fn.bind_all(body.constvars, fn.arguments(body.constvars))
+    operands = fn.arguments(eqn.inputs)
+    outs = fn.arguments(eqn.outputs)
+    fn.bind_all(cond.invars[:ncc], operands[:ncc])
+    fn.bind_all(body.invars[:nbc], operands[ncc:ncc + nbc])
+    carries = body.invars[nbc:]
+    current, following = fn.carry_buffers(carries, operands[ncc + nbc:])
+    limit = p["max_steps"]
+    fn.lines.append("for (long long step = 0;" + (f" step < {int(limit)};" if limit is not None
+                                                  else ";") + " ++step) {")
+    fn.bind_all(cond.invars[ncc:], current)
+    fn.body(cond)
+    fn.lines.append(f"  if (!{fn.element(cond.outvars[0], '0')}) break;")
+    fn.bind_all(carries, current)
+    fn.body(body)
+    for v, dest in zip(body.outvars, following):
+        fn.store(dest, v)
+    fn.swap(current, following)
+    fn.lines.append("}")
+    fn.finish(carries, current, outs)
+
+
+def entry(index: int, kernel_index: int) -> EntryPoint:
+    """The exported launcher of loop ``index``, numbered after the program's kernels."""
+    return EntryPoint(f"ptojax_launch_{kernel_index}", f"loop_{index}",
+                      f"    {NAMESPACE}::loop_{index}(args);")
+
+
+def program_loops_source(loops) -> str:
+    """The C++ of a program's whole-compiled loops (``loops``: their equations, in order)."""
+    if not loops:
+        return ""
+    return (f"#include <algorithm>\n#include <cmath>\n#include <cstring>\n#include <limits>\n#include <memory>\n"
+            f"namespace {NAMESPACE} {{\nusing namespace pto;\nusing namespace pto::host;\n"
+            + "\n".join(loop_source(i, e) for i, e in enumerate(loops))
+            + f"}}  // namespace {NAMESPACE}\n")
+
+
+class _Function:
+    """The lines of one loop function and the C++ name of each value."""
+
+    def __init__(self):
+        self.head, self.lines, self.names = [], [], {}
+        self.arena = 0            # bytes of the buffers allocated once per call
+        self.count = 0
+        self.argc = 0             # arguments bound so far
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"t{self.count}"
+
+    def bind(self, var, name: str) -> None:
+        self.names[var] = name
+
+    def bind_all(self, variables, names) -> None:
+        for v, name in zip(variables, names):
+            self.bind(v, name)
+
+    def arguments(self, atoms) -> list:
+        """Pointers to the next arguments, one per atom, typed as the atoms are."""
+        names = [self.pointer(a.type, f"args[{self.argc + k}]") for k, a in enumerate(atoms)]
+        self.argc += len(names)
+        return names
+
+    def carry_buffers(self, carries, initial) -> tuple:
+        """(current, following): two buffers per carry, the current ones holding
+        ``initial``'s values."""
+        current = [self.buffer(v.type) for v in carries]
+        following = [self.buffer(v.type) for v in carries]
+        for v, buf, src in zip(carries, current, initial):
+            self.copy(buf, src, max(1, v.type.size))
+        return current, following
+
+    def body(self, ir) -> None:
+        for e in ir.eqns:
+            FORMS.get(e.prim, ELEMENTWISE).emit(self, e)
+
+    def swap(self, current, following) -> None:
+        self.lines += [f"  std::swap({a}, {b});" for a, b in zip(current, following)]
+
+    def finish(self, carries, current, outs) -> None:
+        for v, buf, out in zip(carries, current, outs):
+            self.copy(out, buf, max(1, v.type.size))
+
+    def pointer(self, t, arg: str) -> str:
+        name = self.fresh()
+        self.head.append(f"  {cpp_type(t.dtype)}* {name} = static_cast<{cpp_type(t.dtype)}*>({arg});")
+        return name
+
+    def buffer(self, t) -> str:
+        """A buffer of ``t``'s size in the arena (64-byte aligned), named."""
+        name = self.fresh()
+        self.head.append(f"  {cpp_type(t.dtype)}* {name} = reinterpret_cast<{cpp_type(t.dtype)}*>"
+                         f"(arena + {self.arena});")
+        self.arena += -(-max(1, t.size) * np.dtype(t.dtype).itemsize // 64) * 64
+        return name
+
+    def value(self, var) -> str:
+        """A buffer for equation result ``var``, allocated and named."""
+        name = self.buffer(var.type)
+        self.bind(var, name)
+        return name
+
+    def element(self, atom, index: str) -> str:
+        """Element ``index`` of ``atom`` in its compute type (a literal or a 0-d value is the
+        same at every index)."""
+        if isinstance(atom, Literal):
+            return value_literal(atom.value, atom.type.dtype)
+        return loaded(f"{self.names[atom]}[{index if atom.type.shape else 0}]", atom.type.dtype)
+
+    def copy(self, dest: str, src: str, size: int) -> None:
+        self.lines.append(f"  std::memcpy({dest}, {src}, {size} * sizeof(*{dest}));")
+
+    def store(self, dest: str, atom) -> None:
+        """Writes ``atom`` (a value or a literal) over ``dest``."""
+        size = atom.type.size
+        if isinstance(atom, Literal):
+            self.lines.append(f"  for (long long k = 0; k < {max(1, size)}; ++k) {dest}[k] = "
+                              f"{self.element(atom, 'k')};")
+        else:
+            self.copy(dest, self.names[atom], max(1, size))
+
+    def loops(self, shape, body: str) -> None:
+        """``body`` inside loops over ``shape``, index variables ``j0, j1, ...``."""
+        depth = len(shape)
+        text = "  " * (depth + 1) + body
+        for d in reversed(range(depth)):
+            ind = "  " * (d + 1)
+            text = f"{ind}for (long long j{d} = 0; j{d} < {shape[d]}; ++j{d}) {{\n{text}\n{ind}}}"
+        self.lines.append("  { " + text.strip() + " }" if depth == 0 else text)
+
+    def source(self, name: str) -> str:
+        return "\n".join([f"inline void {name}(void* const* args) {{",
+                          f"  std::unique_ptr<unsigned char[]> owned(new unsigned char"
+                          f"[{self.arena} + 64]);",
+                          "  unsigned char* arena = reinterpret_cast<unsigned char*>("
+                          "(reinterpret_cast<uintptr_t>(owned.get()) + 63) & ~uintptr_t(63));",
+                          *self.head, *self.lines, "}", ""])
+
+
+def flat(shape, indices) -> str:
+    """The row-major offset of ``indices`` (C expressions) in ``shape``."""
+    terms, stride = [], 1
+    for d in reversed(range(len(shape))):
+        if shape[d] != 1:
+            terms.append(f"({indices[d]}) * {stride}" if stride != 1 else f"({indices[d]})")
+        stride *= shape[d]
+    return " + ".join(reversed(terms)) or "0"
+
+
+def out_index(var) -> str:
+    shape = var.type.shape
+    return flat(shape, [f"j{d}" for d in range(len(shape))])
+
+
+# --- the forms of the equations ------------------------------------------------------------------
+class _Form:
+    def accepts(self, eqn) -> bool:
+        return True
+
+
+class _Elementwise(_Form):
+    def accepts(self, eqn) -> bool:
+        if eqn.prim is div_p and np.dtype(eqn.outputs[0].type.dtype).kind != "f":
+            return False          # (an integer division by zero: C++ leaves it undefined)
+        return eqn.prim.fact("host") is not None and _elementwise_shapes(eqn)
+
+    def emit(self, fn, eqn):
+        out = eqn.outputs[0]
+        t = out.type
+        o = fn.value(out)
+        expr = host_expr(eqn.prim, [fn.element(a, "k") for a in eqn.inputs], eqn.params)
+        fn.lines.append(f"  for (long long k = 0; k < {max(1, t.size)}; ++k) "
+                        f"{o}[k] = {rounded(expr, t.dtype)};")
+
+
+class _Relabel(_Form):
+    """An equation that only relabels its operand's elements (reshape, squeeze, ...)."""
+
+    def accepts(self, eqn) -> bool:
+        p = eqn.params
+        return p.get("dimensions") is None if eqn.prim is reshape_p else True
+
+    def emit(self, fn, eqn):
+        (x,), out = eqn.inputs[:1], eqn.outputs[0]
+        if isinstance(x, Literal):
+            fn.store(fn.value(out), x)
+        else:
+            fn.bind(out, fn.names[x])
+
+
+class _Convert(_Elementwise):
+    def accepts(self, eqn) -> bool:
+        return np.dtype(eqn.params["new_dtype"]) in DTYPES and _elementwise_shapes(eqn)
+
+    def emit(self, fn, eqn):
+        x = eqn.inputs[0]
+        if not isinstance(x, Literal) and x.type.dtype == eqn.outputs[0].type.dtype:
+            fn.bind(eqn.outputs[0], fn.names[x])
+        else:
+            super().emit(fn, eqn)
+
+
+class _Broadcast(_Form):
+    def emit(self, fn, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        o = fn.value(out)
+        dims = eqn.params["broadcast_dimensions"]
+        src = [f"j{d}" if x.type.shape[k] != 1 else "0" for k, d in enumerate(dims)] \
+            if not isinstance(x, Literal) else []
+        at = flat(x.type.shape, src)
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = {fn.element(x, at)};")
+
+
+class _Reduce(_Form):
+    def __init__(self, combine, identity):
+        self.combine, self.identity = combine, identity
+
+    def accepts(self, eqn) -> bool:
+        return eqn.inputs[0].type.dtype != np.dtype(bool)
+
+    def emit(self, fn, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        axes = set(eqn.params["axes"])
+        o = fn.value(out)
+        ctype = cpp_type(out.type.dtype)
+        is_float = np.dtype(out.type.dtype).kind == "f"
+        init = self.identity(ctype, is_float)
+        fn.lines.append(f"  for (long long k = 0; k < {max(1, out.type.size)}; ++k) "
+                        f"{o}[k] = {init};")
+        kept = [f"j{d}" for d in range(len(x.type.shape)) if d not in axes]
+        at = flat(out.type.shape, kept)
+        acc = loaded(f"{o}[{at}]", out.type.dtype)
+        combined = host_expr(self.combine, [acc, fn.element(x, out_index(x))], {})
+        fn.loops(x.type.shape, f"{o}[{at}] = {rounded(combined, out.type.dtype)};")
+
+
+def _zero(ctype, is_float):
+    return f"{ctype}(0)"
+
+
+def _lowest(ctype, is_float):
+    return f"-std::numeric_limits<{ctype}>::infinity()" if is_float else \
+        f"std::numeric_limits<{ctype}>::lowest()"
+
+
+def _highest(ctype, is_float):
+    return f"std::numeric_limits<{ctype}>::infinity()" if is_float else \
+        f"std::numeric_limits<{ctype}>::max()"
+
+
+def _clamped_starts(fn, starts, operand_shape, sizes) -> list:
+    """C names of the start indices, each clamped to [0, dim - size] as JAX clamps."""
+    names = []
+    for s, dim, size in zip(starts, operand_shape, sizes):
+        name = fn.fresh()
+        fn.lines.append(f"  const long long {name} = std::min<long long>(std::max<long long>("
+                        f"{fn.element(s, '0')}, 0), {dim - size});")
+        names.append(name)
+    return names
+
+
+class _DynamicSlice(_Form):
+    def emit(self, fn, eqn):
+        x, starts, out = eqn.inputs[0], eqn.inputs[1:], eqn.outputs[0]
+        sizes = eqn.params["slice_sizes"]
+        names = _clamped_starts(fn, starts, x.type.shape, sizes)
+        o = fn.value(out)
+        at = flat(x.type.shape, [f"{s} + j{d}" for d, s in enumerate(names)])
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = {fn.names[x]}[{at}];")
+
+
+class _DynamicUpdateSlice(_Form):
+    def accepts(self, eqn) -> bool:
+        return not any(isinstance(a, Literal) for a in eqn.inputs[:2])
+
+    def emit(self, fn, eqn):
+        x, update, starts, out = eqn.inputs[0], eqn.inputs[1], eqn.inputs[2:], eqn.outputs[0]
+        names = _clamped_starts(fn, starts, x.type.shape, update.type.shape)
+        o = fn.value(out)
+        fn.copy(o, fn.names[x], max(1, out.type.size))
+        at = flat(x.type.shape, [f"{s} + j{d}" for d, s in enumerate(names)])
+        fn.loops(update.type.shape, f"{o}[{at}] = {fn.names[update]}[{out_index(update)}];")
+
+
+class _Slice(_Form):
+    def accepts(self, eqn) -> bool:
+        return not isinstance(eqn.inputs[0], Literal)
+
+    def emit(self, fn, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        p = eqn.params
+        strides = p.get("strides") or (1,) * len(out.type.shape)
+        o = fn.value(out)
+        at = flat(x.type.shape, [f"{s} + j{d} * {st}" for d, (s, st)
+                                 in enumerate(zip(p["start_indices"], strides))])
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = {fn.names[x]}[{at}];")
+
+
+class _Transpose(_Form):
+    def accepts(self, eqn) -> bool:
+        return not isinstance(eqn.inputs[0], Literal)
+
+    def emit(self, fn, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        perm = eqn.params["permutation"]
+        index = [None] * len(perm)
+        for d, src in enumerate(perm):
+            index[src] = f"j{d}"
+        o = fn.value(out)
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = "
+                                 f"{fn.names[x]}[{flat(x.type.shape, index)}];")
+
+
+class _Iota(_Form):
+    def emit(self, fn, eqn):
+        out = eqn.outputs[0]
+        o = fn.value(out)
+        d = eqn.params["dimension"]
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = "
+                                 f"static_cast<{cpp_type(out.type.dtype)}>(j{d});")
+
+
+class _Concatenate(_Form):
+    def accepts(self, eqn) -> bool:
+        return not any(isinstance(a, Literal) for a in eqn.inputs)
+
+    def emit(self, fn, eqn):
+        out = eqn.outputs[0]
+        axis = eqn.params["dimension"]
+        o = fn.value(out)
+        offset = 0
+        for x in eqn.inputs:
+            index = [f"j{d}" + (f" + {offset}" if d == axis else "")
+                     for d in range(len(out.type.shape))]
+            fn.loops(x.type.shape, f"{o}[{flat(out.type.shape, index)}] = "
+                                   f"{fn.names[x]}[{out_index(x)}];")
+            offset += x.type.shape[axis]
+
+
+class _DotGeneral(_Form):
+    def accepts(self, eqn) -> bool:
+        lhs, rhs = eqn.inputs
+        out = eqn.outputs[0]
+        if any(isinstance(a, Literal) for a in (lhs, rhs)) or any(
+                np.dtype(t.dtype) != np.float32 for t in (lhs.type, rhs.type, out.type)):
+            return False
+        (lc, _), _ = eqn.params["dimension_numbers"]
+        depth = math.prod(lhs.type.shape[d] for d in lc)
+        return out.type.size * depth <= MAX_PRODUCT_WORK
+
+    def emit(self, fn, eqn):
+        lhs, rhs = eqn.inputs
+        out = eqn.outputs[0]
+        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+        lfree = [d for d in range(len(lhs.type.shape)) if d not in lc and d not in lb]
+        rfree = [d for d in range(len(rhs.type.shape)) if d not in rc and d not in rb]
+        li, ri = [None] * len(lhs.type.shape), [None] * len(rhs.type.shape)
+        j = 0
+        for a, b in zip(lb, rb):
+            li[a] = ri[b] = f"j{j}"
+            j += 1
+        for a in lfree:
+            li[a] = f"j{j}"
+            j += 1
+        for b in rfree:
+            ri[b] = f"j{j}"
+            j += 1
+        for k, (a, b) in enumerate(zip(lc, rc)):
+            li[a] = ri[b] = f"c{k}"
+        o = fn.value(out)
+        product = (f"acc += {fn.names[lhs]}[{flat(lhs.type.shape, li)}] * "
+                   f"{fn.names[rhs]}[{flat(rhs.type.shape, ri)}];")
+        for k in reversed(range(len(lc))):
+            product = f"for (long long c{k} = 0; c{k} < {lhs.type.shape[lc[k]]}; ++c{k}) " \
+                      f"{{ {product} }}"
+        fn.loops(out.type.shape, f"float acc = 0.0f; {product} {o}[{out_index(out)}] = acc;")
+
+
+class _Math(_Elementwise):
+    """An elementwise primitive without a ``host`` fact, as a C++ expression (``<cmath>`` for
+    float32, as numpy's float32 loops compute it) over operands of the ``kinds`` given."""
+
+    def __init__(self, template: str, kinds: str = "f"):
+        self.template, self.kinds = template, kinds
+
+    def accepts(self, eqn) -> bool:
+        return _elementwise_shapes(eqn) and all(
+            np.dtype(a.type.dtype).kind in self.kinds for a in eqn.inputs)
+
+    def emit(self, fn, eqn):
+        out = eqn.outputs[0]
+        o = fn.value(out)
+        expr = self.template.format(*[fn.element(a, "k") for a in eqn.inputs])
+        fn.lines.append(f"  for (long long k = 0; k < {max(1, out.type.size)}; ++k) "
+                        f"{o}[k] = {rounded(expr, out.type.dtype)};")
+
+
+class _Rem(_Math):
+    """``rem``: C's fmod for floats; C++'s ``%`` (both truncate) for integers divided by a
+    nonzero literal (a zero divisor is undefined in C++)."""
+
+    def __init__(self):
+        super().__init__("std::fmod({0}, {1})")
+
+    def accepts(self, eqn) -> bool:
+        x, y = eqn.inputs
+        if np.dtype(x.type.dtype).kind == "f":
+            return super().accepts(eqn)
+        return _elementwise_shapes(eqn) and np.dtype(x.type.dtype).kind == "i" \
+            and isinstance(y, Literal) and y.value != 0
+
+    def emit(self, fn, eqn):
+        if np.dtype(eqn.inputs[0].type.dtype).kind == "f":
+            return super().emit(fn, eqn)
+        _Math("({0} % {1})", "i").emit(fn, eqn)
+
+
+class _Rev(_Slice):
+    def emit(self, fn, eqn):
+        x, out = eqn.inputs[0], eqn.outputs[0]
+        flipped = set(eqn.params["dimensions"])
+        shape = x.type.shape
+        at = flat(shape, [f"{shape[d] - 1} - j{d}" if d in flipped else f"j{d}"
+                          for d in range(len(shape))])
+        o = fn.value(out)
+        fn.loops(shape, f"{o}[{out_index(out)}] = {fn.names[x]}[{at}];")
+
+
+ELEMENTWISE = _Elementwise()
+RELABEL = _Relabel()
+# primitive -> its form in a whole-compiled loop; any other primitive with a ``host`` fact
+# and elementwise shapes is ELEMENTWISE
+FORMS = {
+    reshape_p: RELABEL, squeeze_p: RELABEL, expand_dims_p: RELABEL,
+    convert_element_type_p: _Convert(),
+    broadcast_in_dim_p: _Broadcast(),
+    reduce_sum_p: _Reduce(add_p, _zero), reduce_max_p: _Reduce(max_p, _lowest),
+    reduce_min_p: _Reduce(min_p, _highest),
+    dynamic_slice_p: _DynamicSlice(), dynamic_update_slice_p: _DynamicUpdateSlice(),
+    slice_p: _Slice(), transpose_p: _Transpose(), iota_p: _Iota(),
+    concatenate_p: _Concatenate(), dot_general_p: _DotGeneral(), rev_p: _Rev(),
+    rem_p: _Rem(), expm1_p: _Math("std::expm1({0})"), sin_p: _Math("std::sin({0})"),
+    cos_p: _Math("std::cos({0})"), floor_p: _Math("std::floor({0})"),
+    ceil_p: _Math("std::ceil({0})"), pow_p: _Math("std::pow({0}, {1})"),
+    xor_p: _Math("({0} ^ {1})", "iub"),
+}
+
+
+# --- running them ---------------------------------------------------------------------------------
+def native_loop_runners(library, loops, first_entry: int) -> dict:
+    """{scan equation: the function running it whole with ``library``'s compiled loop}."""
+    return {eqn: _runner(library, eqn, first_entry + i) for i, eqn in enumerate(loops)}
+
+
+def _runner(library, eqn, index):
+    consts = [np.ascontiguousarray(c) for ir in loop_irs(eqn) for c in ir.consts]
+    in_dtypes = [a.type.dtype for a in eqn.inputs]
+    out_made = [(v.type.shape, v.type.dtype) for v in eqn.outputs]
+    launch = library.launcher(index, len(consts) + len(in_dtypes) + len(out_made))
+    contiguous, empty = np.ascontiguousarray, np.empty
+
+    def run(*args):
+        arrays = [contiguous(x, dtype) for x, dtype in zip(args, in_dtypes)]
+        outs = [empty(shape, dtype) for shape, dtype in out_made]
+        launch([*consts, *arrays, *outs], 1, False)
+        return outs
+    return run

@@ -1,0 +1,175 @@
+"""Loops of small arrays compiled whole (``lower/host/native_loop.py``): the program's kernel
+library runs every step of the scan or while loop in one call. Each case is checked three
+ways -- that the loop really is compiled whole, against the numpy executor, and against JAX."""
+import numpy as np
+import pytest
+
+import ptojax as pto
+import ptojax.numpy as pnp
+from host_cases import executable_of
+from ptojax.control_flow.scan import scan_p
+from ptojax.control_flow.while_loop import while_p
+from ptojax.lower.host import native_loop
+from ptojax.lower.host.backend import CpuBackend
+
+rng = np.random.default_rng(0)
+
+
+def host_jit(fn):
+    """``fn`` on the cpu backend, compiled before its first call; the programs here are small,
+    so their loops are all the library holds."""
+    return pto.jit(fn, backend=CpuBackend(tiered=False))
+
+
+def _f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+# --- the programs (each written once, over either library) ------------------------------------
+def hmm_log_normalizer(lib, params, seq):
+    """The forward pass of JAX's examples/hmm_em.py."""
+    log_pi, log_A, log_B = params
+
+    def marginalize(log_alpha, obs):
+        log_alpha = lib.scipy.special.logsumexp(log_alpha[:, None] + log_A, axis=0) \
+            + log_B[:, obs]
+        return log_alpha, None
+    log_alpha, _ = lib.lax.scan(marginalize, log_pi, seq)
+    return lib.scipy.special.logsumexp(log_alpha)
+
+
+def hmm_moments(lib, params, seq):
+    return lib.grad(lambda p: hmm_log_normalizer(lib, p, seq))(params)
+
+
+def rnn(lib, W, U, xs, h0):
+    def cell(h, x):
+        h = lib.numpy.tanh(W @ h + U @ x)
+        return h, h.sum()
+    return lib.lax.scan(cell, h0, xs)
+
+
+def newton_sqrt(lib, a):
+    np_ = lib.numpy
+
+    def cond(state):
+        x, i = state
+        return (np_.abs(x * x - a).max() > 1e-3) & (i < 50)   # (well above float32's floor)
+
+    def body(state):
+        x, i = state
+        return 0.5 * (x + a / x), i + 1
+    return lib.lax.while_loop(cond, body, (a, 0))
+
+
+def shuffles(lib, xs, c):
+    """Reverse scan over 2-d slices: transpose, concatenate, slice, iota, min/max, converts,
+    an int carry, a carry passed through and a constant output."""
+    np_, lax = lib.numpy, lib.lax
+
+    def step(carry, x):
+        acc, count, kept = carry
+        t = x.T                                              # (3, 4)
+        both = np_.concatenate([t, t[:, ::-1]], axis=1)      # (3, 8)
+        ramp = lax.broadcasted_iota(np_.int32, (3, 8), 1).astype(np_.float32)
+        acc = acc + (both * ramp)[:, 1:7].min(axis=0) - both.max(axis=1).sum()
+        count = count + (x > 0).sum().astype(np_.int32)
+        return (acc, count, kept), ((ramp * 2.0).astype(np_.int32), 1.5)
+    return lax.scan(step, (np_.zeros(6, np_.float32), np_.int32(0), c), xs, reverse=True)
+
+
+def updates(lib, xs):
+    """dynamic_update_slice and dynamic_slice at clamped positions, fori_loop with static
+    bounds (a scan) and a captured constant."""
+    np_, lax = lib.numpy, lib.lax
+    table = np_.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+
+    def body(i, grid):
+        row = lax.dynamic_slice(xs, (i % 7, 0), (1, 4))
+        grid = lax.dynamic_update_slice(grid, row * table[i % 3], (i - 2, i))
+        return grid
+    return lax.fori_loop(0, 9, body, np_.zeros((5, 6), np_.float32))
+
+
+CASES = {
+    "hmm forward": (hmm_log_normalizer,
+                    lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
+                             (np.arange(300) * 7 % 30).astype(np.int32))),
+    "hmm gradient": (hmm_moments,
+                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
+                              (np.arange(300) * 11 % 30).astype(np.int32))),
+    "rnn": (rnn, lambda: (_f32(16, 16, scale=0.3), _f32(16, 4, scale=0.3), _f32(50, 4),
+                          np.zeros(16, np.float32))),
+    "while": (newton_sqrt, lambda: (rng.uniform(1, 10, 9).astype(np.float32),)),
+    "shuffles": (shuffles, lambda: (_f32(5, 4, 3), np.float32(2.5))),
+    "updates": (updates, lambda: (_f32(7, 4),)),
+}
+
+
+def _loops_compiled_whole(jitted, args) -> list:
+    program = executable_of(jitted, *args).program
+    return [e for e in program.tensor_runners if e.prim in (scan_p, while_p)]
+
+
+def _leaves(tree):
+    return [np.asarray(x) for x in pto.tree_util.tree_leaves(tree)]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_small_loops_run_whole_and_agree_with_numpy_and_jax(name):
+    jax = pytest.importorskip("jax")
+    program, make_args = CASES[name]
+    rng.bit_generator.state = np.random.default_rng(sorted(CASES).index(name)).bit_generator.state
+    args = make_args()
+    jitted = host_jit(lambda *a: program(pto, *a))
+    got = jitted(*args)
+    assert _loops_compiled_whole(jitted, args), f"{name}: no loop was compiled whole"
+    expected = pto.jit(lambda *a: program(pto, *a), backend="interpreter")(*args)
+    reference = jax.jit(lambda *a: program(jax, *a))(*args)
+    for g, e, r in zip(_leaves(got), _leaves(expected), _leaves(reference)):
+        assert g.dtype == e.dtype == r.dtype and g.shape == e.shape == r.shape
+        np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-5)
+
+
+def test_a_zero_length_scan_returns_its_initial_carry():
+    jitted = host_jit(lambda c, xs: pto.lax.scan(lambda c, x: (c * x, c), c, xs))
+    c, xs = np.arange(3, dtype=np.float32), np.ones((0, 3), np.float32)
+    carry, ys = jitted(c, xs)
+    assert _loops_compiled_whole(jitted, (c, xs))
+    np.testing.assert_array_equal(np.asarray(carry), c)
+    assert ys.shape == (0, 3)
+
+
+def test_nan_and_infinities_flow_as_in_numpy():
+    def f(xs):
+        def step(c, x):
+            return pnp.maximum(c, x.max()) + pnp.minimum(0.0, x.min()), pnp.exp(x) / x
+        return pto.lax.scan(step, pnp.float32(0.0), xs)
+    xs = np.array([[1.0, -np.inf], [np.nan, 2.0], [0.0, np.inf]], np.float32)
+    with np.errstate(all="ignore"):
+        expected = pto.jit(f, backend="interpreter")(xs)
+    got = host_jit(f)(xs)
+    for g, e in zip(_leaves(got), _leaves(expected)):
+        np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_large_or_unsupported_bodies_keep_their_own_programs():
+    big = lambda c, x: (c + x, c)                              # noqa: E731
+    unsupported = lambda c, x: (c + pnp.sort(x), c)            # noqa: E731
+    small_xs = np.zeros((3, 8), np.float32)
+    large_xs = np.zeros((3, native_loop.MAX_ELEMENTS + 1), np.float32)
+    for body, xs in ((big, large_xs), (unsupported, small_xs)):
+        eqn = next(e for e in pto.make_ir(lambda xs: pto.lax.scan(body, xs[0], xs))(xs).ir.eqns
+                   if e.prim is scan_p)
+        assert not native_loop.compiles_whole(eqn)
+    jitted = host_jit(lambda xs: pto.lax.scan(unsupported, xs[0], xs))
+    np.testing.assert_array_equal(np.asarray(jitted(small_xs)[0]), np.zeros(8))
+
+
+def test_the_loop_function_is_in_the_program_source():
+    jitted = host_jit(lambda c, xs: pto.lax.scan(lambda c, x: (c + x, c * 2.0), c, xs))
+    args = (np.zeros(4, np.float32), np.ones((6, 4), np.float32))
+    jitted(*args)
+    source = executable_of(jitted, *args).program.source
+    assert f"namespace {native_loop.NAMESPACE}" in source and "loop_0(void* const* args)" in source
