@@ -52,14 +52,22 @@ __dir__ = dir_function(__all__)
 
 
 class EigImplementation(enum.Enum):
-    """The algorithm of ``eig``: only ``LAPACK`` (the host's) runs here, as on JAX's CPU."""
+    """The algorithm of ``eig``: only ``LAPACK`` (the host's) runs here, as on JAX's CPU.
+
+    >>> pto.lax.linalg.EigImplementation.LAPACK.value
+    'lapack'
+    """
     CUSOLVER = "cusolver"
     MAGMA = "magma"
     LAPACK = "lapack"
 
 
 class EighImplementation(enum.Enum):
-    """The algorithm of ``eigh``: only ``QR`` (LAPACK's) runs here, as on JAX's CPU."""
+    """The algorithm of ``eigh``: only ``QR`` (LAPACK's) runs here, as on JAX's CPU.
+
+    >>> pto.lax.linalg.EighImplementation.QR.value
+    'qr'
+    """
     QR = "qr"
     JACOBI = "jacobi"
     QDWH = "qdwh"
@@ -67,7 +75,11 @@ class EighImplementation(enum.Enum):
 
 class SvdAlgorithm(enum.Enum):
     """The algorithm of ``svd``: ``DEFAULT``, ``QR`` and ``DIVIDE_AND_CONQUER`` run LAPACK's
-    SVD on the host; ``JACOBI`` and ``POLAR`` are not available on CPU, as in JAX."""
+    SVD on the host; ``JACOBI`` and ``POLAR`` are not available on CPU, as in JAX.
+
+    >>> pto.lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER.value
+    'divide_and_conquer'
+    """
     DEFAULT = "default"
     QR = "QR"
     JACOBI = "Jacobi"
@@ -160,6 +172,15 @@ def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable
 
 
 _add_examples(globals(), """
+eigh:
+    >>> v, w = pto.lax.linalg.eigh(pnp.array([[2.0, 1.0], [1.0, 2.0]]),
+    ...                            implementation=pto.lax.linalg.EighImplementation.QR)
+    >>> w
+    Array([1., 3.], dtype=float32)
+svd:
+    >>> pto.lax.linalg.svd(pnp.array([[4.0, 2.0], [2.0, 3.0]]), compute_uv=False,
+    ...                    algorithm=pto.lax.linalg.SvdAlgorithm.QR)
+    Array([5.561553 , 1.4384472], dtype=float32)
 eig:
     >>> w, vl, vr = pto.lax.linalg.eig(pnp.array([[2.0, 0.0], [0.0, 3.0]]))
     >>> w

@@ -28,6 +28,7 @@ from ptojax.ops.complex_parts import complex as complex_, imag, real
 from ptojax.ops.convert import convert_element_type
 from ptojax.ops.decomposition_facts import check_operand
 from ptojax.ops.decompositions import cholesky, qr, triangular_solve
+from ptojax.ops.dynamic_slicing import dynamic_index_in_dim
 from ptojax.ops.logic import select
 from ptojax.ops.matrix import conjugate_transpose as mH, eye, matmul
 from ptojax.ops.operand import as_operand
@@ -80,6 +81,12 @@ def _top_left_complex(embedded, m, n):
     return complex_(top, below)
 
 
+def _constant(values, dtype):
+    """``values`` as an array of ``dtype``, converted by numpy (under jit, converting a
+    float64 numpy constant with ``convert_element_type`` keeps float64)."""
+    return convert_element_type(np.asarray(values, np.dtype(dtype)), dtype)
+
+
 def _frobenius(x):
     return sqrt(reduce_sum(abs_(x) * abs_(x), (0, 1)))
 
@@ -125,11 +132,11 @@ def _weighted_steps(u, table, step, tolerance):
     moving = convert_element_type(np.bool_(True), dtypes.bool_)
     if not len(table):
         return u, moving
-    table = convert_element_type(np.asarray(table, np.float64), u.dtype)
+    table = _constant(table, u.dtype)
 
     def body(k, state):
         u, _ = state
-        new = step(u, table[k])
+        new = step(u, dynamic_index_in_dim(table, k, keepdims=False))
         changed = moving if tolerance is None else _frobenius(new - u) > tolerance
         return new, changed
     return fori_loop(0, len(table), body, (u, moving))
@@ -149,7 +156,7 @@ def _qdwh(x, max_iterations, eps):
                       if c <= _CHOLESKY_CUTOFF]
     u, _ = _weighted_steps(u, qr_table, _qr_step, None)
     u, moving = _weighted_steps(u, cholesky_table, _cholesky_step, tolerance)
-    halley = convert_element_type(np.asarray([3 - 1 / 3, 3.0, 1 / 3]), x.dtype)
+    halley = _constant([3 - 1 / 3, 3.0, 1 / 3], x.dtype)
 
     def keep_going(state):
         k, _, moving = state
