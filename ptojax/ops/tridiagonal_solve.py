@@ -5,8 +5,10 @@ every fact — JAX's ``lax.linalg.tridiagonal_solve`` primitive.
 (``du[-1]`` unused), ``b`` of shape ``(..., m, n)``; all share the stack. The host runs
 LAPACK's ``gtsv`` (Gaussian elimination with partial pivoting, a second superdiagonal filling
 in where rows swap), over the whole stack at once: a singular matrix gives NaNs, as JAX's CPU
-backend. ``perturb_singular`` replaces a zero (or tiny) pivot by ``eps * max|U|`` so that a
-singular system gets a finite solution (what inverse iteration needs).
+backend. ``perturb_singular`` runs JAX's other kernel (LAPACK's ``lagtf``/``lagts`` scheme: row
+swaps by relative pivot size, and a pivot that would overflow the solution pushed away from 0
+by ``eps * max|U|``), so that a singular system gets a finite solution (what inverse
+iteration needs).
 
 Derivatives are JAX's: the solve is linear in ``b`` (its transpose solves with ``A^T``, the
 diagonals shifted), and ``dX = A^-1 (dB - dA X)``. A batch of right-hand sides against
@@ -49,19 +51,20 @@ def _abstract(dl, d, du, b, *, perturb_singular):
     return b.strip_weak()
 
 
-def _gtsv(dl, d, du, b, *, perturb_singular):
+def _solve(dl, d, du, b, *, perturb_singular):
+    return (_perturbed if perturb_singular else _gtsv)(dl, d, du, b)
+
+
+def _gtsv(dl, d, du, b):
     """LAPACK's ``gtsv`` over the stack (see the module)."""
     m = d.shape[-1]
     lower = np.array(dl[..., 1:])           # LAPACK's DL: A[i+1, i]
     d, du, x = np.array(d), np.array(du), np.array(b)
     fill = np.zeros_like(d)                 # the second superdiagonal U[i, i+2]
-    tiny = _perturbation(d, du, lower) if perturb_singular else None
     for i in range(m - 1):
         swap = _magnitude(d[..., i]) < _magnitude(lower[..., i])
         pivot = np.where(swap, lower[..., i], d[..., i])
         other = np.where(swap, d[..., i], lower[..., i])          # the row eliminated
-        if tiny is not None:
-            pivot = np.where(_magnitude(pivot) < tiny, tiny, pivot)
         fact = other / np.where(pivot == 0, 1, pivot)
         next_du = du[..., i + 1] if i + 1 < m - 1 else np.zeros_like(d[..., i])
         top = (np.where(swap, d[..., i + 1], du[..., i]),            # new U[i, i+1]
@@ -76,8 +79,6 @@ def _gtsv(dl, d, du, b, *, perturb_singular):
         d[..., i + 1] = bottom[0]
         if i + 1 < m - 1:
             du[..., i + 1] = bottom[1]
-    if tiny is not None:
-        d[..., m - 1] = np.where(_magnitude(d[..., m - 1]) < tiny, tiny, d[..., m - 1])
     singular = np.any(d == 0, axis=-1)
     d = np.where(d == 0, 1, d)
     for i in reversed(range(m)):
@@ -89,15 +90,79 @@ def _gtsv(dl, d, du, b, *, perturb_singular):
     return np.where(singular[..., None, None], np.nan, x).astype(b.dtype)
 
 
-def _perturbation(d, du, lower):
-    """``eps * max|A|`` per matrix: the size a perturbed pivot gets."""
-    scale = np.max(np.concatenate([_magnitude(d), _magnitude(du[..., :-1]), _magnitude(lower)],
-                                  axis=-1), axis=-1, initial=0)
-    eps = np.finfo(d.dtype).eps
-    return (eps * np.where(scale == 0, 1, scale)).astype(np.finfo(d.dtype).dtype)
+def _perturbed(dl, d, du, b):
+    """JAX's ``perturb_singular`` solve (LAPACK's ``lagtf``/``lagts`` scheme) over the stack:
+    elimination with row swaps chosen by pivots relative to their rows' sizes, then back
+    substitution in which a pivot below 1 that would overflow the solution is pushed away
+    from 0 by ``eps * max|U|`` (doubling until it no longer would)."""
+    m = d.shape[-1]
+    u = np.zeros(d.shape + (3,), d.dtype)            # U's diagonal and two superdiagonals
+    u[..., 0, 0], u[..., 0, 1] = d[..., 0], du[..., 0] if m > 1 else 0
+    x = np.array(b)
+    largest = np.maximum(np.abs(u[..., 0, 0]), np.abs(u[..., 0, 1]))
+    row_size = np.abs(u[..., 0, 0]) + np.abs(u[..., 0, 1])
+    for k in range(m - 1):
+        inner = k < m - 2
+        sub, diag, sup = dl[..., k + 1], d[..., k + 1], du[..., k + 1] if inner else 0 * d[..., 0]
+        next_size = np.abs(sub) + np.abs(diag) + np.abs(sup)
+        pivot = u[..., k, 0]
+        relative = np.where(pivot == 0, 0, np.abs(pivot) / np.where(row_size == 0, 1, row_size))
+        swap = (sub != 0) & (np.abs(sub) / np.where(next_size == 0, 1, next_size) > relative)
+        keep_factor = np.where(sub == 0, 0, sub / np.where(pivot == 0, 1, pivot))
+        swap_factor = pivot / np.where(sub == 0, 1, sub)
+        factor = np.where(swap, swap_factor, keep_factor)
+        above = u[..., k, 1].copy()
+        u[..., k + 1, 0] = np.where(swap, above - factor * diag, diag - factor * above)
+        u[..., k + 1, 1] = np.where(swap, -factor * sup, sup)
+        u[..., k, 0] = np.where(swap, sub, pivot)
+        u[..., k, 1] = np.where(swap, diag, above)
+        u[..., k, 2] = np.where(swap, sup, 0)
+        x_k, b_next = x[..., k, :].copy(), b[..., k + 1, :]
+        x[..., k, :] = np.where(swap[..., None], b_next, x_k)
+        x[..., k + 1, :] = np.where(swap[..., None], x_k - factor[..., None] * b_next,
+                                    b_next - factor[..., None] * x_k)
+        row_size = np.where(swap, np.abs(u[..., k + 1, 0]) + np.abs(u[..., k + 1, 1]),
+                            next_size)
+        if inner:
+            largest = np.maximum(largest, np.abs(u[..., k, :]).max(axis=-1))
+    largest = np.maximum(largest, np.abs(u[..., m - 1, 0]))
+    step = np.finfo(d.dtype).eps * largest
+    for k in reversed(range(m)):
+        rhs = x[..., k, :].copy()
+        if k + 1 < m:
+            rhs -= u[..., k, 1, None] * x[..., k + 1, :]
+        if k + 2 < m:
+            rhs -= u[..., k, 2, None] * x[..., k + 2, :]
+        pivot, rhs = _push_from_zero(u[..., k, 0], rhs, step)
+        x[..., k, :] = rhs * (1 / pivot)[..., None]
+    return x.astype(b.dtype)
 
 
-tridiagonal_solve_p = Primitive("tridiagonal_solve", _abstract, _gtsv, linear=True)
+def _push_from_zero(pivot, rhs, step):
+    """``(pivot, rhs)`` with a pivot below 1 moved away from 0 (by ``step``, doubling, with
+    the pivot's sign) while ``rhs / pivot`` would overflow, or both scaled up when the pivot
+    is below the safe minimum but the quotient is safe."""
+    finfo = np.finfo(pivot.dtype)
+    safe_min = finfo.tiny if 1 / finfo.max < finfo.tiny else (1 / finfo.max) * (1 + finfo.eps)
+    big = 1 / safe_min
+    pivot, rhs = pivot.copy(), rhs.copy()
+    step = np.copysign(np.maximum(np.abs(step), safe_min), np.real(pivot))
+    largest_rhs = np.abs(rhs).max(axis=-1, initial=0)
+    active = np.abs(pivot) < 1
+    while np.any(active):
+        size = np.abs(pivot)
+        tiny = size < safe_min
+        push = active & np.where(tiny, (size == 0) | (largest_rhs * safe_min > size),
+                                 largest_rhs > size * big)
+        rescale = active & tiny & ~push
+        pivot = np.where(push, pivot + step, np.where(rescale, pivot * big, pivot))
+        rhs = np.where(rescale[..., None], rhs * big, rhs)
+        step = np.where(push, step * 2, step)
+        active = push & (np.abs(pivot) < 1)
+    return pivot, rhs
+
+
+tridiagonal_solve_p = Primitive("tridiagonal_solve", _abstract, _solve, linear=True)
 
 
 def tridiagonal_product(dl, d, du, x):
