@@ -95,8 +95,9 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
     ``vr``), each included only when asked for; eigenvectors have unit 2-norm and a real
     largest component, as LAPACK's ``geev``. A matrix LAPACK fails on gives NaNs.
 
-    As in JAX, only the eigenvalues have a derivative (``enable_eigvec_derivs`` is accepted,
-    but eigenvector derivatives are not provided here)."""
+    As in JAX, only the eigenvalues have a derivative unless ``enable_eigvec_derivs`` opts in
+    to the eigenvectors' (valid for distinct eigenvalues and a unique largest component per
+    eigenvector, which cannot be checked)."""
     if use_magma is not None:
         warnings.warn("use_magma is deprecated, please use "
                       "implementation=EigImplementation.MAGMA instead.", DeprecationWarning,
@@ -106,8 +107,9 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
         raise ValueError("Only the lapack implementation is supported on CPU.")
     check_operand("eig", x, square=True, complex_ok=True)
     if not (compute_left_eigenvectors or compute_right_eigenvectors):
-        return list(eig_p.bind(x, vectors=False))
-    w, vr, vr_inverse = eig_p.bind(x, vectors=True)
+        return list(eig_p.bind(x, vectors=False, vector_derivatives=False))
+    w, vr, vr_inverse = eig_p.bind(x, vectors=True,
+                                   vector_derivatives=bool(enable_eigvec_derivs))
     out = [w]
     if compute_left_eigenvectors:
         out.append(_geev_normalized(conjugate_transpose(vr_inverse)))

@@ -239,13 +239,29 @@ def test_eig_derivatives_jit_vmap_and_errors(jax):
     _close(pto.jit(values(pto.lax))(a), values(pto.lax)(a), np.float64)
     stack = _random((2, 3, 3), np.float64)
     _close(pto.vmap(values(pto.lax))(stack), values(pto.lax)(stack), np.float64)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
         pto.jvp(lambda x: L.eig(x)[2], (a,), (t,))
     for impl in (L.EigImplementation.MAGMA, L.EigImplementation.CUSOLVER):
         with pytest.raises(ValueError, match="Only the lapack"):
             L.eig(a, implementation=impl)
     with pytest.raises(ValueError, match="square"):
         L.eig(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eig_vector_derivatives_when_enabled_equal_jax(jax, dtype):
+    """With ``enable_eigvec_derivs``: tangents of geev-normalised eigenvectors, equal to
+    JAX's up to the same per-column phase as the eigenvectors themselves."""
+    a, t = _random((2, 3, 3), dtype), _random((2, 3, 3), dtype)
+
+    def eig(lax):
+        return lambda x: lax.linalg.eig(x, enable_eigvec_derivs=True)
+    (w, vl, vr), (dw, dvl, dvr) = pto.jvp(eig(pto.lax), (a,), (t,))
+    (jw, jvl, jvr), (jdw, jdvl, jdvr) = jax.jvp(eig(jax.lax), (a,), (t,))
+    _close(dw, jdw, dtype, scale=1e3)
+    for v, dv, jv, jdv in ((vl, dvl, jvl, jdvl), (vr, dvr, jvr, jdvr)):
+        phase = np.sum(np.conj(np.asarray(jv)) * np.asarray(v), axis=-2, keepdims=True)
+        _close(dv, np.asarray(jdv) * phase, dtype, scale=1e3)
 
 
 # schur -----------------------------------------------------------------------------------------
