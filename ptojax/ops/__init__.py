@@ -8,8 +8,8 @@ segment reductions of ``segment.py``."""
 from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulative,  # noqa: F401
                         decompositions, dimension_size, dot_accumulate, dynamic_slicing,
                         eig, elementwise, fft,
-                        gather_scatter, householder_forms, io_callback, linalg, logic, optimization_barrier,
-                        pure_callback,
+                        gather_scatter, householder_forms, io_callback, linalg, logic,
+                        optimization_barrier, pure_callback,
                         random_bits, rank_updates, reductions, shape, slicing, sorting, special,
                         transcendental, tridiagonal_solve, windowed_indexing)
 from ptojax.ops import bucketing  # noqa: F401,E402

@@ -157,7 +157,8 @@ def test_tridiagonal_solve_equals_jax(jax, dtype, shape, perturb_singular):
 ])
 def test_tridiagonal_solve_pivoting_and_singular_cases_as_jax(jax, dl, d, du, b,
                                                               perturb_singular):
-    args = [np.asarray(x, np.float32) for x in (dl, d, du)] + [np.asarray(b, np.float32)[:, None]]
+    args = [np.asarray(x, np.float32) for x in (dl, d, du)]
+    args.append(np.asarray(b, np.float32)[:, None])
     got = np.asarray(L.tridiagonal_solve(*args, perturb_singular=perturb_singular))
     want = np.asarray(jax.lax.linalg.tridiagonal_solve(*args, perturb_singular=perturb_singular))
     np.testing.assert_allclose(got, want, rtol=1e-6)     # NaNs where JAX's are NaN
