@@ -32,7 +32,7 @@ def _jax_list(out):
     return [np.asarray(o) for o in out]
 
 
-# hessenberg, tridiagonal, householder_product, ormqr: LAPACK's packed forms ------------------------
+# hessenberg, tridiagonal, householder_product, ormqr: LAPACK's packed forms ----------------------
 @pytest.mark.parametrize("dtype,shape", [(np.float32, (1, 1)), (np.float32, (2, 4, 4)),
                                          (np.complex64, (2, 4, 4)), (np.float64, (5, 5)),
                                          (np.complex128, (3, 3))])
