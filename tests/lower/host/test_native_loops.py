@@ -94,10 +94,10 @@ def updates(lib, xs):
 CASES = {
     "hmm forward": (hmm_log_normalizer,
                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
-                             (np.arange(300) * 7 % 30).astype(np.int32))),
+                             (np.arange(200) * 7 % 30).astype(np.int32))),
     "hmm gradient": (hmm_moments,
                      lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
-                              (np.arange(300) * 11 % 30).astype(np.int32))),
+                              (np.arange(200) * 11 % 30).astype(np.int32))),
     "rnn": (rnn, lambda: (_f32(16, 16, scale=0.3), _f32(16, 4, scale=0.3), _f32(50, 4),
                           np.zeros(16, np.float32))),
     "while": (newton_sqrt, lambda: (rng.uniform(1, 10, 9).astype(np.float32),)),
