@@ -197,7 +197,7 @@ class Trace:
         self.invars: list[Var] = []
         self.constvars: list[Var] = []
         self.consts: list = []
-        self._captured: dict[int, Var] = {}
+        self._captured: dict[int, tuple] = {}   # id(x) -> (its constvar, x: kept alive)
         # Var of a narrowed Python-scalar argument -> the tracer of its full value (jit)
         self.full_precision: dict[Var, "Tracer"] = {}
         self.concrete = concrete          # tracks how concrete each value is
@@ -237,21 +237,25 @@ class Trace:
             dt = dtypes.canonical_dtype(x.dtype)
             if x.ndim == 0:
                 return Literal(dtypes.canonical_value(x), TensorType((), dt))
-            return self._capture(x, TensorType(x.shape, dt))
+            return self._capture(x, TensorType(x.shape, dt), dtypes.canonical_value(x))
         if isinstance(x, dtypes.PYTHON_SCALARS) and not isinstance(x, np.bool_):
             return Literal(x, TensorType((), dtypes.python_scalar_dtype(x),
                                          dtypes.python_scalar_is_weak(x)))
         raise non_array_error(x, op)
 
-    def _capture(self, x, type) -> Var:
-        var = self._captured.get(id(x))
-        if var is None:
-            var = self._captured[id(x)] = Var(type)
+    def _capture(self, x, type, value=None) -> Var:
+        """The constvar of ``x`` (one per object), whose value is ``value`` (a numpy array of
+        the type's dtype: a float64 one is float32 without x64) or ``x`` itself."""
+        held = self._captured.get(id(x))
+        if held is None:
+            var = Var(type)
+            self._captured[id(x)] = (var, x)   # (x alive while traced: its id stays its own)
             self.constvars.append(var)
-            self.consts.append(x)
+            self.consts.append(x if value is None else value)
             if self.concrete:
-                self._sources[var] = x
-        return var
+                self._sources[var] = x if value is None else value
+            return var
+        return held[0]
 
     def process(self, prim: Primitive, args, params, source=None):
         try:

@@ -40,6 +40,13 @@ def test_numpy_inputs_are_32_bit_silently_as_jax(jax, jnp, x):
         "numpy scalar": (lambda v: pnp.asarray(v[1]) + 1, lambda v: jnp.asarray(v[1]) + 1),
         "scalar next to an array": (lambda v: v[1] + pnp.ones(2, pnp.int8),
                                     lambda v: v[1] + jnp.ones(2, jnp.int8)),
+        # a constant the traced function closes over: its value is 32-bit too, so a convert
+        # to the (canonical) dtype it already has, dropped as a no-op, leaves nothing 64-bit
+        "captured constant": (
+            lambda v: pto.jit(lambda u: pto.lax.convert_element_type(v, u.dtype) + u)(
+                pnp.ones(6, pnp.asarray(v).dtype)),
+            lambda v: jax.jit(lambda u: jax.lax.convert_element_type(v, u.dtype) + u)(
+                jnp.ones(6, jnp.asarray(v).dtype))),
     }
     with jax.enable_x64(False):
         for name, (ours, theirs) in cases.items():
