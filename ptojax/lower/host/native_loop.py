@@ -37,10 +37,11 @@ from ptojax.ir.symbolic import has_symbols
 from ptojax.lower.host.build import EntryPoint
 from ptojax.lower.host.fused_exprs import host_expr, loaded, rounded, value_literal
 from ptojax.lower.pto_cpp import cpp_type
-from ptojax.ops.arithmetic import add_p, ceil_p, div_p, floor_p, max_p, min_p, rem_p
+from ptojax.ops.arithmetic import add_p, ceil_p, div_p, floor_p, max_p, min_p, mul_p, rem_p
 from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
+from ptojax.ops.gather_scatter import gather_p, scatter_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.reductions import reduce_max_p, reduce_min_p
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
@@ -563,6 +564,71 @@ class _Rev(_Slice):
         fn.loops(shape, f"{o}[{out_index(out)}] = {fn.names[x]}[{at}];")
 
 
+class _Gather(_Form):
+    """``gather`` without batch dimensions, indices clamped (modes clip, promise_in_bounds)."""
+
+    def accepts(self, eqn) -> bool:
+        p = eqn.params
+        return p["nbatch"] == 0 and p["mode"] != "fill" and \
+            not any(isinstance(a, Literal) for a in eqn.inputs)
+
+    def emit(self, fn, eqn):
+        x, indices = eqn.inputs
+        out = eqn.outputs[0]
+        axes = eqn.params["axes"]
+        lead = len(indices.type.shape) - 1
+        at = _indexed(fn, x.type.shape, indices, axes, lead, clamp=True)
+        o = fn.value(out)
+        fn.loops(out.type.shape, f"{o}[{out_index(out)}] = {fn.names[x]}[{at}];")
+
+
+class _Scatter(_Form):
+    """``scatter`` without batch dimensions: out-of-bounds updates are dropped."""
+
+    def accepts(self, eqn) -> bool:
+        return eqn.params["nbatch"] == 0 and not any(isinstance(a, Literal) for a in eqn.inputs)
+
+    def emit(self, fn, eqn):
+        x, indices, updates = eqn.inputs
+        out = eqn.outputs[0]
+        axes, mode = eqn.params["axes"], eqn.params["mode"]
+        lead = len(indices.type.shape) - 1
+        o = fn.value(out)
+        fn.copy(o, fn.names[x], max(1, out.type.size))
+        targets = [f"{_index_of(fn, indices, lead, j)}" for j in range(len(axes))]
+        inside = " && ".join(f"({t}) >= 0 && ({t}) < {x.type.shape[a]}"
+                             for t, a in zip(targets, axes)) or "true"
+        at = _indexed(fn, x.type.shape, indices, axes, lead, clamp=False)
+        value = fn.element(updates, out_index(updates))
+        if mode != "set":
+            value = rounded(host_expr(SCATTER_COMBINE[mode],
+                                      [loaded(f"{o}[{at}]", out.type.dtype), value], {}),
+                            out.type.dtype)
+        fn.loops(updates.type.shape, f"if ({inside}) {o}[{at}] = {value};")
+
+
+def _index_of(fn, indices, lead: int, j: int) -> str:
+    """Index column ``j`` at the loop's leading (index) positions, as a long long."""
+    where = [f"j{d}" for d in range(lead)] + [str(j)]
+    return f"static_cast<long long>({fn.names[indices]}[{flat(indices.type.shape, where)}])"
+
+
+def _indexed(fn, shape, indices, axes, lead: int, clamp: bool) -> str:
+    """The offset in ``shape`` of the element a gather reads (a scatter writes): indexed axes
+    from the index columns (clamped to the axis when ``clamp``), the others from the loop
+    positions after the leading ones."""
+    index, rest = [], lead
+    for d in range(len(shape)):
+        if d in axes:
+            column = _index_of(fn, indices, lead, axes.index(d))
+            index.append(f"std::min<long long>(std::max<long long>({column}, 0), "
+                         f"{shape[d] - 1})" if clamp else column)
+        else:
+            index.append(f"j{rest}")
+            rest += 1
+    return flat(shape, index)
+
+
 ELEMENTWISE = _Elementwise()
 RELABEL = _Relabel()
 # primitive -> its form in a whole-compiled loop; any other primitive with a ``host`` fact
@@ -579,8 +645,9 @@ FORMS = {
     rem_p: _Rem(), expm1_p: _Math("std::expm1({0})"), sin_p: _Math("std::sin({0})"),
     cos_p: _Math("std::cos({0})"), floor_p: _Math("std::floor({0})"),
     ceil_p: _Math("std::ceil({0})"), pow_p: _Math("std::pow({0}, {1})"),
-    xor_p: _Math("({0} ^ {1})", "iub"),
+    xor_p: _Math("({0} ^ {1})", "iub"), gather_p: _Gather(), scatter_p: _Scatter(),
 }
+SCATTER_COMBINE = {"add": add_p, "mul": mul_p, "min": min_p, "max": max_p}
 
 
 # --- running them ---------------------------------------------------------------------------------

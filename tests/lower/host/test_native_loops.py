@@ -91,6 +91,23 @@ def updates(lib, xs):
     return lax.fori_loop(0, 9, body, np_.zeros((5, 6), np_.float32))
 
 
+def trajectory(lib, A, U, x0):
+    """The trajectory of JAX's examples/control.py (``X.at[t + 1].set``: a scatter), then a
+    scan gathering rows by an index vector and scatter-adding (-maxing) into a carry."""
+    np_, lax = lib.numpy, lib.lax
+    steps = U.shape[0]
+
+    def move(t, X):
+        return X.at[t + 1].set(np_.tanh(A @ X[t]) + U[t])
+    X = lax.fori_loop(0, steps, move, np_.zeros((steps + 1, x0.shape[0])).at[0].set(x0))
+
+    def gather_scatter(c, i):
+        idx = np_.stack([i % 3, (i * 2) % 5, 7])                 # 7: out of bounds
+        c = c.at[idx].add(X[i, :3]).at[idx[0]].max(X[i, 0])
+        return c, X[idx, 1].sum()
+    return lax.scan(gather_scatter, np_.zeros(5, np_.float32), np_.arange(steps))
+
+
 CASES = {
     "hmm forward": (hmm_log_normalizer,
                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
@@ -103,6 +120,7 @@ CASES = {
     "while": (newton_sqrt, lambda: (rng.uniform(1, 10, 9).astype(np.float32),)),
     "shuffles": (shuffles, lambda: (_f32(5, 4, 3), np.float32(2.5))),
     "updates": (updates, lambda: (_f32(7, 4),)),
+    "trajectory": (trajectory, lambda: (_f32(4, 4, scale=0.5), _f32(12, 4), _f32(4))),
 }
 
 
