@@ -1,5 +1,10 @@
 """Control flow vs JAX, in one process (python benchmarks/control_flow.py).
 
+A scan over small arrays: the forward pass of JAX's ``examples/hmm_em.py`` (25 states, 60
+symbols, 2000 steps) and its gradient, whose loops the cpu backend compiles whole
+(``ptojax/lower/host/native_loop.py``). Steady state, target <= 1.0x JAX; and cold: a fresh
+function's first call, and when its compiled loop took over.
+
 A tanh RNN written with ``lax.scan`` (hidden 256, input 256, 100 steps, batch 32, float32):
 ``jit(value_and_grad(loss))`` with the gradient w.r.t. the weights, the initial state and the
 inputs — the forward scan stacks its residuals, the backward pass is a reverse scan, and the
@@ -104,6 +109,52 @@ def _wait_for_compiled(jitted, args, timeout=120.0):
     jitted(*args)
 
 
+STATES, SYMBOLS, LENGTH = 25, 60, 2000
+
+
+def hmm_log_normalizer(lib, params, seq):
+    log_pi, log_A, log_B = params
+
+    def marginalize(log_alpha, obs):
+        log_alpha = lib.scipy.special.logsumexp(log_alpha[:, None] + log_A, axis=0) \
+            + log_B[:, obs]
+        return log_alpha, None
+    log_alpha, _ = lib.lax.scan(marginalize, log_pi, seq)
+    return lib.scipy.special.logsumexp(log_alpha)
+
+
+def hmm_inputs(module):
+    rng = np.random.default_rng(1)
+    params = [module.asarray(rng.standard_normal(s).astype(np.float32))
+              for s in ((STATES,), (STATES, STATES), (STATES, SYMBOLS))]
+    return params, module.asarray((np.arange(LENGTH) * 7 % SYMBOLS).astype(np.int32))
+
+
+def hmm_cases():
+    from ptojax.lower.host.backend import wait_for_compiles
+    import jax.scipy.special  # noqa: F401  (jax.scipy for the model)
+    for name, make in (("hmm forward scan", lambda lib: lambda p, s: hmm_log_normalizer(lib, p, s)),
+                       ("grad(hmm forward scan)", lambda lib: lib.grad(
+                           lambda p, s: hmm_log_normalizer(lib, p, s)))):
+        pf, jf = pto.jit(make(pto)), jax.jit(make(jax))
+        p_args, j_args = hmm_inputs(pnp), hmm_inputs(jnp)
+        start = time.perf_counter()
+        pto.block_until_ready(pf(*p_args))
+        ours_first = time.perf_counter() - start
+        start = time.perf_counter()
+        jax.block_until_ready(jf(*j_args))
+        jax_first = time.perf_counter() - start
+        start = time.perf_counter()
+        wait_for_compiles(120)
+        took_over = ours_first + time.perf_counter() - start
+        pf(*p_args)
+        ours, theirs = interleaved_best(lambda: pf(*p_args),
+                                        lambda: jax.block_until_ready(jf(*j_args)))
+        report(f"{name} steady state", ours, theirs, 1.0)
+        report(f"{name} first call (cold)", ours_first, jax_first)
+        print(f"  {name}: compiled loop in use {took_over:.2f} s after the first call began")
+
+
 if __name__ == "__main__":
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; numpy {np.__version__}; "
           f"RNN hidden {HIDDEN}, input {INPUT}, {STEPS} steps, batch {BATCH}, float32")
@@ -111,3 +162,4 @@ if __name__ == "__main__":
     ratio = steady_state("interpreter")
     steady_state()
     print(f"ratio (numpy executor) {ratio:.2f}x JAX, target <= {TARGET}x")
+    hmm_cases()
