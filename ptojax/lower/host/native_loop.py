@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from ptojax.control_flow.cond import cond_p
 from ptojax.control_flow.scan import scan_p
 from ptojax.control_flow.while_loop import while_p
 from ptojax.ir.core import Literal, sub_irs
@@ -61,11 +62,7 @@ def compiles_whole(eqn) -> bool:
     """Whether loop equation ``eqn`` runs as one compiled function (module docstring)."""
     if eqn.prim not in (scan_p, while_p) or has_symbols(tuple(eqn.params.values())):
         return False
-    irs = [eqn.params["body"].ir] + ([eqn.params["cond"].ir] if eqn.prim is while_p else [])
-    values = [v for ir in irs for v in (*ir.constvars, *ir.invars, *ir.outvars,
-                                        *(v for e in ir.eqns for v in e.outputs))]
-    return all(_small(v.type) for v in values) and \
-        all(_has_form(e) for ir in irs for e in ir.eqns)
+    return all(_ir_compiles(c.ir) and not c.consts for c in loop_irs(eqn))
 
 
 def _small(t) -> bool:
@@ -73,10 +70,19 @@ def _small(t) -> bool:
 
 
 def _has_form(eqn) -> bool:
-    if eqn.prim.effectful or sub_irs(eqn.params) or eqn.prim.multiple_results \
-            or not all(_small(a.type) for a in eqn.inputs):
+    if eqn.prim.effectful or not all(_small(a.type) for a in eqn.inputs):
         return False
-    return FORMS.get(eqn.prim, ELEMENTWISE).accepts(eqn)
+    form = FORMS.get(eqn.prim)
+    if form is None:
+        return not (sub_irs(eqn.params) or eqn.prim.multiple_results) and \
+            ELEMENTWISE.accepts(eqn)
+    return form.accepts(eqn)
+
+
+def _ir_compiles(ir) -> bool:
+    """Whether every value of ``ir`` is small and every equation has a form."""
+    values = (*ir.constvars, *ir.invars, *ir.outvars, *(v for e in ir.eqns for v in e.outputs))
+    return all(_small(v.type) for v in values) and all(map(_has_form, ir.eqns))
 
 
 def _elementwise_shapes(eqn) -> bool:
@@ -87,9 +93,9 @@ def _elementwise_shapes(eqn) -> bool:
 
 # --- C++ of one loop ------------------------------------------------------------------------------
 def loop_source(index: int, eqn) -> str:
-    """The C++ function ``loop_<index>(args)`` running loop ``eqn`` whole. ``args`` are the
-    consts of its IRs (a while's cond, then its body), then its operands, then its results,
-    each a C-contiguous buffer (``loop_arguments``)."""
+    """The C++ function ``loop_<index>(args)`` running loop ``eqn`` whole. ``args`` are its
+    operands, then its results, each a C-contiguous buffer (its sub-IRs hold no consts:
+    ``compiles_whole``)."""
     fn = _Function()
     if eqn.prim is scan_p:
         _scan(fn, eqn)
@@ -99,7 +105,7 @@ def loop_source(index: int, eqn) -> str:
 
 
 def loop_irs(eqn) -> list:
-    """The ClosedIRs of loop ``eqn`` whose consts lead its arguments."""
+    """The ClosedIRs of loop ``eqn``: a while's cond and body, a scan's body."""
     return [eqn.params["cond"], eqn.params["body"]] if eqn.prim is while_p else \
         [eqn.params["body"]]
 
@@ -108,10 +114,8 @@ def _scan(fn, eqn):
     p = eqn.params
     body = p["body"].ir
     nc, ncarry, length = p["num_consts"], p["num_carry"], int(p["length"])
-    consts = fn.arguments(body.constvars)
     operands = fn.arguments(eqn.inputs)
     outs = fn.arguments(eqn.outputs)
-    fn.bind_all(body.constvars, consts)
     fn.bind_all(body.invars[:nc], operands[:nc])
     carries = body.invars[nc:nc + ncarry]
     current, following = fn.carry_buffers(carries, operands[nc:nc + ncarry])
@@ -134,8 +138,6 @@ def _while(fn, eqn):
     p = eqn.params
     cond, body = p["cond"].ir, p["body"].ir
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    fn.bind_all(cond.constvars, fn.arguments(cond.constvars))
-    fn.bind_all(body.constvars, fn.arguments(body.constvars))
     operands = fn.arguments(eqn.inputs)
     outs = fn.arguments(eqn.outputs)
     fn.bind_all(cond.invars[:ncc], operands[:ncc])
@@ -629,6 +631,36 @@ def _indexed(fn, shape, indices, axes, lead: int, clamp: bool) -> str:
     return flat(shape, index)
 
 
+class _Cond(_Form):
+    """``cond``/``switch``: the chosen branch's equations in an ``if`` chain, each writing
+    the results' buffers (the index clamped, as ``lax.switch`` clamps)."""
+
+    def accepts(self, eqn) -> bool:
+        return all(_ir_compiles(b.ir) and not b.consts for b in eqn.params["branches"])
+
+    def emit(self, fn, eqn):
+        index, operands = eqn.inputs[0], eqn.inputs[1:]
+        branches = eqn.params["branches"]
+        outs = [fn.value(v) for v in eqn.outputs]
+        names = []
+        for a in operands:                    # (a literal operand gets a buffer)
+            if isinstance(a, Literal):
+                names.append(fn.buffer(a.type))
+                fn.store(names[-1], a)
+            else:
+                names.append(fn.names[a])
+        chosen = fn.fresh()
+        fn.lines.append(f"  const long long {chosen} = std::min<long long>(std::max<long long>("
+                        f"{fn.element(index, '0')}, 0), {len(branches) - 1});")
+        for k, branch in enumerate(branches):
+            fn.lines.append(f"  {'if' if k == 0 else 'else if'} ({chosen} == {k}) {{")
+            fn.bind_all(branch.ir.invars, names)
+            fn.body(branch.ir)
+            for v, dest in zip(branch.ir.outvars, outs):
+                fn.store(dest, v)
+            fn.lines.append("  }")
+
+
 ELEMENTWISE = _Elementwise()
 RELABEL = _Relabel()
 # primitive -> its form in a whole-compiled loop; any other primitive with a ``host`` fact
@@ -646,6 +678,7 @@ FORMS = {
     cos_p: _Math("std::cos({0})"), floor_p: _Math("std::floor({0})"),
     ceil_p: _Math("std::ceil({0})"), pow_p: _Math("std::pow({0}, {1})"),
     xor_p: _Math("({0} ^ {1})", "iub"), gather_p: _Gather(), scatter_p: _Scatter(),
+    cond_p: _Cond(),
 }
 SCATTER_COMBINE = {"add": add_p, "mul": mul_p, "min": min_p, "max": max_p}
 
@@ -657,15 +690,14 @@ def native_loop_runners(library, loops, first_entry: int) -> dict:
 
 
 def _runner(library, eqn, index):
-    consts = [np.ascontiguousarray(c) for ir in loop_irs(eqn) for c in ir.consts]
     in_dtypes = [a.type.dtype for a in eqn.inputs]
     out_made = [(v.type.shape, v.type.dtype) for v in eqn.outputs]
-    launch = library.launcher(index, len(consts) + len(in_dtypes) + len(out_made))
+    launch = library.launcher(index, len(in_dtypes) + len(out_made))
     contiguous, empty = np.ascontiguousarray, np.empty
 
     def run(*args):
         arrays = [contiguous(x, dtype) for x, dtype in zip(args, in_dtypes)]
         outs = [empty(shape, dtype) for shape, dtype in out_made]
-        launch([*consts, *arrays, *outs], 1, False)
+        launch([*arrays, *outs], 1, False)
         return outs
     return run

@@ -93,7 +93,8 @@ def updates(lib, xs):
 
 def trajectory(lib, A, U, x0):
     """The trajectory of JAX's examples/control.py (``X.at[t + 1].set``: a scatter), then a
-    scan gathering rows by an index vector and scatter-adding (-maxing) into a carry."""
+    scan gathering rows by an index vector, scatter-adding (-maxing) into a carry and
+    branching (cond, switch)."""
     np_, lax = lib.numpy, lib.lax
     steps = U.shape[0]
 
@@ -104,6 +105,8 @@ def trajectory(lib, A, U, x0):
     def gather_scatter(c, i):
         idx = np_.stack([i % 3, (i * 2) % 5, 7])                 # 7: out of bounds
         c = c.at[idx].add(X[i, :3]).at[idx[0]].max(X[i, 0])
+        c = lax.cond(c.sum() > 0, lambda c: c * 0.5, lambda c: c - 1.0, c)
+        c = lax.switch(i % 3, [lambda c: c, lambda c: c + 0.25, lambda c: np_.tanh(c)], c)
         return c, X[idx, 1].sum()
     return lax.scan(gather_scatter, np_.zeros(5, np_.float32), np_.arange(steps))
 
