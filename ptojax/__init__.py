@@ -80,6 +80,7 @@ from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16
                            int8, int16, int32, int64, uint8, uint16, uint32)
 from ptojax import typing
 from ptojax import custom_derivatives
+from ptojax import stages
 from ptojax import experimental
 from ptojax.make_array import (make_array_from_callback, make_array_from_process_local_data,
                                make_array_from_single_device_arrays)
@@ -103,7 +104,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", 
            "make_array_from_single_device_arrays", "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
            "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
            "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
-           "shard_map", "sharding", "targets", "test_util", "threefry_partitionable", "tile", "tools", "tree", "tree_util", "typeof", "typing",
+           "shard_map", "sharding", "stages", "targets", "test_util", "threefry_partitionable", "tile", "tools", "tree", "tree_util", "typeof", "typing",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]
 __dir__ = _dir_function(__all__)
