@@ -95,7 +95,13 @@ class Signature:
 @dataclasses.dataclass(frozen=True)
 class ArgInfo:
     """One argument leaf of a lowered function (``jax.stages.ArgInfo``): its type
-    (``_aval``: shape and dtype) and whether it is donated."""
+    (``_aval``: shape and dtype) and whether it is donated.
+
+    Example:
+      >>> f = pto.jit(lambda x, y: x + y, donate_argnums=1)
+      >>> [(a.shape, a.dtype, a.donated) for a in f.lower(1.0, pnp.ones(2)).args_info[0]]
+      [((), dtype('float32'), False), ((2,), dtype('float32'), True)]
+    """
     _aval: Any
     donated: bool
 

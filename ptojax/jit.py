@@ -20,7 +20,7 @@ from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, loca
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.eval import profiler
+from ptojax.eval import profiler, transfers
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.eager import clear_eager_caches
@@ -250,6 +250,8 @@ class Jitted:
             return self._call_nested(args, kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
             return self._fn(*args, **kwargs)
+        if transfers.guarded():   # jax_transfer_guard: host arguments are transfers
+            self._check_transfers(args, kwargs)
         try:   # the hot path: one walk, one lookup (see eval/fast_arguments.py)
             key, values = fast_arguments(args, kwargs, self._static_argnums,
                                          self._static_argnames)
@@ -313,6 +315,15 @@ class Jitted:
             return trace_nested(trace, self._name)
         closed, _, out_tree = trace()
         return NestedTrace(closed, out_tree)
+
+    def _check_transfers(self, args, kwargs):
+        """Each host value (numpy, Python scalar) among the non-static arguments is an
+        implicit host-to-device transfer, as JAX counts it."""
+        dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, self._static_argnums,
+                                                self._static_argnames)
+        for x in tree_flatten((tuple(dyn_args), dyn_kwargs))[0]:
+            if isinstance(x, (np.ndarray, np.generic, *dtypes.PYTHON_SCALARS)):
+                transfers.implicit_host_value(x)
 
     def _numpy_leaves_as_arrays(self, args, kwargs):
         """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them
@@ -535,7 +546,13 @@ class _StageInfo:
 class Traced(_StageInfo):
     """A function traced for one signature, not yet lowered (``jit(f).trace(...)``, as
     ``jax.stages.Traced``): ``.jaxpr`` (ptojax's IR), ``.out_info``, ``.args_info``,
-    ``.lower()``."""
+    ``.lower()``.
+
+    Example:
+      >>> traced = pto.jit(lambda x: pnp.sin(x) * 2).trace(pnp.ones(3))
+      >>> [e.primitive.name for e in traced.jaxpr.eqns], traced.out_info
+      (['sin', 'mul'], ShapeDtypeStruct(shape=(3,), dtype=float32))
+    """
 
     def __init__(self, closed: ClosedIR, out_tree, name, backend, signature, values):
         self.jaxpr = self.ir = closed
@@ -558,7 +575,13 @@ class Traced(_StageInfo):
 class Lowered(_StageInfo):
     """A traced function before compilation: ``.ir``, ``.tile_ir``, ``.as_text()``,
     ``.cost()``, ``.unfused()``, ``.compile()``. Tiling and PTO lowering are delegated to
-    ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
+    ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware.
+
+    Example:
+      >>> lowered = pto.jit(lambda x: x @ x).lower(pnp.ones((4, 4)))
+      >>> lowered.cost_analysis(), lowered.args_info
+      ({'flops': 128.0}, ((ArgInfo(_aval=f32[4,4], donated=False),), {}))
+    """
 
     def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None,
                  signature=None, values=None):
@@ -616,7 +639,13 @@ class Lowered(_StageInfo):
 class Compiled(_StageInfo):
     """A lowered function compiled for one signature (``jit(f).lower(...).compile()``): it
     takes the non-static arguments only, of the lowered shapes and dtypes (else JAX's
-    ``TypeError``), and cannot be transformed (see ``ptojax.aot_signature``)."""
+    ``TypeError``), and cannot be transformed (see ``ptojax.aot_signature``).
+
+    Example:
+      >>> compiled = pto.jit(lambda x, n: x * n, static_argnums=1).lower(pnp.ones(2), 3).compile()
+      >>> compiled(pnp.arange(2.0))
+      Array([0., 3.], dtype=float32)
+    """
 
     def __init__(self, entry: _Entry, signature=None):
         self._entry = entry
