@@ -83,6 +83,7 @@ from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16
 from ptojax import typing
 from ptojax import custom_derivatives
 from ptojax import stages
+from ptojax import profiler
 from ptojax import experimental
 from ptojax.make_array import (make_array_from_callback, make_array_from_process_local_data,
                                make_array_from_single_device_arrays)
@@ -105,7 +106,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", 
            "live_arrays", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
            "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
-           "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "profile", "profiler", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
            "shard_map", "sharding", "stages", "targets", "test_util", "threefry_partitionable", "tile", "tools", "transfer_guard",
            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
            "transfer_guard_host_to_device", "tree", "tree_util", "typeof", "typing",
