@@ -84,6 +84,7 @@ from ptojax import typing
 from ptojax import custom_derivatives
 from ptojax import stages
 from ptojax import profiler
+from ptojax import custom_batching
 from ptojax import experimental
 from ptojax.make_array import (make_array_from_callback, make_array_from_process_local_data,
                                make_array_from_single_device_arrays)
@@ -99,7 +100,7 @@ __all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", 
            "checking_leaks", "checkpoint", "checkpoint_policies", "clear_caches",
            "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans", "default_matmul_precision", "default_prng_impl",
            "default_backend", "default_device", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "custom_derivatives", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "explain_cache_misses",
+           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "custom_batching", "custom_derivatives", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "explain_cache_misses",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
