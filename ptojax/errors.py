@@ -269,3 +269,24 @@ def located(exc: BaseException, source, what: str = "") -> BaseException:
     if exc.__traceback__ is not None:
         err.__cause__ = exc
     return err
+
+
+def callback_error(exc: BaseException) -> BaseException:
+    """The error for ``exc``, raised by a user's host callback (``pure_callback``,
+    ``io_callback``, ``debug.callback``) while a program ran: as JAX, a ``JaxRuntimeError``
+    ("INTERNAL: CpuCallback error calling callback: ..."), which is here also of the builtin
+    class ``exc`` was (``except ValueError`` still catches a callback's ValueError); an
+    exception of another class (the user's own) is returned as it is."""
+    base = next((b for b in type(exc).__mro__ if b in _BUILTIN_BASES), None)
+    if base is None:
+        return exc
+    cls = _CALLBACK_ERRORS.get(base)
+    if cls is None:
+        cls = _CALLBACK_ERRORS[base] = type("JaxRuntimeError", (JaxRuntimeError, base),
+                                            {"__module__": __name__})
+    err = cls(f"INTERNAL: CpuCallback error calling callback: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+_CALLBACK_ERRORS: dict = {}

@@ -41,6 +41,23 @@ def test_errors_are_raised_as_jax_raises():
         leaked[0] + 1
 
 
+def test_a_failing_callback_is_a_jax_runtime_error(jax, jnp):
+    def bad(x):
+        raise ValueError("boom")
+    for api, m in ((pto, pnp), (jax, jnp)):
+        programs = [lambda x: api.debug.callback(bad, x) or x,
+                    lambda x: api.pure_callback(bad, api.ShapeDtypeStruct((), np.float32), x)]
+        for i, program in enumerate(programs):
+            for run in (api.jit(program), program):
+                # JAX's eager debug.callback raises the callback's own ValueError (ptojax's
+                # JaxRuntimeError is one too)
+                expected = ValueError if run is programs[0] else api.errors.JaxRuntimeError
+                with pytest.raises(expected, match="boom"):
+                    api.block_until_ready(run(m.float32(1.0)))
+    with pytest.raises(ValueError, match="boom"):   # ptojax's is also the callback's class
+        pto.jit(lambda x: pto.debug.callback(bad, x) or x)(1.0)
+
+
 # dtypes -------------------------------------------------------------------------------------
 DTYPES = [np.float64, np.int64, np.uint64, np.complex128, "float16", ml_dtypes.bfloat16, float,
           int, bool, complex, np.bool_, ml_dtypes.int4, ml_dtypes.float4_e2m1fn, np.uint8]
