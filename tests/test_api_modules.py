@@ -47,7 +47,7 @@ def test_a_failing_callback_is_a_jax_runtime_error(jax, jnp):
     for api, m in ((pto, pnp), (jax, jnp)):
         programs = [lambda x: api.debug.callback(bad, x) or x,
                     lambda x: api.pure_callback(bad, api.ShapeDtypeStruct((), np.float32), x)]
-        for i, program in enumerate(programs):
+        for program in programs:
             for run in (api.jit(program), program):
                 # JAX's eager debug.callback raises the callback's own ValueError (ptojax's
                 # JaxRuntimeError is one too)
