@@ -321,9 +321,7 @@ class Jitted:
         implicit host-to-device transfer, as JAX counts it."""
         dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, self._static_argnums,
                                                 self._static_argnames)
-        for x in tree_flatten((tuple(dyn_args), dyn_kwargs))[0]:
-            if isinstance(x, (np.ndarray, np.generic, *dtypes.PYTHON_SCALARS)):
-                transfers.implicit_host_value(x)
+        transfers.check_host_leaves(tree_flatten((tuple(dyn_args), dyn_kwargs))[0])
 
     def _numpy_leaves_as_arrays(self, args, kwargs):
         """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them

@@ -9,7 +9,10 @@ what JAX on CPU counts (found by experiment against JAX 0.10.2):
 
 - host-to-device, implicit: a numpy array, numpy scalar or Python scalar (or list) becoming
   an array outside a trace: ``pnp.asarray``/``pnp.array`` of it, an eager operation's
-  operand (``x + 1.0``, ``x + np.ones(3)``), a ``jit`` function's argument. Not inside a
+  operand (``x + 1.0``, ``x + np.ones(3)``), an argument of a ``jit``, ``vmap`` or
+  ``grad``/``jvp``/... function. (JAX also counts the Python scalars its own functions
+  convert internally: an index in ``x[1:]``, the fill of ``zeros_like``; ptojax, which
+  does not make arrays of those, does not.) Not inside a
   trace (a constant of the traced program, as in JAX once the program is compiled).
 - host-to-device, explicit: ``device_put`` of a host value.
 - device-to-device, explicit: ``device_put`` of an array onto another device.
@@ -56,6 +59,14 @@ def implicit_host_value(x) -> None:
         x = np.asarray(x)
         what = TensorType(x.shape, dtypes.canonical_dtype(x.dtype))
     host_to_device(what, default_device_sharding() or single_device_sharding())
+
+
+def check_host_leaves(leaves) -> None:
+    """Check each host value (numpy array or scalar, Python scalar) among ``leaves`` (a
+    transform's flat arguments, outside a trace) as an implicit transfer."""
+    for x in leaves:
+        if isinstance(x, (np.ndarray, np.generic, *dtypes.PYTHON_SCALARS)):
+            implicit_host_value(x)
 
 
 def device_to_device(what, destination, explicit: bool = True) -> None:
