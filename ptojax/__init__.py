@@ -40,7 +40,9 @@ from ptojax.config import (check_tracer_leaks, checking_leaks, config, debug_inf
                            default_matmul_precision, default_prng_impl, disable_jit,
                            enable_checks, enable_x64, no_tracing, threefry_partitionable,
                            explain_cache_misses, log_compiles, numpy_dtype_promotion,
-                           numpy_rank_promotion)
+                           numpy_rank_promotion, default_device, transfer_guard,
+                           transfer_guard_device_to_device, transfer_guard_device_to_host,
+                           transfer_guard_host_to_device)
 from ptojax.autodiff.api import jacrev as jacobian
 from ptojax.shard.runtime.arrays import block_until_ready, device_get
 from ptojax.shard.explicit import reshard
@@ -80,6 +82,9 @@ from ptojax.dtypes import (bfloat16, float0, float8_e4m3fn, float8_e5m2, float16
                            int8, int16, int32, int64, uint8, uint16, uint32)
 from ptojax import typing
 from ptojax import custom_derivatives
+from ptojax import stages
+from ptojax import profiler
+from ptojax import custom_batching
 from ptojax import experimental
 from ptojax.make_array import (make_array_from_callback, make_array_from_process_local_data,
                                make_array_from_single_device_arrays)
@@ -94,16 +99,18 @@ __all__ = ["Array", "AxisType", "BlockSpec", "Device", "ClosedIR", "Dim", "IR", 
            "TileConfig", "TileType", "bfloat16", "block_until_ready", "check_tracer_leaks",
            "checking_leaks", "checkpoint", "checkpoint_policies", "clear_caches",
            "closure_convert", "config", "core", "custom_gradient", "custom_jvp", "custom_vjp", "debug", "debug_infs", "debug_nans", "default_matmul_precision", "default_prng_impl",
-           "default_backend", "device_count", "device_get", "device_put",
-           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "custom_derivatives", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "explain_cache_misses",
+           "default_backend", "default_device", "device_count", "device_get", "device_put",
+           "devices", "disable_jit", "distributed", "dtypes", "copy_to_host_async", "custom_batching", "custom_derivatives", "effects_barrier", "enable_checks", "enable_x64", "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "explain_cache_misses",
            "float0", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "get_mesh", "grad", "hessian", "image", "int16",
            "int32", "int64", "int8", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "kernel",
            "lax", "linear_transpose", "linearize", "log_compiles", "local_device_count", "local_devices", "make_ir", "make_jaxpr",
            "live_arrays", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "mixed_precision", "named_call", "named_scope", "nn",
            "no_tracing", "numpy_dtype_promotion", "numpy_rank_promotion", "numpy", "ops", "pmap", "print_environment_info", "process_count", "process_index", "process_indices",
-           "profile", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
-           "shard_map", "sharding", "targets", "test_util", "threefry_partitionable", "tile", "tools", "tree", "tree_util", "typeof", "typing",
+           "profile", "profiler", "pure_callback", "quant", "random", "remat", "reshard", "scipy", "set_mesh", "shard",
+           "shard_map", "sharding", "stages", "targets", "test_util", "threefry_partitionable", "tile", "tools", "transfer_guard",
+           "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+           "transfer_guard_host_to_device", "tree", "tree_util", "typeof", "typing",
            "uint16", "uint32", "uint8", "value_and_grad", "vjp", "vmap",
            "with_sharding_constraint"]
 __dir__ = _dir_function(__all__)

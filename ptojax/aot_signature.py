@@ -6,7 +6,9 @@ argument (``vmap``, ``grad`` or ``jit`` of the compiled function) raises, as com
 functions are not transformable."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -22,13 +24,30 @@ def _fmt(t) -> str:
 class Signature:
     """The argument structure and leaf types a function was lowered for."""
 
-    def __init__(self, fn, args, kwargs, static_argnums, static_argnames):
+    def __init__(self, fn, args, kwargs, static_argnums, static_argnames, donate_argnums=()):
         self._params = _parameter_names(fn)
         self._static_argnums = tuple(static_argnums)
         self._static_argnames = tuple(static_argnames)
         pairs, self.in_tree = self._flatten(args, kwargs)
         self.paths = [p for p, _ in pairs]
         self.types = [leaf_type(x).strip_weak() for _, x in pairs]
+        self._donated = [path[0].idx == 0 and self._positions[path[1].idx] in donate_argnums
+                         for path in self.paths]
+
+    @property
+    def donate_argnums(self) -> tuple:
+        """The indices of the donated leaves among the flat non-static leaves, as JAX's
+        stages give them."""
+        return tuple(i for i, d in enumerate(self._donated) if d)
+
+    def in_avals(self):
+        """The ``(args, kwargs)`` pytree of the non-static leaves' types."""
+        return self.in_tree.unflatten(self.types)
+
+    def args_info(self):
+        """The ``(args, kwargs)`` pytree of ``ArgInfo`` (type, donated) of the non-static
+        leaves, as JAX's ``args_info``."""
+        return self.in_tree.unflatten([ArgInfo(t, d) for t, d in zip(self.types, self._donated)])
 
     def _flatten(self, args, kwargs):
         dynamic = tuple(a for i, a in enumerate(args) if i not in self._static_argnums)
@@ -71,6 +90,28 @@ class Signature:
                 else f"args[{position}]"
             return base + keystr(path[2:])
         return f"{path[1].key}" + keystr(path[2:])
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """One argument leaf of a lowered function (``jax.stages.ArgInfo``): its type
+    (``_aval``: shape and dtype) and whether it is donated.
+
+    Example:
+      >>> f = pto.jit(lambda x, y: x + y, donate_argnums=1)
+      >>> [(a.shape, a.dtype, a.donated) for a in f.lower(1.0, pnp.ones(2)).args_info[0]]
+      [((), dtype('float32'), False), ((2,), dtype('float32'), True)]
+    """
+    _aval: Any
+    donated: bool
+
+    @property
+    def shape(self):
+        return self._aval.shape
+
+    @property
+    def dtype(self):
+        return self._aval.dtype
 
 
 def _parameter_names(fn) -> list:

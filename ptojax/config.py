@@ -19,7 +19,9 @@ Four kinds of option:
   (``pto.debug_nans``...), ``jax_numpy_dtype_promotion``, ``jax_numpy_rank_promotion``,
   ``jax_log_compiles``, ``jax_explain_cache_misses``, ``jax_default_matmul_precision``,
   ``jax_enable_checks``, ``jax_check_tracer_leaks`` (``pto.checking_leaks()``),
-  ``jax_no_tracing``.
+  ``jax_no_tracing``, ``jax_transfer_guard`` and its ``_host_to_device``/``_device_to_host``/
+  ``_device_to_device`` forms (``eval/transfers.py``), ``jax_default_device`` (where new
+  arrays land: ``eval/array.py``).
 - **Environment options**: ``ptojax_num_devices`` (alias ``jax_num_cpu_devices``; only before
   the devices are first used), ``ptojax_collective_timeout``, ``ptojax_cache_dir`` and
   ``ptojax_build_after`` (seconds of numpy-tier calls before a program whose kernels are not
@@ -169,6 +171,12 @@ _OPTIONS: dict = {
     "jax_enable_checks": Scoped(scoped_options.ENABLE_CHECKS),
     "jax_check_tracer_leaks": Scoped(scoped_options.CHECK_TRACER_LEAKS),
     "jax_no_tracing": Scoped(scoped_options.NO_TRACING),
+    "jax_transfer_guard": Scoped(scoped_options.TRANSFER_GUARD),
+    "jax_transfer_guard_host_to_device": Scoped(scoped_options.TRANSFER_GUARD_HOST_TO_DEVICE),
+    "jax_transfer_guard_device_to_host": Scoped(scoped_options.TRANSFER_GUARD_DEVICE_TO_HOST),
+    "jax_transfer_guard_device_to_device": Scoped(
+        scoped_options.TRANSFER_GUARD_DEVICE_TO_DEVICE),
+    "jax_default_device": Scoped(scoped_options.DEFAULT_DEVICE),
     "jax_log_compiles": Scoped(scoped_options.LOG_COMPILES),
     "jax_explain_cache_misses": Scoped(scoped_options.EXPLAIN_CACHE_MISSES),
     "jax_disable_jit": Flag(False, "pto.jit runs functions op by op"),
@@ -485,6 +493,89 @@ Example:
   >>> with pto.no_tracing(True):
   ...     f(pnp.ones(2))
   Array([3., 3.], dtype=float32)
+""")
+_TRANSFER_DOC = """The transfer guard for {what} transfers (``jax_transfer_guard_{kind}``) in
+this thread inside a ``with`` block, as ``jax.transfer_guard_{kind}``: ``'allow'``,
+``'log'``/``'disallow'`` (a warning on the ``ptojax.transfer_guard`` logger / JAX's
+``JaxRuntimeError`` for implicit transfers), ``'log_explicit'``/``'disallow_explicit'`` (for
+explicit ones, ``device_put``, too). Which conversions are transfers: ``eval/transfers.py``.{more}
+"""
+transfer_guard_host_to_device = _State(
+    "transfer_guard_host_to_device", scoped_options.TRANSFER_GUARD_HOST_TO_DEVICE,
+    _TRANSFER_DOC.format(what="host-to-device", kind="host_to_device", more="""
+
+Example:
+  >>> x = pnp.ones(2)
+  >>> with pto.transfer_guard_host_to_device("disallow"):
+  ...     y = x * x                       # arrays only: no transfer
+  ...     try:
+  ...         x * np.ones(2)              # a numpy operand is an implicit transfer
+  ...     except pto.errors.JaxRuntimeError as e:
+  ...         print(str(e)[:60])
+  INVALID_ARGUMENT: Disallowed host-to-device transfer: aval=f3"""))
+transfer_guard_device_to_host = _State(
+    "transfer_guard_device_to_host", scoped_options.TRANSFER_GUARD_DEVICE_TO_HOST,
+    _TRANSFER_DOC.format(what="device-to-host", kind="device_to_host", more="""
+As JAX on CPU, ptojax never guards these: its arrays are already in host memory.
+
+Example:
+  >>> with pto.transfer_guard_device_to_host("disallow"):
+  ...     float(pnp.ones(()))
+  1.0"""))
+transfer_guard_device_to_device = _State(
+    "transfer_guard_device_to_device", scoped_options.TRANSFER_GUARD_DEVICE_TO_DEVICE,
+    _TRANSFER_DOC.format(what="device-to-device", kind="device_to_device", more="""
+
+Example:
+  >>> with pto.transfer_guard_device_to_device("disallow_explicit"):
+  ...     try:
+  ...         pto.device_put(pnp.ones(2), pto.devices()[1])
+  ...     except pto.errors.JaxRuntimeError as e:
+  ...         print(str(e)[:54])
+  INVALID_ARGUMENT: Disallowed device-to-device transfer"""))
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+    """All transfer guards (``jax_transfer_guard``: host-to-device, device-to-host and
+    device-to-device) set to ``new_val`` in this thread for the block, as
+    ``jax.transfer_guard``: ``'allow'``, ``'log'``, ``'disallow'``, ``'log_explicit'`` or
+    ``'disallow_explicit'`` (see ``transfer_guard_host_to_device``).
+
+    Example:
+      >>> with pto.transfer_guard("disallow"):
+      ...     y = pto.device_put(np.ones(2))   # explicit: allowed
+      ...     try:
+      ...         pnp.asarray(np.ones(2))      # implicit
+      ...     except pto.errors.JaxRuntimeError:
+      ...         print("refused")
+      refused
+    """
+    options = (scoped_options.TRANSFER_GUARD, scoped_options.TRANSFER_GUARD_HOST_TO_DEVICE,
+               scoped_options.TRANSFER_GUARD_DEVICE_TO_HOST,
+               scoped_options.TRANSFER_GUARD_DEVICE_TO_DEVICE)
+    try:
+        options[0].validate(new_val)
+    except ConfigError as e:
+        raise ConfigError(f"transfer_guard({new_val!r}): {e.message}", user_frame(3)) from None
+    with contextlib.ExitStack() as stack:
+        for option in options:
+            stack.enter_context(option.scope(new_val))
+        yield
+
+
+default_device = _State("default_device", scoped_options.DEFAULT_DEVICE, """The device new
+arrays land on (``jax_default_device``) in this thread inside a ``with`` block, as
+``jax.default_device``: a ``Device`` (``pto.devices()[i]``), the platform name ``'cpu'`` (the
+first device) or None. Arrays made there without a device (``pnp`` functions, operations on
+them, ``jit`` results, ``device_put`` without a device) are on it; ``device_put(x, device)``
+puts ``x`` on ``device`` whatever the default. (Unlike JAX, an operation on arrays
+``device_put`` onto another device gives its result on the default device, not theirs.)
+
+Example:
+  >>> with pto.default_device(pto.devices()[1]):
+  ...     pnp.ones(2).devices()
+  {VirtualDevice(id=1, process=0)}
 """)
 checking_leaks = functools.partial(check_tracer_leaks, True)
 checking_leaks.__doc__ = """``check_tracer_leaks(True)``: a context checking for tracer leaks, as

@@ -13,6 +13,8 @@ ptojax's executors always keep.
 """
 from __future__ import annotations
 
+import copy
+import logging
 import string
 import sys
 
@@ -23,6 +25,7 @@ from ptojax.ops.debugging import debug_callback
 from ptojax.trace import Tracer
 from ptojax.pytree import tree_flatten
 from ptojax.public import dir_function
+from ptojax.source_info import user_frame
 
 _ARRAY_LIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float)
 
@@ -133,11 +136,60 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
       x = [0. 1.]
       Array([1., 2.], dtype=float32)
     """
+    return _delayed_text("print", _write_line, fmt, args, kwargs, ordered, partitioned,
+                         skip_format_check)
+
+
+def log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
+        **kwargs):
+    """``pto.debug.print``, but the text goes to the ``logging`` logger ``"ptojax.debug"`` at
+    level INFO (as ``jax.debug.log`` sends it to JAX's), in a record naming the file, line
+    and function that called ``log``. Same arguments and two-call form as ``print``.
+
+    Example:
+      >>> import logging
+      >>> class Keep(logging.Handler):
+      ...     def emit(self, record): kept.append(record.getMessage())
+      >>> kept, logger = [], logging.getLogger("ptojax.debug")
+      >>> logger.addHandler(handler := Keep()); logger.setLevel(logging.INFO)
+      >>> _ = pto.jit(lambda x: pto.debug.log("x = {}", x) or x)(pnp.arange(2.0))
+      >>> logger.removeHandler(handler); kept
+      ['x = [0. 1.]']
+    """
+    return _delayed_text("log", _log_line, fmt, args, kwargs, ordered, partitioned,
+                         skip_format_check)
+
+
+_LOGGER = logging.getLogger("ptojax.debug")
+
+
+def _write_line(text, record):
+    sys.stdout.write(text + "\n")
+
+
+def _log_line(text, record):
+    record = copy.copy(record)
+    record.msg, record.args = text, None
+    _LOGGER.handle(record)
+
+
+def _log_record():
+    """An INFO record of ``_LOGGER`` naming the user's line (its message set at run time)."""
+    where = user_frame()
+    file, line, function = where if where is not None else ("<unknown>", 0, None)
+    return _LOGGER.makeRecord(_LOGGER.name, logging.INFO, file, line, "", None, None,
+                              function)
+
+
+def _delayed_text(name, output, fmt, args, kwargs, ordered, partitioned, skip_format_check):
+    """Stage the formatting of ``fmt`` with the run's values and ``output(text, record)``
+    of it (``print``'s and ``log``'s shared body, with their two-call form)."""
     def stage(fmt, *p_args, **p_kwargs):
         if not skip_format_check:
             _FormatChecker().format(fmt, *p_args, **p_kwargs)
         has_fields = _has_fields(fmt)
         options = np.get_printoptions()
+        record = _log_record() if output is _log_line else None
 
         def emit(*values, **named):
             with np.printoptions(**options):
@@ -145,9 +197,9 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
                     text = fmt.format(*values, **named)
                 else:
                     text = " ".join([fmt, *(str(v) for v in values)])
-            sys.stdout.write(text + "\n")
+            output(text, record)
 
-        emit.__name__ = f"print({fmt!r})"
+        emit.__name__ = f"{name}({fmt!r})"
 
         callback(emit, *p_args, ordered=ordered, partitioned=partitioned, **p_kwargs)
 
@@ -155,10 +207,10 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
         stage(fmt, *args, **kwargs)
         return None
     if args or kwargs:
-        raise TypeError(f"pto.debug.print: the two-call form takes no arguments besides "
+        raise TypeError(f"pto.debug.{name}: the two-call form takes no arguments besides "
                         f"ordered/partitioned/skip_format_check; got {args=} {kwargs=}")
     return stage
 
 
-__all__ = ["callback", "print"]
+__all__ = ["callback", "log", "print"]
 __dir__ = dir_function(__all__)

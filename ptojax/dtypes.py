@@ -559,3 +559,80 @@ def _ml_dtype(x):
     except (TypeError, ValueError):
         return None
     return dt if dt in _ML_DTYPES else None
+
+
+# JAX's public dtype helpers ------------------------------------------------------------------
+def canonicalize_dtype(dtype, allow_extended_dtype: bool = False):
+    """``dtype`` as the dtype JAX values of it take (``jax.dtypes.canonicalize_dtype``):
+    without x64 a 64-bit dtype becomes its 32-bit form; Python ``float``/``int``/``complex``
+    are the default dtypes and None is the default float. An extended dtype (a key's
+    ``key<fry>``) is returned as it is with ``allow_extended_dtype=True``, else a ValueError.
+
+    Example:
+        >>> pto.dtypes.canonicalize_dtype(np.float64), pto.dtypes.canonicalize_dtype(int)
+        (dtype('float32'), dtype('int32'))
+    """
+    if is_extended(dtype):
+        if allow_extended_dtype:
+            return dtype
+        raise ValueError(f"canonicalize_dtype: {dtype} is an extended dtype; pass "
+                         f"allow_extended_dtype=True to accept it")
+    if dtype is None:
+        return default_float()
+    if isinstance(dtype, np.dtype) and dtype == float0:
+        raise ValueError(f"canonicalize_dtype: unexpected input: dtype={float0!r}")
+    return canonical_dtype(dtype)
+
+
+def itemsize_bits(dtype) -> int:
+    """Bits per element of ``dtype`` (``jax.dtypes.itemsize_bits``): 4 for int4 and
+    float4_e2m1fn, 16 for bfloat16, 64 for float64 (not canonicalized).
+
+    Example:
+        >>> pto.dtypes.itemsize_bits(pnp.int4), pto.dtypes.itemsize_bits(pnp.bfloat16)
+        (4, 16)
+    """
+    if dtype is None:
+        raise ValueError("itemsize_bits: dtype cannot be None")
+    if is_extended(dtype):
+        raise ValueError(f"itemsize_bits: {dtype} is an extended dtype, which has no "
+                         f"element size in bits")
+    if isinstance(dtype, type) and (dtype in _PYTHON_TYPES or dtype is bool):
+        dt = np.dtype(dtype)
+    else:
+        dt = canonicalize(dtype)
+    return _SUB_BYTE_BITS.get(dt, dt.itemsize * 8)
+
+
+_SUB_BYTE_BITS = {int1: 1, uint1: 1, int2: 2, uint2: 2, int4: 4, uint4: 4, float4_e2m1fn: 4,
+                  float6_e2m3fn: 6, float6_e3m2fn: 6}
+
+
+def scalar_type_of(x) -> type:
+    """The Python scalar type of ``x``'s elements (``jax.dtypes.scalar_type_of``): ``bool``,
+    ``int``, ``float`` or ``complex``; ``x`` is a Python scalar or anything with a numeric
+    ``dtype`` (arrays, numpy scalars).
+
+    Example:
+        >>> pto.dtypes.scalar_type_of(pnp.ones(2, pnp.bfloat16)), pto.dtypes.scalar_type_of(3)
+        (<class 'float'>, <class 'int'>)
+    """
+    if isinstance(x, PYTHON_SCALARS):
+        return type(x) if type(x) in PYTHON_SCALARS else \
+            next(t for t in PYTHON_SCALARS if isinstance(x, t))
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(x).dtype
+    if is_extended(dtype):
+        raise TypeError(f"scalar_type_of: cannot interpret {dtype} as a data type: it is "
+                        f"an extended dtype, with no Python scalar type")
+    dt = np.dtype(dtype)
+    if dt == bool_:
+        return bool
+    if dt in INTEGERS:
+        return int
+    if dt in FLOATS:
+        return float
+    if dt in COMPLEX:
+        return complex
+    raise TypeError(f"scalar_type_of: {dt} has no Python scalar type")

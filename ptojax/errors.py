@@ -26,6 +26,31 @@ class PtoError(Exception):
         return f"{self.message}\n  --> {self.source}"
 
 
+class JAXTypeError(PtoError, TypeError):
+    """JAX's base class of its TypeErrors about tracing (``jax.errors.JAXTypeError``): a
+    concrete value needed where a traced one was given, a tracer that escaped, a reused
+    PRNG key."""
+
+
+class JAXIndexError(PtoError, IndexError):
+    """JAX's base class of its IndexErrors about tracing (``jax.errors.JAXIndexError``)."""
+
+
+class JaxprTypeError(PtoError, TypeError):
+    """A program (JAX: a jaxpr; here an IR) whose types do not check (``jax.errors.
+    JaxprTypeError``, raised by JAX's checker under ``jax_enable_checks``)."""
+
+
+class JaxRuntimeError(PtoError, RuntimeError):
+    """A compiled program failed while running (``jax.errors.JaxRuntimeError``): a host
+    callback raised, or the runtime could not complete the computation."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key consumed twice while ``jax_debug_key_reuse`` checks keys
+    (``jax.errors.KeyReuseError``)."""
+
+
 class ShapeError(PtoError, ValueError, TypeError):
     """Operand shapes that do not fit the operation (both shapes and the op are named). A
     ValueError (as NumPy's broadcasting errors) and a TypeError (as JAX's shape checks of
@@ -59,12 +84,12 @@ class IndexingError(PtoError, IndexError):
     wrong shape."""
 
 
-class NonConcreteBooleanIndexError(IndexingError):
+class NonConcreteBooleanIndexError(IndexingError, JAXIndexError):
     """A traced boolean mask used as an index (its result's size would depend on values), as
     JAX's (an IndexError)."""
 
 
-class ConcretizationError(PtoError, TypeError):
+class ConcretizationError(JAXTypeError):
     """A traced value was used where Python needs a concrete value (bool, int, index)."""
 
 
@@ -93,8 +118,10 @@ class DimensionRangeError(ShapeError):
     two arguments give one dimension different sizes."""
 
 
-class LeakedTracerError(PtoError, RuntimeError):
-    """A traced value escaped the function being traced and was used after its trace ended."""
+class LeakedTracerError(JAXTypeError, RuntimeError):
+    """A traced value escaped the function being traced and was used after its trace ended:
+    a JAXTypeError, as JAX's ``UnexpectedTracerError``, and a RuntimeError, as ptojax
+    raised it before."""
 
 
 UnexpectedTracerError = LeakedTracerError   # JAX's name
@@ -146,8 +173,9 @@ def non_array_error(x, op: str, source=None) -> NonArrayLeafError:
         f"implicitly: use pnp.asarray(...) of it)", source)
 
 
-class IRVerificationError(PtoError):
-    """An IR that breaks an invariant: types, single assignment, use before definition."""
+class IRVerificationError(JaxprTypeError):
+    """An IR that breaks an invariant: types, single assignment, use before definition (a
+    ``JaxprTypeError``, as JAX's checker raises for a jaxpr)."""
 
 
 class UnsupportedError(PtoError, NotImplementedError):
@@ -241,3 +269,24 @@ def located(exc: BaseException, source, what: str = "") -> BaseException:
     if exc.__traceback__ is not None:
         err.__cause__ = exc
     return err
+
+
+def callback_error(exc: BaseException) -> BaseException:
+    """The error for ``exc``, raised by a user's host callback (``pure_callback``,
+    ``io_callback``, ``debug.callback``) while a program ran: as JAX, a ``JaxRuntimeError``
+    ("INTERNAL: CpuCallback error calling callback: ..."), which is here also of the builtin
+    class ``exc`` was (``except ValueError`` still catches a callback's ValueError); an
+    exception of another class (the user's own) is returned as it is."""
+    base = next((b for b in type(exc).__mro__ if b in _BUILTIN_BASES), None)
+    if base is None:
+        return exc
+    cls = _CALLBACK_ERRORS.get(base)
+    if cls is None:
+        cls = _CALLBACK_ERRORS[base] = type("JaxRuntimeError", (JaxRuntimeError, base),
+                                            {"__module__": __name__})
+    err = cls(f"INTERNAL: CpuCallback error calling callback: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+_CALLBACK_ERRORS: dict = {}

@@ -20,7 +20,7 @@ from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, loca
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
-from ptojax.eval import profiler
+from ptojax.eval import profiler, transfers
 from ptojax.eval.dynamic_shapes import DynamicShapes
 from ptojax.eval.executable import failed_equation_source
 from ptojax.eval.eager import clear_eager_caches
@@ -39,7 +39,7 @@ from ptojax.lower.host.executables import make_executable
 from ptojax.lower.lowered import TileLowering
 from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 from ptojax.jit_shardings import PlacedJit
-from ptojax.jit_nested import Traced, cached_trace, replay, trace_nested
+from ptojax.jit_nested import Traced as NestedTrace, cached_trace, replay, trace_nested
 from ptojax.aot_signature import Signature
 from ptojax.tools.flops import count_flops
 from ptojax.public import add_examples as _add_examples
@@ -250,6 +250,8 @@ class Jitted:
             return self._call_nested(args, kwargs)
         if jit_disabled():  # jax_disable_jit: run op by op
             return self._fn(*args, **kwargs)
+        if transfers.guarded():   # jax_transfer_guard: host arguments are transfers
+            self._check_transfers(args, kwargs)
         try:   # the hot path: one walk, one lookup (see eval/fast_arguments.py)
             key, values = fast_arguments(args, kwargs, self._static_argnums,
                                          self._static_argnames)
@@ -298,7 +300,7 @@ class Jitted:
         with inlined_jit(self._name):
             return self._fn(*args, **kwargs)
 
-    def _trace(self, args, kwargs, nested=False) -> Traced:
+    def _trace(self, args, kwargs, nested=False) -> NestedTrace:
         """This function traced on ``args``: abstract inside even under a concrete outer
         trace (``nested``)."""
         if NO_TRACING.get():   # jax_no_tracing
@@ -312,7 +314,14 @@ class Jitted:
         if nested:
             return trace_nested(trace, self._name)
         closed, _, out_tree = trace()
-        return Traced(closed, out_tree)
+        return NestedTrace(closed, out_tree)
+
+    def _check_transfers(self, args, kwargs):
+        """Each host value (numpy, Python scalar) among the non-static arguments is an
+        implicit host-to-device transfer, as JAX counts it."""
+        dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, self._static_argnums,
+                                                self._static_argnames)
+        transfers.check_host_leaves(tree_flatten((tuple(dyn_args), dyn_kwargs))[0])
 
     def _numpy_leaves_as_arrays(self, args, kwargs):
         """An inlined call's numpy leaves as ptojax Arrays (of the dtype jit would trace them
@@ -387,16 +396,21 @@ class Jitted:
             self._last_signature = signature
             return entry
 
-    def lower(self, *args, target=None, **kwargs) -> "Lowered":
-        """Trace without compiling; ``target`` (e.g. ``pto.targets.ascend910b``) is used for
-        the tiled/PTO views (``.tile_ir``, ``.as_text("pto")``, ``.cost()``)."""
+    def trace(self, *args, **kwargs) -> "Traced":
+        """Trace on these arguments without lowering or compiling (``jax.stages.Traced``):
+        ``.jaxpr`` (the IR), ``.out_info``, ``.args_info``, ``.lower()``."""
         closed, _, out_tree = trace_to_ir(self._fn, args, kwargs, self._static_argnums,
                                           self._static_argnames, dynamic=self._dynamic)
         signature = Signature(self._fn, args, kwargs, self._static_argnums,
-                              self._static_argnames)
-        return Lowered(closed, out_tree, self._backend, target, signature,
-                       _concrete_leaves(args, kwargs, self._static_argnums,
-                                        self._static_argnames))
+                              self._static_argnames, self._donate_argnums)
+        return Traced(closed, out_tree, self._name, self._backend, signature,
+                      _concrete_leaves(args, kwargs, self._static_argnums,
+                                       self._static_argnames))
+
+    def lower(self, *args, target=None, **kwargs) -> "Lowered":
+        """Trace without compiling; ``target`` (e.g. ``pto.targets.ascend910b``) is used for
+        the tiled/PTO views (``.tile_ir``, ``.as_text("pto")``, ``.cost()``)."""
+        return self.trace(*args, **kwargs).lower(target=target)
 
     def cache_size(self) -> int:
         return len({id(e) for e in self._cache.values()})
@@ -510,10 +524,62 @@ def explain_retrace(old: _Signature, new: _Signature) -> str:
     return "the signature changed"
 
 
-class Lowered:
+def _out_info(closed: ClosedIR, out_tree):
+    """The pytree of ``ShapeDtypeStruct`` of a traced function's outputs."""
+    return out_tree.unflatten([ShapeDtypeStruct(v.type.shape, v.type.dtype, v.type.weak_type)
+                               for v in closed.ir.outvars])
+
+
+class _StageInfo:
+    """What every stage tells of its arguments and results (JAX's stage attributes), from
+    its ``_signature`` (``aot_signature.Signature``), ``out_tree`` and IR."""
+
+    in_tree = property(lambda self: self._signature.in_tree if self._signature else None)
+    in_avals = property(lambda self: self._signature.in_avals())
+    args_info = property(lambda self: self._signature.args_info())
+    donate_argnums = property(lambda self: self._signature.donate_argnums)
+    out_info = property(lambda self: _out_info(self.ir, self.out_tree))
+
+
+class Traced(_StageInfo):
+    """A function traced for one signature, not yet lowered (``jit(f).trace(...)``, as
+    ``jax.stages.Traced``): ``.jaxpr`` (ptojax's IR), ``.out_info``, ``.args_info``,
+    ``.lower()``.
+
+    Example:
+      >>> traced = pto.jit(lambda x: pnp.sin(x) * 2).trace(pnp.ones(3))
+      >>> [e.primitive.name for e in traced.jaxpr.eqns], traced.out_info
+      (['sin', 'mul'], ShapeDtypeStruct(shape=(3,), dtype=float32))
+    """
+
+    def __init__(self, closed: ClosedIR, out_tree, name, backend, signature, values):
+        self.jaxpr = self.ir = closed
+        self.out_tree = out_tree
+        self.fun_name = name
+        self._backend = backend
+        self._signature = signature
+        self._values = values
+
+    @property
+    def out_avals(self):
+        """The pytree of the outputs' types."""
+        return self.out_tree.unflatten([v.type for v in self.ir.ir.outvars])
+
+    def lower(self, *, target=None) -> "Lowered":
+        return Lowered(self.ir, self.out_tree, self._backend, target, self._signature,
+                       self._values)
+
+
+class Lowered(_StageInfo):
     """A traced function before compilation: ``.ir``, ``.tile_ir``, ``.as_text()``,
     ``.cost()``, ``.unfused()``, ``.compile()``. Tiling and PTO lowering are delegated to
-    ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware."""
+    ``ptojax.lower.lowered``; the PTO output is untested on Ascend hardware.
+
+    Example:
+      >>> lowered = pto.jit(lambda x: x @ x).lower(pnp.ones((4, 4)))
+      >>> lowered.cost_analysis(), lowered.args_info
+      ({'flops': 128.0}, ((ArgInfo(_aval=f32[4,4], donated=False),), {}))
+    """
 
     def __init__(self, closed: ClosedIR, out_tree, backend=None, target=None,
                  signature=None, values=None):
@@ -523,11 +589,6 @@ class Lowered:
         self._backend = backend
         self.target = target
         self._signature = signature
-
-    @property
-    def in_tree(self):
-        """The pytree structure of the (non-static) ``(args, kwargs)`` it was lowered for."""
-        return self._signature.in_tree if self._signature is not None else None
 
     def cost_analysis(self) -> dict:
         """``{"flops": n}``: the floating-point operations of the program as ptojax counts
@@ -573,15 +634,22 @@ class Lowered:
         return Compiled(_make_entry(self.ir, self.out_tree, self._backend), self._signature)
 
 
-class Compiled:
+class Compiled(_StageInfo):
     """A lowered function compiled for one signature (``jit(f).lower(...).compile()``): it
     takes the non-static arguments only, of the lowered shapes and dtypes (else JAX's
-    ``TypeError``), and cannot be transformed (see ``ptojax.aot_signature``)."""
+    ``TypeError``), and cannot be transformed (see ``ptojax.aot_signature``).
+
+    Example:
+      >>> compiled = pto.jit(lambda x, n: x * n, static_argnums=1).lower(pnp.ones(2), 3).compile()
+      >>> compiled(pnp.arange(2.0))
+      Array([0., 3.], dtype=float32)
+    """
 
     def __init__(self, entry: _Entry, signature=None):
         self._entry = entry
         self._signature = signature
         self.ir = entry.closed
+        self.out_tree = entry.out_tree
 
     def __call__(self, *args, **kwargs):
         if self._signature is None:
@@ -590,7 +658,9 @@ class Compiled:
             leaves = self._signature.check(args, kwargs)
         return _run(self._entry, [leaf_value(x) for x in leaves])
 
-    in_tree = property(lambda self: self._signature.in_tree if self._signature else None)
+    def call(self, *args, **kwargs):
+        """Call the compiled function (as calling it)."""
+        return self(*args, **kwargs)
 
     def cost_analysis(self) -> dict:
         """``{"flops": n}`` of the optimized program (see ``Lowered.cost_analysis``)."""

@@ -11,6 +11,7 @@ import os
 import threading
 from typing import Any, Callable
 
+from ptojax.devices import Device
 from ptojax.env import env_flag
 from ptojax.errors import ConfigError
 
@@ -145,3 +146,33 @@ def _matmul_precision(name: str, value):
 
 
 DEFAULT_MATMUL_PRECISION = _option("jax_default_matmul_precision", None, _matmul_precision)
+
+
+# jax_transfer_guard*: what a transfer between host and devices does (eval/transfers.py reads
+# them): None (the general option's level, else 'allow'), 'allow', 'log'/'disallow' (implicit
+# transfers), 'log_explicit'/'disallow_explicit' (every transfer)
+TRANSFER_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+TRANSFER_GUARD = _option("jax_transfer_guard", None, one_of(*TRANSFER_LEVELS, allow_none=True))
+TRANSFER_GUARD_HOST_TO_DEVICE = _option("jax_transfer_guard_host_to_device", None,
+                                        one_of(*TRANSFER_LEVELS, allow_none=True))
+TRANSFER_GUARD_DEVICE_TO_HOST = _option("jax_transfer_guard_device_to_host", None,
+                                        one_of(*TRANSFER_LEVELS, allow_none=True))
+TRANSFER_GUARD_DEVICE_TO_DEVICE = _option("jax_transfer_guard_device_to_device", None,
+                                          one_of(*TRANSFER_LEVELS, allow_none=True))
+
+
+def _device_or_platform(name: str, value):
+    """None, a ``Device`` or the platform name ``'cpu'`` (ptojax's one platform)."""
+    if value is None or isinstance(value, Device):
+        return value
+    if isinstance(value, str):
+        if value.lower() == "cpu":
+            return "cpu"
+        raise ConfigError(f"config option {name!r}: unknown platform {value!r}; ptojax's "
+                          f"devices are on platform 'cpu'")
+    raise ConfigError(f"config option {name!r} must be a Device object (e.g. "
+                      f"pto.devices()[0]) or a platform name string like 'cpu', got {value!r}")
+
+
+# jax_default_device: where arrays made without a device land (eval/array.py reads it)
+DEFAULT_DEVICE = ScopedOption("jax_default_device", None, _device_or_platform)

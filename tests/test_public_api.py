@@ -7,8 +7,8 @@ import pytest
 
 # public module -> its public submodules
 PUBLIC = {
-    "ptojax": {"core", "custom_derivatives", "debug", "distributed", "experimental", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
-               "numpy", "ops", "quant", "random", "scipy", "sharding", "targets", "test_util", "tools",
+    "ptojax": {"core", "custom_batching", "custom_derivatives", "debug", "distributed", "experimental", "dtypes", "errors", "image", "lax", "mixed_precision", "nn",
+               "numpy", "ops", "quant", "profiler", "random", "scipy", "sharding", "stages", "targets", "test_util", "tools",
                "tree", "tree_util", "typing"},
     "ptojax.numpy": {"fft", "linalg"}, "ptojax.numpy.linalg": set(), "ptojax.numpy.fft": set(),
     "ptojax.ops": set(), "ptojax.custom_derivatives": set(),
@@ -26,7 +26,7 @@ PUBLIC = {
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(), "ptojax.experimental": set(),
     "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),
-    "ptojax.extend": {"core"}, "ptojax.extend.core": set(), "ptojax.core": set(),
+    "ptojax.stages": set(), "ptojax.profiler": set(), "ptojax.custom_batching": set(), "ptojax.extend": {"core"}, "ptojax.extend.core": set(), "ptojax.core": set(),
     # (not the package ptojax.example_libraries: JAX's lists stax and optimizers only once
     # they are imported)
     "ptojax.example_libraries.stax": set(), "ptojax.example_libraries.optimizers": set(),

@@ -28,7 +28,8 @@ from ptojax.eval.array import Array
 from ptojax.eval.key_array import PRNGKeyArray
 from ptojax.eval.interpreter import eval_ir
 from ptojax.source_info import user_frame
-from ptojax.trace import Tracer, arg_states, trace_flat
+from ptojax.trace import Tracer, arg_states, trace_flat, tracing
+from ptojax.eval import transfers
 from ptojax.batching.api import vmap
 from ptojax.ops.complex_parts import real
 from ptojax.ops.convert import convert_element_type
@@ -67,6 +68,8 @@ def trace_pytree_fn(fn, flat_args, in_tree, has_aux=False, name=None, differenti
         out_leaves, trees["out"] = tree_flatten(result)
         return [*out_leaves, *aux_leaves]
 
+    if transfers.guarded() and not tracing():   # jax_transfer_guard: host arguments
+        transfers.check_host_leaves(flat_args)
     types = [leaf_type(x) for x in flat_args]
     sources = states = None
     if differentiated is not None:

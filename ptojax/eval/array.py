@@ -5,16 +5,31 @@ Arithmetic, indexing and methods (``x + y``, ``x[1:]``, ``x.sum()``) are attache
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ptojax import dtypes
 from ptojax.errors import located
 from ptojax.ir.types import TensorType
 from ptojax.devices import local_devices
-from ptojax.sharding import Shard, single_device_sharding
+from ptojax.sharding import Shard, SingleDeviceSharding, single_device_sharding
+from ptojax.scoped_options import DEFAULT_DEVICE
 from ptojax.eval.scalar_conversion import (check_bool_conversion, check_index_conversion,
                                              check_scalar_conversion)
 from ptojax.source_info import user_frame
+
+
+def default_device_sharding():
+    """The sharding of a new Array under ``jax_default_device`` (None: the ordinary one, on
+    this process's first device)."""
+    device = DEFAULT_DEVICE.get()
+    return None if device is None or device == "cpu" else _on_device(device)
+
+
+@functools.lru_cache(maxsize=None)
+def _on_device(device) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device)
 
 
 class Array:
@@ -38,6 +53,8 @@ class Array:
         self._value = value if type(value) is np.ndarray else np.asarray(value)
         self.weak_type = weak_type
         self._aval = None
+        if sharding is None and DEFAULT_DEVICE.changed:   # jax_default_device: it lands there
+            sharding = default_device_sharding()
         self._sharding = sharding
 
     @property

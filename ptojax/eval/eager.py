@@ -11,6 +11,7 @@ from ptojax.ir.core import IR, ClosedIR, Literal
 from ptojax.ir.symbolic import DimExpr, has_symbols
 from ptojax.ir.types import TensorType
 from ptojax.eval.array import Array
+from ptojax.eval import transfers
 from ptojax.eval.ieee import quietly
 from ptojax.eval.nonfinite import check_outputs
 from ptojax.scoped_options import DEBUG_INFS as _INFS, DEBUG_NANS as _NANS
@@ -29,11 +30,15 @@ def _value_and_type(x, prim):
     if t is Array:
         return x._value, x.aval
     if t is np.ndarray or isinstance(x, np.generic):   # 32-bit without x64, as JAX
+        if transfers.guarded():   # jax_transfer_guard: a host value becomes an operand
+            transfers.implicit_host_value(x)
         x = dtypes.canonical_value(x)
         return x, TensorType(x.shape, dtypes.canonicalize(x.dtype))
     if t is Literal:
         return x.value, x.type
     if t in dtypes.PYTHON_SCALARS:
+        if transfers.guarded():
+            transfers.implicit_host_value(x)
         dt = dtypes.python_scalar_dtype(x)
         return np.asarray(x, dt), TensorType((), dt, dtypes.python_scalar_is_weak(x))
     if isinstance(x, Array):

@@ -26,14 +26,15 @@ class Event(NamedTuple):
     nbytes: int
     estimate_us: Optional[float]
     thread: int
+    args: Optional[dict] = None   # an annotation's keyword arguments (pto.profiler)
 
 
 def record(name: str, kind: str, start: float, duration: float, nbytes: int = 0,
-           estimate_us: Optional[float] = None) -> None:
+           estimate_us: Optional[float] = None, args: Optional[dict] = None) -> None:
     prof = active
     if prof is not None:
         prof.events.append(Event(name, kind, start, duration, nbytes, estimate_us,
-                                 threading.get_ident()))
+                                 threading.get_ident(), args))
 
 
 class Profile:
@@ -72,15 +73,21 @@ class Profile:
     def report(self) -> "ProfileReport":
         return ProfileReport(self.summary())
 
-    def save_chrome_trace(self, path: str) -> None:
+    def chrome_trace(self) -> dict:
+        """The events in Chrome's trace format (``{"traceEvents": [...]}``): one complete
+        ("X") event per record, times in microseconds from the profile's start."""
         events = [{"name": e.name, "cat": e.kind, "ph": "X", "pid": 0, "tid": e.thread,
                    "ts": (e.start - self.start) * 1e6, "dur": e.duration * 1e6,
-                   "args": {"bytes": e.nbytes,
+                   "args": {**({"bytes": e.nbytes} if e.args is None else {}),
                             **({"estimate_us": e.estimate_us}
-                               if e.estimate_us is not None else {})}}
+                               if e.estimate_us is not None else {}),
+                            **{k: str(v) for k, v in (e.args or {}).items()}}}
                   for e in self.events]
+        return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+    def save_chrome_trace(self, path: str) -> None:
         with open(path, "w") as f:
-            json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+            json.dump(self.chrome_trace(), f)
 
 
 class ProfileReport(str):

@@ -17,7 +17,8 @@ from ptojax.ir.symbolic import DimExpr
 from ptojax.ops.convert import convert_element_type as convert_exactly
 from ptojax.ops.dimension_size import dimension_size
 from ptojax.source_info import entry_function_name, user_frame
-from ptojax.trace import Tracer, full_precision
+from ptojax.trace import Tracer, full_precision, tracing
+from ptojax.eval import transfers
 from ptojax.pytree import tree_leaves
 from ptojax.scoped_options import NUMPY_RANK_PROMOTION
 
@@ -104,6 +105,8 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
     if t is Array or t is Tracer:
         return x if dtype is None else lax.convert_element_type(x, dtype)
     if t in _PY_SCALARS:
+        if transfers.guarded() and not tracing():   # jax_transfer_guard: a transfer
+            transfers.implicit_host_value(x)
         if dtype is None:
             return _default_scalar(x, op)
         return _scalar_of_dtype(x, dtype, op)
@@ -114,6 +117,8 @@ def asarray(x, dtype=None, op: str = "asarray", sequences: bool = False):
             raise masked_array_error(op if op != "asarray" else entry_function_name(),
                                      user_frame())
         value_dtype(x, op)
+        if transfers.guarded() and not tracing():
+            transfers.implicit_host_value(x)
         arr = dtypes.canonical_value(x)
         if dtype is None:
             return Array(arr.copy() if arr is x else arr)  # own the buffer
@@ -245,6 +250,8 @@ def _from_sequence(seq, dtype, op):
                                 f"sequence {seq!r:.60}; every element at one depth must have "
                                 f"one shape", user_frame())
     value_dtype(arr, op)
+    if transfers.guarded() and not tracing():   # jax_transfer_guard: a transfer
+        transfers.implicit_host_value(arr)
     if dtype is None:  # promote the leaves as JAX does: Python scalars are weak
         dtype = result_type(*leaves, op=op)[0] if leaves else dtypes.default_float()
     if arr.dtype != dtype and any(type(v) is int for v in leaves):
@@ -308,6 +315,8 @@ def _small_scalar(x) -> bool:
 
 def _float_scalar(x, dtype, weak):
     """The Python float or int ``x`` as a 0-d Array of the float ``dtype``, weak iff ``weak``."""
+    if transfers.guarded() and not tracing():   # jax_transfer_guard: a transfer
+        transfers.implicit_host_value(x)
     key = (x, type(x), math.copysign(1.0, x), dtype, weak)   # -0.0 == 0.0 == 0 as keys
     operand = _SCALAR_OPERANDS.get(key)
     if operand is None:
@@ -322,6 +331,8 @@ def convert(x, dtype, weak=False):
     """``x`` as an array of ``dtype``; a converted value is weak iff ``weak`` (the promoted
     type of mixed operands is weak when JAX's lattice joins them at a weak node)."""
     if type(x) in _PY_SCALARS:
+        if transfers.guarded() and not tracing():   # jax_transfer_guard: a transfer
+            transfers.implicit_host_value(x)
         return scalar_array(x, dtype, weak)
     x = asarray(x)
     if x.dtype != dtype:  # a Python float argument of jit converts from its full value

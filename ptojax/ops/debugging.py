@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptojax.errors import PtoError, callback_error
 from ptojax.eval.array import Array
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.costs import no_flops
@@ -29,7 +30,12 @@ def _abstract_eval(*types, callback, ordered, partitioned):
 
 
 def _impl(*values, callback, ordered, partitioned):
-    callback(*(Array(np.array(v)) for v in values))
+    try:
+        callback(*(Array(np.array(v)) for v in values))
+    except PtoError:
+        raise
+    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
+        raise callback_error(e) from e
     return []
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax.eval.array import Array
-from ptojax.errors import UnsupportedError
+from ptojax.errors import PtoError, UnsupportedError, callback_error
 from ptojax.ir.types import TensorType
 from ptojax.ops.pure_callback import (HOST_CALLBACK_FACTS, FlatCallback, Sequential, _checked,
                                       declared_types)
@@ -34,7 +34,13 @@ def _abstract_eval(*types, callback, result_types, ordered):
 
 
 def _impl(*values, callback, result_types, ordered):
-    return _checked(callback(*(Array(np.array(v)) for v in values)), result_types, callback)
+    try:
+        results = callback(*(Array(np.array(v)) for v in values))
+    except PtoError:
+        raise
+    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
+        raise callback_error(e) from e
+    return _checked(results, result_types, callback)
 
 
 io_callback_p = Primitive("io_callback", _abstract_eval, _impl, multiple_results=True,

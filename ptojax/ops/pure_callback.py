@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptojax import dtypes
-from ptojax.errors import UnsupportedError
+from ptojax.errors import PtoError, UnsupportedError, callback_error
 from ptojax.eval.array import Array
 from ptojax.ir.types import TensorType
 from ptojax.ops.broadcast import broadcast_at
@@ -52,7 +52,13 @@ def _checked(results, result_types, callback):
 
 
 def _impl(*values, callback, result_types, vmap_method):
-    return _checked(callback(*(Array(np.array(v)) for v in values)), result_types, callback)
+    try:
+        results = callback(*(Array(np.array(v)) for v in values))
+    except PtoError:
+        raise
+    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
+        raise callback_error(e) from e
+    return _checked(results, result_types, callback)
 
 
 pure_callback_p = Primitive("pure_callback", _abstract_eval, _impl, multiple_results=True)

@@ -10,7 +10,8 @@ from ptojax.random.core import (bernoulli, bits, categorical, choice, gumbel,
                                 multivariate_normal, normal, permutation, randint,
                                 truncated_normal, uniform)
 from ptojax.random.gamma import beta, dirichlet, gamma, loggamma
-from ptojax.random.keys import (PRNGKey, clone, fold_in, key, key_data, key_impl, split,
+from ptojax.random.keys import (PRNGKey, clone, fold_in, key, key_data, key_dtype, key_impl,
+                                split,
                                 wrap_key_data)
 from ptojax.random.distributions import (ball, cauchy, chisquare, double_sided_maxwell,
                                          exponential, f, generalized_normal, geometric,

@@ -23,7 +23,7 @@ from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
 from ptojax.errors import DtypeError, IntegerOverflowError, PtoError, ShapeError, located
 from ptojax.eval.array import Array
-from ptojax.eval.key_array import KEY_WORDS, PRNGKeyArray
+from ptojax.eval.key_array import KEY_WORDS, THREEFRY_KEY, PRNGKeyArray
 from ptojax.ops.random_bits import threefry2x32_p
 from ptojax.ir.symbolic import is_index_scalar
 from ptojax.public import add_examples
@@ -151,6 +151,18 @@ def key_impl(keys):
     if not isinstance(keys, PRNGKeyArray):
         _check_words("key_impl", keys)
     return IMPLS[0]
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of the generator ``impl_spec`` (None or ``"threefry2x32"``,
+    the one ptojax has): ``key<fry>``, as ``pto.random.key(0).dtype``.
+
+    Example:
+        >>> pto.random.key_dtype(), pto.random.key_dtype() == pto.random.key(0).dtype
+        (key<fry>, True)
+    """
+    _check_impl("key_dtype", impl_spec)
+    return THREEFRY_KEY
 
 
 # checks --------------------------------------------------------------------------------------

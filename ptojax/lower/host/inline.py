@@ -1,7 +1,7 @@
 """Calls of user-derivative functions inlined before a program runs on the host.
 
-Under ``jit``, once differentiation is done, a ``custom_jvp_call``, ``custom_vjp_call`` or
-``linear_call`` equation (``nn.softplus``, ``logaddexp``, ``logsumexp``, ...) only evaluates
+Under ``jit``, once differentiation and batching are done, a ``custom_jvp_call``,
+``custom_vjp_call``, ``custom_vmap_call`` or ``linear_call`` equation (``nn.softplus``, ``logaddexp``, ``logsumexp``, ...) only evaluates
 its body: its
 rules have been used or will not be. Left as a call it is a fusion boundary — the body stays
 tensor-level, evaluated by the IR interpreter one equation at a time on every call — so the
@@ -17,11 +17,12 @@ twice) becomes a ``copy``, so every equation output stays a fresh buffer.
 from __future__ import annotations
 
 from ptojax.autodiff.calls import checkpoint_p, custom_jvp_call_p, custom_vjp_call_p
+from ptojax.autodiff.custom_vmap import custom_vmap_call_p
 from ptojax.autodiff.linear_call import linear_call_p
 from ptojax.ir.core import IR, ClosedIR, Eqn, Var
 from ptojax.ops.convert import copy_p
 
-_ALWAYS_INLINED = (custom_jvp_call_p, custom_vjp_call_p, linear_call_p)
+_ALWAYS_INLINED = (custom_jvp_call_p, custom_vjp_call_p, custom_vmap_call_p, linear_call_p)
 
 
 def inlined(eqn) -> bool:

@@ -16,11 +16,14 @@ from ptojax import dtypes
 from ptojax.errors import ShardingError, is_masked_array, masked_array_error
 from ptojax.source_info import user_frame
 from ptojax.ir.types import TensorType
-from ptojax.eval.array import Array
+from ptojax.eval.array import Array, default_device_sharding
+from ptojax.eval import transfers
+from ptojax.trace import Tracer
 from ptojax.devices import Device
 from ptojax.pytree import tree_broadcast, tree_flatten, tree_leaves, tree_map
 from ptojax.sharding import (NamedSharding, PartitionSpec, Shard, SingleDeviceSharding,
-                             block_index, local_shape, named_sharding, spec_dims, spec_of_dims)
+                             block_index, local_shape, named_sharding, single_device_sharding,
+                             spec_dims, spec_of_dims)
 
 
 def split(value: np.ndarray, dims, mesh, devices) -> list:
@@ -136,13 +139,43 @@ def _put_leaf(x, sharding):
     if isinstance(sharding, PartitionSpec):
         sharding = named_sharding(sharding, "device_put")
     if not isinstance(sharding, NamedSharding):
-        if isinstance(x, Array) and type(x) is Array:
-            return x
-        value = dtypes.canonical_value(x)   # 32-bit without x64, as JAX
-        return Array(value.astype(dtypes.canonicalize(value.dtype), copy=False))
+        return _put_on_device(x, _device_of(sharding))
     aval = _aval_of(x)
     spec_dims(sharding.spec, aval.shape, sharding.mesh, f"device_put of {aval}")
     return ShardedArray(shards_of(x, sharding), aval, sharding)
+
+
+def _device_of(sharding):
+    """The device a single-device ``sharding`` (None, a Device, a SingleDeviceSharding)
+    names; None: the default device."""
+    if isinstance(sharding, SingleDeviceSharding):
+        return sharding.device
+    return sharding
+
+
+def _put_on_device(x, device):
+    """``x`` as an Array on ``device`` (committed to it, as JAX's ``device_put(x, device)``),
+    or, without a device, ``x`` itself if it is an Array, else a new Array on the default
+    device. The transfer guards see an explicit host-to-device (a host value) or
+    device-to-device (an Array onto another device) transfer. A traced value stays as it is
+    (as under JAX's jit, where placement is the compiler's)."""
+    if isinstance(x, Tracer):
+        return x
+    if type(x) is Array:
+        if device is None or device in x.devices():
+            return x
+        destination = SingleDeviceSharding(device)
+        if transfers.guarded():
+            transfers.device_to_device(x.aval, destination)
+        return Array(x._value, x.weak_type, destination)
+    value = dtypes.canonical_value(x)   # 32-bit without x64, as JAX
+    destination = None if device is None else SingleDeviceSharding(device)
+    if transfers.guarded():
+        transfers.host_to_device(TensorType(value.shape, dtypes.canonical_dtype(value.dtype)),
+                                 destination or default_device_sharding()
+                                 or single_device_sharding(), explicit=True)
+    return Array(value.astype(dtypes.canonicalize(value.dtype), copy=False),
+                 sharding=destination)
 
 
 def device_get(x):
