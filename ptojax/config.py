@@ -511,8 +511,8 @@ Example:
   ...     try:
   ...         x * np.ones(2)              # a numpy operand is an implicit transfer
   ...     except pto.errors.JaxRuntimeError as e:
-  ...         print(str(e)[:60])
-  INVALID_ARGUMENT: Disallowed host-to-device transfer: aval=f3"""))
+  ...         print(str(e).split(",")[0])
+  INVALID_ARGUMENT: Disallowed host-to-device transfer: aval=f32[2]"""))
 transfer_guard_device_to_host = _State(
     "transfer_guard_device_to_host", scoped_options.TRANSFER_GUARD_DEVICE_TO_HOST,
     _TRANSFER_DOC.format(what="device-to-host", kind="device_to_host", more="""
