@@ -107,6 +107,7 @@ from ptojax.tile.ops import (LAST_GRID_ROW, VALID_COLS, VALID_ROWS, is_runtime_e
 
 CPP_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t",
             "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
+            "uint32": "uint32_t",
             "bool": "uint8_t", "int64": "int64_t", "float8_e4m3fn": "float8_e4m3_t",
             "float8_e5m2": "float8_e5m2_t"}
 HEADER = """\

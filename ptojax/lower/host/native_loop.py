@@ -46,13 +46,17 @@ from ptojax.ops.gather_scatter import gather_p, scatter_p
 from ptojax.ops.linalg import dot_general_p
 from ptojax.ops.reductions import reduce_max_p, reduce_min_p
 from ptojax.ops.shape import expand_dims_p, reshape_p, squeeze_p, transpose_p
-from ptojax.ops.logic import xor_p
+from ptojax.ops.logic import shift_left_p, shift_right_logical_p, xor_p
+from ptojax.ops.random_bits import threefry2x32_p
+from ptojax.ops.special import (_GILES_DP_CENTRAL, _GILES_DP_MIDDLE, _GILES_DP_TAIL,
+                                erf_inv_p)
 from ptojax.ops.slicing import concatenate_p, iota_p, rev_p, slice_p
 from ptojax.ops.transcendental import cos_p, expm1_p, pow_p, sin_p
 
 MAX_ELEMENTS = 1 << 12
 MAX_PRODUCT_WORK = 1 << 15
-DTYPES = frozenset(map(np.dtype, ("float32", "int32", "int16", "int8", "uint8", "bool")))
+DTYPES = frozenset(map(np.dtype, ("float32", "int32", "uint32", "int16", "int8", "uint8",
+                                   "bool")))
 NAMESPACE = "ptojax_loops"
 SYMBOL = "ptojax_loop_{}"
 
@@ -171,7 +175,7 @@ def program_loops_source(loops) -> str:
         return ""
     return (f"#include <algorithm>\n#include <cmath>\n#include <cstring>\n#include <limits>\n#include <memory>\n"
             f"namespace {NAMESPACE} {{\nusing namespace pto;\nusing namespace pto::host;\n"
-            + "\n".join(loop_source(i, e) for i, e in enumerate(loops))
+            + erf_inv_source() + "\n".join(loop_source(i, e) for i, e in enumerate(loops))
             + f"}}  // namespace {NAMESPACE}\n")
 
 
@@ -661,6 +665,61 @@ class _Cond(_Form):
             fn.lines.append("  }")
 
 
+class _Threefry(_Form):
+    """``threefry2x32`` with scalar keys: the kernel library's own loop body
+    (``pto_host_random.h``, bit for bit the impl's), once per element."""
+
+    def accepts(self, eqn) -> bool:
+        k1, k2, x1, x2 = eqn.inputs
+        shape = eqn.outputs[0].type.shape
+        return k1.type.shape == k2.type.shape == () and \
+            all(x.type.shape in (shape, ()) for x in (x1, x2))
+
+    def emit(self, fn, eqn):
+        k1, k2, x1, x2 = (fn.element(a, "k") for a in eqn.inputs)
+        y1, y2 = (fn.value(v) for v in eqn.outputs)
+        fn.lines.append(f"  for (long long k = 0; k < {max(1, eqn.outputs[0].type.size)}; ++k) "
+                        f"threefry2x32_block({k1}, {k2}, {x1}, {x2}, &{y1}[k], &{y2}[k]);")
+
+
+class _Shift(_Math):
+    """A shift of unsigned integers by a literal amount below their width (C++ leaves a
+    shift by the width or more undefined; lax gives 0)."""
+
+    def accepts(self, eqn) -> bool:
+        x, by = eqn.inputs
+        return super().accepts(eqn) and isinstance(by, Literal) and \
+            0 <= int(by.value) < 8 * np.dtype(x.type.dtype).itemsize
+
+
+def _giles(coefficients) -> str:
+    """Horner's rule over ``coefficients`` (highest power first) at ``t``, as C++."""
+    text = repr(float(coefficients[0]))
+    for c in coefficients[1:]:
+        text = f"({text}) * t + {float(c)!r}"
+    return text
+
+
+def erf_inv_source() -> str:
+    """``erf_inv_giles``: the float32 impl's computation (``ops/special.py``, Giles' double
+    precision polynomials in double, no Newton step), step for step."""
+    return f"""\
+inline float erf_inv_giles(float y32) {{
+  const double y = y32;
+  if (!(std::fabs(y) < 1.0)) return std::fabs(y) == 1.0 ? float(y * INFINITY) : NAN;
+  const double w = -std::log((1.0 - y) * (1.0 + y));
+  double p;
+  if (w < 6.25) {{ const double t = w - 3.125; p = {_giles(_GILES_DP_CENTRAL)}; }}
+  else {{
+    const double root = std::sqrt(w);
+    if (root < 4.0) {{ const double t = root - 3.25; p = {_giles(_GILES_DP_MIDDLE)}; }}
+    else {{ const double t = root - 5.0; p = {_giles(_GILES_DP_TAIL)}; }}
+  }}
+  return float(p * y);
+}}
+"""
+
+
 ELEMENTWISE = _Elementwise()
 RELABEL = _Relabel()
 # primitive -> its form in a whole-compiled loop; any other primitive with a ``host`` fact
@@ -678,7 +737,9 @@ FORMS = {
     cos_p: _Math("std::cos({0})"), floor_p: _Math("std::floor({0})"),
     ceil_p: _Math("std::ceil({0})"), pow_p: _Math("std::pow({0}, {1})"),
     xor_p: _Math("({0} ^ {1})", "iub"), gather_p: _Gather(), scatter_p: _Scatter(),
-    cond_p: _Cond(),
+    cond_p: _Cond(), threefry2x32_p: _Threefry(),
+    shift_right_logical_p: _Shift("({0} >> {1})", "u"), shift_left_p: _Shift("({0} << {1})", "u"),
+    erf_inv_p: _Math("erf_inv_giles({0})"),
 }
 SCATTER_COMBINE = {"add": add_p, "mul": mul_p, "min": min_p, "max": max_p}
 

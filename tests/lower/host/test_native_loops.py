@@ -111,6 +111,23 @@ def trajectory(lib, A, U, x0):
     return lax.scan(gather_scatter, np_.zeros(5, np_.float32), np_.arange(steps))
 
 
+def metropolis(lib, key, x0):
+    """A random-walk Metropolis sampler: random draws (threefry, erf_inv) in the loop body."""
+    np_, random = lib.numpy, lib.random
+
+    def log_density(x):
+        return -0.5 * (x ** 2).sum() - np_.abs(x).sum()
+
+    def step(state, k):
+        x, lp = state
+        k1, k2 = random.split(k)
+        proposal = x + 0.5 * random.normal(k1, x.shape)
+        lp_proposal = log_density(proposal)
+        accept = np_.log(random.uniform(k2)) < lp_proposal - lp
+        return (np_.where(accept, proposal, x), np_.where(accept, lp_proposal, lp)), x
+    return lib.lax.scan(step, (x0, log_density(x0)), random.split(key, 150))
+
+
 CASES = {
     "hmm forward": (hmm_log_normalizer,
                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
@@ -123,6 +140,7 @@ CASES = {
     "while": (newton_sqrt, lambda: (rng.uniform(1, 10, 9).astype(np.float32),)),
     "shuffles": (shuffles, lambda: (_f32(5, 4, 3), np.float32(2.5))),
     "updates": (updates, lambda: (_f32(7, 4),)),
+    "metropolis": (metropolis, lambda: (np.array([0, 7], np.uint32), _f32(3))),
     "trajectory": (trajectory, lambda: (_f32(4, 4, scale=0.5), _f32(12, 4), _f32(4))),
 }
 
