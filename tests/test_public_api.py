@@ -25,7 +25,8 @@ PUBLIC = {
     "ptojax.typing": set(),
     "ptojax.sharding": set(), "ptojax.tools": set(), "ptojax.quant": set(),
     "ptojax.mixed_precision": set(), "ptojax.flatten_util": set(),
-    "ptojax.experimental": {"ode"}, "ptojax.experimental.ode": set(),
+    "ptojax.experimental": {"checkify", "ode"}, "ptojax.experimental.ode": set(),
+    "ptojax.experimental.checkify": set(),
     "ptojax.scipy.optimize": set(), "ptojax.ad_checkpoint": set(), "ptojax.scipy.signal": set(),
     "ptojax.extend": {"core"}, "ptojax.extend.core": set(), "ptojax.core": set(),
     # (not the package ptojax.example_libraries: JAX's lists stax and optimizers only once

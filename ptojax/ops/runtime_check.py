@@ -30,7 +30,17 @@ from ptojax.trace import Primitive, Unsupported
 
 
 class JaxRuntimeError(ValueError):
-    """A failed check, raised by ``Error.throw()`` or by a ``check`` run eagerly."""
+    """A failed check, raised by ``Error.throw()`` or by a ``check`` run eagerly.
+
+    Example:
+        >>> import ptojax.numpy as pnp
+        >>> from ptojax.experimental import checkify
+        >>> try:
+        ...     checkify.check(pnp.array(-1.0) > 0, "negative")
+        ... except checkify.JaxRuntimeError as e:
+        ...     print(e)
+        negative (`check` failed)
+    """
 
 
 class JaxException(Exception):
