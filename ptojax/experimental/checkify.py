@@ -12,13 +12,14 @@ whether a check failed and which one did first, with the values its message show
 How: ``checkify`` traces ``f`` to IR (``check`` stages a ``check`` equation there, see
 ``ptojax/ops/runtime_check.py``, which ``grad`` and ``vmap`` know how to rewrite) and
 evaluates that IR with an error state threaded through: ``check`` equations update it, each
-equation an automatic check watches adds its test, and ``cond``/``while``/``scan`` bodies are
-re-bound with the state in their operands and carries. Every check site is known before the
-evaluation, so the state has one fixed structure (a flag, the code of the first failed site
-and each site's payload), as loops need. Not threaded (left as they are): checks in a
-``while_loop``'s condition and inside other calls with their own IR (``custom_jvp``,
-``custom_vjp``, ``checkpoint``, ``shard_map``); automatic checks do not look inside those
-either.
+equation an automatic check watches adds its test, ``cond``/``while``/``scan`` are re-bound
+with the state in their operands and carries, and the bodies of calls (``custom_jvp``,
+``custom_vjp``, ``checkpoint``) are evaluated in line (so their custom rules do not survive
+``checkify``). Every check site is known before the evaluation, so the state has one fixed
+structure (a flag, the code of the first failed site and each site's payload), as loops
+need. Other equations with their own IR (``shard_map``, tile kernels) are left as they are:
+a ``check`` there is not functionalized (it raises when it runs) and automatic checks do
+not look inside.
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ from ptojax.autodiff.api import trace_pytree_fn
 from ptojax.batching.api import vmap
 from ptojax.control_flow import cond_p, scan_p, while_p
 from ptojax.eval.array import Array
-from ptojax.eval.interpreter import eval_ir
 from ptojax.ir.core import Var
 from ptojax.ops.runtime_check import (DivisionByZeroError, FailedCheckError, JaxException,
                                       JaxRuntimeError, Message, NaNError, OOBError, check_p)
@@ -295,7 +295,6 @@ _MAKE_NANS = frozenset(
     "lgamma log1p log logistic mul pad pow psum reduce_prod reduce_sum betainc rem rsqrt sin "
     "sinh sqrt sub tan tanh div".split())
 _INDEXING = ("dynamic_slice", "dynamic_update_slice", "gather", "scatter")
-_THREADED = (cond_p, while_p, scan_p)
 
 
 class _Sites:
@@ -311,8 +310,9 @@ class _Sites:
     def find(self, closed) -> bool:
         found = False
         for eqn in closed.ir.eqns:
-            if eqn.prim in _THREADED:
-                self.inside[id(eqn)] = any([self.find(sub) for sub in _threaded_irs(eqn)])
+            threaded = _threaded_irs(eqn)
+            if threaded:
+                self.inside[id(eqn)] = any([self.find(sub) for sub in threaded])
                 found |= self.inside[id(eqn)]
                 continue
             for kind, message, types in self._of(eqn):
@@ -357,9 +357,21 @@ def _is_float(t) -> bool:
 
 
 def _threaded_irs(eqn):
+    """The IRs of an equation ``checkify`` evaluates itself, threading the error state:
+    cond's branches, while's condition and body, scan's body, and the body of a call
+    (custom_jvp/custom_vjp functions and checkpoint, inlined: their rules are dropped)."""
     if eqn.prim is cond_p:
         return list(eqn.params["branches"])
-    return [eqn.params["body"]]
+    if eqn.prim is while_p:
+        return [eqn.params["cond"], eqn.params["body"]]
+    if eqn.prim is scan_p or _is_call(eqn):
+        return [eqn.params["body"]]
+    return []
+
+
+def _is_call(eqn) -> bool:
+    body = eqn.params.get("body") if eqn.prim.call_like else None
+    return body is not None and len(body.ir.invars) == len(eqn.inputs)
 
 
 # evaluation with the error state ---------------------------------------------------------------
@@ -401,8 +413,12 @@ class _Checker:
         return outs, state
 
     def threaded(self, eqn, inputs, state):
-        """A cond, while or scan re-bound with the error state in its operands/carry."""
+        """A cond, while or scan re-bound with the error state in its operands/carry (a
+        while's condition is evaluated once more on each new carry to record its errors, as
+        JAX does); a call's body evaluated in line."""
         params = eqn.params
+        if _is_call(eqn):
+            return self.run(params["body"], inputs, state)
         if eqn.prim is cond_p:
             index, *ops = inputs
 
@@ -416,13 +432,17 @@ class _Checker:
             nc, nb = params["cond_nconsts"], params["body_nconsts"]
             cond_consts, body_consts, carry = inputs[:nc], inputs[nc:nc + nb], inputs[nc + nb:]
 
-            def keep_going(pair):
-                return eval_ir(params["cond"], [*cond_consts, *pair[1]])[0]
+            def test(carry, state):
+                return self.run(params["cond"], [*cond_consts, *carry], state)
+
+            def keep_going(pair):  # (its checks count where test runs them, below)
+                return test(pair[1], pair[0])[0][0]
 
             def body(pair):
                 outs, new_state = self.run(params["body"], [*body_consts, *pair[1]], pair[0])
-                return new_state, outs
+                return test(outs, new_state)[1], outs
 
+            state = test(carry, state)[1]
             state, carry = lax.while_loop(keep_going, body, (state, carry))
             return carry, state
         n_consts, n_carry = params["num_consts"], params["num_carry"]
