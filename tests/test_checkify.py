@@ -130,6 +130,64 @@ CASES = {  # name: (function, errors, arguments)
 }
 
 
+def scan_carry(a, carry, xs):
+    def body(carry, x):
+        carry = carry - 1.
+        return carry, x + a.np.sin(1. / carry)
+    return a.lax.scan(body, carry, xs)
+
+
+def while_condition_divides(a, x):
+    def keep_going(x):
+        a.np.sin(1. / x)  # unused, but still checked
+        return x < 2.
+    return a.lax.while_loop(keep_going, lambda x: x + 1., x)
+
+
+def multi_errors(a, x):
+    a.ck.check(a.np.all(x < 0), "must be negative!")
+    x = x / 0
+    x = a.np.sin(x)
+    return x[a.np.int32(1) + 499]
+
+
+CASES.update({
+    "scan carry fine": (scan_carry, "float_checks", (f32(3.), np.ones(2, f32))),
+    "scan carry first step": (scan_carry, "float_checks", (f32(1.), np.ones(2, f32))),
+    "scan carry second step": (scan_carry, "float_checks", (f32(2.), np.ones(4, f32))),
+    "while condition fine": (while_condition_divides, "float_checks", (f32(1.),)),
+    "while condition divides": (while_condition_divides, "float_checks", (f32(0.),)),
+    **{f"enabled {name}": (multi_errors, name, (np.ones(2, f32),)) for name in (
+        "user_checks", "div_checks", "nan_checks", "index_checks", "automatic_checks",
+        "all_checks")},
+})
+
+# indices into an array of shape (2, 3, 7) (JAX's test_numpy_indexing_oobs)
+ONE_INDEX = [5, -5, (0, 100), (0, 5, 100), (0, 0, 100), ((1, 20), (1, 4)), ((1, 20), (3, 4)),
+             (((1, 1), (1, 20)), 3), (((1, 1), (1, 20)), 0)]
+TWO_INDICES = [(0, 9), (-5, 9), (5, -9), ((0, 9), 0)]
+
+
+@pytest.mark.parametrize("index", [("one", i) for i in ONE_INDEX]
+                         + [("two", i) for i in TWO_INDICES], ids=str)
+def test_numpy_indexing_out_of_bounds_matches_jax(index):
+    kind, idx = index
+    get = (lambda x, i: x[i]) if kind == "one" else (lambda x, i: x[i[0], :, i[1]])
+    error, _ = checkify.checkify(get, errors=checkify.index_checks)(pnp.ones((2, 3, 7)), idx)
+    jerror, _ = jck.checkify(get, errors=jck.index_checks)(jnp.ones((2, 3, 7)), idx)
+    assert error.get() == jerror.get()
+
+
+@pytest.mark.parametrize("update", ["set", "add", "multiply", "max"])
+def test_out_of_bounds_updates_match_jax(update):
+    def f(np_):
+        return lambda x, i: getattr(x.at[i], update)(2)
+    error, _ = checkify.checkify(pto.jit(f(pnp)), errors=checkify.index_checks)(
+        pnp.arange(3), 3)
+    jerror, _ = jck.checkify(jax.jit(f(jnp)), errors=jck.index_checks)(jnp.arange(3), 3)
+    assert error.get() == jerror.get()
+
+
 def _run(api, name, jit):
     fun, errors, args = CASES[name]
     checked = api.ck.checkify(lambda *a: fun(api, *a), errors=getattr(api.ck, errors))
