@@ -279,6 +279,10 @@ def test_eager_check_and_staged_check_without_checkify():
     assert_close(positive(PTO, pnp.array(1.)), f32(0.))
     with pytest.raises(ValueError, match="Cannot abstractly evaluate a checkify.check"):
         pto.jit(lambda x: positive(PTO, x))(pnp.array(1.))
+    # an eager vmap runs its checks, as JAX's does
+    assert_close(pto.vmap(lambda x: positive(PTO, x))(pnp.ones(2)), np.zeros(2, f32))
+    with pytest.raises(checkify.JaxRuntimeError, match=r"positive, got -2.0 \(`check`"):
+        pto.vmap(lambda x: positive(PTO, x))(pnp.array([1., -2.]))
     assert_close(pto.jit(lambda x: (checkify.debug_check(x > 0, "no"), x)[1])(f32(-1.)),
                  f32(-1.))
 

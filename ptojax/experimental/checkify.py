@@ -40,7 +40,7 @@ from ptojax.ops.runtime_check import (DivisionByZeroError, FailedCheckError, Jax
                                       JaxRuntimeError, Message, NaNError, OOBError, check_p)
 from ptojax.public import dir_function
 from ptojax import source_info as _source_info
-from ptojax.trace import Tracer, bind as _bind, is_concrete
+from ptojax.trace import Tracer, bind as _bind, eager_context, is_concrete, tracing
 from ptojax.tree_util import register_pytree_node_class, tree_flatten, tree_unflatten
 
 ErrorCategory = type[JaxException]
@@ -180,6 +180,9 @@ def check(pred, msg, *fmt_args, debug=False, **fmt_kwargs):
                             f"arrays, but got {leaf!r} of type {type(leaf)}.")
     message = Message(FailedCheckError, msg, tree)
     if _functionalizing.depth:
+        check_p.bind(pred, *leaves, message=message)
+    elif tracing() and eager_context() and not all(map(is_concrete, [pred, *leaves])):
+        # an eager transform (vmap outside jit): its IR runs now, the check with it
         check_p.bind(pred, *leaves, message=message)
     elif all(map(is_concrete, [pred, *leaves])):
         if not bool(pred):  # (a value being differentiated is shown without its derivative)

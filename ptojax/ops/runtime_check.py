@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptojax.errors import PtoError
 from ptojax.ops.costs import no_flops
 from ptojax.ops.dynamic_slicing import dynamic_index_in_dim
 from ptojax.ops.logic import not_p
@@ -29,8 +30,9 @@ from ptojax.pytree import tree_unflatten
 from ptojax.trace import Primitive, Unsupported
 
 
-class JaxRuntimeError(ValueError):
-    """A failed check, raised by ``Error.throw()`` or by a ``check`` run eagerly.
+class JaxRuntimeError(PtoError, ValueError):
+    """A failed check, raised by ``Error.throw()`` or by a ``check`` run eagerly (raised
+    where a program runs, it names the check's line).
 
     Example:
         >>> import ptojax.numpy as pnp
