@@ -221,3 +221,13 @@ def test_public_names_are_jaxs():
     # ravel_first_arg wraps a function in JAX's internal linear_util: not API here
     assert set(ode.__all__) == public - {"ravel_first_arg"}
     assert dir(ode) == sorted(ode.__all__)
+
+
+def test_complex_state():
+    """y' = i y: y(t) = exp(i t); JAX's gradient of Re y(1) in y0 is exp(i) too."""
+    ts = np.array([0., 0.5, 1.], np.float32)
+    solve = lambda y0: odeint(lambda y, t: 1j * y, y0, pnp.asarray(ts))
+    y0 = pnp.array(1.0 + 0j, pnp.complex64)
+    assert_close(solve(y0), np.exp(1j * ts).astype(np.complex64), rtol=2e-6, atol=2e-6)
+    assert_close(pto.grad(lambda y0: solve(y0)[-1].real)(y0), np.complex64(np.exp(1j)),
+                 rtol=2e-6, atol=2e-6)
