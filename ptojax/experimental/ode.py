@@ -240,6 +240,8 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
                             f"one of dtype {pnp.asarray(leaf).dtype}; pass y0 as floats, e.g. "
                             f"ptojax.numpy.asarray(y0, float).")
     converted, consts = closure_convert(func, y0, t[0], *args)
+    if not consts:  # nothing traced closed over: func itself, so repeated calls reuse the trace
+        converted = func
     return _odeint_pytree(converted, rtol, atol, mxstep, hmax, y0, t, *args, *consts)
 
 
