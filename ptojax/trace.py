@@ -400,9 +400,9 @@ def is_concrete(x) -> bool:
     return x._known != ABSTRACT and x._trace.active and not _state.jit_inlined
 
 
-def _eager_context() -> bool:
+def eager_context() -> bool:
     """Traces opened now may track values: nothing is traced, or the innermost trace tracks
-    them too, and no pto.jit function is being inlined."""
+    them too (an eager transform's), and no pto.jit function is being inlined."""
     stack = _state.stack
     return not _state.jit_inlined and (not stack or stack[-1].concrete)
 
@@ -432,7 +432,7 @@ def trace_flat(fn, in_types, name: str = "fn", sources=None, states=None,
     concrete each is (``states``, see ``arg_states``): outside jit the trace then tracks
     concrete values, so Python may branch on them. ``abstract_why`` tells the user why an
     abstract argument is abstract."""
-    concrete = sources is not None and _eager_context()
+    concrete = sources is not None and eager_context()
     trace = push_trace(name, concrete, abstract_why)
     try:
         if concrete:

@@ -36,8 +36,10 @@ GLOBALS = {"pto": pto, "pnp": pnp, "np": np, "functools": functools}
 # public callables without an example, per module (a budget that only goes down): NumPy's own
 # abstract scalar classes (pnp.floating, pnp.integer, ...; their docstrings are NumPy's) and
 # pto.tools.draw, whose output needs the optional graphviz package; pto.stages.CompilerOptions,
-# a type alias (``dict[str, str | bool]``, as JAX's), which cannot carry a docstring
-WITHOUT_EXAMPLE = {"ptojax.numpy": 7, "ptojax.tools": 1, "ptojax.stages": 1}
+# a type alias (``dict[str, str | bool]``, as JAX's), which cannot carry a docstring; and
+# checkify.ErrorCategory (JAX's alias type[JaxException], which has type's docstring)
+WITHOUT_EXAMPLE = {"ptojax.numpy": 7, "ptojax.tools": 1, "ptojax.stages": 1,
+                   "ptojax.experimental.checkify": 1}
 
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")

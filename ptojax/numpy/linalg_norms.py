@@ -7,6 +7,7 @@ import numpy as np
 from ptojax import dtypes
 from ptojax.numpy._axes import normalize_axis
 from ptojax.numpy._promote import asarray, promote_inexact
+from ptojax.numpy.complex_parts import conj, real
 from ptojax.numpy.manipulation import expand_dims, moveaxis
 from ptojax.numpy.math import abs, power, sqrt
 from ptojax.numpy.reductions import amax, amin, any, sum
@@ -15,6 +16,9 @@ from ptojax.numpy.linalg_factor import svd
 
 # norms -----------------------------------------------------------------------------------------
 def _sum_squares(x, axis=None, keepdims=False):
+    """The sum of ``|x|**2`` (real for complex ``x``, as JAX's norms)."""
+    if dtypes.is_complex(x.dtype):
+        return sum(real(x * conj(x)), axis=axis, keepdims=keepdims)
     return sum(x * x, axis=axis, keepdims=keepdims)
 
 

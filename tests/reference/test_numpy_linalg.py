@@ -207,6 +207,20 @@ def test_every_norm_matches_jax(jnp, dtype):
                 scale=LINALG_SCALE)
 
 
+def test_complex_two_norms_are_real_as_jax(jnp):
+    """The 2-norms that sum squares (vector 2-norm, Frobenius) sum |x|**2, not x**2."""
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    for m in (pnp, jnp):
+        got = [m.linalg.norm(x), m.linalg.norm(x, axis=1), m.linalg.norm(x, "fro", (0, 1)),
+               m.linalg.vector_norm(x), m.linalg.matrix_norm(x)]
+        if m is pnp:
+            ours = got
+    for a, b in zip(ours, got):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
 def _column_signs(v):
     """Each column's sign-invariant form (``v * v``) and the product of two columns' entries."""
     return [v * v, v[..., :, :1] * v]
