@@ -101,10 +101,8 @@ def loop_source(index: int, eqn) -> str:
     operands, then its results, each a C-contiguous buffer (its sub-IRs hold no consts:
     ``compiles_whole``)."""
     fn = _Function()
-    if eqn.prim is scan_p:
-        _scan(fn, eqn)
-    else:
-        _while(fn, eqn)
+    operands, outs = fn.arguments(eqn.inputs), fn.arguments(eqn.outputs)
+    (_scan if eqn.prim is scan_p else _while)(fn, eqn, operands, outs)
     return fn.source(f"loop_{index}")
 
 
@@ -114,43 +112,43 @@ def loop_irs(eqn) -> list:
         [eqn.params["body"]]
 
 
-def _scan(fn, eqn):
+def _scan(fn, eqn, operands, outs):
+    """Scan ``eqn`` over the buffers named ``operands`` into those named ``outs``."""
     p = eqn.params
     body = p["body"].ir
     nc, ncarry, length = p["num_consts"], p["num_carry"], int(p["length"])
-    operands = fn.arguments(eqn.inputs)
-    outs = fn.arguments(eqn.outputs)
     fn.bind_all(body.invars[:nc], operands[:nc])
     carries = body.invars[nc:nc + ncarry]
     current, following = fn.carry_buffers(carries, operands[nc:nc + ncarry])
-    fn.lines.append(f"for (long long step = 0; step < {length}; ++step) {{")
-    fn.lines.append(f"  const long long i = {f'{length - 1} - step' if p['reverse'] else 'step'};")
+    step, i = fn.fresh(), fn.fresh()
+    fn.lines.append(f"for (long long {step} = 0; {step} < {length}; ++{step}) {{")
+    fn.lines.append(f"  const long long {i} = "
+                    f"{f'{length - 1} - {step}' if p['reverse'] else step};")
     fn.bind_all(carries, current)
     for v, base in zip(body.invars[nc + ncarry:], operands[nc + ncarry:]):
-        fn.bind(v, f"({base} + i * {v.type.size})")
+        fn.bind(v, f"({base} + {i} * {v.type.size})")
     fn.body(body)
     for v, dest in zip(body.outvars[:ncarry], following):
         fn.store(dest, v)
     for v, base in zip(body.outvars[ncarry:], outs[ncarry:]):
-        fn.store(f"({base} + i * {v.type.size})", v)
+        fn.store(f"({base} + {i} * {v.type.size})", v)
     fn.swap(current, following)
     fn.lines.append("}")
     fn.finish(carries, current, outs)
 
 
-def _while(fn, eqn):
+def _while(fn, eqn, operands, outs):
+    """While loop ``eqn`` over the buffers named ``operands`` into those named ``outs``."""
     p = eqn.params
     cond, body = p["cond"].ir, p["body"].ir
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    operands = fn.arguments(eqn.inputs)
-    outs = fn.arguments(eqn.outputs)
     fn.bind_all(cond.invars[:ncc], operands[:ncc])
     fn.bind_all(body.invars[:nbc], operands[ncc:ncc + nbc])
     carries = body.invars[nbc:]
     current, following = fn.carry_buffers(carries, operands[ncc + nbc:])
-    limit = p["max_steps"]
-    fn.lines.append("for (long long step = 0;" + (f" step < {int(limit)};" if limit is not None
-                                                  else ";") + " ++step) {")
+    limit, step = p["max_steps"], fn.fresh()
+    fn.lines.append(f"for (long long {step} = 0;" +
+                    (f" {step} < {int(limit)};" if limit is not None else ";") + f" ++{step}) {{")
     fn.bind_all(cond.invars[ncc:], current)
     fn.body(cond)
     fn.lines.append(f"  if (!{fn.element(cond.outvars[0], '0')}) break;")
@@ -203,6 +201,17 @@ class _Function:
         """Pointers to the next arguments, one per atom, typed as the atoms are."""
         names = [self.pointer(a.type, f"args[{self.argc + k}]") for k, a in enumerate(atoms)]
         self.argc += len(names)
+        return names
+
+    def operand_buffers(self, atoms) -> list:
+        """The buffers of ``atoms``: a literal's filled in a buffer of its own."""
+        names = []
+        for a in atoms:
+            if isinstance(a, Literal):
+                names.append(self.buffer(a.type))
+                self.store(names[-1], a)
+            else:
+                names.append(self.names[a])
         return names
 
     def carry_buffers(self, carries, initial) -> tuple:
@@ -635,6 +644,17 @@ def _indexed(fn, shape, indices, axes, lead: int, clamp: bool) -> str:
     return flat(shape, index)
 
 
+class _Loop(_Form):
+    """A loop inside a loop's body: its code inline, on buffers of its own."""
+
+    def accepts(self, eqn) -> bool:
+        return compiles_whole(eqn)
+
+    def emit(self, fn, eqn):
+        outs = [fn.value(v) for v in eqn.outputs]
+        (_scan if eqn.prim is scan_p else _while)(fn, eqn, fn.operand_buffers(eqn.inputs), outs)
+
+
 class _Cond(_Form):
     """``cond``/``switch``: the chosen branch's equations in an ``if`` chain, each writing
     the results' buffers (the index clamped, as ``lax.switch`` clamps)."""
@@ -646,13 +666,7 @@ class _Cond(_Form):
         index, operands = eqn.inputs[0], eqn.inputs[1:]
         branches = eqn.params["branches"]
         outs = [fn.value(v) for v in eqn.outputs]
-        names = []
-        for a in operands:                    # (a literal operand gets a buffer)
-            if isinstance(a, Literal):
-                names.append(fn.buffer(a.type))
-                fn.store(names[-1], a)
-            else:
-                names.append(fn.names[a])
+        names = fn.operand_buffers(operands)
         chosen = fn.fresh()
         fn.lines.append(f"  const long long {chosen} = std::min<long long>(std::max<long long>("
                         f"{fn.element(index, '0')}, 0), {len(branches) - 1});")
@@ -737,7 +751,7 @@ FORMS = {
     cos_p: _Math("std::cos({0})"), floor_p: _Math("std::floor({0})"),
     ceil_p: _Math("std::ceil({0})"), pow_p: _Math("std::pow({0}, {1})"),
     xor_p: _Math("({0} ^ {1})", "iub"), gather_p: _Gather(), scatter_p: _Scatter(),
-    cond_p: _Cond(), threefry2x32_p: _Threefry(),
+    cond_p: _Cond(), scan_p: _Loop(), while_p: _Loop(), threefry2x32_p: _Threefry(),
     shift_right_logical_p: _Shift("({0} >> {1})", "u"), shift_left_p: _Shift("({0} << {1})", "u"),
     erf_inv_p: _Math("erf_inv_giles({0})"),
 }

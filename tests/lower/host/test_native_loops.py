@@ -128,6 +128,25 @@ def metropolis(lib, key, x0):
     return lib.lax.scan(step, (x0, log_density(x0)), random.split(key, 150))
 
 
+def nested(lib, xs):
+    """Loops in loops (as ``odeint``: a scan over output times, a while over steps, a scan
+    over stages): a scan whose body runs a while loop whose body runs a scan."""
+    np_, lax = lib.numpy, lib.lax
+
+    def outer(c, x):
+        def inner_cond(state):
+            v, k = state
+            return (np_.abs(v - x).max() > 1e-3) & (k < 30)
+
+        def inner_body(state):
+            v, k = state
+            partial, _ = lax.scan(lambda a, w: (a + 0.5 * (w - a), None), v, np_.stack([x, x]))
+            return partial, k + 1
+        v, k = lax.while_loop(inner_cond, inner_body, (c, 0))
+        return v * 0.9, k
+    return lax.scan(outer, np_.zeros(3, np_.float32), xs)
+
+
 CASES = {
     "hmm forward": (hmm_log_normalizer,
                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
@@ -141,6 +160,7 @@ CASES = {
     "shuffles": (shuffles, lambda: (_f32(5, 4, 3), np.float32(2.5))),
     "updates": (updates, lambda: (_f32(7, 4),)),
     "metropolis": (metropolis, lambda: (np.array([0, 7], np.uint32), _f32(3))),
+    "nested": (nested, lambda: (_f32(6, 3),)),
     "trajectory": (trajectory, lambda: (_f32(4, 4, scale=0.5), _f32(12, 4), _f32(4))),
 }
 
@@ -169,6 +189,25 @@ def test_small_loops_run_whole_and_agree_with_numpy_and_jax(name):
         assert g.dtype == e.dtype == r.dtype and g.shape == e.shape == r.shape
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5)
         np.testing.assert_allclose(g, r, rtol=2e-5, atol=2e-5)
+
+
+def test_odeint_runs_its_nested_loops_whole():
+    """``experimental.ode.odeint`` (a scan over times, a while over adaptive steps, a scan
+    over Runge-Kutta stages) is one compiled loop, and agrees with JAX's."""
+    jax = pytest.importorskip("jax")
+    from jax.experimental.ode import odeint as jax_odeint
+    from ptojax.experimental.ode import odeint
+
+    def make(np_, solve):
+        def pendulum(y, t, b, c):
+            return np_.stack([y[1], -b * y[1] - c * np_.sin(y[0])])
+        return lambda y0, ts: solve(pendulum, y0, ts, 0.25, 9.8, rtol=1e-6, atol=1e-6)
+    y0, ts = np.array([np.pi - 0.1, 0.0], np.float32), np.linspace(0, 5, 21, dtype=np.float32)
+    jitted = host_jit(make(pnp, odeint))
+    got = jitted(y0, ts)
+    assert any(e.prim is scan_p for e in _loops_compiled_whole(jitted, (y0, ts)))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(make(jax.numpy, jax_odeint))(
+        y0, ts)), rtol=1e-4, atol=1e-4)
 
 
 def test_a_zero_length_scan_returns_its_initial_carry():
