@@ -222,10 +222,10 @@ def floor_divide(x1, x2, /):
     x1, x2 = _numeric_args("floor_divide", x1, x2)
     if dtypes.is_unsigned(x1.dtype):
         return lax.div(x1, x2)
-    if dtypes.is_integer(x1.dtype):
+    if dtypes.is_integer(x1.dtype):    # (by zero: lax.div's -1, less 1 unless x1 is 0: JAX's)
         q = lax.div(x1, x2)
         needs_fix = lax.bitwise_and(lax.ne(lax.rem(x1, x2), 0),
-                                    lax.ne(lax.lt(x1, 0), lax.lt(x2, 0)))
+                                    lax.ne(lax.sign(x1), lax.sign(x2)))
         return lax.select(needs_fix, lax.sub(q, 1), q)
     mod = lax.rem(x1, x2)
     div = lax.div(lax.sub(x1, mod), x2)
@@ -237,8 +237,17 @@ def floor_divide(x1, x2, /):
     return lax.select(lax.eq(x2, 0), lax.div(x1, x2), quotient)
 
 
+def _nonzero_divisor(x2):
+    """An integer divisor with its zeros made ones: an integer remainder by zero is 0 in
+    NumPy and JAX (``lax.rem`` by zero gives the dividend)."""
+    if not dtypes.is_integer(x2.dtype):
+        return x2
+    return lax.select(lax.eq(x2, 0), lax.full_like(x2, 1), x2)
+
+
 def remainder(x1, x2, /):
     x1, x2 = _numeric_args("remainder", x1, x2)
+    x2 = _nonzero_divisor(x2)
     r = lax.rem(x1, x2)
     if dtypes.is_unsigned(r.dtype):
         return r
@@ -250,7 +259,8 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    return lax.rem(*_numeric_args("fmod", x1, x2))
+    x1, x2 = _numeric_args("fmod", x1, x2)
+    return lax.rem(x1, _nonzero_divisor(x2))
 
 
 def divmod(x1, x2, /):

@@ -125,12 +125,24 @@ def _unary(name, impl, kind, instr=None, cpp=None, **facts):
 
 # add, sub, mul, div, rem -----------------------------------------------------------------------
 def _int_div(x, y):
+    """``lax.div``: integers round toward zero, and a zero divisor gives -1 (all bits set:
+    the largest unsigned value), as XLA divides."""
     if dtypes.is_integer(x.dtype):
-        if dtypes.is_unsigned(x.dtype):
-            return np.floor_divide(x, y)
-        q = np.floor_divide(np.abs(x), np.abs(y))  # C semantics: round toward zero
-        return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+        safe = np.where(y == 0, np.ones((), x.dtype), y)
+        with np.errstate(all="ignore"):      # (INT_MIN // -1 wraps to INT_MIN, as in XLA)
+            q = np.floor_divide(x, safe)
+            if not dtypes.is_unsigned(x.dtype):   # floor -> toward zero (no abs: INT_MIN)
+                q = q + ((np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0)))
+        return np.where(y == 0, np.asarray(-1).astype(x.dtype), q).astype(x.dtype)
     return np.true_divide(x, y)
+
+
+def _rem(x, y):
+    """``lax.rem``: C's ``fmod``; an integer's zero divisor gives the dividend, as XLA."""
+    if dtypes.is_integer(np.result_type(x)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(y == 0, x, np.fmod(x, y)).astype(np.result_type(x))
+    return np.fmod(x, y)
 
 
 def _add_transpose(ct, x, y):
@@ -165,7 +177,7 @@ mul_p = _binary("mul", np.multiply, "any", "MUL", True, "op_mul({0}, {1})", line
                 shard_linear="one", transpose=_mul_transpose)
 div_p = _binary("div", _int_div, "num", "DIV", False, "op_div({0}, {1})", linear=True,
                 shard_linear="unary", transpose=_div_transpose)
-rem_p = _binary("rem", np.fmod, "real_num")
+rem_p = _binary("rem", _rem, "real_num")
 add, sub, div, rem = map(lax_function, (add_p, sub_p, div_p, rem_p))
 _mul = lax_function(mul_p)
 

@@ -38,7 +38,7 @@ from ptojax.ir.symbolic import has_symbols
 from ptojax.lower.host.build import EntryPoint
 from ptojax.lower.host.fused_exprs import host_expr, loaded, rounded, value_literal
 from ptojax.lower.pto_cpp import cpp_type
-from ptojax.ops.arithmetic import add_p, ceil_p, div_p, floor_p, max_p, min_p, mul_p, rem_p
+from ptojax.ops.arithmetic import add_p, ceil_p, floor_p, max_p, min_p, mul_p, rem_p
 from ptojax.ops.broadcast import broadcast_in_dim_p, reduce_sum_p
 from ptojax.ops.convert import convert_element_type_p
 from ptojax.ops.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
@@ -70,7 +70,8 @@ def compiles_whole(eqn) -> bool:
 
 
 def _small(t) -> bool:
-    return not has_symbols(t.shape) and np.dtype(t.dtype) in DTYPES and t.size <= MAX_ELEMENTS
+    return not has_symbols(t.shape) and np.dtype(t.dtype) in DTYPES and \
+        0 < t.size <= MAX_ELEMENTS
 
 
 def _has_form(eqn) -> bool:
@@ -220,7 +221,7 @@ class _Function:
         current = [self.buffer(v.type) for v in carries]
         following = [self.buffer(v.type) for v in carries]
         for v, buf, src in zip(carries, current, initial):
-            self.copy(buf, src, max(1, v.type.size))
+            self.copy(buf, src, v.type.size)
         return current, following
 
     def body(self, ir) -> None:
@@ -232,7 +233,7 @@ class _Function:
 
     def finish(self, carries, current, outs) -> None:
         for v, buf, out in zip(carries, current, outs):
-            self.copy(out, buf, max(1, v.type.size))
+            self.copy(out, buf, v.type.size)
 
     def pointer(self, t, arg: str) -> str:
         name = self.fresh()
@@ -244,7 +245,7 @@ class _Function:
         name = self.fresh()
         self.head.append(f"  {cpp_type(t.dtype)}* {name} = reinterpret_cast<{cpp_type(t.dtype)}*>"
                          f"(arena + {self.arena});")
-        self.arena += -(-max(1, t.size) * np.dtype(t.dtype).itemsize // 64) * 64
+        self.arena += -(-t.size * np.dtype(t.dtype).itemsize // 64) * 64
         return name
 
     def value(self, var) -> str:
@@ -267,10 +268,10 @@ class _Function:
         """Writes ``atom`` (a value or a literal) over ``dest``."""
         size = atom.type.size
         if isinstance(atom, Literal):
-            self.lines.append(f"  for (long long k = 0; k < {max(1, size)}; ++k) {dest}[k] = "
+            self.lines.append(f"  for (long long k = 0; k < {size}; ++k) {dest}[k] = "
                               f"{self.element(atom, 'k')};")
         else:
-            self.copy(dest, self.names[atom], max(1, size))
+            self.copy(dest, self.names[atom], size)
 
     def loops(self, shape, body: str) -> None:
         """``body`` inside loops over ``shape``, index variables ``j0, j1, ...``."""
@@ -313,8 +314,6 @@ class _Form:
 
 class _Elementwise(_Form):
     def accepts(self, eqn) -> bool:
-        if eqn.prim is div_p and np.dtype(eqn.outputs[0].type.dtype).kind != "f":
-            return False          # (an integer division by zero: C++ leaves it undefined)
         return eqn.prim.fact("host") is not None and _elementwise_shapes(eqn)
 
     def emit(self, fn, eqn):
@@ -322,7 +321,7 @@ class _Elementwise(_Form):
         t = out.type
         o = fn.value(out)
         expr = host_expr(eqn.prim, [fn.element(a, "k") for a in eqn.inputs], eqn.params)
-        fn.lines.append(f"  for (long long k = 0; k < {max(1, t.size)}; ++k) "
+        fn.lines.append(f"  for (long long k = 0; k < {t.size}; ++k) "
                         f"{o}[k] = {rounded(expr, t.dtype)};")
 
 
@@ -378,7 +377,7 @@ class _Reduce(_Form):
         ctype = cpp_type(out.type.dtype)
         is_float = np.dtype(out.type.dtype).kind == "f"
         init = self.identity(ctype, is_float)
-        fn.lines.append(f"  for (long long k = 0; k < {max(1, out.type.size)}; ++k) "
+        fn.lines.append(f"  for (long long k = 0; k < {out.type.size}; ++k) "
                         f"{o}[k] = {init};")
         kept = [f"j{d}" for d in range(len(x.type.shape)) if d not in axes]
         at = flat(out.type.shape, kept)
@@ -430,7 +429,7 @@ class _DynamicUpdateSlice(_Form):
         x, update, starts, out = eqn.inputs[0], eqn.inputs[1], eqn.inputs[2:], eqn.outputs[0]
         names = _clamped_starts(fn, starts, x.type.shape, update.type.shape)
         o = fn.value(out)
-        fn.copy(o, fn.names[x], max(1, out.type.size))
+        fn.copy(o, fn.names[x], out.type.size)
         at = flat(x.type.shape, [f"{s} + j{d}" for d, s in enumerate(names)])
         fn.loops(update.type.shape, f"{o}[{at}] = {fn.names[update]}[{out_index(update)}];")
 
@@ -544,28 +543,22 @@ class _Math(_Elementwise):
         out = eqn.outputs[0]
         o = fn.value(out)
         expr = self.template.format(*[fn.element(a, "k") for a in eqn.inputs])
-        fn.lines.append(f"  for (long long k = 0; k < {max(1, out.type.size)}; ++k) "
+        fn.lines.append(f"  for (long long k = 0; k < {out.type.size}; ++k) "
                         f"{o}[k] = {rounded(expr, out.type.dtype)};")
 
 
 class _Rem(_Math):
-    """``rem``: C's fmod for floats; C++'s ``%`` (both truncate) for integers divided by a
-    nonzero literal (a zero divisor is undefined in C++)."""
+    """``rem``: C's fmod for floats; for integers C++'s ``%`` (both truncate), with the impl's
+    results where C++ leaves it undefined: the dividend for a divisor of 0 (XLA's), 0 for
+    -1."""
 
     def __init__(self):
-        super().__init__("std::fmod({0}, {1})")
-
-    def accepts(self, eqn) -> bool:
-        x, y = eqn.inputs
-        if np.dtype(x.type.dtype).kind == "f":
-            return super().accepts(eqn)
-        return _elementwise_shapes(eqn) and np.dtype(x.type.dtype).kind == "i" \
-            and isinstance(y, Literal) and y.value != 0
+        super().__init__("std::fmod({0}, {1})", "fiu")
 
     def emit(self, fn, eqn):
         if np.dtype(eqn.inputs[0].type.dtype).kind == "f":
             return super().emit(fn, eqn)
-        _Math("({0} % {1})", "i").emit(fn, eqn)
+        _Math("(({1}) == 0 ? ({0}) : ({1}) == -1 ? 0 : ({0}) % ({1}))", "iu").emit(fn, eqn)
 
 
 class _Rev(_Slice):
@@ -609,7 +602,7 @@ class _Scatter(_Form):
         axes, mode = eqn.params["axes"], eqn.params["mode"]
         lead = len(indices.type.shape) - 1
         o = fn.value(out)
-        fn.copy(o, fn.names[x], max(1, out.type.size))
+        fn.copy(o, fn.names[x], out.type.size)
         targets = [f"{_index_of(fn, indices, lead, j)}" for j in range(len(axes))]
         inside = " && ".join(f"({t}) >= 0 && ({t}) < {x.type.shape[a]}"
                              for t, a in zip(targets, axes)) or "true"
@@ -692,7 +685,7 @@ class _Threefry(_Form):
     def emit(self, fn, eqn):
         k1, k2, x1, x2 = (fn.element(a, "k") for a in eqn.inputs)
         y1, y2 = (fn.value(v) for v in eqn.outputs)
-        fn.lines.append(f"  for (long long k = 0; k < {max(1, eqn.outputs[0].type.size)}; ++k) "
+        fn.lines.append(f"  for (long long k = 0; k < {eqn.outputs[0].type.size}; ++k) "
                         f"threefry2x32_block({k1}, {k2}, {x1}, {x2}, &{y1}[k], &{y2}[k]);")
 
 

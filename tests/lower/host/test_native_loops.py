@@ -147,6 +147,19 @@ def nested(lib, xs):
     return lax.scan(outer, np_.zeros(3, np_.float32), xs)
 
 
+def wrapping(lib, seed):
+    """Integer arithmetic that wraps (a linear congruential generator in int32 and uint32),
+    integer division and remainder: C++'s signed overflow is undefined, the facts' is not."""
+    np_, lax = lib.numpy, lib.lax
+
+    def step(i, state):
+        a, u = state
+        a = a * 1103515245 + 12345
+        u = u * np_.uint32(2654435761) + np_.uint32(1)
+        return a + (a // (i - 3)) % 7, u ^ (u >> 7)
+    return lax.fori_loop(0, 40, step, (seed, seed.astype(np_.uint32)))
+
+
 CASES = {
     "hmm forward": (hmm_log_normalizer,
                     lambda: ([_f32(12), _f32(12, 12), _f32(12, 30)],
@@ -160,6 +173,7 @@ CASES = {
     "shuffles": (shuffles, lambda: (_f32(5, 4, 3), np.float32(2.5))),
     "updates": (updates, lambda: (_f32(7, 4),)),
     "metropolis": (metropolis, lambda: (np.array([0, 7], np.uint32), _f32(3))),
+    "wrapping": (wrapping, lambda: (np.arange(-3, 5, dtype=np.int32) * 977,)),
     "nested": (nested, lambda: (_f32(6, 3),)),
     "trajectory": (trajectory, lambda: (_f32(4, 4, scale=0.5), _f32(12, 4), _f32(4))),
 }

@@ -45,7 +45,7 @@ template <typename C> inline C op_div(C a, C b) {
   if constexpr (std::is_integral<C>::value) {
     const C safe = (b == 0 || b == C(-1)) ? C(1) : b;
     const C q = a / safe;
-    return b == 0 ? C(0) : (b == C(-1) ? op_sub(C(0), a) : q);
+    return b == 0 ? C(-1) : (b == C(-1) ? op_sub(C(0), a) : q);   // (XLA: x / 0 = -1)
   } else {
     return a / b;
   }
