@@ -222,10 +222,14 @@ def floor_divide(x1, x2, /):
     x1, x2 = _numeric_args("floor_divide", x1, x2)
     if dtypes.is_unsigned(x1.dtype):
         return lax.div(x1, x2)
-    if dtypes.is_integer(x1.dtype):    # (by zero: lax.div's -1, less 1 unless x1 is 0: JAX's)
+    if dtypes.is_integer(x1.dtype):
+        # toward zero, then one less where the signs differ and the division is inexact; a
+        # zero divisor counts as of another sign than any nonzero x1 (JAX compares lax.sign:
+        # 5 // 0 is lax.div's -1, less 1), written with comparisons only, which the tile
+        # kernels' scalar unit has
         q = lax.div(x1, x2)
-        needs_fix = lax.bitwise_and(lax.ne(lax.rem(x1, x2), 0),
-                                    lax.ne(lax.sign(x1), lax.sign(x2)))
+        signs_differ = lax.bitwise_or(lax.ne(lax.lt(x1, 0), lax.lt(x2, 0)), lax.eq(x2, 0))
+        needs_fix = lax.bitwise_and(lax.ne(lax.rem(x1, x2), 0), signs_differ)
         return lax.select(needs_fix, lax.sub(q, 1), q)
     mod = lax.rem(x1, x2)
     div = lax.div(lax.sub(x1, mod), x2)
