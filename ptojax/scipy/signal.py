@@ -1,4 +1,6 @@
-"""``pto.scipy.signal``: JAX's ``jax.scipy.signal`` convolutions: ``convolve``/``correlate``
+"""``pto.scipy.signal``: JAX's ``jax.scipy.signal``. The spectral functions (``stft``,
+``istft``, ``welch``, ``csd``, ``detrend``) live in ``signal_spectral``; here, the
+convolutions: ``convolve``/``correlate``
 of N-d arrays (direct, as one ``lax.conv_general_dilated`` with the flipped kernel, or by FFT
 with ``method="fft"``), ``convolve2d``/``correlate2d`` (2-d, ``boundary="fill"`` with 0
 only) and ``fftconvolve``. Modes ``full``, ``same`` (centred on ``in1``) and ``valid``; the
@@ -12,6 +14,7 @@ from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
 from ptojax.public import add_examples, dir_function
+from ptojax.scipy.signal_spectral import csd, detrend, istft, stft, welch
 
 MODES = ("full", "same", "valid")
 
@@ -135,7 +138,8 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
     return pnp.flip(_direct(pnp.flip(in1), in2.conj(), mode, precision))
 
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend",
+           "fftconvolve", "istft", "stft", "welch"]
 __dir__ = dir_function(__all__)
 
 add_examples(globals(), """
