@@ -166,4 +166,29 @@ fftconvolve:
     >>> from ptojax.scipy import signal
     >>> signal.fftconvolve(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]), mode="valid")
     Array([2.5], dtype=float32)
+detrend:
+    >>> from ptojax.scipy import signal
+    >>> signal.detrend(pnp.array([1.0, 2.0, 6.0]), type="constant")
+    Array([-2., -1.,  3.], dtype=float32)
+stft:
+    >>> from ptojax.scipy import signal
+    >>> f, t, zxx = signal.stft(pnp.array([1., 2., 3., 2., 1., 0., 1., 2.]), nperseg=4)
+    >>> f, t, zxx.shape
+    (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0., 2., 4., 6., 8.], dtype=float32), (3, 5))
+istft:
+    >>> from ptojax.scipy import signal
+    >>> x = pnp.array([1., 2., 3., 2., 1., 0., 1., 2.])
+    >>> t, back = signal.istft(signal.stft(x, nperseg=4)[2])
+    >>> back.round(3)
+    Array([1., 2., 3., 2., 1., 0., 1., 2.], dtype=float32)
+welch:
+    >>> from ptojax.scipy import signal
+    >>> x = pnp.array([1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0, 0.0])
+    >>> signal.welch(x, nperseg=4, scaling="spectrum")
+    (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0.25, 0.5 , 0.25], dtype=float32))
+csd:
+    >>> from ptojax.scipy import signal
+    >>> x, y = pnp.array([1.0, 0.0, -1.0, 0.0]), pnp.array([0.0, 1.0, 0.0, -1.0])
+    >>> signal.csd(x, y, nperseg=4, scaling="spectrum")[1].round(3)
+    Array([0.+0.j , 0.-0.5j, 0.+0.j ], dtype=complex64)
 """)
