@@ -99,7 +99,8 @@ def test_grad_jit_vmap(jax):
             lambda a: jsig.istft(jsig.stft(a, nperseg=8)[2])[1].sum()
             + jsig.welch(a, nperseg=16)[1].sum()))(x)
         want_vmap = jax.jit(jax.vmap(lambda a: jsig.stft(a, nperseg=8)[2]))(x)
-        want_median = jax.jit(lambda a: jsig.csd(a, a[::-1], nperseg=8, average="median")[1])(x)
+        want_median = jax.jit(
+            lambda a: jsig.csd(a, a[::-1], nperseg=8, average="median")[1])(x)
     got_grad = pto.grad(lambda a: signal.istft(signal.stft(a, nperseg=8)[2])[1].sum()
                         + signal.welch(a, nperseg=16)[1].sum())(x)
     assert_close(got_grad, np.asarray(want_grad), rtol=1e-4, atol=1e-5)
