@@ -19,6 +19,8 @@ PUBLIC = {
     "ptojax.scipy.linalg": set(), "ptojax.scipy.fft": set(), "ptojax.scipy.integrate": set(),
     "ptojax.scipy.interpolate": set(), "ptojax.scipy.ndimage": set(),
     "ptojax.scipy.cluster": {"vq"}, "ptojax.scipy.cluster.vq": set(),
+    # (not the package ptojax.scipy.spatial: JAX's lists nothing until transform is imported)
+    "ptojax.scipy.spatial.transform": set(),
     "ptojax.scipy.special": set(),
     "ptojax.scipy.stats": {"bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2",
                            "dirichlet", "expon", "gamma", "gennorm", "geom", "gumbel_l",
