@@ -22,38 +22,42 @@ def _input(shape, dtype):
     return RNG.randn(*shape).astype(dtype)
 
 
-def _compare(jax, name, x, **kwargs):
+def _compare(jax, cases):
+    """Each ``(name, x, kwargs)`` of ``cases`` against JAX's (one compiled program)."""
     import jax.scipy.fft as jfft
+    inputs = [x for _, x, _ in cases]
     with jax.enable_x64(False):
-        want = jax.jit(lambda a: getattr(jfft, name)(a, **kwargs))(x)   # one compile
-    got = getattr(fft, name)(x, **kwargs)
-    assert got.shape == want.shape and got.dtype == want.dtype, (name, kwargs)
-    assert_close(got, np.asarray(want), rtol=1e-4, atol=1e-4)
+        wants = jax.jit(lambda xs: [getattr(jfft, name)(x, **kwargs)
+                                    for (name, _, kwargs), x in zip(cases, xs)])(inputs)
+    for (name, x, kwargs), want in zip(cases, wants):
+        got = getattr(fft, name)(x, **kwargs)
+        assert got.shape == want.shape and got.dtype == want.dtype, (name, kwargs)
+        assert_close(got, np.asarray(want), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", ["dct", "idct"])
-@pytest.mark.parametrize("shape,axis", [((10,), -1), ((2, 5), -1), ((2, 5), 0)])
-def test_dct_idct_lengths_axes_norms(jax, name, shape, axis):
-    x = _input(shape, np.float32)
-    for n in (None, 1, 7, 13):
-        for norm in (None, "ortho"):
-            _compare(jax, name, x, n=n, axis=axis, norm=norm)
+def test_dct_idct_lengths_axes_norms(jax, name):
+    _compare(jax, [(name, _input(shape, np.float32), {"n": n, "axis": axis, "norm": norm})
+                   for shape, axis in (((10,), -1), ((2, 5), -1), ((2, 5), 0))
+                   for n in (None, 1, 7, 13) for norm in (None, "ortho")]
+             + [(name, _input((4,), np.float32), {"norm": "backward"})])
 
 
-@pytest.mark.parametrize("name", ["dct", "idct", "dctn", "idctn"])
-@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.complex64])
-def test_integer_bool_complex_inputs(jax, name, dtype):
-    _compare(jax, name, _input((3, 4), dtype), norm="ortho")
+def test_integer_bool_complex_inputs(jax):
+    _compare(jax, [(name, _input((3, 4), dtype), {"norm": "ortho"})
+                   for name in ("dct", "idct", "dctn", "idctn")
+                   for dtype in (np.int32, np.bool_, np.complex64)])
 
 
 @pytest.mark.parametrize("name", ["dctn", "idctn"])
-@pytest.mark.parametrize("shape,s,axes", [
-    ((10, 10), None, None), ((9,), [4], None), ((2, 3, 4), [3], None), ((2, 3, 4), [1, 5], (0, 2)), ((2, 3, 4), None, (-1,)),
-    ((2, 3, 4), None, []), ((2, 3, 4, 5), [2, 4, 6], (1, 2, 3)), ((2, 3, 4), 2, 1)])
-def test_dctn_idctn_shapes_and_axes(jax, name, shape, s, axes):
-    x = _input(shape, np.float32)
-    for norm in (None, "ortho"):
-        _compare(jax, name, x, s=s, axes=axes, norm=norm)
+def test_dctn_idctn_shapes_and_axes(jax, name):
+    _compare(jax, [(name, _input(shape, np.float32), {"s": s, "axes": axes, "norm": norm})
+                   for shape, s, axes in [
+                       ((10, 10), None, None), ((9,), [4], None), ((2, 3, 4), [3], None),
+                       ((2, 3, 4), [1, 5], (0, 2)), ((2, 3, 4), None, (-1,)),
+                       ((2, 3, 4), None, []), ((2, 3, 4, 5), [2, 4, 6], (1, 2, 3)),
+                       ((2, 3, 4), 2, 1)]
+                   for norm in (None, "ortho")])
 
 
 def test_grad_jit_vmap(jax):
