@@ -24,26 +24,32 @@ def _check(got, want):
     assert_close(got, np.asarray(want), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("values", [VALUES, VALUES3])
-@pytest.mark.parametrize("method", ["linear", "nearest"])
-def test_matches_jax(jax, values, method):
+def _program(interpolator_cls, values, values3, query):
+    """The shared API on both implementations, as a list of arrays."""
+    out = []
+    for v in (values, values3):
+        for method in ("linear", "nearest"):
+            out += [interpolator_cls(GRID, v, method, fill_value=fill)(query)
+                    for fill in (np.nan, None, 0.5)]
+        ours = interpolator_cls(GRID, v)
+        out += [ours(query, method="nearest"), ours((query[:, 0], query[:, 1])),
+                ours(query.reshape(7, 1, 2))]
+    return out
+
+
+def test_matches_jax(jax):
     from jax.scipy.interpolate import RegularGridInterpolator as JaxInterpolator
     with jax.enable_x64(False):
-        for fill in (np.nan, None, 0.5):
-            _check(RegularGridInterpolator(GRID, values, method, fill_value=fill)(QUERY),
-                   JaxInterpolator(GRID, values, method, fill_value=fill)(QUERY))
-        theirs = JaxInterpolator(GRID, values)
-        ours = RegularGridInterpolator(GRID, values)
-        _check(ours(QUERY, method=method), theirs(QUERY, method=method))
-        _check(ours((QUERY[:, 0], QUERY[:, 1])), theirs((QUERY[:, 0], QUERY[:, 1])))
-        _check(ours(QUERY.reshape(7, 1, 2)), theirs(QUERY.reshape(7, 1, 2)))
+        wants = jax.jit(lambda *a: _program(JaxInterpolator, *a))(VALUES, VALUES3, QUERY)
+    for got, want in zip(_program(RegularGridInterpolator, VALUES, VALUES3, QUERY), wants):
+        _check(got, want)
 
 
 def test_one_dimensional_integer_grid(jax):
     from jax.scipy.interpolate import RegularGridInterpolator as JaxInterpolator
     points, values, query = (np.arange(5),), np.arange(5) * 2, np.array([0.5, 3.2, 7.0])
     with jax.enable_x64(False):
-        want = JaxInterpolator(points, values)(query)
+        want = jax.jit(lambda v, q: JaxInterpolator(points, v)(q))(values, query)
     _check(RegularGridInterpolator(points, values)(query), want)
 
 
@@ -55,10 +61,11 @@ def test_pytree_jit_grad_vmap(jax):
     _check(pto.jit(lambda f, q: f(q))(interpolator, QUERY), interpolator(QUERY))
     inside = QUERY[2:]
     with jax.enable_x64(False):
-        want_values = jax.grad(lambda v: JaxInterpolator(GRID, v)(inside).sum())(VALUES)
-        want_points = jax.grad(lambda q: JaxInterpolator(GRID, VALUES)(q).sum())(inside)
-        want_vmap = jax.vmap(lambda v: JaxInterpolator(GRID, v)(QUERY))(
-            VALUES3.transpose(2, 0, 1))
+        want_values, want_points, want_vmap = jax.jit(lambda values, points, stack: (
+            jax.grad(lambda v: JaxInterpolator(GRID, v)(inside).sum())(values),
+            jax.grad(lambda q: JaxInterpolator(GRID, VALUES)(q).sum())(points),
+            jax.vmap(lambda v: JaxInterpolator(GRID, v)(QUERY))(stack)))(
+                VALUES, inside, VALUES3.transpose(2, 0, 1))
     _check(pto.grad(lambda v: RegularGridInterpolator(GRID, v)(inside).sum())(VALUES),
            want_values)
     _check(pto.grad(lambda q: RegularGridInterpolator(GRID, VALUES)(q).sum())(inside),

@@ -16,10 +16,10 @@ RNG = np.random.RandomState(0)
 MODES = ["constant", "nearest", "wrap", "mirror", "reflect"]
 
 
-@pytest.mark.parametrize("shape,coords_shape", [((5,), (7,)), ((3, 4), (2, 3, 4)),
-                                                ((3, 4, 5), (7,))])
-@pytest.mark.parametrize("dtype", [np.float32, np.int32])
-@pytest.mark.parametrize("rounded", [False, True])
+@pytest.mark.parametrize("shape,coords_shape,dtype,rounded", [
+    ((5,), (7,), np.float32, False), ((3, 4), (2, 3, 4), np.float32, False),
+    ((3, 4, 5), (7,), np.float32, False), ((3, 4), (2, 3, 4), np.int32, False),
+    ((3, 4), (7,), np.float32, True), ((5,), (2, 3, 4), np.int32, True)])
 def test_map_coordinates_matches_jax(jax, shape, coords_shape, dtype, rounded):
     import jax.scipy.ndimage as jnd
     image = np.arange(np.prod(shape), dtype=dtype).reshape(shape)

@@ -1,5 +1,5 @@
 """``pto.scipy.spatial.transform`` against ``jax.scipy.spatial.transform``: one program
-of the shared API (every from_/as_ conversion, canonical and scalar-first quaternions, six
+of the shared API (every from_/as_ conversion, canonical and scalar-first quaternions, four
 Euler sequences extrinsic and intrinsic, gimbal lock, apply and its inverse with
 broadcasting, composition, inverse, magnitude, weighted mean, indexing, concatenate, Slerp
 at scalar and vector times) run on both, for one rotation and a stack; jit, grad and vmap;
@@ -17,9 +17,8 @@ QUATS = RNG.randn(5, 4).astype(np.float32)
 VECTORS = RNG.randn(5, 3).astype(np.float32)
 ANGLES = RNG.uniform(-3, 3, (5, 3)).astype(np.float32)
 WEIGHTS = RNG.rand(5).astype(np.float32)
-# Tait-Bryan and proper Euler sequences, each letter first once (all twelve triple JAX's
-# compile time)
-SEQUENCES = ["xyz", "yzx", "zyx", "xyx", "yzy", "zxz"]
+# Tait-Bryan and proper Euler sequences (all twelve triple JAX's compile time)
+SEQUENCES = ["xyz", "zyx", "xyx", "zxz"]
 GIMBAL = np.array([[0.3, 0.0, 0.2], [0.3, np.pi / 2, 0.2], [0.1, np.pi, 0.4]], np.float32)
 
 
@@ -51,8 +50,8 @@ def _program(rotation_cls, slerp_cls, quat, vectors, angles, sequences):
                                else np.array([0.0, 1.0, 3.0, 3.5, 6.0]), r)
         out["slerp"] = slerp(np.array([0.0, 0.5, 1.0, 2.2, 3.5, 6.0], np.float32)).quat
         out["slerp_scalar"] = slerp(np.float32(4.1)).quat
-    for seq in ("xyz", "zxz", "XYZ", "ZXZ"):
-        out[f"gimbal_{seq}"] = rotation_cls.from_euler(seq, GIMBAL).as_euler(seq)
+        for seq in ("xyz", "zxz", "XYZ", "ZXZ"):
+            out[f"gimbal_{seq}"] = rotation_cls.from_euler(seq, GIMBAL).as_euler(seq)
     return out
 
 
@@ -60,7 +59,7 @@ def _program(rotation_cls, slerp_cls, quat, vectors, angles, sequences):
 def test_rotation_and_slerp_match_jax(jax, single):
     from jax.scipy.spatial.transform import Rotation as JaxRotation, Slerp as JaxSlerp
     args = (QUATS[0], VECTORS[0], ANGLES[0]) if single else (QUATS, VECTORS, ANGLES)
-    sequences = SEQUENCES[::3] if single else SEQUENCES
+    sequences = SEQUENCES[:1] if single else SEQUENCES
     with jax.enable_x64(False):
         want = jax.jit(lambda *a: _program(JaxRotation, JaxSlerp, *a, sequences))(*args)
     got = _program(Rotation, Slerp, *args, sequences)
