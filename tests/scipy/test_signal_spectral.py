@@ -19,70 +19,72 @@ X = RNG.randn(3, 50).astype(np.float32)
 Y = RNG.randn(3, 50).astype(np.float32)
 
 
-def _compare(jax, name, *args, **kwargs):
+def _compare(jax, cases):
+    """Each ``(name, args, kwargs)`` of ``cases`` against JAX's (one compiled program; the
+    arrays among ``args`` are its inputs)."""
     import jax.scipy.signal as jsig
+    inputs = [args for _, args, _ in cases]
     with jax.enable_x64(False), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = jax.jit(lambda *a: getattr(jsig, name)(*a, **kwargs))(*args)
-        got = getattr(signal, name)(*args, **kwargs)
-    want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
-    for g, w in zip(got, want):
-        assert g.shape == w.shape and g.dtype == w.dtype, (name, kwargs)
-        assert_close(g, np.asarray(w), rtol=2e-4, atol=2e-4)
+        wants = jax.jit(lambda all_args: [
+            getattr(jsig, name)(*args, **kwargs)
+            for (name, _, kwargs), args in zip(cases, all_args)])(inputs)
+        gots = [getattr(signal, name)(*args, **kwargs) for name, args, kwargs in cases]
+    for (name, _, kwargs), got, want in zip(cases, gots, wants):
+        want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype, (name, kwargs)
+            assert_close(g, np.asarray(w), rtol=2e-4, atol=2e-4)
 
 
-@pytest.mark.parametrize("args,kwargs", [
-    ((X,), {}), ((X,), {"type": "constant"}), ((X,), {"bp": [10, 30]}),
-    ((X.T,), {"axis": 0, "bp": 7}), ((np.arange(10),), {})])
-def test_detrend(jax, args, kwargs):
-    _compare(jax, "detrend", *args, **kwargs)
+def test_detrend(jax):
+    _compare(jax, [("detrend", (X,), {}), ("detrend", (X,), {"type": "constant"}),
+                   ("detrend", (X,), {"bp": [10, 30]}),
+                   ("detrend", (X.T,), {"axis": 0, "bp": 7}),
+                   ("detrend", (np.arange(10),), {})])
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"nperseg": 16}, {"nperseg": 16, "noverlap": 4, "nfft": 20},
-    {"nperseg": 15, "boundary": "even"}, {"nperseg": 16, "boundary": "odd", "padded": False},
-    {"nperseg": 16, "boundary": None, "detrend": "linear"},
-    {"nperseg": 16, "boundary": "constant", "return_onesided": False},
-    {"nperseg": 8, "window": "hamming", "fs": 10.0}, {"nperseg": 8, "window": ("tukey", 0.3)},
-    {"nperseg": 8, "window": np.ones(8, np.float32)}])
-def test_stft(jax, kwargs):
-    _compare(jax, "stft", X, **kwargs)
+def test_stft(jax):
+    _compare(jax, [("stft", (X,), kwargs) for kwargs in [
+        {"nperseg": 16}, {"nperseg": 16, "noverlap": 4, "nfft": 20},
+        {"nperseg": 15, "boundary": "even"},
+        {"nperseg": 16, "boundary": "odd", "padded": False},
+        {"nperseg": 16, "boundary": None, "detrend": "linear"},
+        {"nperseg": 16, "boundary": "constant", "return_onesided": False},
+        {"nperseg": 8, "window": "hamming", "fs": 10.0},
+        {"nperseg": 8, "window": ("tukey", 0.3)},
+        {"nperseg": 8, "window": np.ones(8, np.float32)}]]
+        + [("stft", (X.T,), {"nperseg": 16, "axis": 0}),
+           ("stft", ((X + 1j * Y).astype(np.complex64),), {"nperseg": 16})])
 
 
-def test_stft_axis_and_complex_input(jax):
-    _compare(jax, "stft", X.T, nperseg=16, axis=0)
-    _compare(jax, "stft", (X + 1j * Y).astype(np.complex64), nperseg=16)
+def test_welch_csd(jax):
+    cases = [{}, {"nperseg": 16, "average": "median"},
+             {"nperseg": 10, "noverlap": 3, "nfft": 13, "scaling": "spectrum"},
+             {"nperseg": 16, "return_onesided": False, "detrend": "linear",
+              "window": "blackman"},
+             {"nperseg": 16, "detrend": False, "fs": 3.0}]
+    _compare(jax, [("welch", (X,), kwargs) for kwargs in cases]
+             + [("csd", (X, Y), kwargs) for kwargs in cases]
+             + [("welch", (X.T,), {"nperseg": 16, "axis": 0}),
+                ("csd", (X[:1], Y[:, :40]), {"nperseg": 16}),
+                ("csd", (X, None), {"nperseg": 16, "average": "median"})])
 
 
-@pytest.mark.parametrize("kwargs", [
-    {}, {"nperseg": 16, "average": "median"},
-    {"nperseg": 10, "noverlap": 3, "nfft": 13, "scaling": "spectrum"},
-    {"nperseg": 16, "return_onesided": False, "detrend": "linear", "window": "blackman"},
-    {"nperseg": 16, "detrend": False, "fs": 3.0}])
-def test_welch_csd(jax, kwargs):
-    _compare(jax, "welch", X, **kwargs)
-    _compare(jax, "csd", X, Y, **kwargs)
-
-
-def test_welch_csd_axis_lengths_and_y_none(jax):
-    _compare(jax, "welch", X.T, nperseg=16, axis=0)
-    _compare(jax, "csd", X[:1], Y[:, :40], nperseg=16)
-    _compare(jax, "csd", X, None, nperseg=16, average="median")
-
-
-@pytest.mark.parametrize("nperseg,noverlap,onesided,nfft", [
-    (16, None, True, None), (15, None, True, 15), (16, 4, True, None),
-    (16, None, False, None), (16, None, True, 20)])
-def test_istft(jax, nperseg, noverlap, onesided, nfft):
-    _, _, zxx = signal.stft(X, nperseg=nperseg, noverlap=noverlap, return_onesided=onesided)
-    _compare(jax, "istft", np.asarray(zxx), nperseg=nperseg, noverlap=noverlap,
-             input_onesided=onesided, nfft=nfft)
-
-
-def test_istft_axes_boundary_window(jax):
+def test_istft(jax):
+    cases = []
+    for nperseg, noverlap, onesided, nfft in [(16, None, True, None), (15, None, True, 15),
+                                              (16, 4, True, None), (16, None, False, None),
+                                              (16, None, True, 20)]:
+        _, _, zxx = signal.stft(X, nperseg=nperseg, noverlap=noverlap,
+                                return_onesided=onesided)
+        cases.append(("istft", (np.asarray(zxx),), {
+            "nperseg": nperseg, "noverlap": noverlap, "input_onesided": onesided,
+            "nfft": nfft}))
     zxx = np.asarray(signal.stft(X, nperseg=16)[2])
-    _compare(jax, "istft", zxx.transpose(2, 0, 1), time_axis=0, freq_axis=-1)
-    _compare(jax, "istft", zxx, boundary=False, window="hamming", fs=2.0)
+    cases += [("istft", (zxx.transpose(2, 0, 1),), {"time_axis": 0, "freq_axis": -1}),
+              ("istft", (zxx,), {"boundary": False, "window": "hamming", "fs": 2.0})]
+    _compare(jax, cases)
 
 
 def test_istft_inverts_stft():

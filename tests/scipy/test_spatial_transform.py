@@ -46,8 +46,7 @@ def _program(rotation_cls, slerp_cls, quat, vectors, angles, sequences):
                     "weighted_mean": r.mean(WEIGHTS).as_matrix(),
                     "apply_broadcast": r.apply(vectors[0]),
                     "concatenate": rotation_cls.concatenate([r, r[:2]]).quat})
-        slerp = slerp_cls.init(pnp.asarray([0.0, 1.0, 3.0, 3.5, 6.0]) if slerp_cls is Slerp
-                               else np.array([0.0, 1.0, 3.0, 3.5, 6.0]), r)
+        slerp = slerp_cls.init(np.array([0.0, 1.0, 3.0, 3.5, 6.0], np.float32), r)
         out["slerp"] = slerp(np.array([0.0, 0.5, 1.0, 2.2, 3.5, 6.0], np.float32)).quat
         out["slerp_scalar"] = slerp(np.float32(4.1)).quat
         for seq in ("xyz", "zxz", "XYZ", "ZXZ"):
