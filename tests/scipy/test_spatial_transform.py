@@ -1,6 +1,6 @@
 """``pto.scipy.spatial.transform`` against ``jax.scipy.spatial.transform``: one program
-of the shared API (every from_/as_ conversion, canonical and scalar-first quaternions, four
-Euler sequences extrinsic and intrinsic, gimbal lock, apply and its inverse with
+of the shared API (every from_/as_ conversion, canonical and scalar-first quaternions, a
+Tait-Bryan and a proper Euler sequence, extrinsic and intrinsic, gimbal lock, apply and its inverse with
 broadcasting, composition, inverse, magnitude, weighted mean, indexing, concatenate, Slerp
 at scalar and vector times) run on both, for one rotation and a stack; jit, grad and vmap;
 JAX's errors. Beyond JAX: identity(num), random, finite gradients at the identity."""
@@ -18,7 +18,7 @@ VECTORS = RNG.randn(5, 3).astype(np.float32)
 ANGLES = RNG.uniform(-3, 3, (5, 3)).astype(np.float32)
 WEIGHTS = RNG.rand(5).astype(np.float32)
 # Tait-Bryan and proper Euler sequences (all twelve triple JAX's compile time)
-SEQUENCES = ["xyz", "zyx", "xyx", "zxz"]
+SEQUENCES = ["zyx", "xyx"]
 GIMBAL = np.array([[0.3, 0.0, 0.2], [0.3, np.pi / 2, 0.2], [0.1, np.pi, 0.4]], np.float32)
 
 
@@ -49,7 +49,7 @@ def _program(rotation_cls, slerp_cls, quat, vectors, angles, sequences):
         slerp = slerp_cls.init(np.array([0.0, 1.0, 3.0, 3.5, 6.0], np.float32), r)
         out["slerp"] = slerp(np.array([0.0, 0.5, 1.0, 2.2, 3.5, 6.0], np.float32)).quat
         out["slerp_scalar"] = slerp(np.float32(4.1)).quat
-        for seq in ("xyz", "zxz", "XYZ", "ZXZ"):
+        for seq in ("xyz", "ZXZ"):
             out[f"gimbal_{seq}"] = rotation_cls.from_euler(seq, GIMBAL).as_euler(seq)
     return out
 
