@@ -1,9 +1,10 @@
 """``pto.scipy.spatial.transform`` against ``jax.scipy.spatial.transform``: one program
 of the shared API (every from_/as_ conversion, canonical and scalar-first quaternions, a
-Tait-Bryan and a proper Euler sequence, extrinsic and intrinsic, gimbal lock, apply and its inverse with
-broadcasting, composition, inverse, magnitude, weighted mean, indexing, concatenate, Slerp
-at scalar and vector times) run on both, for one rotation and a stack; jit, grad and vmap;
-JAX's errors. Beyond JAX: identity(num), random, finite gradients at the identity."""
+Tait-Bryan and a proper Euler sequence, extrinsic and intrinsic, gimbal lock, apply and
+its inverse with broadcasting, composition, inverse, magnitude, weighted mean, indexing,
+concatenate, Slerp at scalar and vector times) run on both, for one rotation and a stack;
+jit, grad and vmap; JAX's errors. Beyond JAX: identity(num), random, finite gradients at
+the identity."""
 import numpy as np
 import pytest
 
