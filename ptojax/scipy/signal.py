@@ -1,4 +1,6 @@
-"""``pto.scipy.signal``: JAX's ``jax.scipy.signal`` convolutions: ``convolve``/``correlate``
+"""``pto.scipy.signal``: JAX's ``jax.scipy.signal``. The spectral functions (``stft``,
+``istft``, ``welch``, ``csd``, ``detrend``) live in ``signal_spectral``; here, the
+convolutions: ``convolve``/``correlate``
 of N-d arrays (direct, as one ``lax.conv_general_dilated`` with the flipped kernel, or by FFT
 with ``method="fft"``), ``convolve2d``/``correlate2d`` (2-d, ``boundary="fill"`` with 0
 only) and ``fftconvolve``. Modes ``full``, ``same`` (centred on ``in1``) and ``valid``; the
@@ -12,6 +14,7 @@ from ptojax import lax
 from ptojax import numpy as pnp
 from ptojax.numpy._promote import asarray as _asarray
 from ptojax.public import add_examples, dir_function
+from ptojax.scipy.signal_spectral import csd, detrend, istft, stft, welch
 
 MODES = ("full", "same", "valid")
 
@@ -135,7 +138,8 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
     return pnp.flip(_direct(pnp.flip(in1), in2.conj(), mode, precision))
 
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend",
+           "fftconvolve", "istft", "stft", "welch"]
 __dir__ = dir_function(__all__)
 
 add_examples(globals(), """
@@ -162,4 +166,29 @@ fftconvolve:
     >>> from ptojax.scipy import signal
     >>> signal.fftconvolve(pnp.array([1.0, 2.0, 3.0]), pnp.array([0.0, 1.0, 0.5]), mode="valid")
     Array([2.5], dtype=float32)
+detrend:
+    >>> from ptojax.scipy import signal
+    >>> signal.detrend(pnp.array([1.0, 2.0, 6.0]), type="constant")
+    Array([-2., -1.,  3.], dtype=float32)
+stft:
+    >>> from ptojax.scipy import signal
+    >>> f, t, zxx = signal.stft(pnp.array([1., 2., 3., 2., 1., 0., 1., 2.]), nperseg=4)
+    >>> f, t, zxx.shape
+    (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0., 2., 4., 6., 8.], dtype=float32), (3, 5))
+istft:
+    >>> from ptojax.scipy import signal
+    >>> x = pnp.array([1., 2., 3., 2., 1., 0., 1., 2.])
+    >>> t, back = signal.istft(signal.stft(x, nperseg=4)[2])
+    >>> back.round(3)
+    Array([1., 2., 3., 2., 1., 0., 1., 2.], dtype=float32)
+welch:
+    >>> from ptojax.scipy import signal
+    >>> x = pnp.array([1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0, 0.0])
+    >>> signal.welch(x, nperseg=4, scaling="spectrum")
+    (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0.25, 0.5 , 0.25], dtype=float32))
+csd:
+    >>> from ptojax.scipy import signal
+    >>> x, y = pnp.array([1.0, 0.0, -1.0, 0.0]), pnp.array([0.0, 1.0, 0.0, -1.0])
+    >>> signal.csd(x, y, nperseg=4, scaling="spectrum")[1].round(3)
+    Array([0.+0.j , 0.-0.5j, 0.+0.j ], dtype=complex64)
 """)
