@@ -9,7 +9,7 @@ import ptojax.numpy as pnp
 from host_cases import executable_of
 from ptojax.control_flow.scan import scan_p
 from ptojax.control_flow.while_loop import while_p
-from ptojax.lower.host import native_loop
+from ptojax.lower.host import loop_forms, native_loop
 from ptojax.lower.host.backend import CpuBackend
 
 rng = np.random.default_rng(0)
@@ -252,7 +252,7 @@ def test_large_or_unsupported_bodies_keep_their_own_programs():
     big = lambda c, x: (c + x, c)                              # noqa: E731
     unsupported = lambda c, x: (c + pnp.sort(x), c)            # noqa: E731
     small_xs = np.zeros((3, 8), np.float32)
-    large_xs = np.zeros((3, native_loop.MAX_ELEMENTS + 1), np.float32)
+    large_xs = np.zeros((3, loop_forms.MAX_ELEMENTS + 1), np.float32)
     for body, xs in ((big, large_xs), (unsupported, small_xs)):
         eqn = next(e for e in pto.make_ir(lambda xs: pto.lax.scan(body, xs[0], xs))(xs).ir.eqns
                    if e.prim is scan_p)
