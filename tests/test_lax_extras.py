@@ -27,6 +27,12 @@ def test_shape_helpers_match_jax(jax):
         lax.collapse(X, 2, 1)
 
 
+def test_slice_in_dim_takes_none_and_negative_bounds_as_jax(jax):
+    for args in ((0, None, 2, 2), (None, 3, 1, 1), (-3, None, 1, 2), (1, -1, 1, 0), (0, 3)):
+        np.testing.assert_array_equal(np.asarray(pto.lax.slice_in_dim(X, *args)),
+                                      np.asarray(jax.lax.slice_in_dim(X, *args)))
+
+
 def test_dynamic_update_index_in_dim_and_index_take_match_jax(jax):
     lax, jlax = pto.lax, jax.lax
     upd = np.ones((3, 5), np.float32)

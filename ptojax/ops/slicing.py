@@ -74,9 +74,12 @@ def slice(x, start_indices, limit_indices, strides=None):
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
 
-def slice_in_dim(x, start, limit, stride=1, axis=0):
+def slice_in_dim(x, start=0, limit=None, stride=1, axis=0):
     x = as_operand("slice_in_dim", x)
     axis = user_axis("slice_in_dim", axis, x.ndim)
+    size = x.shape[axis]
+    start = 0 if start is None else start + size if start < 0 else start     # (JAX's)
+    limit = size if limit is None else limit + size if limit < 0 else limit
     starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
     return slice(x, starts, limits, strides)
