@@ -33,6 +33,16 @@ def jnp(jax):
     return jnp
 
 
+@pytest.fixture(scope="module", autouse=True)
+def forget_held_builds():
+    """After each test module, forget the builds its programs left held until hot
+    (``lower/host/hotness.py``): a later module's ``wait_for_compiles`` would build them all
+    -- every cold program of every earlier module in the worker, for nothing."""
+    yield
+    from ptojax.lower.host import hotness
+    hotness.forget_held()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -152,6 +152,14 @@ def release_all() -> int:
     return len(held)
 
 
+def forget_held() -> None:
+    """Drop every held build: none of them starts, and ``wait_for_compiles`` no longer waits
+    for them (the test suite calls it after each test module, so that a later module's
+    ``wait_for_compiles`` does not build the programs every earlier one left cold)."""
+    with _lock:
+        _held.clear()
+
+
 def held_owners() -> list:
     """An executable of each program whose build is held (its latest), in the order held."""
     with _lock:
