@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.errors import PtoError, callback_error
 from ptojax.eval.array import Array
 from ptojax.ops import sharding_rules as sr
 from ptojax.ops.costs import no_flops
+from ptojax.ops.pure_callback import run_callback
 from ptojax.trace import Primitive, Unsupported
 
 
@@ -30,12 +30,7 @@ def _abstract_eval(*types, callback, ordered, partitioned):
 
 
 def _impl(*values, callback, ordered, partitioned):
-    try:
-        callback(*(Array(np.array(v)) for v in values))
-    except PtoError:
-        raise
-    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
-        raise callback_error(e) from e
+    run_callback(callback, values)
     return []
 
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptojax.eval.array import Array
-from ptojax.errors import PtoError, UnsupportedError, callback_error
+from ptojax.errors import UnsupportedError
 from ptojax.ir.types import TensorType
 from ptojax.ops.pure_callback import (HOST_CALLBACK_FACTS, FlatCallback, Sequential, _checked,
-                                      declared_types)
+                                      declared_types, run_callback)
 from ptojax.ops.shape import move_axis
 from ptojax.ops.tangents import Zero, is_zero
 from ptojax.trace import Primitive
@@ -34,13 +33,7 @@ def _abstract_eval(*types, callback, result_types, ordered):
 
 
 def _impl(*values, callback, result_types, ordered):
-    try:
-        results = callback(*(Array(np.array(v)) for v in values))
-    except PtoError:
-        raise
-    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
-        raise callback_error(e) from e
-    return _checked(results, result_types, callback)
+    return _checked(run_callback(callback, values), result_types, callback)
 
 
 io_callback_p = Primitive("io_callback", _abstract_eval, _impl, multiple_results=True,

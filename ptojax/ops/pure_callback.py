@@ -51,14 +51,19 @@ def _checked(results, result_types, callback):
     return out
 
 
-def _impl(*values, callback, result_types, vmap_method):
+def run_callback(callback, values):
+    """The user's ``callback`` on ``values`` (as arrays); if it fails, JAX's
+    ``JaxRuntimeError`` (also of the failure's own class: ``errors.callback_error``)."""
     try:
-        results = callback(*(Array(np.array(v)) for v in values))
+        return callback(*(Array(np.array(v)) for v in values))
     except PtoError:
         raise
-    except Exception as e:   # the user's callback failed: JAX's JaxRuntimeError
+    except Exception as e:
         raise callback_error(e) from e
-    return _checked(results, result_types, callback)
+
+
+def _impl(*values, callback, result_types, vmap_method):
+    return _checked(run_callback(callback, values), result_types, callback)
 
 
 pure_callback_p = Primitive("pure_callback", _abstract_eval, _impl, multiple_results=True)
