@@ -3,9 +3,7 @@ cache. ``make_ir`` shows the traced IR."""
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
-import operator
 import threading
 import time
 import weakref
@@ -16,7 +14,7 @@ import numpy as np
 from ptojax.config import jit_disabled
 from ptojax import dtypes
 from ptojax.dtypes import x64_enabled
-from ptojax.errors import NonArrayLeafError, PtoError, StaticArgumentError, located
+from ptojax.errors import NonArrayLeafError, PtoError, located
 from ptojax.ir.core import ClosedIR
 from ptojax.eval.array import Array
 from ptojax.source_info import user_frame
@@ -41,6 +39,7 @@ from ptojax.shard.explicit import mesh_of_sharded, partitioned, spec_of_leaf
 from ptojax.jit_shardings import PlacedJit
 from ptojax.jit_nested import Traced as NestedTrace, cached_trace, replay, trace_nested
 from ptojax.aot_signature import Signature
+from ptojax.jit_static import index_tuple, normalize_static, split_static
 from ptojax.tools.flops import count_flops
 from ptojax.public import add_examples as _add_examples
 
@@ -55,100 +54,11 @@ class _Signature(NamedTuple):
     x64: bool             # x64 mode: the same arguments trace to other dtypes
 
 
-def _split_static(fn_sig, args, kwargs, static_argnums, static_argnames):
-    """(dynamic args, dynamic kwargs, static values) with static values checked hashable."""
-    statics = []
-    dyn_args = []
-    for i, a in enumerate(args):
-        if i in static_argnums:
-            statics.append(("arg", i, _check_hashable(a, f"positional argument {i}")))
-        else:
-            dyn_args.append(a)
-    dyn_kwargs = {}
-    for k, v in kwargs.items():
-        if k in static_argnames:
-            statics.append(("kw", k, _check_hashable(v, f"argument {k!r}")))
-        else:
-            dyn_kwargs[k] = v
-    return dyn_args, dyn_kwargs, tuple(statics)
-
-
-def _check_hashable(value, what):
-    try:
-        hash(value)
-    except TypeError:
-        raise StaticArgumentError(
-            f"static {what} must be hashable, got an unhashable {type(value).__name__} "
-            f"({value!r:.60}); pass a tuple instead of a list, or make it a traced argument",
-            user_frame(4)) from None
-    return value
-
-
-def _normalize_static(fn, static_argnums, static_argnames, donate_argnums=()):
-    """(static positions, static names), each completed from the other and checked against
-    ``fn``'s signature as JAX does: a position or name the function cannot take raises."""
-    static_argnums = _index_tuple("static_argnums", static_argnums)
-    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
-        tuple(static_argnames or ())
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):  # no signature (some builtins): nothing to check
-        return frozenset(static_argnums), frozenset(static_argnames)
-    _check_argnums(params, static_argnums, "static_argnums")
-    _check_argnums(params, _index_tuple("donate_argnums", donate_argnums), "donate_argnums")
-    _check_argnames(params, static_argnames)
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                       p.POSITIONAL_OR_KEYWORD)]
-    nums, names = set(static_argnums), set(static_argnames)
-    for name in static_argnames:  # a static name also covers its positional slot
-        if name in positional:
-            nums.add(positional.index(name))
-    for i in static_argnums:
-        i = i + len(positional) if i < 0 else i
-        nums.add(i)
-        if i < len(positional) and params[i].kind == params[i].POSITIONAL_OR_KEYWORD:
-            names.add(positional[i])
-    return frozenset(n for n in nums if n >= 0), frozenset(names)
-
-
-def _index_tuple(what, value) -> tuple:
-    try:
-        return tuple(int(operator.index(v)) for v in (
-            (value,) if isinstance(value, (int, np.integer)) else value or ()))
-    except TypeError:
-        raise StaticArgumentError(f"jit: {what} must be an int or a sequence of ints, got "
-                                  f"{value!r:.60}", user_frame()) from None
-
-
-def _check_argnums(params, argnums, what):
-    """As JAX: unless the function takes *args, every position must be one it has."""
-    if not argnums or any(p.kind == p.VAR_POSITIONAL for p in params):
-        return
-    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-    if -min(argnums) > n or max(argnums) >= n:
-        raise StaticArgumentError(f"jit: {what}={argnums}, but the function only accepts {n} "
-                                  f"positional arguments", user_frame())
-
-
-def _check_argnames(params, argnames):
-    """As JAX: a name must be a parameter that can be passed by keyword (any name, given
-    **kwargs), never a positional-only one."""
-    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                            p.VAR_POSITIONAL)}
-    keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
-    bad = set(argnames) & positional_only or (set() if takes_any else set(argnames) - keyword)
-    if bad:
-        raise StaticArgumentError(f"jit: static_argnames has invalid names {sorted(bad)}: the "
-                                  f"function does not take them as keyword arguments "
-                                  f"(parameters: {[p.name for p in params]})", user_frame())
-
-
 def trace_to_ir(fn, args, kwargs, static_argnums=frozenset(), static_argnames=frozenset(),
                 name=None, dynamic=None):
     """Trace ``fn(*args, **kwargs)``: returns (ClosedIR, in_tree, out_tree). ``dynamic`` (a
     ``DynamicShapes``) makes its declared dimensions symbolic."""
-    dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs, static_argnums,
+    dyn_args, dyn_kwargs, statics = split_static(None, args, kwargs, static_argnums,
                                                   static_argnames)
     pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
     in_types = [argument_type(x, p) for p, x in pairs]
@@ -228,11 +138,11 @@ class Jitted:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._name = getattr(fn, "__name__", "fn")   # a functools.partial has none
-        self._static_argnums, self._static_argnames = _normalize_static(
+        self._static_argnums, self._static_argnames = normalize_static(
             fn, static_argnums, static_argnames, donate_argnums)
         self._dynamic = None if dynamic is None else DynamicShapes(fn, dynamic,
                                                                     self._static_argnums)
-        self._donate_argnums = _index_tuple("donate_argnums", donate_argnums)
+        self._donate_argnums = index_tuple("donate_argnums", donate_argnums)
         self._backend = backend
         # full signature -> _Entry (and sharded callables); fast_arguments key -> _Entry;
         # (signature, bound axes) -> Traced (see jit_nested.py)
@@ -319,7 +229,7 @@ class Jitted:
     def _check_transfers(self, args, kwargs):
         """Each host value (numpy, Python scalar) among the non-static arguments is an
         implicit host-to-device transfer, as JAX counts it."""
-        dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, self._static_argnums,
+        dyn_args, dyn_kwargs, _ = split_static(None, args, kwargs, self._static_argnums,
                                                 self._static_argnames)
         transfers.check_host_leaves(tree_flatten((tuple(dyn_args), dyn_kwargs))[0])
 
@@ -347,7 +257,7 @@ class Jitted:
         return _run(entry, [leaf_value(x) for x in leaves])
 
     def _signature(self, args, kwargs):
-        dyn_args, dyn_kwargs, statics = _split_static(None, args, kwargs,
+        dyn_args, dyn_kwargs, statics = split_static(None, args, kwargs,
                                                       self._static_argnums,
                                                       self._static_argnames)
         pairs, in_tree = tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))
@@ -433,7 +343,7 @@ def _definition_site(fn) -> str:
 def _concrete_leaves(args, kwargs, static_argnums, static_argnames) -> list:
     """The flat non-static arguments, each its value if concrete (an array or a Python
     number), else None (a ShapeDtypeStruct, a tracer)."""
-    dyn_args, dyn_kwargs, _ = _split_static(None, args, kwargs, static_argnums,
+    dyn_args, dyn_kwargs, _ = split_static(None, args, kwargs, static_argnums,
                                             static_argnames)
     leaves = tree_flatten((tuple(dyn_args), dyn_kwargs))[0]
     return [x if isinstance(x, (np.ndarray, np.generic, Array, int, float, bool)) and
@@ -705,7 +615,7 @@ def clear_caches():
 
 def make_ir(fn: Callable, static_argnums=(), static_argnames=()):
     """``make_ir(fn)(*args)`` → the ClosedIR ``fn`` traces to on those arguments."""
-    nums, names = _normalize_static(fn, static_argnums, static_argnames)
+    nums, names = normalize_static(fn, static_argnums, static_argnames)
 
     @functools.wraps(fn)
     def make(*args, **kwargs):
@@ -732,7 +642,7 @@ def make_jaxpr(fn: Callable, static_argnums=(), return_shape: bool = False):
     ``return_shape=True``, also the output's pytree of ``ShapeDtypeStruct``."""
     if not return_shape:
         return make_ir(fn, static_argnums)
-    nums, names = _normalize_static(fn, static_argnums, ())
+    nums, names = normalize_static(fn, static_argnums, ())
 
     @functools.wraps(fn)
     def make(*args, **kwargs):

@@ -24,7 +24,7 @@ LAYERS = [
     ("shard", ["shard"]),
     ("control_flow", ["control_flow"]),
     ("lower", ["lower"]),
-    ("api", ["jit", "jit_nested", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
+    ("api", ["jit", "jit_static", "jit_nested", "lax", "numpy", "scipy", "nn", "random", "tools", "distributed", "demo",
              "config", "debug", "typing", "custom_derivatives", "make_array", "runtime_info", "quant", "mixed_precision", "pmap", "image", "flatten_util", "jit_shardings", "aot_signature", "stages", "profiler", "custom_batching", "ad_checkpoint", "experimental", "extend", "core", "testing", "test_util", "__init__",
              "__main__"]),
     ("example_libraries", ["example_libraries"]),
