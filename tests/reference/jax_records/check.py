@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import golden
 from .cases import Case
 from .rngs import dims, generate, np_dtype
 from .spec import DEFAULT_GRAD_TOL, DEFAULT_TOL, Ref
@@ -285,11 +286,17 @@ def _op_by_op(jx, fn, args, error):
 _CACHE = {}
 
 
-def reference(case, mode, kind, group=None):
+def task_key(case, mode, kind):
+    """What JAX's output depends on: the case, and the mode of grads (jvp or vjp)."""
+    return case.id(mode) if kind == "grad" else case.key
+
+
+def reference(case, mode, kind, group=None, live=False):
     """JAX's outputs and the inputs of ``case`` in ``mode``, computed for all of ``group``
-    (the cases of the same record) and all its modes at once, and cached."""
+    (the cases of the same record) and all its modes at once, and cached; read from the
+    store of JAX's outputs (golden.py) where it has them, unless ``live``."""
     import jax
-    key = lambda c, m: (c.key, m if kind == "grad" else None)
+    key = lambda c, m: task_key(c, m, kind)
     if key(case, mode) not in _CACHE:
         modes = case.record["modes"] if kind == "grad" else [mode]
         tasks = [(c, m) for c in group or () for m in modes if key(c, m) not in _CACHE]
@@ -299,9 +306,23 @@ def reference(case, mode, kind, group=None):
             _CACHE.clear()
         with jax.enable_x64(False), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for (c, m), data in zip(tasks, run_jax(tasks, kind)):
+            if not live:
+                tasks = [t for t in tasks if not _from_store(*t, kind)]
+            for (c, m), data in zip(tasks, run_jax(tasks, kind) if tasks else ()):
                 _CACHE[key(c, m)] = data
     return _CACHE[key(case, mode)]
+
+
+def _from_store(case, mode, kind):
+    """Whether JAX's stored output for the task was found (and cached)."""
+    try:
+        data = prepare(case, kind)
+    except Exception:                # JAX rejected the case before running it
+        data = dict(args=inputs(case))
+    out = golden.stored(task_key(case, mode, kind), data)
+    if out is not None:
+        _CACHE[task_key(case, mode, kind)] = dict(data, out=out)
+    return out is not None
 
 
 # ---------------------------------------------------------------- comparing
