@@ -4,6 +4,7 @@ import cycle, and imports inside functions only for optional dependencies.
 The layer order is written here and in DESIGN.md ("Layout"); change both together.
 """
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -75,6 +76,7 @@ def resolve(node, module: str, is_package: bool) -> list:
     return out
 
 
+@functools.cache
 def imports(module: str):
     """(module-level imports, function-level import statements) of a module."""
     path = MODULES[module]
@@ -93,7 +95,11 @@ def imports(module: str):
     return top - {module}, nested
 
 
-GRAPH = {m: imports(m)[0] for m in MODULES}
+@functools.cache
+def graph():
+    """Module -> the modules it imports at module level (parsed when a test first asks, not
+    at collection, which every test process does)."""
+    return {m: imports(m)[0] for m in MODULES}
 
 
 def test_every_module_has_a_layer():
@@ -104,7 +110,7 @@ def test_every_module_has_a_layer():
 def test_no_module_imports_a_higher_layer():
     wrong = [f"ptojax.{m} ({LAYERS[layer_of(m)][0]}) imports ptojax.{d} "
              f"({LAYERS[layer_of(d)][0]})"
-             for m, deps in GRAPH.items() for d in sorted(deps) if layer_of(d) > layer_of(m)]
+             for m, deps in graph().items() for d in sorted(deps) if layer_of(d) > layer_of(m)]
     assert not wrong, "upward imports:\n" + "\n".join(wrong)
 
 
@@ -114,7 +120,7 @@ def test_no_import_cycle():
     def visit(m):
         state[m] = "open"
         stack.append(m)
-        for d in sorted(GRAPH[m]):
+        for d in sorted(graph()[m]):
             if state.get(d) == "open":
                 cycles.append(stack[stack.index(d):] + [d])
             elif d not in state:
