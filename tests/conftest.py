@@ -11,10 +11,6 @@ from hypothesis import HealthCheck, settings
 # builder that outlives it (lower/host/exit_handoff.py): the suite would leave builds running
 # after it ends. The tests of the handoff turn it on where they need it.
 os.environ.setdefault("PTOJAX_BUILD_AT_EXIT", "0")
-# JAX, the reference, compiles its programs without LLVM's optimizations: compiling is most
-# of its time in the suite, and the optimizations change no IEEE result (XLA's own passes run).
-os.environ["XLA_FLAGS"] = " ".join(
-    [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]).strip()
 
 settings.register_profile("ci", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow,
