@@ -205,7 +205,9 @@ def threads_free() -> bool:
 
 def follow_load() -> None:
     """numpy's OpenBLAS on one thread while ``machine_busy()``, its own thread count again
-    once it is not (left alone while ``pinned()``: that holds it at one thread already)."""
+    once it is not (left alone while ``pinned()``: that holds it at one thread already). The
+    count is one process-wide value (numpy's pthreads OpenBLAS has no per-thread setting): one
+    set while it was held at 1 is not overwritten with the count saved before."""
     busy = machine_busy()
     if busy == (_Blas.saved is not None) or _Blas.pinned:
         return
@@ -220,7 +222,8 @@ def follow_load() -> None:
             _Blas.saved = get()
             set_(1)
         elif not busy and _Blas.saved is not None:
-            set_(_Blas.saved)
+            if get() == 1:      # else set since (by the user, or a team product restoring
+                set_(_Blas.saved)   # its caller's setting, pto_host_team_gemm.h): it stands
             _Blas.saved = None
 
 

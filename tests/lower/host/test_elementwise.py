@@ -12,6 +12,11 @@ from host_cases import (BF16, F16, F32, I32, arrays, assert_matches, executable_
 
 SMALL_TILES = pto.TileConfig(vec=(8, 32))
 SHAPES = [(37, 70), (3, 5, 40)]
+# Each shape is a library of its own (the shape is in the kernels), and the 16-bit float ones
+# are the slowest to compile (every operation rounded to the element type: 12-18 s each). The
+# rank-3 array (its leading dims flattened into the rows) is the same kernel code whatever the
+# dtype, run in f32 and int32; f16 and bf16 run the 2-D shape, ragged in both dims.
+SHAPES_OF = {F32: SHAPES, F16: SHAPES[:1], BF16: SHAPES[:1], I32: SHAPES}
 
 
 def float_ops(x, y):
@@ -41,8 +46,9 @@ PROGRAMS = _programs()
 
 @pytest.mark.parametrize("dtype", [F32, F16, BF16, I32], ids=str)
 @settings(max_examples=15)
-@given(data=st.data(), shape=st.sampled_from(SHAPES))
-def test_elementwise_family(dtype, data, shape):
+@given(data=st.data())
+def test_elementwise_family(dtype, data):
+    shape = data.draw(st.sampled_from(SHAPES_OF[dtype]), label="shape")
     lo, hi = (-30000, 30000) if dtype == I32 else (-6.0, 6.0)
     x = data.draw(arrays(dtype, shape, lo, hi, specials=dtype != I32), label="x")
     y = data.draw(arrays(dtype, shape, lo, hi, specials=dtype != I32), label="y")

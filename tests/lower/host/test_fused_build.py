@@ -103,10 +103,14 @@ def _floats(rng, shape, dtype, specials=True):
 def _args(name):
     rng = np.random.default_rng(11)
     if name == "floats":
-        return [_floats(rng, (37, 70), dt) for dt in (F32, F32, F16, F16, BF16, BF16)]
-    if name == "ints":
-        return [rng.integers(-30000, 30000, (3, 5, 40)).astype(dt)
-                for dt in (I32, I32, I16, I16)]
+        # f32 ragged in both dims (8x32 tiles: four tile shapes), f16 in its rows, bf16 in its
+        # columns: the PTO build writes a kernel's instructions out once per tile shape, and
+        # this program is the largest unit of the suite (every float chain in three dtypes)
+        return [_floats(rng, shape, dt) for shape, dt in
+                [((37, 70), F32)] * 2 + [((37, 64), F16)] * 2 + [((32, 70), BF16)] * 2]
+    if name == "ints":     # (as floats: i32 ragged in both dims, i16 in its rows only)
+        return [rng.integers(-30000, 30000, shape).astype(dt) for shape, dt in
+                [((3, 5, 40), I32)] * 2 + [((3, 5, 32), I16)] * 2]
     if name == "masks":
         return [rng.random((37, 70)) < 0.5, rng.random((37, 70)) < 0.3,
                 rng.integers(0, 256, (37, 70)).astype(U8),
@@ -114,8 +118,9 @@ def _args(name):
     if name == "rows":
         return [_floats(rng, s, dt, specials=False) for dt in (F32, F16, BF16)
                 for s in ((7, 40, 33), (33,), (33,))]
-    return [_floats(rng, s, dt, specials=False) for dt in (F16, BF16)
-            for s in ((100, 70), (70, 50), (50,), (2, 64, 16), (2, 64, 16))]
+    # f16's dense layer ragged in M and N (four tile shapes), bf16's in N (its M = 96)
+    return [_floats(rng, s, dt, specials=False) for dt, m in ((F16, 100), (BF16, 96))
+            for s in ((m, 70), (70, 50), (50,), (2, 64, 16), (2, 64, 16))]
 
 
 # name -> (function, tile config, target, outputs that may differ between the two builds)

@@ -11,6 +11,10 @@ from host_cases import (BF16, F16, F32, arrays, assert_matches, executable_of,
                         has_ragged_regions, host_jit, interpret)
 
 SHAPES = [(300, 70), (7, 40, 33)]
+# Each shape of the row ops is a library of its own (the shape is in the kernels). The rank-3
+# array (leading dims flattened into rows, one ragged column tile) is the same kernel code in
+# every dtype and runs in f32; f16 and bf16 run (300, 70), rows over several ragged tiles.
+ROW_SHAPES = {F32: SHAPES, F16: SHAPES[:1], BF16: SHAPES[:1]}
 
 
 def row_ops(x, col, row):
@@ -36,8 +40,9 @@ def _tol_scale(n):
 
 @pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
 @settings(max_examples=10)
-@given(data=st.data(), shape=st.sampled_from(SHAPES))
-def test_row_reductions_and_expansions(dtype, data, shape):
+@given(data=st.data())
+def test_row_reductions_and_expansions(dtype, data):
+    shape = data.draw(st.sampled_from(ROW_SHAPES[dtype]), label="shape")
     x = data.draw(arrays(dtype, shape, -3.0, 3.0), label="x")
     col = data.draw(arrays(dtype, shape[-1:], -2.0, 2.0), label="col")
     row = data.draw(arrays(dtype, shape[:-1], -2.0, 2.0), label="row")

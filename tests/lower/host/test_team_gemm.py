@@ -182,7 +182,12 @@ def _set_local_threads():
             return fn
 
 
-def test_the_calling_threads_openblas_setting_is_restored():
+def test_the_calling_threads_openblas_setting_is_restored(monkeypatch):
+    """The team's products set OpenBLAS to one thread and give the caller its setting back,
+    with one or two callers at once. (Load-following is another writer of the same process-wide
+    count: on a busy machine it would set 1 between the products; held quiet here.)"""
+    from ptojax.eval import machine_load
+    monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
     lhs_shape, rhs_shape, dn = CASES["nn"]
     a, b = _operands(lhs_shape, rhs_shape)
     fn = host_jit(_product_and_kernel(dn))
@@ -375,6 +380,27 @@ def test_openmp_workers_spin_only_with_one_pool(monkeypatch, wanted):
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")       # the user's is kept
     compiler.openmp_wait_policy()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_a_setting_made_while_the_load_held_openblas_at_one_thread_stands(monkeypatch):
+    """A thread count set while ``follow_load`` held OpenBLAS at one thread (the user's, or a
+    team product restoring its caller's) is not overwritten with the count saved before once
+    the machine is quiet: the count is one process-wide value."""
+    from ptojax.eval import machine_load
+    get, set_ = machine_load._openblas_threads()
+    monkeypatch.setattr(machine_load._Blas, "saved", None)
+    before = get()
+    set_(2)
+    try:
+        monkeypatch.setattr(machine_load, "machine_busy", lambda: True)
+        machine_load.follow_load()
+        assert get() == 1
+        set_(3)
+        monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
+        machine_load.follow_load()
+        assert get() == 3 and machine_load._Blas.saved is None
+    finally:
+        set_(before)
 
 
 def test_a_team_product_gives_openblas_its_threads_back_once_the_machine_is_quiet(monkeypatch):
