@@ -19,7 +19,8 @@ import numpy as np
 
 PATH = pathlib.Path(__file__).with_name("jax_values.json.gz")
 MODULES = ["scipy/test_special.py", "scipy/test_stats.py", "test_nn_attention.py",
-           "test_nn_initializers.py"]
+           "test_nn_initializers.py", "scipy/test_special_hyp2f1.py",
+           "scipy/test_spatial_transform.py", "scipy/test_special_more.py"]
 _store: dict = {}
 
 
