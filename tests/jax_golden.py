@@ -26,7 +26,8 @@ MODULES = ["scipy/test_special.py", "scipy/test_stats.py", "test_nn_attention.py
            "reference/test_lax_conv.py", "reference/test_numpy_indexing.py",
            "test_image.py", "test_jax_example_libraries.py", "scipy/test_stats_more.py",
            "scipy/test_special_sph_harm.py", "scipy/test_signal_spectral.py",
-           "scipy/test_fft.py", "scipy/test_linalg_special_matrices.py"]
+           "scipy/test_fft.py", "scipy/test_linalg_special_matrices.py",
+           "scipy/test_linalg_polar.py"]
 _store: dict = {}
 
 
