@@ -27,7 +27,8 @@ MODULES = ["scipy/test_special.py", "scipy/test_stats.py", "test_nn_attention.py
            "test_image.py", "test_jax_example_libraries.py", "scipy/test_stats_more.py",
            "scipy/test_special_sph_harm.py", "scipy/test_signal_spectral.py",
            "scipy/test_fft.py", "scipy/test_linalg_special_matrices.py",
-           "scipy/test_linalg_polar.py", "scipy/test_linalg_eigh_tridiagonal.py"]
+           "scipy/test_linalg_polar.py", "scipy/test_linalg_eigh_tridiagonal.py",
+           "scipy/test_interpolate.py"]
 _store: dict = {}
 
 
