@@ -1,4 +1,5 @@
 """Every example and the demo run end to end at small sizes (argv), and their losses fall."""
+import json
 import os
 import re
 import subprocess
@@ -21,12 +22,24 @@ EXAMPLES = {
 }
 
 
+_RUNS: dict = {}
+
+
+def _run(args) -> subprocess.CompletedProcess:
+    """``python *args`` from the repository's root, run once per module for the same args
+    (two tests read the same run of int8_inference and of mlp_synthetic)."""
+    key = tuple(args)
+    if key not in _RUNS:
+        env = {**os.environ, "PTOJAX_NUM_DEVICES": "4"}
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        _RUNS[key] = done
+    return _RUNS[key]
+
+
 def run(args):
-    env = {**os.environ, "PTOJAX_NUM_DEVICES": "4"}
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    return _run(args).stdout
 
 
 def losses(text):
@@ -69,8 +82,7 @@ def test_variable_length_batches_compile_once_with_a_symbolic_length():
 
 
 def test_training_examples_show_a_progress_bar():
-    done = subprocess.run([sys.executable, "examples/mlp_synthetic.py", *EXAMPLES[
-        "mlp_synthetic.py"]], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = _run(["examples/mlp_synthetic.py", *EXAMPLES["mlp_synthetic.py"]])
     assert re.search(r"train \[#{24}\] 40/40 .*loss=", done.stderr), done.stderr[-2000:]
 
 
@@ -84,10 +96,33 @@ def test_demo_shows_ir_gradient_kernel_and_falling_loss():
     assert len(found) == 6 and found[-1] < found[0]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "examples").glob("*.py")
-                                        if "argparse" in p.read_text()))
-def test_example_help_shows_every_default(name):
+WITH_ARGUMENTS = sorted(p.name for p in (ROOT / "examples").glob("*.py")
+                        if "argparse" in p.read_text())
+# every example's --help in one fresh interpreter, each run as __main__ (one interpreter's
+# start-up and ptojax import, 2 s on a busy machine, instead of one per example)
+_HELP = """
+import contextlib, io, json, runpy, sys
+out = {}
+for name in sys.argv[1:]:
+    sys.argv, text = [f"examples/{name}", "--help"], io.StringIO()
+    with contextlib.redirect_stdout(text):
+        try:
+            runpy.run_path(f"examples/{name}", run_name="__main__")
+        except SystemExit as e:
+            assert e.code in (0, None), (name, e.code)
+    out[name] = text.getvalue()
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def help_texts():
+    return json.loads(run(["-c", _HELP, *WITH_ARGUMENTS]))
+
+
+@pytest.mark.parametrize("name", WITH_ARGUMENTS)
+def test_example_help_shows_every_default(help_texts, name):
     """``--help`` is quick (the example does no work at import) and states each default."""
     source = (ROOT / "examples" / name).read_text()
-    text = run([f"examples/{name}", "--help"])
+    text = help_texts[name]
     assert text.count("(default:") == source.count("add_argument("), text

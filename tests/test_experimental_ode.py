@@ -13,6 +13,7 @@ from ptojax.experimental import ode
 from ptojax.experimental.ode import odeint
 
 from tests.helpers import assert_close
+from jax_golden import expected
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -76,16 +77,41 @@ def test_values_match_jax(name):
     assert_close(ys, jode.odeint(jfun, jy0, jts, *jargs), rtol=2e-5, atol=2e-5)
 
 
-@pytest.mark.parametrize("name", ["decay", "pend"])  # JAX compiles each for ~3 s
+def _cotangent(ys):
+    """A cotangent that weighs every output differently."""
+    return jax.tree_util.tree_map(
+        lambda y: np.cos(np.arange(y.size, dtype=np.float32)).reshape(y.shape), ys)
+
+
+def _inputs(name):
+    """The case's y0, ts and args as float32 arrays (the stored values' digest)."""
+    _, y0, ts, args = CASES[name]
+    return [np.asarray(a, np.float32) for a in jax.tree_util.tree_leaves((y0, ts, args))]
+
+
+VJP_CASES = ["decay", "pend"]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: odeint's values and its
+    pullback of _cotangent (JAX compiled each case for 3-4 s)."""
+    for name in VJP_CASES:
+        def run(*_, name=name):
+            _, (jfun, jy0, jts, jargs) = _both(name)
+            jys, jpullback = jax.vjp(lambda *a: jode.odeint(jfun, *a), jy0, jts, *jargs)
+            return jax.tree_util.tree_leaves((jys, jpullback(_cotangent(jys))))
+        yield f"ode/vjp/{name}", _inputs(name), run
+
+
+@pytest.mark.parametrize("name", VJP_CASES)
 def test_values_and_gradients_match_jax(name):
-    (fun, y0, ts, args), (jfun, jy0, jts, jargs) = _both(name)
+    """Against JAX's values and pullback stored by jax_golden.py."""
+    (fun, y0, ts, args), _ = _both(name)
     ys, pullback = pto.vjp(lambda *a: odeint(fun, *a), y0, ts, *args)
-    jys, jpullback = jax.vjp(lambda *a: jode.odeint(jfun, *a), jy0, jts, *jargs)
-    assert_close(ys, jys, rtol=2e-5, atol=2e-5)
-    # a cotangent that weighs every output differently
-    ct = jax.tree_util.tree_map(lambda y: np.cos(np.arange(y.size, dtype=np.float32)).reshape(
-        y.shape), jys)
-    assert_close(pullback(ct), jpullback(ct), rtol=2e-4, atol=2e-4, check_dtype=False)
+    want = expected(f"ode/vjp/{name}", _inputs(name))
+    n = len(jax.tree_util.tree_leaves(ys))
+    assert_close(ys, want[:n], rtol=2e-5, atol=2e-5)
+    assert_close(pullback(_cotangent(ys)), want[n:], rtol=2e-4, atol=2e-4, check_dtype=False)
 
 
 def test_gradients_match_finite_differences_in_float64():

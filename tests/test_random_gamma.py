@@ -18,6 +18,7 @@ import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
+from jax_golden import expected
 
 stats = pytest.importorskip("scipy.stats")
 N = 4000            # samples per KS test: the test rejects at p < 1e-3 (fixed keys)
@@ -195,11 +196,24 @@ def test_small_shapes_have_finite_pathwise_gradients():
     assert abs(float(dx) - 1) < 0.06
 
 
-def test_lax_random_gamma_grad_matches_jax(jax):
-    a, x = np.broadcast_arrays(np.array([0.1, 0.5, 1.0, 3.0, 10.0], np.float32)[:, None],
-                               np.array([1e-3, 0.1, 1.0, 5.0, 30.0], np.float32)[None])
-    with jax.enable_x64(False):
-        want = jax.lax.random_gamma_grad(a, x)
+GAMMA_GRAD = [np.ascontiguousarray(v) for v in np.broadcast_arrays(   # a, x
+    np.array([0.1, 0.5, 1.0, 3.0, 10.0], np.float32)[:, None],
+    np.array([1e-3, 0.1, 1.0, 5.0, 30.0], np.float32)[None])]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (JAX compiles
+    random_gamma_grad for ~3 s)."""
+    def run(a, x):
+        with jax.enable_x64(False):
+            return [jax.lax.random_gamma_grad(a, x)]
+    yield "random-gamma-grad", GAMMA_GRAD, run
+
+
+def test_lax_random_gamma_grad_matches_jax():
+    """Against JAX's values stored by jax_golden.py."""
+    a, x = GAMMA_GRAD
+    (want,) = expected("random-gamma-grad", GAMMA_GRAD)
     got = pto.lax.random_gamma_grad(a, x)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5)

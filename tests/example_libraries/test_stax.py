@@ -8,6 +8,7 @@ import pytest
 import ptojax as pto
 from ptojax.example_libraries import stax as pstax
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 IMAGES = RNG.rand(3, 7, 6, 2).astype(np.float32)            # NHWC
@@ -106,12 +107,25 @@ INIT_VALUES = {
 }
 
 
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: INIT_VALUES's output
+    shape, parameters and output, run by JAX in 32-bit mode (eagerly, JAX compiled every
+    random draw of the init: ~7 s)."""
+    from jax.example_libraries import stax as jstax
+    for name, (layer, x) in INIT_VALUES.items():
+        def run(x, layer=layer):
+            shape, params, out = _in_jax_32bit(
+                jax, lambda: _init_apply(jstax, jax.random, layer, x))
+            return [np.array([int(d) for d in shape]), *jax.tree.leaves(params), out]
+        yield f"example-libraries/stax-init/{name}", [x], run
+
+
 @pytest.mark.parametrize("name", INIT_VALUES)
-def test_init_values_like_jax(jax, jstax, name):
+def test_init_values_like_jax(name):
+    """Against JAX's values stored by jax_golden.py."""
     layer, x = INIT_VALUES[name]
     shape, params, out = _init_apply(pstax, pto.random, layer, x)
-    want_shape, want_params, want_out = _in_jax_32bit(
-        jax, lambda: _init_apply(jstax, jax.random, layer, x))
+    want_shape, *want_params, want_out = expected(f"example-libraries/stax-init/{name}", [x])
     assert shape == tuple(int(d) for d in want_shape)
     assert_close(params, want_params, rtol=1e-6, atol=1e-7)
     assert_close(out, want_out, rtol=2e-5, atol=2e-6)

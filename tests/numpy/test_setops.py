@@ -15,8 +15,9 @@ from pnp_reference import check, check_grad, check_modes, check_vmap, jax_compil
 
 def _indices(jax_fn, *args):
     """The outputs that are indices: int64 from JAX with x64 (the inputs here are narrower),
-    expected as ptojax's int32."""
-    return {k for k, out in enumerate(tree_leaves(jax_compiled(jax_fn, *args)))
+    expected as ptojax's int32. (Their types, traced: check_modes compiles jax_fn.)"""
+    import jax
+    return {k for k, out in enumerate(jax.tree_util.tree_leaves(jax.eval_shape(jax_fn, *args)))
             if out.dtype == np.int64}
 
 

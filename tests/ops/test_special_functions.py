@@ -11,6 +11,7 @@ from ptojax import lax
 from ptojax.lower.host.backend import CpuBackend, HostExecutable
 from ptojax.lower.host.compiler import compiler_or_none
 from helpers import assert_close
+from jax_golden import expected as stored
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -213,10 +214,26 @@ def _assert_like_jax(ours, theirs, rtol):
 GAMMA = ("igamma", "igammac", "igamma_grad_a")
 
 
+GRADIENT_OPERANDS = [np.linspace(0.5, 6, 12), np.linspace(0.2, 9, 12),   # a, x
+                     np.linspace(0.7, 4, 12), np.linspace(0.05, 0.95, 12)]  # b, t
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (JAX's compiles of the
+    incomplete gamma and beta loops take seconds)."""
+    for dtype in (np.float32, np.float64):
+        yield (f"ops-special/incomplete-gamma/{np.dtype(dtype).name}", list(_gamma_operands(
+            dtype)), jax.jit(lambda u, v: [getattr(jax.lax, n)(u, v) for n in GAMMA]))
+    yield "ops-special/gradients", GRADIENT_OPERANDS, jax.jit(lambda a, x, b, t: [
+        *jax.grad(lambda u, v: jax.lax.igamma(u, v).sum(), (0, 1))(a, x),
+        jax.grad(lambda v: jax.lax.betainc(a, b, v).sum())(t)])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_incomplete_gamma_matches_jax_with_its_edge_values(dtype, jax):
+def test_incomplete_gamma_matches_jax_with_its_edge_values(dtype):
+    """Against JAX's values stored by jax_golden.py."""
     a, x = _gamma_operands(dtype)
-    theirs = jax.jit(lambda u, v: [getattr(jax.lax, n)(u, v) for n in GAMMA])(a, x)
+    theirs = stored(f"ops-special/incomplete-gamma/{np.dtype(dtype).name}", [a, x])
     rtol = 1e-10 if dtype == np.float64 else 2e-5
     for name, expected in zip(GAMMA, theirs):
         _assert_like_jax(getattr(lax, name)(a, x), expected, rtol)
@@ -242,15 +259,15 @@ def test_scaled_bessel_functions_match_jax(name, dtype, jax):
                      1e-13 if dtype == np.float64 else 2e-6)
 
 
-def test_incomplete_gamma_and_beta_gradients_match_jax(jax):
+def test_incomplete_gamma_and_beta_gradients_match_jax():
     """igammac's rule is igamma's negated (checked against finite differences in
-    tests/autodiff): JAX's compilation of these loops is slow, so igamma alone here."""
-    a, x = np.linspace(0.5, 6, 12), np.linspace(0.2, 9, 12)
-    b, t = np.linspace(0.7, 4, 12), np.linspace(0.05, 0.95, 12)
+    tests/autodiff): JAX's compilation of these loops is slow, so igamma alone here (JAX's
+    values stored by jax_golden.py)."""
+    a, x, b, t = GRADIENT_OPERANDS
+    *want_igamma, want_betainc = stored("ops-special/gradients", GRADIENT_OPERANDS)
     assert_close(pto.grad(lambda u, v: lax.igamma(u, v).sum(), (0, 1))(a, x),
-                 jax.grad(lambda u, v: jax.lax.igamma(u, v).sum(), (0, 1))(a, x), rtol=1e-8)
-    assert_close(pto.grad(lambda v: lax.betainc(a, b, v).sum())(t),
-                 jax.grad(lambda v: jax.lax.betainc(a, b, v).sum())(t), rtol=1e-9)
+                 tuple(want_igamma), rtol=1e-8)
+    assert_close(pto.grad(lambda v: lax.betainc(a, b, v).sum())(t), want_betainc, rtol=1e-9)
     with pytest.raises(pto.errors.UnsupportedError, match="with respect to a and b"):
         pto.grad(lambda u: lax.betainc(u, b, t).sum())(a)
 

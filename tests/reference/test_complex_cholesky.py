@@ -24,12 +24,14 @@ def _tol(dtype):
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_factors_match_jax(jax, jnp, dtype):
     _, a = _hermitian(dtype, stack=(2,))
-    for upper in (False, True):
+    *wants, want_lax = jax.jit(lambda a: (   # one JAX program (eagerly, one compile each)
+        jnp.linalg.cholesky(a), jnp.linalg.cholesky(a, upper=True),
+        jax.lax.linalg.cholesky(a)))(a)
+    for upper, want in zip((False, True), wants):
         got = pnp.linalg.cholesky(a, upper=upper)
-        want = jnp.linalg.cholesky(a, upper=upper)
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=_tol(dtype), atol=_tol(dtype))
-    np.testing.assert_allclose(pto.lax.linalg.cholesky(a), jax.lax.linalg.cholesky(a),
+    np.testing.assert_allclose(pto.lax.linalg.cholesky(a), want_lax,
                                rtol=_tol(dtype), atol=_tol(dtype))
     lower = np.asarray(pnp.linalg.cholesky(a))
     np.testing.assert_allclose(lower @ np.conj(np.swapaxes(lower, -1, -2)), a,
@@ -48,10 +50,12 @@ def test_derivatives_match_jax(jax, jnp, dtype):
         return lambda x: lib.sum(lib.abs(factor(lib)(x)) ** 2 + lib.real(factor(lib)(x)))
 
     tol = _tol(dtype) * 20
-    np.testing.assert_allclose(pto.jvp(factor(pnp), (m,), (t,))[1],
-                               jax.jvp(factor(jnp), (m,), (t,))[1], rtol=tol, atol=tol)
-    np.testing.assert_allclose(pto.grad(loss(pnp))(m), jax.grad(loss(jnp))(m), rtol=tol,
+    # JAX's JVP and gradient as one jitted program (eagerly, each operation compiled apart)
+    want_jvp, want_grad = jax.jit(lambda m, t: (jax.jvp(factor(jnp), (m,), (t,))[1],
+                                                jax.grad(loss(jnp))(m)))(m, t)
+    np.testing.assert_allclose(pto.jvp(factor(pnp), (m,), (t,))[1], want_jvp, rtol=tol,
                                atol=tol)
+    np.testing.assert_allclose(pto.grad(loss(pnp))(m), want_grad, rtol=tol, atol=tol)
 
 
 def test_vmap_and_jit(jnp):

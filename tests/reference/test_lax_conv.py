@@ -9,6 +9,7 @@ import pytest
 import ptojax as pto
 from ptojax import lax
 from helpers import assert_close
+from jax_golden import expected
 
 CASES = {
     "same": ((2, 3, 9, 8), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="SAME")),
@@ -49,32 +50,85 @@ def _highest(jax, **kw):
     return _conv(jax.lax, precision=jax.lax.Precision.HIGHEST, **kw)
 
 
+def _cotangent(shape):
+    return np.random.default_rng(1).normal(size=shape).astype(np.float32)
+
+
+def _batched(x, w, stack=np.stack):
+    """vmap's in_axes and operands: over x, over w, over both."""
+    xb, wb = stack([x, 2 * x]), stack([w, -w])
+    return (((0, None), (xb, w)), ((None, 0), (x, wb)), ((0, 0), (xb, wb)))
+
+
+def _jax_values_gradients_and_vmap(jax, kw):
+    theirs = _highest(jax, **kw)
+
+    def reference(x, w, ct):
+        grads = jax.grad(lambda a, b: (theirs(a, b) * ct).sum(), argnums=(0, 1))(x, w)
+        return [theirs(x, w), *grads, *(jax.vmap(theirs, in_axes=in_axes)(*args)
+                                        for in_axes, args in _batched(x, w, jax.numpy.stack))]
+    return jax.jit(reference)
+
+
+def _jax_second_order(jax, kw):
+    theirs = _highest(jax, **kw)
+
+    def reference(x, w):
+        g = jax.grad(lambda a, b: (theirs(a, b) ** 2).sum(), argnums=(0, 1))
+        return list(jax.grad(lambda a, b: sum((t * t).sum() for t in g(a, b)),
+                             argnums=(0, 1))(x, w))
+    return jax.jit(reference)
+
+
+SECOND_ORDER = ["dilated-negative-pad", "mixed-layouts"]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: the fixed-input tables of
+    this module (one JAX program a case; compiling them took ~1 min on a busy machine)."""
+    for case in CASES:
+        x, w = _operands(case)
+        ct = _cotangent(jax.eval_shape(_highest(jax, **CASES[case][2]), x, w).shape)
+        yield f"lax-conv/{case}", [x, w, ct], _jax_values_gradients_and_vmap(jax, CASES[case][2])
+    for case in SECOND_ORDER:
+        yield (f"lax-conv-second-order/{case}", list(_operands(case, np.float64)),
+               _jax_second_order(jax, CASES[case][2]))
+    for padding, (strides, transpose_kernel, consistent) in TRANSPOSES:
+        kw = _transpose_kw(padding, strides, transpose_kernel, consistent)
+        yield (f"lax-conv-transpose/{kw}", _transpose_operands(transpose_kernel),
+               _jax_conv_transpose(jax, kw))
+    for case in HOST_LAYOUTS:
+        x, w, kw = _host_layout(case)
+        yield f"lax-conv-host-layout/{case}", [x, w], jax.jit(
+            lambda a, b, kw=kw: [_highest(jax, **kw)(a, b)])
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_conv_values_gradients_and_vmap_match_jax(jax, case):
+def test_conv_values_gradients_and_vmap_match_jax(case):
+    """Against JAX's values stored by jax_golden.py."""
     x, w = _operands(case)
     kw = CASES[case][2]
-    ours, theirs = _conv(lax, **kw), _highest(jax, **kw)
-    want = np.asarray(theirs(x, w))
-    assert_close(ours(x, w), want, scale=4)
+    ours = _conv(lax, **kw)
+    got = ours(x, w)
+    ct = _cotangent(got.shape)
+    want, *want_vjp = expected(f"lax-conv/{case}", [x, w, ct])
+    want_grads, want_vmaps = want_vjp[:2], want_vjp[2:]
+    assert_close(got, want, scale=4)
     assert_close(pto.jit(ours)(x, w), want, scale=4)
-    ct = np.random.default_rng(1).normal(size=want.shape).astype(np.float32)
 
     def loss(f):
         return lambda a, b: (f(a, b) * ct).sum()
 
-    assert_close(pto.grad(loss(ours), argnums=(0, 1))(x, w),
-                 tuple(np.asarray(g) for g in jax.grad(loss(theirs), argnums=(0, 1))(x, w)),
-                 scale=8)
-    xb, wb = np.stack([x, 2 * x]), np.stack([w, -w])
-    for in_axes, args in (((0, None), (xb, w)), ((None, 0), (x, wb)), ((0, 0), (xb, wb))):
-        assert_close(pto.vmap(ours, in_axes=in_axes)(*args),
-                     np.asarray(jax.vmap(theirs, in_axes=in_axes)(*args)), scale=4)
+    assert_close(pto.grad(loss(ours), argnums=(0, 1))(x, w), tuple(want_grads), scale=8)
+    for (in_axes, args), want_vmap in zip(_batched(x, w), want_vmaps, strict=True):
+        assert_close(pto.vmap(ours, in_axes=in_axes)(*args), want_vmap, scale=4)
 
 
-@pytest.mark.parametrize("case", ["dilated-negative-pad", "mixed-layouts"])
-def test_conv_second_order_gradients_match_jax(jax, case):
+@pytest.mark.parametrize("case", SECOND_ORDER)
+def test_conv_second_order_gradients_match_jax(case):
+    """Against JAX's values stored by jax_golden.py."""
     x, w = _operands(case, np.float64)   # float64 second derivatives: x64 mode
-    ours, theirs = _conv(lax, **CASES[case][2]), _highest(jax, **CASES[case][2])
+    ours = _conv(lax, **CASES[case][2])
 
     def hvp(grad, f):
         g = grad(lambda a, b: (f(a, b) ** 2).sum(), argnums=(0, 1))
@@ -82,7 +136,7 @@ def test_conv_second_order_gradients_match_jax(jax, case):
 
     with pto.enable_x64(True):
         ours_hvp = hvp(pto.grad, ours)
-    assert_close(ours_hvp, tuple(np.asarray(t) for t in hvp(jax.grad, theirs)), scale=10)
+    assert_close(ours_hvp, tuple(expected(f"lax-conv-second-order/{case}", [x, w])), scale=10)
 
 
 def test_vmap_of_grouped_conv_over_in_axes_inside_the_operands(jax):
@@ -121,22 +175,42 @@ def test_conv_wrappers_match_jax(jax):
                      *args, precision=jax.lax.Precision.HIGHEST)))
 
 
-@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 2), (0, 1))])
-@pytest.mark.parametrize("strides,transpose_kernel,consistent", [
-    ((2, 2), False, False), ((2, 1), True, False), ((3, 2), False, True)])
-def test_conv_transpose_matches_jax(jax, padding, strides, transpose_kernel, consistent):
+TRANSPOSES = [(padding, case) for case in [((2, 2), False, False), ((2, 1), True, False),
+                                           ((3, 2), False, True)]
+              for padding in ["SAME", "VALID", ((1, 2), (0, 1))]]
+
+
+def _transpose_kw(padding, strides, transpose_kernel, consistent):
+    return dict(strides=strides, padding=padding, transpose_kernel=transpose_kernel,
+                use_consistent_padding=consistent)
+
+
+def _transpose_operands(transpose_kernel):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(2, 5, 6, 3)).astype(np.float32)
     w = rng.normal(size=(3, 2, 4, 3) if transpose_kernel else (3, 2, 3, 4)).astype(np.float32)
-    kw = dict(strides=strides, padding=padding, transpose_kernel=transpose_kernel,
-              use_consistent_padding=consistent)
-    want = jax.lax.conv_transpose(x, w, precision=jax.lax.Precision.HIGHEST, **kw)
-    assert_close(lax.conv_transpose(x, w, **kw), np.asarray(want), scale=4)
+    return [x, w]
+
+
+def _jax_conv_transpose(jax, kw):
+    def theirs(a, b):
+        return jax.lax.conv_transpose(a, b, precision=jax.lax.Precision.HIGHEST, **kw)
+    return jax.jit(lambda x, w: [theirs(x, w), *jax.grad(
+        lambda a, b: (theirs(a, b) ** 2).sum(), argnums=(0, 1))(x, w)])
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 2), (0, 1))])
+@pytest.mark.parametrize("strides,transpose_kernel,consistent", [
+    ((2, 2), False, False), ((2, 1), True, False), ((3, 2), False, True)])
+def test_conv_transpose_matches_jax(padding, strides, transpose_kernel, consistent):
+    """Against JAX's values stored by jax_golden.py."""
+    x, w = _transpose_operands(transpose_kernel)
+    kw = _transpose_kw(padding, strides, transpose_kernel, consistent)
+    want, *want_grads = expected(f"lax-conv-transpose/{kw}", [x, w])
+    assert_close(lax.conv_transpose(x, w, **kw), want, scale=4)
     got = pto.grad(lambda a, b: (lax.conv_transpose(a, b, **kw) ** 2).sum(),
                    argnums=(0, 1))(x, w)
-    want = jax.grad(lambda a, b: (jax.lax.conv_transpose(
-        a, b, precision=jax.lax.Precision.HIGHEST, **kw) ** 2).sum(), argnums=(0, 1))(x, w)
-    assert_close(got, tuple(np.asarray(g) for g in want), scale=8)
+    assert_close(got, tuple(want_grads), scale=8)
 
 
 def test_conv_errors_name_the_problem():
@@ -211,6 +285,19 @@ HOST_LAYOUTS = {   # dimension numbers, fortran-ordered input, groups, the matri
 }
 
 
+def _host_layout(case):
+    """The operands (x in its layout) and the convolution's keywords of a HOST_LAYOUTS case."""
+    dn, fortran, groups, _ = HOST_LAYOUTS[case]
+    sizes = dict(N=4, C=4, H=7, W=6, O=6, I=2 if "feature_group_count" in groups else 4)
+    x = np.random.default_rng(4).normal(size=[sizes[c] for c in dn[0]]).astype(np.float32)
+    w = np.random.default_rng(5).normal(
+        size=[sizes[c] if c not in "HW" else 3 for c in dn[1]]).astype(np.float32)
+    x = np.asfortranarray(x) if fortran else x
+    kw = dict(window_strides=(2, 1), padding=((1, 2), (1, 0)), lhs_dilation=(1, 2),
+              rhs_dilation=(2, 1), dimension_numbers=dn, **groups)
+    return x, w, kw
+
+
 def _spy_slab_orders(monkeypatch, im2col):
     """The set into which im2col's slab loops (``_rows_outer``, ``_columns_outer``) record
     their names when they run."""
@@ -224,20 +311,14 @@ def _spy_slab_orders(monkeypatch, im2col):
 
 
 @pytest.mark.parametrize("case", HOST_LAYOUTS)
-def test_host_im2col_in_slabs_matches_jax(jax, monkeypatch, case):
+def test_host_im2col_in_slabs_matches_jax(monkeypatch, case):
     """The host kernel copies the window matrix in cache-sized slabs, in the input's own
     layout (columns outer when its fastest axis is spatial); tiny slabs exercise every split
     of the rows and the features-innermost copy of the input."""
     from ptojax.ops import im2col
-    dn, fortran, groups, outer = HOST_LAYOUTS[case]
-    sizes = dict(N=4, C=4, H=7, W=6, O=6, I=2 if "feature_group_count" in groups else 4)
-    x = np.random.default_rng(4).normal(size=[sizes[c] for c in dn[0]]).astype(np.float32)
-    w = np.random.default_rng(5).normal(
-        size=[sizes[c] if c not in "HW" else 3 for c in dn[1]]).astype(np.float32)
-    x = np.asfortranarray(x) if fortran else x
-    kw = dict(window_strides=(2, 1), padding=((1, 2), (1, 0)), lhs_dilation=(1, 2),
-              rhs_dilation=(2, 1), dimension_numbers=dn, **groups)
-    want = np.asarray(_highest(jax, **kw)(x, w))
+    outer = HOST_LAYOUTS[case][3]
+    x, w, kw = _host_layout(case)
+    (want,) = expected(f"lax-conv-host-layout/{case}", [x, w])   # stored by jax_golden.py
     used = _spy_slab_orders(monkeypatch, im2col)
     for cache, slab in ((64, 64), (200, 200), (1 << 22, 64), (1 << 22, 1 << 22)):
         monkeypatch.setattr(im2col, "LARGE_OUTPUT", cache)

@@ -78,17 +78,32 @@ def _network(stax, relu):
         stax.Dense(3))
 
 
+def _init_shapes(jax, init, input_shape):
+    """A stax ``init_fun``'s output shape and its parameters' shapes and dtypes, traced by
+    jax.eval_shape (run, JAX compiled each of its random draws: 5-15 s on a busy machine)."""
+    out = {}
+
+    def f(key):
+        out["shape"], params = init(key, input_shape)
+        return params
+    structs = jax.eval_shape(f, jax.random.PRNGKey(0))
+    return tuple(out["shape"]), structs
+
+
 def test_jax_stax_layers_run_on_ptojax(jax):
     from jax.example_libraries import stax
     x = _x((2, 12, 10, 3), seed=3)
     init, apply_jax = _network(stax, jax.nn.relu)
-    shape, params = init(jax.random.PRNGKey(0), x.shape)
-    params = jax.tree_util.tree_map(lambda a: np.asarray(a, F32), params)   # x64 JAX
     ours_init, apply_ours = _network(_stax_on_ptojax(), pto.nn.relu)
-    assert tuple(ours_init(jax.random.PRNGKey(0), x.shape)[0]) == tuple(shape)
+    shape, structs = _init_shapes(jax, init, x.shape)
+    assert _init_shapes(jax, ours_init, x.shape) == (shape, structs)
+    rng = np.random.default_rng(4)
+    params = jax.tree_util.tree_map(lambda s: (rng.normal(size=s.shape) * 0.5).astype(F32),
+                                    structs)
     with jax.default_matmul_precision("highest"):
-        want = np.asarray(apply_jax(params, x))
-        want_grad = jax.grad(lambda p: apply_jax(p, x).sum())(params)
+        want, want_grad = jax.jit(lambda p: (apply_jax(p, x), jax.grad(
+            lambda p: apply_jax(p, x).sum())(p)))(params)
+    want = np.asarray(want)
     assert_close(apply_ours(params, x), want, scale=4)
     assert_close(pto.jit(apply_ours)(params, x), want, scale=4)
     assert_close(pto.grad(lambda p: apply_ours(p, x).sum())(params),

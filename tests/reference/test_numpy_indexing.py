@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from pnp_reference import check_modes, random_array
+from jax_golden import expected
 
 shapes = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
 steps = st.sampled_from([None, 1, 2, 3, -1, -2])
@@ -190,28 +191,51 @@ AT_INDEX = {
 }
 
 
+AT_INDEX_ARRAY = np.array([10.0, 20.0, 30.0], np.float32)
+AT_INDEX_INPUTS = [AT_INDEX_ARRAY, INDICES, INDICES.astype(np.int8)]
+
+
+def _loss(op, np_, lax_):
+    def f(x, i):
+        out = op(np_, lax_, x, i)
+        return np_.sum(out * np_.arange(1, out.size + 1, dtype=x.dtype).reshape(out.shape))
+    return f
+
+
+def _per_index(fn):
+    return lambda x, idx: [fn(x, idx[k]) for k in range(len(idx))]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: each AT_INDEX operation
+    and its gradient at every index, int32 then int8 (JAX without x64, as the test's
+    comparison is; compiling the 64 programs took ~30 s on a busy machine)."""
+    jnp = jax.numpy
+
+    def reference(op):
+        def fn(a, *indices):
+            with jax.enable_x64(False):
+                return [np.asarray(jax.jit(_per_index(f))(a, idx)) for idx in indices
+                        for f in (lambda x, i: op(jnp, jax.lax, x, i),
+                                  jax.grad(_loss(op, jnp, jax.lax)))]
+        return fn
+    for name in sorted(AT_INDEX):
+        yield f"at-index/{name}", AT_INDEX_INPUTS, reference(AT_INDEX[name])
+
+
 @pytest.mark.parametrize("name", sorted(AT_INDEX))
-def test_each_index_is_normalized_once_then_clamped_or_dropped_like_jax(jax, jnp, name):
+def test_each_index_is_normalized_once_then_clamped_or_dropped_like_jax(name):
     """Traced int32/int8 indices from -7 to 5 on a length-3 array: eagerly, under jit (each
-    index traced), vmapped over the indices and the gradient, against JAX (without x64)."""
+    index traced), vmapped over the indices and the gradient, against JAX (without x64; its
+    values stored by jax_golden.py)."""
     from ptojax import lax
     import ptojax as pto
     op = AT_INDEX[name]
-    a = np.array([10.0, 20.0, 30.0], np.float32)
-
-    def loss(np_, lax_):
-        def f(x, i):
-            out = op(np_, lax_, x, i)
-            return np_.sum(out * np_.arange(1, out.size + 1, dtype=x.dtype).reshape(out.shape))
-        return f
-
-    def per_index(fn):
-        return lambda x, idx: [fn(x, idx[k]) for k in range(len(idx))]
-
-    for idx in (INDICES, INDICES.astype(np.int8)):
-        with jax.enable_x64(False):
-            want = np.asarray(jax.jit(per_index(lambda x, i: op(jnp, jax.lax, x, i)))(a, idx))
-            want_grad = np.asarray(jax.jit(per_index(jax.grad(loss(jnp, jax.lax))))(a, idx))
+    a = AT_INDEX_ARRAY
+    loss, per_index = (lambda np_, lax_: _loss(op, np_, lax_)), _per_index
+    stored = expected(f"at-index/{name}", AT_INDEX_INPUTS)
+    for k, idx in enumerate(AT_INDEX_INPUTS[1:]):
+        want, want_grad = stored[2 * k], stored[2 * k + 1]
         x = pnp.asarray(a)
         results = {
             "eager": [op(pnp, lax, x, pnp.asarray(i)) for i in idx],
@@ -221,6 +245,6 @@ def test_each_index_is_normalized_once_then_clamped_or_dropped_like_jax(jax, jnp
             "jit(grad)": pto.jit(per_index(pto.grad(loss(pnp, lax))))(a, idx),
         }
         for mode, got in results.items():
-            expected = want_grad if "grad" in mode else want
-            np.testing.assert_array_equal(np.asarray(got), expected,
+            np.testing.assert_array_equal(np.asarray(got),
+                                          want_grad if "grad" in mode else want,
                                           err_msg=f"{name} {mode} {idx.dtype}")

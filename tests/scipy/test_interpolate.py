@@ -10,6 +10,7 @@ import ptojax.numpy as pnp
 from ptojax.scipy.interpolate import RegularGridInterpolator
 from ptojax.tree_util import tree_flatten, tree_unflatten
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 GRID = (np.array([0.0, 1.0, 2.5, 4.0], np.float32), np.array([-1.0, 0.0, 2.0], np.float32))
@@ -37,35 +38,56 @@ def _program(interpolator_cls, values, values3, query):
     return out
 
 
-def test_matches_jax(jax):
+ONE_DIMENSIONAL = [np.arange(5) * 2, np.array([0.5, 3.2, 7.0])]   # values, query (points:
+# np.arange(5))
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (JAX in 32-bit mode, as
+    the tests compare; compiling the three programs took ~10 s on a busy machine)."""
     from jax.scipy.interpolate import RegularGridInterpolator as JaxInterpolator
-    with jax.enable_x64(False):
-        wants = jax.jit(lambda *a: _program(JaxInterpolator, *a))(VALUES, VALUES3, QUERY)
-    for got, want in zip(_program(RegularGridInterpolator, VALUES, VALUES3, QUERY), wants):
-        _check(got, want)
+
+    def in_32_bits(fn):
+        def run(*args):
+            with jax.enable_x64(False):
+                return jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+        return run
+    yield ("interpolate/program", [VALUES, VALUES3, QUERY, *GRID],
+           in_32_bits(lambda *a: _program(JaxInterpolator, *a[:3])))
+    yield ("interpolate/one-dimensional", ONE_DIMENSIONAL,
+           in_32_bits(lambda v, q: [JaxInterpolator((np.arange(5),), v)(q)]))
+    inside = QUERY[2:]
+    yield ("interpolate/grad-vmap", [VALUES, inside, VALUES3.transpose(2, 0, 1), *GRID],
+           in_32_bits(lambda values, points, stack, *_: (
+               jax.grad(lambda v: JaxInterpolator(GRID, v)(inside).sum())(values),
+               jax.grad(lambda q: JaxInterpolator(GRID, VALUES)(q).sum())(points),
+               jax.vmap(lambda v: JaxInterpolator(GRID, v)(QUERY))(stack))))
 
 
-def test_one_dimensional_integer_grid(jax):
-    from jax.scipy.interpolate import RegularGridInterpolator as JaxInterpolator
-    points, values, query = (np.arange(5),), np.arange(5) * 2, np.array([0.5, 3.2, 7.0])
-    with jax.enable_x64(False):
-        want = jax.jit(lambda v, q: JaxInterpolator(points, v)(q))(values, query)
-    _check(RegularGridInterpolator(points, values)(query), want)
+def test_matches_jax():
+    """Against JAX's values stored by jax_golden.py."""
+    got = _program(RegularGridInterpolator, VALUES, VALUES3, QUERY)
+    wants = expected("interpolate/program", [VALUES, VALUES3, QUERY, *GRID])
+    assert len(got) == len(wants)
+    for g, want in zip(got, wants):
+        _check(g, want)
 
 
-def test_pytree_jit_grad_vmap(jax):
-    from jax.scipy.interpolate import RegularGridInterpolator as JaxInterpolator
+def test_one_dimensional_integer_grid():
+    """Against JAX's values stored by jax_golden.py."""
+    values, query = ONE_DIMENSIONAL
+    (want,) = expected("interpolate/one-dimensional", ONE_DIMENSIONAL)
+    _check(RegularGridInterpolator((np.arange(5),), values)(query), want)
+
+
+def test_pytree_jit_grad_vmap():
     interpolator = RegularGridInterpolator(GRID, VALUES, method="nearest")
     leaves, tree = tree_flatten(interpolator)
     assert len(leaves) == 4 and tree_unflatten(tree, leaves).method == "nearest"
     _check(pto.jit(lambda f, q: f(q))(interpolator, QUERY), interpolator(QUERY))
     inside = QUERY[2:]
-    with jax.enable_x64(False):
-        want_values, want_points, want_vmap = jax.jit(lambda values, points, stack: (
-            jax.grad(lambda v: JaxInterpolator(GRID, v)(inside).sum())(values),
-            jax.grad(lambda q: JaxInterpolator(GRID, VALUES)(q).sum())(points),
-            jax.vmap(lambda v: JaxInterpolator(GRID, v)(QUERY))(stack)))(
-                VALUES, inside, VALUES3.transpose(2, 0, 1))
+    want_values, want_points, want_vmap = expected(   # stored by jax_golden.py
+        "interpolate/grad-vmap", [VALUES, inside, VALUES3.transpose(2, 0, 1), *GRID])
     _check(pto.grad(lambda v: RegularGridInterpolator(GRID, v)(inside).sum())(VALUES),
            want_values)
     _check(pto.grad(lambda q: RegularGridInterpolator(GRID, VALUES)(q).sum())(inside),

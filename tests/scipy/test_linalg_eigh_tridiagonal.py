@@ -8,6 +8,7 @@ import pytest
 import ptojax as pto
 from ptojax.scipy import linalg
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 REAL = (RNG.randn(7), RNG.randn(6))
@@ -19,45 +20,69 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,de,kwargs,x64", [(*c, False) for c in CASES] + [
-    (*c, True) for c in CASES if c[0] in ("random", "complex")],
-    ids=[c[0] for c in CASES] + ["random-x64", "complex-x64"])
-def test_eigenvalues_match_jax(jax, name, de, kwargs, x64):
+EIGENVALUE_CASES = [(*c, False) for c in CASES] + [
+    (*c, True) for c in CASES if c[0] in ("random", "complex")]
+
+
+def _operands(name, de, x64):
     dtype = (np.complex128 if x64 else np.complex64) if name == "complex" else (
         np.float64 if x64 else np.float32)
-    d, e = (a.astype(dtype) for a in de)
-    with jax.enable_x64(x64), pto.enable_x64(x64):
-        want = jax.scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True, **kwargs)
+    return [a.astype(dtype) for a in de]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (eagerly, JAX compiled
+    each case: ~15 s in all on a busy machine)."""
+    eigh_tridiagonal = jax.scipy.linalg.eigh_tridiagonal
+    for name, de, kwargs, x64 in EIGENVALUE_CASES:
+        def values(d, e, kwargs=kwargs, x64=x64):
+            with jax.enable_x64(x64):
+                return [jax.jit(lambda d, e: eigh_tridiagonal(d, e, eigvals_only=True,
+                                                              **kwargs))(d, e)]
+        yield f"eigh-tridiagonal/{name}-{x64}", _operands(name, de, x64), values
+
+    def vectors(d, e):
+        with jax.enable_x64(False):
+            return list(jax.jit(eigh_tridiagonal)(d, e))
+    yield "eigh-tridiagonal/complex-vectors", _operands("complex", CASES[-1][1], False), vectors
+    yield "eigh-tridiagonal/vectors", _operands("random", REAL, False), vectors
+
+
+@pytest.mark.parametrize("name,de,kwargs,x64", EIGENVALUE_CASES,
+                         ids=[c[0] for c in CASES] + ["random-x64", "complex-x64"])
+def test_eigenvalues_match_jax(name, de, kwargs, x64):
+    """Against JAX's values stored by jax_golden.py."""
+    d, e = _operands(name, de, x64)
+    (want,) = expected(f"eigh-tridiagonal/{name}-{x64}", [d, e])
+    with pto.enable_x64(x64):
         got = linalg.eigh_tridiagonal(d, e, eigvals_only=True, **kwargs)
         assert got.dtype == want.dtype
-        assert_close(got, np.asarray(want), rtol=1e-6 if x64 else 2e-6,
-                     atol=1e-12 if x64 else 1e-6)
+        assert_close(got, want, rtol=1e-6 if x64 else 2e-6, atol=1e-12 if x64 else 1e-6)
 
 
-def test_complex_eigenvectors(jax):
-    d, e = (a.astype(np.complex64) for a in CASES[-1][1])
-    with jax.enable_x64(False):
-        want_values, want_vectors = jax.scipy.linalg.eigh_tridiagonal(d, e)
+def test_complex_eigenvectors():
+    """Against JAX's values stored by jax_golden.py."""
+    d, e = _operands("complex", CASES[-1][1], False)
+    want_values, want_vectors = expected("eigh-tridiagonal/complex-vectors", [d, e])
     values, vectors = (np.asarray(o) for o in linalg.eigh_tridiagonal(d, e))
     assert vectors.dtype == want_vectors.dtype == np.complex64
-    assert_close(values, np.asarray(want_values), rtol=2e-6, atol=1e-6)
+    assert_close(values, want_values, rtol=2e-6, atol=1e-6)
     # each column is JAX's up to a unit complex factor
-    overlaps = np.abs(np.conj(np.asarray(want_vectors)).T @ vectors)
+    overlaps = np.abs(np.conj(want_vectors).T @ vectors)
     assert_close(overlaps, np.eye(len(d), dtype=np.float32), rtol=1e-4, atol=1e-4)
 
 
-def test_eigenvectors_jit_vmap(jax):
-    d, e = (a.astype(np.float32) for a in REAL)
-    with jax.enable_x64(False):
-        want_values, want_vectors = jax.scipy.linalg.eigh_tridiagonal(d, e)
+def test_eigenvectors_jit_vmap():
+    """Against JAX's values stored by jax_golden.py."""
+    d, e = _operands("random", REAL, False)
+    want_values, want_vectors = expected("eigh-tridiagonal/vectors", [d, e])
     values, vectors = linalg.eigh_tridiagonal(d, e)
-    assert_close(values, np.asarray(want_values), rtol=2e-6, atol=1e-6)
-    assert_close(np.abs(np.asarray(vectors)), np.abs(np.asarray(want_vectors)), rtol=1e-3,
-                 atol=1e-4)
+    assert_close(values, want_values, rtol=2e-6, atol=1e-6)
+    assert_close(np.abs(np.asarray(vectors)), np.abs(want_vectors), rtol=1e-3, atol=1e-4)
     only = lambda d, e: linalg.eigh_tridiagonal(d, e, eigvals_only=True)  # noqa: E731
-    assert_close(pto.jit(only)(d, e), np.asarray(want_values), rtol=2e-6, atol=1e-6)
+    assert_close(pto.jit(only)(d, e), want_values, rtol=2e-6, atol=1e-6)
     assert_close(pto.vmap(only)(np.stack([d, 2 * d]), np.stack([e, 2 * e]))[1],
-                 2 * np.asarray(want_values), rtol=2e-6, atol=2e-6)
+                 2 * want_values, rtol=2e-6, atol=2e-6)
 
 
 @pytest.mark.parametrize("args,kwargs,error,match", [

@@ -8,46 +8,80 @@ import pytest
 import ptojax as pto
 from ptojax.scipy import linalg
 from helpers import assert_close
+from jax_golden import expected
 
-RNG = np.random.RandomState(0)
 CASES = [((4, 3), "right", "qdwh"), ((3, 3), "right", "qdwh"), ((3, 5), "left", "qdwh"),
          ((2, 4, 3), "right", "qdwh"), ((4, 3), "right", "svd"), ((3, 5), "left", "svd"),
          ((3, 5), "right", "svd"), ((2, 3, 3), "left", "svd")]
 
 
-@pytest.mark.parametrize("shape,side,method", CASES)
-def test_polar_matches_jax(jax, shape, side, method):
-    a = RNG.randn(*shape).astype(np.float32)
-    with jax.enable_x64(False):
-        want = jax.scipy.linalg.polar(a, side, method=method)
+COMPLEX_CASES = [((4, 3), "right", "qdwh"), ((3, 5), "left", "svd")]
+
+
+# each input from its own fixed stream: JAX's results are stored by jax_golden.py (eagerly,
+# JAX compiled each polar decomposition, its derivatives and vmap: ~20 s on a busy machine)
+def _real(shape, seed):
+    return np.random.RandomState(seed).randn(*shape).astype(np.float32)
+
+
+def _complex(shape, seed):
+    rng = np.random.RandomState(seed)
+    return (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(np.complex64)
+
+
+FLOAT64 = np.random.RandomState(20).randn(5, 5) + 5 * np.eye(5)
+DERIVATIVES = [_real((4, 3), 21), _real((2, 4, 3), 22)]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py."""
+    polar = jax.scipy.linalg.polar
+
+    def in_32_bits(fn):
+        def run(*args):
+            with jax.enable_x64(False):
+                return jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+        return run
+    for i, (shape, side, method) in enumerate(CASES):
+        yield (f"polar/{i}", [_real(shape, i)],
+               in_32_bits(lambda a, side=side, method=method: polar(a, side, method=method)))
+    for i, (shape, side, method) in enumerate(COMPLEX_CASES):
+        yield (f"polar/complex/{i}", [_complex(shape, 10 + i)],
+               in_32_bits(lambda a, side=side, method=method: polar(a, side, method=method)))
+    yield "polar/float64", [FLOAT64], lambda a: list(jax.jit(polar)(a))
+    yield "polar/derivatives", DERIVATIVES, in_32_bits(lambda a, stack: (
+        jax.grad(lambda a: polar(a, method="svd")[1].sum())(a),
+        jax.jvp(lambda a: polar(a)[0], (a,), (a[::-1],))[1], jax.vmap(polar)(stack)))
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[str(c) for c in CASES])
+def test_polar_matches_jax(index):
+    """Against JAX's values stored by jax_golden.py."""
+    shape, side, method = CASES[index]
+    a = _real(shape, index)
     got = linalg.polar(a, side, method=method)
-    assert_close(got, tuple(np.asarray(w) for w in want), rtol=2e-5, atol=2e-5)
+    assert_close(got, tuple(expected(f"polar/{index}", [a])), rtol=2e-5, atol=2e-5)
 
 
-def test_polar_float64_reconstructs(jax):
-    a = RNG.randn(5, 5) + 5 * np.eye(5)
+def test_polar_float64_reconstructs():
+    a = FLOAT64
     with pto.enable_x64(True):
         u, p = linalg.polar(a)
-        want = jax.scipy.linalg.polar(a)
+        want = expected("polar/float64", [a])
         assert u.dtype == np.float64
-        assert_close((u, p), tuple(np.asarray(w) for w in want), rtol=1e-12, atol=1e-12)
+        assert_close((u, p), tuple(want), rtol=1e-12, atol=1e-12)
         assert_close(np.asarray(u) @ np.asarray(p), a, rtol=1e-12, atol=1e-12)
 
 
-def test_polar_derivatives_jit_vmap(jax):
-    a = RNG.randn(4, 3).astype(np.float32)
-    stack = RNG.randn(2, 4, 3).astype(np.float32)
-    with jax.enable_x64(False):
-        want_grad = jax.grad(lambda a: jax.scipy.linalg.polar(a, method="svd")[1].sum())(a)
-        want_jvp = jax.jvp(lambda a: jax.scipy.linalg.polar(a)[0], (a,), (a[::-1],))[1]
-        want_vmap = jax.vmap(jax.scipy.linalg.polar)(stack)
+def test_polar_derivatives_jit_vmap():
+    a, stack = DERIVATIVES
+    want_grad, want_jvp, *want_vmap = expected("polar/derivatives", DERIVATIVES)
     assert_close(pto.grad(lambda a: linalg.polar(a, method="svd")[1].sum())(a),
-                 np.asarray(want_grad), rtol=1e-4, atol=1e-5)
+                 want_grad, rtol=1e-4, atol=1e-5)
     assert_close(pto.jvp(lambda a: linalg.polar(a)[0], (a,), (a[::-1],))[1],
-                 np.asarray(want_jvp), rtol=1e-4, atol=1e-5)
+                 want_jvp, rtol=1e-4, atol=1e-5)
     assert_close(pto.jit(linalg.polar)(a), linalg.polar(a), rtol=1e-6, atol=1e-6)
-    assert_close(pto.vmap(linalg.polar)(stack), tuple(np.asarray(w) for w in want_vmap),
-                 rtol=2e-5, atol=2e-5)
+    assert_close(pto.vmap(linalg.polar)(stack), tuple(want_vmap), rtol=2e-5, atol=2e-5)
     with pytest.raises(NotImplementedError, match="while_loop"):   # (JAX: a ValueError)
         pto.grad(lambda a: linalg.polar(a)[0].sum())(a)
 
@@ -68,12 +102,12 @@ def test_polar_errors_as_jax(jax, args, kwargs, error, match):
         linalg.polar(*args, **kwargs)
 
 
-@pytest.mark.parametrize("shape,side,method", [((4, 3), "right", "qdwh"),
-                                               ((3, 5), "left", "svd")])
-def test_polar_complex_matches_jax(jax, shape, side, method):
-    a = (RNG.randn(*shape) + 1j * RNG.randn(*shape)).astype(np.complex64)
-    with jax.enable_x64(False):
-        want = jax.scipy.linalg.polar(a, side, method=method)
+@pytest.mark.parametrize("index", range(len(COMPLEX_CASES)),
+                         ids=[str(c) for c in COMPLEX_CASES])
+def test_polar_complex_matches_jax(index):
+    """Against JAX's values stored by jax_golden.py."""
+    shape, side, method = COMPLEX_CASES[index]
+    a = _complex(shape, 10 + index)
     got = linalg.polar(a, side, method=method)
     assert got[0].dtype == got[1].dtype == np.complex64
-    assert_close(got, tuple(np.asarray(w) for w in want), rtol=2e-5, atol=2e-5)
+    assert_close(got, tuple(expected(f"polar/complex/{index}", [a])), rtol=2e-5, atol=2e-5)

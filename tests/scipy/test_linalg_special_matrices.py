@@ -8,6 +8,7 @@ import pytest
 import ptojax as pto
 from ptojax.scipy import linalg
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 F = RNG.randn(5).astype(np.float32)
@@ -52,17 +53,40 @@ def _weak(x):
                                                           "weak_type", False))
 
 
-@pytest.mark.parametrize("name,args,kwargs", CASES,
+def _digest_inputs(args):
+    return [np.asarray(a) for a in args]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (JAX in 32-bit mode, as
+    the tests compare; eagerly JAX compiled each case: ~10 s in all on a busy machine)."""
+    for i, (name, args, kwargs) in enumerate(CASES):
+        def run(*_, name=name, args=args, kwargs=kwargs):
+            with jax.enable_x64(False):
+                return [getattr(jax.scipy.linalg, name)(*args, **kwargs)]
+        yield f"special-matrices/{i}-{name}", _digest_inputs(args), run
+
+    def gradients(c, r, stack):
+        with jax.enable_x64(False):
+            return [*jax.jit(jax.grad(_loss(jax.scipy.linalg), argnums=(0, 1)))(c, r),
+                    jax.jit(jax.vmap(jax.scipy.linalg.toeplitz))(stack, stack[:, :3])]
+    yield "special-matrices/gradients-vmap", [F[:3], F[1:], STACK], gradients
+
+
+@pytest.mark.parametrize("index", range(len(CASES)),
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_matches_jax(jax, name, args, kwargs):
+def test_matches_jax(jax, index):
+    """JAX's result type traced (jax.eval_shape), its values stored by jax_golden.py."""
+    name, args, kwargs = CASES[index]
     with jax.enable_x64(False):
-        want = getattr(jax.scipy.linalg, name)(*args, **kwargs)
+        traced = jax.eval_shape(lambda: getattr(jax.scipy.linalg, name)(*args, **kwargs))
+    (want,) = expected(f"special-matrices/{index}-{name}", _digest_inputs(args))
     got = getattr(linalg, name)(*args, **kwargs)
-    assert (got.shape, got.dtype, _weak(got)) == (want.shape, want.dtype, want.weak_type)
+    assert (got.shape, got.dtype, _weak(got)) == (traced.shape, traced.dtype, traced.weak_type)
+    assert (want.shape, want.dtype) == (traced.shape, traced.dtype)
     # (the inverses' binomials come from log-gamma, whose float32 roundings differ from JAX's)
     rtol = 2e-5 if name in ("invhilbert", "invpascal", "pascal") else 2e-6
-    assert_close(got, np.asarray(want), rtol=rtol, atol=2e-6)
-
+    assert_close(got, want, rtol=rtol, atol=2e-6)
 
 
 ERRORS = [
@@ -97,17 +121,19 @@ def test_errors_as_jax(jax, name, args, kwargs, error, match):
         getattr(linalg, name)(*args, **kwargs)
 
 
-def test_gradients_jit_and_vmap(jax):
+def _loss(module):
+    return lambda c, r: (module.toeplitz(c, r) ** 2).sum() + (
+        module.hankel(c, r) * module.circulant(r)[:3, :4]).sum() + (
+        module.companion(r) ** 2).sum()
+
+
+def test_gradients_jit_and_vmap():
+    """Against JAX's values stored by jax_golden.py."""
     c, r = F[:3], F[1:]
-    def loss(module):
-        return lambda c, r: (module.toeplitz(c, r) ** 2).sum() + (
-            module.hankel(c, r) * module.circulant(r)[:3, :4]).sum() + (
-            module.companion(r) ** 2).sum()
-    with jax.enable_x64(False):
-        want = jax.grad(loss(jax.scipy.linalg), argnums=(0, 1))(c, r)
-        want_vmap = jax.vmap(jax.scipy.linalg.toeplitz)(STACK, STACK[:, :3])
+    loss = _loss
+    *want, want_vmap = expected("special-matrices/gradients-vmap", [c, r, STACK])
     got = pto.grad(loss(linalg), argnums=(0, 1))(c, r)
-    assert_close(got, tuple(np.asarray(w) for w in want), rtol=1e-5, atol=1e-5)
-    assert_close(pto.vmap(linalg.toeplitz)(STACK, STACK[:, :3]), np.asarray(want_vmap))
+    assert_close(got, tuple(want), rtol=1e-5, atol=1e-5)
+    assert_close(pto.vmap(linalg.toeplitz)(STACK, STACK[:, :3]), want_vmap)
     jitted = pto.jit(linalg.convolution_matrix, static_argnums=(1, 2))
     assert_close(jitted(F, 3, "same"), linalg.convolution_matrix(F, 3, "same"))

@@ -13,62 +13,118 @@ import ptojax.numpy as pnp
 from ptojax.scipy import signal
 from ptojax.scipy.signal_windows import NAMES, get_window
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(3, 50).astype(np.float32)
 Y = RNG.randn(3, 50).astype(np.float32)
 
 
-def _compare(jax, cases):
-    """Each ``(name, args, kwargs)`` of ``cases`` against JAX's (one compiled program; the
-    arrays among ``args`` are its inputs)."""
+def _jax_results(jax, cases, inputs):
+    """JAX's results of ``cases`` (one compiled program; the arrays among their ``args`` are
+    its inputs), each a tuple."""
     import jax.scipy.signal as jsig
-    inputs = [args for _, args, _ in cases]
     with jax.enable_x64(False), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         wants = jax.jit(lambda all_args: [
             getattr(jsig, name)(*args, **kwargs)
             for (name, _, kwargs), args in zip(cases, all_args)])(inputs)
-        gots = [getattr(signal, name)(*args, **kwargs) for name, args, kwargs in cases]
-    for (name, _, kwargs), got, want in zip(cases, gots, wants):
-        want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
+    return [w if isinstance(w, tuple) else (w,) for w in wants]
+
+
+def _check(cases, gots, wants):
+    for (name, _, kwargs), got, want in zip(cases, gots, wants, strict=True):
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want), (name, kwargs)
         for g, w in zip(got, want):
             assert g.shape == w.shape and g.dtype == w.dtype, (name, kwargs)
             assert_close(g, np.asarray(w), rtol=2e-4, atol=2e-4)
 
 
-def test_detrend(jax):
-    _compare(jax, [("detrend", (X,), {}), ("detrend", (X,), {"type": "constant"}),
-                   ("detrend", (X,), {"bp": [10, 30]}),
-                   ("detrend", (X.T,), {"axis": 0, "bp": 7}),
-                   ("detrend", (np.arange(10),), {})])
+def _ours(cases):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [getattr(signal, name)(*args, **kwargs) for name, args, kwargs in cases]
 
 
-def test_stft(jax):
-    _compare(jax, [("stft", (X,), kwargs) for kwargs in [
-        {"nperseg": 16}, {"nperseg": 16, "noverlap": 4, "nfft": 20},
-        {"nperseg": 15, "boundary": "even"},
-        {"nperseg": 16, "boundary": "odd", "padded": False},
-        {"nperseg": 16, "boundary": None, "detrend": "linear"},
-        {"nperseg": 16, "boundary": "constant", "return_onesided": False},
-        {"nperseg": 8, "window": "hamming", "fs": 10.0},
-        {"nperseg": 8, "window": ("tukey", 0.3)},
-        {"nperseg": 8, "window": np.ones(8, np.float32)}]]
-        + [("stft", (X.T,), {"nperseg": 16, "axis": 0}),
-           ("stft", ((X + 1j * Y).astype(np.complex64),), {"nperseg": 16})])
+def _compare(jax, cases):
+    """Each ``(name, args, kwargs)`` of ``cases`` against JAX's, run now."""
+    _check(cases, _ours(cases), _jax_results(jax, cases, [args for _, args, _ in cases]))
 
 
-def test_welch_csd(jax):
-    cases = [{}, {"nperseg": 16, "average": "median"},
-             {"nperseg": 10, "noverlap": 3, "nfft": 13, "scaling": "spectrum"},
-             {"nperseg": 16, "return_onesided": False, "detrend": "linear",
-              "window": "blackman"},
-             {"nperseg": 16, "detrend": False, "fs": 3.0}]
-    _compare(jax, [("welch", (X,), kwargs) for kwargs in cases]
-             + [("csd", (X, Y), kwargs) for kwargs in cases]
+def _arrays(cases):
+    """The arrays among the cases' ``args``: the stored values' digest."""
+    return [a for _, args, _ in cases for a in args if a is not None]
+
+
+def _compare_with_stored(key, cases):
+    """Each ``(name, args, kwargs)`` of ``cases`` against JAX's results stored by
+    jax_golden.py (a table of ``jax_reference_tables``)."""
+    gots = _ours(cases)
+    leaves = iter(expected(f"signal/{key}", _arrays(cases)))
+    wants = [tuple(next(leaves) for _ in (got if isinstance(got, tuple) else (got,)))
+             for got in gots]
+    assert next(leaves, None) is None
+    _check(cases, gots, wants)
+
+
+DETREND = [("detrend", (X,), {}), ("detrend", (X,), {"type": "constant"}),
+           ("detrend", (X,), {"bp": [10, 30]}),
+           ("detrend", (X.T,), {"axis": 0, "bp": 7}),
+           ("detrend", (np.arange(10),), {})]
+STFT = [("stft", (X,), kwargs) for kwargs in [
+    {"nperseg": 16}, {"nperseg": 16, "noverlap": 4, "nfft": 20},
+    {"nperseg": 15, "boundary": "even"},
+    {"nperseg": 16, "boundary": "odd", "padded": False},
+    {"nperseg": 16, "boundary": None, "detrend": "linear"},
+    {"nperseg": 16, "boundary": "constant", "return_onesided": False},
+    {"nperseg": 8, "window": "hamming", "fs": 10.0},
+    {"nperseg": 8, "window": ("tukey", 0.3)},
+    {"nperseg": 8, "window": np.ones(8, np.float32)}]] + [
+    ("stft", (X.T,), {"nperseg": 16, "axis": 0}),
+    ("stft", ((X + 1j * Y).astype(np.complex64),), {"nperseg": 16})]
+_WELCH = [{}, {"nperseg": 16, "average": "median"},
+          {"nperseg": 10, "noverlap": 3, "nfft": 13, "scaling": "spectrum"},
+          {"nperseg": 16, "return_onesided": False, "detrend": "linear", "window": "blackman"},
+          {"nperseg": 16, "detrend": False, "fs": 3.0}]
+WELCH_CSD = ([("welch", (X,), kwargs) for kwargs in _WELCH]
+             + [("csd", (X, Y), kwargs) for kwargs in _WELCH]
              + [("welch", (X.T,), {"nperseg": 16, "axis": 0}),
                 ("csd", (X[:1], Y[:, :40]), {"nperseg": 16}),
                 ("csd", (X, None), {"nperseg": 16, "average": "median"})])
+STORED = {"detrend": DETREND, "stft": STFT, "welch-csd": WELCH_CSD}
+
+
+def _jax_grad_jit_vmap(jax, x):
+    import jax.scipy.signal as jsig
+    with jax.enable_x64(False):
+        return [jax.jit(jax.grad(
+                    lambda a: jsig.istft(jsig.stft(a, nperseg=8)[2])[1].sum()
+                    + jsig.welch(a, nperseg=16)[1].sum()))(x),
+                jax.jit(jax.vmap(lambda a: jsig.stft(a, nperseg=8)[2]))(x),
+                jax.jit(lambda a: jsig.csd(a, a[::-1], nperseg=8, average="median")[1])(x)]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: the fixed-input tables
+    (JAX in 32-bit mode, as the tests compare)."""
+    for key, cases in STORED.items():
+        yield (f"signal/{key}", _arrays(cases),
+               lambda *_, cases=cases: [w for want in _jax_results(
+                   jax, cases, [args for _, args, _ in cases]) for w in want])
+    yield "signal/grad-jit-vmap", [X[:2, :40]], lambda x: _jax_grad_jit_vmap(jax, x)
+
+
+def test_detrend():
+    _compare_with_stored("detrend", DETREND)
+
+
+def test_stft():
+    _compare_with_stored("stft", STFT)
+
+
+def test_welch_csd():
+    _compare_with_stored("welch-csd", WELCH_CSD)
 
 
 def test_istft(jax):
@@ -93,16 +149,10 @@ def test_istft_inverts_stft():
     assert_close(back[:, :50], X, rtol=1e-4, atol=1e-5)
 
 
-def test_grad_jit_vmap(jax):
-    import jax.scipy.signal as jsig
+def test_grad_jit_vmap():
+    """Against JAX's values stored by jax_golden.py."""
     x = X[:2, :40]
-    with jax.enable_x64(False):
-        want_grad = jax.jit(jax.grad(
-            lambda a: jsig.istft(jsig.stft(a, nperseg=8)[2])[1].sum()
-            + jsig.welch(a, nperseg=16)[1].sum()))(x)
-        want_vmap = jax.jit(jax.vmap(lambda a: jsig.stft(a, nperseg=8)[2]))(x)
-        want_median = jax.jit(
-            lambda a: jsig.csd(a, a[::-1], nperseg=8, average="median")[1])(x)
+    want_grad, want_vmap, want_median = expected("signal/grad-jit-vmap", [x])
     got_grad = pto.grad(lambda a: signal.istft(signal.stft(a, nperseg=8)[2])[1].sum()
                         + signal.welch(a, nperseg=16)[1].sum())(x)
     assert_close(got_grad, np.asarray(want_grad), rtol=1e-4, atol=1e-5)

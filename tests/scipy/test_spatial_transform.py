@@ -12,6 +12,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax.scipy.spatial.transform import Rotation, Slerp
 from helpers import assert_close
+from jax_golden import expected
 
 RNG = np.random.RandomState(0)
 QUATS = RNG.randn(5, 4).astype(np.float32)
@@ -55,15 +56,54 @@ def _program(rotation_cls, slerp_cls, quat, vectors, angles, sequences):
     return out
 
 
-@pytest.mark.parametrize("single", [True, False])
-def test_rotation_and_slerp_match_jax(jax, single):
+def _args(single):
+    """The program's inputs; WEIGHTS and GIMBAL, which it reads too, ride along so that the
+    stored values' digest covers them."""
+    quats, vectors, angles = (QUATS[0], VECTORS[0], ANGLES[0]) if single else (QUATS, VECTORS,
+                                                                             ANGLES)
+    return [quats, vectors, angles, WEIGHTS, GIMBAL]
+
+
+def _jax_grad_vmap(jax, quats, vectors):
+    from jax.scipy.spatial.transform import Rotation as JaxRotation
+    grad = jax.grad(lambda v: JaxRotation.from_rotvec(v).apply(vectors).sum()
+                    + JaxRotation.from_quat(quats + v.sum()).as_euler("zyx").sum())(vectors)
+    return [grad, jax.vmap(lambda q: JaxRotation.from_quat(q).as_matrix())(quats)]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py (JAX in 32-bit mode, as
+    the tests run it): the program's values in the order of their sorted names."""
     from jax.scipy.spatial.transform import Rotation as JaxRotation, Slerp as JaxSlerp
-    args = (QUATS[0], VECTORS[0], ANGLES[0]) if single else (QUATS, VECTORS, ANGLES)
-    sequences = SEQUENCES[:1] if single else SEQUENCES
-    with jax.enable_x64(False):
-        want = jax.jit(lambda *a: _program(JaxRotation, JaxSlerp, *a, sequences))(*args)
-    got = _program(Rotation, Slerp, *args, sequences)
-    assert sorted(got) == sorted(want)
+
+    def program(single):
+        def fn(*args):
+            with jax.enable_x64(False):
+                out = jax.jit(lambda q, v, a: _program(JaxRotation, JaxSlerp, q, v, a,
+                                                       SEQUENCES[:1] if single else SEQUENCES)
+                              )(*args[:3])
+                return [out[name] for name in sorted(out)]
+        return fn
+    for single in (True, False):
+        yield f"spatial-transform/{'single' if single else 'stack'}", _args(single), program(
+            single)
+
+    def grad_vmap(quats, vectors):
+        with jax.enable_x64(False):
+            return jax.jit(lambda q, v: _jax_grad_vmap(jax, q, v))(quats, vectors)
+    yield "spatial-transform/grad-vmap", [QUATS, VECTORS], grad_vmap
+    yield ("spatial-transform/scalar-integer-angles", [np.array([90, 10, 20])],
+           lambda _: _jax_scalar_and_integer_angles(jax))
+
+
+@pytest.mark.parametrize("single", [True, False])
+def test_rotation_and_slerp_match_jax(single):
+    """Against JAX's values stored by jax_golden.py (JAX compiled the program in 3-13 s)."""
+    args = _args(single)
+    got = _program(Rotation, Slerp, *args[:3], SEQUENCES[:1] if single else SEQUENCES)
+    stored = expected(f"spatial-transform/{'single' if single else 'stack'}", args)
+    assert len(stored) == len(got)
+    want = dict(zip(sorted(got), stored))
     for name in got:
         tolerance = 2e-3 if ("gimbal" in name or "deg" in name) else 2e-5
         if name.endswith("mean"):
@@ -73,26 +113,27 @@ def test_rotation_and_slerp_match_jax(jax, single):
         assert_close(got[name], np.asarray(want[name]), rtol=tolerance, atol=tolerance)
 
 
-def test_scalar_and_integer_angles(jax):
+def _jax_scalar_and_integer_angles(jax):
     from jax.scipy.spatial.transform import Rotation as JaxRotation
     with jax.enable_x64(False):
-        want = JaxRotation.from_euler("z", 90, degrees=True).quat
-        want_pair = JaxRotation.from_euler("zy", np.array([10, 20]), degrees=True).quat
-        want_identity = JaxRotation.identity().quat
+        return [JaxRotation.from_euler("z", 90, degrees=True).quat,
+                JaxRotation.from_euler("zy", np.array([10, 20]), degrees=True).quat,
+                JaxRotation.identity().quat]
+
+
+def test_scalar_and_integer_angles():
+    """Against JAX's values stored by jax_golden.py (eagerly, JAX compiled each step)."""
+    want, want_pair, want_identity = expected("spatial-transform/scalar-integer-angles",
+                                              [np.array([90, 10, 20])])
     assert_close(Rotation.from_euler("z", 90, degrees=True).quat, np.asarray(want))
     assert_close(Rotation.from_euler("zy", np.array([10, 20]), degrees=True).quat,
                  np.asarray(want_pair))
     assert_close(Rotation.identity().quat, np.asarray(want_identity))
 
 
-def test_jit_grad_vmap(jax):
-    from jax.scipy.spatial.transform import Rotation as JaxRotation
+def test_jit_grad_vmap():
     stack = Rotation.from_quat(QUATS)
-    with jax.enable_x64(False):
-        want_grad = jax.jit(jax.grad(
-            lambda v: JaxRotation.from_rotvec(v).apply(VECTORS).sum()
-            + JaxRotation.from_quat(QUATS + v.sum()).as_euler("zyx").sum()))(VECTORS)
-        want_vmap = jax.jit(jax.vmap(lambda q: JaxRotation.from_quat(q).as_matrix()))(QUATS)
+    want_grad, want_vmap = expected("spatial-transform/grad-vmap", [QUATS, VECTORS])
     got_grad = pto.grad(lambda v: Rotation.from_rotvec(v).apply(VECTORS).sum()
                         + Rotation.from_quat(QUATS + v.sum()).as_euler("zyx").sum())(VECTORS)
     assert_close(got_grad, np.asarray(want_grad), rtol=1e-3, atol=1e-3)

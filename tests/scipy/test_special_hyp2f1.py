@@ -10,6 +10,7 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
+from jax_golden import expected
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -25,17 +26,31 @@ _GRAD = np.concatenate([_rng.uniform(0.5, 5, (3, 8)), _rng.uniform(0, 0.8, (1, 8
 TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_hyp2f1_matches_jax(jax, dtype):
-    import jax.scipy.special as jsp
-    args = np.concatenate([RANDOM, EDGES], axis=1).astype(dtype)
-    grad_args = _GRAD.astype(dtype)
+def _inputs(dtype):
+    return [np.concatenate([RANDOM, EDGES], axis=1).astype(dtype), _GRAD.astype(dtype)]
 
-    def reference(args, grad_args):   # (the x derivative is left out: compiling 2F1 twice
-        # more is slow; it is a b / c 2F1(a+1, b+1; c+1; x), checked below on our side)
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: 2F1 on the table and its
+    derivatives in a, b, c under vmap. (The x derivative is left out: compiling 2F1 twice more
+    is slow; it is a b / c 2F1(a+1, b+1; c+1; x), checked below on our side.)"""
+    import jax.scipy.special as jsp
+
+    def reference(args, grad_args):
         grads = [jax.vmap(jax.grad(jsp.hyp2f1, argnums=i))(*grad_args) for i in range(3)]
-        return jsp.hyp2f1(*args), grads
-    want, want_grads = jax.jit(reference)(args, grad_args)
+        return [jsp.hyp2f1(*args), *grads]
+    for dtype in (np.float32, np.float64):
+        yield f"hyp2f1/{np.dtype(dtype).name}", _inputs(dtype), jax.jit(reference)
+    yield ("hyp2f1/python-scalars", [np.array([1.0, 1.0, 2.0, 0.5])],
+           lambda _: [jsp.hyp2f1(1.0, 1.0, 2.0, 0.5)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hyp2f1_matches_jax(dtype):
+    """Against JAX's values stored by jax_golden.py (compiling JAX's 2F1 and its three
+    derivatives took 12-20 s)."""
+    args, grad_args = _inputs(dtype)
+    want, *want_grads = expected(f"hyp2f1/{np.dtype(dtype).name}", [args, grad_args])
     got = pto.scipy.special.hyp2f1(*pnp.asarray(args))
     assert_close(got, np.asarray(want), rtol=TOL[dtype], atol=0)
     for i, want_grad in enumerate(want_grads):
@@ -49,10 +64,14 @@ def test_hyp2f1_matches_jax(jax, dtype):
 
 
 def test_hyp2f1_types_jit_and_errors(jax):
-    got, want = pto.scipy.special.hyp2f1(1.0, 1.0, 2.0, 0.5), jax.scipy.special.hyp2f1(
-        1.0, 1.0, 2.0, 0.5)
-    assert (got.dtype, got.aval.weak_type) == (want.dtype, want.aval.weak_type)
-    assert_close(got, np.asarray(want), rtol=1e-14)
+    """Python scalars: JAX's type traced (jax.eval_shape), its value stored by jax_golden.py
+    (JAX compiles 2F1 for an eager call: 2-4 s)."""
+    got = pto.scipy.special.hyp2f1(1.0, 1.0, 2.0, 0.5)
+    want = jax.eval_shape(lambda: jax.scipy.special.hyp2f1(1.0, 1.0, 2.0, 0.5))
+    assert (got.dtype, got.aval.weak_type) == (want.dtype, want.weak_type)
+    (value,) = expected("hyp2f1/python-scalars", [np.array([1.0, 1.0, 2.0, 0.5])])
+    assert value.dtype == want.dtype
+    assert_close(got, value, rtol=1e-14)
     x = pnp.linspace(-0.5, 0.95, 5)
     assert_close(pto.jit(pto.scipy.special.hyp2f1)(1.5, 2.0, 3.5, x),
                  pto.scipy.special.hyp2f1(1.5, 2.0, 3.5, x))

@@ -1,14 +1,15 @@
 """``wofz``, ``sici``, ``fresnel``, ``bessel_jn`` and ``hyp1f1`` against ``jax.scipy.special``
 on the same inputs (JAX's test ranges plus the edges of each approximation), float32 and
 float64: values, dtypes and weak types, derivatives under ``vmap``, and ``jit``. JAX's side
-is one jitted program per dtype (compiling many small JAX programs is slow on a busy
-machine)."""
+is one jitted program per dtype, its values stored by jax_golden.py (compiling JAX's
+programs is slow on a busy machine)."""
 import numpy as np
 import pytest
 
 import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
+from jax_golden import expected as stored
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -30,7 +31,7 @@ HYP1F1_ABX = np.concatenate([_rng.uniform(0.5, 30, (3, 12)),        # JAX's test
                                        [2.0, 3.0, 1.0, 150.0, -5.0]])], axis=1)
 
 
-def _jax_values(jax, dtype):
+def _jax_reference(jax):
     import jax.scipy.special as jsp
 
     def each(f):
@@ -47,8 +48,12 @@ def _jax_values(jax, dtype):
             hyp1f1=jsp.hyp1f1(a, b, c),
             hyp1f1_grad=[jax.vmap(jax.grad(jsp.hyp1f1, argnums=i))(a[:12], b[:12], c[:12])
                          for i in range(3)])
-    inputs = _inputs(dtype)
-    return jax.tree_util.tree_map(np.asarray, jax.jit(reference)(*inputs))
+    return reference
+
+
+# the number of leaves of each of reference's values, in the order of their names
+LEAVES = {"bessel_jn": 1, "bessel_jn_grad": 1, "fresnel": 2, "fresnel_grad": 1, "hyp1f1": 1,
+          "hyp1f1_grad": 3, "sici": 2, "sici_grad": 1, "wofz": 1, "wofz_grad": 1}
 
 
 def _inputs(dtype):
@@ -59,13 +64,13 @@ def _inputs(dtype):
 
 
 @pytest.fixture(scope="module")
-def expected(jax):
-    cache = {}
-
+def expected():
+    """JAX's values (stored by jax_golden.py: compiling the program took 4-5 s a dtype), as
+    the dict reference returns."""
     def get(dtype):
-        if dtype not in cache:
-            cache[dtype] = _jax_values(jax, dtype)
-        return cache[dtype]
+        leaves = iter(stored(f"special-more/{np.dtype(dtype).name}", list(_inputs(dtype))))
+        return {name: next(leaves) if n == 1 else [next(leaves) for _ in range(n)]
+                for name, n in LEAVES.items()}
     return get
 
 
@@ -129,16 +134,40 @@ def test_errors():
         pto.scipy.special.bessel_jn(pnp.ones(2), v=1.5)
 
 
+RESULT_TYPE_CASES = [("hyp1f1", (1.0, 2.0, 0.5)), ("sici", (1.5,)), ("fresnel", (0.5,)),
+                     ("wofz", (0.5,)), ("sici", (np.arange(3),)), ("fresnel", (np.int32(2),))]
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: the values of
+    test_result_types_match_jax's cases, called as the test calls them (Python scalars)."""
+    for dtype in (np.float32, np.float64):
+        def values(*inputs):
+            out = jax.jit(_jax_reference(jax))(*inputs)
+            assert sorted(out) == list(LEAVES) and all(
+                len(jax.tree_util.tree_leaves(out[k])) == n for k, n in LEAVES.items())
+            return jax.tree_util.tree_leaves(out)
+        yield f"special-more/{np.dtype(dtype).name}", list(_inputs(dtype)), values
+    for i, (name, args) in enumerate(RESULT_TYPE_CASES):
+        yield (f"special-more/result-types/{i}-{name}", [np.asarray(a) for a in args],
+               lambda *_, name=name, args=args: jax.tree_util.tree_leaves(
+                   getattr(jax.scipy.special, name)(*args)))
+
+
 def test_result_types_match_jax(jax):
-    """Python scalars (weak), integers (promoted) and bfloat16 (fresnel in float32)."""
-    cases = [("hyp1f1", (1.0, 2.0, 0.5)), ("sici", (1.5,)), ("fresnel", (0.5,)),
-             ("wofz", (0.5,)), ("sici", (np.arange(3),)), ("fresnel", (np.int32(2),))]
-    for name, args in cases:
-        got = getattr(pto.scipy.special, name)(*args)
-        want = getattr(jax.scipy.special, name)(*args)
-        for g, w in zip(pto.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-            assert (g.dtype, g.aval.weak_type) == (w.dtype, w.aval.weak_type), name
-            assert_close(g, np.asarray(w), rtol=1e-13, atol=0)
+    """Python scalars (weak), integers (promoted) and bfloat16 (fresnel in float32): JAX's
+    types from tracing its functions (jax.eval_shape), its values stored by jax_golden.py
+    (compiling each of JAX's functions eagerly took 1-2 s)."""
+    for i, (name, args) in enumerate(RESULT_TYPE_CASES):
+        got = pto.tree_util.tree_leaves(getattr(pto.scipy.special, name)(*args))
+        types = jax.tree_util.tree_leaves(
+            jax.eval_shape(lambda: getattr(jax.scipy.special, name)(*args)))
+        values = stored(f"special-more/result-types/{i}-{name}", [np.asarray(a) for a in args])
+        assert len(got) == len(types) == len(values), name
+        for g, t, w in zip(got, types, values):
+            assert (g.dtype, g.aval.weak_type) == (t.dtype, t.weak_type), name
+            assert w.dtype == t.dtype, name
+            assert_close(g, w, rtol=1e-13, atol=0)
 
 
 def test_jit_matches_eager():

@@ -108,25 +108,38 @@ def test_dirichlet_multinomial_and_multivariate_normal_match_jax():
     assert_close(ours, expected("stats/multivariate", MULTIVARIATE), rtol=1e-12, atol=1e-12)
 
 
-def test_multivariate_normal_with_covariance_matrices_matches_jax(jax):
+_COV_RNG = np.random.default_rng(3)   # its own stream: fixed inputs for the stored JAX values
+_a = _COV_RNG.normal(size=(2, 3, 3))
+COVARIANCES = (_COV_RNG.normal(size=(4, 2, 3)), np.array([0.5, -1.0, 0.2]),   # points, mean,
+               _a @ np.swapaxes(_a, -1, -2) + 3 * np.eye(3))                  # covariances
+
+
+def _multivariate_covariances(jax, points, mean, covs):
+    """JAX's logpdf and its gradients in the points and the covariance, for one covariance
+    matrix and for the stack; then pdf of one point (the order the test reads them in)."""
+    mvn = jax.scipy.stats.multivariate_normal
+    out = []
+    for cov in (covs[0], covs):
+        out.append(mvn.logpdf(points, mean, cov))
+        out += [jax.grad(lambda *a: mvn.logpdf(*a).sum(), arg)(points, mean, cov)
+                for arg in (0, 2)]
+    return out + [mvn.pdf(points[0, 0], mean, covs[1])]
+
+
+def test_multivariate_normal_with_covariance_matrices_matches_jax():
     """Covariance matrices (one, or a stack broadcast against the points) through their
     Cholesky factors: values and gradients in the points and the covariance, as JAX."""
-    a = RNG.normal(size=(2, 3, 3))
-    covs = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
-    points, mean = RNG.normal(size=(4, 2, 3)), np.array([0.5, -1.0, 0.2])
+    points, mean, covs = COVARIANCES
+    want = iter(expected("stats/multivariate-covariances", COVARIANCES))
     for cov in (covs[0], covs):
-        want = jax.scipy.stats.multivariate_normal.logpdf(points, mean, cov)
-        assert_close(stats.multivariate_normal.logpdf(points, mean, cov), np.asarray(want),
+        assert_close(stats.multivariate_normal.logpdf(points, mean, cov), next(want),
                      rtol=1e-10)
         for arg in (0, 2):
             got = pto.grad(lambda *a: stats.multivariate_normal.logpdf(*a).sum(), arg)(
                 points, mean, cov)
-            want = jax.grad(lambda *a: jax.scipy.stats.multivariate_normal.logpdf(*a).sum(),
-                            arg)(points, mean, cov)
-            assert_close(got, np.asarray(want), rtol=1e-9, atol=1e-12)
+            assert_close(got, next(want), rtol=1e-9, atol=1e-12)
     jitted = pto.jit(stats.multivariate_normal.pdf)(points[0, 0], mean, covs[1])
-    assert_close(jitted, np.asarray(jax.scipy.stats.multivariate_normal.pdf(
-        points[0, 0], mean, covs[1])), rtol=1e-10)
+    assert_close(jitted, next(want), rtol=1e-10)
 
 
 SEM_INPUT = RNG.normal(size=(4, 5))
@@ -192,6 +205,8 @@ def jax_reference_tables(jax):
             yield (f"stats/{i}-{name}/{dtype}", _inputs(args, dtype),
                    jax.jit(lambda *a, name=name: [_fn(jax, name)(*a)]))
     yield "stats/multivariate", MULTIVARIATE, lambda *a: _multivariate(jax, *a)
+    yield ("stats/multivariate-covariances", COVARIANCES,
+           lambda *a: _multivariate_covariances(jax, *a))
     for i, kwargs in enumerate(SEM_CASES):
         yield (f"stats/sem/{i}", [_sem_input(kwargs)],
                lambda a, kwargs=kwargs: [jax.scipy.stats.sem(a, **kwargs)])

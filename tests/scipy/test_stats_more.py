@@ -7,25 +7,37 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from helpers import assert_close
+from jax_golden import expected
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # JAX runs with x64: the same defaults
 
 stats = pto.scipy.stats
 
 
+VONMISES = [np.linspace(-4, 4, 7).astype(np.float32),                          # x, kappa
+            np.array([0.0, -1.0, 0.1, 1.0, 10.0, 100.0, 1000.0], np.float32)]
+
+
+def _jax_vonmises(jax, x, kappa):
+    jst = jax.scipy.stats
+    return [jst.vonmises.logpdf(x, kappa), jst.vonmises.pdf(x, kappa),
+            *jax.vmap(jax.grad(jst.vonmises.logpdf, argnums=(0, 1)))(x[2:], kappa[2:])]
+
+
 def test_vonmises_matches_jax(jax):
+    """JAX's values stored by jax_golden.py; its types of Python scalars traced."""
     import jax.scipy.stats as jst
-    x = np.linspace(-4, 4, 7).astype(np.float32)
-    kappa = np.array([0.0, -1.0, 0.1, 1.0, 10.0, 100.0, 1000.0], np.float32)
-    for fn in ("logpdf", "pdf"):
+    x, kappa = VONMISES
+    want = expected("stats-more/vonmises", VONMISES)
+    for k, fn in enumerate(("logpdf", "pdf")):
         got = getattr(stats.vonmises, fn)(pnp.asarray(x), pnp.asarray(kappa))
-        assert_close(got, np.asarray(getattr(jst.vonmises, fn)(x, kappa)), rtol=2e-6, atol=1e-7)
-        scalar, want = getattr(stats.vonmises, fn)(0.5, 2.0), getattr(jst.vonmises, fn)(0.5, 2.0)
-        assert (scalar.dtype, scalar.aval.weak_type) == (want.dtype, want.aval.weak_type)
+        assert_close(got, want[k], rtol=2e-6, atol=1e-7)
+        scalar = getattr(stats.vonmises, fn)(0.5, 2.0)
+        traced = jax.eval_shape(lambda: getattr(jst.vonmises, fn)(0.5, 2.0))
+        assert (scalar.dtype, scalar.aval.weak_type) == (traced.dtype, traced.weak_type)
     got = pto.vmap(pto.grad(stats.vonmises.logpdf, argnums=(0, 1)))(pnp.asarray(x[2:]),
                                                                     pnp.asarray(kappa[2:]))
-    want = jax.vmap(jax.grad(jst.vonmises.logpdf, argnums=(0, 1)))(x[2:], kappa[2:])
-    assert_close(got, tuple(np.asarray(w) for w in want), rtol=1e-5, atol=1e-6)
+    assert_close(got, tuple(want[2:]), rtol=1e-5, atol=1e-6)
 
 
 SAMPLES = [np.array([[1, 2, 2, 0], [3, 3, 1, 1], [0, 0, 0, 2], [3, 1, 2, 2], [1, 0, 3, 3]]),
@@ -40,21 +52,24 @@ MODE_CASES = [(0, 0, False), (0, -1, True), (0, None, True), (1, -1, False), (1,
               (2, 0, False)]
 
 
-def test_mode_and_rankdata_match_jax(jax):
-    import jax.scipy.stats as jst
+def _jax_mode_and_rankdata(jax, *samples):
+    jst = jax.scipy.stats
+    return ([jst.rankdata(samples[i], m, axis=axis) for i, m, axis in RANK_CASES] +
+            [leaf for i, axis, keepdims in MODE_CASES
+             for leaf in jst.mode(samples[i], axis=axis, keepdims=keepdims)])
 
-    def reference(*samples):   # one JAX program (compiling each case alone is slow)
-        return ([jst.rankdata(samples[i], m, axis=axis) for i, m, axis in RANK_CASES],
-                [tuple(jst.mode(samples[i], axis=axis, keepdims=keepdims))
-                 for i, axis, keepdims in MODE_CASES])
-    want_ranks, want_modes = jax.jit(reference)(*SAMPLES)
+
+def test_mode_and_rankdata_match_jax():
+    """Against JAX's values stored by jax_golden.py (one JAX program for all the cases)."""
+    want = expected("stats-more/mode-rankdata", SAMPLES)
+    want_ranks, want_modes = want[:len(RANK_CASES)], want[len(RANK_CASES):]
+    assert len(want_modes) == 2 * len(MODE_CASES)
     for (i, method, axis), want in zip(RANK_CASES, want_ranks):
-        assert_close(stats.rankdata(pnp.asarray(SAMPLES[i]), method, axis=axis),
-                     np.asarray(want))
-    for (i, axis, keepdims), want in zip(MODE_CASES, want_modes):
+        assert_close(stats.rankdata(pnp.asarray(SAMPLES[i]), method, axis=axis), want)
+    for k, (i, axis, keepdims) in enumerate(MODE_CASES):
         got = stats.mode(pnp.asarray(SAMPLES[i]), axis=axis, keepdims=keepdims)
         assert type(got).__name__ == "ModeResult" and got._fields == ("mode", "count")
-        assert_close(tuple(got), tuple(np.asarray(w) for w in want))
+        assert_close(tuple(got), tuple(want_modes[2 * k:2 * k + 2]))
 
 
 def test_mode_and_rankdata_edges(jax):
@@ -103,22 +118,36 @@ def _kde_results(module, random, d, bw_method, data, weights, points):
     return out
 
 
-def test_gaussian_kde_matches_jax(jax):
-    import jax.scipy.stats as jst
-    inputs = [_kde_inputs(d, weighted) for d, _, weighted in KDE_CASES]
+def _kde_digest_inputs(args):
+    """The case's arrays (weights only where there are weights)."""
+    return [a for a in args if a is not None]
 
-    def reference(inputs):   # one JAX program for all the cases
-        return [_kde_results(jst, jax.random, d, bw, *args)
-                for (d, bw, _), args in zip(KDE_CASES, inputs)]
-    for (d, bw_method, _), args, want in zip(KDE_CASES, inputs, jax.jit(reference)(inputs)):
+
+def test_gaussian_kde_matches_jax():
+    """Against JAX's values stored by jax_golden.py, in the order of the results' names."""
+    for i, (d, bw_method, weighted) in enumerate(KDE_CASES):
+        args = _kde_inputs(d, weighted)
+        want = expected(f"stats-more/kde/{i}", _kde_digest_inputs(args))
         got = _kde_results(stats, pto.random, d, bw_method,
                            *(None if a is None else pnp.asarray(a) for a in args))
-        assert got.keys() == want.keys()
-        for key in got:
-            assert_close(got[key], jax.tree_util.tree_map(np.asarray, want[key]), rtol=2e-6,
-                         atol=1e-6)
+        assert_close([got[key] for key in sorted(got)], want, rtol=2e-6, atol=1e-6)
         kde = stats.gaussian_kde(pnp.asarray(args[0]))
         assert (kde.d, kde.n) == (d, 15)
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py."""
+    import jax.scipy.stats as jst
+    yield "stats-more/vonmises", VONMISES, jax.jit(lambda *a: _jax_vonmises(jax, *a))
+    yield "stats-more/mode-rankdata", SAMPLES, jax.jit(
+        lambda *a: _jax_mode_and_rankdata(jax, *a))
+    for i, (d, bw_method, weighted) in enumerate(KDE_CASES):
+        args = _kde_inputs(d, weighted)
+
+        def kde(*_, d=d, bw_method=bw_method, args=args):
+            out = jax.jit(lambda a: _kde_results(jst, jax.random, d, bw_method, *a))(args)
+            return jax.tree_util.tree_leaves([out[key] for key in sorted(out)])
+        yield f"stats-more/kde/{i}", _kde_digest_inputs(args), kde
 
 
 def test_gaussian_kde_is_a_pytree_and_differentiable(jax):
