@@ -382,46 +382,48 @@ def test_openmp_workers_spin_only_with_one_pool(monkeypatch, wanted):
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
-def test_a_setting_made_while_the_load_held_openblas_at_one_thread_stands(monkeypatch):
+@pytest.fixture
+def held_at_one_thread(monkeypatch):
+    """OpenBLAS at 2 threads, then held at one by ``follow_load`` on a busy machine:
+    (get, set) of its thread count, restored after the test."""
+    from ptojax.eval import machine_load
+    get, set_ = machine_load._openblas_threads()
+    monkeypatch.setattr(machine_load._Blas, "saved", None)
+    before = get()
+    set_(2)
+    try:
+        monkeypatch.setattr(machine_load, "machine_busy", lambda: True)
+        machine_load.follow_load()
+        assert get() == 1
+        yield get, set_
+    finally:
+        set_(before)
+
+
+def test_a_setting_made_while_the_load_held_openblas_at_one_thread_stands(monkeypatch,
+                                                                          held_at_one_thread):
     """A thread count set while ``follow_load`` held OpenBLAS at one thread (the user's, or a
     team product restoring its caller's) is not overwritten with the count saved before once
     the machine is quiet: the count is one process-wide value."""
     from ptojax.eval import machine_load
-    get, set_ = machine_load._openblas_threads()
-    monkeypatch.setattr(machine_load._Blas, "saved", None)
-    before = get()
-    set_(2)
-    try:
-        monkeypatch.setattr(machine_load, "machine_busy", lambda: True)
-        machine_load.follow_load()
-        assert get() == 1
-        set_(3)
-        monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
-        machine_load.follow_load()
-        assert get() == 3 and machine_load._Blas.saved is None
-    finally:
-        set_(before)
+    get, set_ = held_at_one_thread
+    set_(3)
+    monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
+    machine_load.follow_load()
+    assert get() == 3 and machine_load._Blas.saved is None
 
 
-def test_a_team_product_gives_openblas_its_threads_back_once_the_machine_is_quiet(monkeypatch):
+def test_a_team_product_gives_openblas_its_threads_back_once_the_machine_is_quiet(
+        monkeypatch, held_at_one_thread):
     """OpenBLAS is set to one thread while the machine is busy (``follow_load``); products on
     the team never call numpy's matmul, so they ask ``follow_load`` themselves: else the
     setting outlived the load and left the user's own numpy products on one thread."""
     from ptojax.eval import machine_load
-    get, set_ = machine_load._openblas_threads()
-    monkeypatch.setattr(machine_load._Blas, "saved", None)
-    before = get()
-    set_(2)
-    try:
-        monkeypatch.setattr(machine_load, "machine_busy", lambda: True)
-        machine_load.follow_load()
-        assert get() == 1
-        monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
-        monkeypatch.setattr(blas, "machine_busy", lambda: False)
-        a, b = _operands((64, 128), (128, 160))
-        out = np.empty((64, 160), np.float32)
-        blas.team_gemm(a, False, b, False, 0.0, out, True)
-        assert get() == 2 and machine_load._Blas.saved is None
-        np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
-    finally:
-        set_(before)
+    get, _ = held_at_one_thread
+    monkeypatch.setattr(machine_load, "machine_busy", lambda: False)
+    monkeypatch.setattr(blas, "machine_busy", lambda: False)
+    a, b = _operands((64, 128), (128, 160))
+    out = np.empty((64, 160), np.float32)
+    blas.team_gemm(a, False, b, False, 0.0, out, True)
+    assert get() == 2 and machine_load._Blas.saved is None
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-4)
