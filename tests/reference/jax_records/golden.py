@@ -25,7 +25,8 @@ if __package__ in (None, ""):                    # run as a script
 from .rngs import np_dtype  # noqa: E402
 
 PATH = pathlib.Path(__file__).with_name("jax_outputs.xz")
-_store: dict = {}
+_store: dict = {}       # task key -> its entry in the index
+_blob: list = []        # the arrays' bytes, once loaded
 
 
 class JaxRaised(Exception):
@@ -59,7 +60,8 @@ def _load():
         size = int.from_bytes(data[:8], "little")
         index = json.loads(data[8:8 + size])
         if index["jax"] == _jax_version():
-            _store.update(index["tasks"], blob=memoryview(data)[8 + size:])
+            _store.update(index["tasks"])
+            _blob.append(memoryview(data)[8 + size:])
     return _store
 
 
@@ -72,7 +74,7 @@ def stored(task_key, data):
         from .check import Missing
         cls = Missing if entry["raised"] == "Missing" else JaxRaised
         return cls(entry["message"])
-    return [np.frombuffer(_store["blob"], np_dtype(dtype), math.prod(shape), offset)
+    return [np.frombuffer(_blob[0], np_dtype(dtype), math.prod(shape), offset)
             .reshape(shape) for dtype, shape, offset in entry["outputs"]]
 
 
