@@ -8,23 +8,25 @@ generator runs JAX live instead of comparing against stale values.
 Regenerate after changing a record or JAX (needs JAX, a few minutes):
     cd tests/reference && python -m jax_records.golden
 """
-import hashlib
 import json
 import lzma
 import math
-import os
 import pathlib
 import sys
 
 import numpy as np
 
+HERE = pathlib.Path(__file__).resolve().parent
 if __package__ in (None, ""):                    # run as a script
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, str(HERE.parent))
     __package__ = "jax_records"
+if str(HERE.parents[1]) not in sys.path:         # tests/, for its jax_golden store's digest
+    sys.path.insert(0, str(HERE.parents[1]))
 
+import jax_golden  # noqa: E402
 from .rngs import np_dtype  # noqa: E402
 
-PATH = pathlib.Path(__file__).with_name("jax_outputs.xz")
+PATH = HERE / "jax_outputs.xz"
 _store: dict = {}       # task key -> its entry in the index
 _blob: list = []        # the arrays' bytes, once loaded
 
@@ -35,12 +37,7 @@ class JaxRaised(Exception):
 
 def digest(data) -> str:
     """A digest of a task's inputs: its arguments, and the tangents and cotangent of grads."""
-    h = hashlib.sha256()
-    for a in [*data["args"], *data.get("ts", ()), *_leaves(data.get("ct"))]:
-        a = np.asarray(a)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()[:16]
+    return jax_golden._digest([*data["args"], *data.get("ts", ()), *_leaves(data.get("ct"))])
 
 
 def _leaves(ct):
