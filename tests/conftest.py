@@ -33,11 +33,12 @@ def jnp(jax):
     return jnp
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
 def forget_held_builds():
-    """After each test module, forget the builds its programs left held until hot
-    (``lower/host/hotness.py``): a later module's ``wait_for_compiles`` would build them all
-    -- every cold program of every earlier module in the worker, for nothing."""
+    """After each test, forget the builds its programs left held until hot
+    (``lower/host/hotness.py``): a later test's ``wait_for_compiles`` would build them all --
+    every cold program of every earlier test in the worker, for nothing (one test of 25 waits
+    built 30 libraries of the tests before it in its module)."""
     yield
     from ptojax.lower.host import hotness
     hotness.forget_held()
