@@ -1,7 +1,8 @@
 """Test configuration: JAX (the reference) runs in 64-bit mode; ptojax runs in its default mode
 (x64 off: float64 inputs are computed in float32, as JAX without x64), except in modules that
-use ``ptojax_x64``; hypothesis uses a CI-sized profile."""
+use ``ptojax_x64``; hypothesis uses a CI-sized profile; bytecode is cached."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +12,13 @@ from hypothesis import HealthCheck, settings
 # builder that outlives it (lower/host/exit_handoff.py): the suite would leave builds running
 # after it ends. The tests of the handoff turn it on where they need it.
 os.environ.setdefault("PTOJAX_BUILD_AT_EXIT", "0")
+
+# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on
+# this machine): the suite starts dozens of interpreters (notebook kernels,
+# MPI ranks, example scripts, fresh-process tests) that each import ptojax, in 2 s from cached
+# bytecode and 6-8 s from source on two busy cores; pytest also keeps its rewritten test
+# modules then, so a second run collects in half the time.
+sys.dont_write_bytecode = False
 
 settings.register_profile("ci", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow,
