@@ -27,6 +27,23 @@ settings.register_profile("thorough", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("PTOJAX_HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kernel_cache_dir(tmp_path_factory):
+    """One kernel cache directory for the whole run, shared by its worker processes (unless
+    ``PTOJAX_CACHE_DIR`` is set): a fresh one, not the user's, so every library is compiled
+    once per run, and each prelude is precompiled once (``lower/host/prelude.py``), not once
+    per worker and per directory of tests (17 of 21 GCC precompiles were such repeats, ~8 s
+    each)."""
+    if os.environ.get("PTOJAX_CACHE_DIR"):
+        yield os.environ["PTOJAX_CACHE_DIR"]
+        return
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["PTOJAX_CACHE_DIR"] = str(shared / "ptojax-kernel-cache")  # ptojax makes it
+    yield os.environ["PTOJAX_CACHE_DIR"]
+    os.environ.pop("PTOJAX_CACHE_DIR", None)
+
+
 @pytest.fixture(scope="session")
 def jax():
     jax = pytest.importorskip("jax")

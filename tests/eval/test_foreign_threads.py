@@ -22,20 +22,19 @@ MS = 1_000_000
 def test_the_clock_of_a_thread_is_its_cpu_time():
     own = time.clock_gettime_ns(ft.thread_clock(threading.get_native_id()))
     assert abs(own - time.thread_time_ns()) < 50 * MS
-    done, tid = threading.Event(), []
+    spun, done, tid = threading.Event(), threading.Event(), []
 
     def spin():
         tid.append(threading.get_native_id())
         end = time.thread_time() + 0.05
         while time.thread_time() < end:
             pass
+        spun.set()
         done.wait()
     worker = threading.Thread(target=spin)
     worker.start()
-    while not tid:
-        time.sleep(0.001)
-    time.sleep(0.2)
-    assert time.clock_gettime_ns(ft.thread_clock(tid[0])) >= 45 * MS
+    assert spun.wait(60)       # 50 ms of CPU; on a loaded machine that takes a while
+    assert time.clock_gettime_ns(ft.thread_clock(tid[0])) >= 50 * MS
     done.set()
     worker.join()
 
