@@ -39,15 +39,33 @@ CASES = {
 }
 
 
+def _every_kernel(*args):
+    """Every case's kernel, side by side in one program (``args``: the cases' in turn)."""
+    outs, i = {}, 0
+    for name in sorted(CASES):
+        kernel, case_args, _ = CASES[name]
+        outs[name] = kernel(*args[i:i + len(case_args)])
+        i += len(case_args)
+    return outs
+
+
+@pytest.fixture(scope="module")
+def host_build():
+    """(jitted, outputs by case) of the cases' kernels as one program on the host build: one
+    library, not one per case (each g++ run parses the host headers again)."""
+    jitted = host_jit(_every_kernel)
+    return jitted, jitted(*[a for name in sorted(CASES) for a in CASES[name][1]])
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_backend_computes_the_kernel(name):
+def test_every_backend_computes_the_kernel(name, host_build):
     kernel, args, ref = CASES[name]
     expected = ref(*args)
     assert_close(kernel(*args), expected, scale=4)
     assert_close(pto.jit(kernel)(*args), expected, scale=4)
     tiled = pto.tile(kernel)
     assert_close(tiled(*args), expected, scale=4)                  # the tile interpreter
-    assert_close(host_jit(kernel)(*args), expected, scale=8)       # the host build
+    assert_close(host_build[1][name], expected, scale=8)           # the host build
 
 
 def test_kernels_agree_with_jax(jnp, jax):
@@ -172,9 +190,11 @@ def test_cost_of_a_loop_with_run_time_bounds_counts_each_programs_trips():
     assert row.bytes == loads + n * 16 * 4
 
 
-def test_check_numerics_runs_the_kernel_through_the_pipeline():
-    kernel, args, _ = CASES["softmax_rows"]
-    report = pto.tools.check_numerics(kernel, *args)
+def test_check_numerics_runs_the_kernels_through_the_pipeline(host_build):
+    """(every case's kernel in one program: its host kernels stage is the library that
+    ``host_build`` built)"""
+    report = pto.tools.check_numerics(_every_kernel,
+                                      *[a for name in sorted(CASES) for a in CASES[name][1]])
     assert report.ok, str(report)
 
 
@@ -197,14 +217,14 @@ def test_casts_and_a_half_precision_matmul_with_a_gelu_epilogue():
     assert "half" in str(pto.jit(matmul_gelu_f16).lower(a, b).as_text("pto-cpp"))
 
 
-def test_profile_records_the_kernel_with_its_cost_estimate():
-    kernel, args, _ = CASES["softmax_rows"]
-    jitted = host_jit(kernel)
-    jitted(*args)
+def test_profile_records_the_kernels_with_their_cost_estimates(host_build):
+    jitted, _ = host_build
+    args = [a for name in sorted(CASES) for a in CASES[name][1]]
     with pto.profile() as p:
         jitted(*args)
-    (row,) = [r for r in p.report().rows if r["kind"] == "kernel"]
-    assert row["name"] == "softmax_rows" and row["calls"] == 1 and row["estimate_us"] > 0
+    rows = [r for r in p.report().rows if r["kind"] == "kernel"]
+    assert sorted(r["name"] for r in rows) == sorted(CASES)
+    assert all(r["calls"] == 1 and r["estimate_us"] > 0 for r in rows)
 
 
 def _two_carries(n=64, b=16, d=32):

@@ -75,7 +75,7 @@ def test_grad_through_custom_vjp_with_a_backward_kernel(jax, jnp):
 
     def loss(x):
         return pnp.sum(softmax(x) * w)
-    expected = jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w))(x)
+    expected = jax.jit(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w)))(x)
     assert_close(pto.grad(loss)(x), np.asarray(expected, np.float32), scale=4)
     assert_close(pto.jit(pto.grad(loss))(x), np.asarray(expected, np.float32), scale=4)
     assert_close(host_jit(pto.grad(loss))(x), np.asarray(expected, np.float32), scale=8)
@@ -88,7 +88,7 @@ def test_automatic_grad_of_softmax_matches_jax_on_every_backend(jax, jnp):
     sm = softmax_rows(64, 48, 32)
     x, w = rand(64, 48), rand(64, 48, seed=1)
     step = pto.grad(lambda x: pnp.sum(sm(x) * w))
-    expected = np.asarray(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w))(x),
+    expected = np.asarray(jax.jit(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w)))(x),
                           np.float32)
     assert_close(step(x), expected, scale=4)
     assert_close(pto.tile(step)(x), expected, scale=4)
@@ -108,7 +108,7 @@ def test_automatic_grad_accumulates_shared_windows_atomically(jax, jnp):
         d = x - mean
         return jnp.sum((d * jax.lax.rsqrt(jnp.mean(d * d, -1, keepdims=True) + 1e-5) * g + b)
                        * w)
-    expected = jax.grad(reference, argnums=(0, 1, 2))(x, g, b)
+    expected = jax.jit(jax.grad(reference, argnums=(0, 1, 2)))(x, g, b)
     for got in (step(x, g, b), pto.tile(step)(x, g, b)):
         for a, e in zip(got, expected):
             assert_close(a, np.asarray(e, np.float32), scale=8)
@@ -118,8 +118,8 @@ def test_automatic_grad_of_a_matmul_with_an_epilogue(jax, jnp):
     mm = matmul_bias_relu(64, 48, 32, 32, 48)
     a, b, c, w = rand(64, 32), rand(32, 48, seed=1), rand(1, 48, seed=2), rand(64, 48, seed=3)
     step = pto.grad(lambda a, b, c: pnp.sum(mm(a, b, c) * w), argnums=(0, 1, 2))
-    expected = jax.grad(lambda a, b, c: jnp.sum(jax.nn.relu(a @ b + c) * w),
-                        argnums=(0, 1, 2))(a, b, c)
+    expected = jax.jit(jax.grad(lambda a, b, c: jnp.sum(jax.nn.relu(a @ b + c) * w),
+                        argnums=(0, 1, 2)))(a, b, c)
     for got in (step(a, b, c), pto.tile(step)(a, b, c), host_jit(step)(a, b, c)):
         for g, e in zip(got, expected):
             assert_close(g, np.asarray(e, np.float32), scale=8)
@@ -129,7 +129,7 @@ def test_automatic_grad_unrolls_a_static_loop(jax, jnp):
     mm = matmul_k_loop(64, 64, 96, 32, 32, 32)
     a, b, w = rand(64, 96), rand(96, 64, seed=1), rand(64, 64, seed=2)
     step = pto.grad(lambda a, b: pnp.sum(mm(a, b) * w), argnums=(0, 1))
-    expected = jax.grad(lambda a, b: jnp.sum((a @ b) * w), argnums=(0, 1))(a, b)
+    expected = jax.jit(jax.grad(lambda a, b: jnp.sum((a @ b) * w), argnums=(0, 1)))(a, b)
     for got in (step(a, b), pto.tile(step)(a, b), host_jit(step, check_sync=True)(a, b)):
         for g, e in zip(got, expected):
             assert_close(g, np.asarray(e, np.float32), scale=8)
@@ -151,7 +151,7 @@ def test_grad_of_a_loop_with_run_time_bounds_runs_the_loop_backwards(jax, jnp):
         return jnp.cumsum(blocks, axis=0).reshape(n, 16)
     x = rand(n, 16)
     got = pto.grad(lambda x: pnp.sum(prefix_sums(x) ** 2))(x)
-    expected = jax.grad(lambda x: jnp.sum(jax_prefix(x) ** 2))(x)
+    expected = jax.jit(jax.grad(lambda x: jnp.sum(jax_prefix(x) ** 2)))(x)
     assert_close(got, np.asarray(expected), scale=8)
 
 
@@ -183,13 +183,13 @@ def test_per_example_gradients_batch_the_derivative_kernels(jax, jnp):
     sm = softmax_rows(64, 48, 32)
     xs, w = rand(3, 64, 48), rand(64, 48, seed=1)
     per_example = pto.vmap(pto.grad(lambda x: pnp.sum(sm(x) * w)))
-    expected = jax.vmap(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w)))(xs)
+    expected = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=-1) * w))))(xs)
     for fn in (per_example, pto.tile(per_example)):
         assert_close(fn(xs), np.asarray(expected, np.float32), scale=4)
     mm = matmul_k_loop(32, 32, 64, 32, 32, 32)                  # a loop in the body too
     a, b = rand(2, 32, 64), rand(64, 32, seed=2)
     grads = pto.vmap(pto.grad(lambda a: pnp.sum(mm(a, b) ** 2)))(a)
-    expected = jax.vmap(jax.grad(lambda a: jnp.sum((a @ b) ** 2)))(a)
+    expected = jax.jit(jax.vmap(jax.grad(lambda a: jnp.sum((a @ b) ** 2))))(a)
     assert_close(grads, np.asarray(expected, np.float32), scale=8)
 
 

@@ -219,7 +219,8 @@ def test_a_two_level_reduction_runs_on_the_pto_build(forward, jnp):
 
 def test_a_flash_loop_nested_in_a_query_loop_runs_on_the_pto_build(forward, jax, jnp):
     q, k, v = QKV
-    want = np.concatenate([np.asarray(attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v))
+    attention = jax.jit(attention_jax(jax, jnp))
+    want = np.concatenate([np.asarray(attention(q[i * SQ:(i + 1) * SQ], k, v))
                            for i in range(2)])
     assert_close(forward(1, 1)[2], want, scale=8)
 
@@ -233,12 +234,12 @@ def test_a_loop_over_a_scalar_operand_runs_on_the_pto_build(forward, jnp, n):
 def test_a_flash_loop_over_a_scalar_number_of_key_blocks_runs_on_the_pto_build(forward, jax,
                                                                                 jnp, n):
     q, k, v = QKV
-    want = attention_jax(jax, jnp)(q, k[:n * KB], v[:n * KB])
+    want = jax.jit(attention_jax(jax, jnp))(q, k[:n * KB], v[:n * KB])
     assert_close(forward(1, n)[4], np.asarray(want), scale=8)
 
 
 def test_grad_of_nested_static_loops_runs_on_the_pto_build(derivatives, jax, jnp):
-    want = jax.grad(sum_sq(jnp, two_level_sum_jax(jnp)))(X2)
+    want = jax.jit(jax.grad(sum_sq(jnp, two_level_sum_jax(jnp))))(X2)
     assert_close(derivatives["two_level"], np.asarray(want), scale=8)
 
 
@@ -246,21 +247,21 @@ def test_grad_of_the_nested_flash_loop_runs_on_the_pto_build(derivatives, jax, j
     """The key loop has a run-time trip count, so its derivative stays rolled (the forward
     recomputed by an inner loop) inside the query loop."""
     n = derivatives["n_keys"]
-    want = jax.grad(sum_sq(jnp, lambda q, k, v: attention_jax(jax, jnp)(
-        q, k[:n * KB], v[:n * KB])), argnums=(0, 1, 2))(*QKV)
+    want = jax.jit(jax.grad(sum_sq(jnp, lambda q, k, v: attention_jax(jax, jnp)(
+        q, k[:n * KB], v[:n * KB])), argnums=(0, 1, 2)))(*QKV)
     for g, w in zip(derivatives["flash"], want):
         assert_close(g, np.asarray(w), scale=8)
 
 
 def test_grad_of_a_run_time_bounded_loop_runs_its_nested_backward_on_the_pto_build(
         derivatives, jax, jnp):
-    want = jax.grad(sum_sq(jnp, prefix_running_jax(jnp)), argnums=(0, 1))(*XW)
+    want = jax.jit(jax.grad(sum_sq(jnp, prefix_running_jax(jnp)), argnums=(0, 1)))(*XW)
     for g, e in zip(derivatives["prefix"], want):
         assert_close(g, np.asarray(e), scale=8)
 
 
 def test_grad_of_a_loop_over_a_scalar_operand_runs_on_the_pto_build(derivatives, jax, jnp):
-    want = jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, derivatives["n_blocks"])))(X)
+    want = jax.jit(jax.grad(sum_sq(jnp, first_n_blocks_jax(jnp, derivatives["n_blocks"]))))(X)
     assert_close(derivatives["first_n"], np.asarray(want), scale=8)
 
 
@@ -299,9 +300,9 @@ def test_the_unrolled_static_flash_backward_shares_cross_core_flags_on_the_pto_b
     PTO-faithful build checks every ordering."""
     q, k, v = rand(2 * SQ, D, seed=1), rand(SK, D, seed=2), rand(SK, D, seed=3)
     grad = pto.grad(sum_sq(pnp, flash_in_a_loop), argnums=(0, 1, 2))
-    want = jax.grad(sum_sq(jnp, lambda q, k, v: jnp.concatenate(
+    want = jax.jit(jax.grad(sum_sq(jnp, lambda q, k, v: jnp.concatenate(
         [attention_jax(jax, jnp)(q[i * SQ:(i + 1) * SQ], k, v) for i in range(2)])),
-        argnums=(0, 1, 2))(q, k, v)
+        argnums=(0, 1, 2)))(q, k, v)
     for g, w in zip(run_pto(grad, q, k, v), want):
         assert_close(g, np.asarray(w), scale=8)
 

@@ -81,7 +81,7 @@ def test_the_gradient_runs_as_the_flash_backward_kernels(qkvw, jax, jnp, loss):
     names, ir = kernel_names(grad, q, k, v, config=WITH_GRADIENT)
     assert FLASH <= set(names) and not any("matmul" in n for n in names)
     assert not scores_in_gm(ir, S, S)
-    expected = jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2))(q, k, v)
+    expected = jax.jit(jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2)))(q, k, v)
     for got, want in zip(pto.tile(grad, WITH_GRADIENT)(q, k, v), expected):
         assert_close(got, np.asarray(want), scale=16)
 
@@ -91,7 +91,7 @@ def test_a_gradient_for_some_inputs_only(qkvw, jax, jnp):
     grad = pto.grad(lambda k: pnp.sum(attention(pnp, pto.nn.softmax)(q, k, v) * w))
     names, ir = kernel_names(grad, k, config=WITH_GRADIENT)
     assert "flash_attention_dkdv" in names and not scores_in_gm(ir, S, S)
-    expected = jax.grad(lambda k: jnp.sum(attention(jnp, jax.nn.softmax)(q, k, v) * w))(k)
+    expected = jax.jit(jax.grad(lambda k: jnp.sum(attention(jnp, jax.nn.softmax)(q, k, v) * w)))(k)
     assert_close(pto.tile(grad, WITH_GRADIENT)(k), np.asarray(expected), scale=16)
 
 
@@ -105,7 +105,7 @@ def test_gradients_are_fused_by_default_and_unfused_on_request(qkvw, jax, jnp):
     off = pto.TileConfig(attention_gradient=False)
     names, ir = kernel_names(grad, q, config=off)
     assert not FLASH & set(names) and scores_in_gm(ir, S, S)
-    expected = jax.grad(lambda q: jnp.sum(attention(jnp, jax.nn.softmax)(q, k, v) * w))(q)
+    expected = jax.jit(jax.grad(lambda q: jnp.sum(attention(jnp, jax.nn.softmax)(q, k, v) * w)))(q)
     assert_close(pto.tile(grad, off)(q), np.asarray(expected), scale=16)
 
 
@@ -196,6 +196,6 @@ def test_two_attentions_in_a_row_and_their_gradient(qkvw, jax, jnp):
         ["flash_attention_forward", "flash_attention_forward_2"] and not scores_in_gm(ir, S, S)
     assert sorted(n for n in names if n.startswith("flash_attention_dkdv")) == \
         ["flash_attention_dkdv", "flash_attention_dkdv_2"]
-    expected = jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2))(q, k, v)
+    expected = jax.jit(jax.grad(make(jnp, jax.nn.softmax), argnums=(0, 1, 2)))(q, k, v)
     for got, want in zip(pto.tile(grad, WITH_GRADIENT)(q, k, v), expected):
         assert_close(got, np.asarray(want), scale=16)

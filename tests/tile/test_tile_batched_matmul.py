@@ -126,7 +126,7 @@ def _jax_attention_and_grad(q, k, v):
     import jax.numpy as jnp
     fn = lambda q, k, v: attention(q, k, v, jnp, jax.nn.softmax)
     out = fn(q, k, v)
-    grads = jax.grad(lambda *a: jnp.sum(fn(*a) ** 2), argnums=(0, 1, 2))(q, k, v)
+    grads = jax.jit(jax.grad(lambda *a: jnp.sum(fn(*a) ** 2), argnums=(0, 1, 2)))(q, k, v)
     return np.asarray(out), [np.asarray(g) for g in grads]
 
 

@@ -29,7 +29,7 @@ def test_grad_of_softmax_loss_is_one_kernel_and_matches_jax(jax, jnp, data):
     jf = lambda x, t: jnp.sum(jax.nn.softmax(x) * t)
     ks, _ = _kernels(pto.grad(f), x, t)
     assert len(ks) == 1
-    assert_close(pto.tile(pto.grad(f))(x, t), jax.grad(jf)(x, t), rtol=2e-5, atol=2e-5, check_dtype=False)
+    assert_close(pto.tile(pto.grad(f))(x, t), jax.jit(jax.grad(jf))(x, t), rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 def test_grad_of_layer_norm_fuses_dx_dgamma_dbeta(jax, jnp, data):
@@ -45,7 +45,7 @@ def test_grad_of_layer_norm_fuses_dx_dgamma_dbeta(jax, jnp, data):
     grad = pto.grad(f, argnums=(0, 1, 2))
     ks, _ = _kernels(grad, x, g, b)
     assert len(ks) == 1 and len(ks[0].outputs) == 3       # dx rows + dgamma/dbeta columns
-    assert_close(pto.tile(grad)(x, g, b), jax.grad(jf, argnums=(0, 1, 2))(x, g, b), rtol=5e-5, atol=5e-5, check_dtype=False)
+    assert_close(pto.tile(grad)(x, g, b), jax.jit(jax.grad(jf, argnums=(0, 1, 2)))(x, g, b), rtol=5e-5, atol=5e-5, check_dtype=False)
 
 
 def test_grad_of_rms_norm_and_log_softmax(jax, jnp, data):
@@ -56,7 +56,7 @@ def test_grad_of_rms_norm_and_log_softmax(jax, jnp, data):
         y = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * g
         return jnp.sum(jax.nn.log_softmax(y) * t)
     grad = pto.grad(f, argnums=(0, 1))
-    assert_close(pto.tile(grad)(x, g), jax.grad(jf, argnums=(0, 1))(x, g), rtol=5e-5, atol=5e-5, check_dtype=False)
+    assert_close(pto.tile(grad)(x, g), jax.jit(jax.grad(jf, argnums=(0, 1)))(x, g), rtol=5e-5, atol=5e-5, check_dtype=False)
 
 
 def test_grad_of_mlp_matches_jax_and_stays_in_kernels(jax, jnp, rng):
@@ -76,7 +76,7 @@ def test_grad_of_mlp_matches_jax_and_stays_in_kernels(jax, jnp, rng):
     ks, closed = _kernels(grad, w1, b1, w2)
     assert all(e.prim is tile_kernel_p for e in closed.ir.eqns)
     assert any(k.params["kind"] == "cube" for k in ks)
-    assert_close(pto.tile(grad)(w1, b1, w2), jax.grad(jf, argnums=(0, 1, 2))(w1, b1, w2), rtol=1e-4, atol=1e-4, check_dtype=False)
+    assert_close(pto.tile(grad)(w1, b1, w2), jax.jit(jax.grad(jf, argnums=(0, 1, 2)))(w1, b1, w2), rtol=1e-4, atol=1e-4, check_dtype=False)
 
 
 def test_vmap_of_softmax_and_layer_norm(jax, jnp, rng):
@@ -95,7 +95,7 @@ def test_vmap_of_grad(jax, jnp, rng):
     x = rng.normal(size=(4, 9, 30)).astype(np.float32)
     f = lambda v: pnp.sum(pto.nn.softmax(v) ** 2)
     jf = lambda v: jnp.sum(jax.nn.softmax(v) ** 2)
-    assert_close(pto.tile(pto.vmap(pto.grad(f)))(x), jax.vmap(jax.grad(jf))(x), rtol=2e-5, atol=2e-5, check_dtype=False)
+    assert_close(pto.tile(pto.vmap(pto.grad(f)))(x), jax.jit(jax.vmap(jax.grad(jf)))(x), rtol=2e-5, atol=2e-5, check_dtype=False)
 
 
 def test_differentiating_tiled_code_says_to_tile_last(data):
