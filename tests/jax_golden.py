@@ -5,7 +5,7 @@ fails loudly instead of comparing against stale values.
 
 The tables are the ``jax_reference_tables(jax)`` generators of the MODULES below. Regenerate
 after changing one (needs JAX):
-    cd tests && PYTHONPATH=.. python jax_golden.py [module ...]
+    cd tests && PYTHONPATH=..:reference python jax_golden.py [module ...]
 (only the tables of the named MODULES, keeping the other stored entries; all of them, and
 nothing else, without names).
 """
@@ -30,7 +30,7 @@ MODULES = ["scipy/test_special.py", "scipy/test_stats.py", "test_nn_attention.py
            "scipy/test_linalg_polar.py", "scipy/test_linalg_eigh_tridiagonal.py",
            "scipy/test_interpolate.py", "test_experimental_ode.py",
            "test_random_gamma.py", "example_libraries/test_stax.py",
-           "ops/test_special_functions.py"]
+           "ops/test_special_functions.py", "numpy/test_setops.py"]
 _store: dict = {}
 
 

@@ -12,6 +12,9 @@ import ptojax.numpy as pnp
 from helpers import assert_close
 
 EXAMPLES = max(6, settings.default.max_examples // 4)  # JAX compiles each case
+# XLA's compile of the references is most of this file's time; its cheapest code is good
+# enough for a reference (the same operations, unoptimized).
+XLA_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
 # per-example argument samplers: each returns ``sample(rng) -> list of numpy arrays`` ---------
@@ -173,29 +176,53 @@ def _stack(examples, in_axes):
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-@settings(max_examples=EXAMPLES)
-@given(data=st.data())
-def test_family_matches_jax_and_a_loop(jax, name, data):
+def test_family_matches_jax_and_a_loop(jax, name):
+    """Hypothesis draws the examples; each is checked against the loop inside the hypothesis
+    run, and JAX then computes all of them in one ``jax.jit`` (XLA's compile of one program
+    per example was most of this test's time). A JAX mismatch names its example."""
     draw_sampler, _, pto_fn = FAMILIES[name]
-    sample = draw_sampler(data)
-    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
-    n = data.draw(st.integers(1, 3), label="batch size")
-    examples = [[pnp.asarray(a) for a in sample(rng)] for _ in range(n)]
-    in_axes = _draw_in_axes(data, examples[0])
-    stacked = _stack(examples, in_axes)
+    checked = []
 
-    loop = [pto_fn(*[ex[i] if ax is not None else examples[0][i]
-                     for i, ax in enumerate(in_axes)]) for ex in examples]
-    single = not isinstance(loop[0], tuple)
-    loop = [[o] if single else list(o) for o in loop]
-    out_axes = [data.draw(st.integers(-(np.ndim(o) + 1), np.ndim(o)), label="out_axis")
-                for o in loop[0]]
-    spec = out_axes[0] if single else tuple(out_axes)
+    @settings(max_examples=EXAMPLES)
+    @given(data=st.data())
+    def draw(data):
+        sample = draw_sampler(data)
+        rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
+        n = data.draw(st.integers(1, 3), label="batch size")
+        examples = [[pnp.asarray(a) for a in sample(rng)] for _ in range(n)]
+        in_axes = _draw_in_axes(data, examples[0])
+        stacked = _stack(examples, in_axes)
 
-    got = pto.vmap(pto_fn, in_axes, spec)(*stacked)
-    want = jax.jit(jax.vmap(_jax_fn(name), in_axes, spec))(*map(np.asarray, stacked))
-    got, want = ([got], [want]) if single else (got, want)
-    for k, axis in enumerate(out_axes):
-        expected = np.stack([np.asarray(o[k]) for o in loop], axis)
-        assert_close(got[k], expected, rtol=1e-5, atol=1e-5)
-        assert_close(got[k], want[k], rtol=1e-5, atol=1e-5, check_dtype=False)
+        loop = [pto_fn(*[ex[i] if ax is not None else examples[0][i]
+                         for i, ax in enumerate(in_axes)]) for ex in examples]
+        single = not isinstance(loop[0], tuple)
+        loop = [[o] if single else list(o) for o in loop]
+        out_axes = [data.draw(st.integers(-(np.ndim(o) + 1), np.ndim(o)), label="out_axis")
+                    for o in loop[0]]
+        spec = out_axes[0] if single else tuple(out_axes)
+
+        got = pto.vmap(pto_fn, in_axes, spec)(*stacked)
+        got = [got] if single else list(got)
+        for k, axis in enumerate(out_axes):
+            expected = np.stack([np.asarray(o[k]) for o in loop], axis)
+            assert_close(got[k], expected, rtol=1e-5, atol=1e-5)
+        checked.append((in_axes, spec, single, [np.asarray(a) for a in stacked], got))
+
+    draw()
+    assert checked
+
+    def reference(inputs):
+        return [jax.vmap(_jax_fn(name), in_axes, spec)(*args)
+                for (in_axes, spec, *_), args in zip(checked, inputs)]
+
+    inputs = [args for *_, args, _ in checked]
+    wants = jax.jit(reference).lower(inputs).compile(XLA_OPTIONS)(inputs)
+    for (in_axes, spec, single, args, got), want in zip(checked, wants):
+        want = [want] if single else list(want)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            try:
+                assert_close(g, w, rtol=1e-5, atol=1e-5, check_dtype=False)
+            except AssertionError as e:
+                raise AssertionError(f"{name}: in_axes={in_axes} out_axes={spec} "
+                                     f"args={args!r}: {e}") from None

@@ -11,6 +11,7 @@ from ptojax import dtypes
 from ptojax.errors import ConcretizationError
 from ptojax.tree_util import tree_leaves
 from pnp_reference import check, check_grad, check_modes, check_vmap, jax_compiled
+from jax_golden import expected
 
 
 def _indices(jax_fn, *args):
@@ -42,10 +43,16 @@ def _unsized_unique_calls(m, x):
     return [*m.unique(x, True, True, True), m.unique(x[:0])]
 
 
-def test_unsized_unique_matches_jax_eagerly(jnp):
-    x = np.array([[3, 1, 3, 0, 2], [3, 1, 3, 0, 2], [1, 1, 4, 4, 2]], np.int32)
-    for k, (got, want) in enumerate(zip(_unsized_unique_calls(pnp, x),
-                                        _unsized_unique_calls(jnp, x))):
+UNIQUE_X = np.array([[3, 1, 3, 0, 2], [3, 1, 3, 0, 2], [1, 1, 4, 4, 2]], np.int32)
+
+
+def test_unsized_unique_matches_jax_eagerly():
+    """Against JAX's values stored by jax_golden.py (eager JAX compiled every operation of
+    its unsized unique, ~4 s)."""
+    x = UNIQUE_X
+    want_all = expected("setops-unsized-unique", [x])
+    assert len(want_all) == len(_unsized_unique_calls(pnp, x))
+    for k, (got, want) in enumerate(zip(_unsized_unique_calls(pnp, x), want_all)):
         check(got, want, (x,), index=np.asarray(want).dtype == np.int64, what=f"output {k}")
 
 
@@ -59,16 +66,23 @@ def test_complex_unique_matches_numpy():
     np.testing.assert_array_equal(pnp.unique(rows, axis=1), np.unique(rows, axis=1))
 
 
-def test_unique_nans_follow_equal_nan(jnp):
-    x = np.array([np.nan, 1.0, np.nan, 1.0, -2.0], np.float32)
-    for args in [{"return_counts": True}, {"equal_nan": False, "return_inverse": True}]:
-        for got, want in zip(pto.tree_util.tree_leaves(pnp.unique(x, **args)),
-                             pto.tree_util.tree_leaves(jnp.unique(x, **args))):
-            np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(pnp.unique_values(x), jnp.unique_values(x))
-    y = np.array([np.nan, 2.0], np.float32)
-    for fn in [lambda m: m.setxor1d(x, y, size=6), lambda m: m.intersect1d(x, y, size=3)]:
-        np.testing.assert_array_equal(fn(pnp), fn(jnp))
+NAN_X = np.array([np.nan, 1.0, np.nan, 1.0, -2.0], np.float32)
+NAN_Y = np.array([np.nan, 2.0], np.float32)
+
+
+def _nan_calls(m, x, y):
+    return [*pto.tree_util.tree_leaves(m.unique(x, return_counts=True)),
+            *pto.tree_util.tree_leaves(m.unique(x, equal_nan=False, return_inverse=True)),
+            m.unique_values(x), m.setxor1d(x, y, size=6), m.intersect1d(x, y, size=3)]
+
+
+def test_unique_nans_follow_equal_nan():
+    """Against JAX's values stored by jax_golden.py (eager JAX, ~5 s)."""
+    got_all = _nan_calls(pnp, NAN_X, NAN_Y)
+    want_all = expected("setops-unique-nans", [NAN_X, NAN_Y])
+    assert len(got_all) == len(want_all)
+    for got, want in zip(got_all, want_all):
+        np.testing.assert_array_equal(got, want)
 
 
 def _set_calls(m, a, b):
@@ -91,11 +105,16 @@ def _unsized_set_calls(m, a, b):
     return [*m.intersect1d(a, b, return_indices=True), m.setdiff1d(a, b), m.setxor1d(a, b)]
 
 
-def test_unsized_set_operations_match_jax_eagerly_and_ask_for_size_under_jit(jnp):
-    a = np.array([[4, 1, 2], [7, 1, 9]], np.int32)
-    b = np.array([2, 5, 4, 4, 6, 0], np.int32)
-    for k, (got, want) in enumerate(zip(_unsized_set_calls(pnp, a, b),
-                                        _unsized_set_calls(jnp, a, b))):
+SET_A = np.array([[4, 1, 2], [7, 1, 9]], np.int32)
+SET_B = np.array([2, 5, 4, 4, 6, 0], np.int32)
+
+
+def test_unsized_set_operations_match_jax_eagerly_and_ask_for_size_under_jit():
+    """Against JAX's values stored by jax_golden.py (eager JAX, ~6 s)."""
+    a, b = SET_A, SET_B
+    want_all = expected("setops-unsized-sets", [a, b])
+    assert len(want_all) == len(_unsized_set_calls(pnp, a, b))
+    for k, (got, want) in enumerate(zip(_unsized_set_calls(pnp, a, b), want_all)):
         check(got, want, (a, b), index=np.asarray(want).dtype == np.int64, what=f"output {k}")
     for fn in [pnp.unique, lambda x: pnp.union1d(x, x), lambda x: pnp.intersect1d(x, x),
                lambda x: pnp.setdiff1d(x, x), lambda x: pnp.setxor1d(x, x),
@@ -123,3 +142,12 @@ def test_unique_gradient_and_isin_vmap_match_jax(jnp):
                lambda r: jnp.isin(r, np.array([2, 3], np.int32)), rows)
     check_vmap(lambda r: pnp.unique(r, size=3, return_counts=True),
                lambda r: jnp.unique(r, size=3, return_counts=True), rows, index={0, 1})
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: the fixed-input eager
+    (unsized) tables above."""
+    jnp = jax.numpy
+    yield "setops-unsized-unique", [UNIQUE_X], lambda x: _unsized_unique_calls(jnp, x)
+    yield "setops-unsized-sets", [SET_A, SET_B], lambda a, b: _unsized_set_calls(jnp, a, b)
+    yield "setops-unique-nans", [NAN_X, NAN_Y], lambda x, y: _nan_calls(jnp, x, y)
