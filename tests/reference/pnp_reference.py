@@ -7,6 +7,8 @@ f32/i32/u32/c64 (in x64 mode, as JAX's). Index results (argmax, argsort) are alw
 JAX compiles once per operation, shape and dtype (~50 ms each), so the tests batch many
 operations into one ``jax.jit`` per drawn case and keep the universe of shapes small.
 """
+import inspect
+
 import numpy as np
 
 import ptojax as pto
@@ -98,14 +100,41 @@ def check_modes(pto_fn, jax_fn, *args, index=(), scale=1.0, inputs=None, labels=
     """``pto_fn`` in every mode against ``jax_fn`` (jitted once) on ``args``. ``index`` lists
     the outputs that are indices (JAX's index dtype); ``inputs`` overrides which values decide
     the dtype oracle (default: ``args``); ``labels`` names the outputs in failures."""
-    from ptojax.tree_util import tree_leaves
-    expected = tree_leaves(jax_compiled(jax_fn, *args))
+    check_modes_against(pto_fn, tree_leaves(jax_compiled(jax_fn, *args)), *args, index=index,
+                        scale=scale, inputs=inputs, labels=labels)
+
+
+def check_modes_against(pto_fn, expected, *args, index=(), scale=1.0, inputs=None,
+                        labels=None):
+    """``check_modes`` against JAX's outputs ``expected`` (a list of arrays, one per leaf)."""
     inputs = args if inputs is None else inputs
     for mode, outs in run_modes(pto_fn, *args).items():
         assert len(outs) == len(expected), f"{mode}: {len(outs)} outputs, JAX {len(expected)}"
         for k, (a, e) in enumerate(zip(outs, expected)):
             label = labels[k] if labels else f"output {k}"
             check(a, e, inputs, index=k in index, scale=scale, what=f"{mode} {label}")
+
+
+# Stored JAX tables (tests/jax_golden.py) -------------------------------------------------------
+def table_inputs(args, *definitions) -> list:
+    """What a stored JAX table is digested from: its arrays ``args`` and the source text of
+    the ``definitions`` (functions, classes, or text) that compute it, so that a changed
+    definition fails as loudly as changed inputs do."""
+    text = "".join(d if isinstance(d, str) else inspect.getsource(d) for d in definitions)
+    return [*(np.asarray(a) for a in args), np.frombuffer(text.encode(), np.uint8)]
+
+
+def jax_table(jax_fn, *definitions):
+    """jax_golden.py's ``fn`` for ``table_inputs(args, *definitions)``: JAX's output leaves
+    of ``jax_fn(*args)`` (jitted as ``check_modes`` does)."""
+    return lambda *inputs: [np.asarray(v) for v in
+                            tree_leaves(jax_compiled(jax_fn, *inputs[:-1]))]
+
+
+def stored(key, args, *definitions) -> list:
+    """JAX's outputs for ``args`` stored under ``key`` by jax_golden.py."""
+    from jax_golden import expected
+    return expected(key, table_inputs(args, *definitions))
 
 
 def check_grad(pto_fn, jax_fn, *args, scale=1.0, what="grad"):

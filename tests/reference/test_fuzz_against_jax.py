@@ -51,8 +51,12 @@ def run(fn, *args):
         out = fn(*args)
     except Exception as e:  # noqa: BLE001  (the outcome is compared)
         return Raised(e)
-    leaves = out if isinstance(out, (list, tuple)) else [out]
-    return [(np.asarray(v), bool(getattr(v, "weak_type", False))) for v in leaves]
+    return leaves(out)
+
+
+def leaves(out):
+    out = out if isinstance(out, (list, tuple)) else [out]
+    return [(np.asarray(v), bool(getattr(v, "weak_type", False))) for v in out]
 
 
 def assert_agree(got, want, what):
@@ -82,6 +86,20 @@ def assert_agree(got, want, what):
 def reference(jax, x64, fn, *args):
     with jax.enable_x64(x64):
         return run(fn, *args)
+
+
+def jitted_references(jax, programs):
+    """JAX's outcomes (without x64) of each ``(fn, args)`` of ``programs`` under ``jax.jit``,
+    all compiled as one jit program: one XLA compile per example instead of one per program
+    and, for an eager grad or vmap, one per primitive on new shapes (most of this module's
+    time). When the joint program raises, each program runs under its own jit to tell which."""
+    fns, argss = [fn for fn, _ in programs], [tuple(args) for _, args in programs]
+    with jax.enable_x64(False):
+        try:
+            outs = jax.jit(lambda argss: [fn(*args) for fn, args in zip(fns, argss)])(argss)
+        except Exception:  # noqa: BLE001  (each program's outcome is compared)
+            return [run(jax.jit(fn), *args) for fn, args in programs]
+    return [leaves(out) for out in outs]
 
 
 def wide(*values) -> bool:
@@ -254,26 +272,26 @@ def test_indexing_with_negative_and_out_of_bounds_indices(jax, jnp, shape, dtype
     what = f"{op}(mode={mode}) x={np.dtype(dtype)}{list(shape)} idx={entries}"
     want = reference(jax, False, p_jax, x, *dyn)
     assert_agree(run(p_pto, x, *dyn), want, f"eager {what}")
-    assert_agree(run(pto.jit(p_pto), x, *dyn), reference(jax, False, jax.jit(p_jax), x, *dyn),
-                 f"jit {what}")
-    if isinstance(want, Raised):
-        return
-    out = want[0][0]
-    if np.dtype(dtype).kind == "f" and out.dtype.kind == "f":
-        w = random_values(rng, out.shape, dtype)
-        assert_agree(run(pto.grad(lambda a, *d: pnp.sum(p_pto(a, *d) * w)), x, *dyn),
-                     reference(jax, False, jax.grad(lambda a, *d: jnp.sum(p_jax(a, *d) * w)),
-                               x, *dyn), f"grad {what}")
-    xs = np.stack([x, random_values(rng, shape, dtype)])
-    in_axes = (0,) + (None,) * len(dyn)
-    assert_agree(run(pto.vmap(p_pto, in_axes), xs, *dyn),
-                 reference(jax, False, jax.vmap(p_jax, in_axes), xs, *dyn), f"vmap(x) {what}")
-    if dyn:
-        ds = np.stack([dyn[0], np.flip(dyn[0])])
-        in_axes = (None, 0) + (None,) * (len(dyn) - 1)
-        assert_agree(run(pto.vmap(p_pto, in_axes), x, ds, *dyn[1:]),
-                     reference(jax, False, jax.vmap(p_jax, in_axes), x, ds, *dyn[1:]),
-                     f"vmap(index) {what}")
+    # JAX's jit, grad and vmap outcomes, all under one jit (jitted_references)
+    checks = [("jit", pto.jit(p_pto), p_jax, (x, *dyn))]
+    if not isinstance(want, Raised):
+        out = want[0][0]
+        if np.dtype(dtype).kind == "f" and out.dtype.kind == "f":
+            w = random_values(rng, out.shape, dtype)
+            checks.append(("grad", pto.grad(lambda a, *d: pnp.sum(p_pto(a, *d) * w)),
+                           jax.grad(lambda a, *d: jnp.sum(p_jax(a, *d) * w)), (x, *dyn)))
+        xs = np.stack([x, random_values(rng, shape, dtype)])
+        in_axes = (0,) + (None,) * len(dyn)
+        checks.append(("vmap(x)", pto.vmap(p_pto, in_axes), jax.vmap(p_jax, in_axes),
+                       (xs, *dyn)))
+        if dyn:
+            ds = np.stack([dyn[0], np.flip(dyn[0])])
+            in_axes = (None, 0) + (None,) * (len(dyn) - 1)
+            checks.append(("vmap(index)", pto.vmap(p_pto, in_axes), jax.vmap(p_jax, in_axes),
+                           (x, ds, *dyn[1:])))
+    wants = jitted_references(jax, [(j, args) for _, _, j, args in checks])
+    for (name, p, _, args), want_j in zip(checks, wants):
+        assert_agree(run(p, *args), want_j, f"{name} {what}")
 
 
 # 3. take, take_along_axis and dynamic slices ----------------------------------------------------
@@ -322,17 +340,18 @@ def test_take_and_dynamic_slices_out_of_bounds(jax, jnp, kind, shape, data, seed
     what = f"{kind}(mode={mode}, axis={axis}, size={size}) x={list(shape)} i={i!r}"
     want = reference(jax, False, p_jax, x, i)
     assert_agree(run(p_pto, x, i), want, f"eager {what}")
-    assert_agree(run(pto.jit(p_pto), x, i), reference(jax, False, jax.jit(p_jax), x, i),
-                 f"jit {what}")
-    if isinstance(want, Raised):
-        return
-    w = random_values(rng, want[0][0].shape, np.float32)
-    assert_agree(run(pto.grad(lambda a, j: pnp.sum(p_pto(a, j) * w)), x, i),
-                 reference(jax, False, jax.grad(lambda a, j: jnp.sum(p_jax(a, j) * w)), x, i),
-                 f"grad {what}")
-    iis = np.stack([i, rng.integers(low, n + 3, size=i.shape).astype(idx_dtype)])
-    assert_agree(run(pto.vmap(p_pto, (None, 0)), x, iis),
-                 reference(jax, False, jax.vmap(p_jax, (None, 0)), x, iis), f"vmap(i) {what}")
+    # JAX's jit, grad and vmap outcomes, all under one jit (jitted_references)
+    checks = [("jit", pto.jit(p_pto), p_jax, (x, i))]
+    if not isinstance(want, Raised):
+        w = random_values(rng, want[0][0].shape, np.float32)
+        iis = np.stack([i, rng.integers(low, n + 3, size=i.shape).astype(idx_dtype)])
+        checks += [("grad", pto.grad(lambda a, j: pnp.sum(p_pto(a, j) * w)),
+                    jax.grad(lambda a, j: jnp.sum(p_jax(a, j) * w)), (x, i)),
+                   ("vmap(i)", pto.vmap(p_pto, (None, 0)), jax.vmap(p_jax, (None, 0)),
+                    (x, iis))]
+    wants = jitted_references(jax, [(j, args) for _, _, j, args in checks])
+    for (name, p, _, args), want_j in zip(checks, wants):
+        assert_agree(run(p, *args), want_j, f"{name} {what}")
 
 
 # 4. zero-size and 0-d arrays --------------------------------------------------------------------
@@ -365,17 +384,18 @@ def test_zero_size_and_zero_dimensional_arrays(jax, jnp, op, shape, dtype, seed)
     what = f"{op} x={np.dtype(dtype)}{list(shape)}"
     want = reference(jax, False, lambda a: fn(jnp, a), x)
     assert_agree(run(lambda a: fn(pnp, a), x), want, f"eager {what}")
-    assert_agree(run(pto.jit(lambda a: fn(pnp, a)), x),
-                 reference(jax, False, jax.jit(lambda a: fn(jnp, a)), x), f"jit {what}")
-    if isinstance(want, Raised):
-        return
-    if np.dtype(dtype).kind == "f" and want[0][0].dtype.kind == "f":
-        assert_agree(run(pto.grad(lambda a: pnp.sum(fn(pnp, a))), x),
-                     reference(jax, False, jax.grad(lambda a: jnp.sum(fn(jnp, a))), x),
-                     f"grad {what}")
-    xs = np.stack([x, random_values(rng, shape, dtype)])
-    assert_agree(run(pto.vmap(lambda a: fn(pnp, a)), xs),
-                 reference(jax, False, jax.vmap(lambda a: fn(jnp, a)), xs), f"vmap {what}")
+    # JAX's jit, grad and vmap outcomes, all under one jit (jitted_references)
+    checks = [("jit", pto.jit(lambda a: fn(pnp, a)), lambda a: fn(jnp, a), (x,))]
+    if not isinstance(want, Raised):
+        if np.dtype(dtype).kind == "f" and want[0][0].dtype.kind == "f":
+            checks.append(("grad", pto.grad(lambda a: pnp.sum(fn(pnp, a))),
+                           jax.grad(lambda a: jnp.sum(fn(jnp, a))), (x,)))
+        xs = np.stack([x, random_values(rng, shape, dtype)])
+        checks.append(("vmap", pto.vmap(lambda a: fn(pnp, a)), jax.vmap(lambda a: fn(jnp, a)),
+                       (xs,)))
+    wants = jitted_references(jax, [(j, args) for _, _, j, args in checks])
+    for (name, p, _, args), want_j in zip(checks, wants):
+        assert_agree(run(p, *args), want_j, f"{name} {what}")
 
 
 def test_the_fuzz_reference_switches_x64_per_case(jax, jnp):

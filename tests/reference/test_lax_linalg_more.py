@@ -32,32 +32,47 @@ def _jax_list(out):
     return [np.asarray(o) for o in out]
 
 
+def _jitted(jax, fn, *args):
+    """``fn(*args)`` computed by JAX as one jit program with the arrays as arguments: a test's
+    JAX references in one XLA compile instead of one per eager operation (and per primitive
+    of an eager jvp, grad or vmap)."""
+    return jax.jit(fn)(*args)
+
+
 # hessenberg, tridiagonal, householder_product, ormqr: LAPACK's packed forms ----------------------
 @pytest.mark.parametrize("dtype,shape", [(np.float32, (1, 1)), (np.float32, (2, 4, 4)),
                                          (np.complex64, (2, 4, 4)), (np.float64, (5, 5)),
                                          (np.complex128, (3, 3))])
 def test_packed_reductions_equal_jax(jax, dtype, shape):
     a = _random(shape, dtype)
-    _close(L.hessenberg(a), _jax_list(jax.lax.linalg.hessenberg(a)), dtype)
-    for lower in (True, False):
-        _close(L.tridiagonal(a, lower=lower),
-               _jax_list(jax.lax.linalg.tridiagonal(a, lower=lower)), dtype)
+    lowers = (True, False)
+    want, *want_tridiagonal = _jitted(jax, lambda a: [jax.lax.linalg.hessenberg(a)] + [
+        jax.lax.linalg.tridiagonal(a, lower=lower) for lower in lowers], a)
+    _close(L.hessenberg(a), _jax_list(want), dtype)
+    for lower, w in zip(lowers, want_tridiagonal, strict=True):
+        _close(L.tridiagonal(a, lower=lower), _jax_list(w), dtype)
 
 
 @pytest.mark.parametrize("dtype,shape", [(np.float32, (2, 5, 3)), (np.complex64, (4, 3)),
                                          (np.float64, (4, 4)), (np.complex128, (2, 4, 2))])
 def test_householder_product_and_ormqr_equal_jax(jax, jnp, dtype, shape):
-    h, taus = jnp.linalg.qr(_random(shape, dtype), mode="raw")
+    h, taus = _jitted(jax, lambda x: jnp.linalg.qr(x, mode="raw"), _random(shape, dtype))
     a, taus = np.asarray(jnp.swapaxes(h, -1, -2)), np.asarray(taus)
-    _close(L.householder_product(a, taus), jax.lax.linalg.householder_product(a, taus), dtype)
     m = shape[-2]
     c = _random((*shape[:-2], m, 2), dtype)
-    for transpose in (False, True):
-        _close(L.ormqr(a, taus, c, transpose=transpose),
-               jax.lax.linalg.ormqr(a, taus, c, transpose=transpose), dtype)
-        ct = np.swapaxes(c, -1, -2)
-        _close(L.ormqr(a, taus, ct, left=False, transpose=transpose),
-               jax.lax.linalg.ormqr(a, taus, ct, left=False, transpose=transpose), dtype)
+    ct = np.swapaxes(c, -1, -2)
+    transposes = (False, True)
+    want, *want_ormqr = _jitted(jax, lambda a, taus, c, ct: [
+        jax.lax.linalg.householder_product(a, taus)] + [
+        f(transpose) for transpose in transposes for f in (
+            lambda t: jax.lax.linalg.ormqr(a, taus, c, transpose=t),
+            lambda t: jax.lax.linalg.ormqr(a, taus, ct, left=False, transpose=t))],
+        a, taus, c, ct)
+    _close(L.householder_product(a, taus), want, dtype)
+    want_ormqr = iter(want_ormqr)
+    for transpose in transposes:
+        _close(L.ormqr(a, taus, c, transpose=transpose), next(want_ormqr), dtype)
+        _close(L.ormqr(a, taus, ct, left=False, transpose=transpose), next(want_ormqr), dtype)
 
 
 def test_packed_forms_jit_vmap_and_no_derivative():
@@ -113,10 +128,10 @@ def test_symmetric_product_equals_jax(jax, dtype, symmetrize_output):
     c = _random((3, 5, 5), dtype)
     c = c + np.swapaxes(c, -1, -2)
     kwargs = dict(alpha=2.0, beta=0.5, symmetrize_output=symmetrize_output)
-    _close(L.symmetric_product(a, c, **kwargs),
-           jax.lax.linalg.symmetric_product(a, c, **kwargs), dtype)
-    _close(pto.vmap(lambda a, c: L.symmetric_product(a, c, **kwargs))(a, c),
-           jax.vmap(lambda a, c: jax.lax.linalg.symmetric_product(a, c, **kwargs))(a, c), dtype)
+    theirs = lambda a, c: jax.lax.linalg.symmetric_product(a, c, **kwargs)
+    want, want_vmap = _jitted(jax, lambda a, c: (theirs(a, c), jax.vmap(theirs)(a, c)), a, c)
+    _close(L.symmetric_product(a, c, **kwargs), want, dtype)
+    _close(pto.vmap(lambda a, c: L.symmetric_product(a, c, **kwargs))(a, c), want_vmap, dtype)
 
 
 def test_symmetric_product_errors_as_jax(jax):
@@ -170,18 +185,20 @@ def test_tridiagonal_solve_derivatives_jit_vmap(jax):
 
     def loss(lax):
         return lambda *a: (lax.linalg.tridiagonal_solve(*a) ** 2).sum()
-    _close(pto.grad(loss(pto.lax), argnums=(0, 1, 2, 3))(*args),
-           jax.grad(loss(jax.lax), argnums=(0, 1, 2, 3))(*args), dtype)
     tangents = _tridiagonal_system((2, 4), dtype, k=3)
-    _close(pto.jvp(L.tridiagonal_solve, args, tangents),
-           jax.jvp(jax.lax.linalg.tridiagonal_solve, args, tangents), dtype)
-    _close(pto.jit(L.tridiagonal_solve)(*args), L.tridiagonal_solve(*args), dtype)
     many_b = _random((5, 2, 4, 3), dtype)      # right-hand sides batched alone, then all
+    solve = jax.lax.linalg.tridiagonal_solve
+    want_grad, want_jvp, want_vmap_b, want_vmap = _jitted(jax, lambda args, tangents, many_b: (
+        jax.grad(loss(jax.lax), argnums=(0, 1, 2, 3))(*args),
+        jax.jvp(solve, args, tangents),
+        jax.vmap(solve, in_axes=(None, None, None, 0))(*args[:3], many_b),
+        jax.vmap(solve, in_axes=(1, 1, 1, 1))(*args)), tuple(args), tuple(tangents), many_b)
+    _close(pto.grad(loss(pto.lax), argnums=(0, 1, 2, 3))(*args), want_grad, dtype)
+    _close(pto.jvp(L.tridiagonal_solve, args, tangents), want_jvp, dtype)
+    _close(pto.jit(L.tridiagonal_solve)(*args), L.tridiagonal_solve(*args), dtype)
     _close(pto.vmap(L.tridiagonal_solve, in_axes=(None, None, None, 0))(*args[:3], many_b),
-           jax.vmap(jax.lax.linalg.tridiagonal_solve, in_axes=(None, None, None, 0))(
-               *args[:3], many_b), dtype)
-    _close(pto.vmap(L.tridiagonal_solve, in_axes=(1, 1, 1, 1))(*args),
-           jax.vmap(jax.lax.linalg.tridiagonal_solve, in_axes=(1, 1, 1, 1))(*args), dtype)
+           want_vmap_b, dtype)
+    _close(pto.vmap(L.tridiagonal_solve, in_axes=(1, 1, 1, 1))(*args), want_vmap, dtype)
 
 
 @pytest.mark.parametrize("shapes,dtypes_,match", [
@@ -233,10 +250,12 @@ def test_eig_derivatives_jit_vmap_and_errors(jax):
     def values(lax):
         return lambda x: lax.linalg.eig(x, compute_left_eigenvectors=False,
                                         compute_right_eigenvectors=False)[0]
-    _close(pto.jvp(values(pto.lax), (a,), (t,)), jax.jvp(values(jax.lax), (a,), (t,)),
-           np.float64, scale=100)
-    _close(pto.grad(lambda x: values(pto.lax)(x).real.sum())(a),
-           jax.grad(lambda x: values(jax.lax)(x).real.sum())(a), np.float64, scale=100)
+    want_jvp, want_grad = _jitted(jax, lambda a, t: (
+        jax.jvp(values(jax.lax), (a,), (t,)),
+        jax.grad(lambda x: values(jax.lax)(x).real.sum())(a)), a, t)
+    _close(pto.jvp(values(pto.lax), (a,), (t,)), want_jvp, np.float64, scale=100)
+    _close(pto.grad(lambda x: values(pto.lax)(x).real.sum())(a), want_grad, np.float64,
+           scale=100)
     _close(pto.jit(values(pto.lax))(a), values(pto.lax)(a), np.float64)
     stack = _random((2, 3, 3), np.float64)
     _close(pto.vmap(values(pto.lax))(stack), values(pto.lax)(stack), np.float64)
@@ -258,7 +277,8 @@ def test_eig_vector_derivatives_when_enabled_equal_jax(jax, dtype):
     def eig(lax):
         return lambda x: lax.linalg.eig(x, enable_eigvec_derivs=True)
     (w, vl, vr), (dw, dvl, dvr) = pto.jvp(eig(pto.lax), (a,), (t,))
-    (jw, jvl, jvr), (jdw, jdvl, jdvr) = jax.jvp(eig(jax.lax), (a,), (t,))
+    (jw, jvl, jvr), (jdw, jdvl, jdvr) = _jitted(
+        jax, lambda a, t: jax.jvp(eig(jax.lax), (a,), (t,)), a, t)
     _close(dw, jdw, dtype, scale=1e3)
     for v, dv, jv, jdv in ((vl, dvl, jvl, jdvl), (vr, dvr, jvr, jdvr)):
         phase = np.sum(np.conj(np.asarray(jv)) * np.asarray(v), axis=-2, keepdims=True)

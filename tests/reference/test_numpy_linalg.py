@@ -13,7 +13,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from helpers import assert_close, positive_definite, separated_spectrum, well_conditioned
-from pnp_reference import check_modes, jax_compiled, random_array
+from pnp_reference import (check_modes, check_modes_against, jax_compiled, jax_table,
+                           random_array, stored)
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -96,32 +97,53 @@ def _products(m, a, b, v, w, t):
             m.matmul(v, b), m.matmul(t, w), m.matmul(a, b, preferred_element_type=None)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int8, dtypes.float16], ids=str)
-def test_dot_vdot_inner_outer_tensordot_match_jax(jnp, dtype):
+PRODUCTS_DTYPES = [dtypes.float32, dtypes.int8, dtypes.float16]
+
+
+def _products_args(dtype):
     rng = np.random.default_rng(4)
-    args = [random_array(rng, s, dtype) for s in [(2, 3), (3, 4), (3,), (4,), (2, 3, 4)]]
-    check_modes(lambda *xs: _products(pnp, *xs), lambda *xs: _products(jnp, *xs), *args,
-                scale=_scale(dtype))
+    return [random_array(rng, s, dtype) for s in [(2, 3), (3, 4), (3,), (4,), (2, 3, 4)]]
 
 
-def test_preferred_element_type_widens_the_result_like_jax(jnp):
+@pytest.mark.parametrize("dtype", PRODUCTS_DTYPES, ids=str)
+def test_dot_vdot_inner_outer_tensordot_match_jax(dtype):
+    args = _products_args(dtype)
+    check_modes_against(lambda *xs: _products(pnp, *xs),
+                        stored(f"numpy-linalg/products/{dtype}", args, _products), *args,
+                        scale=_scale(dtype))
+
+
+def _preferred_args():
     rng = np.random.default_rng(5)
     a, b = random_array(rng, (2, 3), dtypes.int8), random_array(rng, (3, 4), dtypes.int8)
-    h, k = a.astype(np.float16), b.astype(np.float16)
-
-    def calls(m, a, b, h, k):
-        return [m.matmul(a, b, preferred_element_type=np.int32),
-                m.dot(h, k, preferred_element_type=np.float32),
-                m.einsum("ij,jk->ik", a, b, preferred_element_type=np.int32)]
-    check_modes(lambda *xs: calls(pnp, *xs), lambda *xs: calls(jnp, *xs), a, b, h, k)
+    return [a, b, a.astype(np.float16), b.astype(np.float16)]
 
 
-def test_mixed_dtype_products_promote_like_jax(jnp):
+def _preferred(m, a, b, h, k):
+    return [m.matmul(a, b, preferred_element_type=np.int32),
+            m.dot(h, k, preferred_element_type=np.float32),
+            m.einsum("ij,jk->ik", a, b, preferred_element_type=np.int32)]
+
+
+def test_preferred_element_type_widens_the_result_like_jax():
+    args = _preferred_args()
+    check_modes_against(lambda *xs: _preferred(pnp, *xs),
+                        stored("numpy-linalg/preferred", args, _preferred), *args)
+
+
+def _mixed_args():
     rng = np.random.default_rng(6)
-    a, b = random_array(rng, (2, 3), dtypes.int8), random_array(rng, (3, 2), dtypes.float16)
-    check_modes(lambda x, y: [pnp.matmul(x, y), pnp.einsum("ij,jk", x, y), pnp.outer(x, y)],
-                lambda x, y: [jnp.matmul(x, y), jnp.einsum("ij,jk", x, y), jnp.outer(x, y)],
-                a, b)
+    return [random_array(rng, (2, 3), dtypes.int8), random_array(rng, (3, 2), dtypes.float16)]
+
+
+def _mixed(m, x, y):
+    return [m.matmul(x, y), m.einsum("ij,jk", x, y), m.outer(x, y)]
+
+
+def test_mixed_dtype_products_promote_like_jax():
+    args = _mixed_args()
+    check_modes_against(lambda *xs: _mixed(pnp, *xs), stored("numpy-linalg/mixed", args, _mixed),
+                        *args)
 
 
 MISMATCHED_PRODUCTS = {
@@ -173,14 +195,19 @@ def _solvers(m, a, b, v, a5, tall, s3):
             la.cond(a, "fro")]
 
 
-@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
-def test_solvers_determinants_and_inverses_match_jax(jnp, dtype):
+def _solvers_args(dtype):
     rng = np.random.default_rng(10)
-    args = [well_conditioned(rng, (2, 4, 4), dtype), rng.standard_normal((2, 4, 3)).astype(dtype),
+    return [well_conditioned(rng, (2, 4, 4), dtype), rng.standard_normal((2, 4, 3)).astype(dtype),
             rng.standard_normal(4).astype(dtype), well_conditioned(rng, (5, 5), dtype),
             separated_spectrum(rng, (5, 3), dtype), separated_spectrum(rng, (3, 3), dtype, symmetric=True)]
-    check_modes(lambda *xs: _solvers(pnp, *xs), lambda *xs: _solvers(jnp, *xs), *args,
-                index=(19, 28, 29, 30), scale=LINALG_SCALE)
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+def test_solvers_determinants_and_inverses_match_jax(dtype):
+    args = _solvers_args(dtype)
+    check_modes_against(lambda *xs: _solvers(pnp, *xs),
+                        stored(f"numpy-linalg/solvers/{dtype}", args, _solvers), *args,
+                        index=(19, 28, 29, 30), scale=LINALG_SCALE)
 
 
 def _norms(m, x, v, i):
@@ -198,13 +225,18 @@ def _norms(m, x, v, i):
     return out
 
 
-@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
-def test_every_norm_matches_jax(jnp, dtype):
+def _norms_args(dtype):
     rng = np.random.default_rng(11)
-    args = [rng.standard_normal((2, 3, 4)).astype(dtype), rng.standard_normal(5).astype(dtype),
+    return [rng.standard_normal((2, 3, 4)).astype(dtype), rng.standard_normal(5).astype(dtype),
             rng.integers(-3, 4, (3, 3)).astype(np.int32)]
-    check_modes(lambda *xs: _norms(pnp, *xs), lambda *xs: _norms(jnp, *xs), *args,
-                scale=LINALG_SCALE)
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+def test_every_norm_matches_jax(dtype):
+    args = _norms_args(dtype)
+    check_modes_against(lambda *xs: _norms(pnp, *xs),
+                        stored(f"numpy-linalg/norms/{dtype}", args, _norms), *args,
+                        scale=LINALG_SCALE)
 
 
 def test_complex_two_norms_are_real_as_jax(jnp):
@@ -251,14 +283,19 @@ def _decompositions(m, spd, sym, tall, wide, square):
     return out
 
 
-@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
-def test_decompositions_match_jax_through_sign_invariant_quantities(jnp, dtype):
+def _decompositions_args(dtype):
     rng = np.random.default_rng(12)
-    args = [positive_definite(rng, (2, 4, 4), dtype), separated_spectrum(rng, (2, 4, 4), dtype, symmetric=True),
+    return [positive_definite(rng, (2, 4, 4), dtype), separated_spectrum(rng, (2, 4, 4), dtype, symmetric=True),
             separated_spectrum(rng, (2, 5, 3), dtype), separated_spectrum(rng, (3, 5), dtype),
             separated_spectrum(rng, (4, 4), dtype)]
-    check_modes(lambda *xs: _decompositions(pnp, *xs), lambda *xs: _decompositions(jnp, *xs),
-                *args, scale=LINALG_SCALE)
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES, ids=str)
+def test_decompositions_match_jax_through_sign_invariant_quantities(dtype):
+    args = _decompositions_args(dtype)
+    check_modes_against(lambda *xs: _decompositions(pnp, *xs),
+                        stored(f"numpy-linalg/decompositions/{dtype}", args, _decompositions,
+                               _column_signs), *args, scale=LINALG_SCALE)
 
 
 def _linalg_products(m, a, b, c, v, w, t):
@@ -273,13 +310,21 @@ def _linalg_products(m, a, b, c, v, w, t):
             la.matrix_transpose(t)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32], ids=str)
-def test_products_and_views_of_pnp_linalg_match_jax(jnp, dtype):
+LINALG_PRODUCTS_DTYPES = [dtypes.float32, dtypes.int32]
+
+
+def _linalg_products_args(dtype):
     rng = np.random.default_rng(13)
-    args = [random_array(rng, s, dtype) for s in [(2, 3), (3, 4), (4, 2), (3,), (2,),
+    return [random_array(rng, s, dtype) for s in [(2, 3), (3, 4), (4, 2), (3,), (2,),
                                                  (2, 3, 4)]]
-    check_modes(lambda *xs: _linalg_products(pnp, *xs),
-                lambda *xs: _linalg_products(jnp, *xs), *args)
+
+
+@pytest.mark.parametrize("dtype", LINALG_PRODUCTS_DTYPES, ids=str)
+def test_products_and_views_of_pnp_linalg_match_jax(dtype):
+    args = _linalg_products_args(dtype)
+    check_modes_against(lambda *xs: _linalg_products(pnp, *xs),
+                        stored(f"numpy-linalg/linalg-products/{dtype}", args, _linalg_products),
+                        *args)
 
 
 def _singular(m, s):
@@ -288,13 +333,19 @@ def _singular(m, s):
     return [la.det(s), *la.slogdet(s), la.matrix_rank(s), la.pinv(s) @ s @ la.pinv(s)]
 
 
-def test_singular_matrices_match_jax(jnp):
-    """Zero rows make the LU's last pivots exactly zero: determinant 0, sign 0, log -inf."""
+def _singular_args():
     rng = np.random.default_rng(14)
     s = rng.standard_normal((2, 4, 4))
     s[0, 3], s[1, 2:] = 0, 0
-    check_modes(lambda x: _singular(pnp, x), lambda x: _singular(jnp, x), s, index=(3,),
-                scale=1e3)
+    return [s]
+
+
+def test_singular_matrices_match_jax():
+    """Zero rows make the LU's last pivots exactly zero: determinant 0, sign 0, log -inf."""
+    args = _singular_args()
+    check_modes_against(lambda x: _singular(pnp, x),
+                        stored("numpy-linalg/singular", args, _singular), *args, index=(3,),
+                        scale=1e3)
 
 
 # pnp.linalg derivatives -------------------------------------------------------------------------
@@ -362,15 +413,33 @@ JAX_COMPARED = ["inv", "solve_a", "solve_b", "det", "det_singular", "slogdet", "
                 "pinv", "lstsq", "norm_nuc", "norm_1", "cond"]
 
 
-def test_gradients_match_jax(jax):
-    chosen = [g for g in GRADS if g[0] in JAX_COMPARED]
-    grads = {name: pto.grad(lambda x, f=f: _weigh(pnp, f(pnp, x)))(INPUTS[arg])
-             for name, f, arg in chosen}
-    want = jax_compiled(lambda inputs: {
-        name: jax.grad(lambda x, f=f: _weigh(jax.numpy, f(jax.numpy, x)))(inputs[arg])
-        for name, f, arg in chosen}, INPUTS)
-    for name in JAX_COMPARED:
-        assert_close(grads[name], np.asarray(want[name]), rtol=1e-8, atol=1e-8)
+def _gradients_table():
+    """The inputs and definitions JAX's stored gradients are computed from: the JAX_COMPARED
+    entries of GRADS (their names, inputs and functions' source)."""
+    chosen = [g for name in JAX_COMPARED for g in GRADS if g[0] == name]
+    return (list(INPUTS.values()),
+            [_weigh, repr([(name, arg) for name, _, arg in chosen]),
+             *(f for _, f, _ in chosen)])
+
+
+def _jax_gradients(jax):
+    """JAX's gradients of the JAX_COMPARED entries of GRADS, in that order (one program)."""
+    chosen = {g[0]: g for g in GRADS}
+    def grads(inputs):
+        return [jax.grad(lambda x, f=chosen[name][1]: _weigh(jax.numpy, f(jax.numpy, x)))(
+            inputs[chosen[name][2]]) for name in JAX_COMPARED]
+    return lambda *inputs: [np.asarray(v) for v in jax_compiled(
+        grads, dict(zip(INPUTS, inputs[:-1], strict=True)))]
+
+
+def test_gradients_match_jax():
+    chosen = {g[0]: g for g in GRADS}
+    args, definitions = _gradients_table()
+    want = stored("numpy-linalg/gradients", args, *definitions)
+    for name, w in zip(JAX_COMPARED, want, strict=True):
+        _, f, arg = chosen[name]
+        got = pto.grad(lambda x: _weigh(pnp, f(pnp, x)))(INPUTS[arg])
+        assert_close(got, w, rtol=1e-8, atol=1e-8)
 
 
 def _check_grads(fn, x, eps=1e-5, rtol=1e-6):
@@ -412,13 +481,18 @@ def _batched(m, vmap, grad, a, b, spd, tall):
             vmap(grad(la.det))(a)]
 
 
-def test_vmap_of_pnp_linalg_matches_jax(jax):
+def _batched_args():
     rng = np.random.default_rng(16)
     a, b = well_conditioned(rng, (3, 4, 4), np.float64), rng.standard_normal((3, 4, 2))
     spd, tall = positive_definite(rng, (3, 4, 4), np.float64), separated_spectrum(rng, (3, 5, 3), np.float64)
-    got = _batched(pnp, pto.vmap, pto.grad, a, b, spd, tall)
-    want = jax.jit(lambda *xs: _batched(jax.numpy, jax.vmap, jax.grad, *xs))(a, b, spd, tall)
-    assert_close(got, want, rtol=1e-9, atol=1e-9)
+    return [a, b, spd, tall]
+
+
+def test_vmap_of_pnp_linalg_matches_jax():
+    args = _batched_args()
+    got = _batched(pnp, pto.vmap, pto.grad, *args)
+    want = stored("numpy-linalg/vmap", args, _batched)
+    assert_close(pto.tree_util.tree_leaves(got), want, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("call,error,message", [
@@ -443,3 +517,34 @@ def test_vmap_of_pnp_linalg_matches_jax(jax):
 def test_bad_arguments_raise_jax_exception_classes(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: this module's fixed-input
+    tables (each a JAX program of tens of linalg calls; compiling them took ~1 min of the
+    module's ~2 on a busy machine). Inputs end with the source of the table's definitions."""
+    from pnp_reference import table_inputs
+    jnp = jax.numpy
+
+    def table(key, args, fn, *definitions):
+        return key, table_inputs(args, fn, *definitions), jax_table(lambda *xs: fn(jnp, *xs))
+
+    for dtype in PRODUCTS_DTYPES:
+        yield table(f"numpy-linalg/products/{dtype}", _products_args(dtype), _products)
+    yield table("numpy-linalg/preferred", _preferred_args(), _preferred)
+    yield table("numpy-linalg/mixed", _mixed_args(), _mixed)
+    for dtype in LINALG_DTYPES:
+        yield table(f"numpy-linalg/solvers/{dtype}", _solvers_args(dtype), _solvers)
+        yield table(f"numpy-linalg/norms/{dtype}", _norms_args(dtype), _norms)
+        yield table(f"numpy-linalg/decompositions/{dtype}", _decompositions_args(dtype),
+                    _decompositions, _column_signs)
+    for dtype in LINALG_PRODUCTS_DTYPES:
+        yield table(f"numpy-linalg/linalg-products/{dtype}", _linalg_products_args(dtype),
+                    _linalg_products)
+    yield table("numpy-linalg/singular", _singular_args(), _singular)
+    args, definitions = _gradients_table()
+    yield "numpy-linalg/gradients", table_inputs(args, *definitions), _jax_gradients(jax)
+    # as the test compared before: jax.jit with XLA's default optimizations
+    yield ("numpy-linalg/vmap", table_inputs(_batched_args(), _batched),
+           lambda *inputs: [np.asarray(v) for v in pto.tree_util.tree_leaves(jax.jit(
+               lambda *xs: _batched(jnp, jax.vmap, jax.grad, *xs))(*inputs[:-1]))])

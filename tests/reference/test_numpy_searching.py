@@ -11,7 +11,8 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from ptojax.errors import ConcretizationError
-from pnp_reference import check_grad, check_modes, check_vmap, random_array
+from pnp_reference import (check_grad, check_modes, check_modes_against, check_vmap, jax_table,
+                           random_array, stored, table_inputs)
 
 
 def _nonzero_calls(m, x):
@@ -23,12 +24,21 @@ def _nonzero_calls(m, x):
             m.bincount(m.ravel(m.abs(x)).astype(np.int32), length=8)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int16, dtypes.bool_], ids=str)
-def test_sized_nonzero_family_matches_jax(jnp, dtype):
+NONZERO_DTYPES = [dtypes.float32, dtypes.int16, dtypes.bool_]
+
+
+def _nonzero_args(dtype):
     x = random_array(np.random.default_rng(0), (3, 4), dtype)
     x[1] = 0
-    check_modes(lambda a: _nonzero_calls(pnp, a), lambda a: _nonzero_calls(jnp, a), x,
-                index=set(range(9)) | {12})
+    return [x]
+
+
+@pytest.mark.parametrize("dtype", NONZERO_DTYPES, ids=str)
+def test_sized_nonzero_family_matches_jax(dtype):
+    args = _nonzero_args(dtype)   # JAX's values stored by jax_golden.py
+    check_modes_against(lambda a: _nonzero_calls(pnp, a),
+                        stored(f"numpy-searching/nonzero/{dtype}", args, _nonzero_calls),
+                        *args, index=set(range(9)) | {12})
 
 
 def test_unsized_nonzero_family_matches_jax_eagerly_and_asks_for_size_under_jit(jnp):
@@ -55,26 +65,41 @@ def _search_calls(m, a, v):
     return out
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32], ids=str)
-def test_searchsorted_and_digitize_match_jax(jnp, dtype):
+SEARCH_DTYPES = [dtypes.float32, dtypes.int32]
+
+
+def _search_args(dtype):
     rng = np.random.default_rng(2)
     a = np.sort(random_array(rng, (11,), dtype))
     v = random_array(rng, (3, 4), dtype)
     v[0, :3] = a[[0, 4, 10]]  # exact hits: left and right differ
     if dtype == dtypes.float32:
         a[-2:], v[1, 0], v[1, 1] = np.nan, np.nan, -0.0
-    check_modes(lambda x, y: _search_calls(pnp, x, y), lambda x, y: _search_calls(jnp, x, y),
-                a, v, index=set(range(12)))
+    return [a, v]
 
 
-def test_lexsort_and_argsort_dtype_match_jax(jnp):
-    rng = np.random.default_rng(3)
-    keys = rng.integers(0, 3, size=(3, 4, 5)).astype(np.int8)
+@pytest.mark.parametrize("dtype", SEARCH_DTYPES, ids=str)
+def test_searchsorted_and_digitize_match_jax(dtype):
+    args = _search_args(dtype)
+    check_modes_against(lambda x, y: _search_calls(pnp, x, y),
+                        stored(f"numpy-searching/search/{dtype}", args, _search_calls), *args,
+                        index=set(range(12)))
 
-    def calls(m, k):
-        return [m.lexsort(k), m.lexsort(k, axis=0), m.lexsort([k[0], k[1].astype(np.float32)]),
-                m.argsort(k[0], axis=1, dtype=np.int16)]
-    check_modes(lambda k: calls(pnp, k), lambda k: calls(jnp, k), keys, index={0, 1, 2})
+
+def _lexsort_args():
+    return [np.random.default_rng(3).integers(0, 3, size=(3, 4, 5)).astype(np.int8)]
+
+
+def _lexsort_calls(m, k):
+    return [m.lexsort(k), m.lexsort(k, axis=0), m.lexsort([k[0], k[1].astype(np.float32)]),
+            m.argsort(k[0], axis=1, dtype=np.int16)]
+
+
+def test_lexsort_and_argsort_dtype_match_jax():
+    args = _lexsort_args()
+    check_modes_against(lambda k: _lexsort_calls(pnp, k),
+                        stored("numpy-searching/lexsort", args, _lexsort_calls), *args,
+                        index={0, 1, 2})
 
 
 def _index_calls(m, x, i):
@@ -89,12 +114,16 @@ def _index_calls(m, x, i):
             m.diagflat(x[0]), m.diagflat(x[:2, :2], k=-2)]
 
 
-def test_index_helpers_match_jax(jnp):
+def _index_args():
     rng = np.random.default_rng(4)
-    x = random_array(rng, (4, 5), dtypes.float32)
-    i = np.array([0, 5, 11, 3, -1, 14], np.int32)
-    check_modes(lambda a, b: _index_calls(pnp, a, b), lambda a, b: _index_calls(jnp, a, b),
-                x, i, index=set(range(23)))
+    return [random_array(rng, (4, 5), dtypes.float32), np.array([0, 5, 11, 3, -1, 14], np.int32)]
+
+
+def test_index_helpers_match_jax():
+    args = _index_args()
+    check_modes_against(lambda a, b: _index_calls(pnp, a, b),
+                        stored("numpy-searching/index", args, _index_calls), *args,
+                        index=set(range(23)))
 
 
 def test_unravel_index_sizes_keep_their_types(jnp):
@@ -125,11 +154,15 @@ def _editing_calls(m, x, i):
             m.vstack([x[0], x[1]], dtype=np.float16), m.dstack([x, x])]
 
 
-def test_editing_and_shape_helpers_match_jax(jnp):
-    x = random_array(np.random.default_rng(5), (2, 3, 4), dtypes.float32)
-    i = np.array([3, 1], np.int32)
-    check_modes(lambda a, b: _editing_calls(pnp, a, b), lambda a, b: _editing_calls(jnp, a, b),
-                x, i)
+def _editing_args():
+    return [random_array(np.random.default_rng(5), (2, 3, 4), dtypes.float32),
+            np.array([3, 1], np.int32)]
+
+
+def test_editing_and_shape_helpers_match_jax():
+    args = _editing_args()
+    check_modes_against(lambda a, b: _editing_calls(pnp, a, b),
+                        stored("numpy-searching/editing", args, _editing_calls), *args)
 
 
 PAD_MODES = [("constant", {}), ("constant", {"constant_values": ((1, 2), (3, 4))}),
@@ -140,17 +173,23 @@ PAD_MODES = [("constant", {}), ("constant", {"constant_values": ((1, 2), (3, 4))
              ("symmetric", {"reflect_type": "odd"})]
 
 
-def test_pad_in_every_mode_matches_jax(jnp):
-    x = random_array(np.random.default_rng(6), (3, 4), dtypes.float32)
-    xi = random_array(np.random.default_rng(6), (3, 4), dtypes.int16)
+def _pad_args():
+    return [random_array(np.random.default_rng(6), (3, 4), dtypes.float32),
+            random_array(np.random.default_rng(6), (3, 4), dtypes.int16)]
 
-    def calls(m, a, b):
-        # integer ramps are floored float ramps whose rounding differs (JAX computes them in
-        # float64 here, with x64): integers only with the stat modes
-        return [m.pad(a, width, mode, **kw) for mode, kw in PAD_MODES
-                for width in [((1, 2), (0, 3)), 5]] + \
-            [m.pad(b, 2, mode, stat_length=3) for mode in ("maximum", "mean", "median")]
-    check_modes(lambda a, b: calls(pnp, a, b), lambda a, b: calls(jnp, a, b), x, xi)
+
+def _pad_calls(m, a, b):
+    # integer ramps are floored float ramps whose rounding differs (JAX computes them in
+    # float64 here, with x64): integers only with the stat modes
+    return [m.pad(a, width, mode, **kw) for mode, kw in PAD_MODES
+            for width in [((1, 2), (0, 3)), 5]] + \
+        [m.pad(b, 2, mode, stat_length=3) for mode in ("maximum", "mean", "median")]
+
+
+def test_pad_in_every_mode_matches_jax():
+    args = _pad_args()
+    check_modes_against(lambda a, b: _pad_calls(pnp, a, b),
+                        stored("numpy-searching/pad", args, _pad_calls, repr(PAD_MODES)), *args)
 
 
 def test_pad_with_a_function_matches_jax(jnp):
@@ -175,3 +214,22 @@ def test_editing_gradients_and_vmap_match_jax(jnp):
     check_vmap(lambda v: pnp.searchsorted(np.arange(5.0, dtype=np.float32), v),
                lambda v: jnp.searchsorted(np.arange(5.0, dtype=np.float32), v),
                x, index={0})
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: this module's fixed-input
+    check_modes tables (each a JAX program of tens of calls; ~1 min of compiling on a busy
+    machine). Inputs end with the source of the table's definitions."""
+    jnp = jax.numpy
+
+    def table(key, args, fn, *definitions):
+        return key, table_inputs(args, fn, *definitions), jax_table(lambda *xs: fn(jnp, *xs))
+
+    for dtype in NONZERO_DTYPES:
+        yield table(f"numpy-searching/nonzero/{dtype}", _nonzero_args(dtype), _nonzero_calls)
+    for dtype in SEARCH_DTYPES:
+        yield table(f"numpy-searching/search/{dtype}", _search_args(dtype), _search_calls)
+    yield table("numpy-searching/lexsort", _lexsort_args(), _lexsort_calls)
+    yield table("numpy-searching/index", _index_args(), _index_calls)
+    yield table("numpy-searching/editing", _editing_args(), _editing_calls)
+    yield table("numpy-searching/pad", _pad_args(), _pad_calls, repr(PAD_MODES))

@@ -10,7 +10,14 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from ptojax.eval.array import Array
-from pnp_reference import check_grad, check_modes, check_vmap, random_array
+from pnp_reference import (check_grad, check_modes_against, check_vmap, jax_table, random_array,
+                           stored, table_inputs)
+
+
+def _check_stored(key, calls, args, **kw):
+    """``calls(pnp, *args)`` in every mode against JAX's ``calls(jnp, *args)``, stored by
+    jax_golden.py under ``key`` (see jax_reference_tables)."""
+    check_modes_against(lambda *xs: calls(pnp, *xs), stored(key, args, calls), *args, **kw)
 
 
 def _difference_calls(m, x, t):
@@ -22,27 +29,37 @@ def _difference_calls(m, x, t):
             m.unwrap(x * 3), m.unwrap(x, discont=1.0, axis=0, period=2.5)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32], ids=str)
-def test_differences_and_integrals_match_jax(jnp, dtype):
+DIFFERENCE_DTYPES = [dtypes.float32, dtypes.int32]
+
+
+def _difference_args(dtype):
     rng = np.random.default_rng(0)
     x = random_array(rng, (3, 5), dtype)
-    t = np.cumsum(rng.uniform(0.5, 1.5, size=5)).astype(np.float32)
-    check_modes(lambda a, b: _difference_calls(pnp, a, b),
-                lambda a, b: _difference_calls(jnp, a, b), x, t)
+    return [x, np.cumsum(rng.uniform(0.5, 1.5, size=5)).astype(np.float32)]
 
 
-def test_bool_diff_and_interp_match_jax(jnp):
+@pytest.mark.parametrize("dtype", DIFFERENCE_DTYPES, ids=str)
+def test_differences_and_integrals_match_jax(dtype):
+    _check_stored(f"numpy-sequences/differences/{dtype}", _difference_calls,
+                  _difference_args(dtype))
+
+
+def _interp_args():
     rng = np.random.default_rng(1)
     xp = np.cumsum(rng.uniform(0.1, 1.0, size=8)).astype(np.float32)
     fp = rng.normal(size=8).astype(np.float32)
-    x = rng.uniform(-1, 7, size=(3, 4)).astype(np.float32)
+    return [rng.uniform(-1, 7, size=(3, 4)).astype(np.float32), xp, fp]
 
-    def calls(m, a, b, c):
-        return [m.interp(a, b, c), m.interp(a, b, c, left=-5.0, right=5.0),
-                m.interp(a, b, c, period=2.0), m.interp(a, b, c, left="extrapolate",
-                                                         right="extrapolate"),
-                m.diff(a > 2), m.interp(np.float32(2.5), b, c)]
-    check_modes(lambda *a: calls(pnp, *a), lambda *a: calls(jnp, *a), x, xp, fp)
+
+def _interp_calls(m, a, b, c):
+    return [m.interp(a, b, c), m.interp(a, b, c, left=-5.0, right=5.0),
+            m.interp(a, b, c, period=2.0), m.interp(a, b, c, left="extrapolate",
+                                                     right="extrapolate"),
+            m.diff(a > 2), m.interp(np.float32(2.5), b, c)]
+
+
+def test_bool_diff_and_interp_match_jax():
+    _check_stored("numpy-sequences/interp", _interp_calls, _interp_args())
 
 
 def _convolution_calls(m, a, v):
@@ -51,12 +68,18 @@ def _convolution_calls(m, a, v):
          m.convolve(a, v, preferred_element_type=np.float32)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int16], ids=str)
-def test_convolve_and_correlate_match_jax(jnp, dtype):
+CONVOLUTION_DTYPES = [dtypes.float32, dtypes.int16]
+
+
+def _convolution_args(dtype):
     rng = np.random.default_rng(2)
-    a, v = random_array(rng, (9,), dtype), random_array(rng, (4,), dtype)
-    check_modes(lambda x, y: _convolution_calls(pnp, x, y),
-                lambda x, y: _convolution_calls(jnp, x, y), a, v)
+    return [random_array(rng, (9,), dtype), random_array(rng, (4,), dtype)]
+
+
+@pytest.mark.parametrize("dtype", CONVOLUTION_DTYPES, ids=str)
+def test_convolve_and_correlate_match_jax(dtype):
+    _check_stored(f"numpy-sequences/convolution/{dtype}", _convolution_calls,
+                  _convolution_args(dtype))
 
 
 def _polynomial_calls(m, p, q, x):
@@ -66,14 +89,17 @@ def _polynomial_calls(m, p, q, x):
             m.poly(p[:3]), m.vander(x), m.vander(x, 3, increasing=True)]
 
 
-def test_polynomials_match_jax(jnp):
+def _polynomial_args():
     rng = np.random.default_rng(3)
     p = random_array(rng, (4,), dtypes.float32)
     p[0] = 2.0
     q = random_array(rng, (6,), dtypes.float32)
-    x = rng.uniform(-1.5, 1.5, size=5).astype(np.float32)
-    check_modes(lambda *a: _polynomial_calls(pnp, *a), lambda *a: _polynomial_calls(jnp, *a),
-                p, q, x, scale=10.0)
+    return [p, q, rng.uniform(-1.5, 1.5, size=5).astype(np.float32)]
+
+
+def test_polynomials_match_jax():
+    _check_stored("numpy-sequences/polynomials", _polynomial_calls, _polynomial_args(),
+                  scale=10.0)
 
 
 def _polyfit_calls(m, x, y, w):
@@ -82,14 +108,17 @@ def _polyfit_calls(m, x, y, w):
             *m.polyfit(x, y[:, 1], 2, w=w, cov="unscaled")]
 
 
-def test_polyfit_matches_jax(jnp):
-    """Least squares through lstsq: every option, its gradient, and the errors."""
+def _polyfit_args():
     rng = np.random.default_rng(8)
     x = rng.normal(size=12).astype(np.float32)
     y = random_array(rng, (12, 5), dtypes.float32)
-    w = rng.uniform(0.5, 1.5, size=12).astype(np.float32)
-    check_modes(lambda *a: _polyfit_calls(pnp, *a), lambda *a: _polyfit_calls(jnp, *a), x, y, w,
-                index=(5,), scale=20.0)
+    return [x, y, rng.uniform(0.5, 1.5, size=12).astype(np.float32)]
+
+
+def test_polyfit_matches_jax(jnp):
+    """Least squares through lstsq: every option, its gradient, and the errors."""
+    x, y, w = args = _polyfit_args()
+    _check_stored("numpy-sequences/polyfit", _polyfit_calls, args, index=(5,), scale=20.0)
     check_grad(lambda v: pnp.polyfit(x, v, 2), lambda v: jnp.polyfit(x, v, 2), y[:, 0],
                scale=20.0)
     with pytest.raises(ValueError, match="deg must be non-negative"):
@@ -109,12 +138,18 @@ def _product_calls(m, a, b, v):
             m.cross(a[..., :3], b[..., :2]), m.kron(a[0], b[0]), m.kron(v, a[1])]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int8], ids=str)
-def test_vector_products_match_jax(jnp, dtype):
+PRODUCT_DTYPES = [dtypes.float32, dtypes.int8]
+
+
+def _product_args(dtype):
     rng = np.random.default_rng(4)
     a, b = random_array(rng, (2, 4, 3), dtype), random_array(rng, (2, 4, 3), dtype)
-    v = random_array(rng, (4,), dtype)
-    check_modes(lambda *x: _product_calls(pnp, *x), lambda *x: _product_calls(jnp, *x), a, b, v)
+    return [a, b, random_array(rng, (4,), dtype)]
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES, ids=str)
+def test_vector_products_match_jax(dtype):
+    _check_stored(f"numpy-sequences/products/{dtype}", _product_calls, _product_args(dtype))
 
 
 def _creation_calls(m, s, e):
@@ -127,12 +162,14 @@ def _creation_calls(m, s, e):
             m.kaiser(1, 3.0), m.hanning(0), m.kaiser(6, s[0])]
 
 
-def test_logspace_geomspace_meshgrid_and_windows_match_jax(jnp):
+def _creation_args():
     rng = np.random.default_rng(5)
     s = rng.uniform(-1, 1, size=3).astype(np.float32)
-    e = rng.uniform(1, 2, size=(2, 3)).astype(np.float32)
-    check_modes(lambda a, b: _creation_calls(pnp, a, b), lambda a, b: _creation_calls(jnp, a, b),
-                s, e, scale=4.0)
+    return [s, rng.uniform(1, 2, size=(2, 3)).astype(np.float32)]
+
+
+def test_logspace_geomspace_meshgrid_and_windows_match_jax():
+    _check_stored("numpy-sequences/creation", _creation_calls, _creation_args(), scale=4.0)
 
 
 def test_sequence_gradients_and_vmap_match_jax(jnp):
@@ -176,3 +213,21 @@ def test_scalar_types_make_arrays_and_remain_dtypes(jax, jnp, name):
     with jax.enable_x64(False):
         assert pnp.result_type(scalar_type, pnp.float16) == jnp.result_type(jnp_type,
                                                                             jnp.float16)
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: this module's fixed-input
+    check_modes tables (one JAX program each). Inputs end with the source of the calls."""
+    tables = [(f"numpy-sequences/differences/{d}", _difference_calls, _difference_args(d))
+              for d in DIFFERENCE_DTYPES]
+    tables += [("numpy-sequences/interp", _interp_calls, _interp_args())]
+    tables += [(f"numpy-sequences/convolution/{d}", _convolution_calls, _convolution_args(d))
+               for d in CONVOLUTION_DTYPES]
+    tables += [("numpy-sequences/polynomials", _polynomial_calls, _polynomial_args()),
+               ("numpy-sequences/polyfit", _polyfit_calls, _polyfit_args()),
+               ("numpy-sequences/creation", _creation_calls, _creation_args())]
+    tables += [(f"numpy-sequences/products/{d}", _product_calls, _product_args(d))
+               for d in PRODUCT_DTYPES]
+    for key, calls, args in tables:
+        yield (key, table_inputs(args, calls),
+               jax_table(lambda *xs, calls=calls: calls(jax.numpy, *xs)))

@@ -8,7 +8,8 @@ import pytest
 
 import ptojax.numpy as pnp
 from ptojax import dtypes
-from pnp_reference import check_grad, check_modes, check_vmap, random_array
+from pnp_reference import (check_grad, check_modes_against, check_vmap, jax_table, random_array,
+                           stored, table_inputs)
 
 NAN_REDUCTIONS = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd"]
 
@@ -35,17 +36,33 @@ def _nan_calls(m, x):
     return out
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int16], ids=str)
-def test_nan_reductions_match_jax(jnp, dtype):
+def _check_stored(key, calls, args, **kw):
+    """``calls(pnp, *args)`` in every mode against JAX's ``calls(jnp, *args)``, stored by
+    jax_golden.py under ``key`` (see jax_reference_tables)."""
+    check_modes_against(lambda *xs: calls(pnp, *xs),
+                        stored(key, args, calls, repr(NAN_REDUCTIONS)), *args, **kw)
+
+
+def _nan_int_calls(m, a):
+    return [getattr(m, n)(a, axis=1) for n in NAN_REDUCTIONS] + \
+        [m.nanargmax(a, axis=0), m.nancumsum(a)]
+
+
+NAN_DTYPES = [dtypes.float32, dtypes.int16]
+
+
+def _nan_table(dtype):
     x = _with_nans(np.random.default_rng(0), (3, 4), dtype)
     if dtype == dtypes.int16:
-        x = x[:, :3]
-        calls = lambda m, a: [getattr(m, n)(a, axis=1) for n in NAN_REDUCTIONS] + \
-            [m.nanargmax(a, axis=0), m.nancumsum(a)]
-    else:
-        calls = _nan_calls
+        return _nan_int_calls, [x[:, :3]]
+    return _nan_calls, [x]
+
+
+@pytest.mark.parametrize("dtype", NAN_DTYPES, ids=str)
+def test_nan_reductions_match_jax(dtype):
+    calls, args = _nan_table(dtype)
     index = {21, 22} if dtype != dtypes.int16 else {7}
-    check_modes(lambda a: calls(pnp, a), lambda a: calls(jnp, a), x, index=index)
+    _check_stored(f"numpy-statistics/nan/{dtype}", calls, args, index=index)
 
 
 def _quantile_calls(m, x, q):
@@ -59,28 +76,34 @@ def _quantile_calls(m, x, q):
     return out
 
 
-def test_quantiles_match_jax(jnp):
+def _quantile_args():
     rng = np.random.default_rng(1)
     x = random_array(rng, (3, 5, 4), dtypes.float32)
     x[0, 1, 2] = np.nan
     x[2, :, 1] = np.nan
-    q = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
-    check_modes(lambda a, b: _quantile_calls(pnp, a, b), lambda a, b: _quantile_calls(jnp, a, b),
-                x, q)
+    return [x, np.array([0.0, 0.3, 0.5, 1.0], np.float32)]
 
 
-def test_weighted_quantiles_match_jax(jnp):
+def test_quantiles_match_jax():
+    _check_stored("numpy-statistics/quantiles", _quantile_calls, _quantile_args())
+
+
+def _weighted_args():
     rng = np.random.default_rng(2)
     x = random_array(rng, (4, 6), dtypes.float32)
     x[1, 2] = np.nan
-    w = rng.uniform(0.1, 1.0, size=(4, 6)).astype(np.float32)
+    return [x, rng.uniform(0.1, 1.0, size=(4, 6)).astype(np.float32)]
 
-    def calls(m, a, b):
-        return [m.quantile(a, np.float32(0.4), axis=1, method="inverted_cdf", weights=b),
-                m.nanquantile(a, np.array([0.2, 0.9], np.float32), axis=1,
-                              method="inverted_cdf", weights=b),
-                m.quantile(a, np.float32(0.5), axis=0, method="inverted_cdf", weights=b[:, 0])]
-    check_modes(lambda a, b: calls(pnp, a, b), lambda a, b: calls(jnp, a, b), x, w)
+
+def _weighted_calls(m, a, b):
+    return [m.quantile(a, np.float32(0.4), axis=1, method="inverted_cdf", weights=b),
+            m.nanquantile(a, np.array([0.2, 0.9], np.float32), axis=1,
+                          method="inverted_cdf", weights=b),
+            m.quantile(a, np.float32(0.5), axis=0, method="inverted_cdf", weights=b[:, 0])]
+
+
+def test_weighted_quantiles_match_jax():
+    _check_stored("numpy-statistics/weighted", _weighted_calls, _weighted_args())
 
 
 def _average_cov_calls(m, x, y, w, fw):
@@ -92,14 +115,19 @@ def _average_cov_calls(m, x, y, w, fw):
             m.corrcoef(x, rowvar=False)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32], ids=str)
-def test_average_cov_corrcoef_match_jax(jnp, dtype):
+COV_DTYPES = [dtypes.float32, dtypes.int32]
+
+
+def _average_cov_args(dtype):
     rng = np.random.default_rng(3)
     x, y = random_array(rng, (3, 5), dtype), random_array(rng, (2, 5), dtype)
     w = rng.uniform(0.1, 1, size=5).astype(np.float32)
-    fw = np.array([1, 0, 2, 1, 3], np.int32)
-    check_modes(lambda *a: _average_cov_calls(pnp, *a), lambda *a: _average_cov_calls(jnp, *a),
-                x, y, w, fw)
+    return [x, y, w, np.array([1, 0, 2, 1, 3], np.int32)]
+
+
+@pytest.mark.parametrize("dtype", COV_DTYPES, ids=str)
+def test_average_cov_corrcoef_match_jax(dtype):
+    _check_stored(f"numpy-statistics/cov/{dtype}", _average_cov_calls, _average_cov_args(dtype))
 
 
 def _option_calls(m, x, b):
@@ -113,13 +141,19 @@ def _option_calls(m, x, b):
             m.std(x, correction=1), m.var(x, axis=0, correction=0.5)]
 
 
-@pytest.mark.parametrize("dtype", [dtypes.int8, dtypes.float16], ids=str)
-def test_reduction_options_match_jax(jnp, dtype):
+OPTION_DTYPES = [dtypes.int8, dtypes.float16]
+
+
+def _option_args(dtype):
     rng = np.random.default_rng(4)
     x = random_array(rng, (3, 4), dtype, low=-2, high=2)
-    b = rng.random((3, 4)) < 0.5
-    check_modes(lambda a, c: _option_calls(pnp, a, c), lambda a, c: _option_calls(jnp, a, c),
-                x, b, scale=4.0)
+    return [x, rng.random((3, 4)) < 0.5]
+
+
+@pytest.mark.parametrize("dtype", OPTION_DTYPES, ids=str)
+def test_reduction_options_match_jax(dtype):
+    _check_stored(f"numpy-statistics/options/{dtype}", _option_calls, _option_args(dtype),
+                  scale=4.0)
 
 
 def test_nan_statistics_gradients_and_vmap_match_jax(jnp):
@@ -137,3 +171,18 @@ def test_nan_statistics_gradients_and_vmap_match_jax(jnp):
     clean = np.nan_to_num(x)
     check_grad(lambda a: pnp.cov(a) + pnp.corrcoef(a), lambda a: jnp.cov(a) + jnp.corrcoef(a),
                clean)
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: this module's fixed-input
+    check_modes tables (one JAX program each). Inputs end with the source of the calls."""
+    tables = [(f"numpy-statistics/nan/{d}", *_nan_table(d)) for d in NAN_DTYPES]
+    tables += [("numpy-statistics/quantiles", _quantile_calls, _quantile_args()),
+               ("numpy-statistics/weighted", _weighted_calls, _weighted_args())]
+    tables += [(f"numpy-statistics/cov/{d}", _average_cov_calls, _average_cov_args(d))
+               for d in COV_DTYPES]
+    tables += [(f"numpy-statistics/options/{d}", _option_calls, _option_args(d))
+               for d in OPTION_DTYPES]
+    for key, calls, args in tables:
+        yield (key, table_inputs(args, calls, repr(NAN_REDUCTIONS)),
+               jax_table(lambda *xs, calls=calls: calls(jax.numpy, *xs)))

@@ -1,5 +1,6 @@
 """``pto.scipy.linalg`` against ``jax.scipy.linalg``: values in float32 and float64 (eagerly,
 under jit and through make_ir's IR), gradients, vmap, JAX's deprecation warnings and errors."""
+import inspect
 import warnings
 
 import numpy as np
@@ -9,7 +10,7 @@ import ptojax as pto
 import ptojax.numpy as pnp
 from ptojax import dtypes
 from helpers import assert_close, positive_definite, well_conditioned
-from pnp_reference import check_modes, jax_compiled
+from pnp_reference import check_modes_against, jax_compiled, jax_table, stored, table_inputs
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -42,15 +43,18 @@ def _solves(sl, a, spd, b, v):
 JAX_INTERNAL_WARNING = "ignore:jax.scipy.linalg.cho_solve:FutureWarning"
 
 
-@pytest.mark.filterwarnings(JAX_INTERNAL_WARNING)
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_solves_match_jax(jnp, dtype):
-    import jax.scipy.linalg as jsl
+def _solves_args(dtype):
     rng = np.random.default_rng(0)
-    args = [well_conditioned(rng, (2, 4, 4), dtype), positive_definite(rng, (2, 4, 4), dtype),
+    return [well_conditioned(rng, (2, 4, 4), dtype), positive_definite(rng, (2, 4, 4), dtype),
             rng.standard_normal((2, 4, 3)).astype(dtype), rng.standard_normal(4).astype(dtype)]
-    check_modes(lambda *xs: _solves(psl, *xs), lambda *xs: _solves(jsl, *xs), *args,
-                scale=SCALE)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_solves_match_jax(dtype):
+    args = _solves_args(dtype)   # JAX's values stored by jax_golden.py
+    check_modes_against(lambda *xs: _solves(psl, *xs),
+                        stored(f"scipy-linalg/solves/{dtype}", args, _solves), *args,
+                        scale=SCALE)
 
 
 def _factorizations(sl, m, tall, wide, sym):
@@ -72,18 +76,22 @@ def _factorizations(sl, m, tall, wide, sym):
     return out
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_factorizations_match_jax(jnp, dtype):
-    import jax.scipy.linalg as jsl
+def _factorizations_args(dtype):
     rng = np.random.default_rng(1)
     tall = (rng.standard_normal((5, 3)) * np.arange(1, 4)).astype(dtype)
     wide = (rng.standard_normal((3, 4)) * np.arange(1, 5)).astype(dtype)
     sym = rng.standard_normal((4, 4))
     sym = (sym + sym.T + np.diag([0.0, 3.0, 6.0, 9.0])).astype(dtype)
+    return [tall, wide, sym]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_factorizations_match_jax(dtype):
+    args = _factorizations_args(dtype)
     index = (9, 14, 20, 24, 35, 40, 46, 50)   # lu_factor's pivots, qr's permutations
-    check_modes(lambda *xs: _factorizations(psl, pnp, *xs),
-                lambda *xs: _factorizations(jsl, jnp, *xs), tall, wide, sym, index=index,
-                scale=SCALE)
+    check_modes_against(lambda *xs: _factorizations(psl, pnp, *xs),
+                        stored(f"scipy-linalg/factorizations/{dtype}", args, _factorizations),
+                        *args, index=index, scale=SCALE)
 
 
 def _exponentials(sl, a):
@@ -92,12 +100,16 @@ def _exponentials(sl, a):
     return [sl.expm(a * scales), sl.block_diag(a[0], a[1, 0], 2.0, a[1, :2, :3])]
 
 
+def _exponentials_args(dtype):
+    return [(np.random.default_rng(2).standard_normal((2, 4, 4)) * 0.5).astype(dtype)]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_expm_and_block_diag_match_jax(jnp, dtype):
-    import jax.scipy.linalg as jsl
-    a = (np.random.default_rng(2).standard_normal((2, 4, 4)) * 0.5).astype(dtype)
-    check_modes(lambda a: _exponentials(psl, a), lambda a: _exponentials(jsl, a), a,
-                scale=SCALE * 10)
+def test_expm_and_block_diag_match_jax(dtype):
+    args = _exponentials_args(dtype)
+    check_modes_against(lambda a: _exponentials(psl, a),
+                        stored(f"scipy-linalg/exponentials/{dtype}", args, _exponentials),
+                        *args, scale=SCALE * 10)
 
 
 def test_expm_variants_agree():
@@ -133,37 +145,51 @@ GRADS = {
 }
 
 
-@pytest.mark.filterwarnings(JAX_INTERNAL_WARNING)
-def test_gradients_match_jax(jax):
-    import jax.scipy.linalg as jsl
+def _grads_args():
     rng = np.random.default_rng(3)
-    args = (well_conditioned(rng, (2, 4, 4), np.float64) * 0.3, positive_definite(rng, (2, 4, 4), np.float64),
-            rng.standard_normal((2, 4, 3)))
-
-    def weigh(m, y):
-        return m.sum(y * m.cos(m.reshape(m.arange(y.size, dtype=y.dtype), y.shape)))
-
-    def grads(sl, grad, m):
-        return lambda *xs: {name: grad(lambda *xs: weigh(m, f(sl, *xs)), argnums=(0, 1, 2))(
-            *xs) for name, f in GRADS.items()}
-    got = grads(psl, pto.grad, pnp)(*args)
-    want = jax_compiled(grads(jsl, jax.grad, jax.numpy), *args)
-    for name in GRADS:
-        assert_close(got[name], want[name], rtol=1e-8, atol=1e-8)
+    return [well_conditioned(rng, (2, 4, 4), np.float64) * 0.3, positive_definite(rng, (2, 4, 4), np.float64),
+            rng.standard_normal((2, 4, 3))]
 
 
-def test_vmap_matches_jax(jax):
-    import jax.scipy.linalg as jsl
+def _weigh(m, y):
+    return m.sum(y * m.cos(m.reshape(m.arange(y.size, dtype=y.dtype), y.shape)))
+
+
+def _grads(sl, grad, m):
+    """The gradients of each of GRADS (weighed), in the order of GRADS, as one list."""
+    return lambda *xs: [grad(lambda *xs: _weigh(m, f(sl, *xs)), argnums=(0, 1, 2))(*xs)
+                        for f in GRADS.values()]
+
+
+GRADS_TABLE = (_weigh, _grads, "".join(f"{name}: {inspect.getsource(f)}"
+                                       for name, f in GRADS.items()))
+
+
+def test_gradients_match_jax():
+    args = _grads_args()
+    got = _grads(psl, pto.grad, pnp)(*args)
+    want = stored("scipy-linalg/gradients", args, *GRADS_TABLE)
+    assert len(want) == 3 * len(GRADS)
+    for k, name in enumerate(GRADS):
+        assert_close(got[k], want[3 * k:3 * k + 3], rtol=1e-8, atol=1e-8)
+
+
+def _vmap_args():
     rng = np.random.default_rng(4)
     a, spd = well_conditioned(rng, (3, 4, 4), np.float32) * 0.3, positive_definite(rng, (3, 4, 4), np.float32)
-    b = rng.standard_normal((4, 3)).astype(np.float32)
+    return [a, spd, rng.standard_normal((4, 3)).astype(np.float32)]
 
-    def run(sl, vmap):
-        return [vmap(sl.expm)(a * 10), vmap(lambda c, b: sl.cho_solve((c, True), b),
-                                             in_axes=(0, 1))(sl.cholesky(spd, lower=True), b),
-                vmap(lambda x: sl.solve_triangular(x, b[:, 0]))(a),
-                vmap(lambda x: sl.lu_factor(x)[0])(a)]
-    assert_close(run(psl, pto.vmap), jax_compiled(lambda: run(jsl, jax.vmap)),
+
+def _vmapped(sl, vmap, a, spd, b):
+    return [vmap(sl.expm)(a * 10), vmap(lambda c, b: sl.cho_solve((c, True), b),
+                                         in_axes=(0, 1))(sl.cholesky(spd, lower=True), b),
+            vmap(lambda x: sl.solve_triangular(x, b[:, 0]))(a),
+            vmap(lambda x: sl.lu_factor(x)[0])(a)]
+
+
+def test_vmap_matches_jax():
+    args = _vmap_args()
+    assert_close(_vmapped(psl, pto.vmap, *args), stored("scipy-linalg/vmap", args, _vmapped),
                  rtol=1e-4, atol=1e-4)
 
 
@@ -198,3 +224,28 @@ def test_batched_vector_solves_warn_like_jax():
 def test_bad_arguments_raise_jax_exception_classes(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def jax_reference_tables(jax):
+    """(key, inputs, fn computing JAX's outputs) for jax_golden.py: this module's fixed-input
+    tables (JAX programs of tens of scipy.linalg calls; compiling them took ~1.5 min on a busy
+    machine). Inputs end with the source of the table's definitions."""
+    import jax.scipy.linalg as jsl
+    jnp = jax.numpy
+    with warnings.catch_warnings():   # JAX's own pos. def. solve warns (JAX_INTERNAL_WARNING)
+        warnings.filterwarnings("ignore", "jax.scipy.linalg.cho_solve", FutureWarning)
+        for dtype in DTYPES:
+            for name, args, fn, jax_fn in [
+                    ("solves", _solves_args(dtype), _solves, lambda *xs: _solves(jsl, *xs)),
+                    ("factorizations", _factorizations_args(dtype), _factorizations,
+                     lambda *xs: _factorizations(jsl, jnp, *xs)),
+                    ("exponentials", _exponentials_args(dtype), _exponentials,
+                     lambda a: _exponentials(jsl, a))]:
+                yield (f"scipy-linalg/{name}/{dtype}", table_inputs(args, fn),
+                       jax_table(jax_fn))
+        yield ("scipy-linalg/gradients", table_inputs(_grads_args(), *GRADS_TABLE),
+               jax_table(_grads(jsl, jax.grad, jnp)))
+        # as the test compared before: the arrays closed over (constants of the program)
+        yield ("scipy-linalg/vmap", table_inputs(_vmap_args(), _vmapped),
+               lambda *inputs: [np.asarray(v) for v in jax_compiled(
+                   lambda: _vmapped(jsl, jax.vmap, *inputs[:-1]))])
