@@ -1,12 +1,18 @@
-"""Running functions on compiled host kernels and on the numpy interpreter, and comparing."""
+"""Running functions on compiled host kernels and on the numpy interpreter, and comparing;
+which loops of a C++ file GCC vectorizes."""
+import re
+import subprocess
+
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ptojax as pto
 from helpers import assert_close
 from ptojax.lower.host.backend import CpuBackend
+from ptojax.lower.host.compiler import INCLUDE_DIR
 
 F32, F16, BF16, I32 = (np.dtype(np.float32), np.dtype(np.float16),
                        np.dtype(ml_dtypes.bfloat16), np.dtype(np.int32))
@@ -62,3 +68,20 @@ def arrays(dtype, shape, lo=-4.0, hi=4.0, specials=False):
 def has_ragged_regions(jitted, *args):
     """Whether some kernel has tiles of more than one valid shape (edges are exercised)."""
     return any(len(k.params["regions"]) > 1 for k in kernels_of(jitted, *args))
+
+
+def vectorized_lines(compiler, source, in_file=None, without=()):
+    """The lines of ``in_file`` (``source``'s name unless a ``#line`` directive renames it) at
+    which GCC reports a loop vectorized, compiling ``source`` to an object with the kernel
+    flags less the shared-library ones and ``without``; skips for a compiler without GCC's
+    ``-fopt-info-vec-optimized``."""
+    flags = [f for f in compiler.flags if f not in ("-shared", "-fPIC", "-w", *without)]
+    result = subprocess.run([*compiler.command, *flags, f"-I{INCLUDE_DIR}", "-c", str(source),
+                             "-o", str(source.with_suffix(".o")), "-fopt-info-vec-optimized"],
+                            capture_output=True, text=True, timeout=600)
+    if result.returncode != 0 and "fopt-info" in result.stderr:
+        pytest.skip(f"{compiler.command[-1]} has no -fopt-info-vec-optimized")
+    assert result.returncode == 0, result.stderr
+    name = re.escape(in_file or source.name)
+    return {int(m) for m in re.findall(rf"{name}:(\d+):\d+: optimized: loop vectorized",
+                                       result.stderr)}

@@ -7,7 +7,6 @@ and log, summation order and GEMM worker — except tanh, logistic and log1p (vm
 the PTO instruction sequences) and 16-bit float integer powers (rounded once vs per instruction),
 which are compared within tolerance."""
 import re
-import subprocess
 
 import ml_dtypes
 import numpy as np
@@ -16,12 +15,12 @@ import pytest
 import ptojax as pto
 import ptojax.numpy as pnp
 from host_cases import (BF16, F16, F32, I32, assert_matches, executable_of,
-                        has_ragged_regions, host_jit, interpret, kernels_of)
+                        has_ragged_regions, host_jit, interpret, kernels_of, vectorized_lines)
 from ptojax.errors import ConfigError
 from ptojax.lower.host import fused
 from ptojax.lower.host.backend import CpuBackend
 from ptojax.lower.host.build import translation_unit
-from ptojax.lower.host.compiler import INCLUDE_DIR, compiler_or_none
+from ptojax.lower.host.compiler import compiler_or_none
 from ptojax.lower.host.fused_plan import FusedUnsupported
 from ptojax.lower.host.program import kernel_eqns
 from ptojax.tile.ops import ELEMENTWISE_TILE_PRIMS
@@ -264,19 +263,11 @@ def test_pass_loops_vectorize(tmp_path):
                             pto.targets.host_jit, bodies_at_o1=False)
     src = tmp_path / "cases.cpp"
     src.write_text(unit)
-    flags = [f for f in compiler.flags if f not in ("-shared", "-fPIC", "-w")]
-    cmd = [*compiler.command, *flags, f"-I{INCLUDE_DIR}", "-c", str(src), "-o",
-           str(tmp_path / "cases.o"), "-fopt-info-vec-optimized"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if result.returncode != 0 and "fopt-info" in result.stderr:
-        pytest.skip(f"{compiler.command[-1]} has no -fopt-info-vec-optimized")
-    assert result.returncode == 0, result.stderr
+    vectorized = vectorized_lines(compiler, src, in_file="kernels.cpp")
     kernel = unit.split('#line 1 "kernels.cpp"\n', 1)[1].splitlines()
     loops = {n + 1 for n, line in enumerate(kernel, 1)       # each pass's element loop
              if line.strip() == "PTO_HOST_IVDEP"}
     assert len(loops) == sum(passes for _, _, passes in CODE_CASES.values())
-    vectorized = {int(m) for m in re.findall(
-        r"kernels\.cpp:(\d+):\d+: optimized: loop vectorized", result.stderr)}
     assert loops <= vectorized, (f"pass loops at lines {sorted(loops)}, vectorized "
                                  f"{sorted(vectorized)}:\n" + "\n".join(kernel))
 

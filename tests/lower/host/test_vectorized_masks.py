@@ -1,13 +1,12 @@
 """Masks in fused host kernels vectorize: loops that load a bool or convert a bool to a number
 were left scalar by GCC 12 (a ReLU gradient's kernel ran 20x slower than numpy). Checked with
 GCC's own vectorizer report, on the flags kernels are built with."""
-import subprocess
-
 import numpy as np
 import pytest
 
 import ptojax as pto
-from ptojax.lower.host.compiler import INCLUDE_DIR, find_compiler
+from host_cases import vectorized_lines
+from ptojax.lower.host.compiler import find_compiler
 
 TYPES = ("bool", "int8_t", "int32_t", "float", "half", "bfloat16_t")
 
@@ -27,13 +26,8 @@ def _unvectorized(tmp_path, loops):
     source.write_text('#include "pto_host.h"\n#include "pto_host_fused.h"\n'
                       "using namespace pto;\nusing namespace pto::host;\n"
                       + "".join(code for _, code in loops))
-    flags = [f for f in compiler.flags if f not in ("-shared", "-fopenmp")]
-    report = subprocess.run([*compiler.command, *flags, f"-I{INCLUDE_DIR}", "-c", str(source),
-                             "-o", str(tmp_path / "masks.o"), "-fopt-info-vec-optimized"],
-                            capture_output=True, text=True, check=True).stderr
+    vectorized = vectorized_lines(compiler, source, without=("-fopenmp",))
     lines = source.read_text().splitlines()
-    vectorized = {int(line.split(":")[1]) for line in report.splitlines()
-                  if "loop vectorized" in line}
     return [name for name in names
             if not any(f"void {name}(" in lines[n - 3] for n in vectorized if n >= 3)]
 
