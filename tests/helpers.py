@@ -12,6 +12,16 @@ from ptojax.trace import PRIMITIVES
 from ptojax.tree_util import tree_leaves
 
 # every primitive as ``P.<name>_p``
+# XLA's cheapest compile: most of a JAX reference's time is XLA compiling it, and its
+# unoptimized code is good enough for a reference (the same operations).
+CHEAP_XLA = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def jax_cheaply(jax, fn, *args):
+    """``jax.jit(fn)(*args)``, compiled with ``CHEAP_XLA``."""
+    return jax.jit(fn).lower(*args).compile(CHEAP_XLA)(*args)
+
+
 P = types.SimpleNamespace(**{f"{name}_p": prim for name, prim in PRIMITIVES.items()})
 
 

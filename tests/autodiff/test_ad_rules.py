@@ -22,6 +22,7 @@ from ptojax.ops import (arithmetic, broadcast, complex_parts, convert, cumulativ
 from ptojax.trace import Primitive
 from ptojax.tree_util import tree_leaves, tree_map
 from ad_cases import CASES
+from helpers import jax_cheaply
 
 pytestmark = pytest.mark.usefixtures("ptojax_x64")   # float64 math: x64 mode
 
@@ -30,9 +31,6 @@ CASE_MODULES = (arithmetic, broadcast, complex_parts, convert, cumulative, decom
                 gather_scatter, linalg, logic, random_bits, reductions, shape, slicing, sorting,
                 special, transcendental)
 JAX_EXAMPLES = 3
-# XLA's compile of the references is most of this file's time; its cheapest code is good
-# enough for a reference (the same float64 operations, unoptimized).
-XLA_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 FD_EXAMPLES = 12
 
 
@@ -127,7 +125,7 @@ def test_rule_matches_jax(name, J):
         return results
 
     inputs = [(args, tangents, ct) for _, args, tangents, ct, _ in examples]
-    expected = J.jax.jit(reference).lower(inputs).compile(XLA_OPTIONS)(inputs)
+    expected = jax_cheaply(J.jax, reference, inputs)
     for (_, args, tangents, ct, (out, tout, cts)), (jout, jtout, jcts) in zip(examples, expected):
         try:
             scale = _scale(out, tout)

@@ -9,12 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 import ptojax as pto
 import ptojax.numpy as pnp
-from helpers import assert_close
+from helpers import assert_close, jax_cheaply
 
 EXAMPLES = max(6, settings.default.max_examples // 4)  # JAX compiles each case
-# XLA's compile of the references is most of this file's time; its cheapest code is good
-# enough for a reference (the same operations, unoptimized).
-XLA_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 
 
 # per-example argument samplers: each returns ``sample(rng) -> list of numpy arrays`` ---------
@@ -216,7 +213,7 @@ def test_family_matches_jax_and_a_loop(jax, name):
                 for (in_axes, spec, *_), args in zip(checked, inputs)]
 
     inputs = [args for *_, args, _ in checked]
-    wants = jax.jit(reference).lower(inputs).compile(XLA_OPTIONS)(inputs)
+    wants = jax_cheaply(jax, reference, inputs)
     for (in_axes, spec, single, args, got), want in zip(checked, wants):
         want = [want] if single else list(want)
         assert len(got) == len(want)

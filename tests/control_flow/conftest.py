@@ -4,19 +4,17 @@ import types
 
 import pytest
 
-# XLA's compile of the references is most of these tests' time; its cheapest code is good
-# enough for a reference (the same float64 operations, unoptimized).
-XLA_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+from helpers import jax_cheaply
 
 
 def reference_jit(jax, fn):
-    """``fn`` as one JAX program, compiled with XLA_OPTIONS, when called on concrete values
-    (eager JAX compiles every operation of a gradient or a loop separately); a plain
-    ``jax.jit`` of it inside another JAX transform."""
+    """``fn`` as one JAX program, compiled cheaply (``helpers.jax_cheaply``), when called on
+    concrete values (eager JAX compiles every operation of a gradient or a loop separately);
+    a plain ``jax.jit`` of it inside another JAX transform."""
     def call(*args):
         if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(args)):
             return jax.jit(fn)(*args)
-        return jax.jit(fn).lower(*args).compile(XLA_OPTIONS)(*args)
+        return jax_cheaply(jax, fn, *args)
     return call
 
 

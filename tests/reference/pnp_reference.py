@@ -124,9 +124,9 @@ def table_inputs(args, *definitions) -> list:
     return [*(np.asarray(a) for a in args), np.frombuffer(text.encode(), np.uint8)]
 
 
-def jax_table(jax_fn, *definitions):
-    """jax_golden.py's ``fn`` for ``table_inputs(args, *definitions)``: JAX's output leaves
-    of ``jax_fn(*args)`` (jitted as ``check_modes`` does)."""
+def jax_table(jax_fn):
+    """jax_golden.py's ``fn`` for ``table_inputs(args, ...)``: JAX's output leaves of
+    ``jax_fn(*args)`` (jitted as ``check_modes`` does; the digested source is left out)."""
     return lambda *inputs: [np.asarray(v) for v in
                             tree_leaves(jax_compiled(jax_fn, *inputs[:-1]))]
 
