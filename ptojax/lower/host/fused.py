@@ -34,6 +34,7 @@ from ptojax.lower.host.fused_exprs import (compute_type, host_expr, loaded, roun
                                            scalar_expr, value_literal)
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
+from ptojax.lower.host.fused_strips import Statement, segments, strip_mined
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.pto_cpp import cpp_type
 from ptojax.tile import ops as T
@@ -325,6 +326,12 @@ class BodyPrinter(_Lines):
             self.w(f"for (int l = 0; l < kReduceLanes; ++l) {parts[e]}[l] = "
                    f"{REDUCE[e.prim][1].format(t=t)};")
         body = self.element(ps, buffers, parts)
+        placed = None if parts else segments(body)
+        if placed is not None:
+            self.lines += [INDENT * self.depth + line
+                           for line in strip_mined(body, placed, INDENT)]
+            return
+        body = [s.text for s in body]
         if parts:
             self.open("for (int j0 = 0; j0 + kReduceLanes <= cols; j0 += kReduceLanes)")
             self.w("PTO_HOST_IVDEP")
@@ -348,35 +355,48 @@ class BodyPrinter(_Lines):
         self.close()
 
     def element(self, ps, buffers, parts) -> list:
-        """The statements of one element of a pass (column j, reduction lane l)."""
+        """The statements (``fused_strips.Statement``) of one element of a pass (column j,
+        reduction lane l)."""
         plan = self.plan
-        lines, scope = [], {}
+        statements, scope = [], {}
 
-        def let(var, expr):
-            scope[var] = self.fresh()
-            lines.append(f"const {compute_type(var.type.dtype)} {scope[var]} = {expr};")
+        def reads(*values):
+            return frozenset(scope[v] for v in values if v in scope)
+
+        def let(var, expr, inputs=()):
+            scope[var] = name = self.fresh()
+            ctype = compute_type(var.type.dtype)
+            statements.append(Statement(f"const {ctype} {name} = {expr};", name, ctype,
+                                        reads(*inputs)))
+
+        def do(text, *inputs):
+            statements.append(Statement(text, None, None, reads(*inputs)))
 
         for v in ps.reads:
             let(v, f"{buffers[v]}[j]")
         for v in ps.values:
-            let(v, self.load_expr(v) if v in plan.loads else
-                self.op_expr(plan.producer[v], scope))
+            if v in plan.loads:
+                let(v, self.load_expr(v))
+            else:
+                e = plan.producer[v]
+                let(v, self.op_expr(e, scope), e.inputs)
         for v in ps.writes:
-            lines.append(f"{buffers[v]}[j] = {scope[v]};")
+            do(f"{buffers[v]}[j] = {scope[v]};", v)
         for e in ps.work:
             if e.prim in ROW_REDUCTIONS:
                 part = parts[e]
-                lines.append(f"{part}[l] = {REDUCE[e.prim][0]}()({part}[l], "
-                             f"{self.atom(e.inputs[0], scope)});")
+                do(f"{part}[l] = {REDUCE[e.prim][0]}()({part}[l], "
+                   f"{self.atom(e.inputs[0], scope)});", e.inputs[0])
             elif e.prim is T.tile_col_sum_p:
                 acc = self.names[e.outputs[0]]
-                lines.append(f"{acc}[j] = op_add({acc}[j], {self.atom(e.inputs[0], scope)});")
+                do(f"{acc}[j] = op_add({acc}[j], {self.atom(e.inputs[0], scope)});",
+                   e.inputs[0])
             else:
                 gm, tile, r0, c0 = e.inputs
                 row = self.gm_row(self.atom(gm), self.extent(e.params["view"][1]), r0, c0)
-                lines.append(f"{row}[j] = narrow<{cpp_type(gm.type.dtype)}>("
-                             f"{self.atom(tile, scope)});")
-        return lines
+                do(f"{row}[j] = narrow<{cpp_type(gm.type.dtype)}>({self.atom(tile, scope)});",
+                   tile)
+        return statements
 
     # --- column sums -------------------------------------------------------------------------
     def column_sums(self):

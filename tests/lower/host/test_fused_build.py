@@ -215,15 +215,23 @@ def layer_norm(x, g, b):
     return (x - mean) / pnp.sqrt(var + 1e-5) * g + b
 
 
+def sigmoid_by_softplus(x):
+    """exp -> log1p -> exp: a chain of three dependent vector-math calls (the gradient of a
+    Bernoulli log-likelihood), strip-mined into one loop per call."""
+    return pnp.exp(x - (pnp.maximum(x, 0.0) + pnp.log1p(pnp.exp(-pnp.abs(x)))))
+
+
+# name -> (function, input shapes, passes, element loops)
 CODE_CASES = {
-    "chain": (lambda x: pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x, [(1 << 16,)], 1),
-    "softmax": (softmax, [(512, 1024)], 3),
-    "layer_norm": (layer_norm, [(512, 1024), (1024,), (1024,)], 3),
+    "chain": (lambda x: pnp.tanh(2 * x + 1) * pnp.exp(-x * x) + x, [(1 << 16,)], 1, 1),
+    "softmax": (softmax, [(512, 1024)], 3, 3),
+    "layer_norm": (layer_norm, [(512, 1024), (1024,), (1024,)], 3, 3),
+    "sigmoid_by_softplus": (sigmoid_by_softplus, [(64, 784)], 1, 3),
 }
 
 
 def _fused_text(name):
-    fn, shapes, _ = CODE_CASES[name]
+    fn, shapes, _, _ = CODE_CASES[name]
     args = [np.zeros(s, np.float32) for s in shapes]
     return pto.jit(fn).lower(*args, target=pto.targets.host_jit).as_text("fused-cpp")
 
@@ -240,22 +248,21 @@ def test_a_kernel_is_one_loop_nest_with_a_pass_per_row_reduction(name):
 def _all_code_cases(*args):
     """The CODE_CASES side by side in one program (separate inputs: one kernel each)."""
     outs, i = [], 0
-    for fn, shapes, _ in CODE_CASES.values():
+    for fn, shapes, _, _ in CODE_CASES.values():
         outs.append(fn(*args[i:i + len(shapes)]))
         i += len(shapes)
     return tuple(outs)
 
 
 def test_pass_loops_vectorize(tmp_path):
-    """Every pass of the chain, softmax and layer norm kernels is vectorized by GCC with the
-    kernel flags (-O2 -march=native -fvect-cost-model=cheap). The three kernels are compiled
+    """Every element loop of the CODE_CASES kernels is vectorized by GCC with the kernel flags (-O2 -march=native -fvect-cost-model=cheap). The three kernels are compiled
     as one program (one g++ run, not three: each run parses the host headers again)."""
     compiler, why = compiler_or_none()
     if compiler is None:
         pytest.skip(f"no C++ compiler: {why}")
     if not {"-march=native", "-fvect-cost-model=cheap"} <= set(compiler.flags):
         pytest.skip("the kernel flags lack -march=native or -fvect-cost-model=cheap")
-    args = [np.zeros(s, np.float32) for _, shapes, _ in CODE_CASES.values() for s in shapes]
+    args = [np.zeros(s, np.float32) for _, shapes, _, _ in CODE_CASES.values() for s in shapes]
     tiled = pto.jit(_all_code_cases).lower(*args, target=pto.targets.host_jit).tile_ir
     kernels = kernel_eqns(tiled)
     assert len(kernels) == len(CODE_CASES)          # one kernel per case, none merged
@@ -265,11 +272,43 @@ def test_pass_loops_vectorize(tmp_path):
     src.write_text(unit)
     vectorized = vectorized_lines(compiler, src, in_file="kernels.cpp")
     kernel = unit.split('#line 1 "kernels.cpp"\n', 1)[1].splitlines()
-    loops = {n + 1 for n, line in enumerate(kernel, 1)       # each pass's element loop
+    loops = {n + 1 for n, line in enumerate(kernel, 1)       # each element loop
              if line.strip() == "PTO_HOST_IVDEP"}
-    assert len(loops) == sum(passes for _, _, passes in CODE_CASES.values())
+    assert len(loops) == sum(case[3] for case in CODE_CASES.values())
     assert loops <= vectorized, (f"pass loops at lines {sorted(loops)}, vectorized "
                                  f"{sorted(vectorized)}:\n" + "\n".join(kernel))
+
+
+def strip_chains(x, h):
+    """Chains of dependent vector-math calls that carry floats, a mask and a 16-bit float
+    across the strips' segments; ``x`` ragged (37x70 in 8x32 tiles), ``h`` float16."""
+    mask = x > 0.25
+    soft = pnp.logaddexp(0.0, x)
+    inner = pnp.where(mask, pnp.exp(-pnp.abs(x)), 1.5)
+    return (pnp.exp(x - soft), pnp.where(mask, pnp.tanh(pnp.log1p(inner)), x * 3.0),
+            pnp.exp(-pto.nn.softplus(h)) + h)
+
+
+def test_strip_mined_passes_compute_the_bits_of_one_loop(tmp_path, monkeypatch):
+    rng = np.random.default_rng(5)
+    args = (_floats(rng, (37, 70), F32), _floats(rng, (37, 70), F16))
+    stripped = host_jit(strip_chains, tile_config=SMALL_TILES, kernels="fused")
+    with np.errstate(all="ignore"):
+        want = [np.asarray(o) for o in stripped(*args)]
+    source = executable_of(stripped, *args).program.source
+    assert "kStripColumns" in source and "strip_" in source
+    monkeypatch.setattr(fused, "segments", lambda body: None)
+    monkeypatch.setenv("PTOJAX_CACHE_DIR", str(tmp_path))      # (not the stripped library)
+    one_loop = host_jit(lambda x, h: strip_chains(x, h), tile_config=SMALL_TILES,
+                        kernels="fused")      # (a new function: jit's cache is per function)
+    with np.errstate(all="ignore"):
+        got = [np.asarray(o) for o in one_loop(*args)]
+    assert "kStripColumns" not in executable_of(one_loop, *args).program.source
+    for i, (a, b) in enumerate(zip(want, got)):
+        assert _same(a, b), f"output {i} differs when strip-mined"
+    with np.errstate(all="ignore"):
+        expected = interpret(strip_chains, *args)
+    assert_matches(want, [np.asarray(e) for e in expected], rtol_scale=4)
 
 
 # --- choosing the build ---------------------------------------------------------------------

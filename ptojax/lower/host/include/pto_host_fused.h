@@ -18,6 +18,9 @@ namespace host {
 
 using bool_t = bool;   // a mask's element type in convert_to<bool_t>
 
+// columns per strip of a strip-mined pass (lower/host/fused_strips.py): its buffers stay in L1
+constexpr int kStripColumns = 256;
+
 // v rounded to element type T, back in T's compute type (the identity unless T is 16-bit float)
 template <typename T>
 static inline PTO_VMATH_INLINE compute_t<T> round_as(compute_t<T> v) {
