@@ -25,6 +25,22 @@ def best_time(fn, *, repeat: int = 7, number: int | None = None, min_time: float
     return best
 
 
+def interleaved_best(fns, *, rounds: int = 15, min_time: float = 0.05):
+    """Best per-call seconds of each of ``fns``, timed in alternating rounds of about
+    ``min_time`` each, so that all see the same machine: on a shared VM the speed drifts by
+    tens of percent within a minute, and timing one side after the other turns that drift into
+    the ratio."""
+    numbers = [max(1, int(min_time / max(best_time(f, repeat=1), 1e-6))) for f in fns]
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (f, number) in enumerate(zip(fns, numbers)):
+            start = time.perf_counter()
+            for _ in range(number):
+                f()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
 def once(fn):
     start = time.perf_counter()
     fn()

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, once, report  # noqa: E402
+from _harness import best_time, interleaved_best, once, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -68,20 +67,6 @@ def check_agreement():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
 
 
-def interleaved_best(ours, theirs, rounds=15):
-    """Best per-call seconds of each, measured in alternating rounds so that both see the
-    same machine load."""
-    number = max(1, int(0.05 / max(best_time(ours, repeat=1), 1e-6)))
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for i, fn in enumerate((ours, theirs)):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
-
-
 def settle(fn, args):
     """Steady state: background compiles finished and the tiers' race decided."""
     fn(*args)
@@ -95,8 +80,8 @@ def steady_state(backend=None):
     jf = jax.jit(jax.grad(jax_loss))
     p_args, j_args = inputs(pnp), inputs(jnp)
     settle(pf, p_args)
-    ours, theirs = interleaved_best(lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args)))
+    ours, theirs = interleaved_best([lambda: pf(*p_args),
+                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=15)
     return report(f"jit(grad(mlp_loss){_where(backend)}) steady state", ours, theirs, 1.1)
 
 

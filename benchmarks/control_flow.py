@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, report  # noqa: E402
+from _harness import best_time, interleaved_best, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -74,28 +74,14 @@ def check_agreement():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
 
 
-def interleaved_best(ours, theirs, rounds=10):
-    """Best per-call seconds of each, measured in alternating rounds so that both see the
-    same machine load."""
-    number = max(1, int(0.1 / max(best_time(ours, repeat=1), 1e-6)))
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for i, fn in enumerate((ours, theirs)):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
-
-
 def steady_state(backend=None):
     pf = pto.jit(pto.value_and_grad(pto_loss, GRAD_ARGS), backend=backend)
     jf = jax.jit(jax.value_and_grad(jax_loss, GRAD_ARGS))
     p_args, j_args = inputs(pnp), inputs(jnp)
     pf(*p_args)
     _wait_for_compiled(pf, p_args)
-    ours, theirs = interleaved_best(lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args)))
+    ours, theirs = interleaved_best([lambda: pf(*p_args),
+                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=10, min_time=0.1)
     where = "" if backend is None else f", backend={backend!r}"
     return report(f"jit(value_and_grad(rnn){where}) steady state", ours, theirs, TARGET)
 
@@ -148,8 +134,8 @@ def hmm_cases():
         wait_for_compiles(120)
         took_over = ours_first + time.perf_counter() - start
         pf(*p_args)
-        ours, theirs = interleaved_best(lambda: pf(*p_args),
-                                        lambda: jax.block_until_ready(jf(*j_args)))
+        ours, theirs = interleaved_best([lambda: pf(*p_args),
+                                        lambda: jax.block_until_ready(jf(*j_args))], rounds=10, min_time=0.1)
         report(f"{name} steady state", ours, theirs, 1.0)
         report(f"{name} first call (cold)", ours_first, jax_first)
         print(f"  {name}: compiled loop in use {took_over:.2f} s after the first call began")

@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from _harness import best_time, fmt, report  # noqa: E402
+from _harness import best_time, fmt, interleaved_best, report  # noqa: E402
 import flash_attention as fa  # noqa: E402
 
 F32 = np.float32
@@ -161,20 +161,6 @@ STEADY = [("chain", "elementwise chain, 4M f32", 1.0),
           ("attention", "causal attention 4x8x512x64 fwd+bwd", 1.0)]
 
 
-def interleaved_best(fns, rounds=30):
-    """Best per-call seconds of each function, measured in alternating rounds so all see the
-    same machine load."""
-    numbers = [max(1, int(0.04 / max(best_time(f, repeat=1), 1e-6))) for f in fns]
-    best = [float("inf")] * len(fns)
-    for _ in range(rounds):
-        for i, (f, number) in enumerate(zip(fns, numbers)):
-            start = time.perf_counter()
-            for _ in range(number):
-                f()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
-
-
 def steady_state():
     import jax
     import jax.numpy as jnp
@@ -194,7 +180,7 @@ def steady_state():
         _check(pf(*p_args), jf(*j_args), name)
         ours, theirs, numpy = interleaved_best([
             lambda: pf(*p_args), lambda: jax.block_until_ready(jf(*j_args)),
-            lambda: np_fn(*args)])
+            lambda: np_fn(*args)], rounds=30, min_time=0.04)
         ratios[name] = report(label, ours, theirs, target, numpy)
         print(f"{'':<44} kernels: {_kernel_summary(pf, p_args)}")
     return ratios

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, report  # noqa: E402
+from _harness import interleaved_best, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -97,9 +97,9 @@ def bench_case(name, make_fn, target):
     for _ in range(3):
         fns[0](*args[0])
     wait_for_compiles()
-    times = [best_time(lambda: jax.block_until_ready(fn(*a)), repeat=5)
-             for fn, a in zip(fns, args)]
-    return report(name, times[0], times[1], target)
+    ours, theirs = interleaved_best([lambda fn=fn, a=a: jax.block_until_ready(fn(*a))
+                                     for fn, a in zip(fns, args)], rounds=15, min_time=0.2)
+    return report(name, ours, theirs, target)
 
 
 def main():

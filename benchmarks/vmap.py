@@ -22,12 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, report  # noqa: E402
+from _harness import best_time, interleaved_best, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -69,19 +68,6 @@ def jax_per_example_grad(sizes):
     return jax.jit(jax.vmap(jax.grad(mlp_loss(jnp, jax.nn, sizes[-1])), in_axes=(None, 0, 0)))
 
 
-def interleaved_best(ours, theirs, rounds=10):
-    """Best per-call seconds of each, measured in alternating rounds."""
-    number = max(1, int(0.05 / max(best_time(ours, repeat=1), 1e-6)))
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for i, fn in enumerate((ours, theirs)):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
-
-
 def steady_state(sizes, backend=None):
     pf, jf = per_example_grad(sizes, backend), jax_per_example_grad(sizes)
     p_args, j_args = inputs(pnp, sizes), inputs(jnp, sizes)
@@ -91,8 +77,8 @@ def steady_state(sizes, backend=None):
     if backend is None:  # let the background compile finish: measure the tier users keep
         wait_for_compiles()
         pf(*p_args)
-    ours, theirs = interleaved_best(lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args)))
+    ours, theirs = interleaved_best([lambda: pf(*p_args),
+                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=10)
     where = "numpy executor" if backend == "interpreter" else "default backend"
     status = _status(pf)
     return report(f"per-example grads, {where}{status}", ours, theirs,
@@ -165,8 +151,8 @@ def dp_sgd(batch_size=BATCH):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
     wait_for_compiles()
     pf((images, labels))
-    ours, theirs = interleaved_best(lambda: pf((images, labels)),
-                                    lambda: jax.block_until_ready(jf((images, labels))))
+    ours, theirs = interleaved_best([lambda: pf((images, labels)),
+                                    lambda: jax.block_until_ready(jf((images, labels)))], rounds=10)
     return report(f"DP-SGD private update (conv, batch {batch_size})", ours, theirs)
 
 
@@ -182,7 +168,8 @@ def gram_matrix(n=300, m=400, d=50):
     np.testing.assert_allclose(np.asarray(pf(x, y)), np.asarray(jf(x, y)), rtol=1e-4, atol=1e-6)
     wait_for_compiles()
     pf(x, y)
-    ours, theirs = interleaved_best(lambda: pf(x, y), lambda: jax.block_until_ready(jf(x, y)))
+    ours, theirs = interleaved_best([lambda: pf(x, y), lambda: jax.block_until_ready(jf(x, y))],
+                                    rounds=10)
     return report(f"Gram matrix, nested vmap ({n}x{m}, d={d})", ours, theirs)
 
 
