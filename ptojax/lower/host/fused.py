@@ -312,7 +312,9 @@ class BodyPrinter(_Lines):
     # --- passes ------------------------------------------------------------------------------
     def run_pass(self, ps):
         """One loop over the row: row pointers and buffers first, then the element loop (with
-        kReduceLanes partial results when the pass reduces), then the reductions' results."""
+        kReduceLanes partial results when the pass reduces; strips of one loop per vmath call
+        when its chain calls them one after another, ``fused_strips.py``), then the
+        reductions' results."""
         for e in ps.work:
             if e.prim is T.tile_store_p:
                 gm, _, r0, c0 = e.inputs
