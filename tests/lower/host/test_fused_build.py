@@ -281,7 +281,9 @@ def test_pass_loops_vectorize(tmp_path):
 
 def strip_chains(x, h):
     """Chains of dependent vector-math calls that carry floats, a mask and a 16-bit float
-    across the strips' segments; ``x`` ragged (37x70 in 8x32 tiles), ``h`` float16."""
+    across the strips' segments; ``x`` float32 and ``h`` float16, 37x700 (in the host's 3x704
+    tiles, each run as one row of 2100 elements: eight whole strips and a partial one; the
+    last tile one row of 700)."""
     mask = x > 0.25
     soft = pnp.logaddexp(0.0, x)
     inner = pnp.where(mask, pnp.exp(-pnp.abs(x)), 1.5)
@@ -291,16 +293,16 @@ def strip_chains(x, h):
 
 def test_strip_mined_passes_compute_the_bits_of_one_loop(tmp_path, monkeypatch):
     rng = np.random.default_rng(5)
-    args = (_floats(rng, (37, 70), F32), _floats(rng, (37, 70), F16))
-    stripped = host_jit(strip_chains, tile_config=SMALL_TILES, kernels="fused")
+    args = (_floats(rng, (37, 700), F32), _floats(rng, (37, 700), F16))
+    stripped = host_jit(strip_chains, kernels="fused")
     with np.errstate(all="ignore"):
         want = [np.asarray(o) for o in stripped(*args)]
     source = executable_of(stripped, *args).program.source
     assert "kStripColumns" in source and "strip_" in source
     monkeypatch.setattr(fused, "segments", lambda body: None)
     monkeypatch.setenv("PTOJAX_CACHE_DIR", str(tmp_path))      # (not the stripped library)
-    one_loop = host_jit(lambda x, h: strip_chains(x, h), tile_config=SMALL_TILES,
-                        kernels="fused")      # (a new function: jit's cache is per function)
+    one_loop = host_jit(lambda x, h: strip_chains(x, h),   # (jit's cache is per function)
+                        kernels="fused")
     with np.errstate(all="ignore"):
         got = [np.asarray(o) for o in one_loop(*args)]
     assert "kStripColumns" not in executable_of(one_loop, *args).program.source
