@@ -34,7 +34,7 @@ from ptojax.lower.host.fused_exprs import (compute_type, host_expr, loaded, roun
                                            scalar_expr, value_literal)
 from ptojax.lower.host.fused_plan import (ELEM, MATMULS, ROW, ROW_REDUCTIONS, BodyPlan,
                                           FusedUnsupported)
-from ptojax.lower.host.fused_strips import Statement, segments, strip_mined
+from ptojax.lower.host.fused_strips import Statement, lane_loops, segments, strip_mined
 from ptojax.lower.host.kernel_aliases import alias_pairs
 from ptojax.lower.pto_cpp import cpp_type
 from ptojax.tile import ops as T
@@ -328,33 +328,20 @@ class BodyPrinter(_Lines):
             self.w(f"for (int l = 0; l < kReduceLanes; ++l) {parts[e]}[l] = "
                    f"{REDUCE[e.prim][1].format(t=t)};")
         body = self.element(ps, buffers, parts)
-        placed = None if parts else segments(body)
+        placed = segments(body)
         if placed is not None:
-            self.lines += [INDENT * self.depth + line
-                           for line in strip_mined(body, placed, INDENT)]
-            return
-        body = [s.text for s in body]
-        if parts:
-            self.open("for (int j0 = 0; j0 + kReduceLanes <= cols; j0 += kReduceLanes)")
-            self.w("PTO_HOST_IVDEP")
-            self.loop("for (int l = 0; l < kReduceLanes; ++l)", "const int j = j0 + l;", body)
-            self.close()
-            self.loop("for (int l = 0, j0 = cols - cols % kReduceLanes; j0 + l < cols; ++l)",
-                      "const int j = j0 + l;", body)
-            for e, part in parts.items():
-                out = e.outputs[0]
-                self.define(out, rounded(f"fold_lanes({part}, {REDUCE[e.prim][0]}())",
-                                         out.type.dtype), "r")
+            loops = strip_mined(body, placed, INDENT)
+        elif parts:
+            loops = lane_loops("0", "cols", "cols", "const int j = j0 + l;",
+                               [s.text for s in body], INDENT)
         else:
-            self.w("PTO_HOST_IVDEP")
-            self.loop("for (int j = 0; j < cols; ++j)", None, body)
-
-    def loop(self, head, first, body):
-        self.open(head)
-        if first:
-            self.w(first)
-        self.lines += [INDENT * self.depth + line for line in body]
-        self.close()
+            loops = ["PTO_HOST_IVDEP", "for (int j = 0; j < cols; ++j) {",
+                     *(INDENT + s.text for s in body), "}"]
+        self.lines += [INDENT * self.depth + line for line in loops]
+        for e, part in parts.items():
+            out = e.outputs[0]
+            self.define(out, rounded(f"fold_lanes({part}, {REDUCE[e.prim][0]}())",
+                                     out.type.dtype), "r")
 
     def element(self, ps, buffers, parts) -> list:
         """The statements (``fused_strips.Statement``) of one element of a pass (column j,
@@ -387,8 +374,9 @@ class BodyPrinter(_Lines):
         for e in ps.work:
             if e.prim in ROW_REDUCTIONS:
                 part = parts[e]
-                do(f"{part}[l] = {REDUCE[e.prim][0]}()({part}[l], "
-                   f"{self.atom(e.inputs[0], scope)});", e.inputs[0])
+                statements.append(Statement(
+                    f"{part}[l] = {REDUCE[e.prim][0]}()({part}[l], "
+                    f"{self.atom(e.inputs[0], scope)});", None, None, reads(e.inputs[0]), True))
             elif e.prim is T.tile_col_sum_p:
                 acc = self.names[e.outputs[0]]
                 do(f"{acc}[j] = op_add({acc}[j], {self.atom(e.inputs[0], scope)});",

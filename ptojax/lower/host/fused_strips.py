@@ -29,11 +29,13 @@ VECTOR_MATH = re.compile(r"\b(exp|expm1|log|log1p|tanh|logistic|erf|erfc|sin|cos
 class Statement(NamedTuple):
     """One C++ statement of a pass's element body: ``name`` the value it defines (None for a
     store or an accumulation), ``ctype`` that value's C++ type, ``uses`` the names of the
-    body's values it reads."""
+    body's values it reads, ``reduces`` whether it adds into a row reduction's partial results
+    (lane ``l``)."""
     text: str
     name: str | None
     ctype: str | None
     uses: frozenset
+    reduces: bool = False
 
     @property
     def calls_vector_math(self) -> bool:
@@ -44,7 +46,8 @@ def segments(body: list) -> list | None:
     """Each statement's segment, or None when the body needs only one loop (no chain of two
     vector-math calls). A vector-math call runs in the segment after the calls it depends on;
     any other statement runs as late as its first reader allows (a store in the last segment),
-    but not before its operands, and never after the chain's last call."""
+    but not before its operands, and never after the chain's last call; row reductions in the
+    last segment, so that their partial results add the elements in the order of one loop."""
     depth = {}          # value name -> vector-math calls on its longest chain, itself included
     earliest = []
     for s in body:
@@ -56,7 +59,7 @@ def segments(body: list) -> list | None:
     if calls < 2:
         return None
     last = calls - 1
-    placed = [min(e, last) for e in earliest]
+    placed = [last if s.reduces else min(e, last) for s, e in zip(body, earliest)]
     readers = {}        # value name -> the segments reading it
     for i in reversed(range(len(body))):
         s = body[i]
@@ -69,29 +72,48 @@ def segments(body: list) -> list | None:
 
 
 def strip_mined(body: list, placed: list, indent: str) -> list:
-    """The C++ lines of the pass's element loop over ``cols`` as strips of segment loops."""
+    """The C++ lines of the pass's element loop over ``cols`` as strips of segment loops (the
+    last one in lane groups when the pass reduces: ``lane_loops``)."""
     home = {s.name: seg for s, seg in zip(body, placed) if s.name is not None}
     ctype = {s.name: s.ctype for s in body if s.name is not None}
     carried = {u: ctype[u] for s, seg in zip(body, placed) for u in s.uses
                if home.get(u, seg) < seg}   # values read in a later segment: their C++ type
     lines = [f"{_stored(t)} strip_{name}[kStripColumns];" for name, t in carried.items()]
-    lines += ["for (int j0 = 0; j0 < cols; j0 += kStripColumns) {",
-              f"{indent}const int strip = cols - j0 < kStripColumns ? cols - j0 : kStripColumns;"]
-    for seg in range(max(placed) + 1):
-        lines += [f"{indent}PTO_HOST_IVDEP",
-                  f"{indent}for (int js = 0; js < strip; ++js) {{",
-                  f"{indent * 2}const int j = j0 + js;"]
+    lines += ["for (int s0 = 0; s0 < cols; s0 += kStripColumns) {",
+              f"{indent}const int strip = cols - s0 < kStripColumns ? cols - s0 : kStripColumns;"]
+    last = max(placed)
+    for seg in range(last + 1):
         reads = sorted({u for s, p in zip(body, placed) if p == seg for u in s.uses
                         if u in carried and home[u] < seg})
-        lines += [f"{indent * 2}const {carried[u]} {u} = {_read(u, carried[u])};" for u in reads]
+        inner = [f"const {carried[u]} {u} = {_read(u, carried[u])};" for u in reads]
         for s, p in zip(body, placed):
             if p == seg:
-                lines.append(indent * 2 + s.text)
+                inner.append(s.text)
                 if s.name in carried:
-                    lines.append(f"{indent * 2}strip_{s.name}[js] = {s.name};")
-        lines.append(f"{indent}}}")
+                    inner.append(f"strip_{s.name}[js] = {s.name};")
+        if seg == last and any(s.reduces for s in body):
+            loops = lane_loops("s0", "s0 + strip", "strip", "const int j = j0 + l, js = j - s0;",
+                               inner, indent)
+        else:
+            loops = ["PTO_HOST_IVDEP", "for (int js = 0; js < strip; ++js) {",
+                     f"{indent}const int j = s0 + js;", *(indent + t for t in inner), "}"]
+        lines += [indent + line for line in loops]
     lines.append("}")
     return lines
+
+
+def lane_loops(start: str, end: str, span: str, first: str, inner: list, indent: str) -> list:
+    """The element loop of a reducing pass over columns ``start`` to ``end`` (``span`` of
+    them; ``start`` a multiple of kReduceLanes): lane groups of kReduceLanes columns, element
+    ``l`` of each adding into partial result ``l``, then the last ``span % kReduceLanes``
+    columns into partial results 0, 1, ... -- the order of the PTO build's TROWSUM."""
+    body = [first, *inner]
+    return [f"for (int j0 = {start}; j0 + kReduceLanes <= {end}; j0 += kReduceLanes) {{",
+            f"{indent}PTO_HOST_IVDEP",
+            f"{indent}for (int l = 0; l < kReduceLanes; ++l) {{",
+            *(indent * 2 + t for t in body), f"{indent}}}", "}",
+            f"for (int l = 0, j0 = {end} - {span} % kReduceLanes; j0 + l < {end}; ++l) {{",
+            *(indent + t for t in body), "}"]
 
 
 def _stored(ctype: str) -> str:

@@ -18,8 +18,10 @@ namespace host {
 
 using bool_t = bool;   // a mask's element type in convert_to<bool_t>
 
-// columns per strip of a strip-mined pass (lower/host/fused_strips.py): its buffers stay in L1
+// columns per strip of a strip-mined pass (lower/host/fused_strips.py): its buffers stay in L1;
+// whole lane groups, so that a reducing pass adds its elements in the order of one loop
 constexpr int kStripColumns = 256;
+static_assert(kStripColumns % kReduceLanes == 0, "a strip is whole lane groups");
 
 // v rounded to element type T, back in T's compute type (the identity unless T is 16-bit float)
 template <typename T>
