@@ -6,9 +6,11 @@ Steady state (best of interleaved rounds, kernels compiled; ratio = ptojax / JAX
 1. elementwise chain tanh(2x+1)*exp(-x*x)+x, 4M float32      (target <= 1.0x)
 2. softmax, 4096x1024 float32                                 (target <= 0.8x)
 3. layer_norm, 4096x1024 float32                              (target <= 1.0x)
-4. MLP 784-512-512-10 train step (loss, grads, SGD), batch 128 (target <= 1.1x)
-5. causal attention B=4 H=8 S=512 D=64, forward + backward    (target <= 1.2x)
-6. flash attention (examples/flash_attention.py, pto.kernel), causal, H=8 S=2048 D=64,
+4. the gradient of a Bernoulli log-likelihood (the VAE's reconstruction term: exp, log1p and
+   exp chained per element, a strip-mined pass), 4096x1024    (no target)
+5. MLP 784-512-512-10 train step (loss, grads, SGD), batch 128 (target <= 1.1x)
+6. causal attention B=4 H=8 S=512 D=64, forward + backward    (target <= 1.2x)
+7. flash attention (examples/flash_attention.py, pto.kernel), causal, H=8 S=2048 D=64,
    forward + backward, vs the faster of jax.nn.dot_product_attention and plain jnp
    attention                                                    (target <= 1.0x)
 
@@ -63,6 +65,15 @@ def layer_norm(x, g, b, np_):
     mean = np_.mean(x, axis=-1, keepdims=True)
     var = np_.mean((x - mean) ** 2, axis=-1, keepdims=True)
     return (x - mean) / np_.sqrt(var + 1e-5) * g + b
+
+
+def bernoulli_log_likelihood(logits, images, np_):
+    """The VAE's reconstruction term: its gradient chains exp, log1p and exp per element."""
+    return np_.sum(images * logits - np_.logaddexp(0.0, logits))
+
+
+def np_bernoulli_grad(logits, images):
+    return images - np.exp(logits - np.logaddexp(0.0, logits))
 
 
 def mlp_loss(params, x, y, np_):
@@ -128,6 +139,8 @@ def inputs(name):
         return [_normal(rng, (ROWS, COLS))]
     if name == "layer_norm":
         return [_normal(rng, (ROWS, COLS)), _normal(rng, COLS), _normal(rng, COLS)]
+    if name == "bernoulli":
+        return [_normal(rng, (ROWS, COLS), 3.0), (rng.random((ROWS, COLS)) < 0.5).astype(F32)]
     if name == "mlp_step":
         params = [(_normal(rng, (m, n), 1 / np.sqrt(m)), np.zeros(n, F32))
                   for m, n in zip(MLP_SIZES[:-1], MLP_SIZES[1:])]
@@ -150,6 +163,9 @@ def functions(name, pto, pnp, jax, jnp):
         return (pto.grad(lambda q, k, v: attention_loss(q, k, v, pnp), argnums=(0, 1, 2)),
                 jax.grad(lambda q, k, v: attention_loss(q, k, v, jnp), argnums=(0, 1, 2)),
                 np_attention_grads)
+    if name == "bernoulli":
+        return (pto.grad(lambda lg, im: bernoulli_log_likelihood(lg, im, pnp)),
+                jax.grad(lambda lg, im: bernoulli_log_likelihood(lg, im, jnp)), np_bernoulli_grad)
     fn = {"chain": chain, "softmax": softmax, "layer_norm": layer_norm}[name]
     return (lambda *a: fn(*a, pnp)), (lambda *a: fn(*a, jnp)), (lambda *a: fn(*a, np))
 
@@ -157,6 +173,7 @@ def functions(name, pto, pnp, jax, jnp):
 STEADY = [("chain", "elementwise chain, 4M f32", 1.0),
           ("softmax", "softmax 4096x1024", 0.8),
           ("layer_norm", "layer_norm 4096x1024", 1.0),
+          ("bernoulli", "Bernoulli log-likelihood grad 4096x1024", None),
           ("mlp_step", "MLP 784-512-512-10 train step, b=128", 1.0),
           ("attention", "causal attention 4x8x512x64 fwd+bwd", 1.0)]
 
