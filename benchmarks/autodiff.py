@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, interleaved_best, once, report  # noqa: E402
+from _harness import interleaved_best, once, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -80,8 +80,8 @@ def steady_state(backend=None):
     jf = jax.jit(jax.grad(jax_loss))
     p_args, j_args = inputs(pnp), inputs(jnp)
     settle(pf, p_args)
-    ours, theirs = interleaved_best([lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=15)
+    ours, theirs = interleaved_best(
+        [lambda: pf(*p_args), lambda: jax.block_until_ready(jf(*j_args))])
     return report(f"jit(grad(mlp_loss){_where(backend)}) steady state", ours, theirs, 1.1)
 
 

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, interleaved_best, report  # noqa: E402
+from _harness import interleaved_best, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -80,8 +80,8 @@ def steady_state(backend=None):
     p_args, j_args = inputs(pnp), inputs(jnp)
     pf(*p_args)
     _wait_for_compiled(pf, p_args)
-    ours, theirs = interleaved_best([lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=10, min_time=0.1)
+    ours, theirs = interleaved_best(
+        [lambda: pf(*p_args), lambda: jax.block_until_ready(jf(*j_args))], rounds=10, min_time=0.1)
     where = "" if backend is None else f", backend={backend!r}"
     return report(f"jit(value_and_grad(rnn){where}) steady state", ours, theirs, TARGET)
 
@@ -134,8 +134,9 @@ def hmm_cases():
         wait_for_compiles(120)
         took_over = ours_first + time.perf_counter() - start
         pf(*p_args)
-        ours, theirs = interleaved_best([lambda: pf(*p_args),
-                                        lambda: jax.block_until_ready(jf(*j_args))], rounds=10, min_time=0.1)
+        ours, theirs = interleaved_best(
+            [lambda: pf(*p_args), lambda: jax.block_until_ready(jf(*j_args))], rounds=10,
+            min_time=0.1)
         report(f"{name} steady state", ours, theirs, 1.0)
         report(f"{name} first call (cold)", ours_first, jax_first)
         print(f"  {name}: compiled loop in use {took_over:.2f} s after the first call began")

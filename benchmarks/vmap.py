@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import best_time, interleaved_best, report  # noqa: E402
+from _harness import interleaved_best, report  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -77,8 +77,8 @@ def steady_state(sizes, backend=None):
     if backend is None:  # let the background compile finish: measure the tier users keep
         wait_for_compiles()
         pf(*p_args)
-    ours, theirs = interleaved_best([lambda: pf(*p_args),
-                                    lambda: jax.block_until_ready(jf(*j_args))], rounds=10)
+    ours, theirs = interleaved_best(
+        [lambda: pf(*p_args), lambda: jax.block_until_ready(jf(*j_args))], rounds=10)
     where = "numpy executor" if backend == "interpreter" else "default backend"
     status = _status(pf)
     return report(f"per-example grads, {where}{status}", ours, theirs,
